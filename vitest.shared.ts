@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * Shared vitest settings for every workspace of the tree. The `source` export condition makes
+ * workspace packages resolve to their TypeScript sources, so tests never need a prior build.
+ */
+export const sharedConfig = defineConfig({
+  resolve: { conditions: ['source', 'module', 'node', 'default'] },
+  ssr: { resolve: { conditions: ['source', 'node', 'default'], externalConditions: ['source'] } },
+  test: {
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 180_000,
+    reporters: ['default'],
+  },
+});
