@@ -1,0 +1,32 @@
+# Entry points of the repository. Every install step lives here or in scripts/.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+# Downloads and builds (Kafka jars, PostgreSQL binaries, Gitea, Kubernetes) are cached here.
+export OBSERVATORY_CACHE ?= $(CURDIR)/.cache
+NODE_STAMP := node_modules/.install-stamp
+
+.PHONY: help install build lint test dev migrate bench
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(NODE_STAMP): package.json package-lock.json $(wildcard packages/*/package.json services/*/package.json)
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: $(NODE_STAMP) ## Install the npm workspace (only when the lock file changed)
+
+build: install ## Type-check and compile every workspace (tsc -b)
+	npx tsc -b
+
+lint: install ## Lint and format-check the tree (biome)
+	npx biome check .
+
+test: build lint ## Run every test of the repo; starts the infrastructure it needs itself
+	@tally=$$(mktemp); trap 'rm -f $$tally' EXIT; \
+	TEST_TALLY_FILE=$$tally npm test --workspaces --if-present; status=$$?; \
+	./scripts/test-summary.sh $$tally && exit $$status
+
+dev: install ## Start Kafka, PostgreSQL and every service locally; Ctrl-C stops all
+	node --conditions=source --import tsx scripts/dev.ts
