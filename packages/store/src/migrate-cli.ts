@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+/**
+ * `observatory-migrate`: applies pending migrations to the database named by DATABASE_URL
+ * (DATABASE_USER / DATABASE_PASSWORD override its credentials) and prints one JSON line.
+ * Exit 0 on success, 1 on failure (with the reason on stderr).
+ */
+import { databaseUrlFromEnv, redactDatabaseUrl } from './config.js';
+import { migrate } from './migrate.js';
+
+try {
+  const url = databaseUrlFromEnv(process.env);
+  const result = await migrate({ url });
+  process.stdout.write(
+    `${JSON.stringify({ msg: 'migrations done', database: redactDatabaseUrl(url), ...result })}\n`,
+  );
+} catch (err) {
+  process.stderr.write(`migrate: ${(err as Error).message}\n`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,117 @@
+/**
+ * Migration runner. Applies the SQL files of `migrations/` (sorted by name) once each, every file
+ * in its own transaction, recording name and SHA-256 in `events.schema_migration`. A session-level
+ * advisory lock serialises concurrent runners (replicas booting together): the second waits, then
+ * finds nothing left to do. An applied file whose content changed is refused, never re-run.
+ *
+ * @example
+ * const result = await migrate({ url: process.env.DATABASE_URL! });
+ * result.applied; // ['0001_events_schema.sql', ...] on a fresh database, [] afterwards
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+/** Advisory lock key of the migration runner (any replica, any service). */
+export const MIGRATION_LOCK_KEY = 4_242_001n;
+
+/** `migrations/` at the repository root (../../../migrations from src/ or dist/). */
+export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
+
+export interface MigrateOptions {
+  url: string;
+  /** Folder of `NNNN_name.sql` files; default `MIGRATIONS_DIR` env or the repository's `migrations/`. */
+  dir?: string;
+  log?: (msg: string, fields?: Record<string, unknown>) => void;
+}
+
+export interface MigrateResult {
+  applied: string[];
+  alreadyApplied: string[];
+}
+
+export class MigrationError extends Error {
+  override name = 'MigrationError';
+}
+
+export interface MigrationFile {
+  name: string;
+  sql: string;
+  checksum: string;
+}
+
+export async function readMigrations(dir: string): Promise<MigrationFile[]> {
+  const names = (await readdir(dir)).filter((n) => /^\d{4}_[\w-]+\.sql$/.test(n)).sort();
+  return Promise.all(
+    names.map(async (name) => {
+      const sql = await readFile(join(dir, name), 'utf8');
+      return { name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+    }),
+  );
+}
+
+export async function migrate(opts: MigrateOptions): Promise<MigrateResult> {
+  const dir = opts.dir ?? process.env.MIGRATIONS_DIR ?? DEFAULT_MIGRATIONS_DIR;
+  const files = await readMigrations(dir);
+  if (files.length === 0) throw new MigrationError(`no migrations found in ${dir}`);
+  const log = opts.log ?? (() => {});
+  const client = new pg.Client({
+    connectionString: opts.url,
+    application_name: 'observatory-migrate',
+    options: '-c TimeZone=UTC',
+    connectionTimeoutMillis: 10_000,
+  });
+  await client.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+    try {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS events;
+        CREATE TABLE IF NOT EXISTS events.schema_migration (
+          name text PRIMARY KEY,
+          checksum text NOT NULL,
+          applied_at timestamptz NOT NULL DEFAULT now()
+        )`);
+      const { rows } = await client.query<{ name: string; checksum: string }>(
+        'SELECT name, checksum FROM events.schema_migration',
+      );
+      const done = new Map(rows.map((r) => [r.name, r.checksum]));
+      const result: MigrateResult = { applied: [], alreadyApplied: [] };
+      for (const file of files) {
+        const previous = done.get(file.name);
+        if (previous !== undefined) {
+          if (previous !== file.checksum) {
+            throw new MigrationError(
+              `migration ${file.name} changed after it was applied (checksum differs)`,
+            );
+          }
+          result.alreadyApplied.push(file.name);
+          continue;
+        }
+        const started = Date.now();
+        await client.query('BEGIN');
+        try {
+          await client.query(file.sql);
+          await client.query('INSERT INTO events.schema_migration (name, checksum) VALUES ($1, $2)', [
+            file.name,
+            file.checksum,
+          ]);
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => {});
+          throw new MigrationError(`migration ${file.name} failed: ${(err as Error).message}`, {
+            cause: err,
+          });
+        }
+        log('migration applied', { migration: file.name, duration_ms: Date.now() - started });
+        result.applied.push(file.name);
+      }
+      return result;
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(() => {});
+    }
+  } finally {
+    await client.end();
+  }
+}

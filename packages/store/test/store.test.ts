@@ -1,0 +1,188 @@
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDatabase } from '@event-observatory/devstack';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import type pg from 'pg';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  cloudEvent,
+  createReadPool,
+  createWritePool,
+  DEFAULT_MIGRATIONS_DIR,
+  MigrationError,
+  migrate,
+  monthPartitionBounds,
+  monthPartitionName,
+  SEVERITY_ALIASES,
+  severityRankOfNumber,
+} from '../src/index.js';
+
+const stack = inject('stack');
+let url: string;
+let pool: pg.Pool;
+
+beforeAll(async () => {
+  url = await createDatabase(stack.databaseUrl, `store_${Date.now().toString(36)}`);
+  const runs = await Promise.all([migrate({ url }), migrate({ url })]);
+  const applied = runs.flatMap((r) => r.applied);
+  expect(new Set(applied).size).toBe(applied.length);
+  expect(applied.length).toBeGreaterThan(0);
+  pool = createWritePool({ url });
+});
+
+afterAll(async () => {
+  await pool?.end();
+});
+
+describe('migrations', () => {
+  it('apply each file once even when two runners race, and a later run applies nothing', async () => {
+    const { rows } = await pool.query('SELECT name FROM events.schema_migration ORDER BY name');
+    const again = await migrate({ url });
+    expect(again.applied).toEqual([]);
+    expect(again.alreadyApplied).toEqual(rows.map((r) => r.name));
+  });
+
+  it('refuse to continue when an applied migration file was edited', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'migrations-'));
+    try {
+      await cp(DEFAULT_MIGRATIONS_DIR, dir, { recursive: true });
+      await writeFile(join(dir, '0003_support_tables.sql'), '-- edited\nSELECT 1;\n');
+      await expect(migrate({ url, dir })).rejects.toThrow(MigrationError);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('create monthly partitions from last month to three months ahead, bounds at +00', async () => {
+    const { rows } = await pool.query<{ name: string; bound: string }>(
+      `SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = 'events.cloud_event'::regclass`,
+    );
+    const byName = new Map(rows.map((r) => [r.name, r.bound]));
+    expect(byName.get('cloud_event_default')).toBe('DEFAULT');
+    const now = new Date();
+    for (let m = -1; m <= 3; m++) {
+      const at = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + m, 15));
+      const { from, to } = monthPartitionBounds(at);
+      expect(byName.get(monthPartitionName(at))).toBe(`FOR VALUES FROM ('${from}') TO ('${to}')`);
+    }
+  });
+
+  it('run sessions in UTC', async () => {
+    const { rows } = await pool.query('SHOW TimeZone');
+    expect(rows[0].TimeZone).toBe('UTC');
+  });
+});
+
+describe('events.cloud_event', () => {
+  const now = new Date();
+
+  it('derives device_id, severity_rank, tags and search_doc from extensions and data', async () => {
+    const db = drizzle(pool);
+    await db.insert(cloudEvent).values([
+      {
+        occurredAt: now,
+        ceSource: 'urn:test:derive',
+        ceId: 'a',
+        ceType: 'com.example.alarm',
+        raw: {},
+        data: { deviceId: 'boiler-7', severity: 'Error', tags: ['heat', 'b'], note: 'pressure valve' },
+        extensions: { tags: 'b, zone-3' },
+      },
+      {
+        occurredAt: now,
+        ceSource: 'urn:test:derive',
+        ceId: 'b',
+        ceType: 'com.example.reading',
+        raw: {},
+        data: 'plain',
+        extensions: { deviceid: 'meter-1', severitynumber: '9' },
+      },
+    ]);
+    const { rows } = await pool.query(
+      `SELECT ce_id, device_id, severity_rank, tags,
+              search_doc @@ to_tsquery('simple', 'pressure & boiler') AS text_hit
+         FROM events.cloud_event WHERE ce_source = 'urn:test:derive' ORDER BY ce_id`,
+    );
+    expect(rows).toEqual([
+      { ce_id: 'a', device_id: 'boiler-7', severity_rank: 50, tags: ['b', 'heat', 'zone-3'], text_hit: true },
+      { ce_id: 'b', device_id: 'meter-1', severity_rank: 30, tags: [], text_hit: false },
+    ]);
+  });
+
+  it('skips a row whose (occurred_at, source, id) already exists', async () => {
+    const insert = () =>
+      pool.query(
+        `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+         VALUES ($1, 'urn:test:dup', 'x', 't', '{}') ON CONFLICT DO NOTHING`,
+        [now],
+      );
+    expect((await insert()).rowCount).toBe(1);
+    expect((await insert()).rowCount).toBe(0);
+  });
+
+  it('refuses a row whose month has no partition with SQLSTATE 23514, leaving the default empty', async () => {
+    const err = await pool
+      .query(
+        `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+         VALUES ('2001-02-03T00:00:00Z', 'urn:test:old', 'x', 't', '{}')`,
+      )
+      .catch((e: unknown) => e as { code?: string });
+    expect(err).toMatchObject({ code: '23514' });
+    const { rows } = await pool.query('SELECT count(*)::int AS n FROM events.cloud_event_default');
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('ranks every severity spelling exactly as the exported ordering does', async () => {
+    const names = Object.keys(SEVERITY_ALIASES);
+    const { rows } = await pool.query<{ name: string; rank: number | null }>(
+      'SELECT n AS name, events.severity_rank(n) AS rank FROM unnest($1::text[]) AS n',
+      [[...names, 'Unknown', ' WARN ']],
+    );
+    for (const r of rows) {
+      const expected = SEVERITY_ALIASES[r.name.trim().toLowerCase()] ?? null;
+      expect([r.name, r.rank]).toEqual([r.name, expected]);
+    }
+    const nums = Array.from({ length: 27 }, (_, i) => i - 1);
+    const { rows: numRows } = await pool.query<{ n: number; rank: number | null }>(
+      'SELECT n, events.severity_rank_of_number(n::text) AS rank FROM unnest($1::int[]) AS n',
+      [nums],
+    );
+    for (const r of numRows) expect([r.n, r.rank]).toEqual([r.n, severityRankOfNumber(r.n) ?? null]);
+  });
+});
+
+describe('pools', () => {
+  it('the read pool is read-only with a 2 s statement timeout', async () => {
+    const read = createReadPool({ url });
+    try {
+      await expect(
+        read.query(`INSERT INTO events.saved_search (name, query) VALUES ('x', '{}')`),
+      ).rejects.toMatchObject({ code: '25006' });
+      const started = Date.now();
+      await expect(read.query('SELECT pg_sleep(5)')).rejects.toMatchObject({ code: '57014' });
+      expect(Date.now() - started).toBeLessThan(4_000);
+    } finally {
+      await read.end();
+    }
+  });
+
+  it('publishes pool_connections_* gauges per pool', async () => {
+    const registry = new Registry();
+    const write = createWritePool({ url, registry });
+    const read = createReadPool({ url, registry });
+    try {
+      const client = await write.connect();
+      const text = await registry.metrics();
+      client.release();
+      expect(text).toContain('pool_connections_active{pool="observatory-write"} 1');
+      expect(text).toContain('pool_connections_max{pool="observatory-write"} 6');
+      expect(text).toContain('pool_connections_max{pool="observatory-read"} 8');
+    } finally {
+      await Promise.all([write.end(), read.end()]);
+    }
+  });
+});
