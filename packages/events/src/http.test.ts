@@ -1,0 +1,202 @@
+import { describe, expect, it } from 'vitest';
+import { decodeHttpEvent, decodeJsonEvent, percentDecodeHeader, selectMode, splitBatch } from './http.js';
+import { toKafkaRecord } from './kafka.js';
+import { EventRejection } from './rejection.js';
+
+const TIME = '2025-01-02T03:04:05.678Z';
+
+function binaryHeaders(extra: Record<string, string> = {}): [string, string][] {
+  return Object.entries({
+    'ce-specversion': '1.0',
+    'ce-id': 'evt-1',
+    'ce-source': 'https://example.com/sensors',
+    'ce-type': 'com.example.reading',
+    'ce-time': TIME,
+    ...extra,
+  });
+}
+
+function rejection(fn: () => unknown): EventRejection {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof EventRejection) return err;
+    throw err;
+  }
+  throw new Error('expected a rejection');
+}
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+
+describe('mode selection', () => {
+  it('treats application/cloudevents with a +json suffix and parameters as structured', () => {
+    expect(selectMode('application/cloudevents+json; charset=UTF-8')).toBe('structured');
+    expect(selectMode('Application/CloudEvents')).toBe('structured');
+  });
+  it('recognises the batch media type', () => {
+    expect(selectMode('application/cloudevents-batch+json')).toBe('batch');
+  });
+  it('falls back to binary for any other or absent content-type', () => {
+    expect(selectMode('application/json')).toBe('binary');
+    expect(selectMode(undefined)).toBe('binary');
+  });
+  it('refuses the batch media type on the single-event decoder', () => {
+    const r = rejection(() =>
+      decodeHttpEvent([['content-type', 'application/cloudevents-batch+json']], bytes('[]')),
+    );
+    expect(r.reason).toBe('malformed');
+  });
+  it('refuses a structured format other than JSON and a non-UTF-8 charset', () => {
+    const doc = bytes('{}');
+    expect(
+      rejection(() => decodeHttpEvent([['content-type', 'application/cloudevents+xml']], doc)).reason,
+    ).toBe('malformed');
+    expect(
+      rejection(() =>
+        decodeHttpEvent([['content-type', 'application/cloudevents+json; charset=latin1']], doc),
+      ).reason,
+    ).toBe('malformed');
+  });
+});
+
+describe('binary mode', () => {
+  it('reads attributes from ce- headers case-insensitively and keeps the payload bytes', () => {
+    const payload = Uint8Array.from([0, 1, 2, 255]);
+    const headers = binaryHeaders({ 'CE-Subject': 'dev-7', 'content-type': 'application/octet-stream' }).map(
+      ([k, v]) => [k.toUpperCase(), v] as [string, string],
+    );
+    const { mode, event } = decodeHttpEvent(headers, payload);
+    expect(mode).toBe('binary');
+    expect(event.subject).toBe('dev-7');
+    expect(event.datacontenttype).toBe('application/octet-stream');
+    expect(Buffer.from(event.data!)).toEqual(Buffer.from(payload));
+  });
+  it('requires specversion, id, source and type', () => {
+    const r = rejection(() =>
+      decodeHttpEvent(
+        binaryHeaders().filter(([k]) => k !== 'ce-type'),
+        bytes('x'),
+      ),
+    );
+    expect(r.reason).toBe('malformed');
+    expect(r.metadata.missing).toBe('type');
+  });
+  it('percent-decodes header values exactly once', () => {
+    expect(percentDecodeHeader('caf%C3%A9%2541', 'ce-x')).toBe('café%41');
+  });
+  it('rejects percent-encodings that are not valid UTF-8 or not two hex digits', () => {
+    expect(rejection(() => percentDecodeHeader('%C3%28', 'ce-x')).reason).toBe('malformed');
+    expect(rejection(() => percentDecodeHeader('%G1', 'ce-x')).reason).toBe('malformed');
+  });
+  it('accepts extension names of [a-z0-9]{1,20} only', () => {
+    expect(
+      decodeHttpEvent(binaryHeaders({ 'ce-abcdefghij0123456789': 'v' }), bytes('')).event.extensions,
+    ).toEqual({
+      abcdefghij0123456789: 'v',
+    });
+    expect(
+      rejection(() => decodeHttpEvent(binaryHeaders({ 'ce-abcdefghij01234567890': 'v' }), bytes(''))).reason,
+    ).toBe('invalid-attributes');
+    expect(rejection(() => decodeHttpEvent(binaryHeaders({ 'ce-my_ext': 'v' }), bytes(''))).reason).toBe(
+      'invalid-attributes',
+    );
+  });
+  it('rejects a JSON content-type whose payload is not JSON', () => {
+    const r = rejection(() =>
+      decodeHttpEvent(binaryHeaders({ 'content-type': 'application/json' }), bytes('{no')),
+    );
+    expect(r.reason).toBe('invalid-payload');
+  });
+  it('rejects an unsupported specversion and a non-RFC 3339 time', () => {
+    expect(
+      rejection(() => decodeHttpEvent(binaryHeaders({ 'ce-specversion': '0.3' }), bytes(''))).reason,
+    ).toBe('invalid-attributes');
+    expect(
+      rejection(() => decodeHttpEvent(binaryHeaders({ 'ce-time': 'yesterday' }), bytes(''))).reason,
+    ).toBe('invalid-attributes');
+  });
+});
+
+describe('structured mode', () => {
+  const base = {
+    specversion: '1.0',
+    id: 'evt-1',
+    source: 'https://example.com/sensors',
+    type: 'com.example.reading',
+    time: TIME,
+  };
+  it('keeps a JSON data member verbatim, big integers included', () => {
+    const text = `{"specversion":"1.0","id":"a","source":"s","type":"t","data":{"n":12345678901234567890}}`;
+    expect(new TextDecoder().decode(decodeJsonEvent(bytes(text)).data)).toBe('{"n":12345678901234567890}');
+  });
+  it('decodes data_base64 into bytes and rejects data together with data_base64', () => {
+    const ev = decodeJsonEvent(bytes(JSON.stringify({ ...base, data_base64: 'AAEC/w==' })));
+    expect([...ev.data!]).toEqual([0, 1, 2, 255]);
+    expect(
+      rejection(() => decodeJsonEvent(bytes(JSON.stringify({ ...base, data: 1, data_base64: 'AA==' }))))
+        .reason,
+    ).toBe('invalid-payload');
+  });
+  it('takes a string data member as text for non-JSON media types and refuses other JSON types', () => {
+    const ev = decodeJsonEvent(
+      bytes(JSON.stringify({ ...base, datacontenttype: 'text/plain', data: 'héllo' })),
+    );
+    expect(Buffer.from(ev.data!).toString('utf8')).toBe('héllo');
+    const r = rejection(() =>
+      decodeJsonEvent(bytes(JSON.stringify({ ...base, datacontenttype: 'text/plain', data: 5 }))),
+    );
+    expect(r.reason).toBe('invalid-payload');
+  });
+  it('reports invalid JSON as malformed and wrong attribute types as invalid-attributes', () => {
+    expect(rejection(() => decodeJsonEvent(bytes('{"id":'))).reason).toBe('malformed');
+    expect(rejection(() => decodeJsonEvent(bytes('[1]'))).reason).toBe('malformed');
+    expect(rejection(() => decodeJsonEvent(bytes(JSON.stringify({ ...base, id: 7 })))).reason).toBe(
+      'invalid-attributes',
+    );
+    expect(rejection(() => decodeJsonEvent(bytes(JSON.stringify({ ...base, subject: null })))).reason).toBe(
+      'invalid-attributes',
+    );
+  });
+  it('canonicalises boolean and integer extensions to strings', () => {
+    const ev = decodeJsonEvent(bytes(JSON.stringify({ ...base, flag: true, count: 42 })));
+    expect(ev.extensions).toEqual({ flag: 'true', count: '42' });
+  });
+  it('gives the same broker record as the binary mode for the same event', () => {
+    const structured = decodeHttpEvent(
+      [['content-type', 'application/cloudevents+json']],
+      bytes(
+        JSON.stringify({
+          ...base,
+          subject: 'dev-7',
+          datacontenttype: 'application/json',
+          tier: 'gold',
+          data: { t: 21.5 },
+        }),
+      ),
+    ).event;
+    const binary = decodeHttpEvent(
+      binaryHeaders({ 'ce-subject': 'dev-7', 'content-type': 'application/json', 'ce-tier': 'gold' }),
+      bytes('{"t":21.5}'),
+    ).event;
+    expect(toKafkaRecord(structured)).toEqual(toKafkaRecord(binary));
+  });
+});
+
+describe('batch', () => {
+  it('splits a batch into raw element spans and leaves a broken element to itself', () => {
+    const parts = splitBatch('application/cloudevents-batch+json', bytes(' [ {"a":"]"} , {"b": } ,3 ] '));
+    expect(parts.map((p) => new TextDecoder().decode(p))).toEqual(['{"a":"]"}', '{"b": }', '3']);
+  });
+  it('refuses a document that is not an array or the wrong media type', () => {
+    expect(rejection(() => splitBatch('application/cloudevents-batch+json', bytes('{}'))).reason).toBe(
+      'malformed',
+    );
+    expect(rejection(() => splitBatch('application/cloudevents-batch+json', bytes('[1,'))).reason).toBe(
+      'malformed',
+    );
+    expect(rejection(() => splitBatch('application/json', bytes('[]'))).reason).toBe('malformed');
+  });
+  it('accepts an empty batch', () => {
+    expect(splitBatch('application/cloudevents-batch+json', bytes('[]'))).toEqual([]);
+  });
+});

@@ -1,0 +1,61 @@
+export {
+  BATCH_MEDIA_TYPE,
+  type ContentMode,
+  checkJsonPayload,
+  type DecodedRequest,
+  decodeBinary,
+  decodeHttpEvent,
+  decodeJsonEvent,
+  decodeStructured,
+  decodeUtf8,
+  type HeaderPairs,
+  percentDecodeHeader,
+  STRUCTURED_MEDIA_TYPE,
+  selectMode,
+  splitBatch,
+} from './http.js';
+export { memberSpan, splitJsonArray } from './json-scan.js';
+export {
+  encodeStructured,
+  fromKafkaRecord,
+  type KafkaRecordIn,
+  type KafkaRecordOut,
+  kafkaHeaderName,
+  orderedAttributes,
+  recordHeader,
+  toKafkaRecord,
+  toStructuredJson,
+} from './kafka.js';
+export {
+  type CloudEvent,
+  CONTEXT_ATTRIBUTES,
+  type ContextAttribute,
+  isContextAttribute,
+  SPEC_VERSION,
+} from './model.js';
+export { encodeNamePart, eventName, parseEventName, partitionKey } from './names.js';
+export {
+  EventRejection,
+  invalidAttributes,
+  invalidPayload,
+  malformed,
+  REJECTION_REASONS,
+  type RejectionKind,
+  type RejectionReason,
+  tooLarge,
+} from './rejection.js';
+export {
+  buildEvent,
+  checkExtensionName,
+  checkTimeWindow,
+  type EventFields,
+  EXTENSION_NAME,
+  isCloudEventsString,
+  isJsonMediaType,
+  isTextMediaType,
+  mediaTypeEssence,
+  mediaTypeParameter,
+  parseRfc3339,
+  type TimeSkew,
+  type TimeWindow,
+} from './validate.js';

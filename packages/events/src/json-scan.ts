@@ -1,0 +1,123 @@
+/**
+ * Byte-level JSON scanning: finds the raw byte span of values without decoding them, so a batch
+ * can be split into its elements (each size-checked on its raw bytes before it is decoded, and a
+ * broken element spoils only itself) and so the `data` member of a structured event reaches the
+ * broker exactly as the producer wrote it (no re-serialisation of numbers or whitespace).
+ *
+ * The scanner does not validate; `JSON.parse` does that on the spans it returns.
+ */
+import { malformed } from './rejection.js';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+
+function isWs(c: number | undefined): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/** Index of the first non-whitespace byte at or after `i`. */
+export function skipWs(b: Uint8Array, i: number): number {
+  while (i < b.length && isWs(b[i])) i++;
+  return i;
+}
+
+function skipString(b: Uint8Array, i: number): number {
+  // b[i] is the opening quote
+  for (let j = i + 1; j < b.length; j++) {
+    const c = b[j];
+    if (c === BACKSLASH) j++;
+    else if (c === QUOTE) return j + 1;
+  }
+  throw malformed('unterminated JSON string');
+}
+
+/** Index just after the JSON value that starts at `i` (which must not be whitespace). */
+export function skipValue(b: Uint8Array, i: number): number {
+  const c = b[i];
+  if (c === QUOTE) return skipString(b, i);
+  if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+    let depth = 0;
+    for (let j = i; j < b.length; j++) {
+      const d = b[j];
+      if (d === QUOTE) {
+        j = skipString(b, j) - 1;
+      } else if (d === OPEN_BRACE || d === OPEN_BRACKET) {
+        depth++;
+      } else if (d === CLOSE_BRACE || d === CLOSE_BRACKET) {
+        depth--;
+        if (depth === 0) return j + 1;
+      }
+    }
+    throw malformed('unterminated JSON object or array');
+  }
+  let j = i;
+  while (j < b.length) {
+    const d = b[j];
+    if (d === COMMA || d === CLOSE_BRACE || d === CLOSE_BRACKET || isWs(d)) break;
+    j++;
+  }
+  if (j === i) throw malformed('expected a JSON value');
+  return j;
+}
+
+/**
+ * Splits a JSON array document into the raw byte spans of its elements. Throws `malformed` when
+ * the document is not an array at the top level (its elements are not judged here).
+ */
+export function splitJsonArray(b: Uint8Array): Uint8Array[] {
+  let i = skipWs(b, 0);
+  if (b[i] !== OPEN_BRACKET) throw malformed('a batch must be a JSON array of CloudEvents');
+  i = skipWs(b, i + 1);
+  const out: Uint8Array[] = [];
+  if (b[i] === CLOSE_BRACKET) {
+    i++;
+  } else {
+    for (;;) {
+      if (i >= b.length) throw malformed('unterminated JSON array');
+      const end = skipValue(b, i);
+      out.push(b.subarray(i, end));
+      i = skipWs(b, end);
+      if (b[i] === COMMA) {
+        i = skipWs(b, i + 1);
+        continue;
+      }
+      if (b[i] === CLOSE_BRACKET) {
+        i++;
+        break;
+      }
+      throw malformed('expected , or ] in the batch array');
+    }
+  }
+  if (skipWs(b, i) !== b.length) throw malformed('unexpected content after the batch array');
+  return out;
+}
+
+/**
+ * Raw byte span of the top-level member `name` of a JSON object document (the last one when the
+ * name repeats, as `JSON.parse` does). Assumes `b` is valid JSON (call after `JSON.parse`).
+ */
+export function memberSpan(b: Uint8Array, name: string): Uint8Array | undefined {
+  let i = skipWs(b, 0);
+  if (b[i] !== OPEN_BRACE) return undefined;
+  i = skipWs(b, i + 1);
+  let found: Uint8Array | undefined;
+  const decoder = new TextDecoder();
+  while (i < b.length && b[i] !== CLOSE_BRACE) {
+    const keyEnd = skipString(b, i);
+    const key = JSON.parse(decoder.decode(b.subarray(i, keyEnd))) as string;
+    i = skipWs(b, keyEnd);
+    if (b[i] !== COLON) return found;
+    i = skipWs(b, i + 1);
+    const valueEnd = skipValue(b, i);
+    if (key === name) found = b.subarray(i, valueEnd);
+    i = skipWs(b, valueEnd);
+    if (b[i] === COMMA) i = skipWs(b, i + 1);
+  }
+  return found;
+}
