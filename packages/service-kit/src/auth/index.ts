@@ -1,0 +1,36 @@
+/**
+ * Bearer JWT authentication (Document 1 section 5): configuration from the environment, the
+ * pinned-algorithm verifier with its decision counter, the Hono middleware, dev tokens.
+ * @module
+ */
+export {
+  AUTH_ALGORITHMS,
+  type AuthAlgorithm,
+  type AuthConfig,
+  type AuthConfigOptions,
+  type AuthDisabled,
+  type AuthEnabled,
+  authConfigFromEnv,
+  HMAC_ALGORITHMS,
+  isHmac,
+  MAX_LEEWAY_MS,
+  MIN_HMAC_SECRET_BYTES,
+  MIN_RSA_MODULUS_BITS,
+  RSA_ALGORITHMS,
+} from './config.js';
+export { type DevTokenOptions, randomDevSecret, signDevToken } from './dev-token.js';
+export { type AuthVariables, principalOf, requireAuth } from './middleware.js';
+export {
+  ANONYMOUS,
+  AUTH_DECISIONS,
+  AUTH_REASONS,
+  type AuthDecision,
+  type AuthFailureReason,
+  type AuthReason,
+  createVerifier,
+  type Principal,
+  reasonForJoseError,
+  scopesOf,
+  type Verifier,
+  type VerifierOptions,
+} from './verifier.js';

@@ -1,0 +1,24 @@
+/**
+ * Configuration from environment variables: typed fields, durations, one-line errors.
+ * @module
+ */
+export { formatDuration, parseDuration, tryParseDuration } from './duration.js';
+export { describeFatal, fatal, type ProcessLike, runMain } from './main.js';
+export {
+  bool,
+  ConfigError,
+  type ConfigOf,
+  configProblem,
+  custom,
+  duration,
+  type Env,
+  Field,
+  int,
+  list,
+  num,
+  oneOf,
+  readConfig,
+  type Schema,
+  str,
+  url,
+} from './schema.js';

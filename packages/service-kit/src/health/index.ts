@@ -1,0 +1,93 @@
+/**
+ * Health probes: `GET /health/live` consults nothing; `GET /health/ready` consults the checks a
+ * service registers, each adding one field to the body.
+ * @module
+ */
+import { Hono } from 'hono';
+
+/** One check's verdict; `value` becomes the check's field in the readiness body. */
+export type CheckResult = { ok: true; value: string } | { ok: false; value: string };
+
+/** A readiness check: synchronous or asynchronous; a throw counts as DOWN with its message. */
+export type HealthCheck = () => CheckResult | Promise<CheckResult>;
+
+/** A passing check; its field reads `value` (default `UP`). */
+export function up(value = 'UP'): CheckResult {
+  return { ok: true, value };
+}
+
+/** A failing check; its field reads `reason` (e.g. `unreachable`). */
+export function down(reason: string): CheckResult {
+  return { ok: false, value: reason };
+}
+
+export interface HealthOptions {
+  /** Check name -> check; the name is the field of the readiness body. */
+  checks?: Record<string, HealthCheck>;
+  /** A check not settled within this many ms is DOWN with reason `timeout`. Default 2000. */
+  timeoutMs?: number;
+}
+
+/** Readiness body: `status` plus one field per check. */
+export type ReadinessBody = { status: 'UP' | 'DOWN' } & Record<string, string>;
+
+/**
+ * Runs every check concurrently and builds the readiness body: `{ status: 'UP', broker: 'reachable' }`
+ * when all pass, `{ status: 'DOWN', broker: 'unreachable' }` when any fails.
+ */
+export async function runChecks(
+  checks: Record<string, HealthCheck>,
+  timeoutMs = 2000,
+): Promise<{ ok: boolean; body: ReadinessBody }> {
+  const names = Object.keys(checks);
+  const results = await Promise.all(names.map((name) => settle(checks[name]!, timeoutMs)));
+  const ok = results.every((r) => r.ok);
+  const body: ReadinessBody = { status: ok ? 'UP' : 'DOWN' };
+  names.forEach((name, i) => {
+    body[name] = results[i]!.value;
+  });
+  return { ok, body };
+}
+
+async function settle(check: HealthCheck, timeoutMs: number): Promise<CheckResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<CheckResult>((resolve) => {
+    timer = setTimeout(() => resolve(down('timeout')), timeoutMs);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([Promise.resolve().then(check), timeout]);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return down(message.replace(/\s+/g, ' ').slice(0, 200) || 'error');
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A Hono sub-app serving `GET /health/live` (200 `{status:'UP'}`, consults nothing) and
+ * `GET /health/ready` (200 or 503 with `status` and one field per registered check). Neither is
+ * timed by `httpServerTimer`. Responses are `cache-control: no-store`.
+ *
+ * @example
+ * ```ts
+ * app.route('/', healthRoutes({
+ *   checks: { broker: () => (belief.reachable ? up('reachable') : down('unreachable')) },
+ * }));
+ * // GET /health/ready -> 200 {"status":"UP","broker":"reachable"}
+ * //                   or 503 {"status":"DOWN","broker":"unreachable"}
+ * ```
+ */
+export function healthRoutes(opts: HealthOptions = {}): Hono {
+  const checks = { ...opts.checks };
+  if ('status' in checks) throw new Error('healthRoutes: a check may not be named "status"');
+  const timeoutMs = opts.timeoutMs ?? 2000;
+  const app = new Hono();
+  app.get('/health/live', (c) => c.json({ status: 'UP' }, 200, { 'cache-control': 'no-store' }));
+  app.get('/health/ready', async (c) => {
+    const { ok, body } = await runChecks(checks, timeoutMs);
+    return c.json(body, ok ? 200 : 503, { 'cache-control': 'no-store' });
+  });
+  return app;
+}
