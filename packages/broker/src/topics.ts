@@ -1,0 +1,313 @@
+/**
+ * Topic administration: the topics of the spec as plain values, and `ensureTopics`, which makes the
+ * broker match them. Shared by local tooling (devstack, `make dev`) and the Pipeline controller.
+ *
+ * The spec (pipeline operations, section 2): topic auto-creation is disabled, so topics only exist
+ * because this code created them; both topics keep records for 168 hours.
+ */
+import type { Admin, ITopicConfig, ITopicMetadata } from 'kafkajs';
+
+export interface TopicSpec {
+  name: string;
+  partitions: number;
+  replicationFactor: number;
+  /** Topic-level configs (`cleanup.policy`, `retention.ms`, ...), as Kafka spells them. */
+  configs: Record<string, string>;
+}
+
+export const EVENT_TOPIC = 'events.cloudevents.v1';
+export const DEAD_LETTER_SUFFIX = '.dlq';
+/** 168 hours, the spec's retention (`BROKER_LOG_RETENTION_HOURS`). */
+export const DEFAULT_RETENTION_HOURS = 168;
+
+/** `retention.ms` for a number of hours. */
+export function retentionMs(hours: number): string {
+  return String(hours * 60 * 60 * 1000);
+}
+
+/** The event topic: 12 partitions, replication factor 1, records kept 168 h. */
+export function eventTopicSpec(
+  name: string = EVENT_TOPIC,
+  retentionHours = DEFAULT_RETENTION_HOURS,
+): TopicSpec {
+  return {
+    name,
+    partitions: 12,
+    replicationFactor: 1,
+    configs: { 'cleanup.policy': 'delete', 'retention.ms': retentionMs(retentionHours) },
+  };
+}
+
+/**
+ * The dead-letter topic: 3 partitions, compacted (a replayed poison record overwrites its predecessor by
+ * key `topic/partition/offset`), records kept 168 h.
+ */
+export function deadLetterTopicSpec(
+  name: string = `${EVENT_TOPIC}${DEAD_LETTER_SUFFIX}`,
+  retentionHours = DEFAULT_RETENTION_HOURS,
+): TopicSpec {
+  return {
+    name,
+    partitions: 3,
+    replicationFactor: 1,
+    configs: { 'cleanup.policy': 'compact', 'retention.ms': retentionMs(retentionHours) },
+  };
+}
+
+/** What `ensureTopics` did to one topic. */
+export type TopicAction = 'created' | 'updated' | 'unchanged';
+
+export interface TopicOutcome {
+  name: string;
+  action: TopicAction;
+  /** Partition count before (absent when created) and after. */
+  partitionsBefore?: number;
+  partitions: number;
+  /** Config keys whose value was changed. */
+  changedConfigs: string[];
+  /**
+   * Differences that were NOT applied because Kafka cannot do them in place: fewer partitions than
+   * exist (partitions never shrink), another replication factor.
+   */
+  warnings: string[];
+}
+
+export interface EnsureTopicsResult {
+  topics: TopicOutcome[];
+}
+
+export interface EnsureTopicsOptions {
+  /** Bound on waiting for every partition to have a leader; default 30 s. */
+  leaderTimeoutMs?: number;
+}
+
+/** Current state of an existing topic, as read from the broker. */
+export interface TopicState {
+  name: string;
+  partitions: number;
+  replicationFactor: number;
+  configs: Record<string, string>;
+}
+
+/** The plan for one topic; a pure function of the spec and the current state. */
+export interface TopicPlan {
+  name: string;
+  create?: TopicSpec;
+  /** New total partition count, when it must grow. */
+  increasePartitionsTo?: number;
+  /** Configs to set (only those that differ from the current values). */
+  alterConfigs: Record<string, string>;
+  warnings: string[];
+}
+
+/** Compares a spec with the broker's state of that topic (undefined: it does not exist). */
+export function planTopic(spec: TopicSpec, current: TopicState | undefined): TopicPlan {
+  validateSpec(spec);
+  if (!current) return { name: spec.name, create: spec, alterConfigs: {}, warnings: [] };
+  const warnings: string[] = [];
+  let increasePartitionsTo: number | undefined;
+  if (spec.partitions > current.partitions) increasePartitionsTo = spec.partitions;
+  else if (spec.partitions < current.partitions) {
+    warnings.push(
+      `${spec.name}: has ${current.partitions} partitions, spec asks ${spec.partitions}; partitions are never decreased`,
+    );
+  }
+  if (spec.replicationFactor !== current.replicationFactor) {
+    warnings.push(
+      `${spec.name}: replication factor is ${current.replicationFactor}, spec asks ${spec.replicationFactor}; not changed (needs a partition reassignment)`,
+    );
+  }
+  const alterConfigs: Record<string, string> = {};
+  for (const [key, value] of Object.entries(spec.configs)) {
+    if (current.configs[key] !== value) alterConfigs[key] = value;
+  }
+  return { name: spec.name, increasePartitionsTo, alterConfigs, warnings };
+}
+
+/** Throws on a spec Kafka would refuse, before anything is sent. */
+export function validateSpec(spec: TopicSpec): void {
+  if (!/^[a-zA-Z0-9._-]{1,249}$/.test(spec.name) || spec.name === '.' || spec.name === '..') {
+    throw new Error(`invalid topic name ${JSON.stringify(spec.name)}`);
+  }
+  if (!Number.isInteger(spec.partitions) || spec.partitions < 1) {
+    throw new Error(`${spec.name}: partitions must be a positive integer, got ${spec.partitions}`);
+  }
+  if (!Number.isInteger(spec.replicationFactor) || spec.replicationFactor < 1) {
+    throw new Error(
+      `${spec.name}: replicationFactor must be a positive integer, got ${spec.replicationFactor}`,
+    );
+  }
+}
+
+// kafkajs enum values (ResourceTypes.TOPIC = 2, ConfigResourceTypes.TOPIC = 2), kept as literals so this
+// module needs only the type declarations of kafkajs.
+const TOPIC_RESOURCE = 2;
+/** Kafka's DescribeConfigs source DYNAMIC_TOPIC_CONFIG (kafkajs ConfigSource.TOPIC_CONFIG): set on the topic. */
+const TOPIC_CONFIG_SOURCE = 1;
+
+/** Reads partitions, replication factor and the configs named in `keys` for the existing topics. */
+export async function readTopicStates(
+  admin: Admin,
+  names: string[],
+  keys: string[],
+): Promise<Map<string, TopicState>> {
+  const states = new Map<string, TopicState>();
+  const existing = new Set(await admin.listTopics());
+  const present = names.filter((n) => existing.has(n));
+  if (present.length === 0) return states;
+  const metadata = await admin.fetchTopicMetadata({ topics: present });
+  const configs = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: present.map((name) => ({ type: TOPIC_RESOURCE, name, configNames: keys })),
+  });
+  for (const topic of metadata.topics) {
+    const resource = configs.resources.find((r) => r.resourceName === topic.name);
+    const values: Record<string, string> = {};
+    for (const entry of resource?.configEntries ?? []) values[entry.configName] = entry.configValue;
+    states.set(topic.name, {
+      name: topic.name,
+      partitions: topic.partitions.length,
+      replicationFactor: topic.partitions[0]?.replicas.length ?? 0,
+      configs: values,
+    });
+  }
+  return states;
+}
+
+function hasAllLeaders(topic: ITopicMetadata, partitions: number): boolean {
+  return (
+    topic.partitions.length >= partitions &&
+    topic.partitions.every((p) => p.leader !== undefined && p.leader >= 0 && p.partitionErrorCode === 0)
+  );
+}
+
+/**
+ * Waits until every partition of every spec has a leader, so a producer that starts right after
+ * creation does not hit the KRaft metadata race (UNKNOWN_TOPIC_OR_PARTITION / LEADER_NOT_AVAILABLE).
+ */
+export async function waitForLeaders(admin: Admin, specs: TopicSpec[], timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let missing: string[] = specs.map((s) => s.name);
+  while (missing.length > 0) {
+    try {
+      const metadata = await admin.fetchTopicMetadata({ topics: missing });
+      missing = specs
+        .filter((s) => missing.includes(s.name))
+        .filter((s) => {
+          const topic = metadata.topics.find((t) => t.name === s.name);
+          return !topic || !hasAllLeaders(topic, s.partitions);
+        })
+        .map((s) => s.name);
+    } catch {
+      // metadata not propagated yet: try again
+    }
+    if (missing.length === 0) return;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `topics without a leader on every partition after ${timeoutMs} ms: ${missing.join(', ')}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function isTopicExists(error: unknown): boolean {
+  const e = error as { type?: string; errors?: Array<{ type?: string }> };
+  return (
+    e?.type === 'TOPIC_ALREADY_EXISTS' || (e?.errors ?? []).some((x) => x?.type === 'TOPIC_ALREADY_EXISTS')
+  );
+}
+
+/**
+ * Makes the broker's topics match `specs`, idempotently: creates missing topics, adds partitions when
+ * there are fewer than the spec asks (never removes any: that is reported in `warnings`), sets the
+ * configs whose values differ, then waits until every partition has a leader.
+ *
+ * @example
+ * const admin = kafka.admin();
+ * await admin.connect();
+ * const { topics } = await ensureTopics(admin, [eventTopicSpec(), deadLetterTopicSpec()]);
+ * // topics: [{ name: 'events.cloudevents.v1', action: 'created', partitions: 12, ... }, ...]
+ */
+export async function ensureTopics(
+  admin: Admin,
+  specs: TopicSpec[],
+  options: EnsureTopicsOptions = {},
+): Promise<EnsureTopicsResult> {
+  for (const spec of specs) validateSpec(spec);
+  const names = specs.map((s) => s.name);
+  if (new Set(names).size !== names.length) throw new Error(`duplicate topic names in ${names.join(', ')}`);
+  const keys = [...new Set(specs.flatMap((s) => Object.keys(s.configs)))];
+  const states = await readTopicStates(admin, names, keys);
+  const plans = specs.map((spec) => ({ spec, plan: planTopic(spec, states.get(spec.name)) }));
+
+  const toCreate = plans.filter((p) => p.plan.create).map((p) => p.spec);
+  const created = new Set<string>();
+  if (toCreate.length > 0) {
+    const topics: ITopicConfig[] = toCreate.map((s) => ({
+      topic: s.name,
+      numPartitions: s.partitions,
+      replicationFactor: s.replicationFactor,
+      configEntries: Object.entries(s.configs).map(([name, value]) => ({ name, value })),
+    }));
+    try {
+      await admin.createTopics({ topics, waitForLeaders: false });
+      for (const s of toCreate) created.add(s.name);
+    } catch (error) {
+      // Somebody created one concurrently: converge on a second pass.
+      if (!isTopicExists(error)) throw error;
+      return ensureTopics(admin, specs, options);
+    }
+  }
+
+  const grow = plans.filter((p) => p.plan.increasePartitionsTo !== undefined);
+  if (grow.length > 0) {
+    await admin.createPartitions({
+      topicPartitions: grow.map((p) => ({ topic: p.spec.name, count: p.plan.increasePartitionsTo! })),
+    });
+  }
+
+  const alter = plans.filter((p) => !p.plan.create && Object.keys(p.plan.alterConfigs).length > 0);
+  if (alter.length > 0) {
+    // Incremental alteration is not in kafkajs 2.2.4; alterConfigs replaces the topic's whole set of
+    // dynamic configs, so send the union of what the spec asks and every other value set today.
+    const all = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: alter.map((p) => ({ type: TOPIC_RESOURCE, name: p.spec.name })),
+    });
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: alter.map((p) => {
+        const resource = all.resources.find((r) => r.resourceName === p.spec.name);
+        const keep = (resource?.configEntries ?? [])
+          .filter((e) => !e.isDefault && !e.readOnly && e.configSource === TOPIC_CONFIG_SOURCE)
+          .filter((e) => !(e.configName in p.plan.alterConfigs))
+          .map((e) => ({ name: e.configName, value: e.configValue }));
+        const set = Object.entries(p.plan.alterConfigs).map(([name, value]) => ({ name, value }));
+        return { type: TOPIC_RESOURCE, name: p.spec.name, configEntries: [...keep, ...set] };
+      }),
+    });
+  }
+
+  await waitForLeaders(admin, specs, options.leaderTimeoutMs);
+
+  return {
+    topics: plans.map(({ spec, plan }): TopicOutcome => {
+      const before = states.get(spec.name);
+      const changedConfigs = Object.keys(plan.alterConfigs);
+      const action: TopicAction = created.has(spec.name)
+        ? 'created'
+        : plan.increasePartitionsTo !== undefined || changedConfigs.length > 0
+          ? 'updated'
+          : 'unchanged';
+      return {
+        name: spec.name,
+        action,
+        ...(before ? { partitionsBefore: before.partitions } : {}),
+        partitions: plan.increasePartitionsTo ?? before?.partitions ?? spec.partitions,
+        changedConfigs,
+        warnings: plan.warnings,
+      };
+    }),
+  };
+}

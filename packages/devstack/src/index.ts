@@ -1,0 +1,12 @@
+export { brokerSettings, type KafkaHandle, type KafkaOptions, startKafka } from './kafka.js';
+export { ensureKafkaDistribution, KAFKA_VERSION, type KafkaDistribution } from './kafka-dist.js';
+export { cacheDir, repoRoot } from './paths.js';
+export { freePort, isListening } from './ports.js';
+export {
+  createDatabase,
+  type PostgresHandle,
+  type PostgresOptions,
+  serverSettings,
+  startPostgres,
+} from './postgres.js';
+export { ensureStackTopics, type Stack, type StackOptions, stackTopics, startStack } from './stack.js';

@@ -1,0 +1,287 @@
+/**
+ * One Apache Kafka node in KRaft combined mode (broker + controller) on 127.0.0.1.
+ *
+ * Layout of `dataDir`: `server.properties`, `log4j.properties`, `kafka.log` (stdout/stderr of the JVM),
+ * `kafka.pid`, `cluster-id`, and `data/` (the log directory, formatted on the first start only).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Kafka, logLevel } from 'kafkajs';
+import { ensureKafkaDistribution, KAFKA_VERSION } from './kafka-dist.js';
+import { freePort } from './ports.js';
+import { killStale, type Supervised, spawnSupervised, stopChild, tailOf } from './supervise.js';
+
+export interface KafkaOptions {
+  /** Folder for configuration, logs and the broker's data; created when missing, reused when present. */
+  dataDir: string;
+  /** Client (PLAINTEXT) port; 0 or absent picks a free port once, kept across stop()/start(). */
+  port?: number;
+  /** Controller (KRaft quorum) port; 0 or absent picks a free port once. */
+  controllerPort?: number;
+  /** Extra or overriding broker settings (server.properties keys). */
+  settings?: Record<string, string>;
+  /** JVM heap options; default `-Xms256m -Xmx512m` (or `$OBSERVATORY_KAFKA_HEAP_OPTS`). */
+  heapOpts?: string;
+  /** Kafka release; default {@link KAFKA_VERSION}. */
+  version?: string;
+  /** Give up waiting for the broker after this long; default 120 s. */
+  startTimeoutMs?: number;
+  /** Progress lines (Maven resolution); default: nothing. */
+  log?: (line: string) => void;
+}
+
+export interface KafkaHandle {
+  /** `127.0.0.1:<port>` */
+  bootstrapServers: string;
+  port: number;
+  controllerPort: number;
+  dataDir: string;
+  /** File receiving the broker's console output (WARN and above, plus start/stop lines). */
+  logFile: string;
+  /** Process id of the running JVM, undefined while stopped. */
+  pid(): number | undefined;
+  /** SIGTERM, wait for the exit (SIGKILL after 30 s). Idempotent. */
+  stop(): Promise<void>;
+  /** Starts the same broker again: same ports, same data. Idempotent while running. */
+  start(): Promise<void>;
+}
+
+/** Broker settings applied on every start; `KafkaOptions.settings` override them. */
+export function brokerSettings(opts: {
+  port: number;
+  controllerPort: number;
+  logDir: string;
+}): Record<string, string> {
+  return {
+    'process.roles': 'broker,controller',
+    'node.id': '1',
+    'controller.quorum.voters': `1@127.0.0.1:${opts.controllerPort}`,
+    listeners: `PLAINTEXT://127.0.0.1:${opts.port},CONTROLLER://127.0.0.1:${opts.controllerPort}`,
+    'advertised.listeners': `PLAINTEXT://127.0.0.1:${opts.port}`,
+    'controller.listener.names': 'CONTROLLER',
+    'inter.broker.listener.name': 'PLAINTEXT',
+    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    'log.dirs': opts.logDir,
+    // The spec: topics are created by code (packages/broker), never by the broker.
+    'auto.create.topics.enable': 'false',
+    'log.retention.hours': '168',
+    'num.partitions': '1',
+    // Single node: internal topics with one replica.
+    'offsets.topic.replication.factor': '1',
+    'offsets.topic.num.partitions': '10',
+    'transaction.state.log.replication.factor': '1',
+    'transaction.state.log.min.isr': '1',
+    'transaction.state.log.num.partitions': '10',
+    'min.insync.replicas': '1',
+    // Consumers join at once instead of waiting 3 s for more members (fast tests and dev loops).
+    'group.initial.rebalance.delay.ms': '0',
+  };
+}
+
+const LOG4J = `# Quiet console logging for the devstack broker: warnings, plus the lines saying it started/stopped.
+log4j.rootLogger=WARN, stdout
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka.server.KafkaRaftServer=INFO
+log4j.logger.kafka.server.BrokerServer=WARN
+log4j.logger.kafka.Kafka$=INFO
+log4j.logger.org.apache.kafka.clients.NetworkClient=ERROR
+log4j.logger.state.change.logger=WARN
+`;
+
+function properties(map: Record<string, string>): string {
+  return `${Object.entries(map)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('\n')}\n`;
+}
+
+/** A KRaft cluster id: 16 random bytes, base64url without padding, as `kafka-storage random-uuid`. */
+function newClusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
+
+function runJava(classPath: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn('java', ['-cp', classPath, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => {
+      output += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      output += c.toString();
+    });
+    child.once('error', (error) =>
+      reject(
+        (error as NodeJS.ErrnoException).code === 'ENOENT'
+          ? new Error('java not found: install a JDK 17+ (Debian: apt-get install openjdk-17-jre-headless)')
+          : error,
+      ),
+    );
+    child.once('close', (code) =>
+      code === 0
+        ? resolvePromise(output)
+        : reject(new Error(`java ${args[0]} failed (exit ${code}):\n${output.slice(-3000)}`)),
+    );
+  });
+}
+
+/** Polls the broker with kafkajs until it answers metadata requests, or the process dies. */
+async function waitHealthy(bootstrapServers: string, proc: Supervised, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const kafka = new Kafka({
+    clientId: 'devstack-health',
+    brokers: [bootstrapServers],
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 1000,
+    requestTimeout: 3000,
+    retry: { retries: 0 },
+  });
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (proc.hasExited()) {
+      throw new Error(
+        `Kafka exited during start-up; last lines of ${proc.logFile}:\n${tailOf(proc.logFile)}`,
+      );
+    }
+    const admin = kafka.admin();
+    try {
+      await admin.connect();
+      const cluster = await admin.describeCluster();
+      if (cluster.brokers.length > 0 && cluster.controller !== null) {
+        await admin.listTopics();
+        return;
+      }
+    } catch (error) {
+      lastError = error;
+    } finally {
+      await admin.disconnect().catch(() => {});
+    }
+    await sleep(250);
+  }
+  throw new Error(
+    `Kafka on ${bootstrapServers} not healthy after ${timeoutMs} ms (${String(lastError)}); see ${proc.logFile}:\n${tailOf(proc.logFile)}`,
+  );
+}
+
+/**
+ * Starts one KRaft broker+controller and waits until it serves metadata.
+ * The first start in a data folder resolves the jars (cached) and formats the storage.
+ *
+ * @example
+ * const kafka = await startKafka({ dataDir: '/tmp/k1' });
+ * // ... use kafka.bootstrapServers ...
+ * await kafka.stop();
+ */
+export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
+  const dataDir = resolve(opts.dataDir);
+  const logDir = join(dataDir, 'data');
+  mkdirSync(logDir, { recursive: true });
+  const dist = await ensureKafkaDistribution(opts.version ?? KAFKA_VERSION, opts.log);
+  await killStale(dataDir, 'kafka', dataDir);
+
+  const port = opts.port || (await freePort());
+  let controllerPort = opts.controllerPort || (await freePort());
+  while (controllerPort === port) controllerPort = await freePort();
+  const bootstrapServers = `127.0.0.1:${port}`;
+
+  const configFile = join(dataDir, 'server.properties');
+  const log4jFile = join(dataDir, 'log4j.properties');
+  const logFile = join(dataDir, 'kafka.log');
+  writeFileSync(
+    configFile,
+    properties({ ...brokerSettings({ port, controllerPort, logDir }), ...(opts.settings ?? {}) }),
+  );
+  writeFileSync(log4jFile, LOG4J);
+
+  const env = { ...process.env };
+  delete env.CLASSPATH;
+  delete env.JAVA_TOOL_OPTIONS;
+  const log4jOpt = `-Dlog4j.configuration=file:${log4jFile}`;
+
+  if (!existsSync(join(logDir, 'meta.properties'))) {
+    const idFile = join(dataDir, 'cluster-id');
+    const clusterId = existsSync(idFile) ? readFileSync(idFile, 'utf8').trim() : newClusterId();
+    writeFileSync(idFile, `${clusterId}\n`);
+    await runJava(
+      dist.classPath,
+      [
+        log4jOpt,
+        'kafka.tools.StorageTool',
+        'format',
+        '-t',
+        clusterId,
+        '-c',
+        configFile,
+        '--ignore-formatted',
+      ],
+      env,
+    );
+  }
+
+  const heap = (opts.heapOpts ?? process.env.OBSERVATORY_KAFKA_HEAP_OPTS ?? '-Xms256m -Xmx512m')
+    .split(/\s+/)
+    .filter(Boolean);
+  const javaArgs = [
+    ...heap,
+    '-XX:+UseG1GC',
+    '-XX:MaxGCPauseMillis=20',
+    '-Djava.awt.headless=true',
+    log4jOpt,
+    `-Dkafka.logs.dir=${dataDir}`,
+    '-cp',
+    dist.classPath,
+    'kafka.Kafka',
+    configFile,
+  ];
+  const timeoutMs = opts.startTimeoutMs ?? 120_000;
+  let proc: Supervised | undefined;
+  let starting: Promise<void> | undefined;
+
+  const start = async () => {
+    if (proc && !proc.hasExited()) return starting;
+    await killStale(dataDir, 'kafka', dataDir);
+    writeFileSync(logFile, `--- devstack: starting Kafka ${dist.version} at ${new Date().toISOString()}\n`, {
+      flag: 'a',
+    });
+    const current = spawnSupervised({
+      name: 'kafka',
+      command: 'java',
+      args: javaArgs,
+      pidDir: dataDir,
+      logFile,
+      env,
+    });
+    proc = current;
+    starting = waitHealthy(bootstrapServers, current, timeoutMs).catch(async (error) => {
+      await stopChild(current, 'SIGKILL', 5_000);
+      throw error;
+    });
+    return starting;
+  };
+
+  const stop = async () => {
+    const current = proc;
+    if (!current) return;
+    await stopChild(current, 'SIGTERM', 30_000);
+    proc = undefined;
+  };
+
+  await start();
+  return {
+    bootstrapServers,
+    port,
+    controllerPort,
+    dataDir,
+    logFile,
+    pid: () => (proc && !proc.hasExited() ? proc.pid : undefined),
+    stop,
+    start,
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * The whole local stack in one call: Kafka + PostgreSQL + the spec's topics. Used by `make dev`
+ * (scripts/dev.ts), the CLI and the vitest global setup.
+ */
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import {
+  deadLetterTopicSpec,
+  type EnsureTopicsResult,
+  ensureTopics,
+  eventTopicSpec,
+  type TopicSpec,
+} from '@event-observatory/broker';
+import { Kafka, logLevel } from 'kafkajs';
+import { type KafkaHandle, type KafkaOptions, startKafka } from './kafka.js';
+import { type PostgresHandle, type PostgresOptions, startPostgres } from './postgres.js';
+
+export interface StackOptions {
+  /** Root folder: Kafka in `<dataDir>/kafka`, PostgreSQL in `<dataDir>/postgres`. */
+  dataDir: string;
+  /** Kafka client port (0/absent: free port). `make dev` passes 9092. */
+  kafkaPort?: number;
+  kafkaControllerPort?: number;
+  /** PostgreSQL port (0/absent: free port). */
+  postgresPort?: number;
+  postgresPassword?: string;
+  /** Topics to ensure; default: the spec's event topic and its dead-letter topic. */
+  topics?: TopicSpec[];
+  kafka?: Partial<Omit<KafkaOptions, 'dataDir' | 'port' | 'controllerPort'>>;
+  postgres?: Partial<Omit<PostgresOptions, 'dataDir' | 'port' | 'password'>>;
+  log?: (line: string) => void;
+}
+
+export interface Stack {
+  kafka: KafkaHandle;
+  postgres: PostgresHandle;
+  /** `127.0.0.1:<port>` */
+  bootstrapServers: string;
+  /** Superuser URL of the `postgres` database; see createDatabase for a database of your own. */
+  databaseUrl: string;
+  topics: EnsureTopicsResult;
+  /** Stops Kafka and PostgreSQL (in parallel) and waits until both processes are gone. */
+  stop(): Promise<void>;
+  /** Starts both again on the same ports and data. */
+  start(): Promise<void>;
+}
+
+/** Default topics of the stack: `events.cloudevents.v1` (12 partitions) and its `.dlq` (3, compacted). */
+export function stackTopics(): TopicSpec[] {
+  return [eventTopicSpec(), deadLetterTopicSpec()];
+}
+
+/** Runs `ensureTopics` with a short-lived kafkajs admin client. */
+export async function ensureStackTopics(
+  bootstrapServers: string,
+  topics: TopicSpec[] = stackTopics(),
+): Promise<EnsureTopicsResult> {
+  const kafka = new Kafka({ clientId: 'devstack', brokers: [bootstrapServers], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    return await ensureTopics(admin, topics);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * Starts Kafka and PostgreSQL in parallel, then ensures the topics. On failure, whatever started is
+ * stopped again before the error is thrown.
+ *
+ * @example
+ * const stack = await startStack({ dataDir: '.dev', kafkaPort: 9092 });
+ * console.log(stack.bootstrapServers, stack.databaseUrl);
+ * await stack.stop();
+ */
+export async function startStack(opts: StackOptions): Promise<Stack> {
+  const dataDir = resolve(opts.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const topics = opts.topics ?? stackTopics();
+  const [kafkaResult, postgresResult] = await Promise.allSettled([
+    startKafka({
+      ...opts.kafka,
+      dataDir: join(dataDir, 'kafka'),
+      port: opts.kafkaPort,
+      controllerPort: opts.kafkaControllerPort,
+      log: opts.log ?? opts.kafka?.log,
+    }),
+    startPostgres({
+      ...opts.postgres,
+      dataDir: join(dataDir, 'postgres'),
+      port: opts.postgresPort,
+      password: opts.postgresPassword,
+    }),
+  ]);
+  const started = [kafkaResult, postgresResult].flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const failure = [kafkaResult, postgresResult].find((r) => r.status === 'rejected');
+  if (failure) {
+    await Promise.allSettled(started.map((h) => h.stop()));
+    throw (failure as PromiseRejectedResult).reason;
+  }
+  const kafka = (kafkaResult as PromiseFulfilledResult<KafkaHandle>).value;
+  const postgres = (postgresResult as PromiseFulfilledResult<PostgresHandle>).value;
+  const stop = async () => {
+    await Promise.all([kafka.stop(), postgres.stop()]);
+  };
+  let topicResult: EnsureTopicsResult;
+  try {
+    topicResult = await ensureStackTopics(kafka.bootstrapServers, topics);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    kafka,
+    postgres,
+    bootstrapServers: kafka.bootstrapServers,
+    databaseUrl: postgres.url,
+    topics: topicResult,
+    stop,
+    start: async () => {
+      await Promise.all([kafka.start(), postgres.start()]);
+    },
+  };
+}

@@ -1,0 +1,265 @@
+/**
+ * Child-process supervision shared by the Kafka and PostgreSQL launchers.
+ *
+ * Guarantees, in order of strength:
+ * 1. `stopChild` sends SIGTERM (or the given signal), waits for the exit, and sends SIGKILL after a bound.
+ * 2. Every child is written to a pid file in its data directory; the next start in the same directory
+ *    kills a survivor of a crashed run (only when its command line still names that directory, so a
+ *    recycled pid is never hit).
+ * 3. When this Node.js process exits (normally, by an uncaught error, or by SIGINT/SIGTERM when nobody
+ *    else handles them) every running child receives SIGTERM.
+ * 4. A tiny detached watchdog (`sh`) per child polls this process and the child once a second; when this
+ *    process disappears without cleaning up (SIGKILL, OOM), it terminates the child. So no orphan
+ *    survives even a hard kill of the test runner.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface SpawnOptions {
+  /** Short name used in messages and the pid file name (`<pidDir>/<name>.pid`). */
+  name: string;
+  command: string;
+  args: string[];
+  /** Directory of the pid file; also the directory a stale process must mention to be killed. */
+  pidDir: string;
+  /** stdout and stderr of the child are appended to this file. */
+  logFile: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  uid?: number;
+  gid?: number;
+  /** Seconds the watchdog gives the child between SIGTERM and SIGKILL when the parent died. */
+  watchdogGraceSeconds?: number;
+}
+
+export interface Supervised {
+  name: string;
+  child: ChildProcess;
+  pid: number;
+  logFile: string;
+  pidFile: string;
+  /** Resolves with the exit code (or signal name) once the child is gone. */
+  exited: Promise<number | string>;
+  /** True once the child has exited. */
+  hasExited(): boolean;
+}
+
+const running = new Set<Supervised>();
+let hooksInstalled = false;
+
+function pidFilePath(pidDir: string, name: string): string {
+  return `${pidDir}/${name}.pid`;
+}
+
+/** True when a process with this pid exists (zombies count as gone). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return true; // no procfs: trust kill(0)
+  }
+}
+
+function commandLine(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Kills a process left behind by an earlier run in the same directory (crash, SIGKILL of the parent):
+ * reads `<pidDir>/<name>.pid`, and when that pid is alive and its command line contains `marker`
+ * (normally the data directory), sends SIGTERM, then SIGKILL after `graceMs`.
+ * Returns the pid that was killed, if any.
+ */
+export async function killStale(pidDir: string, name: string, marker: string, graceMs = 15_000) {
+  const file = pidFilePath(pidDir, name);
+  let pid: number;
+  try {
+    pid = Number.parseInt(readFileSync(file, 'utf8').trim(), 10);
+  } catch {
+    return undefined;
+  }
+  rmSync(file, { force: true });
+  if (!Number.isInteger(pid) || pid <= 1 || !isAlive(pid)) return undefined;
+  const cmd = commandLine(pid);
+  if (cmd === undefined || !cmd.includes(marker)) return undefined;
+  await terminate(pid, 'SIGTERM', graceMs);
+  return pid;
+}
+
+/** Sends `signal`, waits up to `graceMs` for the pid to vanish, then SIGKILLs it. */
+export async function terminate(pid: number, signal: NodeJS.Signals, graceMs: number): Promise<void> {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    return;
+  }
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline) {
+    if (!isAlive(pid)) return;
+    await sleep(100);
+  }
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    return;
+  }
+  while (isAlive(pid)) await sleep(50);
+}
+
+/** Starts a supervised child. The caller waits for readiness itself. */
+export function spawnSupervised(opts: SpawnOptions): Supervised {
+  installHooks();
+  const out = openSync(opts.logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(opts.command, opts.args, {
+      cwd: opts.cwd,
+      env: opts.env ?? process.env,
+      stdio: ['ignore', out, out],
+      uid: opts.uid,
+      gid: opts.gid,
+    });
+  } finally {
+    closeSync(out);
+  }
+  if (child.pid === undefined) {
+    throw new Error(`${opts.name}: could not start ${opts.command}`);
+  }
+  const pid = child.pid;
+  const pidFile = pidFilePath(opts.pidDir, opts.name);
+  writeFileSync(pidFile, `${pid}\n`);
+  let done = false;
+  const exited = new Promise<number | string>((resolve) => {
+    child.once('exit', (code, signal) => {
+      done = true;
+      running.delete(supervised);
+      rmSync(pidFile, { force: true });
+      resolve(code ?? signal ?? 'unknown');
+    });
+    child.once('error', () => {
+      done = true;
+      running.delete(supervised);
+      rmSync(pidFile, { force: true });
+      resolve('spawn-error');
+    });
+  });
+  const supervised: Supervised = {
+    name: opts.name,
+    child,
+    pid,
+    logFile: opts.logFile,
+    pidFile,
+    exited,
+    hasExited: () => done,
+  };
+  running.add(supervised);
+  startWatchdog(pid, opts.watchdogGraceSeconds ?? 20);
+  return supervised;
+}
+
+/** Stops a supervised child: `signal` first, SIGKILL after `graceMs`. Resolves when it is gone. */
+export async function stopChild(s: Supervised, signal: NodeJS.Signals, graceMs: number): Promise<void> {
+  if (s.hasExited()) return;
+  try {
+    s.child.kill(signal);
+  } catch {
+    // already gone
+  }
+  const timer = new Promise<'timeout'>((resolve) => {
+    const t = setTimeout(() => resolve('timeout'), graceMs);
+    t.unref();
+  });
+  if ((await Promise.race([s.exited, timer])) === 'timeout') {
+    try {
+      s.child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+    await s.exited;
+  }
+}
+
+/**
+ * A detached shell that outlives a hard-killed parent: once the parent is gone while the child still
+ * runs, it sends SIGTERM to the child and SIGKILL after the grace period. It exits on its own as soon
+ * as the child exits. `sh` costs about a megabyte; polling once a second costs nothing measurable.
+ */
+function startWatchdog(childPid: number, graceSeconds: number): void {
+  const script = [
+    'p=$1; c=$2; g=$3',
+    'while kill -0 "$c" 2>/dev/null; do',
+    '  if ! kill -0 "$p" 2>/dev/null; then',
+    '    kill -TERM "$c" 2>/dev/null; i=0',
+    '    while kill -0 "$c" 2>/dev/null && [ "$i" -lt "$g" ]; do sleep 1; i=$((i+1)); done',
+    '    kill -KILL "$c" 2>/dev/null; exit 0',
+    '  fi',
+    '  sleep 1',
+    'done',
+  ].join('\n');
+  const dog = spawn(
+    '/bin/sh',
+    ['-c', script, 'devstack-watchdog', String(process.pid), String(childPid), String(graceSeconds)],
+    {
+      detached: true,
+      stdio: 'ignore',
+    },
+  );
+  dog.unref();
+}
+
+function killAllSync(): void {
+  for (const s of running) {
+    try {
+      s.child.kill('SIGTERM');
+    } catch {
+      // ignore
+    }
+  }
+}
+
+function installHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  process.once('exit', killAllSync);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    const onSignal = () => {
+      // Somebody else (make dev, vitest) handles this signal: they call stop(); the exit hook and the
+      // watchdogs cover the rest. When we are the only listener, stop the children and die as the
+      // signal asked.
+      if (process.listenerCount(signal) > 1) return;
+      const children = [...running];
+      void Promise.all(children.map((s) => stopChild(s, 'SIGTERM', 15_000))).finally(() => {
+        process.removeListener(signal, onSignal);
+        process.kill(process.pid, signal);
+      });
+    };
+    process.on(signal, onSignal);
+  }
+}
+
+/** Children started by this process that have not exited yet (for diagnostics and tests). */
+export function runningChildren(): readonly Supervised[] {
+  return [...running];
+}
+
+/** Last `maxBytes` of a log file, for error messages. */
+export function tailOf(file: string, maxBytes = 4000): string {
+  try {
+    const text = readFileSync(file, 'utf8');
+    return text.slice(-maxBytes);
+  } catch {
+    return '';
+  }
+}
