@@ -1,1 +1,3 @@
+export * from './config.js';
+export * from './producer.js';
 export * from './topics.js';

@@ -1,0 +1,186 @@
+/**
+ * Broker (Kafka) producer settings from the environment: every `BROKER_*` variable of
+ * Document 1's Limits table plus the free-form producer overrides, validated at start-up.
+ *
+ * | variable | default | meaning |
+ * |---|---|---|
+ * | `BROKER_BOOTSTRAP_SERVERS` | `localhost:9092` | comma-separated `host:port` list |
+ * | `BROKER_TOPIC` | `events.cloudevents.v1` | topic events are published to |
+ * | `BROKER_MAX_BLOCK` | `2s` | bound on connecting and fetching topic metadata before a send |
+ * | `BROKER_DELIVERY_TIMEOUT` | `10s` | bound on a whole send from hand-over to acknowledgement, retries included |
+ * | `BROKER_REQUEST_TIMEOUT` | `5s` | one produce round trip |
+ * | `BROKER_LINGER` | `0ms` | how long the sender waits for more records before sending a batch |
+ * | `BROKER_CLOSE_TIMEOUT` | `10s` | drain window at shutdown |
+ * | `BROKER_QUEUE_CAPACITY` | `1024` | records queued or in flight; beyond it publishing is refused |
+ * | `BROKER_PROBE_INTERVAL` | `5s` | period of the readiness probe |
+ * | `BROKER_PRODUCER_OVERRIDES` | (empty) | `key=value,...` producer properties, merged under the fixed defaults |
+ *
+ * Start-up refuses `BROKER_DELIVERY_TIMEOUT < BROKER_LINGER + BROKER_REQUEST_TIMEOUT`.
+ *
+ * Overridable properties: `clientId`, `connectionTimeout` (ms), `metadataMaxAge` (ms),
+ * `compression` (`none` or `gzip`), `maxBatchBytes` (bytes per produce request),
+ * `initialRetryTime` (ms), `maxRetryTime` (ms). Fixed and never overridable (an override naming
+ * them is ignored and reported in `ignoredOverrides`): `acks` (all replicas, -1), `idempotent`
+ * (true), `maxInFlightRequests` (1), `allowAutoTopicCreation` (false). Any other key is a
+ * configuration error.
+ */
+import {
+  ConfigError,
+  type ConfigOf,
+  configProblem,
+  custom,
+  duration,
+  type Env,
+  int,
+  list,
+  readConfig,
+  str,
+} from '@event-observatory/service-kit/config';
+
+/** Properties that keep durability and ordering; overrides cannot change them. */
+export const FIXED_PRODUCER_PROPERTIES = {
+  acks: -1,
+  idempotent: true,
+  maxInFlightRequests: 1,
+  allowAutoTopicCreation: false,
+} as const;
+
+/** Producer properties a deployment may override, with their defaults. */
+export interface ProducerProperties {
+  clientId: string;
+  connectionTimeout: number;
+  metadataMaxAge: number;
+  compression: 'none' | 'gzip';
+  maxBatchBytes: number;
+  initialRetryTime: number;
+  maxRetryTime: number;
+}
+
+export const DEFAULT_PRODUCER_PROPERTIES: ProducerProperties = {
+  clientId: 'event-observatory-ingest',
+  connectionTimeout: 1000,
+  metadataMaxAge: 300_000,
+  compression: 'none',
+  maxBatchBytes: 1_000_000,
+  initialRetryTime: 100,
+  maxRetryTime: 1000,
+};
+
+interface ParsedOverrides {
+  properties: Partial<ProducerProperties>;
+  ignored: string[];
+}
+
+function positiveInt(key: string, raw: string): number {
+  if (!/^\d+$/.test(raw) || Number(raw) <= 0)
+    throw configProblem(`override ${key} must be a positive integer`);
+  return Number(raw);
+}
+
+function parseOverrides(raw: string): ParsedOverrides {
+  const out: ParsedOverrides = { properties: {}, ignored: [] };
+  for (const item of raw.split(',')) {
+    const trimmed = item.trim();
+    if (trimmed === '') continue;
+    const eq = trimmed.indexOf('=');
+    if (eq <= 0)
+      throw configProblem(`expected key=value pairs separated by commas (at ${JSON.stringify(trimmed)})`);
+    const key = trimmed.slice(0, eq).trim();
+    const value = trimmed.slice(eq + 1).trim();
+    if (key in FIXED_PRODUCER_PROPERTIES) {
+      out.ignored.push(key);
+      continue;
+    }
+    switch (key) {
+      case 'clientId':
+        if (value === '') throw configProblem('override clientId must not be empty');
+        out.properties.clientId = value;
+        break;
+      case 'compression':
+        if (value !== 'none' && value !== 'gzip')
+          throw configProblem('override compression must be none or gzip');
+        out.properties.compression = value;
+        break;
+      case 'connectionTimeout':
+      case 'metadataMaxAge':
+      case 'maxBatchBytes':
+      case 'initialRetryTime':
+      case 'maxRetryTime':
+        out.properties[key] = positiveInt(key, value);
+        break;
+      default:
+        throw configProblem(`unknown producer property ${JSON.stringify(key)}`);
+    }
+  }
+  return out;
+}
+
+const schema = {
+  bootstrapServers: list('BROKER_BOOTSTRAP_SERVERS').default(['localhost:9092']),
+  topic: str('BROKER_TOPIC', { pattern: /^[A-Za-z0-9._-]{1,249}$/, hint: 'a Kafka topic name' }).default(
+    'events.cloudevents.v1',
+  ),
+  maxBlockMs: duration('BROKER_MAX_BLOCK', { min: 1 }).default('2s'),
+  deliveryTimeoutMs: duration('BROKER_DELIVERY_TIMEOUT', { min: 1 }).default('10s'),
+  requestTimeoutMs: duration('BROKER_REQUEST_TIMEOUT', { min: 1 }).default('5s'),
+  lingerMs: duration('BROKER_LINGER').default('0ms'),
+  closeTimeoutMs: duration('BROKER_CLOSE_TIMEOUT').default('10s'),
+  queueCapacity: int('BROKER_QUEUE_CAPACITY', { min: 1 }).default(1024),
+  probeIntervalMs: duration('BROKER_PROBE_INTERVAL', { min: 100 }).default('5s'),
+  overrides: custom('BROKER_PRODUCER_OVERRIDES', parseOverrides).default({ properties: {}, ignored: [] }),
+};
+
+type Raw = ConfigOf<typeof schema>;
+
+/** Validated producer configuration. */
+export interface BrokerConfig extends Omit<Raw, 'overrides'> {
+  /** Overridable properties after merging the overrides over their defaults. */
+  producer: ProducerProperties;
+  /** Override keys that named a fixed property and were ignored (log them at start-up). */
+  ignoredOverrides: string[];
+}
+
+/**
+ * Reads and validates the `BROKER_*` variables; throws a one-line `ConfigError` naming the
+ * variable.
+ *
+ * @example
+ * ```ts
+ * const broker = brokerConfigFromEnv(process.env);
+ * broker.deliveryTimeoutMs; // 10000
+ * ```
+ */
+export function brokerConfigFromEnv(env: Env): BrokerConfig {
+  const raw = readConfig(env, schema);
+  for (const server of raw.bootstrapServers) {
+    if (!/^[^\s:]+:\d{1,5}$/.test(server)) {
+      throw new ConfigError(
+        'BROKER_BOOTSTRAP_SERVERS',
+        `expected host:port items, got ${JSON.stringify(server)}`,
+      );
+    }
+  }
+  return finishBrokerConfig(raw);
+}
+
+/** Applies the cross-field rules to an already-typed configuration (tests build configs directly). */
+export function finishBrokerConfig(raw: Raw): BrokerConfig {
+  if (raw.deliveryTimeoutMs < raw.lingerMs + raw.requestTimeoutMs) {
+    throw new ConfigError(
+      'BROKER_DELIVERY_TIMEOUT',
+      `must be at least BROKER_LINGER + BROKER_REQUEST_TIMEOUT (${raw.lingerMs}ms + ${raw.requestTimeoutMs}ms), got ${raw.deliveryTimeoutMs}ms`,
+    );
+  }
+  const { overrides, ...rest } = raw;
+  return {
+    ...rest,
+    producer: { ...DEFAULT_PRODUCER_PROPERTIES, ...overrides.properties },
+    ignoredOverrides: overrides.ignored,
+  };
+}
+
+/** A configuration from explicit values, defaults for the rest; validated like the environment. */
+export function brokerConfig(values: Partial<Raw> & { bootstrapServers: string[] }): BrokerConfig {
+  const defaults = readConfig({}, schema);
+  return finishBrokerConfig({ ...defaults, ...values });
+}

@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { brokerConfig } from '../src/config.js';
+import { EventProducer, PublishError } from '../src/producer.js';
+import { createTopic, readRecords } from './read-records.js';
+
+const { bootstrapServers } = inject('stack');
+const topic = `producer-test-${randomUUID()}`;
+
+describe('EventProducer against the real broker', () => {
+  let producer: EventProducer;
+  const registry = new Registry();
+  const outcomes: boolean[] = [];
+
+  beforeAll(async () => {
+    await createTopic(bootstrapServers, topic);
+    producer = new EventProducer({
+      config: brokerConfig({ bootstrapServers: [bootstrapServers], topic }),
+      registry,
+      onOutcome: (ok) => outcomes.push(ok),
+    });
+    expect(await producer.probe()).toBe(true);
+  });
+  afterAll(async () => {
+    await producer?.close();
+  });
+
+  it('publishes records whose key, headers, value, partition and offset match the receipts', async () => {
+    const inputs = Array.from({ length: 40 }, (_, i) => ({
+      key: `src#${i % 5}`,
+      value: i === 0 ? null : Buffer.from([i, 0, 255, i]),
+      headers: { ce_id: `id-${i}`, ce_type: 't' },
+    }));
+    const receipts = await Promise.all(inputs.map((r) => producer.publish(r)));
+    const records = await readRecords(bootstrapServers, topic, (rs) => rs.length >= 40);
+    expect(records).toHaveLength(40);
+    for (const [i, input] of inputs.entries()) {
+      const receipt = receipts[i]!;
+      const rec = records.find((r) => r.partition === receipt.partition && r.offset === receipt.offset)!;
+      expect(rec.key?.toString()).toBe(input.key);
+      expect(rec.value === null ? null : [...rec.value]).toEqual(
+        input.value === null ? null : [...input.value],
+      );
+      expect(rec.headers.ce_id?.toString()).toBe(`id-${i}`);
+    }
+    // one key, one partition, request order
+    const sameKey = receipts.filter((r) => r.key === 'src#1');
+    expect(new Set(sameKey.map((r) => r.partition)).size).toBe(1);
+    const offsets = sameKey.map((r) => BigInt(r.offset));
+    expect([...offsets].sort((a, b) => (a < b ? -1 : 1))).toEqual(offsets);
+    expect(outcomes.at(-1)).toBe(true);
+    expect(await registry.metrics()).toMatch(
+      /broker_produce_latency_seconds_bucket\{le="0.001",topic="[^"]+",outcome="success"/,
+    );
+  });
+
+  it('refuses records beyond the queue capacity without sending them', async () => {
+    const small = new EventProducer({
+      config: brokerConfig({ bootstrapServers: [bootstrapServers], topic, queueCapacity: 2 }),
+    });
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, (_, i) =>
+        small.publish({ key: 'q', value: Buffer.from(`q${i}`), headers: {} }),
+      ),
+    );
+    await small.close();
+    const refused = results.filter((r) => r.status === 'rejected');
+    expect(refused).toHaveLength(3);
+    for (const r of refused)
+      expect((r as PromiseRejectedResult).reason).toMatchObject({ kind: 'queue-full', notSent: true });
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
+    expect((refused[0] as PromiseRejectedResult).reason).toBeInstanceOf(PublishError);
+  });
+
+  it('refuses publishing after close', async () => {
+    const p = new EventProducer({ config: brokerConfig({ bootstrapServers: [bootstrapServers], topic }) });
+    await p.close();
+    await expect(p.publish({ key: 'k', value: null, headers: {} })).rejects.toMatchObject({ kind: 'closed' });
+  });
+});
