@@ -10,3 +10,5 @@ export * from './errors/index.js';
 export * from './health/index.js';
 export * from './logger/index.js';
 export * from './metrics/index.js';
+export * from './server/index.js';
+export * from './tracing/index.js';

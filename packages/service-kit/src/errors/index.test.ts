@@ -1,0 +1,152 @@
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import { describe, expect, it } from 'vitest';
+import {
+  ApiError,
+  ERROR_KINDS,
+  errorBody,
+  errorHandler,
+  notFoundHandler,
+  statusForHttpCode,
+} from './index.js';
+
+describe('error body', () => {
+  it('has the spec shape with code, message, status and ErrorInfo details', () => {
+    expect(
+      errorBody('PayloadTooLarge', 'event body exceeds 1048576 bytes', {
+        reason: 'too-large',
+        metadata: { limit: 1048576 },
+      }),
+    ).toEqual({
+      error: {
+        code: 413,
+        message: 'event body exceeds 1048576 bytes',
+        status: 'RESOURCE_EXHAUSTED',
+        details: [{ reason: 'too-large', domain: 'observatory.events', metadata: { limit: '1048576' } }],
+      },
+    });
+  });
+
+  it('maps each spec kind to its HTTP status and canonical status', () => {
+    const pairs = Object.fromEntries(
+      Object.entries(ERROR_KINDS).map(([k, v]) => [k, `${v.code} ${v.status}`]),
+    );
+    expect(pairs).toMatchObject({
+      InvalidArgument: '400 INVALID_ARGUMENT',
+      OutOfRange: '400 OUT_OF_RANGE',
+      Unauthorized: '401 UNAUTHENTICATED',
+      Forbidden: '403 PERMISSION_DENIED',
+      PayloadTooLarge: '413 RESOURCE_EXHAUSTED',
+      Unavailable: '503 UNAVAILABLE',
+      NotFound: '404 NOT_FOUND',
+      Internal: '500 INTERNAL',
+    });
+  });
+
+  it('has empty details without a reason and a chosen domain when given', () => {
+    expect(errorBody('Unavailable', 'broker unreachable').error.details).toEqual([]);
+    expect(
+      errorBody('InvalidArgument', 'x', { reason: 'malformed', domain: 'observatory.admin' }).error
+        .details[0],
+    ).toEqual({
+      reason: 'malformed',
+      domain: 'observatory.admin',
+      metadata: {},
+    });
+  });
+
+  it('maps bare HTTP codes with the google.rpc.Code table', () => {
+    expect([400, 401, 403, 404, 409, 413, 415, 429, 500, 503, 504, 502].map(statusForHttpCode)).toEqual([
+      'INVALID_ARGUMENT',
+      'UNAUTHENTICATED',
+      'PERMISSION_DENIED',
+      'NOT_FOUND',
+      'ABORTED',
+      'RESOURCE_EXHAUSTED',
+      'FAILED_PRECONDITION',
+      'RESOURCE_EXHAUSTED',
+      'INTERNAL',
+      'UNAVAILABLE',
+      'DEADLINE_EXCEEDED',
+      'INTERNAL',
+    ]);
+  });
+});
+
+describe('Hono handlers', () => {
+  const logged: object[] = [];
+  const logger = { error: (o: object) => void logged.push(o), warn: (o: object) => void logged.push(o) };
+  const app = new Hono();
+  app.onError(errorHandler({ logger }));
+  app.notFound(notFoundHandler());
+  app.post('/api-error', () => {
+    throw new ApiError('OutOfRange', 'time is 3 days in the future', {
+      reason: 'invalid-attributes',
+      metadata: { maxFutureSkew: '24h' },
+      headers: { 'retry-after': '0' },
+    });
+  });
+  app.post('/json', async (c) => c.json(await c.req.json()));
+  app.post('/limited', bodyLimit({ maxSize: 4 }), (c) => c.text('ok'));
+  app.get('/http-exception', () => {
+    throw new HTTPException(401, {
+      res: new Response('x', { status: 401, headers: { 'www-authenticate': 'Bearer' } }),
+      message: 'nope',
+    });
+  });
+  app.get('/crash', () => {
+    throw new TypeError('secret internals');
+  });
+
+  async function call(path: string, init?: RequestInit) {
+    const res = await app.request(path, init);
+    return { res, body: (await res.json()) as { error: Record<string, unknown> } };
+  }
+
+  it('answers an ApiError with its kind, details and headers', async () => {
+    const { res, body } = await call('/api-error', { method: 'POST' });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('retry-after')).toBe('0');
+    expect(body.error).toMatchObject({ code: 400, status: 'OUT_OF_RANGE' });
+  });
+
+  it('answers malformed JSON with 400 INVALID_ARGUMENT reason malformed', async () => {
+    const { res, body } = await call('/json', {
+      method: 'POST',
+      body: '{"a":',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status).toBe(400);
+    expect(body.error).toMatchObject({
+      code: 400,
+      status: 'INVALID_ARGUMENT',
+      details: [{ reason: 'malformed' }],
+    });
+  });
+
+  it("gives hono's own HTTPException the spec body, keeping its headers", async () => {
+    const limited = await call('/limited', { method: 'POST', body: 'too long' });
+    expect(limited.res.status).toBe(413);
+    expect(limited.body.error).toMatchObject({ code: 413, status: 'RESOURCE_EXHAUSTED', details: [] });
+    const { res, body } = await call('/http-exception');
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    expect(body.error).toEqual({ code: 401, message: 'nope', status: 'UNAUTHENTICATED', details: [] });
+  });
+
+  it('answers an unexpected error with 500 INTERNAL without its message, and logs it', async () => {
+    const { res, body } = await call('/crash');
+    expect(res.status).toBe(500);
+    expect(body.error).toEqual({ code: 500, message: 'internal error', status: 'INTERNAL', details: [] });
+    expect(JSON.stringify(body)).not.toContain('secret internals');
+    expect(logged).toHaveLength(1);
+  });
+
+  it('answers an unknown route with 404 NOT_FOUND in the same shape', async () => {
+    const { res, body } = await call('/nowhere');
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(body.error).toMatchObject({ code: 404, status: 'NOT_FOUND', details: [] });
+  });
+});

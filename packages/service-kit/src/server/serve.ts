@@ -1,0 +1,74 @@
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+
+/** Anything with Hono's `fetch` (a `Hono` app). */
+export interface FetchApp {
+  fetch: (request: Request, ...rest: never[]) => Response | Promise<Response>;
+}
+
+export interface ServeOptions {
+  /** Default `0.0.0.0`. */
+  host?: string;
+  /** Default 8080; 0 binds an ephemeral port. */
+  port?: number;
+  /** On `close()`, in-flight requests get this long before their connections are cut. Default 10 s. */
+  drainMs?: number;
+}
+
+export interface RunningServer {
+  host: string;
+  /** The port actually bound (useful with port 0). */
+  port: number;
+  /** `http://host:port`, with `127.0.0.1` for a wildcard host. */
+  url: string;
+  /**
+   * Stops accepting connections, closes idle keep-alive connections, waits for in-flight
+   * requests up to `drainMs`, then cuts what is left. Safe to call twice.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves a Hono app on `@hono/node-server` and resolves once the port is bound (rejects when it
+ * cannot be, e.g. EADDRINUSE).
+ *
+ * @example
+ * ```ts
+ * const server = await serveApp(app, { host: cfg.host, port: cfg.port });
+ * logger.info({ url: server.url }, 'listening');
+ * ```
+ */
+export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<RunningServer> {
+  const host = opts.host ?? '0.0.0.0';
+  const drainMs = opts.drainMs ?? 10_000;
+  const server = createAdaptorServer({ fetch: app.fetch as never, hostname: host, port: opts.port ?? 8080 });
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error) => reject(err);
+    server.once('error', onError);
+    server.listen(opts.port ?? 8080, host, () => {
+      server.off('error', onError);
+      const port = (server.address() as AddressInfo).port;
+      const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+      let closing: Promise<void> | undefined;
+      resolve({
+        host,
+        port,
+        url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`,
+        close() {
+          closing ??= new Promise<void>((done) => {
+            const cut = setTimeout(() => {
+              if ('closeAllConnections' in server) server.closeAllConnections();
+            }, drainMs);
+            cut.unref();
+            server.close(() => {
+              clearTimeout(cut);
+              done();
+            });
+            if ('closeIdleConnections' in server) server.closeIdleConnections();
+          });
+          return closing;
+        },
+      });
+    });
+  });
+}
