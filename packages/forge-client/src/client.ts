@@ -253,16 +253,35 @@ export class ForgeClient {
         },
       ),
 
-    /** Every pull request matching the query, all pages read. */
-    listAll: (repo: RepoRef, query: PullRequestQuery = {}, paging?: Paging, opts: CallOptions = {}) =>
-      collectAll((p) =>
+    /**
+     * Every pull request matching the query, all pages read, each once (a multi-label filter makes
+     * Gitea repeat a pull request once per matching label).
+     */
+    listAll: async (
+      repo: RepoRef,
+      query: PullRequestQuery = {},
+      paging?: Paging,
+      opts: CallOptions = {},
+    ): Promise<ForgeResult<PullRequest[]>> => {
+      const r = await collectAll((p) =>
         this.pulls.list(
           repo,
           query,
           { page: p.page, pageSize: p.pageSize ?? paging?.pageSize ?? this.config.defaultPageSize },
           opts,
         ),
-      ),
+      );
+      if (!r.ok) return r;
+      const seen = new Set<number>();
+      return {
+        ...r,
+        value: r.value.filter((pr) => {
+          if (seen.has(pr.id)) return false;
+          seen.add(pr.id);
+          return true;
+        }),
+      };
+    },
 
     get: async (
       repo: RepoRef,

@@ -45,11 +45,17 @@ export function forkHead(owner: Owner, branch: BranchName): PullRequestHead {
 }
 
 export interface PullRequestQuery {
-  /** Omitted: open only (the server's default). */
+  /**
+   * Omitted: open only. The library then sends `state=open` explicitly, because Gitea 1.26 applies
+   * no state filter at all when the parameter is absent (its documented default is not applied).
+   */
   readonly state?: StateFilter;
   readonly sort?: PullRequestSort;
   readonly milestone?: MilestoneId;
-  /** Sent as a repeated `labels` parameter. */
+  /**
+   * Sent as a repeated `labels` parameter. Gitea 1.26 matches pull requests carrying ANY of the
+   * labels and returns one row per matching label; `listAll` removes the duplicates.
+   */
   readonly labels?: readonly LabelId[];
   /** Login of the author. */
   readonly poster?: string;
@@ -213,7 +219,7 @@ export function encodePullRequestQuery(q: PullRequestQuery, paging: Required<Pag
   );
   return result(error, () => {
     const out: Query = [];
-    if (q.state !== undefined) out.push(['state', q.state]);
+    out.push(['state', q.state ?? 'open']);
     if (q.sort !== undefined) out.push(['sort', PULL_REQUEST_SORT_WIRE[q.sort]]);
     if (q.milestone !== undefined) out.push(['milestone', String(q.milestone)]);
     for (const l of q.labels ?? []) out.push(['labels', String(l)]);
