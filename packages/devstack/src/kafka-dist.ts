@@ -4,11 +4,11 @@
  * A stamp file makes a warm run skip Maven entirely; a cold run resolves into a temporary folder and
  * renames it into place, so an interrupted download never leaves a half-filled `libs/` behind.
  */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir } from './paths.js';
+import { runCommand } from './supervise.js';
 
 /** The newest 3.9 release on Maven Central (kafkajs 2.2.4 needs the 3.x protocol versions). */
 export const KAFKA_VERSION = '3.9.2';
@@ -54,27 +54,6 @@ ${deps}
 `;
 }
 
-function run(command: string, args: string[], cwd: string): Promise<{ code: number; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.once('error', (error) =>
-      reject(
-        (error as NodeJS.ErrnoException).code === 'ENOENT'
-          ? new Error(`${command} not found: install Maven (Debian: apt-get install maven)`)
-          : error,
-      ),
-    );
-    child.once('close', (code) => resolve({ code: code ?? 1, output }));
-  });
-}
-
 /**
  * Returns the Kafka class path, resolving it with Maven on the first call for a version.
  * `log` receives one line when Maven is called (cold cache).
@@ -97,7 +76,7 @@ export async function ensureKafkaDistribution(
   try {
     writeFileSync(join(work, 'pom.xml'), recipe);
     log(`devstack: resolving Apache Kafka ${version} from Maven Central into ${root} (first run only)`);
-    const { code, output } = await run(
+    await runCommand(
       'mvn',
       [
         '-B',
@@ -107,11 +86,8 @@ export async function ensureKafkaDistribution(
         `-DoutputDirectory=${join(work, 'libs')}`,
         '-DincludeScope=runtime',
       ],
-      work,
+      { cwd: work, missingHint: 'install Maven (Debian: apt-get install maven)' },
     );
-    if (code !== 0) {
-      throw new Error(`mvn could not resolve Kafka ${version} (exit ${code}):\n${output.slice(-3000)}`);
-    }
     writeFileSync(join(work, 'libs', '.complete'), `${stamp}\n`);
     // Another process may have finished first: then keep its copy.
     if (existsSync(stampFile) && readFileSync(stampFile, 'utf8').trim() === stamp) return result;

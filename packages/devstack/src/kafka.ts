@@ -4,15 +4,13 @@
  * Layout of `dataDir`: `server.properties`, `log4j.properties`, `kafka.log` (stdout/stderr of the JVM),
  * `kafka.pid`, `cluster-id`, and `data/` (the log directory, formatted on the first start only).
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
 import { ensureKafkaDistribution, KAFKA_VERSION } from './kafka-dist.js';
 import { freePort } from './ports.js';
-import { killStale, type Supervised, spawnSupervised, stopChild, tailOf } from './supervise.js';
+import { killStale, pollReady, runCommand, type Supervised, supervisedService } from './supervise.js';
 
 export interface KafkaOptions {
   /** Folder for configuration, logs and the broker's data; created when missing, reused when present. */
@@ -107,34 +105,10 @@ function newClusterId(): string {
   }
 }
 
-function runJava(classPath: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn('java', ['-cp', classPath, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => {
-      output += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      output += c.toString();
-    });
-    child.once('error', (error) =>
-      reject(
-        (error as NodeJS.ErrnoException).code === 'ENOENT'
-          ? new Error('java not found: install a JDK 17+ (Debian: apt-get install openjdk-17-jre-headless)')
-          : error,
-      ),
-    );
-    child.once('close', (code) =>
-      code === 0
-        ? resolvePromise(output)
-        : reject(new Error(`java ${args[0]} failed (exit ${code}):\n${output.slice(-3000)}`)),
-    );
-  });
-}
+const JAVA_HINT = 'install a JDK 17+ (Debian: apt-get install openjdk-17-jre-headless)';
 
-/** Polls the broker with kafkajs until it answers metadata requests, or the process dies. */
+/** Ready once the broker answers metadata requests with a controller and at least one broker. */
 async function waitHealthy(bootstrapServers: string, proc: Supervised, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
   const kafka = new Kafka({
     clientId: 'devstack-health',
     brokers: [bootstrapServers],
@@ -143,30 +117,23 @@ async function waitHealthy(bootstrapServers: string, proc: Supervised, timeoutMs
     requestTimeout: 3000,
     retry: { retries: 0 },
   });
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    if (proc.hasExited()) {
-      throw new Error(
-        `Kafka exited during start-up; last lines of ${proc.logFile}:\n${tailOf(proc.logFile)}`,
-      );
-    }
-    const admin = kafka.admin();
-    try {
-      await admin.connect();
-      const cluster = await admin.describeCluster();
-      if (cluster.brokers.length > 0 && cluster.controller !== null) {
+  await pollReady(
+    proc,
+    timeoutMs,
+    250,
+    async () => {
+      const admin = kafka.admin();
+      try {
+        await admin.connect();
+        const cluster = await admin.describeCluster();
+        if (cluster.brokers.length === 0 || cluster.controller === null) return false;
         await admin.listTopics();
-        return;
+        return true;
+      } finally {
+        await admin.disconnect().catch(() => {});
       }
-    } catch (error) {
-      lastError = error;
-    } finally {
-      await admin.disconnect().catch(() => {});
-    }
-    await sleep(250);
-  }
-  throw new Error(
-    `Kafka on ${bootstrapServers} not healthy after ${timeoutMs} ms (${String(lastError)}); see ${proc.logFile}:\n${tailOf(proc.logFile)}`,
+    },
+    `Kafka on ${bootstrapServers}`,
   );
 }
 
@@ -209,19 +176,20 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
     const idFile = join(dataDir, 'cluster-id');
     const clusterId = existsSync(idFile) ? readFileSync(idFile, 'utf8').trim() : newClusterId();
     writeFileSync(idFile, `${clusterId}\n`);
-    await runJava(
-      dist.classPath,
+    await runCommand(
+      'java',
       [
         log4jOpt,
+        '-cp',
+        dist.classPath,
         'kafka.tools.StorageTool',
         'format',
         '-t',
         clusterId,
         '-c',
         configFile,
-        '--ignore-formatted',
       ],
-      env,
+      { env, missingHint: JAVA_HINT },
     );
   }
 
@@ -241,47 +209,29 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
     configFile,
   ];
   const timeoutMs = opts.startTimeoutMs ?? 120_000;
-  let proc: Supervised | undefined;
-  let starting: Promise<void> | undefined;
+  const service = supervisedService({
+    name: 'kafka',
+    command: 'java',
+    args: javaArgs,
+    dataDir,
+    marker: dataDir,
+    logFile,
+    env,
+    banner: () => `--- devstack: starting Kafka ${dist.version} at ${new Date().toISOString()}`,
+    waitReady: (proc) => waitHealthy(bootstrapServers, proc, timeoutMs),
+    stopSignal: 'SIGTERM',
+    stopGraceMs: 30_000,
+  });
 
-  const start = async () => {
-    if (proc && !proc.hasExited()) return starting;
-    await killStale(dataDir, 'kafka', dataDir);
-    writeFileSync(logFile, `--- devstack: starting Kafka ${dist.version} at ${new Date().toISOString()}\n`, {
-      flag: 'a',
-    });
-    const current = spawnSupervised({
-      name: 'kafka',
-      command: 'java',
-      args: javaArgs,
-      pidDir: dataDir,
-      logFile,
-      env,
-    });
-    proc = current;
-    starting = waitHealthy(bootstrapServers, current, timeoutMs).catch(async (error) => {
-      await stopChild(current, 'SIGKILL', 5_000);
-      throw error;
-    });
-    return starting;
-  };
-
-  const stop = async () => {
-    const current = proc;
-    if (!current) return;
-    await stopChild(current, 'SIGTERM', 30_000);
-    proc = undefined;
-  };
-
-  await start();
+  await service.start();
   return {
     bootstrapServers,
     port,
     controllerPort,
     dataDir,
     logFile,
-    pid: () => (proc && !proc.hasExited() ? proc.pid : undefined),
-    stop,
-    start,
+    pid: service.pid,
+    stop: service.stop,
+    start: service.start,
   };
 }

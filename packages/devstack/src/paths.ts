@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -17,4 +18,15 @@ export function repoRoot(): string {
 export function cacheDir(): string {
   const fromEnv = process.env.OBSERVATORY_CACHE;
   return fromEnv ? resolve(fromEnv) : join(repoRoot(), '.cache');
+}
+
+/**
+ * A new empty folder under the system's temporary folder (`mkdtemp`), readable and traversable by
+ * other users (0755): when the tests run as root, PostgreSQL runs as the `postgres` user and must be
+ * able to reach its data folder inside it.
+ */
+export function tempDataDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(dir, 0o755);
+  return dir;
 }

@@ -9,8 +9,9 @@
  *
  * Layout of `dataDir`: `pgdata/` (PGDATA), `postgres.log`, `postgres.pid`, `credentials.json`.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import {
+  chmodSync,
   chownSync,
   existsSync,
   lstatSync,
@@ -23,10 +24,9 @@ import {
 } from 'node:fs';
 import { arch, platform } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { freePort } from './ports.js';
-import { killStale, type Supervised, spawnSupervised, stopChild, tailOf } from './supervise.js';
+import { killStale, pollReady, runCommand, type Supervised, supervisedService } from './supervise.js';
 
 export interface PostgresOptions {
   /** Folder for the cluster, its log and pid file; created (initdb) when missing, reused when present. */
@@ -189,54 +189,24 @@ function checkReachable(dir: string, user: RunAs): void {
   }
 }
 
-function runTool(command: string, args: string[], user: RunAs | undefined): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, LC_ALL: 'C', LANG: 'C' },
-      uid: user?.uid,
-      gid: user?.gid,
-    });
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => {
-      output += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      output += c.toString();
-    });
-    child.once('error', reject);
-    child.once('close', (code) =>
-      code === 0
-        ? resolvePromise(output)
-        : reject(new Error(`${basename(command)} failed (exit ${code}):\n${output.slice(-3000)}`)),
-    );
-  });
-}
-
+/** Ready once a client can log in and run a query. */
 async function waitReady(url: string, proc: Supervised, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    if (proc.hasExited()) {
-      throw new Error(
-        `PostgreSQL exited during start-up; last lines of ${proc.logFile}:\n${tailOf(proc.logFile)}`,
-      );
-    }
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
-    client.on('error', () => {});
-    try {
-      await client.connect();
-      await client.query('select 1');
-      return;
-    } catch (error) {
-      lastError = error;
-    } finally {
-      await client.end().catch(() => {});
-    }
-    await sleep(100);
-  }
-  throw new Error(
-    `PostgreSQL not ready after ${timeoutMs} ms (${String(lastError)}); see ${proc.logFile}:\n${tailOf(proc.logFile)}`,
+  await pollReady(
+    proc,
+    timeoutMs,
+    100,
+    async () => {
+      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+      client.on('error', () => {});
+      try {
+        await client.connect();
+        await client.query('select 1');
+        return true;
+      } finally {
+        await client.end().catch(() => {});
+      }
+    },
+    'PostgreSQL',
   );
 }
 
@@ -256,7 +226,12 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
   const postgresBin = join(binDir, 'postgres');
   const initdbBin = join(binDir, 'initdb');
   const user = runAs();
-  if (user) checkReachable(pgdata, user);
+  if (user) {
+    // The data folder is ours: let the postgres user through it (mkdtemp makes it 0700).
+    const mode = statSync(dataDir).mode & 0o777;
+    if ((mode & 0o001) === 0) chmodSync(dataDir, mode | 0o711);
+    checkReachable(pgdata, user);
+  }
   await killStale(dataDir, 'postgres', pgdata);
 
   const credentialsFile = join(dataDir, 'credentials.json');
@@ -271,7 +246,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
       chownSync(pwfile, user.uid, user.gid);
     }
     try {
-      await runTool(
+      await runCommand(
         initdbBin,
         [
           '-D',
@@ -284,7 +259,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
           '--locale=C',
           '--no-instructions',
         ],
-        user,
+        { env: { ...process.env, LC_ALL: 'C', LANG: 'C' }, uid: user?.uid, gid: user?.gid },
       );
     } finally {
       rmSync(pwfile, { force: true });
@@ -306,41 +281,24 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
   ];
   const logFile = join(dataDir, 'postgres.log');
   const timeoutMs = opts.startTimeoutMs ?? 60_000;
-  let proc: Supervised | undefined;
-  let starting: Promise<void> | undefined;
+  const service = supervisedService({
+    name: 'postgres',
+    command: postgresBin,
+    args,
+    dataDir,
+    marker: pgdata,
+    logFile,
+    env: { ...process.env, LC_ALL: 'C', LANG: 'C', TZ: 'UTC' },
+    uid: user?.uid,
+    gid: user?.gid,
+    banner: () => `--- devstack: starting PostgreSQL ${version} at ${new Date().toISOString()}`,
+    waitReady: (proc) => waitReady(url, proc, timeoutMs),
+    // SIGINT is PostgreSQL's fast shutdown: roll back open transactions, checkpoint, exit.
+    stopSignal: 'SIGINT',
+    stopGraceMs: 30_000,
+  });
 
-  const start = async () => {
-    if (proc && !proc.hasExited()) return starting;
-    await killStale(dataDir, 'postgres', pgdata);
-    writeFileSync(logFile, `--- devstack: starting PostgreSQL ${version} at ${new Date().toISOString()}\n`, {
-      flag: 'a',
-    });
-    const current = spawnSupervised({
-      name: 'postgres',
-      command: postgresBin,
-      args,
-      pidDir: dataDir,
-      logFile,
-      env: { ...process.env, LC_ALL: 'C', LANG: 'C', TZ: 'UTC' },
-      uid: user?.uid,
-      gid: user?.gid,
-    });
-    proc = current;
-    starting = waitReady(url, current, timeoutMs).catch(async (error) => {
-      await stopChild(current, 'SIGKILL', 5_000);
-      throw error;
-    });
-    return starting;
-  };
-
-  const stop = async () => {
-    const current = proc;
-    if (!current) return;
-    await stopChild(current, 'SIGINT', 30_000);
-    proc = undefined;
-  };
-
-  await start();
+  await service.start();
   return {
     url,
     port,
@@ -349,9 +307,9 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
     dataDir,
     logFile,
     version,
-    pid: () => (proc && !proc.hasExited() ? proc.pid : undefined),
-    stop,
-    start,
+    pid: service.pid,
+    stop: service.stop,
+    start: service.start,
   };
 }
 

@@ -263,3 +263,121 @@ export function tailOf(file: string, maxBytes = 4000): string {
     return '';
   }
 }
+
+export interface RunOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  uid?: number;
+  gid?: number;
+  /** Message when the command is not installed (ENOENT). */
+  missingHint?: string;
+}
+
+/** Runs a command to completion, capturing its output; rejects with the output's tail on failure. */
+export function runCommand(command: string, args: string[], opts: RunOptions = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: opts.cwd,
+      env: opts.env ?? process.env,
+      uid: opts.uid,
+      gid: opts.gid,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const collect = (chunk: Buffer) => {
+      output += chunk.toString();
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    child.once('error', (error) =>
+      reject(
+        (error as NodeJS.ErrnoException).code === 'ENOENT' && opts.missingHint
+          ? new Error(`${command} not found: ${opts.missingHint}`)
+          : error,
+      ),
+    );
+    child.once('close', (code) =>
+      code === 0
+        ? resolve(output)
+        : reject(new Error(`${command} ${args.at(-1) ?? ''} failed (exit ${code}):\n${output.slice(-3000)}`)),
+    );
+  });
+}
+
+export interface ServiceDefinition extends Omit<SpawnOptions, 'pidDir'> {
+  /** Folder of the pid file; a stale process must mention `marker` in its command line to be killed. */
+  dataDir: string;
+  marker: string;
+  /** First line written to the log at each start. */
+  banner: () => string;
+  /** Resolves once the service answers; should throw when `proc.hasExited()`. */
+  waitReady: (proc: Supervised) => Promise<void>;
+  stopSignal: NodeJS.Signals;
+  stopGraceMs: number;
+}
+
+export interface ServiceControl {
+  /** Starts the process and waits until it is ready; a no-op (same promise) while it runs. */
+  start(): Promise<void>;
+  /** Stops the process (stopSignal, SIGKILL after the grace period); a no-op when stopped. */
+  stop(): Promise<void>;
+  pid(): number | undefined;
+}
+
+/** start/stop/pid around one long-running process, restartable any number of times. */
+export function supervisedService(def: ServiceDefinition): ServiceControl {
+  let proc: Supervised | undefined;
+  let starting: Promise<void> | undefined;
+  return {
+    async start() {
+      if (proc && !proc.hasExited()) return starting;
+      await killStale(def.dataDir, def.name, def.marker);
+      writeFileSync(def.logFile, `${def.banner()}\n`, { flag: 'a' });
+      const current = spawnSupervised({ ...def, pidDir: def.dataDir });
+      proc = current;
+      starting = def.waitReady(current).catch(async (error) => {
+        await stopChild(current, 'SIGKILL', 5_000);
+        throw error;
+      });
+      return starting;
+    },
+    async stop() {
+      const current = proc;
+      if (!current) return;
+      await stopChild(current, def.stopSignal, def.stopGraceMs);
+      proc = undefined;
+    },
+    pid: () => (proc && !proc.hasExited() ? proc.pid : undefined),
+  };
+}
+
+/**
+ * Calls `attempt` every `intervalMs` until it returns true, failing early when `proc` exits and with
+ * `describe(lastError)` after `timeoutMs`.
+ */
+export async function pollReady(
+  proc: Supervised,
+  timeoutMs: number,
+  intervalMs: number,
+  attempt: () => Promise<boolean>,
+  what: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (proc.hasExited()) {
+      throw new Error(
+        `${what} exited during start-up; last lines of ${proc.logFile}:\n${tailOf(proc.logFile)}`,
+      );
+    }
+    try {
+      if (await attempt()) return;
+    } catch (error) {
+      lastError = error;
+    }
+    await sleep(intervalMs);
+  }
+  throw new Error(
+    `${what} not ready after ${timeoutMs} ms (${String(lastError)}); see ${proc.logFile}:\n${tailOf(proc.logFile)}`,
+  );
+}

@@ -11,11 +11,12 @@
  *
  * Set OBSERVATORY_KEEP_STACK=1 to keep the folder (logs, data) after the run.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
+import { tempDataDir } from './paths.js';
 import { type Stack, startStack } from './stack.js';
 import { isAlive } from './supervise.js';
 
@@ -52,7 +53,7 @@ function removeAbandonedFolders(): void {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   removeAbandonedFolders();
-  const dir = mkdtempSync(join(tmpdir(), PREFIX));
+  const dir = tempDataDir(PREFIX);
   writeFileSync(join(dir, 'owner.pid'), `${process.pid}\n`);
   let stack: Stack | undefined;
   try {

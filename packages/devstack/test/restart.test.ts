@@ -1,0 +1,122 @@
+import { rmSync } from 'node:fs';
+import { type Stack, startStack, tempDataDir } from '@event-observatory/devstack';
+import { Kafka, logLevel } from 'kafkajs';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processesMentioning } from './processes.js';
+
+// A stack of its own: this file stops and starts it, which must not disturb the shared one.
+const dir = tempDataDir('devstack-restart-');
+let stack: Stack;
+
+beforeAll(async () => {
+  stack = await startStack({ dataDir: dir });
+});
+afterAll(async () => {
+  await stack?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function describeTopics(bootstrapServers: string) {
+  const kafka = new Kafka({
+    clientId: 'restart-test',
+    brokers: [bootstrapServers],
+    logLevel: logLevel.NOTHING,
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const names = ['events.cloudevents.v1', 'events.cloudevents.v1.dlq'];
+    const { topics } = await admin.fetchTopicMetadata({ topics: names });
+    const { resources } = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: names.map((name) => ({ type: 2, name, configNames: ['cleanup.policy', 'retention.ms'] })),
+    });
+    return names.map((name) => ({
+      name,
+      partitions: topics.find((t) => t.name === name)?.partitions.length,
+      leaders: topics.find((t) => t.name === name)?.partitions.every((p) => p.leader === 1),
+      configs: Object.fromEntries(
+        (resources.find((r) => r.resourceName === name)?.configEntries ?? []).map((e) => [
+          e.configName,
+          e.configValue,
+        ]),
+      ),
+    }));
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+const expectedTopics = [
+  {
+    name: 'events.cloudevents.v1',
+    partitions: 12,
+    leaders: true,
+    configs: { 'cleanup.policy': 'delete', 'retention.ms': '604800000' },
+  },
+  {
+    name: 'events.cloudevents.v1.dlq',
+    partitions: 3,
+    leaders: true,
+    configs: { 'cleanup.policy': 'compact', 'retention.ms': '604800000' },
+  },
+];
+
+describe('a stack restarted with stop() and start()', () => {
+  it('keeps its ports, its topics (partitions, cleanup policy, retention), records and rows', async () => {
+    expect(await describeTopics(stack.bootstrapServers)).toEqual(expectedTopics);
+    const kafka = new Kafka({
+      clientId: 'restart-test',
+      brokers: [stack.bootstrapServers],
+      logLevel: logLevel.NOTHING,
+    });
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    await producer.send({
+      topic: 'events.cloudevents.v1',
+      acks: -1,
+      messages: [{ key: 'k', value: 'before restart' }],
+    });
+    await producer.disconnect();
+    const db = new pg.Client({ connectionString: stack.databaseUrl });
+    await db.connect();
+    await db.query('create table restart_probe (note text)');
+    await db.query("insert into restart_probe values ('before restart')");
+    await db.end();
+    const { bootstrapServers, databaseUrl } = stack;
+    const oldPids = [stack.kafka.pid(), stack.postgres.pid()];
+
+    await stack.stop();
+    expect(stack.kafka.pid()).toBeUndefined();
+    expect(stack.postgres.pid()).toBeUndefined();
+    for (const pid of oldPids) expect(processesMentioning(dir)).not.toContain(pid);
+    await stack.start();
+
+    expect(stack.bootstrapServers).toBe(bootstrapServers);
+    expect(stack.databaseUrl).toBe(databaseUrl);
+    expect(await describeTopics(stack.bootstrapServers)).toEqual(expectedTopics);
+    const offsets = await (async () => {
+      const admin = kafka.admin();
+      await admin.connect();
+      try {
+        return await admin.fetchTopicOffsets('events.cloudevents.v1');
+      } finally {
+        await admin.disconnect();
+      }
+    })();
+    expect(offsets.reduce((sum, p) => sum + Number(p.high), 0)).toBe(1);
+    const again = new pg.Client({ connectionString: stack.databaseUrl });
+    await again.connect();
+    const { rows } = await again.query('select note from restart_probe');
+    await again.end();
+    expect(rows).toEqual([{ note: 'before restart' }]);
+  });
+
+  it('leaves no java or postgres process behind after stop()', async () => {
+    expect(processesMentioning(dir).length).toBeGreaterThanOrEqual(2);
+    await stack.stop();
+    expect(processesMentioning(dir)).toEqual([]);
+    await stack.start(); // afterAll stops it again
+  });
+});
