@@ -6,7 +6,7 @@ SHELL := /bin/bash
 export OBSERVATORY_CACHE ?= $(CURDIR)/.cache
 NODE_STAMP := node_modules/.install-stamp
 
-.PHONY: help install build lint test dev migrate bench
+.PHONY: help install build lint test dev migrate
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -17,8 +17,9 @@ $(NODE_STAMP): package.json package-lock.json $(wildcard packages/*/package.json
 
 install: $(NODE_STAMP) ## Install the npm workspace (only when the lock file changed)
 
-build: install ## Type-check and compile every workspace (tsc -b)
+build: install ## Type-check and compile every workspace (tsc -b) and the scripts
 	npx tsc -b
+	npx tsc -p scripts/tsconfig.json
 
 lint: install ## Lint and format-check the tree (biome)
 	npx biome check .
@@ -30,3 +31,7 @@ test: build lint ## Run every test of the repo; starts the infrastructure it nee
 
 dev: install ## Start Kafka, PostgreSQL and every service locally; Ctrl-C stops all
 	node --conditions=source --import tsx scripts/dev.ts
+
+migrate: install ## Apply pending migrations to DATABASE_URL (default: the make dev database)
+	@if [ -z "$$DATABASE_URL" ] && [ -f .dev/stack.env ]; then set -a; . .dev/stack.env; set +a; fi; \
+	npm run migrate -w @event-observatory/store
