@@ -1,0 +1,125 @@
+/**
+ * The admin listener as a Hono app built from explicit dependencies (tests build it too).
+ *
+ * | method | path | |
+ * |---|---|---|
+ * | GET | /metrics | text exposition |
+ * | GET | /health/live, /health/ready | readiness: `broker` and `database` each UP or a reason |
+ * | GET | /admin/consumer | the stream's state |
+ * | POST | /admin/consumer:start, :stop, :pause, :resume, :restart, :clearCheckpoints | lifecycle |
+ * | GET | /admin/dlq | dead-letter depth per partition |
+ * | GET | /admin/dlq/records | `limit`, `reason` |
+ * | POST | /admin/dlq:replay | `limit`, `reason`, `dryRun` (default true) |
+ *
+ * Every `/admin` route needs a bearer JWT with the configured scope (`events:admin` by default);
+ * the verifier is built without a registry, so auth decisions are not counted. No HTTP timer.
+ */
+import {
+  ApiError,
+  type AuthVariables,
+  type ErrorLogger,
+  errorHandler,
+  type HealthCheck,
+  healthRoutes,
+  metricsHandler,
+  notFoundHandler,
+  requireAuth,
+  type Verifier,
+} from '@event-observatory/service-kit';
+import { Hono, type MiddlewareHandler } from 'hono';
+import type { Registry } from 'prom-client';
+import { POISON_REASONS, type PoisonReason } from './decode.js';
+import type { DlqAdmin } from './dlq-admin.js';
+import type { Lifecycle } from './lifecycle.js';
+import type { CommandOutcome, LifecycleCommand } from './metrics.js';
+
+export interface AppDeps {
+  registry: Registry;
+  lifecycle: Lifecycle;
+  dlq: DlqAdmin;
+  /** Null when authentication is disabled (`AUTH_ENABLED=false`). */
+  verifier: Verifier | null;
+  checks: { broker: HealthCheck; database: HealthCheck };
+  replayMaxRecords: number;
+  logger?: ErrorLogger;
+}
+
+export const DEFAULT_LIST_LIMIT = 100;
+
+const COMMANDS: Record<string, LifecycleCommand> = {
+  start: 'start',
+  stop: 'stop',
+  pause: 'pause',
+  resume: 'resume',
+  restart: 'restart',
+  clearCheckpoints: 'clear-checkpoints',
+};
+
+export function buildApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
+  const app = new Hono<{ Variables: AuthVariables }>();
+  app.onError(errorHandler(deps.logger ? { logger: deps.logger } : {}));
+  app.notFound(notFoundHandler());
+
+  app.get('/metrics', metricsHandler(deps.registry));
+  app.route('/', healthRoutes({ checks: deps.checks }));
+
+  const guard: MiddlewareHandler = deps.verifier
+    ? (requireAuth(deps.verifier) as MiddlewareHandler)
+    : async (_c, next) => {
+        await next();
+      };
+  app.use('/admin/*', guard);
+
+  app.get('/admin/consumer', (c) => c.json(deps.lifecycle.status()));
+  for (const [verb, command] of Object.entries(COMMANDS)) {
+    app.post(`/admin/consumer:${verb}`, async (c) => {
+      const result = await deps.lifecycle.run(command);
+      return c.json({ command, outcome: result.outcome satisfies CommandOutcome, consumer: result.status });
+    });
+  }
+
+  app.get('/admin/dlq', async (c) => c.json(await deps.dlq.depth()));
+
+  app.get('/admin/dlq/records', async (c) => {
+    const limit = limitParam(c.req.query('limit'), deps.replayMaxRecords);
+    const reason = reasonParam(c.req.query('reason'));
+    return c.json(await deps.dlq.list(limit, reason));
+  });
+
+  app.post('/admin/dlq:replay', async (c) => {
+    const limit = limitParam(c.req.query('limit'), deps.replayMaxRecords);
+    const reason = reasonParam(c.req.query('reason'));
+    const dryRun = boolParam(c.req.query('dryRun'), 'dryRun', true);
+    return c.json(await deps.dlq.replay(limit, reason, dryRun));
+  });
+
+  return app;
+}
+
+function invalid(param: string, message: string): ApiError {
+  return new ApiError('InvalidArgument', message, { reason: 'malformed', metadata: { parameter: param } });
+}
+
+function limitParam(raw: string | undefined, max: number): number {
+  if (raw === undefined || raw === '') return Math.min(DEFAULT_LIST_LIMIT, max);
+  if (!/^\d+$/.test(raw))
+    throw invalid('limit', `limit must be a positive integer, got ${JSON.stringify(raw)}`);
+  const n = Number(raw);
+  if (n < 1 || n > max) throw invalid('limit', `limit must be between 1 and ${max}`);
+  return n;
+}
+
+function reasonParam(raw: string | undefined): PoisonReason | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!(POISON_REASONS as readonly string[]).includes(raw)) {
+    throw invalid('reason', `reason must be one of ${POISON_REASONS.join(', ')}`);
+  }
+  return raw as PoisonReason;
+}
+
+function boolParam(raw: string | undefined, name: string, fallback: boolean): boolean {
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw invalid(name, `${name} must be true or false`);
+}

@@ -1,0 +1,41 @@
+/**
+ * Configuration of the consumer service, every variable with its default (README has the table).
+ * Database settings are read by `databaseUrlFromEnv` of the store package; authentication by
+ * `authConfigFromEnv` of the service kit (scope `events:admin` by default).
+ */
+import { bool, duration, type Env, int, list, readConfig, str } from '@event-observatory/service-kit/config';
+
+export const DEFAULT_GROUP_ID = 'cobalt-cloudevents-v1';
+export const DEFAULT_TOPIC = 'events.cloudevents.v1';
+export const ADMIN_SCOPE = 'events:admin';
+
+export function readConsumerConfig(env: Env) {
+  return readConfig(env, {
+    serviceVersion: str('SERVICE_VERSION').default('0.0.0-unknown'),
+    logLevel: str('LOG_LEVEL').default('info'),
+    httpHost: str('HTTP_HOST').default('0.0.0.0'),
+    httpPort: int('HTTP_PORT', { min: 0, max: 65535 }).default(8080),
+    bootstrapServers: list('BROKER_BOOTSTRAP_SERVERS', { min: 1 }).default(['localhost:9092']),
+    topic: str('BROKER_TOPIC').default(DEFAULT_TOPIC),
+    dlqTopic: str('BROKER_DLQ_TOPIC').optional(),
+    groupId: str('BROKER_GROUP_ID').default(DEFAULT_GROUP_ID),
+    clientId: str('BROKER_CLIENT_ID').default('observatory-consumer'),
+    batchSize: int('CONSUMER_BATCH_SIZE', { min: 1, max: 10_000 }).default(500),
+    batchWindowMs: duration('CONSUMER_BATCH_WINDOW', { min: 0 }).default('250ms'),
+    writeAttempts: int('CONSUMER_WRITE_ATTEMPTS', { min: 1, max: 100 }).default(3),
+    retryDelayMs: duration('CONSUMER_RETRY_DELAY', { min: 0 }).default('200ms'),
+    drainTimeoutMs: duration('CONSUMER_DRAIN_TIMEOUT', { min: 0 }).default('30s'),
+    lagRefreshMs: duration('LAG_REFRESH_INTERVAL', { min: 100 }).default('20s'),
+    lagRequestTimeoutMs: duration('LAG_REQUEST_TIMEOUT', { min: 100 }).default('5s'),
+    replayMaxRecords: int('REPLAY_MAX_RECORDS', { min: 1, max: 100_000 }).default(1000),
+    migrateOnBoot: bool('CONSUMER_MIGRATE_ON_BOOT').default(true),
+    autoStart: bool('CONSUMER_AUTO_START').default(true),
+  });
+}
+
+export type ConsumerConfig = ReturnType<typeof readConsumerConfig> & { dlqTopic: string | undefined };
+
+/** The dead-letter topic: `BROKER_DLQ_TOPIC`, default `<BROKER_TOPIC>.dlq`. */
+export function dlqTopicOf(cfg: { topic: string; dlqTopic?: string | undefined }): string {
+  return cfg.dlqTopic ?? `${cfg.topic}.dlq`;
+}

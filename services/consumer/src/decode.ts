@@ -1,0 +1,136 @@
+/**
+ * Turns a broker record (CloudEvents Kafka binary mode) into the row of `events.cloud_event`, or
+ * into a poison verdict with a closed-set reason. Decoding is pure: no I/O, no clock.
+ */
+import {
+  type CloudEvent,
+  EventRejection,
+  encodeStructured,
+  fromKafkaRecord,
+  isJsonMediaType,
+  isTextMediaType,
+  type RejectionReason,
+} from '@event-observatory/events';
+import type { ConsumedRecord } from './record.js';
+
+/** Values of the parameters of one row (see `writer.ts` for the column order). */
+export interface EventRow {
+  occurredAt: string;
+  source: string;
+  id: string;
+  type: string;
+  specversion: string;
+  subject: string | null;
+  datacontenttype: string | null;
+  dataschema: string | null;
+  partitionKey: string | null;
+  /** The verbatim CloudEvent in JSON format (text, spliced into a jsonb parameter). */
+  raw: string;
+  /** The payload as JSON text, or null. */
+  data: string | null;
+  extensions: string;
+  topic: string;
+  partition: number;
+  offset: string;
+}
+
+/** The closed set of poison reasons (Document 2, section 7). */
+export type PoisonReason = Extract<
+  RejectionReason,
+  'malformed' | 'invalid-attributes' | 'invalid-payload' | 'unknown-type' | 'unpersistable'
+>;
+
+export const POISON_REASONS: readonly PoisonReason[] = [
+  'malformed',
+  'invalid-attributes',
+  'invalid-payload',
+  'unknown-type',
+  'unpersistable',
+];
+
+export type Decoded =
+  | { ok: true; row: EventRow; event: CloudEvent }
+  | { ok: false; reason: PoisonReason; detail: string };
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+export function decodeRecord(record: ConsumedRecord): Decoded {
+  let event: CloudEvent;
+  try {
+    event = fromKafkaRecord(record);
+  } catch (err) {
+    if (err instanceof EventRejection) {
+      const reason = (POISON_REASONS as readonly string[]).includes(err.reason)
+        ? (err.reason as PoisonReason)
+        : 'malformed';
+      return { ok: false, reason, detail: err.message };
+    }
+    return {
+      ok: false,
+      reason: 'malformed',
+      detail: `record could not be decoded: ${(err as Error).message}`,
+    };
+  }
+  if (event.time === undefined) {
+    return {
+      ok: false,
+      reason: 'invalid-attributes',
+      detail: 'the event has no time attribute (occurred_at)',
+    };
+  }
+  if (!RFC3339.test(event.time) || Number.isNaN(Date.parse(event.time))) {
+    return {
+      ok: false,
+      reason: 'invalid-attributes',
+      detail: `time is not an RFC 3339 timestamp: ${event.time}`,
+    };
+  }
+  const raw = encodeStructured(event);
+  return {
+    ok: true,
+    event,
+    row: {
+      occurredAt: event.time,
+      source: event.source,
+      id: event.id,
+      type: event.type,
+      specversion: event.specversion,
+      subject: event.subject ?? null,
+      datacontenttype: event.datacontenttype ?? null,
+      dataschema: event.dataschema ?? null,
+      partitionKey: record.key === null ? null : record.key.toString('utf8'),
+      raw,
+      data: dataOf(event),
+      extensions: JSON.stringify(event.extensions),
+      topic: record.topic,
+      partition: record.partition,
+      offset: record.offset,
+    },
+  };
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The payload as JSON text for the `data` column, as the structured rendering carries it: a JSON
+ * payload verbatim, a text payload as a JSON string; null when absent or binary.
+ */
+function dataOf(event: CloudEvent): string | null {
+  if (event.data === undefined) return null;
+  const ct = event.datacontenttype;
+  let text: string;
+  try {
+    text = strictUtf8.decode(event.data);
+  } catch {
+    return null;
+  }
+  if (ct === undefined || isJsonMediaType(ct)) {
+    try {
+      JSON.parse(text);
+      return text;
+    } catch {
+      return null;
+    }
+  }
+  return isTextMediaType(ct) ? JSON.stringify(text) : null;
+}

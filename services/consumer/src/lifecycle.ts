@@ -1,0 +1,93 @@
+/**
+ * Lifecycle commands of the admin listener and what each does to the stream:
+ *
+ * | command | from | effect | outcome |
+ * |---|---|---|---|
+ * | start | stopped, failed | joins the group and consumes (a failed stream gets a fresh restart budget) | success; skipped when already running/paused |
+ * | stop | running, paused | drains the in-flight batch, commits, leaves the group | success; skipped when stopped |
+ * | pause | running | stops fetching, stays in the group | success; skipped otherwise |
+ * | resume | paused | fetches again | success; skipped otherwise |
+ * | restart | any | stop (if needed) then start | success |
+ * | clear-checkpoints | stopped, failed | deletes the group's rows of `events.consumer_checkpoint` and resets the group's broker offsets to the earliest retained records, so the next start re-reads the retained topic (harmless: inserts deduplicate) | success; failure (400 FAILED_PRECONDITION) while consuming |
+ *
+ * Each command is counted in `consume_lifecycle_commands_total{command,outcome}` and reports
+ * `consume_running` at once.
+ */
+import { ApiError } from '@event-observatory/service-kit';
+import type { Admin } from 'kafkajs';
+import type pg from 'pg';
+import type { CommandOutcome, ConsumerMetrics, LifecycleCommand } from './metrics.js';
+import type { Probe } from './probe.js';
+import type { ConsumerStream, StreamStatus } from './stream.js';
+
+export interface LifecycleOptions {
+  stream: ConsumerStream;
+  probe: Probe;
+  metrics: ConsumerMetrics;
+  pool: pg.Pool;
+  admin: Admin;
+  groupId: string;
+  topic: string;
+}
+
+export class Lifecycle {
+  constructor(private readonly opts: LifecycleOptions) {}
+
+  status(): StreamStatus {
+    return this.opts.stream.status();
+  }
+
+  async run(command: LifecycleCommand): Promise<{ outcome: CommandOutcome; status: StreamStatus }> {
+    const { stream, metrics, probe } = this.opts;
+    let outcome: CommandOutcome;
+    try {
+      switch (command) {
+        case 'start':
+          outcome = await stream.start();
+          break;
+        case 'stop':
+          outcome = await stream.stop();
+          break;
+        case 'pause':
+          outcome = await stream.pause();
+          break;
+        case 'resume':
+          outcome = await stream.resume();
+          break;
+        case 'restart':
+          outcome = await stream.restart();
+          break;
+        case 'clear-checkpoints':
+          outcome = await this.clearCheckpoints();
+          break;
+      }
+    } catch (err) {
+      metrics.lifecycle(command, 'failure');
+      probe.reportRunning();
+      throw err;
+    }
+    metrics.lifecycle(command, outcome);
+    probe.reportRunning();
+    return { outcome, status: stream.status() };
+  }
+
+  private async clearCheckpoints(): Promise<CommandOutcome> {
+    const { stream, pool, admin, groupId, topic } = this.opts;
+    if (stream.state !== 'stopped' && stream.state !== 'failed') {
+      throw new ApiError(
+        'FailedPrecondition',
+        `clear-checkpoints needs a stopped consumer (state: ${stream.state})`,
+        {
+          reason: 'consumer-running',
+          metadata: { state: stream.state },
+        },
+      );
+    }
+    await pool.query('DELETE FROM events.consumer_checkpoint WHERE consumer_group = $1 AND topic = $2', [
+      groupId,
+      topic,
+    ]);
+    await admin.resetOffsets({ groupId, topic, earliest: true });
+    return 'success';
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * Entry point: configuration -> telemetry -> service -> listener -> shutdown. Wiring only.
+ */
+import {
+  authConfigFromEnv,
+  createLogger,
+  createMetrics,
+  installShutdown,
+  runMain,
+  serveApp,
+  startTracing,
+} from '@event-observatory/service-kit';
+import { databaseUrlFromEnv } from '@event-observatory/store';
+import { ADMIN_SCOPE, readConsumerConfig } from './config.js';
+import { createConsumerService } from './service.js';
+
+await runMain(async () => {
+  const config = readConsumerConfig(process.env);
+  const auth = authConfigFromEnv(process.env, { defaultScope: ADMIN_SCOPE });
+  const databaseUrl = databaseUrlFromEnv(process.env);
+  const tracing = startTracing({ service: 'consumer', version: config.serviceVersion });
+  const logger = createLogger({ service: 'consumer', level: config.logLevel });
+  const { registry } = createMetrics({ service: 'consumer', version: config.serviceVersion });
+  const service = await createConsumerService({ config, databaseUrl, auth, registry, logger });
+  const server = await serveApp(service.app, { host: config.httpHost, port: config.httpPort });
+  logger.info({ url: server.url }, 'admin listener up');
+  await service.start();
+  installShutdown({
+    steps: [
+      { name: 'admin listener', run: () => server.close() },
+      ...service.shutdownSteps(),
+      { name: 'telemetry', run: () => tracing.shutdown() },
+    ],
+    timeoutMs: config.drainTimeoutMs + 10_000,
+    logger,
+  });
+});

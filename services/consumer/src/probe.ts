@@ -1,0 +1,146 @@
+/**
+ * The periodic probe (every `LAG_REFRESH_INTERVAL`): group lag per partition from an admin
+ * client, dead-letter depth, checkpoint divergence, rows in the default partition, and the
+ * `consume_running` report. Each request is bounded by `LAG_REQUEST_TIMEOUT`; a failed reading
+ * publishes NaN (lag series are dropped) rather than a stale value.
+ *
+ * - consume_group_lag{group,topic,partition}: log end offset - committed offset, for partitions
+ *   with a committed offset only.
+ * - consume_checkpoint_divergence: sum over partitions of max(0, broker committed offset -
+ *   stored checkpoint): offsets committed without a durable checkpoint. 0 is the only healthy value.
+ * - consume_running: 1 consuming, 0 paused/stopped/failed; NaN before the first tick and when the
+ *   last report is older than three intervals.
+ */
+import type { Admin } from 'kafkajs';
+import type pg from 'pg';
+import { Gauge, type Registry } from 'prom-client';
+import type { ConsumerMetrics } from './metrics.js';
+
+export interface ProbeOptions {
+  admin: Admin;
+  pool: pg.Pool;
+  metrics: ConsumerMetrics;
+  registry: Registry;
+  groupId: string;
+  topic: string;
+  dlqTopic: string;
+  intervalMs: number;
+  requestTimeoutMs: number;
+  consuming: () => boolean;
+  now?: () => number;
+}
+
+export class Probe {
+  private timer: NodeJS.Timeout | undefined;
+  private lastReport: { at: number; running: boolean } | undefined;
+  private readonly now: () => number;
+  private ticking: Promise<void> | undefined;
+
+  constructor(private readonly opts: ProbeOptions) {
+    this.now = opts.now ?? Date.now;
+    const probe = this;
+    new Gauge({
+      name: 'consume_running',
+      help: '1 while consuming, 0 while paused or stopped, NaN when the probe has not reported',
+      registers: [opts.registry],
+      collect() {
+        this.set(probe.runningValue());
+      },
+    });
+  }
+
+  runningValue(): number {
+    const r = this.lastReport;
+    if (!r || this.now() - r.at > 3 * this.opts.intervalMs) return Number.NaN;
+    return r.running ? 1 : 0;
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.tick(), this.opts.intervalMs);
+    this.timer.unref();
+    void this.tick();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Reports `consume_running` now (after a lifecycle command) without waiting for the tick. */
+  reportRunning(): void {
+    this.lastReport = { at: this.now(), running: this.opts.consuming() };
+  }
+
+  /** One probe run; concurrent calls share the run in progress. */
+  tick(): Promise<void> {
+    this.ticking ??= this.run().finally(() => {
+      this.ticking = undefined;
+    });
+    return this.ticking;
+  }
+
+  private async run(): Promise<void> {
+    this.reportRunning();
+    const { metrics } = this.opts;
+    const [committed, ends, dlq, checkpoints, defaults] = await Promise.allSettled([
+      this.bounded(this.opts.admin.fetchOffsets({ groupId: this.opts.groupId, topics: [this.opts.topic] })),
+      this.bounded(this.opts.admin.fetchTopicOffsets(this.opts.topic)),
+      this.bounded(this.opts.admin.fetchTopicOffsets(this.opts.dlqTopic)),
+      this.bounded(
+        this.opts.pool.query<{ partition: number; next_offset: string }>(
+          'SELECT partition, next_offset FROM events.consumer_checkpoint WHERE consumer_group = $1 AND topic = $2',
+          [this.opts.groupId, this.opts.topic],
+        ),
+      ),
+      this.bounded(
+        this.opts.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events.cloud_event_default'),
+      ),
+    ]);
+
+    metrics.groupLag.reset();
+    const commits = new Map<number, bigint>();
+    if (committed.status === 'fulfilled') {
+      for (const p of committed.value.find((t) => t.topic === this.opts.topic)?.partitions ?? []) {
+        const off = BigInt(p.offset);
+        if (off >= 0n) commits.set(p.partition, off);
+      }
+    }
+    if (committed.status === 'fulfilled' && ends.status === 'fulfilled') {
+      for (const p of ends.value) {
+        const c = commits.get(p.partition);
+        if (c === undefined) continue;
+        const lag = BigInt(p.high) - c;
+        metrics.groupLag.set(
+          { group: this.opts.groupId, topic: this.opts.topic, partition: String(p.partition) },
+          Number(lag > 0n ? lag : 0n),
+        );
+      }
+    }
+    metrics.dlqDepth.set(
+      dlq.status === 'fulfilled'
+        ? dlq.value.reduce((sum, p) => sum + Number(BigInt(p.high) - BigInt(p.low)), 0)
+        : Number.NaN,
+    );
+    if (committed.status === 'fulfilled' && checkpoints.status === 'fulfilled') {
+      const stored = new Map(checkpoints.value.rows.map((r) => [r.partition, BigInt(r.next_offset)]));
+      let divergence = 0n;
+      for (const [partition, off] of commits) {
+        const cp = stored.get(partition) ?? 0n;
+        if (off > cp) divergence += off - cp;
+      }
+      metrics.checkpointDivergence.set(Number(divergence));
+    } else {
+      metrics.checkpointDivergence.set(Number.NaN);
+    }
+    metrics.defaultRows.set(defaults.status === 'fulfilled' ? (defaults.value.rows[0]?.n ?? 0) : Number.NaN);
+  }
+
+  private bounded<T>(p: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('probe request timed out')), this.opts.requestTimeoutMs);
+    });
+    return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+  }
+}

@@ -1,0 +1,361 @@
+/**
+ * Processes one grouped batch: decode, dead-letter what cannot be decoded, write the rows and
+ * checkpoints in one transaction, retry, isolate poison by bisection, dead-letter it, and report.
+ * Nothing here commits broker offsets: the caller commits only after `process` resolved, so an
+ * offset is committed only once its record is durable (stored, a duplicate, or dead-lettered).
+ * See DESIGN.md for why.
+ */
+import {
+  type Context,
+  context,
+  type Link,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
+import type { Message } from 'kafkajs';
+import { buildDeadLetter } from './dead-letter.js';
+import { decodeRecord, type EventRow, type PoisonReason } from './decode.js';
+import type { BatchOutcome, ConsumerMetrics } from './metrics.js';
+import { type ConsumedRecord, nextOffset } from './record.js';
+import { classifyStoreError, describeStoreFailure } from './store-errors.js';
+import type { Checkpoint, EventWriter, InsertResult } from './writer.js';
+
+/** The wait was abandoned because the stream is stopping; nothing of the batch was committed. */
+export class Aborted extends Error {
+  override name = 'Aborted';
+}
+
+export interface DeadLetterSink {
+  /** Publishes dead letters and resolves once the broker acknowledged all of them. */
+  publish(messages: Message[]): Promise<void>;
+}
+
+export interface Log {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface ProcessorOptions {
+  writer: EventWriter;
+  deadLetters: DeadLetterSink;
+  metrics: ConsumerMetrics;
+  group: string;
+  writeAttempts: number;
+  retryDelayMs: number;
+  log: Log;
+  /** Ceiling of the wait between retries during a store or broker outage. Default 5 s. */
+  maxOutageDelayMs?: number;
+  now?: () => Date;
+  tracer?: Tracer;
+}
+
+export interface BatchResult {
+  outcome: BatchOutcome;
+  attempted: number;
+  inserted: number;
+  duplicates: number;
+  deadLettered: number;
+  checkpoints: Checkpoint[];
+}
+
+interface Pending {
+  record: ConsumedRecord;
+  row: EventRow;
+}
+
+interface Poison {
+  record: ConsumedRecord;
+  reason: PoisonReason;
+  detail: string;
+}
+
+export class BatchProcessor {
+  private readonly tracer: Tracer;
+  private readonly now: () => Date;
+
+  constructor(private readonly opts: ProcessorOptions) {
+    this.tracer = opts.tracer ?? trace.getTracer('@event-observatory/consumer');
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  async process(records: readonly ConsumedRecord[], signal: AbortSignal): Promise<BatchResult> {
+    const { metrics } = this.opts;
+    const stop = metrics.batchLatency.start();
+    metrics.batchSize.observe({}, records.length);
+    const { parent, links } = traceContexts(records);
+    return this.tracer.startActiveSpan(
+      `${records[0]?.topic ?? 'batch'} process`,
+      { kind: SpanKind.CONSUMER, links, attributes: { 'messaging.batch.message_count': records.length } },
+      parent,
+      async (span) => {
+        try {
+          const result = await this.run(records, signal);
+          stop({ outcome: result.outcome });
+          span.setAttributes({
+            'observatory.inserted': result.inserted,
+            'observatory.dead_lettered': result.deadLettered,
+          });
+          return result;
+        } catch (err) {
+          stop({ outcome: 'failure' });
+          span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+          throw err;
+        } finally {
+          span.end();
+        }
+      },
+    );
+  }
+
+  private async run(records: readonly ConsumedRecord[], signal: AbortSignal): Promise<BatchResult> {
+    const { metrics } = this.opts;
+    const pending: Pending[] = [];
+    const decodePoison: Poison[] = [];
+    for (const record of records) {
+      const stopDecode = metrics.decodeDuration.start();
+      const decoded = decodeRecord(record);
+      stopDecode();
+      if (decoded.ok) pending.push({ record, row: decoded.row });
+      else decodePoison.push({ record, reason: decoded.reason, detail: decoded.detail });
+    }
+    const checkpoints = checkpointsOf(records);
+
+    // Dead letters first: their offsets are committed with the batch, so they must be durable
+    // (acknowledged by the broker) before the checkpoint transaction commits.
+    await this.deadLetter(decodePoison, signal);
+
+    const rows = pending.map((p) => p.row);
+    let result: InsertResult;
+    let storePoison: Poison[] = [];
+    let failures = 0;
+    let outage = 0;
+    for (;;) {
+      try {
+        result = await this.traced('INSERT events.cloud_event', rows.length, () =>
+          this.opts.writer.writeWithCheckpoints(rows, checkpoints),
+        );
+        break;
+      } catch (err) {
+        const failure = classifyStoreError(err);
+        if (failure.kind === 'transient') {
+          this.opts.log.warn(
+            { err: failure.message, code: failure.code },
+            'store unavailable; batch not committed',
+          );
+          await this.pause(signal, outage++);
+          continue;
+        }
+        failures++;
+        this.opts.log.warn(
+          { err: failure.message, code: failure.code, attempt: failures, records: rows.length },
+          'batch write refused',
+        );
+        if (failures < this.opts.writeAttempts) {
+          await sleep(this.opts.retryDelayMs, signal);
+          continue;
+        }
+        const isolated = await this.isolate(pending, signal);
+        result = isolated.result;
+        storePoison = isolated.poison;
+        await this.deadLetter(storePoison, signal);
+        await this.untilStored(() => this.opts.writer.checkpoint(checkpoints), signal);
+        break;
+      }
+    }
+
+    for (const [type, n] of result.insertedByType) metrics.persisted(type, n);
+    const duplicates = result.attempted - result.inserted;
+    if (duplicates > 0) metrics.duplicates.inc(duplicates);
+    const deadLettered = decodePoison.length + storePoison.length;
+    const outcome: BatchOutcome =
+      rows.length - storePoison.length === 0 ? 'skipped' : result.inserted === 0 ? 'duplicate' : 'success';
+    return {
+      outcome,
+      attempted: result.attempted,
+      inserted: result.inserted,
+      duplicates,
+      deadLettered,
+      checkpoints,
+    };
+  }
+
+  /**
+   * Poison isolation: halves the rows until each failing part is one row. A part that inserts is
+   * durable on its own (autocommit; inserts are idempotent, so a later retry of the batch is
+   * harmless). A transient failure during isolation waits and retries the same part.
+   */
+  private async isolate(
+    pending: Pending[],
+    signal: AbortSignal,
+  ): Promise<{ result: InsertResult; poison: Poison[] }> {
+    const result: InsertResult = { attempted: 0, inserted: 0, insertedByType: new Map() };
+    const poison: Poison[] = [];
+    const bisect = async (part: Pending[]): Promise<void> => {
+      let outage = 0;
+      for (;;) {
+        try {
+          const r = await this.opts.writer.insert(part.map((p) => p.row));
+          result.attempted += r.attempted;
+          result.inserted += r.inserted;
+          for (const [t, n] of r.insertedByType)
+            result.insertedByType.set(t, (result.insertedByType.get(t) ?? 0) + n);
+          return;
+        } catch (err) {
+          const failure = classifyStoreError(err);
+          if (failure.kind === 'transient') {
+            await this.pause(signal, outage++);
+            continue;
+          }
+          if (part.length === 1) {
+            poison.push({
+              record: part[0]!.record,
+              reason: 'unpersistable',
+              detail: describeStoreFailure(failure),
+            });
+            return;
+          }
+          const mid = part.length >> 1;
+          await bisect(part.slice(0, mid));
+          await bisect(part.slice(mid));
+          return;
+        }
+      }
+    };
+    await bisect(pending);
+    return { result, poison };
+  }
+
+  private async deadLetter(poison: Poison[], signal: AbortSignal): Promise<void> {
+    if (poison.length === 0) return;
+    const now = this.now();
+    const messages = poison.map(
+      (p) => buildDeadLetter(p.record, p.reason, p.detail, this.opts.group, now).message,
+    );
+    let outage = 0;
+    for (;;) {
+      try {
+        await this.opts.deadLetters.publish(messages);
+        break;
+      } catch (err) {
+        this.opts.log.warn(
+          { err: (err as Error).message },
+          'dead-letter publish failed; batch not committed',
+        );
+        await this.pause(signal, outage++);
+      }
+    }
+    for (const p of poison) {
+      this.opts.metrics.poison(p.reason);
+      this.opts.log.warn(
+        {
+          reason: p.reason,
+          detail: p.detail,
+          topic: p.record.topic,
+          partition: p.record.partition,
+          offset: p.record.offset,
+        },
+        'record dead-lettered',
+      );
+    }
+  }
+
+  private async untilStored(fn: () => Promise<void>, signal: AbortSignal): Promise<void> {
+    let outage = 0;
+    for (;;) {
+      try {
+        return await fn();
+      } catch (err) {
+        this.opts.log.warn({ err: (err as Error).message }, 'checkpoint write failed; retrying');
+        await this.pause(signal, outage++);
+      }
+    }
+  }
+
+  /** Outage wait: the retry delay doubling up to the ceiling; throws Aborted when stopping. */
+  private pause(signal: AbortSignal, n: number): Promise<void> {
+    const ceiling = this.opts.maxOutageDelayMs ?? 5_000;
+    const delay = Math.min(ceiling, Math.max(this.opts.retryDelayMs, 50) * 2 ** Math.min(n, 10));
+    return sleep(delay, signal);
+  }
+
+  private traced<T>(name: string, rows: number, fn: () => Promise<T>): Promise<T> {
+    return this.tracer.startActiveSpan(
+      name,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: { 'db.system': 'postgresql', 'db.operation': 'INSERT', 'db.rows': rows },
+      },
+      async (span) => {
+        try {
+          return await fn();
+        } catch (err) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+          throw err;
+        } finally {
+          span.end();
+        }
+      },
+    );
+  }
+}
+
+/** Per partition, the offset after the last record of the batch. */
+export function checkpointsOf(records: readonly ConsumedRecord[]): Checkpoint[] {
+  const last = new Map<string, Checkpoint>();
+  for (const r of records) {
+    const k = `${r.topic}\u0000${r.partition}`;
+    const next = nextOffset(r.offset);
+    const prev = last.get(k);
+    if (!prev || BigInt(next) > BigInt(prev.nextOffset))
+      last.set(k, { topic: r.topic, partition: r.partition, nextOffset: next });
+  }
+  return [...last.values()];
+}
+
+const headerGetter = {
+  keys: (carrier: ConsumedRecord['headers']) => Object.keys(carrier),
+  get: (carrier: ConsumedRecord['headers'], key: string) => {
+    const v = carrier[key];
+    const first = Array.isArray(v) ? v[0] : v;
+    return first === undefined ? undefined : first.toString();
+  },
+};
+
+/**
+ * Trace context of a batch: the producer context of its first record carrying a `traceparent`
+ * becomes the parent (so a single event's trace continues from ingest through the consumer into
+ * the INSERT), every other record's context a link.
+ */
+function traceContexts(records: readonly ConsumedRecord[]): { parent: Context; links: Link[] } {
+  let parent: Context | undefined;
+  const links: Link[] = [];
+  for (const r of records) {
+    if (r.headers.traceparent === undefined) continue;
+    const ctx = propagation.extract(ROOT_CONTEXT, r.headers, headerGetter);
+    const sc = trace.getSpanContext(ctx);
+    if (!sc) continue;
+    if (!parent) parent = ctx;
+    else if (links.length < 128) links.push({ context: sc });
+  }
+  return { parent: parent ?? context.active(), links };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(new Aborted('stopping'));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new Aborted('stopping'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

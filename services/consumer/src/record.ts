@@ -1,0 +1,22 @@
+/** A broker record as the consumer handles it, with its origin coordinates. */
+export interface ConsumedRecord {
+  topic: string;
+  partition: number;
+  /** Offset as kafkajs spells it (decimal string). */
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: Record<string, Buffer | string | (Buffer | string)[] | undefined>;
+  /** Broker timestamp, epoch milliseconds as a decimal string. */
+  timestamp: string;
+}
+
+/** `topic/partition/offset`: the dead-letter key and the id of a dead letter. */
+export function coordinates(r: Pick<ConsumedRecord, 'topic' | 'partition' | 'offset'>): string {
+  return `${r.topic}/${r.partition}/${r.offset}`;
+}
+
+/** The next offset to read after `offset` (what a commit names). */
+export function nextOffset(offset: string): string {
+  return (BigInt(offset) + 1n).toString();
+}

@@ -1,0 +1,186 @@
+/**
+ * Builds the consumer service from configuration: pools, migrations, kafkajs client, dead-letter
+ * producer, processor, stream, probe, lifecycle, DLQ admin and the admin app. `main.ts` adds the
+ * listener, telemetry and signal handling; tests call this directly.
+ */
+import { createVerifier, down, type Logger, up } from '@event-observatory/service-kit';
+import type { AuthConfig } from '@event-observatory/service-kit/auth';
+import { createWritePool, migrate } from '@event-observatory/store';
+import { Kafka, logLevel as kafkaLogLevel, type Producer } from 'kafkajs';
+import type { Registry } from 'prom-client';
+import { buildApp } from './app.js';
+import { type ConsumerConfig, dlqTopicOf } from './config.js';
+import { DlqAdmin } from './dlq-admin.js';
+import { Lifecycle } from './lifecycle.js';
+import { createConsumerMetrics } from './metrics.js';
+import { Probe } from './probe.js';
+import { BatchProcessor } from './processor.js';
+import { ConsumerStream } from './stream.js';
+import { EventWriter } from './writer.js';
+
+export interface ServiceOptions {
+  config: ConsumerConfig;
+  databaseUrl: string;
+  auth: AuthConfig;
+  registry: Registry;
+  logger: Logger;
+}
+
+export type ConsumerService = Awaited<ReturnType<typeof createConsumerService>>;
+
+export async function createConsumerService(opts: ServiceOptions) {
+  const { config, logger, registry } = opts;
+  const dlqTopic = dlqTopicOf(config);
+  if (config.migrateOnBoot) {
+    const result = await migrate({
+      url: opts.databaseUrl,
+      log: (msg, fields) => logger.info(fields ?? {}, msg),
+    });
+    logger.info({ applied: result.applied.length, already: result.alreadyApplied.length }, 'migrations done');
+  }
+  const pool = createWritePool({ url: opts.databaseUrl, registry });
+  const metrics = createConsumerMetrics(registry);
+  const kafka = new Kafka({
+    clientId: config.clientId,
+    brokers: config.bootstrapServers,
+    connectionTimeout: 3_000,
+    requestTimeout: config.lagRequestTimeoutMs,
+    logLevel: kafkaLogLevel.NOTHING,
+    retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 5_000 },
+  });
+  const producer: Producer = kafka.producer({
+    allowAutoTopicCreation: false,
+    idempotent: false,
+    maxInFlightRequests: 1,
+  });
+  const admin = kafka.admin();
+  await Promise.all([producer.connect(), admin.connect()]).catch((err) => {
+    logger.warn({ err: (err as Error).message }, 'broker not reachable at boot; will retry');
+  });
+  const group = config.groupId;
+  const processor = new BatchProcessor({
+    writer: new EventWriter(pool, group),
+    deadLetters: {
+      publish: async (messages) => {
+        await producer.send({ topic: dlqTopic, acks: -1, messages });
+      },
+    },
+    metrics,
+    group,
+    writeAttempts: config.writeAttempts,
+    retryDelayMs: config.retryDelayMs,
+    log: logger,
+  });
+  const stream = new ConsumerStream({
+    kafka,
+    topic: config.topic,
+    groupId: group,
+    batchSize: config.batchSize,
+    batchWindowMs: config.batchWindowMs,
+    drainTimeoutMs: config.drainTimeoutMs,
+    processor,
+    log: logger,
+  });
+  const probe = new Probe({
+    admin,
+    pool,
+    metrics,
+    registry,
+    groupId: group,
+    topic: config.topic,
+    dlqTopic,
+    intervalMs: config.lagRefreshMs,
+    requestTimeoutMs: config.lagRequestTimeoutMs,
+    consuming: () => stream.consuming,
+  });
+  const lifecycle = new Lifecycle({
+    stream,
+    probe,
+    metrics,
+    pool,
+    admin,
+    groupId: group,
+    topic: config.topic,
+  });
+  const dlq = new DlqAdmin({
+    kafka,
+    producer,
+    metrics,
+    topic: config.topic,
+    dlqTopic,
+    groupId: group,
+    maxRecords: config.replayMaxRecords,
+  });
+  const app = buildApp({
+    registry,
+    lifecycle,
+    dlq,
+    verifier: opts.auth.enabled ? createVerifier(opts.auth) : null,
+    replayMaxRecords: config.replayMaxRecords,
+    logger,
+    checks: {
+      broker: async () => {
+        try {
+          await admin.describeCluster();
+          return up('UP');
+        } catch (err) {
+          return down(`unreachable: ${(err as Error).message}`);
+        }
+      },
+      database: async () => {
+        try {
+          await pool.query('SELECT 1');
+          return up('UP');
+        } catch (err) {
+          return down(`unreachable: ${(err as Error).message}`);
+        }
+      },
+    },
+  });
+
+  return {
+    app,
+    stream,
+    probe,
+    lifecycle,
+    metrics,
+    pool,
+    kafka,
+    async start() {
+      probe.start();
+      if (config.autoStart) await stream.start();
+      probe.reportRunning();
+    },
+    /** Shutdown steps after the listener: drain the stream, producer, admin, pool (spec order). */
+    shutdownSteps() {
+      return [
+        {
+          name: 'consumer',
+          run: async () => {
+            probe.stop();
+            await stream.stop();
+          },
+        },
+        {
+          name: 'dead-letter producer',
+          run: () => withTimeout(producer.disconnect(), config.drainTimeoutMs, 'dead-letter producer close'),
+        },
+        { name: 'admin client', run: () => admin.disconnect() },
+        { name: 'pools', run: () => pool.end() },
+      ];
+    },
+    async close() {
+      for (const step of this.shutdownSteps()) await step.run();
+    },
+  };
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,261 @@
+/**
+ * The consumer stream: one kafkajs consumer in group `BROKER_GROUP_ID` on `BROKER_TOPIC`, its
+ * lifecycle (start, stop, pause, resume, restart) and its supervision (restart after a failure
+ * with backoff; stopped for good when the restart budget is used up).
+ *
+ * Offsets: `autoCommit` is off and nothing is auto-resolved. A partition's records go to the
+ * grouper in chunks of at most `CONSUMER_BATCH_SIZE`; only once the group that holds a chunk was
+ * written (rows and checkpoints committed, dead letters acknowledged) is the chunk's last offset
+ * resolved and committed to the broker.
+ */
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import { BatchGrouper } from './grouper.js';
+import { Aborted, type BatchProcessor, type Log } from './processor.js';
+import { type ConsumedRecord, nextOffset } from './record.js';
+import { RestartPolicy } from './supervision.js';
+
+export type StreamState = 'stopped' | 'starting' | 'running' | 'paused' | 'stopping' | 'failed';
+
+export interface StreamOptions {
+  kafka: Kafka;
+  topic: string;
+  groupId: string;
+  batchSize: number;
+  batchWindowMs: number;
+  drainTimeoutMs: number;
+  processor: BatchProcessor;
+  log: Log;
+  policy?: RestartPolicy;
+  /** Partitions whose batches are handled at once (their records share groups). Default 12. */
+  partitionsConsumedConcurrently?: number;
+  /** Groups written at once. Default 2. */
+  writeConcurrency?: number;
+}
+
+export interface StreamStatus {
+  state: StreamState;
+  groupId: string;
+  topic: string;
+  restartsInWindow: number;
+  lastError: string | undefined;
+}
+
+export class ConsumerStream {
+  private stateValue: StreamState = 'stopped';
+  private consumer: Consumer | undefined;
+  private abort = new AbortController();
+  private restartTimer: NodeJS.Timeout | undefined;
+  private lastError: string | undefined;
+  private readonly policy: RestartPolicy;
+  private readonly grouper: BatchGrouper;
+  /** Serialises lifecycle transitions. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private generation = 0;
+
+  constructor(private readonly opts: StreamOptions) {
+    this.policy = opts.policy ?? new RestartPolicy();
+    this.grouper = new BatchGrouper({
+      size: opts.batchSize,
+      windowMs: opts.batchWindowMs,
+      maxInFlight: opts.writeConcurrency ?? 2,
+      flush: (records) => opts.processor.process(records, this.abort.signal),
+    });
+  }
+
+  get state(): StreamState {
+    return this.stateValue;
+  }
+
+  /** True while records are being consumed (not paused, stopped or failed). */
+  get consuming(): boolean {
+    return this.stateValue === 'running';
+  }
+
+  status(): StreamStatus {
+    return {
+      state: this.stateValue,
+      groupId: this.opts.groupId,
+      topic: this.opts.topic,
+      restartsInWindow: this.policy.restartsInWindow,
+      lastError: this.lastError,
+    };
+  }
+
+  /** Starts consuming; 'skipped' when already running or paused. A failed stream gets a fresh budget. */
+  start(): Promise<'success' | 'skipped'> {
+    return this.serial(async () => {
+      if (this.stateValue === 'running' || this.stateValue === 'paused' || this.stateValue === 'starting')
+        return 'skipped';
+      if (this.stateValue === 'failed') this.policy.reset();
+      this.clearRestart();
+      await this.launch();
+      return 'success';
+    });
+  }
+
+  /** Stops consuming after draining the in-flight batch (bounded by the drain timeout). */
+  stop(): Promise<'success' | 'skipped'> {
+    return this.serial(async () => {
+      this.clearRestart();
+      if (this.stateValue === 'stopped' || this.stateValue === 'failed') {
+        this.stateValue = 'stopped';
+        return 'skipped';
+      }
+      await this.halt();
+      this.stateValue = 'stopped';
+      return 'success';
+    });
+  }
+
+  pause(): Promise<'success' | 'skipped'> {
+    return this.serial(async () => {
+      if (this.stateValue !== 'running' || !this.consumer) return 'skipped';
+      this.consumer.pause([{ topic: this.opts.topic }]);
+      this.stateValue = 'paused';
+      return 'success';
+    });
+  }
+
+  resume(): Promise<'success' | 'skipped'> {
+    return this.serial(async () => {
+      if (this.stateValue !== 'paused' || !this.consumer) return 'skipped';
+      this.consumer.resume([{ topic: this.opts.topic }]);
+      this.stateValue = 'running';
+      return 'success';
+    });
+  }
+
+  restart(): Promise<'success'> {
+    return this.serial(async () => {
+      this.clearRestart();
+      if (this.consumer) await this.halt();
+      this.policy.reset();
+      await this.launch();
+      return 'success' as const;
+    });
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(fn, fn);
+    this.queue = next.catch(() => {});
+    return next;
+  }
+
+  private clearRestart(): void {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+  }
+
+  private async launch(): Promise<void> {
+    this.stateValue = 'starting';
+    this.abort = new AbortController();
+    const generation = ++this.generation;
+    const { kafka, topic, groupId } = this.opts;
+    const consumer = kafka.consumer({
+      groupId,
+      sessionTimeout: 30_000,
+      rebalanceTimeout: 60_000,
+      heartbeatInterval: 3_000,
+      maxWaitTimeInMs: Math.max(100, this.opts.batchWindowMs),
+      retry: { retries: 5, restartOnFailure: async () => false },
+    });
+    this.consumer = consumer;
+    consumer.on(consumer.events.CRASH, (event) => {
+      if (generation !== this.generation) return;
+      this.onFailure(event.payload.error);
+    });
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [topic], fromBeginning: true });
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: this.opts.partitionsConsumedConcurrently ?? 12,
+        eachBatch: (payload) => this.eachBatch(consumer, payload),
+      });
+      this.stateValue = 'running';
+      this.opts.log.info({ groupId, topic }, 'consumer stream started');
+    } catch (err) {
+      await consumer.disconnect().catch(() => {});
+      this.onFailure(err as Error);
+    }
+  }
+
+  private async halt(): Promise<void> {
+    const consumer = this.consumer;
+    this.consumer = undefined;
+    this.generation++;
+    this.stateValue = 'stopping';
+    const drain = setTimeout(() => this.abort.abort(), this.opts.drainTimeoutMs);
+    try {
+      await consumer?.stop();
+      await consumer?.disconnect();
+    } catch (err) {
+      this.opts.log.warn({ err: (err as Error).message }, 'consumer did not stop cleanly');
+    } finally {
+      clearTimeout(drain);
+      this.abort.abort();
+    }
+  }
+
+  private onFailure(error: Error): void {
+    this.lastError = error.message;
+    this.consumer = undefined;
+    this.generation++;
+    this.abort.abort();
+    const delay = this.policy.onFailure(Date.now());
+    if (delay === undefined) {
+      this.stateValue = 'failed';
+      this.opts.log.error(
+        { err: error.message, restarts: this.policy.restartsInWindow },
+        'consumer stream stopped for good: restart budget used up',
+      );
+      return;
+    }
+    this.stateValue = 'starting';
+    this.opts.log.warn({ err: error.message, delay_ms: delay }, 'consumer stream failed; restarting');
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      void this.serial(async () => {
+        if (this.stateValue === 'starting' && !this.consumer) await this.launch();
+      });
+    }, delay);
+  }
+
+  private async eachBatch(consumer: Consumer, payload: EachBatchPayload): Promise<void> {
+    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
+    const records = batch.messages.map((m) => toRecord(batch.topic, batch.partition, m));
+    for (let i = 0; i < records.length; i += this.opts.batchSize) {
+      if (!isRunning() || isStale()) return;
+      const chunk = records.slice(i, i + this.opts.batchSize);
+      const beat = setInterval(() => void heartbeat().catch(() => {}), 3_000);
+      try {
+        await this.grouper.submit(chunk);
+      } catch (err) {
+        if (err instanceof Aborted) return; // stopping: nothing committed, redelivered later
+        throw err;
+      } finally {
+        clearInterval(beat);
+      }
+      const last = chunk[chunk.length - 1]!;
+      resolveOffset(last.offset);
+      await consumer.commitOffsets([
+        { topic: batch.topic, partition: batch.partition, offset: nextOffset(last.offset) },
+      ]);
+      this.policy.onProgress();
+      await heartbeat().catch(() => {});
+    }
+  }
+}
+
+function toRecord(topic: string, partition: number, m: KafkaMessage): ConsumedRecord {
+  return {
+    topic,
+    partition,
+    offset: m.offset,
+    key: m.key,
+    value: m.value,
+    headers: (m.headers ?? {}) as ConsumedRecord['headers'],
+    timestamp: m.timestamp,
+  };
+}

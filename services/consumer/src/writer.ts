@@ -1,0 +1,131 @@
+/**
+ * Writes events to `events.cloud_event` and offsets to `events.consumer_checkpoint`.
+ *
+ * One multi-row statement per batch: the rows travel as 15 parallel arrays that `unnest` turns
+ * back into rows, so the statement text has a fixed shape (15 parameters whatever the batch size)
+ * and `ON CONFLICT DO NOTHING` skips rows that already exist, including repeats within the batch.
+ * `RETURNING ce_type` gives the inserted rows, so duplicates = attempted - inserted.
+ */
+import type pg from 'pg';
+import type { EventRow } from './decode.js';
+
+const INSERT_EVENTS = `
+INSERT INTO events.cloud_event (
+  occurred_at, ce_source, ce_id, ce_type, ce_specversion, ce_subject, ce_datacontenttype,
+  ce_dataschema, partition_key, raw, data, extensions, broker_topic, broker_partition, broker_offset)
+SELECT t.occurred_at::timestamptz, t.src, t.id, t.typ, t.spec, t.subj, t.dct, t.dsch, t.pkey,
+       t.raw::jsonb, t.data::jsonb, t.ext::jsonb, t.topic, t.part, t.off
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+            $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::int[],
+            $15::bigint[])
+     AS t(occurred_at, src, id, typ, spec, subj, dct, dsch, pkey, raw, data, ext, topic, part, off)
+ON CONFLICT DO NOTHING
+RETURNING ce_type`;
+
+const UPSERT_CHECKPOINTS = `
+INSERT INTO events.consumer_checkpoint AS c (consumer_group, topic, partition, next_offset, updated_at)
+SELECT $1, t.topic, t.part, t.off, now()
+FROM unnest($2::text[], $3::int[], $4::bigint[]) AS t(topic, part, off)
+ON CONFLICT (consumer_group, topic, partition)
+DO UPDATE SET next_offset = GREATEST(c.next_offset, EXCLUDED.next_offset), updated_at = now()`;
+
+/** The offset to record for one partition (the next record to read). */
+export interface Checkpoint {
+  topic: string;
+  partition: number;
+  nextOffset: string;
+}
+
+export interface InsertResult {
+  attempted: number;
+  /** Inserted rows per CloudEvents type. */
+  insertedByType: Map<string, number>;
+  inserted: number;
+}
+
+function insertParams(rows: readonly EventRow[]): unknown[] {
+  const cols: unknown[][] = Array.from({ length: 15 }, () => new Array(rows.length));
+  rows.forEach((r, i) => {
+    cols[0]![i] = r.occurredAt;
+    cols[1]![i] = r.source;
+    cols[2]![i] = r.id;
+    cols[3]![i] = r.type;
+    cols[4]![i] = r.specversion;
+    cols[5]![i] = r.subject;
+    cols[6]![i] = r.datacontenttype;
+    cols[7]![i] = r.dataschema;
+    cols[8]![i] = r.partitionKey;
+    cols[9]![i] = r.raw;
+    cols[10]![i] = r.data;
+    cols[11]![i] = r.extensions;
+    cols[12]![i] = r.topic;
+    cols[13]![i] = r.partition;
+    cols[14]![i] = r.offset;
+  });
+  return cols;
+}
+
+async function insertOn(client: pg.PoolClient | pg.Pool, rows: readonly EventRow[]): Promise<InsertResult> {
+  const insertedByType = new Map<string, number>();
+  if (rows.length === 0) return { attempted: 0, inserted: 0, insertedByType };
+  const res = await client.query<{ ce_type: string }>({ text: INSERT_EVENTS, values: insertParams(rows) });
+  for (const r of res.rows) insertedByType.set(r.ce_type, (insertedByType.get(r.ce_type) ?? 0) + 1);
+  return { attempted: rows.length, inserted: res.rows.length, insertedByType };
+}
+
+async function checkpointOn(client: pg.PoolClient | pg.Pool, group: string, cps: readonly Checkpoint[]) {
+  if (cps.length === 0) return;
+  await client.query(UPSERT_CHECKPOINTS, [
+    group,
+    cps.map((c) => c.topic),
+    cps.map((c) => c.partition),
+    cps.map((c) => c.nextOffset),
+  ]);
+}
+
+export class EventWriter {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly group: string,
+  ) {}
+
+  /** Rows and checkpoints in one transaction: both become durable together or not at all. */
+  async writeWithCheckpoints(rows: readonly EventRow[], cps: readonly Checkpoint[]): Promise<InsertResult> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      try {
+        const result = await insertOn(client, rows);
+        await checkpointOn(client, this.group, cps);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        throw err;
+      }
+    } catch (err) {
+      broken ||= isConnectionError(err);
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** One autocommit insert (bisection: each half stands alone). */
+  insert(rows: readonly EventRow[]): Promise<InsertResult> {
+    return insertOn(this.pool, rows);
+  }
+
+  /** Checkpoints alone (after bisection, or for a batch of nothing but dead letters). */
+  checkpoint(cps: readonly Checkpoint[]): Promise<void> {
+    return checkpointOn(this.pool, this.group, cps);
+  }
+}
+
+function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  return code === undefined || code.startsWith('08') || code.startsWith('57P') || code.startsWith('E');
+}
