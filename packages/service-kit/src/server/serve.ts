@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 
@@ -41,7 +42,12 @@ export interface RunningServer {
 export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<RunningServer> {
   const host = opts.host ?? '0.0.0.0';
   const drainMs = opts.drainMs ?? 10_000;
-  const server = createAdaptorServer({ fetch: app.fetch as never, hostname: host, port: opts.port ?? 8080 });
+  // Without a `createServer` option the adaptor builds a plain node:http server.
+  const server = createAdaptorServer({
+    fetch: app.fetch as never,
+    hostname: host,
+    port: opts.port ?? 8080,
+  }) as Server;
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => reject(err);
     server.once('error', onError);
@@ -56,15 +62,18 @@ export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<Runnin
         url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`,
         close() {
           closing ??= new Promise<void>((done) => {
-            const cut = setTimeout(() => {
-              if ('closeAllConnections' in server) server.closeAllConnections();
-            }, drainMs);
+            // Idle keep-alive connections would hold close() open: cut them now and as each
+            // in-flight request completes; cut everything once drainMs is over.
+            const sweep = setInterval(() => server.closeIdleConnections(), 50);
+            const cut = setTimeout(() => server.closeAllConnections(), drainMs);
+            sweep.unref();
             cut.unref();
             server.close(() => {
+              clearInterval(sweep);
               clearTimeout(cut);
               done();
             });
-            if ('closeIdleConnections' in server) server.closeIdleConnections();
+            server.closeIdleConnections();
           });
           return closing;
         },

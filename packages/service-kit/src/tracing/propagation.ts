@@ -30,7 +30,7 @@ const getter: TextMapGetter<HeaderRecord> = {
 export function injectTraceContext<H extends Record<string, unknown>>(
   headers: H,
   ctx: Context = context.active(),
-): H {
+): H & { traceparent?: string; tracestate?: string } {
   w3c.inject(ctx, headers, {
     set(carrier, key, value) {
       (carrier as Record<string, unknown>)[key] = value;
