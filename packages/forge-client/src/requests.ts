@@ -364,6 +364,10 @@ export function encodeCreateReview(r: CreateReview): Validated<Json> {
     r.event !== undefined && !(r.event in REVIEW_STATE_WIRE)
       ? { field: 'event', message: 'unknown review state' }
       : undefined,
+    // Gitea 1.26 would file a RequestReview event as a pending draft; asking for a review is requestReviewers.
+    r.event === 'RequestReview'
+      ? { field: 'event', message: 'request-review is not a review event' }
+      : undefined,
     checkSha('commit', r.commit),
     ...(r.comments ?? []).map(checkNewComment),
   );
