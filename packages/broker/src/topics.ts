@@ -182,46 +182,134 @@ function hasAllLeaders(topic: ITopicMetadata, partitions: number): boolean {
 }
 
 /**
- * Waits until every partition of every spec has a leader, so a producer that starts right after
- * creation does not hit the KRaft metadata race (UNKNOWN_TOPIC_OR_PARTITION / LEADER_NOT_AVAILABLE).
+ * Waits until every partition of every spec has a leader that serves it, so a producer that starts
+ * right after creation does not hit the KRaft metadata race: the metadata can name a leader before
+ * that broker has set up the partition (NOT_LEADER_OR_FOLLOWER on the first produce). So besides the
+ * metadata, each topic's offsets are listed, which the leaders answer only once they serve the partition.
  */
 export async function waitForLeaders(admin: Admin, specs: TopicSpec[], timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  let missing: string[] = specs.map((s) => s.name);
+  let missing: TopicSpec[] = specs;
+  let lastError: unknown;
   while (missing.length > 0) {
+    const still: TopicSpec[] = [];
     try {
-      const metadata = await admin.fetchTopicMetadata({ topics: missing });
-      missing = specs
-        .filter((s) => missing.includes(s.name))
-        .filter((s) => {
-          const topic = metadata.topics.find((t) => t.name === s.name);
-          return !topic || !hasAllLeaders(topic, s.partitions);
-        })
-        .map((s) => s.name);
-    } catch {
-      // metadata not propagated yet: try again
+      const metadata = await admin.fetchTopicMetadata({ topics: missing.map((s) => s.name) });
+      for (const spec of missing) {
+        const topic = metadata.topics.find((t) => t.name === spec.name);
+        if (!topic || !hasAllLeaders(topic, spec.partitions)) {
+          still.push(spec);
+          continue;
+        }
+        try {
+          const offsets = await admin.fetchTopicOffsets(spec.name);
+          if (offsets.length < spec.partitions) still.push(spec);
+        } catch (error) {
+          lastError = error;
+          still.push(spec);
+        }
+      }
+    } catch (error) {
+      lastError = error; // metadata not propagated yet: try again
+      still.push(...missing);
     }
+    missing = still;
     if (missing.length === 0) return;
     if (Date.now() > deadline) {
       throw new Error(
-        `topics without a leader on every partition after ${timeoutMs} ms: ${missing.join(', ')}`,
+        `topics not served on every partition after ${timeoutMs} ms: ${missing.map((s) => s.name).join(', ')}` +
+          (lastError ? ` (${String(lastError)})` : ''),
       );
     }
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
-function isTopicExists(error: unknown): boolean {
+/** Another caller changed the same topics between our read and our write: read again and re-plan. */
+class ConcurrentChange extends Error {}
+
+function isConcurrentChange(error: unknown): boolean {
+  if (error instanceof ConcurrentChange) return true;
   const e = error as { type?: string; errors?: Array<{ type?: string }> };
-  return (
-    e?.type === 'TOPIC_ALREADY_EXISTS' || (e?.errors ?? []).some((x) => x?.type === 'TOPIC_ALREADY_EXISTS')
+  const conflict = (type?: string) => type === 'TOPIC_ALREADY_EXISTS' || type === 'INVALID_PARTITIONS';
+  return conflict(e?.type) || (e?.errors ?? []).some((x) => conflict(x?.type));
+}
+
+function topicConfig(spec: TopicSpec): ITopicConfig {
+  return {
+    topic: spec.name,
+    numPartitions: spec.partitions,
+    replicationFactor: spec.replicationFactor,
+    configEntries: Object.entries(spec.configs).map(([name, value]) => ({ name, value })),
+  };
+}
+
+/**
+ * `alterConfigs` (kafkajs 2.2.4 has no incremental variant) replaces a topic's whole set of dynamic
+ * configs, so send the spec's values plus every other value set on the topic today.
+ */
+async function alterTopicConfigs(
+  admin: Admin,
+  changes: Array<{ name: string; set: Record<string, string> }>,
+) {
+  const all = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: changes.map((c) => ({ type: TOPIC_RESOURCE, name: c.name })),
+  });
+  await admin.alterConfigs({
+    validateOnly: false,
+    resources: changes.map((change) => {
+      const resource = all.resources.find((r) => r.resourceName === change.name);
+      const keep = (resource?.configEntries ?? [])
+        .filter((e) => e.configSource === TOPIC_CONFIG_SOURCE && !(e.configName in change.set))
+        .map((e) => ({ name: e.configName, value: e.configValue }));
+      const set = Object.entries(change.set).map(([name, value]) => ({ name, value }));
+      return { type: TOPIC_RESOURCE, name: change.name, configEntries: [...keep, ...set] };
+    }),
+  });
+}
+
+/** One read-plan-apply pass; throws ConcurrentChange when another caller got in between. */
+async function applyOnce(admin: Admin, specs: TopicSpec[], created: Set<string>) {
+  const keys = [...new Set(specs.flatMap((s) => Object.keys(s.configs)))];
+  const states = await readTopicStates(
+    admin,
+    specs.map((s) => s.name),
+    keys,
   );
+  const plans = specs.map((spec) => ({ spec, plan: planTopic(spec, states.get(spec.name)) }));
+
+  // One request per topic: kafkajs answers `false` for a whole request when any topic already existed.
+  const toCreate = plans.filter((p) => p.plan.create).map((p) => p.spec);
+  const createdNow = await Promise.all(
+    toCreate.map((spec) => admin.createTopics({ topics: [topicConfig(spec)], waitForLeaders: false })),
+  );
+  toCreate.forEach((spec, i) => {
+    if (createdNow[i]) created.add(spec.name);
+  });
+  if (createdNow.includes(false)) throw new ConcurrentChange('a topic was created concurrently');
+
+  const grow = plans.filter((p) => p.plan.increasePartitionsTo !== undefined);
+  if (grow.length > 0) {
+    await admin.createPartitions({
+      topicPartitions: grow.map((p) => ({ topic: p.spec.name, count: p.plan.increasePartitionsTo! })),
+    });
+  }
+  const alter = plans.filter((p) => !p.plan.create && Object.keys(p.plan.alterConfigs).length > 0);
+  if (alter.length > 0) {
+    await alterTopicConfigs(
+      admin,
+      alter.map((p) => ({ name: p.spec.name, set: p.plan.alterConfigs })),
+    );
+  }
+  return { states, plans };
 }
 
 /**
  * Makes the broker's topics match `specs`, idempotently: creates missing topics, adds partitions when
  * there are fewer than the spec asks (never removes any: that is reported in `warnings`), sets the
- * configs whose values differ, then waits until every partition has a leader.
+ * configs whose values differ, then waits until every partition has a serving leader. Safe to run
+ * concurrently with itself: a conflicting change by another caller makes it read and plan again.
  *
  * @example
  * const admin = kafka.admin();
@@ -237,65 +325,27 @@ export async function ensureTopics(
   for (const spec of specs) validateSpec(spec);
   const names = specs.map((s) => s.name);
   if (new Set(names).size !== names.length) throw new Error(`duplicate topic names in ${names.join(', ')}`);
-  const keys = [...new Set(specs.flatMap((s) => Object.keys(s.configs)))];
-  const states = await readTopicStates(admin, names, keys);
-  const plans = specs.map((spec) => ({ spec, plan: planTopic(spec, states.get(spec.name)) }));
-
-  const toCreate = plans.filter((p) => p.plan.create).map((p) => p.spec);
   const created = new Set<string>();
-  if (toCreate.length > 0) {
-    const topics: ITopicConfig[] = toCreate.map((s) => ({
-      topic: s.name,
-      numPartitions: s.partitions,
-      replicationFactor: s.replicationFactor,
-      configEntries: Object.entries(s.configs).map(([name, value]) => ({ name, value })),
-    }));
+  let pass: Awaited<ReturnType<typeof applyOnce>> | undefined;
+  let firstStates: Map<string, TopicState> | undefined;
+  for (let attempt = 1; !pass; attempt++) {
     try {
-      await admin.createTopics({ topics, waitForLeaders: false });
-      for (const s of toCreate) created.add(s.name);
+      pass = await applyOnce(admin, specs, created);
     } catch (error) {
-      // Somebody created one concurrently: converge on a second pass.
-      if (!isTopicExists(error)) throw error;
-      return ensureTopics(admin, specs, options);
+      if (attempt >= 5 || !isConcurrentChange(error)) throw error;
+      await new Promise((r) => setTimeout(r, 50 * attempt));
     }
+    firstStates ??= pass?.states;
   }
-
-  const grow = plans.filter((p) => p.plan.increasePartitionsTo !== undefined);
-  if (grow.length > 0) {
-    await admin.createPartitions({
-      topicPartitions: grow.map((p) => ({ topic: p.spec.name, count: p.plan.increasePartitionsTo! })),
-    });
-  }
-
-  const alter = plans.filter((p) => !p.plan.create && Object.keys(p.plan.alterConfigs).length > 0);
-  if (alter.length > 0) {
-    // Incremental alteration is not in kafkajs 2.2.4; alterConfigs replaces the topic's whole set of
-    // dynamic configs, so send the union of what the spec asks and every other value set today.
-    const all = await admin.describeConfigs({
-      includeSynonyms: false,
-      resources: alter.map((p) => ({ type: TOPIC_RESOURCE, name: p.spec.name })),
-    });
-    await admin.alterConfigs({
-      validateOnly: false,
-      resources: alter.map((p) => {
-        const resource = all.resources.find((r) => r.resourceName === p.spec.name);
-        const keep = (resource?.configEntries ?? [])
-          .filter((e) => !e.isDefault && !e.readOnly && e.configSource === TOPIC_CONFIG_SOURCE)
-          .filter((e) => !(e.configName in p.plan.alterConfigs))
-          .map((e) => ({ name: e.configName, value: e.configValue }));
-        const set = Object.entries(p.plan.alterConfigs).map(([name, value]) => ({ name, value }));
-        return { type: TOPIC_RESOURCE, name: p.spec.name, configEntries: [...keep, ...set] };
-      }),
-    });
-  }
-
   await waitForLeaders(admin, specs, options.leaderTimeoutMs);
 
+  const { states, plans } = pass;
   return {
     topics: plans.map(({ spec, plan }): TopicOutcome => {
-      const before = states.get(spec.name);
+      const wasCreated = created.has(spec.name);
+      const before = wasCreated ? undefined : (firstStates?.get(spec.name) ?? states.get(spec.name));
       const changedConfigs = Object.keys(plan.alterConfigs);
-      const action: TopicAction = created.has(spec.name)
+      const action: TopicAction = wasCreated
         ? 'created'
         : plan.increasePartitionsTo !== undefined || changedConfigs.length > 0
           ? 'updated'
@@ -304,7 +354,7 @@ export async function ensureTopics(
         name: spec.name,
         action,
         ...(before ? { partitionsBefore: before.partitions } : {}),
-        partitions: plan.increasePartitionsTo ?? before?.partitions ?? spec.partitions,
+        partitions: plan.increasePartitionsTo ?? states.get(spec.name)?.partitions ?? spec.partitions,
         changedConfigs,
         warnings: plan.warnings,
       };

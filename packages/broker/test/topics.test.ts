@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import { type Admin, Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { deadLetterTopicSpec, ensureTopics, eventTopicSpec, type TopicSpec } from '../src/topics.js';
+
+const { bootstrapServers } = inject('stack');
+const kafka = new Kafka({ clientId: 'topics-test', brokers: [bootstrapServers], logLevel: logLevel.NOTHING });
+let admin: Admin;
+
+beforeAll(async () => {
+  admin = kafka.admin();
+  await admin.connect();
+});
+afterAll(async () => {
+  await admin.disconnect();
+});
+
+const unique = (base: string) => `${base}-${randomUUID().slice(0, 8)}`;
+
+async function state(name: string) {
+  const { topics } = await admin.fetchTopicMetadata({ topics: [name] });
+  const { resources } = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: [{ type: 2, name }],
+  });
+  const configs = Object.fromEntries(
+    (resources[0]?.configEntries ?? []).map((e) => [e.configName, e.configValue] as const),
+  );
+  return { partitions: topics[0]?.partitions.length, configs };
+}
+
+describe('ensureTopics against the real broker', () => {
+  it('creates missing topics with their partitions and configs, then reports them unchanged', async () => {
+    const specs = [eventTopicSpec(unique('events')), deadLetterTopicSpec(unique('events.dlq'))];
+    const first = await ensureTopics(admin, specs);
+    expect(first.topics.map((t) => [t.name, t.action, t.partitions])).toEqual([
+      [specs[0]!.name, 'created', 12],
+      [specs[1]!.name, 'created', 3],
+    ]);
+    const dlq = await state(specs[1]!.name);
+    expect(dlq.partitions).toBe(3);
+    expect(dlq.configs['cleanup.policy']).toBe('compact');
+    expect(dlq.configs['retention.ms']).toBe('604800000');
+
+    const second = await ensureTopics(admin, specs);
+    expect(second.topics.map((t) => t.action)).toEqual(['unchanged', 'unchanged']);
+    expect(second.topics.every((t) => t.changedConfigs.length === 0 && t.warnings.length === 0)).toBe(true);
+  });
+
+  it('adds partitions when the spec asks more, and never removes any', async () => {
+    const spec: TopicSpec = { ...eventTopicSpec(unique('grow')), partitions: 2 };
+    await ensureTopics(admin, [spec]);
+    const grown = await ensureTopics(admin, [{ ...spec, partitions: 5 }]);
+    expect(grown.topics[0]).toMatchObject({ action: 'updated', partitionsBefore: 2, partitions: 5 });
+    expect((await state(spec.name)).partitions).toBe(5);
+
+    const shrink = await ensureTopics(admin, [{ ...spec, partitions: 3 }]);
+    expect(shrink.topics[0]).toMatchObject({ action: 'unchanged', partitions: 5 });
+    expect(shrink.topics[0]!.warnings).toEqual([expect.stringMatching(/never decreased/)]);
+    expect((await state(spec.name)).partitions).toBe(5);
+  });
+
+  it('restores drifted configs and keeps other values set on the topic', async () => {
+    const spec = deadLetterTopicSpec(unique('drift'));
+    await ensureTopics(admin, [spec]);
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [
+        {
+          type: 2,
+          name: spec.name,
+          configEntries: [
+            { name: 'cleanup.policy', value: 'compact' },
+            { name: 'retention.ms', value: '1000' },
+            { name: 'max.message.bytes', value: '2097152' },
+          ],
+        },
+      ],
+    });
+    const result = await ensureTopics(admin, [spec]);
+    expect(result.topics[0]).toMatchObject({ action: 'updated', changedConfigs: ['retention.ms'] });
+    const after = await state(spec.name);
+    expect(after.configs['retention.ms']).toBe('604800000');
+    expect(after.configs['cleanup.policy']).toBe('compact');
+    expect(after.configs['max.message.bytes']).toBe('2097152');
+  });
+
+  it('returns only once every partition has a leader, so a producer can send at once', async () => {
+    const spec = { ...eventTopicSpec(unique('leaders')), partitions: 12 };
+    await ensureTopics(admin, [spec]);
+    const { topics } = await admin.fetchTopicMetadata({ topics: [spec.name] });
+    expect(topics[0]!.partitions.every((p) => p.leader === 1)).toBe(true);
+    const producer = kafka.producer({ retry: { retries: 0 } });
+    await producer.connect();
+    try {
+      const messages = Array.from({ length: 12 }, (_, partition) => ({ partition, value: `p${partition}` }));
+      const results = await producer.send({ topic: spec.name, acks: -1, messages });
+      expect(results.every((r) => r.errorCode === 0)).toBe(true);
+    } finally {
+      await producer.disconnect();
+    }
+  });
+
+  it('converges when several callers ensure the same topics at the same time', async () => {
+    const specs = [eventTopicSpec(unique('race')), deadLetterTopicSpec(unique('race.dlq'))];
+    const results = await Promise.all([ensureTopics(admin, specs), ensureTopics(admin, specs)]);
+    const actions = results.flatMap((r) => r.topics.map((t) => t.action));
+    expect(actions.filter((a) => a === 'created').length).toBeLessThanOrEqual(2);
+    expect((await state(specs[0]!.name)).partitions).toBe(12);
+    expect((await state(specs[1]!.name)).configs['cleanup.policy']).toBe('compact');
+  });
+});
