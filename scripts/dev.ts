@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { repoRoot, type Stack, startStack } from '@event-observatory/devstack';
+import { createDatabase, repoRoot, type Stack, startStack } from '@event-observatory/devstack';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import { migrate } from '@event-observatory/store';
 
@@ -57,6 +57,8 @@ function startService(plan: ServicePlan): void {
     cwd: join(root, 'services', plan.name),
     env: { ...process.env, ...plan.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Own process group: Ctrl-C reaches only this script, which then sends exactly one SIGTERM.
+    detached: true,
   });
   for (const stream of [child.stdout, child.stderr]) {
     if (!stream) continue;
@@ -115,7 +117,7 @@ async function main(): Promise<void> {
     postgresPort: ports.postgres,
     log: (line) => log(line),
   });
-  const databaseUrl = stack.databaseUrl;
+  const databaseUrl = await createDatabase(stack.databaseUrl, 'observatory');
   const migrations = await migrate({ url: databaseUrl });
   log(`migrations: ${JSON.stringify(migrations)}`);
 
@@ -176,6 +178,11 @@ async function main(): Promise<void> {
   log(`settings in ${envFile}; try: source .dev/stack.env && curl -s "$INGEST_URL/health/ready"`);
   log('Ctrl-C stops everything');
 }
+
+// Last resort if this script dies without a graceful stop: take the services down with it.
+process.on('exit', () => {
+  for (const { child } of children) if (child.exitCode === null) child.kill('SIGKILL');
+});
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
