@@ -1,0 +1,234 @@
+import { encodeStructured, toKafkaRecord } from '@event-observatory/events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, metricSum, startHarness, testEvent, waitFor } from './harness.js';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness('main');
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('consumer on the real broker and database', () => {
+  it('turns published events into rows with the verbatim CloudEvent in raw', async () => {
+    const events = Array.from({ length: 40 }, (_, i) =>
+      testEvent(i, {
+        source: 'urn:test:rows',
+        extensions: { tags: 'a,b', severity: i % 2 ? 'error' : 'info' },
+      }),
+    );
+    await h.publish(events);
+    await waitFor('40 rows', async () => (await h.count(`ce_source = 'urn:test:rows'`)) === 40);
+    const { rows } = await h.db.query(
+      `SELECT ce_id, raw, ce_type, device_id, severity_rank, tags, broker_topic, partition_key
+         FROM events.cloud_event WHERE ce_source = 'urn:test:rows' ORDER BY ce_id`,
+    );
+    const byId = new Map(rows.map((r) => [r.ce_id, r]));
+    for (const e of events) {
+      const row = byId.get(e.id)!;
+      expect(row.raw).toEqual(JSON.parse(encodeStructured(e)));
+      expect(row).toMatchObject({
+        ce_type: 'com.example.reading',
+        tags: ['a', 'b'],
+        broker_topic: h.topic,
+        partition_key: toKafkaRecord(e).key,
+        device_id: `device-${Number(e.id.slice(4)) % 7}`,
+      });
+    }
+    expect(byId.get('evt-1')!.severity_rank).toBe(50);
+    expect(
+      await metricSum(h, 'consume_records_persisted_total', 'type="com.example.reading"'),
+    ).toBeGreaterThanOrEqual(40);
+  });
+
+  it('writes a checkpoint for every committed offset, and the divergence gauge reads 0', async () => {
+    await h.service.probe.tick();
+    const admin = h.kafka.admin();
+    await admin.connect();
+    try {
+      const [committed] = await admin.fetchOffsets({ groupId: h.groupId, topics: [h.topic] });
+      const { rows } = await h.db.query(
+        'SELECT partition, next_offset FROM events.consumer_checkpoint WHERE consumer_group = $1 AND topic = $2',
+        [h.groupId, h.topic],
+      );
+      const stored = new Map(rows.map((r) => [r.partition, r.next_offset]));
+      for (const p of committed!.partitions) {
+        if (p.offset === '-1') continue;
+        expect(stored.get(p.partition)).toBe(p.offset);
+      }
+    } finally {
+      await admin.disconnect();
+    }
+    expect(await h.metric('consume_checkpoint_divergence')).toBe(0);
+    expect(await h.metric('partition_default_rows')).toBe(0);
+  });
+
+  it('adds no row and loses none when the group re-reads the topic from the start', async () => {
+    const before = await h.count();
+    const dupBefore = await metricSum(h, 'consume_records_duplicate_total');
+    expect(await h.service.stream.stop()).toBe('success');
+    const admin = h.kafka.admin();
+    await admin.connect();
+    await admin.resetOffsets({ groupId: h.groupId, topic: h.topic, earliest: true });
+    await admin.disconnect();
+    await h.publish([testEvent(1000, { source: 'urn:test:redelivery' })]);
+    expect(await h.service.stream.start()).toBe('success');
+    await waitFor(
+      'redelivered records counted as duplicates',
+      async () => (await metricSum(h, 'consume_records_duplicate_total')) - dupBefore >= before,
+    );
+    await waitFor('the new record', async () => (await h.count()) === before + 1);
+    expect(await metricSum(h, 'consume_records_duplicate_total')).toBe(dupBefore + before);
+  });
+
+  it('dead-letters exactly the poison record in the middle of a batch of 500 and stores the other 499', async () => {
+    await h.service.stream.stop();
+    const poisonBefore = await metricSum(h, 'consume_records_poison_total', 'reason="unpersistable"');
+    // One key, so all 500 land on one partition in order and are read as one batch.
+    const events = Array.from({ length: 500 }, (_, i) =>
+      testEvent(
+        i,
+        { source: 'urn:test:poison', subject: 'one' },
+        i === 250 ? { text: 'nul \u0000 byte' } : { i },
+      ),
+    );
+    await h.publish(events);
+    await h.service.stream.start();
+    await waitFor('499 rows', async () => (await h.count(`ce_source = 'urn:test:poison'`)) === 499, 60_000);
+    await waitFor(
+      'one poison',
+      async () =>
+        (await metricSum(h, 'consume_records_poison_total', 'reason="unpersistable"')) === poisonBefore + 1,
+    );
+    expect(await h.count(`ce_source = 'urn:test:poison' AND ce_id = 'evt-250'`)).toBe(0);
+    const listing = await (await h.request('/admin/dlq/records?reason=unpersistable&limit=50')).json();
+    const ours = listing.records.filter((r: { detail: string }) => r.detail.includes('22P05'));
+    expect(ours).toHaveLength(1);
+    expect(ours[0]).toMatchObject({ reason: 'unpersistable', origin: { topic: h.topic } });
+    expect(ours[0].key).toBe(`${h.topic}/${ours[0].origin.partition}/${ours[0].origin.offset}`);
+  });
+
+  it('dead-letters a record whose month has no partition as unpersistable while the rest flow', async () => {
+    const old = testEvent(1, { source: 'urn:test:old-month', time: '2001-03-04T05:06:07Z' });
+    const fresh = Array.from({ length: 20 }, (_, i) => testEvent(i, { source: 'urn:test:fresh-month' }));
+    await h.publish([...fresh.slice(0, 10), old, ...fresh.slice(10)]);
+    await waitFor('20 fresh rows', async () => (await h.count(`ce_source = 'urn:test:fresh-month'`)) === 20);
+    await waitFor('old-month dead letter', async () => {
+      const listing = await (await h.request('/admin/dlq/records?reason=unpersistable&limit=100')).json();
+      return listing.records.some((r: { detail: string }) => r.detail.includes('23514'));
+    });
+    expect(await h.count(`ce_source = 'urn:test:old-month'`)).toBe(0);
+    expect((await h.count('true')) >= 20).toBe(true);
+  });
+
+  it('dead-letters a record that cannot be decoded as malformed', async () => {
+    const before = await metricSum(h, 'consume_records_poison_total', 'reason="malformed"');
+    await h.publishRaw([
+      { key: 'k', value: Buffer.from('{}'), headers: { ce_specversion: '1.0', ce_source: 's' } },
+    ]);
+    await waitFor(
+      'malformed dead letter',
+      async () => (await metricSum(h, 'consume_records_poison_total', 'reason="malformed"')) === before + 1,
+    );
+    const depth = await (await h.request('/admin/dlq')).json();
+    expect(depth.topic).toBe(h.dlqTopic);
+    expect(depth.partitions).toHaveLength(3);
+    expect(depth.depth).toBeGreaterThanOrEqual(3);
+  });
+
+  it('replay dry-run changes nothing; replay commit re-publishes the original bytes and headers', async () => {
+    const admin = h.kafka.admin();
+    await admin.connect();
+    const endsBefore = await admin.fetchTopicOffsets(h.topic);
+    const dlqBefore = await admin.fetchTopicOffsets(h.dlqTopic);
+    const plan = await (await h.request('/admin/dlq:replay?reason=malformed', { method: 'POST' })).json();
+    expect(plan).toMatchObject({ dryRun: true, planned: 1, replayed: 0 });
+    expect(await admin.fetchTopicOffsets(h.topic)).toEqual(endsBefore);
+    expect(await admin.fetchTopicOffsets(h.dlqTopic)).toEqual(dlqBefore);
+    expect(await metricSum(h, 'dlq_replay_operations_total', 'outcome="skipped"')).toBe(1);
+
+    const done = await (
+      await h.request('/admin/dlq:replay?reason=malformed&dryRun=false', { method: 'POST' })
+    ).json();
+    expect(done).toMatchObject({ dryRun: false, planned: 1, replayed: 1, failed: 0 });
+    const dest = done.records[0].destination;
+    // Read the re-published record back and compare it byte for byte with what was first sent.
+    const reader = h.kafka.consumer({ groupId: `${h.groupId}-reader`, maxWaitTimeInMs: 100 });
+    await reader.connect();
+    await reader.subscribe({ topics: [h.topic], fromBeginning: true });
+    const found = new Promise<{ key: Buffer | null; value: Buffer | null; headers: unknown }>((resolve) => {
+      void reader.run({
+        eachMessage: async ({ partition, message }) => {
+          if (partition === dest.partition && message.offset === dest.offset) resolve(message);
+        },
+      });
+    });
+    const message = await found;
+    await reader.disconnect();
+    await admin.disconnect();
+    expect(message.key?.toString()).toBe('k');
+    expect(message.value).toEqual(Buffer.from('{}'));
+    expect(message.headers).toEqual({ ce_specversion: Buffer.from('1.0'), ce_source: Buffer.from('s') });
+    expect(await metricSum(h, 'dlq_replay_records_total', 'outcome="success"')).toBe(1);
+  });
+
+  it('lifecycle commands change consume_running and need the admin scope', async () => {
+    expect((await h.request('/admin/consumer:pause', { method: 'POST', token: null })).status).toBe(401);
+    const { signDevToken } = await import('@event-observatory/service-kit');
+    const weak = await signDevToken({
+      secret: 'consumer-test-secret-0123456789abcdef',
+      scopes: ['events:write'],
+    });
+    expect((await h.request('/admin/consumer:pause', { method: 'POST', token: weak })).status).toBe(403);
+
+    const run = async (verb: string) =>
+      (await h.request(`/admin/consumer:${verb}`, { method: 'POST' })).json();
+    expect(await h.metric('consume_running')).toBe(1);
+    expect(await run('pause')).toMatchObject({
+      command: 'pause',
+      outcome: 'success',
+      consumer: { state: 'paused' },
+    });
+    expect(await h.metric('consume_running')).toBe(0);
+    expect(await run('pause')).toMatchObject({ outcome: 'skipped' });
+    expect(await run('resume')).toMatchObject({ outcome: 'success', consumer: { state: 'running' } });
+    expect(await h.metric('consume_running')).toBe(1);
+    expect((await h.request('/admin/consumer:clearCheckpoints', { method: 'POST' })).status).toBe(400);
+    expect(await run('stop')).toMatchObject({ outcome: 'success', consumer: { state: 'stopped' } });
+    expect(await h.metric('consume_running')).toBe(0);
+    expect(await run('clearCheckpoints')).toMatchObject({ command: 'clear-checkpoints', outcome: 'success' });
+    const { rows } = await h.db.query('SELECT count(*)::int AS n FROM events.consumer_checkpoint');
+    expect(rows[0].n).toBe(0);
+    expect(await run('start')).toMatchObject({ outcome: 'success', consumer: { state: 'running' } });
+    expect(await h.metric('consume_running')).toBe(1);
+    expect(await run('restart')).toMatchObject({ outcome: 'success', consumer: { state: 'running' } });
+    expect(await metricSum(h, 'consume_lifecycle_commands_total', 'command="pause",outcome="success"')).toBe(
+      1,
+    );
+    expect(
+      await metricSum(h, 'consume_lifecycle_commands_total', 'command="clear-checkpoints",outcome="failure"'),
+    ).toBe(1);
+  });
+
+  it('reports broker and database separately on readiness and registers no HTTP timer or auth counter', async () => {
+    const ready = await h.request('/health/ready', { token: null });
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'UP', broker: 'UP', database: 'UP' });
+    const text = await (await h.request('/metrics', { token: null })).text();
+    expect(text).not.toContain('http_server_requests_seconds');
+    expect(text).not.toContain('auth_decisions_total');
+    expect(text).toMatch(/^consume_batch_latency_seconds_bucket\{le="0.005",.*outcome="success"/m);
+    expect(text).toMatch(/^pool_connections_max\{pool="observatory-write".* 6$/m);
+    await waitFor('lag series', async () => {
+      await h.service.probe.tick();
+      const t = await (await h.request('/metrics', { token: null })).text();
+      return new RegExp(
+        `^consume_group_lag\\{group="${h.groupId}",topic="${h.topic}",partition="\\d+"`,
+        'm',
+      ).test(t);
+    });
+  });
+});
