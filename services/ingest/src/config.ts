@@ -1,0 +1,42 @@
+/**
+ * Ingest settings from the environment (the `BROKER_*` ones live in `@event-observatory/broker`,
+ * the `AUTH_*` ones in service-kit's `authConfigFromEnv`).
+ */
+import { duration, type Env, int, list, readConfig, str } from '@event-observatory/service-kit/config';
+
+const schema = {
+  host: str('HTTP_HOST').default('0.0.0.0'),
+  port: int('HTTP_PORT', { min: 0, max: 65535 }).default(8080),
+  version: str('SERVICE_VERSION').default('0.0.0-unknown'),
+  logLevel: str('LOG_LEVEL').default('INFO'),
+  maxEventBytes: int('INGEST_MAX_EVENT_BYTES', { min: 1 }).default(1_048_576),
+  maxBatchEvents: int('INGEST_MAX_BATCH_EVENTS', { min: 1 }).default(256),
+  maxBatchBytes: int('INGEST_MAX_BATCH_BYTES', { min: 1 }).default(8_388_608),
+  maxFutureSkewMs: duration('INGEST_MAX_FUTURE_SKEW').default('24h'),
+  maxPastSkewMs: duration('INGEST_MAX_PAST_SKEW').default('90d'),
+  knownTypes: list('INGEST_KNOWN_TYPES', { min: 0 }).default([]),
+};
+
+export type IngestConfig = ReturnType<typeof readIngestConfig>;
+
+/** Reads the ingest variables; throws a one-line `ConfigError` naming the bad one. */
+export function readIngestConfig(env: Env) {
+  return readConfig(env, schema);
+}
+
+/** The limits that decide about one request, with the spec's defaults. */
+export interface Limits {
+  maxEventBytes: number;
+  maxBatchEvents: number;
+  maxBatchBytes: number;
+  maxFutureSkewMs: number;
+  maxPastSkewMs: number;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  maxEventBytes: 1_048_576,
+  maxBatchEvents: 256,
+  maxBatchBytes: 8_388_608,
+  maxFutureSkewMs: 24 * 3_600_000,
+  maxPastSkewMs: 90 * 86_400_000,
+};

@@ -1,0 +1,155 @@
+/**
+ * The ingestion rules of Document 1 for one event: size on the raw bytes, decode, `time`
+ * plausibility, publish, and the metrics that go with each outcome.
+ */
+
+import { type EventProducer, PublishError, type PublishReceipt } from '@event-observatory/broker';
+import {
+  type CloudEvent,
+  checkTimeWindow,
+  decodeHttpEvent,
+  decodeJsonEvent,
+  EventRejection,
+  eventName,
+  type HeaderPairs,
+  isJsonMediaType,
+  partitionKey,
+  type RejectionReason,
+  toKafkaRecord,
+  tooLarge,
+} from '@event-observatory/events';
+import { ApiError, type ErrorBodyFields } from '@event-observatory/service-kit/errors';
+import type { Limits } from './config.js';
+import type { KnownTypes } from './known-types.js';
+import type { IngestMeters, Mode } from './metrics.js';
+
+/** The created resource (Document 1 "Event"). */
+export interface EventResource {
+  name: string;
+  id: string;
+  source: string;
+  eventType: string;
+  time: string;
+  partitionKey: string;
+  destination?: { topic: string; partition: number; offset: number };
+}
+
+export interface IngestorDeps {
+  producer: Pick<EventProducer, 'publish'>;
+  limits: Limits;
+  meters: IngestMeters;
+  knownTypes: KnownTypes;
+  /** Service clock in epoch ms; default `Date.now`. */
+  now?: () => number;
+}
+
+/** The resource for an event; with a receipt it includes where it landed. */
+export function resourceOf(event: CloudEvent, receipt?: PublishReceipt): EventResource {
+  const r: EventResource = {
+    name: eventName(event),
+    id: event.id,
+    source: event.source,
+    eventType: event.type,
+    time: event.time ?? '',
+    partitionKey: partitionKey(event),
+  };
+  if (receipt) {
+    r.destination = { topic: receipt.topic, partition: receipt.partition, offset: Number(receipt.offset) };
+  }
+  return r;
+}
+
+/** Turns a rejection or publish failure into the spec's error; anything else is rethrown. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof EventRejection) {
+    return new ApiError(err.kind, err.message, { reason: err.reason, metadata: { ...err.metadata } });
+  }
+  if (err instanceof PublishError) {
+    return new ApiError('Unavailable', `event not published: ${err.message}`, {
+      reason: 'unpersistable',
+      metadata: { failure: err.kind },
+      headers: { 'retry-after': '1' },
+    });
+  }
+  throw err;
+}
+
+/** The closed-set reason of an error about one event. */
+export function reasonOf(err: ApiError): RejectionReason {
+  return (err.details[0]?.reason ?? 'malformed') as RejectionReason;
+}
+
+/** ErrorBody (without the `error` wrapper), for batch entries and validate responses. */
+export function errorBodyOf(err: ApiError): ErrorBodyFields {
+  return err.toBody().error;
+}
+
+export function createIngestor(deps: IngestorDeps) {
+  const now = deps.now ?? Date.now;
+  const window = { maxFutureSkewMs: deps.limits.maxFutureSkewMs, maxPastSkewMs: deps.limits.maxPastSkewMs };
+
+  function checkTime(event: CloudEvent): void {
+    try {
+      const skew = checkTimeWindow(event, now(), window);
+      deps.meters.skew(skew.direction, skew.seconds);
+    } catch (err) {
+      if (err instanceof EventRejection && err.metadata.skewSeconds !== undefined) {
+        deps.meters.skew(err.metadata.direction as 'future' | 'past', Number(err.metadata.skewSeconds));
+      }
+      throw err;
+    }
+  }
+
+  function countUnrecognised(event: CloudEvent): void {
+    if (!deps.knownTypes.configured) return;
+    if (!deps.knownTypes.recognises(event.type)) deps.meters.unrecognised(event.type, 'unknown-type');
+    else if (event.data !== undefined && !isJsonMediaType(event.datacontenttype)) {
+      deps.meters.unrecognised(event.type, 'invalid-payload');
+    }
+  }
+
+  return {
+    /** Decodes and checks a single-event request (binary or structured). */
+    judgeRequest(headers: HeaderPairs, body: Uint8Array): { mode: Mode; event: CloudEvent } {
+      const decoded = decodeHttpEvent(headers, body);
+      checkTime(decoded.event);
+      return decoded;
+    },
+
+    /** Size-checks, decodes and time-checks one batch element from its raw bytes. */
+    judgeElement(bytes: Uint8Array): CloudEvent {
+      if (bytes.byteLength > deps.limits.maxEventBytes) {
+        throw tooLarge(`the event exceeds ${deps.limits.maxEventBytes} bytes`, {
+          limitBytes: String(deps.limits.maxEventBytes),
+        });
+      }
+      const event = decodeJsonEvent(bytes);
+      checkTime(event);
+      return event;
+    },
+
+    /**
+     * Publishes and waits for acknowledgement; counts the event as received (and unrecognised)
+     * only then. Throws `ApiError` Unavailable (`unpersistable`).
+     */
+    async publish(event: CloudEvent, mode: Mode): Promise<EventResource> {
+      let receipt: PublishReceipt;
+      try {
+        receipt = await deps.producer.publish(toKafkaRecord(event));
+      } catch (err) {
+        throw toApiError(err);
+      }
+      deps.meters.received(event.type, mode);
+      countUnrecognised(event);
+      return resourceOf(event, receipt);
+    },
+
+    /** Counts a refusal under its reason. */
+    rejected(err: ApiError): void {
+      deps.meters.rejected(reasonOf(err));
+    },
+  };
+}
+
+export type Ingestor = ReturnType<typeof createIngestor>;

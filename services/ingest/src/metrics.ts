@@ -1,0 +1,81 @@
+/**
+ * The ingest meters of Document 1 (section 4), on the service's registry. `broker_produce_latency_seconds`
+ * is the producer's, `http_server_requests_seconds` the HTTP timer's and `auth_decisions_total`
+ * the verifier's.
+ */
+import type { RejectionReason } from '@event-observatory/events';
+import { cappedLabel, createDistribution, ladders } from '@event-observatory/service-kit/metrics';
+import { Counter, type Registry } from 'prom-client';
+
+export type Mode = 'binary' | 'structured';
+
+export function createIngestMeters(registry: Registry) {
+  const received = new Counter({
+    name: 'ingest_events_received_total',
+    help: 'Events made durable (counted after broker acknowledgement)',
+    labelNames: ['type', 'mode'] as const,
+    registers: [registry],
+  });
+  const rejected = new Counter({
+    name: 'ingest_events_rejected_total',
+    help: 'Rejected events by closed-set reason',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const unrecognised = new Counter({
+    name: 'event_unrecognised_total',
+    help: 'Accepted events of a type no consumer recognises (INGEST_KNOWN_TYPES)',
+    labelNames: ['type', 'reason'] as const,
+    registers: [registry],
+  });
+  const payloadBytes = createDistribution(registry, {
+    name: 'ingest_payload_bytes',
+    help: 'Body size of accepted requests',
+    labelNames: ['mode'],
+    buckets: ladders.payloadBytes,
+  });
+  const batchEvents = createDistribution(registry, {
+    name: 'ingest_batch_events',
+    help: 'Events per batch request',
+    buckets: ladders.batchEvents,
+  });
+  const timeSkew = createDistribution(registry, {
+    name: 'ingest_time_skew',
+    help: 'Distance of event time from the service clock, in seconds',
+    labelNames: ['direction'],
+    buckets: ladders.timeSkew,
+  });
+  const receivedTypes = cappedLabel(50);
+  const unrecognisedTypes = cappedLabel(50);
+  for (const reason of [
+    'malformed',
+    'invalid-attributes',
+    'invalid-payload',
+    'too-large',
+    'unpersistable',
+  ] as const) {
+    rejected.inc({ reason }, 0);
+  }
+  return {
+    received(type: string, mode: Mode): void {
+      if (receivedTypes.admit(type)) received.inc({ type, mode });
+    },
+    rejected(reason: RejectionReason): void {
+      rejected.inc({ reason });
+    },
+    unrecognised(type: string, reason: 'unknown-type' | 'invalid-payload'): void {
+      if (unrecognisedTypes.admit(type)) unrecognised.inc({ type, reason });
+    },
+    payload(mode: Mode, bytes: number): void {
+      payloadBytes.observe({ mode }, bytes);
+    },
+    batch(events: number): void {
+      batchEvents.observe({}, events);
+    },
+    skew(direction: 'future' | 'past', seconds: number): void {
+      timeSkew.observe({ direction }, seconds);
+    },
+  };
+}
+
+export type IngestMeters = ReturnType<typeof createIngestMeters>;

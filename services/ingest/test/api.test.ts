@@ -1,0 +1,424 @@
+import { signDevToken } from '@event-observatory/service-kit/auth';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import {
+  ceHeaders,
+  createTopic,
+  type Harness,
+  readRecords,
+  SECRET,
+  startHarness,
+  uniqueTopic,
+} from './harness.js';
+
+const { bootstrapServers } = inject('kafka');
+const NOW = Date.parse('2025-06-01T12:00:00.000Z');
+const iso = (ms: number) => new Date(ms).toISOString();
+const T = iso(NOW - 60_000);
+const DAY = 86_400_000;
+
+let h: Harness;
+const auth = () => ({ authorization: `Bearer ${h.token}` });
+
+beforeAll(async () => {
+  const topic = uniqueTopic('ingest-api');
+  await createTopic(bootstrapServers, topic);
+  h = await startHarness({ bootstrapServers, topic, now: () => NOW, knownTypes: ['com.example.*'] });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+async function post(path: string, headers: Record<string, string>, body?: BodyInit) {
+  const res = await fetch(`${h.url}${path}`, { method: 'POST', headers: { ...auth(), ...headers }, body });
+  return { status: res.status, headers: res.headers, json: (await res.json()) as any };
+}
+
+const structured = (doc: object) => JSON.stringify(doc);
+const baseDoc = (id: string, extra: object = {}) => ({
+  specversion: '1.0',
+  id,
+  source: 'https://example.com/sensors',
+  type: 'com.example.reading',
+  time: T,
+  ...extra,
+});
+
+describe('POST /v1/events', () => {
+  it('publishes a binary event whose record (headers, key, value bytes, partition, offset) matches the response', async () => {
+    const payload = Buffer.from([0, 1, 2, 0xfe, 0xff, 10, 13]);
+    const r = await post(
+      '/v1/events',
+      {
+        ...ceHeaders('bin-1', T, { 'ce-subject': 'dev%2F7', 'ce-region': 'eu' }),
+        'content-type': 'application/octet-stream',
+      },
+      payload,
+    );
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({
+      name: 'events/https%3A%2F%2Fexample.com%2Fsensors,bin-1',
+      id: 'bin-1',
+      source: 'https://example.com/sensors',
+      eventType: 'com.example.reading',
+      time: T,
+      partitionKey: 'https://example.com/sensors#dev/7',
+      destination: { topic: h.topic },
+    });
+    const records = await readRecords(bootstrapServers, h.topic, (rs) =>
+      rs.some((x) => x.headers.ce_id?.toString() === 'bin-1'),
+    );
+    const rec = records.find((x) => x.headers.ce_id?.toString() === 'bin-1')!;
+    expect(rec.partition).toBe(r.json.destination.partition);
+    expect(Number(rec.offset)).toBe(r.json.destination.offset);
+    expect(rec.key?.toString()).toBe('https://example.com/sensors#dev/7');
+    expect(Buffer.compare(rec.value!, payload)).toBe(0);
+    const headers = Object.fromEntries(Object.entries(rec.headers).map(([k, v]) => [k, v?.toString()]));
+    expect(headers).toEqual({
+      ce_specversion: '1.0',
+      ce_id: 'bin-1',
+      ce_source: 'https://example.com/sensors',
+      ce_type: 'com.example.reading',
+      ce_time: T,
+      ce_subject: 'dev/7',
+      'content-type': 'application/octet-stream',
+      ce_region: 'eu',
+    });
+  });
+
+  it('gives the same record and the same response body in binary and structured mode', async () => {
+    const bin = await post(
+      '/v1/events',
+      {
+        ...ceHeaders('same-1', T, { 'ce-subject': 's', 'ce-tier': 'gold' }),
+        'content-type': 'application/json',
+      },
+      '{"t":21.5,"big":123456789012345678901}',
+    );
+    const str = await post(
+      '/v1/events',
+      { 'content-type': 'application/cloudevents+json; charset=utf-8' },
+      structured(
+        baseDoc('same-1', { subject: 's', tier: 'gold', datacontenttype: 'application/json' }),
+      ).replace(/}$/, ',"data":{"t":21.5,"big":123456789012345678901}}'),
+    );
+    expect(bin.status).toBe(200);
+    expect(str.status).toBe(200);
+    const { destination: d1, ...b1 } = bin.json;
+    const { destination: d2, ...b2 } = str.json;
+    expect(b1).toEqual(b2);
+    expect(d1.partition).toBe(d2.partition);
+    const records = await readRecords(
+      bootstrapServers,
+      h.topic,
+      (rs) => rs.filter((x) => x.headers.ce_id?.toString() === 'same-1').length >= 2,
+    );
+    const [a, b] = records.filter((x) => x.headers.ce_id?.toString() === 'same-1');
+    expect(Buffer.compare(a!.value!, b!.value!)).toBe(0);
+    expect(Object.keys(a!.headers)).toEqual(Object.keys(b!.headers));
+    for (const k of Object.keys(a!.headers))
+      expect(a!.headers[k]?.toString()).toBe(b!.headers[k]?.toString());
+  });
+
+  const errorRows: [string, Record<string, string>, string, number, string, string][] = [
+    [
+      'invalid JSON document',
+      { 'content-type': 'application/cloudevents+json' },
+      '{"id": ',
+      400,
+      'INVALID_ARGUMENT',
+      'malformed',
+    ],
+    ['missing ce-type', { ...ceHeaders('e1', T), 'ce-type': '' }, 'x', 400, 'INVALID_ARGUMENT', 'malformed'],
+    [
+      'bad extension name',
+      ceHeaders('e2', T, { 'ce-bad_name': 'x' }),
+      'x',
+      400,
+      'INVALID_ARGUMENT',
+      'invalid-attributes',
+    ],
+    [
+      'invalid UTF-8 in a header',
+      ceHeaders('e3', T, { 'ce-subject': '%C3%28' }),
+      'x',
+      400,
+      'INVALID_ARGUMENT',
+      'malformed',
+    ],
+    [
+      'JSON content-type with a non-JSON payload',
+      { ...ceHeaders('e4', T), 'content-type': 'application/json' },
+      'not json',
+      400,
+      'INVALID_ARGUMENT',
+      'invalid-payload',
+    ],
+    [
+      'absent time',
+      { ...ceHeaders('e5', T), 'ce-time': '' },
+      'x',
+      400,
+      'INVALID_ARGUMENT',
+      'invalid-attributes',
+    ],
+    [
+      'time too far ahead',
+      ceHeaders('e6', iso(NOW + DAY + 1)),
+      'x',
+      400,
+      'OUT_OF_RANGE',
+      'invalid-attributes',
+    ],
+    [
+      'time too far back',
+      ceHeaders('e7', iso(NOW - 90 * DAY - 1)),
+      'x',
+      400,
+      'OUT_OF_RANGE',
+      'invalid-attributes',
+    ],
+    [
+      'batch media type',
+      { 'content-type': 'application/cloudevents-batch+json' },
+      '[]',
+      400,
+      'INVALID_ARGUMENT',
+      'malformed',
+    ],
+  ];
+  for (const [name, headers, body, code, status, reason] of errorRows) {
+    it(`answers ${code} ${status} ${reason} for ${name}`, async () => {
+      const cleaned = Object.fromEntries(Object.entries(headers).filter(([, v]) => v !== ''));
+      const r = await post('/v1/events', cleaned, body);
+      expect(r.status).toBe(code);
+      expect(r.json.error).toMatchObject({ code, status, details: [{ reason, domain: expect.any(String) }] });
+    });
+  }
+
+  it('reports the window that was missed', async () => {
+    const r = await post('/v1/events', ceHeaders('w1', iso(NOW + DAY + 1000)), 'x');
+    expect(r.json.error.details[0].metadata).toMatchObject({ direction: 'future', maxSkewSeconds: '86400' });
+  });
+
+  it('accepts time exactly on both edges of the window', async () => {
+    expect((await post('/v1/events', ceHeaders('edge-f', iso(NOW + DAY)), 'x')).status).toBe(200);
+    expect((await post('/v1/events', ceHeaders('edge-p', iso(NOW - 90 * DAY)), 'x')).status).toBe(200);
+  });
+
+  it('answers 401 UNAUTHENTICATED with the error body without a token, 403 without the scope', async () => {
+    const res = await fetch(`${h.url}/v1/events`, { method: 'POST', headers: ceHeaders('a1', T), body: 'x' });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect(((await res.json()) as any).error).toMatchObject({ code: 401, status: 'UNAUTHENTICATED' });
+    const weak = await signDevToken({ secret: SECRET, scopes: ['events:read'] });
+    const res2 = await fetch(`${h.url}/v1/events`, {
+      method: 'POST',
+      headers: { ...ceHeaders('a2', T), authorization: `Bearer ${weak}` },
+      body: 'x',
+    });
+    expect(res2.status).toBe(403);
+    expect(((await res2.json()) as any).error).toMatchObject({ code: 403, status: 'PERMISSION_DENIED' });
+  });
+});
+
+describe('oversized bodies', () => {
+  const big = Buffer.alloc(1_048_577, 0x61);
+  it('refuses a declared content-length over the ceiling with 413 RESOURCE_EXHAUSTED too-large', async () => {
+    const r = await post('/v1/events', ceHeaders('big-1', T), big);
+    expect(r.status).toBe(413);
+    expect(r.json.error).toMatchObject({
+      code: 413,
+      status: 'RESOURCE_EXHAUSTED',
+      details: [{ reason: 'too-large', metadata: { limitBytes: '1048576' } }],
+    });
+  });
+  it('accepts a body of exactly the ceiling', async () => {
+    const r = await post('/v1/events', ceHeaders('big-ok', T), big.subarray(0, 1_048_576));
+    expect(r.status).toBe(200);
+  });
+  it('refuses a chunked body while it streams', async () => {
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= 4 * 1_048_576) return controller.close();
+        sent += 65_536;
+        controller.enqueue(new Uint8Array(65_536));
+      },
+    });
+    const res = await fetch(`${h.url}/v1/events`, {
+      method: 'POST',
+      headers: { ...auth(), ...ceHeaders('chunked', T) },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as any).error.details[0].reason).toBe('too-large');
+  });
+  it('refuses a body that lies about its length (content-length small, body large)', async () => {
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 20; i++) controller.enqueue(new Uint8Array(100_000));
+        controller.close();
+      },
+    });
+    const res = await h.app.request('/v1/events', {
+      method: 'POST',
+      headers: { ...auth(), ...ceHeaders('liar', T), 'content-length': '10' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(413);
+  });
+});
+
+describe('POST /v1/events:batchCreate', () => {
+  it('judges elements one by one and answers 200 with indexes and counts', async () => {
+    const body = `[${structured(baseDoc('b-ok-1', { data: { n: 1 } }))}, {"id": }, ${structured(
+      baseDoc('b-late', { time: iso(NOW - 91 * DAY) }),
+    )}, ${structured(baseDoc('b-ok-2', { datacontenttype: 'text/plain', data: 'hi' }))}, 7]`;
+    const r = await post(
+      '/v1/events:batchCreate',
+      { 'content-type': 'application/cloudevents-batch+json' },
+      body,
+    );
+    expect(r.status).toBe(200);
+    expect(r.json.created).toBe(2);
+    expect(r.json.failed).toBe(3);
+    expect(r.json.events.map((e: any) => e.id)).toEqual(['b-ok-1', 'b-ok-2']);
+    expect(r.json.entries.map((e: any) => [e.index, e.event?.id ?? e.error.details[0].reason])).toEqual([
+      [0, 'b-ok-1'],
+      [1, 'malformed'],
+      [2, 'invalid-attributes'],
+      [3, 'b-ok-2'],
+      [4, 'malformed'],
+    ]);
+    expect(r.json.entries[2].error).toMatchObject({ code: 400, status: 'OUT_OF_RANGE' });
+    const records = await readRecords(bootstrapServers, h.topic, (rs) =>
+      rs.some((x) => x.headers.ce_id?.toString() === 'b-ok-2'),
+    );
+    const ok2 = records.find((x) => x.headers.ce_id?.toString() === 'b-ok-2')!;
+    expect(ok2.value?.toString()).toBe('hi');
+    expect(Number(ok2.offset)).toBe(r.json.events[1].destination.offset);
+  });
+  it('refuses a batch over INGEST_MAX_BATCH_EVENTS whole with 413', async () => {
+    const docs = Array.from({ length: 257 }, (_, i) => baseDoc(`many-${i}`));
+    const r = await post(
+      '/v1/events:batchCreate',
+      { 'content-type': 'application/cloudevents-batch+json' },
+      JSON.stringify(docs),
+    );
+    expect(r.status).toBe(413);
+    expect(r.json.error.details[0]).toMatchObject({
+      reason: 'too-large',
+      metadata: { limitEvents: '256', events: '257' },
+    });
+  });
+  it('refuses a document that is not an array with 400', async () => {
+    const r = await post(
+      '/v1/events:batchCreate',
+      { 'content-type': 'application/cloudevents-batch+json' },
+      '{}',
+    );
+    expect(r.status).toBe(400);
+    expect(r.json.error.details[0].reason).toBe('malformed');
+  });
+});
+
+describe('POST /v1/events:validate', () => {
+  it('answers valid true with the event it would create and publishes nothing', async () => {
+    const r = await post('/v1/events:validate', ceHeaders('v-1', T), 'x');
+    expect(r.status).toBe(200);
+    expect(r.json.valid).toBe(true);
+    expect(r.json.event.name).toBe('events/https%3A%2F%2Fexample.com%2Fsensors,v-1');
+    expect(r.json.event.destination).toBeUndefined();
+  });
+  it('answers valid false with the error body', async () => {
+    const r = await post('/v1/events:validate', ceHeaders('v-2', iso(NOW + 2 * DAY)), 'x');
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ valid: false, error: { code: 400, status: 'OUT_OF_RANGE' } });
+  });
+});
+
+describe('description, docs, health and metrics', () => {
+  it('serves an OpenAPI document generated from the routes, as JSON and YAML', async () => {
+    const doc = (await (await fetch(`${h.url}/openapi.json`)).json()) as any;
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/v1/events',
+      '/v1/events:batchCreate',
+      '/v1/events:validate',
+    ]);
+    expect(Object.keys(doc.paths['/v1/events'].post.requestBody.content)).toEqual([
+      'application/octet-stream',
+    ]);
+    expect(Object.keys(doc.paths['/v1/events'].post.responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '413',
+      '503',
+    ]);
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.schemas.ErrorBody).toBeDefined();
+    const yaml = parseYaml(await (await fetch(`${h.url}/openapi.yaml`)).text());
+    expect(yaml).toEqual(doc);
+  });
+  it('serves the documentation page and its assets locally', async () => {
+    const html = await (await fetch(`${h.url}/docs`)).text();
+    expect(html).not.toMatch(/https?:\/\//);
+    const js = await fetch(`${h.url}/docs/swagger-ui-bundle.js`);
+    expect(js.status).toBe(200);
+    expect((await js.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+  });
+  it('answers readiness UP with the broker reachable and liveness UP', async () => {
+    const ready = await fetch(`${h.url}/health/ready`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'UP', broker: 'reachable' });
+    expect((await fetch(`${h.url}/health/live`)).status).toBe(200);
+  });
+  it('exposes the ingest meters with their tags', async () => {
+    await post('/v1/events', ceHeaders('m-1', T, { 'ce-type': 'org.other.thing' }), 'x');
+    const text = await (await fetch(`${h.url}/metrics`)).text();
+    const series = (name: string, labels: Record<string, string>, value = /[0-9.e+-]+/) =>
+      text
+        .split('\n')
+        .some(
+          (line) =>
+            line.startsWith(`${name}{`) &&
+            Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)) &&
+            value.test(line.slice(line.lastIndexOf(' ') + 1)),
+        );
+    expect(
+      series('ingest_events_received_total', {
+        type: 'com.example.reading',
+        mode: 'binary',
+        service: 'ingest',
+        version: 'test',
+      }),
+    ).toBe(true);
+    expect(series('ingest_events_received_total', { type: 'com.example.reading', mode: 'structured' })).toBe(
+      true,
+    );
+    expect(series('ingest_events_rejected_total', { reason: 'too-large' }, /^[1-9]/)).toBe(true);
+    expect(
+      series('event_unrecognised_total', { type: 'org.other.thing', reason: 'unknown-type' }, /^1$/),
+    ).toBe(true);
+    expect(series('ingest_payload_bytes_bucket', { le: '256', mode: 'binary' })).toBe(true);
+    expect(series('ingest_batch_events_bucket', { le: '1' })).toBe(true);
+    expect(series('ingest_time_skew_bucket', { le: '1', direction: 'past' })).toBe(true);
+    expect(
+      series('broker_produce_latency_seconds_bucket', { le: '0.001', topic: h.topic, outcome: 'success' }),
+    ).toBe(true);
+    expect(
+      series('http_server_requests_seconds_count', {
+        method: 'POST',
+        uri: '/v1/events:batchCreate',
+        status: '200',
+        outcome: 'SUCCESS',
+      }),
+    ).toBe(true);
+    expect(series('auth_decisions_total', { reason: 'absent', outcome: 'failure' })).toBe(true);
+    expect(text).not.toMatch(/uri="\/metrics"|uri="\/health/);
+  });
+});
