@@ -5,13 +5,15 @@ SHELL := /bin/bash
 # Downloads and builds (Kafka jars, PostgreSQL binaries, Gitea, Kubernetes) are cached here.
 export OBSERVATORY_CACHE ?= $(CURDIR)/.cache
 NODE_STAMP := node_modules/.install-stamp
+# The pure-logic suites run again on the current LTS line, so the Node 20 + 24 claim is tested.
+LTS_SUITES := -w @event-observatory/service-kit -w @event-observatory/events
 
-.PHONY: help install build lint test test-lts dev migrate
+.PHONY: help install build lint test dev migrate
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-$(NODE_STAMP): package.json package-lock.json $(wildcard packages/*/package.json services/*/package.json)
+$(NODE_STAMP): package.json package-lock.json $(wildcard packages/*/package.json services/*/package.json e2e/package.json)
 	@# Not `npm ci`: the registry reachable here lacks some other platforms' optional binaries
 	@# (e.g. @biomejs/cli-android-arm64), which `npm ci` counts as a lock mismatch. `npm install`
 	@# still installs the locked versions.
@@ -27,17 +29,11 @@ build: install ## Type-check and compile every workspace (tsc -b) and the script
 lint: install ## Lint and format-check the tree (biome)
 	npx biome check .
 
-test: build lint ## Run every test of the repo; starts the infrastructure it needs itself
+test: build lint ## Run every test of the repo (and the pure-logic suites on Node 24 too)
 	@tally=$$(mktemp); trap 'rm -f $$tally' EXIT; \
 	TEST_TALLY_FILE=$$tally npm test --workspaces --if-present; status=$$?; \
-	./scripts/test-summary.sh $$tally && exit $$status
-
-# The pure-logic suites again on the current LTS line, so the Node 20 + 24 claim is tested.
-LTS_SUITES := -w @event-observatory/service-kit -w @event-observatory/events
-test-lts: install ## Run the dependency-free unit suites on Node 24 LTS too
-	@tally=$$(mktemp); trap 'rm -f $$tally' EXIT; lts=$$(./scripts/lts-node.sh); \
-	echo "Node $$($$lts/node --version)"; \
-	PATH="$$lts:$$PATH" TEST_TALLY_FILE=$$tally npm test $(LTS_SUITES); status=$$?; \
+	lts=$$(./scripts/lts-node.sh) && echo "Again on Node $$($$lts/node --version):" && \
+	PATH="$$lts:$$PATH" TEST_TALLY_FILE=$$tally npm test $(LTS_SUITES) || status=1; \
 	./scripts/test-summary.sh $$tally && exit $$status
 
 dev: install ## Start Kafka, PostgreSQL and every service locally; Ctrl-C stops all
