@@ -1,0 +1,139 @@
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type KafkaHandle, startKafka } from '@event-observatory/devstack';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ceHeaders, createTopic, type Harness, readRecords, startHarness, uniqueTopic } from './harness.js';
+import { INGEST_BROKER_SETTINGS } from './kafka-setup.js';
+
+const DELIVERY_TIMEOUT_MS = 3000;
+
+async function send(
+  h: Harness,
+  id: string,
+): Promise<{
+  status: number;
+  body: { error?: { status: string; details: { metadata: Record<string, string> }[] } };
+  ms: number;
+}> {
+  const started = Date.now();
+  const res = await fetch(`${h.url}/v1/events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${h.token}`, ...ceHeaders(id, new Date().toISOString()) },
+    body: `payload-${id}`,
+  });
+  return { status: res.status, body: (await res.json()) as never, ms: Date.now() - started };
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return false;
+}
+
+describe('broker outage (dedicated broker)', () => {
+  let kafka: KafkaHandle;
+  let dir: string;
+  let h: Harness;
+  const topic = uniqueTopic('ingest-outage');
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'ingest-outage-'));
+    chmodSync(dir, 0o755);
+    kafka = await startKafka({ dataDir: dir, settings: INGEST_BROKER_SETTINGS });
+    await createTopic(kafka.bootstrapServers, topic, 3);
+    h = await startHarness({
+      bootstrapServers: kafka.bootstrapServers,
+      topic,
+      broker: {
+        deliveryTimeoutMs: DELIVERY_TIMEOUT_MS,
+        requestTimeoutMs: 1000,
+        maxBlockMs: 1000,
+        probeIntervalMs: 500,
+      },
+    });
+  }, 180_000);
+  afterAll(async () => {
+    await h?.close();
+    await kafka?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sheds with 503 within the delivery timeout, turns readiness 503, keeps liveness, recovers, loses no acknowledged event', async () => {
+    const acknowledged: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await send(h, `before-${i}`);
+      expect(r.status).toBe(200);
+      acknowledged.push(`before-${i}`);
+    }
+    await kafka.stop();
+
+    const during = await Promise.all(Array.from({ length: 5 }, (_, i) => send(h, `during-${i}`)));
+    for (const r of during) {
+      if (r.status === 200) continue; // acknowledged just before the broker went away
+      expect(r.status).toBe(503);
+      expect(r.body.error?.status).toBe('UNAVAILABLE');
+      expect(r.ms).toBeLessThanOrEqual(DELIVERY_TIMEOUT_MS + 1000);
+    }
+    during.forEach((r, i) => {
+      if (r.status === 200) acknowledged.push(`during-${i}`);
+    });
+    expect(during.some((r) => r.status === 503)).toBe(true);
+
+    const ready = await fetch(`${h.url}/health/ready`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({ broker: 'unreachable' });
+    expect((await fetch(`${h.url}/health/live`)).status).toBe(200);
+
+    await kafka.start();
+    expect(await until(async () => (await fetch(`${h.url}/health/ready`)).status === 200, 60_000)).toBe(true);
+    let after = await send(h, 'after-0');
+    for (let i = 0; i < 20 && after.status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      after = await send(h, 'after-0');
+    }
+    expect(after.status).toBe(200);
+    acknowledged.push('after-0');
+
+    const records = await readRecords(kafka.bootstrapServers, topic, (rs) => {
+      const ids = new Set(rs.map((r) => r.headers.ce_id?.toString()));
+      return acknowledged.every((id) => ids.has(id));
+    });
+    const ids = new Set(records.map((r) => r.headers.ce_id?.toString()));
+    for (const id of acknowledged) expect(ids.has(id), `acknowledged ${id} is on the topic`).toBe(true);
+  }, 150_000);
+});
+
+describe('queue full', () => {
+  const { bootstrapServers } = inject('kafka');
+  let h: Harness;
+  const topic = uniqueTopic('ingest-queue');
+
+  beforeAll(async () => {
+    await createTopic(bootstrapServers, topic, 3);
+    h = await startHarness({ bootstrapServers, topic, broker: { queueCapacity: 2 } });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('answers 503 to requests beyond BROKER_QUEUE_CAPACITY and publishes none of them', async () => {
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => send(h, `q-${i}`)));
+    const refused = results.flatMap((r, i) => (r.status === 503 ? [i] : []));
+    const accepted = results.flatMap((r, i) => (r.status === 200 ? [i] : []));
+    expect(refused.length).toBeGreaterThan(0);
+    expect(accepted.length + refused.length).toBe(40);
+    for (const i of refused) {
+      expect(results[i]!.body.error?.status).toBe('UNAVAILABLE');
+      expect(results[i]!.body.error?.details[0]?.metadata.failure).toBe('queue-full');
+    }
+    const records = await readRecords(bootstrapServers, topic, (rs) => rs.length >= accepted.length);
+    await new Promise((r) => setTimeout(r, 500));
+    const ids = new Set(records.map((r) => r.headers.ce_id?.toString()));
+    for (const i of accepted) expect(ids.has(`q-${i}`)).toBe(true);
+    for (const i of refused) expect(ids.has(`q-${i}`)).toBe(false);
+  });
+});
