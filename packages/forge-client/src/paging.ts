@@ -55,10 +55,11 @@ export function pageOfLink(target: string | undefined): { page: number; pageSize
 
 /**
  * Works out the next page from the response. Link header first (Gitea keeps the `limit` asked for
- * in its links but computes page numbers with the size it applied, so following the link stays
- * correct under a silent cap); without one, `X-Total-Count`, where a page shorter than asked that
- * still leaves items unseen reveals the cap; without both, a non-empty page is assumed to have a
- * successor and an empty page ends the walk.
+ * in its links but numbers pages with the size it applied, so following the link stays correct
+ * under a silent cap). Without a Link header, `X-Total-Count`: the walk goes on while a non-empty
+ * page, taken as full, leaves items unseen. A page shorter than asked is never taken as the last
+ * one, since a capped server returns short pages all along (at worst one extra empty page is read).
+ * Without both headers, an empty page ends the walk.
  */
 export function nextPageOf(
   page: number,
@@ -73,10 +74,7 @@ export function nextPageOf(
   }
   if (itemCount === 0) return undefined;
   if (headers.totalCount !== undefined) {
-    const applied = Math.min(asked, itemCount);
-    return (page - 1) * applied + itemCount < headers.totalCount
-      ? { page: page + 1, pageSize: asked }
-      : undefined;
+    return page * itemCount < headers.totalCount ? { page: page + 1, pageSize: asked } : undefined;
   }
   return { page: page + 1, pageSize: asked };
 }
