@@ -5,7 +5,7 @@ const current = (over: Partial<TopicState> = {}): TopicState => ({
   name: 'events.cloudevents.v1',
   partitions: 12,
   replicationFactor: 1,
-  configs: { 'cleanup.policy': 'delete', 'retention.ms': '604800000' },
+  configs: { 'cleanup.policy': 'delete', 'retention.ms': '604800000', 'max.message.bytes': '2097152' },
   ...over,
 });
 
@@ -15,13 +15,17 @@ describe('the spec topics', () => {
       name: 'events.cloudevents.v1',
       partitions: 12,
       replicationFactor: 1,
-      configs: { 'cleanup.policy': 'delete', 'retention.ms': String(168 * 3_600_000) },
+      configs: {
+        'cleanup.policy': 'delete',
+        'retention.ms': String(168 * 3_600_000),
+        'max.message.bytes': '2097152',
+      },
     });
     expect(deadLetterTopicSpec()).toEqual({
       name: 'events.cloudevents.v1.dlq',
       partitions: 3,
       replicationFactor: 1,
-      configs: { 'cleanup.policy': 'compact', 'retention.ms': '604800000' },
+      configs: { 'cleanup.policy': 'compact', 'retention.ms': '604800000', 'max.message.bytes': '4194304' },
     });
   });
 
@@ -62,7 +66,7 @@ describe('planTopic', () => {
       deadLetterTopicSpec(),
       current({ name: 'events.cloudevents.v1.dlq', partitions: 3, replicationFactor: 3 }),
     );
-    expect(plan.alterConfigs).toEqual({ 'cleanup.policy': 'compact' });
+    expect(plan.alterConfigs).toEqual({ 'cleanup.policy': 'compact', 'max.message.bytes': '4194304' });
     expect(plan.warnings).toEqual([expect.stringMatching(/replication factor is 3, spec asks 1/)]);
   });
 

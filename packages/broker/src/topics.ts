@@ -25,7 +25,16 @@ export function retentionMs(hours: number): string {
   return String(hours * 60 * 60 * 1000);
 }
 
-/** The event topic: 12 partitions, replication factor 1, records kept 168 h. */
+/**
+ * Largest record the event topic accepts (topic config `max.message.bytes`): 2 MiB, above the ingest
+ * API's 1 MiB event limit plus its `ce_` headers, so the API refuses an oversized event, never the broker
+ * (Document 1). Kafka's default, 1 MiB + 12 bytes, would be smaller than a maximal event with headers.
+ */
+export const EVENT_MAX_MESSAGE_BYTES = 2 * 1024 * 1024;
+/** The dead-letter topic holds a structured-mode copy (base64 data) of a record: twice the ceiling. */
+export const DEAD_LETTER_MAX_MESSAGE_BYTES = 2 * EVENT_MAX_MESSAGE_BYTES;
+
+/** The event topic: 12 partitions, replication factor 1, records kept 168 h, records up to 2 MiB. */
 export function eventTopicSpec(
   name: string = EVENT_TOPIC,
   retentionHours = DEFAULT_RETENTION_HOURS,
@@ -34,13 +43,17 @@ export function eventTopicSpec(
     name,
     partitions: 12,
     replicationFactor: 1,
-    configs: { 'cleanup.policy': 'delete', 'retention.ms': retentionMs(retentionHours) },
+    configs: {
+      'cleanup.policy': 'delete',
+      'retention.ms': retentionMs(retentionHours),
+      'max.message.bytes': String(EVENT_MAX_MESSAGE_BYTES),
+    },
   };
 }
 
 /**
  * The dead-letter topic: 3 partitions, compacted (a replayed poison record overwrites its predecessor by
- * key `topic/partition/offset`), records kept 168 h.
+ * key `topic/partition/offset`), records kept 168 h, records up to 4 MiB.
  */
 export function deadLetterTopicSpec(
   name: string = `${EVENT_TOPIC}${DEAD_LETTER_SUFFIX}`,
@@ -50,7 +63,11 @@ export function deadLetterTopicSpec(
     name,
     partitions: 3,
     replicationFactor: 1,
-    configs: { 'cleanup.policy': 'compact', 'retention.ms': retentionMs(retentionHours) },
+    configs: {
+      'cleanup.policy': 'compact',
+      'retention.ms': retentionMs(retentionHours),
+      'max.message.bytes': String(DEAD_LETTER_MAX_MESSAGE_BYTES),
+    },
   };
 }
 

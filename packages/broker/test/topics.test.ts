@@ -72,7 +72,8 @@ describe('ensureTopics against the real broker', () => {
           configEntries: [
             { name: 'cleanup.policy', value: 'compact' },
             { name: 'retention.ms', value: '1000' },
-            { name: 'max.message.bytes', value: '2097152' },
+            { name: 'max.message.bytes', value: '4194304' },
+            { name: 'min.compaction.lag.ms', value: '60000' },
           ],
         },
       ],
@@ -82,7 +83,8 @@ describe('ensureTopics against the real broker', () => {
     const after = await state(spec.name);
     expect(after.configs['retention.ms']).toBe('604800000');
     expect(after.configs['cleanup.policy']).toBe('compact');
-    expect(after.configs['max.message.bytes']).toBe('2097152');
+    expect(after.configs['max.message.bytes']).toBe('4194304');
+    expect(after.configs['min.compaction.lag.ms']).toBe('60000');
   });
 
   it('returns only once every partition has a leader, so a producer can send at once', async () => {
@@ -108,5 +110,24 @@ describe('ensureTopics against the real broker', () => {
     expect(actions.filter((a) => a === 'created').length).toBeLessThanOrEqual(2);
     expect((await state(specs[0]!.name)).partitions).toBe(12);
     expect((await state(specs[1]!.name)).configs['cleanup.policy']).toBe('compact');
+  });
+
+  it("lets the event topic take a maximal 1 MiB event with its headers (above Kafka's 1 MiB default)", async () => {
+    const spec = eventTopicSpec(unique('large'));
+    await ensureTopics(admin, [spec]);
+    const producer = kafka.producer({ retry: { retries: 0 } });
+    await producer.connect();
+    try {
+      const value = Buffer.alloc(1024 * 1024, 'x');
+      const headers = { ce_id: 'a'.repeat(200), ce_source: 'b'.repeat(2000), ce_type: 'c'.repeat(200) };
+      const [result] = await producer.send({
+        topic: spec.name,
+        acks: -1,
+        messages: [{ key: 'k', value, headers }],
+      });
+      expect(result?.errorCode).toBe(0);
+    } finally {
+      await producer.disconnect();
+    }
   });
 });

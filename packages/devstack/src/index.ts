@@ -1,6 +1,6 @@
 export { brokerSettings, type KafkaHandle, type KafkaOptions, startKafka } from './kafka.js';
 export { ensureKafkaDistribution, KAFKA_VERSION, type KafkaDistribution } from './kafka-dist.js';
-export { cacheDir, repoRoot, tempDataDir } from './paths.js';
+export { cacheDir, removeAbandonedTempDirs, repoRoot, tempDataDir } from './paths.js';
 export { freePort, isListening } from './ports.js';
 export {
   createDatabase,

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { ensureKafkaDistribution, KAFKA_VERSION } from './kafka-dist.js';
-import { freePort } from './ports.js';
+import { freePort, refuseBusyPorts } from './ports.js';
 import { killStale, pollReady, runCommand, type Supervised, supervisedService } from './supervise.js';
 
 export interface KafkaOptions {
@@ -153,6 +153,7 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
   const dist = await ensureKafkaDistribution(opts.version ?? KAFKA_VERSION, opts.log);
   await killStale(dataDir, 'kafka', dataDir);
 
+  await refuseBusyPorts('Kafka', [opts.port, opts.controllerPort]);
   const port = opts.port || (await freePort());
   let controllerPort = opts.controllerPort || (await freePort());
   while (controllerPort === port) controllerPort = await freePort();

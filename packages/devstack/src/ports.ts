@@ -29,3 +29,14 @@ export function isListening(port: number, timeoutMs = 500): Promise<boolean> {
     socket.connect(port, '127.0.0.1', () => done(true));
   });
 }
+
+/** Throws a clear error when one of the fixed ports (0/undefined: none) already accepts connections. */
+export async function refuseBusyPorts(what: string, ports: Array<number | undefined>): Promise<void> {
+  for (const port of ports) {
+    if (port && (await isListening(port))) {
+      throw new Error(
+        `${what}: port ${port} on 127.0.0.1 is already in use; stop what listens there or choose another port`,
+      );
+    }
+  }
+}

@@ -25,7 +25,7 @@ import {
 import { arch, platform } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import pg from 'pg';
-import { freePort } from './ports.js';
+import { freePort, refuseBusyPorts } from './ports.js';
 import { killStale, pollReady, runCommand, type Supervised, supervisedService } from './supervise.js';
 
 export interface PostgresOptions {
@@ -269,6 +269,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
   const credentials = JSON.parse(readFileSync(credentialsFile, 'utf8')) as { user: string; password: string };
   const version = readFileSync(join(pgdata, 'PG_VERSION'), 'utf8').trim();
 
+  await refuseBusyPorts('PostgreSQL', [opts.port]);
   const port = opts.port || (await freePort());
   const url = `postgres://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}@127.0.0.1:${port}/postgres`;
   const settings = { ...serverSettings(), ...(opts.settings ?? {}) };

@@ -11,14 +11,11 @@
  *
  * Set OBSERVATORY_KEEP_STACK=1 to keep the folder (logs, data) after the run.
  */
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
-import { tempDataDir } from './paths.js';
+import { removeAbandonedTempDirs, tempDataDir } from './paths.js';
 import { type Stack, startStack } from './stack.js';
-import { isAlive } from './supervise.js';
 
 export interface ProvidedStack {
   /** `127.0.0.1:<port>` of the run's Kafka broker. */
@@ -33,28 +30,9 @@ declare module 'vitest' {
   }
 }
 
-const PREFIX = 'event-observatory-stack-';
-
-/** Removes stack folders of earlier runs whose process is gone (a run killed before its teardown). */
-function removeAbandonedFolders(): void {
-  for (const entry of readdirSync(tmpdir())) {
-    if (!entry.startsWith(PREFIX)) continue;
-    const dir = join(tmpdir(), entry);
-    let owner = Number.NaN;
-    try {
-      owner = Number.parseInt(readFileSync(join(dir, 'owner.pid'), 'utf8'), 10);
-    } catch {
-      // no owner file: created by a run that died at once; remove
-    }
-    if (Number.isInteger(owner) && isAlive(owner)) continue;
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  removeAbandonedFolders();
-  const dir = tempDataDir(PREFIX);
-  writeFileSync(join(dir, 'owner.pid'), `${process.pid}\n`);
+  removeAbandonedTempDirs();
+  const dir = tempDataDir('stack');
   let stack: Stack | undefined;
   try {
     stack = await startStack({ dataDir: dir, log: (line) => console.log(line) });

@@ -33,7 +33,7 @@ function alive(pid: number): boolean {
 
 describe('when the process that started a server dies without cleaning up', () => {
   it('the watchdog stops the server within seconds (no orphan after SIGKILL of the parent)', async () => {
-    const dir = tempDataDir('devstack-crash-');
+    const dir = tempDataDir('crash-test');
     dirs.push(dir);
     const { holder, postmaster } = await holdPostgres(dir);
     expect(alive(postmaster)).toBe(true);
@@ -43,7 +43,7 @@ describe('when the process that started a server dies without cleaning up', () =
   });
 
   it('the next start in the same folder stops a survivor of the crashed run and takes over', async () => {
-    const dir = tempDataDir('devstack-crash-');
+    const dir = tempDataDir('crash-test');
     dirs.push(dir);
     const { holder, postmaster } = await holdPostgres(dir);
     // Kill the holder's watchdog first, so the server survives its parent, as after a hard crash

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processesMentioning } from './processes.js';
 
 // A stack of its own: this file stops and starts it, which must not disturb the shared one.
-const dir = tempDataDir('devstack-restart-');
+const dir = tempDataDir('restart-test');
 let stack: Stack;
 
 beforeAll(async () => {
