@@ -4,6 +4,7 @@ export {
   databaseUrlFromEnv,
   redactDatabaseUrl,
 } from './config.js';
+export { deviceIdOf, tagsOf } from './derive.js';
 export {
   DEFAULT_MIGRATIONS_DIR,
   MIGRATION_LOCK_KEY,

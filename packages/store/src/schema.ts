@@ -41,11 +41,13 @@ export const cloudEvent = eventsSchema.table(
     raw: jsonb('raw').$type<Record<string, unknown>>().notNull(),
     data: jsonb('data'),
     extensions: jsonb('extensions').$type<Record<string, unknown>>().notNull().default({}),
-    deviceId: text('device_id').generatedAlwaysAs(sql`events.device_id_of(extensions, data)`),
+    /** Filled by the writer with `deviceIdOf` (see derive.ts). */
+    deviceId: text('device_id'),
     severityRank: smallint('severity_rank').generatedAlwaysAs(sql`events.severity_rank_of(extensions, data)`),
-    tags: text('tags').array().generatedAlwaysAs(sql`events.tags_of(extensions, data)`),
+    /** Filled by the writer with `tagsOf` (see derive.ts). */
+    tags: text('tags').array().notNull().default(sql`'{}'::text[]`),
     searchDoc: tsvector('search_doc').generatedAlwaysAs(
-      sql`events.search_doc_of(ce_type, ce_source, ce_subject, extensions, data)`,
+      sql`events.search_doc(ce_type, ce_source, ce_subject, device_id, tags, data)`,
     ),
     eventUid: uuid('event_uid').notNull().defaultRandom(),
     brokerTopic: text('broker_topic'),

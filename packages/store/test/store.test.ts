@@ -11,12 +11,14 @@ import {
   createReadPool,
   createWritePool,
   DEFAULT_MIGRATIONS_DIR,
+  deviceIdOf,
   MigrationError,
   migrate,
   monthPartitionBounds,
   monthPartitionName,
   SEVERITY_ALIASES,
   severityRankOfNumber,
+  tagsOf,
 } from '../src/index.js';
 
 const stack = inject('stack');
@@ -82,35 +84,65 @@ describe('events.cloud_event', () => {
 
   it('derives device_id, severity_rank, tags and search_doc from extensions and data', async () => {
     const db = drizzle(pool);
-    await db.insert(cloudEvent).values([
-      {
+    const a = {
+      data: { deviceId: 'boiler-7', severity: 'Error', tags: ['heat', 'b'], note: 'pressure valve' },
+      extensions: { tags: 'b, zone-3' },
+    };
+    const b = { data: 'plain', extensions: { deviceid: 'meter-1', severitynumber: '9' } };
+    await db.insert(cloudEvent).values(
+      [a, b].map((e, i) => ({
         occurredAt: now,
         ceSource: 'urn:test:derive',
-        ceId: 'a',
-        ceType: 'com.example.alarm',
+        ceId: i === 0 ? 'a' : 'b',
+        ceType: i === 0 ? 'com.example.alarm' : 'com.example.reading',
         raw: {},
-        data: { deviceId: 'boiler-7', severity: 'Error', tags: ['heat', 'b'], note: 'pressure valve' },
-        extensions: { tags: 'b, zone-3' },
-      },
-      {
-        occurredAt: now,
-        ceSource: 'urn:test:derive',
-        ceId: 'b',
-        ceType: 'com.example.reading',
-        raw: {},
-        data: 'plain',
-        extensions: { deviceid: 'meter-1', severitynumber: '9' },
-      },
-    ]);
+        ...e,
+        deviceId: deviceIdOf(e.extensions, e.data),
+        tags: tagsOf(e.extensions, e.data),
+      })),
+    );
     const { rows } = await pool.query(
       `SELECT ce_id, device_id, severity_rank, tags,
-              search_doc @@ to_tsquery('simple', 'pressure & boiler') AS text_hit
+              search_doc @@ to_tsquery('simple', 'pressure & boiler') AS text_hit,
+              search_doc @@ to_tsquery('simple', 'zone') AS tag_hit
          FROM events.cloud_event WHERE ce_source = 'urn:test:derive' ORDER BY ce_id`,
     );
     expect(rows).toEqual([
-      { ce_id: 'a', device_id: 'boiler-7', severity_rank: 50, tags: ['b', 'heat', 'zone-3'], text_hit: true },
-      { ce_id: 'b', device_id: 'meter-1', severity_rank: 30, tags: [], text_hit: false },
+      {
+        ce_id: 'a',
+        device_id: 'boiler-7',
+        severity_rank: 50,
+        tags: ['b', 'heat', 'zone-3'],
+        text_hit: true,
+        tag_hit: true,
+      },
+      { ce_id: 'b', device_id: 'meter-1', severity_rank: 30, tags: [], text_hit: false, tag_hit: false },
     ]);
+  });
+
+  it('derives device ids and tags in TypeScript exactly as the SQL functions do', async () => {
+    const cases: [Record<string, string>, unknown][] = [
+      [{}, null],
+      [{ deviceid: '  ' }, { deviceId: ' d-1 ' }],
+      [{}, { device_id: 'x', deviceId: 7 }],
+      [{}, { device: { id: 'nested' } }],
+      [{}, ['not', 'an', 'object']],
+      [{ tags: 'b, A,a,,  ' }, { tags: ['Z', 1, ' c ', 'b', 'é', 'e'] }],
+      [{}, { tags: 'not-an-array' }],
+      [{ deviceid: 'ext', tags: 'only' }, 'text'],
+    ];
+    for (const [extensions, data] of cases) {
+      const { rows } = await pool.query(
+        'SELECT events.device_id_of($1::jsonb, $2::jsonb) AS device, events.tags_of($1::jsonb, $2::jsonb) AS tags',
+        [JSON.stringify(extensions), JSON.stringify(data)],
+      );
+      expect([extensions, data, rows[0].device, rows[0].tags]).toEqual([
+        extensions,
+        data,
+        deviceIdOf(extensions, data),
+        tagsOf(extensions, data),
+      ]);
+    }
   });
 
   it('skips a row whose (occurred_at, source, id) already exists', async () => {

@@ -11,6 +11,7 @@ import {
   isTextMediaType,
   type RejectionReason,
 } from '@event-observatory/events';
+import { deviceIdOf, tagsOf } from '@event-observatory/store';
 import type { ConsumedRecord } from './record.js';
 
 /** Values of the parameters of one row (see `writer.ts` for the column order). */
@@ -29,6 +30,10 @@ export interface EventRow {
   /** The payload as JSON text, or null. */
   data: string | null;
   extensions: string;
+  /** Derived by `deviceIdOf` (store package). */
+  deviceId: string | null;
+  /** Derived by `tagsOf`, joined with U+001F (tags never contain it: it is stripped). */
+  tags: string;
   topic: string;
   partition: number;
   offset: string;
@@ -51,6 +56,9 @@ export const POISON_REASONS: readonly PoisonReason[] = [
 export type Decoded =
   | { ok: true; row: EventRow; event: CloudEvent }
   | { ok: false; reason: PoisonReason; detail: string };
+
+/** Separator of the tags travelling as one text per row (`string_to_array` in the writer). */
+export const TAG_SEPARATOR = '\u001f';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
@@ -86,6 +94,8 @@ export function decodeRecord(record: ConsumedRecord): Decoded {
     };
   }
   const raw = encodeStructured(event);
+  const data = dataOf(event);
+  const parsed = data !== null && data.startsWith('{') ? (JSON.parse(data) as unknown) : null;
   return {
     ok: true,
     event,
@@ -100,8 +110,12 @@ export function decodeRecord(record: ConsumedRecord): Decoded {
       dataschema: event.dataschema ?? null,
       partitionKey: record.key === null ? null : record.key.toString('utf8'),
       raw,
-      data: dataOf(event),
+      data,
       extensions: JSON.stringify(event.extensions),
+      deviceId: deviceIdOf(event.extensions, parsed),
+      tags: tagsOf(event.extensions, parsed)
+        .map((t) => t.replaceAll(TAG_SEPARATOR, ''))
+        .join(TAG_SEPARATOR),
       topic: record.topic,
       partition: record.partition,
       offset: record.offset,

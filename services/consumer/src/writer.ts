@@ -1,8 +1,8 @@
 /**
  * Writes events to `events.cloud_event` and offsets to `events.consumer_checkpoint`.
  *
- * One multi-row statement per batch: the rows travel as 15 parallel arrays that `unnest` turns
- * back into rows, so the statement text has a fixed shape (15 parameters whatever the batch size)
+ * One multi-row statement per batch: the rows travel as 17 parallel arrays that `unnest` turns
+ * back into rows, so the statement text has a fixed shape (17 parameters whatever the batch size)
  * and `ON CONFLICT DO NOTHING` skips rows that already exist, including repeats within the batch.
  * `RETURNING ce_type` gives the inserted rows, so duplicates = attempted - inserted.
  */
@@ -12,13 +12,15 @@ import type { EventRow } from './decode.js';
 const INSERT_EVENTS = `
 INSERT INTO events.cloud_event (
   occurred_at, ce_source, ce_id, ce_type, ce_specversion, ce_subject, ce_datacontenttype,
-  ce_dataschema, partition_key, raw, data, extensions, broker_topic, broker_partition, broker_offset)
+  ce_dataschema, partition_key, raw, data, extensions, broker_topic, broker_partition, broker_offset,
+  device_id, tags)
 SELECT t.occurred_at::timestamptz, t.src, t.id, t.typ, t.spec, t.subj, t.dct, t.dsch, t.pkey,
-       t.raw::jsonb, t.data::jsonb, t.ext::jsonb, t.topic, t.part, t.off
+       t.raw::jsonb, t.data::jsonb, t.ext::jsonb, t.topic, t.part, t.off, t.dev,
+       string_to_array(t.tags, E'\\x1f')
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
             $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::int[],
-            $15::bigint[])
-     AS t(occurred_at, src, id, typ, spec, subj, dct, dsch, pkey, raw, data, ext, topic, part, off)
+            $15::bigint[], $16::text[], $17::text[])
+     AS t(occurred_at, src, id, typ, spec, subj, dct, dsch, pkey, raw, data, ext, topic, part, off, dev, tags)
 ON CONFLICT DO NOTHING
 RETURNING ce_type`;
 
@@ -44,7 +46,7 @@ export interface InsertResult {
 }
 
 function insertParams(rows: readonly EventRow[]): unknown[] {
-  const cols: unknown[][] = Array.from({ length: 15 }, () => new Array(rows.length));
+  const cols: unknown[][] = Array.from({ length: 17 }, () => new Array(rows.length));
   rows.forEach((r, i) => {
     cols[0]![i] = r.occurredAt;
     cols[1]![i] = r.source;
@@ -61,6 +63,8 @@ function insertParams(rows: readonly EventRow[]): unknown[] {
     cols[12]![i] = r.topic;
     cols[13]![i] = r.partition;
     cols[14]![i] = r.offset;
+    cols[15]![i] = r.deviceId;
+    cols[16]![i] = r.tags;
   });
   return cols;
 }
