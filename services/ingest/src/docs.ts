@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Env } from 'hono';
 import { stringify } from 'yaml';
 
 const DOCS_HTML = `<!doctype html>
@@ -32,7 +33,10 @@ const ASSETS: Record<string, string> = {
 };
 
 /** Adds the description and documentation routes; the document is built once from `app`'s routes. */
-export function addDocsRoutes(app: OpenAPIHono<any>, info: { title: string; version: string }): void {
+export function addDocsRoutes<E extends Env>(
+  app: OpenAPIHono<E>,
+  info: { title: string; version: string },
+): void {
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
