@@ -8,7 +8,7 @@ NODE_STAMP := node_modules/.install-stamp
 # The pure-logic suites run again on the current LTS line, so the Node 20 + 24 claim is tested.
 LTS_SUITES := -w @event-observatory/service-kit -w @event-observatory/events
 
-.PHONY: help install build lint test dev migrate
+.PHONY: help install build lint test dev migrate bench
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -42,3 +42,7 @@ dev: install ## Start Kafka, PostgreSQL and every service locally; Ctrl-C stops 
 migrate: install ## Apply pending migrations to DATABASE_URL (default: the make dev database)
 	@if [ -z "$$DATABASE_URL" ] && [ -f .dev/stack.env ]; then set -a; . .dev/stack.env; set +a; fi; \
 	npm run migrate -w @event-observatory/store
+
+bench: install ## Run the benchmarks (ingest, consume); figures go to bench/results/
+	node --conditions=source --import tsx bench/ingest/run.ts
+	node --conditions=source --import tsx bench/consume/run.ts
