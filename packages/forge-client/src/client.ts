@@ -48,7 +48,14 @@ import {
 } from './requests.js';
 import { type CallContext, decodeApiErrorBody, type ForgeResult, validationFailure } from './result.js';
 import { Wire, type WireOutcome, type WireRequest } from './transport.js';
-import { checkPositiveId, parseOwner, parseRepoName, type ValidationError } from './validation.js';
+import {
+  checkPositiveId,
+  parseOwner,
+  parseRepoName,
+  type Validated,
+  type ValidationError,
+  valid,
+} from './validation.js';
 
 /** A repository by owner and name; both are validated on every call. */
 export interface RepoRef {
@@ -94,6 +101,7 @@ interface Call<T> {
 }
 
 const enc = encodeURIComponent;
+type Query = readonly (readonly [string, string])[];
 
 /**
  * Typed client for the pull-request API of a Gitea or Forgejo instance.
@@ -202,6 +210,66 @@ export class ForgeClient {
     return { page: p?.page ?? 1, pageSize: p?.pageSize ?? this.config.defaultPageSize };
   }
 
+  /** One operation: every input check first (a failure sends nothing), then one request. */
+  async #op<T>(
+    operation: string,
+    method: WireRequest['method'],
+    path: Validated<string>,
+    decode: Call<T>['decode'],
+    extra: { body?: Validated<unknown>; query?: Query; download?: boolean; opts?: CallOptions } = {},
+  ): Promise<ForgeResult<T>> {
+    if (!path.ok) return validationFailure(path.error);
+    if (extra.body && !extra.body.ok) return validationFailure(extra.body.error);
+    return this.#call({
+      operation,
+      method,
+      path: path.value,
+      ...(extra.query ? { query: extra.query } : {}),
+      ...(extra.body?.ok ? { body: extra.body.value } : {}),
+      ...(extra.download ? { download: true } : {}),
+      decode,
+      signal: extra.opts?.signal,
+    });
+  }
+
+  /** One page of a listing under `path`, with paging parameters (and more query) validated first. */
+  async #pageOp<T>(
+    operation: string,
+    path: Validated<string>,
+    item: Decoder<T>,
+    paging: Paging | undefined,
+    opts: CallOptions,
+    query: (p: Required<Paging>) => Validated<Query> = (p) => {
+      const e = checkPaging(p);
+      return e ? { ok: false, error: e } : valid(pagingQuery(p));
+    },
+  ): Promise<ForgeResult<Page<T>>> {
+    if (!path.ok) return validationFailure(path.error);
+    const p = this.#paging(paging);
+    const q = query(p);
+    if (!q.ok) return validationFailure(q.error);
+    return this.#page({
+      operation,
+      method: 'GET',
+      path: path.value,
+      query: q.value,
+      item,
+      paging: p,
+      signal: opts.signal,
+    });
+  }
+
+  /** Walks pages of `list` from the caller's starting page and size. */
+  #walk<T>(list: (paging: Paging) => Promise<ForgeResult<Page<T>>>, paging?: Paging) {
+    const size = paging?.pageSize ?? this.config.defaultPageSize;
+    return {
+      iterate: () =>
+        paginate((p) => list({ page: p.page, pageSize: p.pageSize ?? size }), { page: paging?.page ?? 1 }),
+      all: () =>
+        collectAll((p) => list({ page: p.page, pageSize: p.pageSize ?? size }), { page: paging?.page ?? 1 }),
+    };
+  }
+
   // ---- operations -------------------------------------------------------------------------------
 
   /** Pull request operations. */
@@ -216,22 +284,16 @@ export class ForgeClient {
       paging?: Paging,
       opts: CallOptions = {},
     ): Promise<ForgeResult<Page<PullRequest>>> => {
-      const p = this.#paging(paging);
-      const path = repoPath(repo);
-      if (!path.ok) return validationFailure(path.error);
-      const q = encodePullRequestQuery(query, p);
-      if (!q.ok) return validationFailure(q.error);
-      const page = await this.#page({
-        operation: 'pulls.list',
-        method: 'GET',
-        path: `${path.value}/pulls`,
-        query: q.value,
-        item: decodePullRequest,
-        paging: p,
-        signal: opts.signal,
-      });
-      if (!page.ok || query.head === undefined) return page;
+      const page = await this.#pageOp(
+        'pulls.list',
+        sub(repoPath(repo), '/pulls'),
+        decodePullRequest,
+        paging,
+        opts,
+        (p) => encodePullRequestQuery(query, p),
+      );
       const head = query.head;
+      if (!page.ok || head === undefined) return page;
       return {
         ...page,
         value: { ...page.value, items: page.value.items.filter((pr) => headMatches(pr, head)) },
@@ -240,18 +302,7 @@ export class ForgeClient {
 
     /** Every page of pull requests, as an async iterator of page results. */
     iterate: (repo: RepoRef, query: PullRequestQuery = {}, paging?: Paging, opts: CallOptions = {}) =>
-      paginate(
-        (p) =>
-          this.pulls.list(
-            repo,
-            query,
-            { page: p.page, pageSize: p.pageSize ?? paging?.pageSize ?? this.config.defaultPageSize },
-            opts,
-          ),
-        {
-          ...(paging?.page ? { page: paging.page } : {}),
-        },
-      ),
+      this.#walk((p) => this.pulls.list(repo, query, p, opts), paging).iterate(),
 
     /**
      * Every pull request matching the query, all pages read, each once (a multi-label filter makes
@@ -263,135 +314,67 @@ export class ForgeClient {
       paging?: Paging,
       opts: CallOptions = {},
     ): Promise<ForgeResult<PullRequest[]>> => {
-      const r = await collectAll((p) =>
-        this.pulls.list(
-          repo,
-          query,
-          { page: p.page, pageSize: p.pageSize ?? paging?.pageSize ?? this.config.defaultPageSize },
-          opts,
-        ),
-      );
+      const r = await this.#walk((p) => this.pulls.list(repo, query, p, opts), paging).all();
       if (!r.ok) return r;
       const seen = new Set<number>();
-      return {
-        ...r,
-        value: r.value.filter((pr) => {
-          if (seen.has(pr.id)) return false;
-          seen.add(pr.id);
-          return true;
-        }),
-      };
+      return { ...r, value: r.value.filter((pr) => !seen.has(pr.id) && Boolean(seen.add(pr.id))) };
     },
 
-    get: async (
+    get: (
       repo: RepoRef,
       number: PullRequestNumber,
       opts: CallOptions = {},
-    ): Promise<ForgeResult<PullRequest>> => {
-      const path = pullPath(repo, number);
-      if (!path.ok) return validationFailure(path.error);
-      return this.#call({
-        operation: 'pulls.get',
-        method: 'GET',
-        path: path.value,
-        decode: (t) => decodeJsonText(decodePullRequest, t),
-        signal: opts.signal,
-      });
-    },
+    ): Promise<ForgeResult<PullRequest>> =>
+      this.#op('pulls.get', 'GET', pullPath(repo, number), json(decodePullRequest), { opts }),
 
-    create: async (
+    create: (
       repo: RepoRef,
       input: CreatePullRequest,
       opts: CallOptions = {},
-    ): Promise<ForgeResult<PullRequest>> => {
-      const path = repoPath(repo);
-      if (!path.ok) return validationFailure(path.error);
-      const body = encodeCreatePullRequest(input);
-      if (!body.ok) return validationFailure(body.error);
-      return this.#call({
-        operation: 'pulls.create',
-        method: 'POST',
-        path: `${path.value}/pulls`,
-        body: body.value,
-        decode: (t) => decodeJsonText(decodePullRequest, t),
-        signal: opts.signal,
-      });
-    },
+    ): Promise<ForgeResult<PullRequest>> =>
+      this.#op('pulls.create', 'POST', sub(repoPath(repo), '/pulls'), json(decodePullRequest), {
+        body: encodeCreatePullRequest(input),
+        opts,
+      }),
 
     /** PATCH; an empty edit changes nothing. Gitea answers 201. */
-    edit: async (
+    edit: (
       repo: RepoRef,
       number: PullRequestNumber,
       input: EditPullRequest,
       opts: CallOptions = {},
-    ): Promise<ForgeResult<PullRequest>> => {
-      const path = pullPath(repo, number);
-      if (!path.ok) return validationFailure(path.error);
-      const body = encodeEditPullRequest(input);
-      if (!body.ok) return validationFailure(body.error);
-      return this.#call({
-        operation: 'pulls.edit',
-        method: 'PATCH',
-        path: path.value,
-        body: body.value,
-        decode: (t) => decodeJsonText(decodePullRequest, t),
-        signal: opts.signal,
-      });
-    },
+    ): Promise<ForgeResult<PullRequest>> =>
+      this.#op('pulls.edit', 'PATCH', pullPath(repo, number), json(decodePullRequest), {
+        body: encodeEditPullRequest(input),
+        opts,
+      }),
 
     /** One page of changed files (no diff text). */
-    files: async (
+    files: (
       repo: RepoRef,
       number: PullRequestNumber,
       paging?: Paging,
       opts: CallOptions = {},
-    ): Promise<ForgeResult<Page<ChangedFile>>> => {
-      const path = pullPath(repo, number);
-      if (!path.ok) return validationFailure(path.error);
-      const p = this.#paging(paging);
-      const pe = checkPaging(p);
-      if (pe) return validationFailure(pe);
-      return this.#page({
-        operation: 'pulls.files',
-        method: 'GET',
-        path: `${path.value}/files`,
-        query: pagingQuery(p),
-        item: decodeChangedFile,
-        paging: p,
-        signal: opts.signal,
-      });
-    },
+    ): Promise<ForgeResult<Page<ChangedFile>>> =>
+      this.#pageOp('pulls.files', sub(pullPath(repo, number), '/files'), decodeChangedFile, paging, opts),
 
     /** Every changed file, all pages read. */
     allFiles: (repo: RepoRef, number: PullRequestNumber, paging?: Paging, opts: CallOptions = {}) =>
-      collectAll((p) =>
-        this.pulls.files(
-          repo,
-          number,
-          { page: p.page, pageSize: p.pageSize ?? paging?.pageSize ?? this.config.defaultPageSize },
-          opts,
-        ),
-      ),
+      this.#walk((p) => this.pulls.files(repo, number, p, opts), paging).all(),
 
     /** The diff or patch document, bounded by maxDownloadBodyBytes. */
-    diff: async (
+    diff: (
       repo: RepoRef,
       number: PullRequestNumber,
       input: DiffRequest,
       opts: CallOptions = {},
     ): Promise<ForgeResult<string>> => {
-      const path = pullPath(repo, number);
-      if (!path.ok) return validationFailure(path.error);
       const d = encodeDiffRequest(input);
-      if (!d.ok) return validationFailure(d.error);
-      return this.#call({
-        operation: 'pulls.diff',
-        method: 'GET',
-        path: `${path.value}.${d.value.suffix}`,
+      if (!d.ok) return Promise.resolve(validationFailure(d.error));
+      return this.#op('pulls.diff', 'GET', sub(pullPath(repo, number), `.${d.value.suffix}`), text, {
         query: d.value.query,
         download: true,
-        decode: (t) => ({ ok: true, value: t }),
-        signal: opts.signal,
+        opts,
       });
     },
 
@@ -402,17 +385,9 @@ export class ForgeClient {
       input: MergePullRequest,
       opts: CallOptions = {},
     ): Promise<ForgeResult<MergeOutcome>> => {
-      const path = pullPath(repo, number);
-      if (!path.ok) return validationFailure(path.error);
-      const body = encodeMergePullRequest(input);
-      if (!body.ok) return validationFailure(body.error);
-      const r = await this.#call<true>({
-        operation: 'pulls.merge',
-        method: 'POST',
-        path: `${path.value}/merge`,
-        body: body.value,
-        decode: () => ({ ok: true, value: true }),
-        signal: opts.signal,
+      const r = await this.#op('pulls.merge', 'POST', sub(pullPath(repo, number), '/merge'), nothing, {
+        body: encodeMergePullRequest(input),
+        opts,
       });
       if (!r.ok) return r;
       return {
@@ -423,23 +398,18 @@ export class ForgeClient {
     },
 
     /** Brings the head branch up to date with the base, by a merge commit or by a rebase. */
-    update: async (
+    update: (
       repo: RepoRef,
       number: PullRequestNumber,
       style: UpdateStyle,
       opts: CallOptions = {},
     ): Promise<ForgeResult<void>> => {
-      const path = pullPath(repo, number);
-      if (!path.ok) return validationFailure(path.error);
-      if (!(style in UPDATE_STYLE_WIRE))
-        return validationFailure({ field: 'style', message: 'must be Merge or Rebase' });
-      return this.#call<void>({
-        operation: 'pulls.update',
-        method: 'POST',
-        path: `${path.value}/update`,
+      if (!(style in UPDATE_STYLE_WIRE)) {
+        return Promise.resolve(validationFailure({ field: 'style', message: 'must be Merge or Rebase' }));
+      }
+      return this.#op('pulls.update', 'POST', sub(pullPath(repo, number), '/update'), nothing, {
         query: [['style', UPDATE_STYLE_WIRE[style]]],
-        decode: () => ({ ok: true, value: undefined }),
-        signal: opts.signal,
+        opts,
       });
     },
   };
@@ -447,240 +417,167 @@ export class ForgeClient {
   /** Review operations. */
   readonly reviews = {
     /** One page of reviews, review requests included (state RequestReview): filter before counting approvals. */
-    list: async (
+    list: (
       repo: RepoRef,
       number: PullRequestNumber,
       paging?: Paging,
       opts: CallOptions = {},
-    ): Promise<ForgeResult<Page<Review>>> => {
-      const path = pullPath(repo, number);
-      if (!path.ok) return validationFailure(path.error);
-      const p = this.#paging(paging);
-      const pe = checkPaging(p);
-      if (pe) return validationFailure(pe);
-      return this.#page({
-        operation: 'reviews.list',
-        method: 'GET',
-        path: `${path.value}/reviews`,
-        query: pagingQuery(p),
-        item: decodeReview,
-        paging: p,
-        signal: opts.signal,
-      });
-    },
+    ): Promise<ForgeResult<Page<Review>>> =>
+      this.#pageOp('reviews.list', sub(pullPath(repo, number), '/reviews'), decodeReview, paging, opts),
 
     listAll: (repo: RepoRef, number: PullRequestNumber, paging?: Paging, opts: CallOptions = {}) =>
-      collectAll((p) =>
-        this.reviews.list(
-          repo,
-          number,
-          { page: p.page, pageSize: p.pageSize ?? paging?.pageSize ?? this.config.defaultPageSize },
-          opts,
-        ),
-      ),
+      this.#walk((p) => this.reviews.list(repo, number, p, opts), paging).all(),
 
     get: (repo: RepoRef, number: PullRequestNumber, id: ReviewId, opts: CallOptions = {}) =>
-      this.#reviewCall('reviews.get', 'GET', repo, number, id, '', undefined, opts),
+      this.#op('reviews.get', 'GET', reviewPath(repo, number, id), json(decodeReview), { opts }),
 
-    create: async (
+    create: (
       repo: RepoRef,
       number: PullRequestNumber,
       input: CreateReview = {},
       opts: CallOptions = {},
-    ): Promise<ForgeResult<Review>> => {
-      const path = pullPath(repo, number);
-      if (!path.ok) return validationFailure(path.error);
-      const body = encodeCreateReview(input);
-      if (!body.ok) return validationFailure(body.error);
-      return this.#call({
-        operation: 'reviews.create',
-        method: 'POST',
-        path: `${path.value}/reviews`,
-        body: body.value,
-        decode: (t) => decodeJsonText(decodeReview, t),
-        signal: opts.signal,
-      });
-    },
+    ): Promise<ForgeResult<Review>> =>
+      this.#op('reviews.create', 'POST', sub(pullPath(repo, number), '/reviews'), json(decodeReview), {
+        body: encodeCreateReview(input),
+        opts,
+      }),
 
-    submit: async (
+    submit: (
       repo: RepoRef,
       number: PullRequestNumber,
       id: ReviewId,
       input: SubmitReview,
       opts: CallOptions = {},
-    ) => {
-      const body = encodeSubmitReview(input);
-      if (!body.ok) return validationFailure(body.error);
-      return this.#reviewCall('reviews.submit', 'POST', repo, number, id, '', body.value, opts);
-    },
+    ) =>
+      this.#op('reviews.submit', 'POST', reviewPath(repo, number, id), json(decodeReview), {
+        body: encodeSubmitReview(input),
+        opts,
+      }),
 
-    dismiss: async (
+    dismiss: (
       repo: RepoRef,
       number: PullRequestNumber,
       id: ReviewId,
       input: DismissReview = {},
       opts: CallOptions = {},
-    ) => {
-      const body = encodeDismissReview(input);
-      if (!body.ok) return validationFailure(body.error);
-      return this.#reviewCall('reviews.dismiss', 'POST', repo, number, id, '/dismissals', body.value, opts);
-    },
+    ) =>
+      this.#op(
+        'reviews.dismiss',
+        'POST',
+        sub(reviewPath(repo, number, id), '/dismissals'),
+        json(decodeReview),
+        {
+          body: encodeDismissReview(input),
+          opts,
+        },
+      ),
 
     undismiss: (repo: RepoRef, number: PullRequestNumber, id: ReviewId, opts: CallOptions = {}) =>
-      this.#reviewCall('reviews.undismiss', 'POST', repo, number, id, '/undismissals', undefined, opts),
+      this.#op(
+        'reviews.undismiss',
+        'POST',
+        sub(reviewPath(repo, number, id), '/undismissals'),
+        json(decodeReview),
+        {
+          opts,
+        },
+      ),
 
     /** Irreversible. */
-    delete: async (
+    delete: (
       repo: RepoRef,
       number: PullRequestNumber,
       id: ReviewId,
       opts: CallOptions = {},
-    ): Promise<ForgeResult<void>> => {
-      const path = reviewPath(repo, number, id);
-      if (!path.ok) return validationFailure(path.error);
-      return this.#call<void>({
-        operation: 'reviews.delete',
-        method: 'DELETE',
-        path: path.value,
-        decode: () => ({ ok: true, value: undefined }),
-        signal: opts.signal,
-      });
-    },
+    ): Promise<ForgeResult<void>> =>
+      this.#op('reviews.delete', 'DELETE', reviewPath(repo, number, id), nothing, { opts }),
 
-    listComments: async (
+    listComments: (
       repo: RepoRef,
       number: PullRequestNumber,
       id: ReviewId,
       opts: CallOptions = {},
-    ): Promise<ForgeResult<ReviewComment[]>> => {
-      const path = reviewPath(repo, number, id);
-      if (!path.ok) return validationFailure(path.error);
-      return this.#call({
-        operation: 'reviews.comments.list',
-        method: 'GET',
-        path: `${path.value}/comments`,
-        decode: (t) => decodeJsonText(listOrNull(decodeReviewComment), t),
-        signal: opts.signal,
-      });
-    },
+    ): Promise<ForgeResult<ReviewComment[]>> =>
+      this.#op(
+        'reviews.comments.list',
+        'GET',
+        sub(reviewPath(repo, number, id), '/comments'),
+        json(listOrNull(decodeReviewComment)),
+        {
+          opts,
+        },
+      ),
 
-    /** Adds a remark to a review (Forgejo; Gitea 1.26 has no such route and answers 404). */
-    createComment: async (
+    /** Adds a remark to a review (Forgejo; Gitea 1.26 routes only GET there and answers 405). */
+    createComment: (
       repo: RepoRef,
       number: PullRequestNumber,
       id: ReviewId,
       input: NewReviewComment,
       opts: CallOptions = {},
-    ): Promise<ForgeResult<ReviewComment>> => {
-      const path = reviewPath(repo, number, id);
-      if (!path.ok) return validationFailure(path.error);
-      const body = validateNewReviewComment(input);
-      if (!body.ok) return validationFailure(body.error);
-      return this.#call({
-        operation: 'reviews.comments.create',
-        method: 'POST',
-        path: `${path.value}/comments`,
-        body: body.value,
-        decode: (t) => decodeJsonText(decodeReviewComment, t),
-        signal: opts.signal,
-      });
-    },
+    ): Promise<ForgeResult<ReviewComment>> =>
+      this.#op(
+        'reviews.comments.create',
+        'POST',
+        sub(reviewPath(repo, number, id), '/comments'),
+        json(decodeReviewComment),
+        {
+          body: validateNewReviewComment(input),
+          opts,
+        },
+      ),
 
     /** One remark of a review (Forgejo; Gitea 1.26 answers 404). */
-    getComment: async (
+    getComment: (
       repo: RepoRef,
       number: PullRequestNumber,
       id: ReviewId,
       comment: ReviewCommentId,
       opts: CallOptions = {},
     ): Promise<ForgeResult<ReviewComment>> => {
-      const path = reviewPath(repo, number, id);
-      if (!path.ok) return validationFailure(path.error);
       const ce = checkPositiveId('commentId', comment);
-      if (ce) return validationFailure(ce);
-      return this.#call({
-        operation: 'reviews.comments.get',
-        method: 'GET',
-        path: `${path.value}/comments/${comment}`,
-        decode: (t) => decodeJsonText(decodeReviewComment, t),
-        signal: opts.signal,
-      });
+      const path = ce
+        ? ({ ok: false, error: ce } as const)
+        : sub(reviewPath(repo, number, id), `/comments/${comment}`);
+      return this.#op('reviews.comments.get', 'GET', path, json(decodeReviewComment), { opts });
     },
 
     /** Asks accounts (or teams) for a review; answers the request-review rows created. */
-    requestReviewers: async (
+    requestReviewers: (
       repo: RepoRef,
       number: PullRequestNumber,
       input: ReviewRequest,
       opts: CallOptions = {},
-    ): Promise<ForgeResult<Review[]>> => {
-      const path = pullPath(repo, number);
-      if (!path.ok) return validationFailure(path.error);
-      const body = encodeReviewRequest(input);
-      if (!body.ok) return validationFailure(body.error);
-      return this.#call({
-        operation: 'reviews.requestReviewers',
-        method: 'POST',
-        path: `${path.value}/requested_reviewers`,
-        body: body.value,
-        decode: (t) =>
-          t.trim() === '' ? { ok: true, value: [] } : decodeJsonText(listOrNull(decodeReview), t),
-        signal: opts.signal,
-      });
-    },
+    ): Promise<ForgeResult<Review[]>> =>
+      this.#op(
+        'reviews.requestReviewers',
+        'POST',
+        sub(pullPath(repo, number), '/requested_reviewers'),
+        (t) => (t.trim() === '' ? { ok: true, value: [] } : decodeJsonText(listOrNull(decodeReview), t)),
+        { body: encodeReviewRequest(input), opts },
+      ),
 
-    removeReviewRequests: async (
+    removeReviewRequests: (
       repo: RepoRef,
       number: PullRequestNumber,
       input: ReviewRequest,
       opts: CallOptions = {},
-    ): Promise<ForgeResult<void>> => {
-      const path = pullPath(repo, number);
-      if (!path.ok) return validationFailure(path.error);
-      const body = encodeReviewRequest(input);
-      if (!body.ok) return validationFailure(body.error);
-      return this.#call<void>({
-        operation: 'reviews.removeReviewRequests',
-        method: 'DELETE',
-        path: `${path.value}/requested_reviewers`,
-        body: body.value,
-        decode: () => ({ ok: true, value: undefined }),
-        signal: opts.signal,
-      });
-    },
+    ): Promise<ForgeResult<void>> =>
+      this.#op(
+        'reviews.removeReviewRequests',
+        'DELETE',
+        sub(pullPath(repo, number), '/requested_reviewers'),
+        nothing,
+        {
+          body: encodeReviewRequest(input),
+          opts,
+        },
+      ),
   };
-
-  async #reviewCall(
-    operation: string,
-    method: 'GET' | 'POST',
-    repo: RepoRef,
-    number: PullRequestNumber,
-    id: ReviewId,
-    suffix: string,
-    body: unknown,
-    opts: CallOptions,
-  ): Promise<ForgeResult<Review>> {
-    const path = reviewPath(repo, number, id);
-    if (!path.ok) return validationFailure(path.error);
-    return this.#call({
-      operation,
-      method,
-      path: `${path.value}${suffix}`,
-      ...(body !== undefined ? { body } : {}),
-      decode: (t) => decodeJsonText(decodeReview, t),
-      signal: opts.signal,
-    });
-  }
 
   /** `GET /version`: an opaque string, compared for equality only. */
   version(opts: CallOptions = {}): Promise<ForgeResult<ServerVersion>> {
-    return this.#call({
-      operation: 'misc.version',
-      method: 'GET',
-      path: '/version',
-      decode: (t) => decodeJsonText(decodeServerVersion, t),
-      signal: opts.signal,
-    });
+    return this.#op('misc.version', 'GET', valid('/version'), json(decodeServerVersion), { opts });
   }
 
   /**
@@ -724,36 +621,35 @@ function first(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-function repoPath(r: RepoRef): { ok: true; value: string } | { ok: false; error: ValidationError } {
+function repoPath(r: RepoRef): Validated<string> {
   const owner = parseOwner(r?.owner);
   if (!owner.ok) return owner;
   const name = parseRepoName(r?.repo);
   if (!name.ok) return name;
-  return { ok: true, value: `/repos/${enc(owner.value)}/${enc(name.value)}` };
+  return valid(`/repos/${enc(owner.value)}/${enc(name.value)}`);
 }
 
-function pullPath(
-  r: RepoRef,
-  n: PullRequestNumber,
-): { ok: true; value: string } | { ok: false; error: ValidationError } {
-  const base = repoPath(r);
-  if (!base.ok) return base;
+function pullPath(r: RepoRef, n: PullRequestNumber): Validated<string> {
   const e = checkPositiveId('number', n);
-  if (e) return { ok: false, error: e };
-  return { ok: true, value: `${base.value}/pulls/${n}` };
+  return e ? { ok: false, error: e } : sub(repoPath(r), `/pulls/${n}`);
 }
 
-function reviewPath(
-  r: RepoRef,
-  n: PullRequestNumber,
-  id: ReviewId,
-): { ok: true; value: string } | { ok: false; error: ValidationError } {
-  const base = pullPath(r, n);
-  if (!base.ok) return base;
+function reviewPath(r: RepoRef, n: PullRequestNumber, id: ReviewId): Validated<string> {
   const e = checkPositiveId('reviewId', id);
-  if (e) return { ok: false, error: e };
-  return { ok: true, value: `${base.value}/reviews/${id}` };
+  return e ? { ok: false, error: e } : sub(pullPath(r, n), `/reviews/${id}`);
 }
+
+/** A validated path with a suffix; a failure passes through. */
+function sub(path: Validated<string>, suffix: string): Validated<string> {
+  return path.ok ? valid(path.value + suffix) : path;
+}
+
+const json =
+  <T>(decoder: Decoder<T>) =>
+  (t: string) =>
+    decodeJsonText(decoder, t);
+const text = (t: string) => ({ ok: true as const, value: t });
+const nothing = () => ({ ok: true as const, value: undefined });
 
 /** Whether a pull request's head is `head` (bare branch: same repository; `owner:branch`: that fork). */
 export function headMatches(pr: PullRequest, head: PullRequestHead): boolean {

@@ -192,41 +192,29 @@ export async function startGitea(): Promise<GiteaHandle> {
   };
   try {
     await cli(['migrate']);
-    const admin = await cli([
-      'admin',
-      'user',
-      'create',
-      '--username',
-      ADMIN.username,
-      '--password',
-      ADMIN.password,
-      '--email',
-      ADMIN.email,
-      '--admin',
-      '--must-change-password=false',
-      '--access-token',
-      '--access-token-name',
-      'tests',
-      '--access-token-scopes',
-      'all',
-    ]);
-    const reviewer = await cli([
-      'admin',
-      'user',
-      'create',
-      '--username',
-      REVIEWER.username,
-      '--password',
-      REVIEWER.password,
-      '--email',
-      REVIEWER.email,
-      '--must-change-password=false',
-      '--access-token',
-      '--access-token-name',
-      'tests',
-      '--access-token-scopes',
-      'all',
-    ]);
+    const createUser = async (u: typeof ADMIN, isAdmin: boolean) =>
+      tokenFrom(
+        (
+          await cli([
+            ...[
+              'admin',
+              'user',
+              'create',
+              '--username',
+              u.username,
+              '--password',
+              u.password,
+              '--email',
+              u.email,
+            ],
+            ...(isAdmin ? ['--admin'] : []),
+            ...['--must-change-password=false', '--access-token', '--access-token-name', 'tests'],
+            ...['--access-token-scopes', 'all'],
+          ])
+        ).stdout,
+      );
+    const adminToken = await createUser(ADMIN, true);
+    const reviewerToken = await createUser(REVIEWER, false);
     child = spawn(gitea, ['--config', config, '--work-path', workDir, 'web', '--port', String(port)], {
       env,
       cwd: workDir,
@@ -246,8 +234,8 @@ export async function startGitea(): Promise<GiteaHandle> {
     return {
       baseUri,
       version,
-      adminToken: tokenFrom(admin.stdout),
-      reviewerToken: tokenFrom(reviewer.stdout),
+      adminToken,
+      reviewerToken,
       workDir,
       stop,
     };

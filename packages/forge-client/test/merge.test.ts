@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  type ForgeResult,
   MergeStyle,
   type PullRequest,
   type PullRequestNumber,
@@ -9,6 +8,7 @@ import {
 } from '../src/index.js';
 import {
   api,
+  apiStatus,
   branch,
   branchSha,
   clientAs,
@@ -21,11 +21,6 @@ import {
 
 const client = clientAs('admin');
 let repo: SeededRepo;
-
-function apiStatus<T>(r: ForgeResult<T>): number | string {
-  if (r.ok) return 'ok';
-  return r.failure.kind === 'api' ? r.failure.status : r.failure.kind;
-}
 
 /** A fresh branch off the current `main` with one commit, and its pull request. */
 async function openPull(name: string, title = `Merge ${name}`): Promise<PullRequest> {

@@ -1,23 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PullRequest, type Review, ReviewState, reviewCommentId, sameRepoHead } from '../src/index.js';
 import {
-  type ForgeResult,
-  type PullRequest,
-  type Review,
-  ReviewState,
-  reviewCommentId,
-  sameRepoHead,
-} from '../src/index.js';
-import { admin, branch, clientAs, commitFile, createRepo, must, reviewer, type SeededRepo } from './seed.js';
+  admin,
+  apiStatus,
+  branch,
+  clientAs,
+  commitFile,
+  createRepo,
+  must,
+  reviewer,
+  type SeededRepo,
+} from './seed.js';
 
 const owner = clientAs('admin');
 const rev = clientAs('reviewer');
 let repo: SeededRepo;
 let pr: PullRequest;
-
-function apiStatus<T>(r: ForgeResult<T>): number | string {
-  if (r.ok) return 'ok';
-  return r.failure.kind === 'api' ? r.failure.status : r.failure.kind;
-}
 
 beforeAll(async () => {
   repo = await createRepo('reviews-demo');

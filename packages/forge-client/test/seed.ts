@@ -179,6 +179,14 @@ export async function waitMergeable(
   }
 }
 
+/** The HTTP status of an api failure, `'ok'` for a success, or the failure kind. */
+export function apiStatus(
+  r: { ok: true } | { ok: false; failure: { kind: string; status?: number } },
+): number | string {
+  if (r.ok) return 'ok';
+  return r.failure.kind === 'api' && r.failure.status !== undefined ? r.failure.status : r.failure.kind;
+}
+
 /** Unwraps a result in a test, failing with the described failure. */
 export function must<T>(r: { ok: true; value: T } | { ok: false; failure: unknown }): T {
   if (!r.ok) throw new Error(`expected success, got ${JSON.stringify(r.failure)}`);
