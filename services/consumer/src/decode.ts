@@ -95,7 +95,7 @@ export function decodeRecord(record: ConsumedRecord): Decoded {
   }
   const raw = encodeStructured(event);
   const data = dataOf(event);
-  const parsed = data !== null && data.startsWith('{') ? (JSON.parse(data) as unknown) : null;
+  const parsed = data?.trimStart().startsWith('{') ? (JSON.parse(data) as unknown) : null;
   return {
     ok: true,
     event,

@@ -157,6 +157,9 @@ export class ConsumerStream {
       rebalanceTimeout: 60_000,
       heartbeatInterval: 3_000,
       maxWaitTimeInMs: Math.max(100, this.opts.batchWindowMs),
+      // Bounded fetches keep the resident set small: at most ~6 MiB of records in flight.
+      maxBytesPerPartition: 512 * 1024,
+      maxBytes: 6 * 1024 * 1024,
       retry: { retries: 5, restartOnFailure: async () => false },
     });
     this.consumer = consumer;

@@ -1,0 +1,78 @@
+import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
+import { describe, expect, it } from 'vitest';
+import { decodeRecord, TAG_SEPARATOR } from './decode.js';
+import type { ConsumedRecord } from './record.js';
+
+const event: CloudEvent = {
+  specversion: '1.0',
+  id: 'e-1',
+  source: 'urn:s',
+  type: 't.reading',
+  time: '2026-11-21T10:00:00Z',
+  subject: 'pump',
+  datacontenttype: 'application/json',
+  extensions: { tags: 'x,y' },
+  data: Buffer.from('  {"deviceId":"pump-1","n":12345678901234567890}'),
+};
+
+function record(e: CloudEvent, patch: Partial<ConsumedRecord> = {}): ConsumedRecord {
+  const r = toKafkaRecord(e);
+  return {
+    topic: 't',
+    partition: 2,
+    offset: '17',
+    key: Buffer.from(r.key),
+    value: r.value,
+    headers: r.headers,
+    timestamp: '0',
+    ...patch,
+  };
+}
+
+describe('decodeRecord', () => {
+  it('maps a binary-mode record to a row, keeping the JSON payload verbatim and deriving device and tags', () => {
+    const d = decodeRecord(record(event));
+    expect(d.ok).toBe(true);
+    if (!d.ok) return;
+    expect(d.row).toMatchObject({
+      occurredAt: '2026-11-21T10:00:00Z',
+      source: 'urn:s',
+      id: 'e-1',
+      partitionKey: 'urn:s#pump',
+      deviceId: 'pump-1',
+      tags: ['x', 'y'].join(TAG_SEPARATOR),
+      partition: 2,
+      offset: '17',
+    });
+    expect(d.row.data).toContain('12345678901234567890');
+    expect(JSON.parse(d.row.raw)).toMatchObject({ id: 'e-1', tags: 'x,y', data: { deviceId: 'pump-1' } });
+  });
+
+  it('refuses a record without time as invalid-attributes', () => {
+    const { time: _omit, ...rest } = event;
+    expect(decodeRecord(record(rest as CloudEvent))).toMatchObject({
+      ok: false,
+      reason: 'invalid-attributes',
+    });
+  });
+
+  it('refuses a record without an id header as malformed', () => {
+    const r = record(event);
+    delete r.headers.ce_id;
+    expect(decodeRecord(r)).toMatchObject({ ok: false, reason: 'malformed' });
+  });
+
+  it('refuses a JSON content type whose value is not JSON as invalid-payload', () => {
+    expect(decodeRecord(record({ ...event, data: Buffer.from('{oops') }))).toMatchObject({
+      ok: false,
+      reason: 'invalid-payload',
+    });
+  });
+
+  it('stores no data column for a binary payload', () => {
+    const d = decodeRecord(
+      record({ ...event, datacontenttype: 'application/octet-stream', data: Buffer.from([0, 1]) }),
+    );
+    expect(d.ok && d.row.data).toBeNull();
+  });
+});
