@@ -76,6 +76,35 @@ describe('merging', () => {
     expect(after.state.kind === 'merged' && after.state.mergeCommitSha).toBe(onMain);
   });
 
+  it('schedules a merge when checks are pending: success that does not mean merged (201)', async () => {
+    const pr = await openPull('auto-merge');
+    await waitMergeable(client, repo, pr.number);
+    const sha = await branchSha(repo, 'auto-merge');
+    await api('POST', `/repos/${repo.owner}/${repo.repo}/statuses/${sha}`, {
+      state: 'pending',
+      context: 'ci',
+    });
+    const r = await client.pulls.merge(repo, pr.number, {
+      style: MergeStyle.Merge,
+      mergeWhenChecksSucceed: true,
+      headCommit: sha,
+    });
+    expect(r.ok && r.context.status).toBe(201);
+    expect(must(r)).toEqual({ kind: 'scheduled' });
+    expect(must(await client.pulls.get(repo, pr.number)).state.kind).toBe('open');
+    // The check passes: the server merges on its own.
+    await api('POST', `/repos/${repo.owner}/${repo.repo}/statuses/${sha}`, {
+      state: 'success',
+      context: 'ci',
+    });
+    let state = 'open';
+    for (let i = 0; i < 120 && state !== 'merged'; i++) {
+      await new Promise((res) => setTimeout(res, 250));
+      state = must(await client.pulls.get(repo, pr.number)).state.kind;
+    }
+    expect(state).toBe('merged');
+  });
+
   it('refuses a merge whose head commit is not the branch head (409), which makes a repeat safe', async () => {
     const pr = await openPull('stale-head');
     const r = await mergeWhenReady(pr.number, MergeStyle.Merge, { headCommit: 'a'.repeat(40) });
