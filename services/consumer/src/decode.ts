@@ -94,8 +94,7 @@ export function decodeRecord(record: ConsumedRecord): Decoded {
     };
   }
   const raw = encodeStructured(event);
-  const data = dataOf(event);
-  const parsed = data?.trimStart().startsWith('{') ? (JSON.parse(data) as unknown) : null;
+  const { text: data, parsed } = dataOf(event);
   return {
     ok: true,
     event,
@@ -127,24 +126,25 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * The payload as JSON text for the `data` column, as the structured rendering carries it: a JSON
- * payload verbatim, a text payload as a JSON string; null when absent or binary.
+ * payload verbatim, a text payload as a JSON string; null when absent or binary. `parsed` is the
+ * parsed JSON payload (for the derived columns), parsed once.
  */
-function dataOf(event: CloudEvent): string | null {
-  if (event.data === undefined) return null;
+function dataOf(event: CloudEvent): { text: string | null; parsed: unknown } {
+  const none = { text: null, parsed: null };
+  if (event.data === undefined) return none;
   const ct = event.datacontenttype;
   let text: string;
   try {
     text = strictUtf8.decode(event.data);
   } catch {
-    return null;
+    return none;
   }
   if (ct === undefined || isJsonMediaType(ct)) {
     try {
-      JSON.parse(text);
-      return text;
+      return { text, parsed: JSON.parse(text) as unknown };
     } catch {
-      return null;
+      return none;
     }
   }
-  return isTextMediaType(ct) ? JSON.stringify(text) : null;
+  return isTextMediaType(ct) ? { text: JSON.stringify(text), parsed: text } : none;
 }

@@ -116,7 +116,10 @@ export async function startHarness(name: string, opts: HarnessOptions = {}): Pro
       await producer.send({
         topic,
         acks: -1,
-        messages: events.map((e, i) => ({ ...toKafkaRecord(e), ...extra[i] })),
+        messages: events.map((e, i) => {
+          const rec = toKafkaRecord(e);
+          return { ...rec, ...extra[i], headers: { ...rec.headers, ...extra[i]?.headers } };
+        }),
       });
     },
     async publishRaw(messages) {
