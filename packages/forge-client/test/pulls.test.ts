@@ -202,7 +202,9 @@ describe('listing, filtering and sorting', () => {
       expect(r.ok, `${sort}: ${r.ok ? '' : describeFailure(r.failure)}`).toBe(true);
       expect(must(r)).toHaveLength(6);
     }
-    // recentupdate and leastupdate are mirror images once one pull request is touched.
+    // recentupdate and leastupdate are mirror images once one pull request is touched. Update times
+    // have one-second resolution: wait past the second of the last creation so the order is strict.
+    await new Promise((res) => setTimeout(res, 1100));
     must(await client.pulls.edit(repo, extra[0]!.number, { body: 'touched' }));
     const recent = must(await client.pulls.listAll(repo, { sort: PullRequestSort.RecentUpdate }));
     const least = must(await client.pulls.listAll(repo, { sort: PullRequestSort.LeastUpdate }));
