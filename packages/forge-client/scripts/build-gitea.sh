@@ -24,7 +24,17 @@ if [[ -f "$out/BUILD_OK" && -x "$out/gitea" ]]; then
   exit 0
 fi
 
-command -v go >/dev/null || { echo "build-gitea: go toolchain not found on PATH" >&2; exit 1; }
+# A non-login shell may lack Go's usual install directories on PATH.
+if ! command -v go >/dev/null; then
+  for d in /usr/local/go/bin "${HOME:-/nonexistent}/go/bin" /usr/lib/go/bin; do
+    if [[ -x "$d/go" ]]; then PATH="$d:$PATH"; break; fi
+  done
+fi
+command -v go >/dev/null || { echo "build-gitea: go toolchain (>= 1.26) not found on PATH" >&2; exit 1; }
+# Go needs a home for its caches; without HOME keep them under the cache root.
+if [[ -z "${HOME:-}" ]]; then
+  export GOCACHE="${GOCACHE:-$cache_root/go-build}" GOMODCACHE="${GOMODCACHE:-$cache_root/go-mod}" GOPATH="${GOPATH:-$cache_root/go}"
+fi
 command -v gcc >/dev/null || command -v cc >/dev/null || { echo "build-gitea: a C compiler is needed (cgo sqlite)" >&2; exit 1; }
 
 mkdir -p "$cache_root/gitea"
