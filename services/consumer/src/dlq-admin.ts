@@ -147,6 +147,7 @@ export class DlqAdmin {
         });
         report.replayed++;
       } catch (err) {
+        await this.opts.producer.connect().catch(() => {});
         entry.outcome = 'failure';
         entry.error = (err as Error).message;
         report.failed++;

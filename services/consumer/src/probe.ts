@@ -98,6 +98,10 @@ export class Probe {
       ),
     ]);
 
+    if ([committed, ends, dlq].some((r) => r.status === 'rejected')) {
+      // The admin client may never have connected (broker down at boot): try again next tick.
+      void this.opts.admin.connect().catch(() => {});
+    }
     metrics.groupLag.reset();
     const commits = new Map<number, bigint>();
     if (committed.status === 'fulfilled') {

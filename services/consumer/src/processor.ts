@@ -314,7 +314,10 @@ export function checkpointsOf(records: readonly ConsumedRecord[]): Checkpoint[] 
     if (!prev || BigInt(next) > BigInt(prev.nextOffset))
       last.set(k, { topic: r.topic, partition: r.partition, nextOffset: next });
   }
-  return [...last.values()];
+  // A fixed order, so concurrent transactions lock checkpoint rows in the same order.
+  return [...last.values()].sort((a, b) =>
+    a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition,
+  );
 }
 
 const headerGetter = {

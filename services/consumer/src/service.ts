@@ -62,7 +62,14 @@ export async function createConsumerService(opts: ServiceOptions) {
     writer: new EventWriter(pool, group),
     deadLetters: {
       publish: async (messages) => {
-        await producer.send({ topic: dlqTopic, acks: -1, messages });
+        try {
+          await producer.send({ topic: dlqTopic, acks: -1, messages });
+        } catch (err) {
+          // A producer that never connected (broker down at boot) or lost its connection: connect
+          // again so the processor's next retry can succeed.
+          await producer.connect().catch(() => {});
+          throw err;
+        }
       },
     },
     metrics,
@@ -124,6 +131,7 @@ export async function createConsumerService(opts: ServiceOptions) {
           await admin.describeCluster();
           return up('UP');
         } catch (err) {
+          void admin.connect().catch(() => {});
           return down(`unreachable: ${(err as Error).message}`);
         }
       },

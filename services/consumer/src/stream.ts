@@ -28,7 +28,10 @@ export interface StreamOptions {
   policy?: RestartPolicy;
   /** Partitions whose batches are handled at once (their records share groups). Default 12. */
   partitionsConsumedConcurrently?: number;
-  /** Groups written at once. Default 2. */
+  /**
+   * Groups written at once. Default 1: concurrent writers contend on the GIN pending lists and on
+   * the checkpoint rows they share, and measured slower (bench/consume).
+   */
   writeConcurrency?: number;
 }
 
@@ -57,7 +60,7 @@ export class ConsumerStream {
     this.grouper = new BatchGrouper({
       size: opts.batchSize,
       windowMs: opts.batchWindowMs,
-      maxInFlight: opts.writeConcurrency ?? 2,
+      maxInFlight: opts.writeConcurrency ?? 1,
       flush: (records) => opts.processor.process(records, this.abort.signal),
     });
   }
@@ -157,9 +160,10 @@ export class ConsumerStream {
       rebalanceTimeout: 60_000,
       heartbeatInterval: 3_000,
       maxWaitTimeInMs: Math.max(100, this.opts.batchWindowMs),
-      // Bounded fetches keep the resident set small: at most ~6 MiB of records in flight.
-      maxBytesPerPartition: 512 * 1024,
-      maxBytes: 6 * 1024 * 1024,
+      // Bounded fetches keep the resident set small: at most ~4 MiB of records per fetch
+      // (about 370 records of 700 bytes per partition, enough to fill groups of 500).
+      maxBytesPerPartition: 256 * 1024,
+      maxBytes: 4 * 1024 * 1024,
       retry: { retries: 5, restartOnFailure: async () => false },
     });
     this.consumer = consumer;
