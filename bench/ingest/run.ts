@@ -1,37 +1,72 @@
 /**
  * Ingest benchmark: starts a dedicated Kafka broker (devstack) and the ingestion service as a
- * child process (`src/main.ts`, so its RSS is measured alone), then drives it with an open-loop
- * generator: requests are *scheduled* at a fixed arrival rate and latency is measured from the
- * scheduled time (no coordinated omission), whatever the service's answers do.
+ * child process in its production form (`dist/main.js` built by `npx tsc -b`, plain `node`,
+ * LOG_LEVEL info), so its RSS and CPU are measured alone, then drives it with an open-loop
+ * generator (`loadgen.ts`): requests are *scheduled* at a fixed arrival rate and latency is
+ * measured from the scheduled time (no coordinated omission), whatever the service's answers do.
  *
- * Scenarios: single 1 KiB binary events at a fixed rate; batches of 100 events; 64 concurrent
- * 1 MiB uploads. Writes bench/results/ingest.md.
+ * Scenarios: single 1 KiB binary events at fixed rates; batches of 100 events; 64 concurrent
+ * 1 MiB uploads. Writes bench/results/ingest.md (unless BENCH_OUT=-).
  *
- * Usage: `(cd bench/ingest && npm run bench)` (env BENCH_SECONDS, default 10 per step).
+ * Usage: `(cd bench/ingest && npm run bench)`. Environment:
+ * - `BENCH_SECONDS` seconds per step (default 10)
+ * - `BENCH_SCENARIOS` comma list of `single`, `batch`, `big` (default all three)
+ * - `BENCH_SINGLE_RATES` events/s (default `5000,7500,10000,12500`)
+ * - `BENCH_BATCH_RATES` batch requests/s of 100 events (default `300,500,700`)
+ * - `BENCH_AUTH` `on` (default): HS256 bearer tokens verified by the service; `off`: AUTH_ENABLED=false
+ * - `BENCH_SOURCE=1` runs the service from TypeScript sources through tsx instead of `dist/`
+ * - `BENCH_SERVICE_NODE_ARGS` extra node flags for the service (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`)
+ * - `BENCH_BROKER_SETTINGS` extra broker settings, `key=value,...`
+ * - `BENCH_OUT` output file (default bench/results/ingest.md; `-` prints only)
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startKafka } from '@event-observatory/devstack';
+import { signDevToken } from '@event-observatory/service-kit/auth';
 import { Kafka, logLevel } from 'kafkajs';
+import { type LoadRequest, percentile, runLoad } from './loadgen.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const TOPIC = 'events.cloudevents.v1';
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'single,batch,big').split(','));
+const SINGLE_RATES = (process.env.BENCH_SINGLE_RATES ?? '5000,7500,10000,12500').split(',').map(Number);
+const BATCH_RATES = (process.env.BENCH_BATCH_RATES ?? '300,500,700').split(',').map(Number);
+const AUTH = (process.env.BENCH_AUTH ?? 'on') !== 'off';
+const FROM_SOURCE = process.env.BENCH_SOURCE === '1';
+const SERVICE_NODE_ARGS = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+const OUT = process.env.BENCH_OUT ?? join(repo, 'bench/results/ingest.md');
+const SECRET = 'bench-secret-bench-secret-bench-secret!!';
+/** Kafka settings (devstack defaults plus these; more with BENCH_BROKER_SETTINGS=`key=value,...`). */
+const BROKER_SETTINGS: Record<string, string> = {
+  'message.max.bytes': '2097152',
+  ...Object.fromEntries(
+    (process.env.BENCH_BROKER_SETTINGS ?? '')
+      .split(',')
+      .filter((kv) => kv.includes('='))
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  ),
+};
 
-function rssOf(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const m = /VmRSS:\s+(\d+) kB/.exec(status);
+function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) * 1024 : 0;
 }
 
-function hwmOf(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : 0;
+/** CPU seconds (user + system) a process has used so far. */
+function cpuOf(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return Number.NaN;
+  }
 }
 
 interface Result {
@@ -44,87 +79,60 @@ interface Result {
   p50: number;
   p99: number;
   peakRssMiB: number;
+  /** Cores used over the step by the service, the broker and the generator. */
+  serviceCores: number;
+  brokerCores: number;
+  generatorCores: number;
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-/** Open loop: request i is due at start + i/rate; it is sent then, whatever is outstanding. */
-async function openLoop(
+async function step(
   name: string,
-  url: URL,
+  port: number,
   rate: number,
-  seconds: number,
   eventsPerRequest: number,
-  makeRequest: (i: number) => { headers: Record<string, string>; body: Buffer },
+  request: (i: number) => LoadRequest,
   pid: number,
+  brokerPid: number | undefined,
+  seconds = SECONDS,
+  acknowledged?: (status: number, body: Buffer) => number,
 ): Promise<Result> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  const latencies: number[] = [];
-  let ok = 0;
-  let failed = 0;
   let peak = 0;
-  const total = Math.round(rate * seconds);
-  const start = performance.now() + 50;
-  const inflight: Promise<void>[] = [];
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, rssOf(pid));
-  }, 100);
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    const { headers, body } = makeRequest(i);
-    inflight.push(
-      new Promise<void>((resolve) => {
-        const req = http.request(
-          url,
-          { method: 'POST', agent, headers: { ...headers, 'content-length': String(body.byteLength) } },
-          (res) => {
-            res.resume();
-            res.on('end', () => {
-              latencies.push(performance.now() - due);
-              if (res.statusCode === 200) ok++;
-              else failed++;
-              resolve();
-            });
-          },
-        );
-        req.on('error', () => {
-          failed++;
-          resolve();
-        });
-        req.end(body);
-      }),
-    );
-  }
-  await Promise.all(inflight);
-  const elapsed = (performance.now() - start) / 1000;
-  clearInterval(sampler);
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
+  const svc0 = cpuOf(pid);
+  const brk0 = cpuOf(brokerPid);
+  const r = await runLoad({
+    host: '127.0.0.1',
+    port,
+    rate,
+    seconds,
+    request,
+    ...(acknowledged ? { acknowledged } : {}),
+    onTick: () => {
+      peak = Math.max(peak, procStatus(pid, 'VmRSS'));
+    },
+  });
+  const ok = r.acknowledged;
   return {
     name,
     targetRate: rate * eventsPerRequest,
-    sent: total,
+    sent: r.sent * eventsPerRequest,
     ok,
-    failed,
-    eventsPerSecond: Math.round((ok * eventsPerRequest) / elapsed),
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
+    failed: r.sent * eventsPerRequest - ok,
+    eventsPerSecond: Math.round(ok / r.elapsed),
+    p50: percentile(r.latencies, 50),
+    p99: percentile(r.latencies, 99),
     peakRssMiB: Math.round(peak / 1048576),
+    serviceCores: (cpuOf(pid) - svc0) / r.elapsed,
+    brokerCores: (cpuOf(brokerPid) - brk0) / r.elapsed,
+    generatorCores: r.cpuSeconds / r.elapsed,
   };
 }
 
 async function main(): Promise<void> {
+  if (!FROM_SOURCE)
+    execFileSync('npx', ['tsc', '-b'], { cwd: join(repo, 'services/ingest'), stdio: 'inherit' });
   const dir = mkdtempSync(join(tmpdir(), 'bench-ingest-'));
   chmodSync(dir, 0o755);
-  const kafka = await startKafka({
-    dataDir: join(dir, 'kafka'),
-    settings: { 'message.max.bytes': '2097152' },
-  });
+  const kafka = await startKafka({ dataDir: join(dir, 'kafka'), settings: BROKER_SETTINGS });
   const admin = new Kafka({ brokers: [kafka.bootstrapServers], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   await admin.createTopics({
@@ -133,16 +141,19 @@ async function main(): Promise<void> {
   });
   await admin.disconnect();
   const port = await freePort();
-  const service = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/main.ts'], {
+  const entry = FROM_SOURCE ? ['--conditions=source', '--import', 'tsx', 'src/main.ts'] : ['dist/main.js'];
+  const service = spawn(process.execPath, [...SERVICE_NODE_ARGS, ...entry], {
     cwd: join(repo, 'services/ingest'),
     env: {
       ...process.env,
       HTTP_HOST: '127.0.0.1',
       HTTP_PORT: String(port),
       BROKER_BOOTSTRAP_SERVERS: kafka.bootstrapServers,
-      AUTH_ENABLED: 'false',
+      AUTH_ENABLED: AUTH ? 'true' : 'false',
+      AUTH_SECRET: SECRET,
       OTEL_SDK_DISABLED: 'true',
-      LOG_LEVEL: 'WARN',
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'production',
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -154,86 +165,113 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 250));
   }
   const pid = service.pid!;
+  const brokerPid = kafka.pid();
+  const token = await signDevToken({
+    secret: SECRET,
+    scopes: ['events:write'],
+    ttl: '24h',
+    subject: 'bench',
+  });
+  const authHeader = AUTH ? `\r\nauthorization: Bearer ${token}` : '';
+  const host = `127.0.0.1:${port}`;
   const payload1k = Buffer.alloc(1024, 0x61);
-  const single = (i: number) => ({
-    headers: {
-      'ce-specversion': '1.0',
-      'ce-id': `e-${i}-${Math.random()}`,
-      'ce-source': `https://bench.example/src/${i % 64}`,
-      'ce-type': 'bench.reading',
-      'ce-time': new Date().toISOString(),
-      'content-type': 'application/octet-stream',
-    },
-    body: payload1k,
-  });
-  const element = (i: number, j: number) =>
-    JSON.stringify({
-      specversion: '1.0',
-      id: `b-${i}-${j}-${Math.random()}`,
-      source: `https://bench.example/src/${j % 64}`,
-      type: 'bench.reading',
-      time: new Date().toISOString(),
-      datacontenttype: 'application/json',
-      data: { v: 'x'.repeat(900) },
-    });
-  const batch = (i: number) => ({
-    headers: { 'content-type': 'application/cloudevents-batch+json' },
-    body: Buffer.from(`[${Array.from({ length: 100 }, (_, j) => element(i, j)).join(',')}]`),
-  });
+  const singleHead = (i: number) =>
+    `POST /v1/events HTTP/1.1\r\nhost: ${host}${authHeader}\r\nce-specversion: 1.0\r\nce-id: e-${i}-${process.hrtime.bigint()}\r\nce-source: https://bench.example/src/${i % 64}\r\nce-type: bench.reading\r\nce-time: ${new Date().toISOString()}\r\ncontent-type: application/octet-stream`;
+  const single = (i: number): LoadRequest => ({ head: singleHead(i), body: payload1k });
+  const filler = 'x'.repeat(900);
+  const element = (i: number, j: number, time: string) =>
+    `{"specversion":"1.0","id":"b-${i}-${j}","source":"https://bench.example/src/${j % 64}","type":"bench.reading","time":"${time}","datacontenttype":"application/json","data":{"v":"${filler}"}}`;
+  const batchHead = `POST /v1/events:batchCreate HTTP/1.1\r\nhost: ${host}${authHeader}\r\ncontent-type: application/cloudevents-batch+json`;
+  const batch = (i: number): LoadRequest => {
+    const time = new Date().toISOString();
+    const parts: string[] = [];
+    for (let j = 0; j < 100; j++) parts.push(element(i, j, time));
+    return { head: batchHead, body: Buffer.from(`[${parts.join(',')}]`) };
+  };
+  /** Elements a batch response says were created (refused elements answer 503 inside a 200). */
+  const created = (status: number, body: Buffer): number => {
+    if (status !== 200) return 0;
+    const m = /"created":(\d+)/.exec(body.toString('latin1', Math.max(0, body.length - 64)));
+    return m ? Number(m[1]) : 0;
+  };
   const results: Result[] = [];
-  const url = new URL(`${base}/v1/events`);
-  const batchUrl = new URL(`${base}/v1/events:batchCreate`);
-  // warm-up
-  await openLoop('warm-up', url, 1000, 3, 1, single, pid);
-  for (const rate of [5000, 7500, 10000]) {
-    results.push(await openLoop(`single 1 KiB binary @ ${rate}/s`, url, rate, SECONDS, 1, single, pid));
+  // warm-up (JIT, connections, producer)
+  await step('warm-up', port, 2000, 1, single, pid, brokerPid, 3);
+  if (SCENARIOS.has('single')) {
+    for (const rate of SINGLE_RATES) {
+      results.push(await step(`single 1 KiB binary @ ${rate}/s`, port, rate, 1, single, pid, brokerPid));
+      console.error(JSON.stringify(results.at(-1)));
+    }
   }
-  for (const rate of [300, 500, 700]) {
-    results.push(await openLoop(`batch of 100 @ ${rate} req/s`, batchUrl, rate, SECONDS, 100, batch, pid));
+  if (SCENARIOS.has('batch')) {
+    await step('warm-up batch', port, 100, 100, batch, pid, brokerPid, 2, created);
+    for (const rate of BATCH_RATES) {
+      results.push(
+        await step(`batch of 100 @ ${rate} req/s`, port, rate, 100, batch, pid, brokerPid, SECONDS, created),
+      );
+      console.error(JSON.stringify(results.at(-1)));
+    }
   }
-  // 64 concurrent 1 MiB uploads
-  const big = Buffer.alloc(1_048_576, 0x62);
-  let peak = 0;
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, rssOf(pid));
-  }, 20);
-  const started = performance.now();
-  const statuses = await Promise.all(
-    Array.from({ length: 64 }, async (_, i) => {
-      const r = await fetch(`${base}/v1/events`, { method: 'POST', headers: single(i).headers, body: big });
-      await r.arrayBuffer();
-      return r.status;
-    }),
-  );
-  clearInterval(sampler);
-  const bigMs = performance.now() - started;
-  const hwm = hwmOf(pid);
+  let bigLine = '';
+  if (SCENARIOS.has('big')) {
+    // 64 concurrent 1 MiB uploads
+    const big = Buffer.alloc(1_048_576, 0x62);
+    let peak = 0;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, procStatus(pid, 'VmRSS'));
+    }, 20);
+    const started = performance.now();
+    const statuses = await Promise.all(
+      Array.from({ length: 64 }, async (_, i) => {
+        const headers: Record<string, string> = {
+          'ce-specversion': '1.0',
+          'ce-id': `big-${i}`,
+          'ce-source': 'https://bench.example/big',
+          'ce-type': 'bench.reading',
+          'ce-time': new Date().toISOString(),
+          'content-type': 'application/octet-stream',
+        };
+        if (AUTH) headers.authorization = `Bearer ${token}`;
+        const r = await fetch(`${base}/v1/events`, { method: 'POST', headers, body: big });
+        await r.arrayBuffer();
+        return r.status;
+      }),
+    );
+    clearInterval(sampler);
+    const bigMs = performance.now() - started;
+    bigLine = `64 concurrent 1 MiB uploads: statuses ${JSON.stringify(countBy(statuses))}, ${bigMs.toFixed(0)} ms, peak RSS during the burst ${Math.round(peak / 1048576)} MiB, process high-water mark over the whole run ${Math.round(procStatus(pid, 'VmHWM') / 1048576)} MiB.`;
+  }
+  const hwm = procStatus(pid, 'VmHWM');
   service.kill('SIGTERM');
   await new Promise((r) => service.once('exit', r));
   await kafka.stop();
   rmSync(dir, { recursive: true, force: true });
 
   const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
+  const cores = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
   const lines = [
     '# Ingest benchmark',
     '',
     `Generated by \`(cd bench/ingest && npm run bench)\` on ${new Date().toISOString()} (${SECONDS}s per step, Node ${process.version}).`,
     'Open loop: requests are scheduled at a fixed arrival rate and latency counts from the scheduled time.',
-    'One Kafka 3.9 broker (KRaft, local), 12 partitions, acks=all, idempotent producer; service with AUTH_ENABLED=false, tracing off.',
-    'Load generator, service and broker share the same 2-core machine.',
+    `One Kafka broker (KRaft, local, ${Object.entries(BROKER_SETTINGS)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(
+        ', ',
+      )}), 12 partitions, acks=all, idempotent producer; service ${FROM_SOURCE ? 'from sources (tsx)' : 'from dist/ (plain node)'}, LOG_LEVEL=info, AUTH_ENABLED=${AUTH} (HS256 bearer token on every request), tracing off.`,
+    'Load generator, service and broker share the same 2-core machine; the cores columns are CPU seconds per second of each process over the step.',
     '',
-    '| scenario | offered events/s | requests | 200 | failed | achieved events/s | p50 ms | p99 ms | service peak RSS MiB |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| scenario | offered events/s | events sent | acknowledged | failed | achieved events/s | p50 ms | p99 ms | service peak RSS MiB | service cores | broker cores | generator cores | service CPU µs/event |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...results.map(
       (r) =>
-        `| ${r.name} | ${r.targetRate} | ${r.sent} | ${r.ok} | ${r.failed} | ${r.eventsPerSecond} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${r.peakRssMiB} |`,
+        `| ${r.name} | ${r.targetRate} | ${r.sent} | ${r.ok} | ${r.failed} | ${r.eventsPerSecond} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${r.peakRssMiB} | ${cores(r.serviceCores)} | ${cores(r.brokerCores)} | ${cores(r.generatorCores)} | ${r.eventsPerSecond > 0 ? Math.round((r.serviceCores * 1e6) / r.eventsPerSecond) : 'n/a'} |`,
     ),
     '',
-    `64 concurrent 1 MiB uploads: statuses ${JSON.stringify(countBy(statuses))}, ${bigMs.toFixed(0)} ms, peak RSS during the burst ${Math.round(peak / 1048576)} MiB, process high-water mark ${Math.round(hwm / 1048576)} MiB.`,
+    bigLine || `Service process high-water mark over the run: ${Math.round(hwm / 1048576)} MiB.`,
     '',
   ];
-  const out = join(repo, 'bench/results/ingest.md');
-  writeFileSync(out, lines.join('\n'));
+  if (OUT !== '-') writeFileSync(OUT, lines.join('\n'));
   console.log(lines.join('\n'));
 }
 

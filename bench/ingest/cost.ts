@@ -1,0 +1,99 @@
+/**
+ * Cost breakdown of the ingest request path, without a broker: CPU microseconds per request of
+ * (a) a bare `@hono/node-server` app answering a small JSON, and (b) the real ingest app
+ * (`buildApp`) with auth on, whose producer acknowledges at once (in-process stand-in; this is a
+ * diagnostic, the real broker is measured by `run.ts`). The difference between the two is what
+ * the ingest code adds on top of HTTP; `run.ts` minus (b) is what the broker client adds.
+ *
+ * Usage: `(cd bench/ingest && node --conditions=source --import tsx cost.ts)` (after `npx tsc -b`
+ * it can import dist/ with plain node conditions: `node --import tsx cost.ts`).
+ * Env: COST_RATE (default 4000 req/s), COST_SECONDS (default 5), COST_SCENARIO (bare,app,both).
+ */
+import type { AddressInfo } from 'node:net';
+import { BrokerBelief, buildApp, DEFAULT_LIMITS, KnownTypes } from '@event-observatory/ingest';
+import { authConfigFromEnv, createVerifier, signDevToken } from '@event-observatory/service-kit/auth';
+import { createMetrics } from '@event-observatory/service-kit/metrics';
+import { createAdaptorServer } from '@hono/node-server';
+import { Hono } from 'hono';
+import { percentile, runLoad } from './loadgen.js';
+
+const RATE = Number(process.env.COST_RATE ?? 4000);
+const SECONDS = Number(process.env.COST_SECONDS ?? 5);
+const SCENARIO = process.env.COST_SCENARIO ?? 'both';
+const SECRET = 'bench-secret-bench-secret-bench-secret!!';
+
+async function measure(
+  name: string,
+  fetchApp: { fetch: (r: Request) => unknown },
+  head: (i: number) => string,
+) {
+  const server = createAdaptorServer({ fetch: fetchApp.fetch as never });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  const body = Buffer.alloc(1024, 0x61);
+  // warm-up, then the measured run; CPU of this whole process (server + generator).
+  await runLoad({
+    host: '127.0.0.1',
+    port,
+    rate: RATE,
+    seconds: 2,
+    request: (i) => ({ head: head(i), body }),
+  });
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const r = await runLoad({
+    host: '127.0.0.1',
+    port,
+    rate: RATE,
+    seconds: SECONDS,
+    request: (i) => ({ head: head(i), body }),
+  });
+  const cpu = process.cpuUsage(cpu0);
+  const wall = (performance.now() - t0) / 1000;
+  const total = (cpu.user + cpu.system) / 1e6;
+  const server_ = total - r.cpuSeconds; // generator runs in this process too; its own CPU is subtracted
+  console.log(
+    `${name}: ${r.sent} requests, statuses ${JSON.stringify(r.statuses)}, p50 ${percentile(r.latencies, 50).toFixed(2)} ms, p99 ${percentile(r.latencies, 99).toFixed(2)} ms, ` +
+      `process ${(total / wall).toFixed(2)} cores, ~${((server_ * 1e6) / r.sent).toFixed(0)} µs server CPU per request (generator ${((r.cpuSeconds * 1e6) / r.sent).toFixed(0)} µs)`,
+  );
+  server.close();
+  server.closeAllConnections();
+}
+
+const token = await signDevToken({ secret: SECRET, scopes: ['events:write'], subject: 'bench' });
+const ceHead = (path: string) => (i: number) =>
+  `POST ${path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\nce-specversion: 1.0\r\nce-id: e-${i}\r\nce-source: https://bench.example/src/${i % 64}\r\nce-type: bench.reading\r\nce-time: ${new Date().toISOString()}\r\ncontent-type: application/octet-stream`;
+
+if (SCENARIO !== 'app') {
+  const bare = new Hono();
+  bare.post('/v1/events', async (c) => {
+    for await (const _ of (c.env as { incoming: AsyncIterable<Buffer> }).incoming);
+    return c.json({ name: 'events/x', id: 'x', source: 'y', eventType: 'z', time: 't', partitionKey: 'k' });
+  });
+  await measure('bare hono', bare, ceHead('/v1/events'));
+}
+if (SCENARIO !== 'bare') {
+  const { registry } = createMetrics({ service: 'ingest-cost', version: '0' });
+  const verifier = createVerifier(
+    authConfigFromEnv({ AUTH_SECRET: SECRET }, { defaultScope: 'events:write' }),
+    {
+      registry,
+    },
+  );
+  let offset = 0;
+  const belief = new BrokerBelief();
+  belief.observe(true);
+  const app = buildApp({
+    producer: {
+      publish: async (record) => ({ topic: 't', partition: 0, offset: String(offset++), key: record.key }),
+    },
+    belief,
+    verifier,
+    registry,
+    limits: DEFAULT_LIMITS,
+    knownTypes: new KnownTypes([]),
+    version: '0',
+  });
+  await measure('ingest app, instant producer', app, ceHead('/v1/events'));
+}
+process.exit(0);
