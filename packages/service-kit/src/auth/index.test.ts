@@ -191,6 +191,76 @@ describe('verifier decisions', () => {
   });
 });
 
+describe('verified-token cache', () => {
+  it('serves a repeated token from the cache, still counting one decision per request', async () => {
+    const registry = new Registry();
+    const verifier = createVerifier(hsConfig(), { registry, now: () => NOW });
+    const header = `Bearer ${await token({ subject: 'cached' })}`;
+    const first = await verifier.verify(header);
+    const second = await verifier.verify(header);
+    expect(first.reason).toBe('accepted');
+    expect(second.reason).toBe('accepted');
+    if (first.ok && second.ok) {
+      expect(second.principal).toBe(first.principal);
+      expect(second.principal.subject).toBe('cached');
+      expect(Object.isFrozen(second.principal)).toBe(true);
+    }
+    expect((await decisionsOf(registry))['accepted/success']).toBe(2);
+  });
+
+  it('re-checks exp with the leeway at every use: a cached token refuses as expired once it is', async () => {
+    let now = NOW;
+    const registry = new Registry();
+    const verifier = createVerifier(hsConfig(), { registry, now: () => now });
+    const header = `Bearer ${await token({ ttl: '10m' })}`; // exp = NOW + 600
+    expect((await verifier.verify(header)).reason).toBe('accepted');
+    now = at(600 + 29); // inside the 30 s leeway
+    expect((await verifier.verify(header)).reason).toBe('accepted');
+    now = at(600 + 30); // exp <= now - leeway
+    expect((await verifier.verify(header)).reason).toBe('expired');
+    expect((await verifier.verify(header)).reason).toBe('expired');
+    const counts = await decisionsOf(registry);
+    expect(counts['accepted/success']).toBe(2);
+    expect(counts['expired/failure']).toBe(2);
+  });
+
+  it('re-checks nbf at every use when the clock goes back', async () => {
+    let now = NOW;
+    const verifier = createVerifier(hsConfig(), { now: () => now });
+    const header = `Bearer ${await token({ notBefore: at(20) })}`; // within the leeway at NOW
+    expect((await verifier.verify(header)).reason).toBe('accepted');
+    now = at(-60);
+    expect((await verifier.verify(header)).reason).toBe('not-yet-valid');
+  });
+
+  it('never caches refusals and never serves a different token string (one changed byte)', async () => {
+    const verifier = createVerifier(hsConfig(), { now: () => NOW });
+    const good = await token();
+    expect((await verifier.verify(`Bearer ${good}`)).reason).toBe('accepted');
+    const last = good.at(-1) === 'A' ? 'B' : 'A';
+    const tampered = `${good.slice(0, -1)}${last}`;
+    expect((await verifier.verify(`Bearer ${tampered}`)).reason).toBe('bad-signature');
+    const scopeless = await token({ scopes: ['events:read'] });
+    expect((await verifier.verify(`Bearer ${scopeless}`)).reason).toBe('scope-missing');
+    expect((await verifier.verify(`Bearer ${scopeless}`)).reason).toBe('scope-missing');
+  });
+
+  it('stays bounded: the least recently used token is verified again after eviction', async () => {
+    const verifier = createVerifier(hsConfig(), { now: () => NOW, cacheSize: 2 });
+    const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((subject) => token({ subject })));
+    // A cache hit returns the very principal object of the first verification; a fresh
+    // verification builds a new one.
+    const principals: unknown[] = [];
+    for (const t of [a, b, a, c, b]) {
+      const decision = await verifier.verify(`Bearer ${t}`);
+      expect(decision.ok).toBe(true);
+      if (decision.ok) principals.push(decision.principal);
+    }
+    expect(principals[2]).toBe(principals[0]); // a was cached
+    expect(principals[4]).not.toBe(principals[1]); // c evicted b, the least recently used
+  });
+});
+
 describe('algorithm pinning', () => {
   let rsa: { publicPem: string; privatePem: string };
   beforeAll(() => {

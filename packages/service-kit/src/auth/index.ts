@@ -28,6 +28,7 @@ export {
   type AuthFailureReason,
   type AuthReason,
   createVerifier,
+  DEFAULT_TOKEN_CACHE_SIZE,
   type Principal,
   reasonForJoseError,
   scopesOf,

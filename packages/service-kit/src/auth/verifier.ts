@@ -53,6 +53,20 @@ export interface VerifierOptions {
   onDecision?: (decision: AuthDecision) => void;
   /** The verifier's clock; default now. */
   now?: () => Date;
+  /**
+   * Verified tokens remembered (see `createVerifier`); default 1024, 0 turns the cache off.
+   */
+  cacheSize?: number;
+}
+
+/** Default number of verified tokens `createVerifier` remembers. */
+export const DEFAULT_TOKEN_CACHE_SIZE = 1024;
+
+/** A token that passed every check, with the time claims to re-check at each use. */
+interface VerifiedToken {
+  principal: Principal;
+  exp: number;
+  nbf: number | undefined;
 }
 
 const BEARER = /^Bearer(?:[ \t]+(.*))?$/i;
@@ -65,6 +79,16 @@ const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
  * containing the configured audience, the required scope from `scope` (space-delimited string or
  * JSON array), `sub` as the principal's subject. `exp` and `sub` are required claims.
  * With a registry, every decision increments `auth_decisions_total{reason,outcome}` once.
+ *
+ * Verified-token cache: a token that was accepted is remembered by its exact string (at most
+ * `cacheSize` of them, least recently used dropped first) together with its `exp` and `nbf`.
+ * A later request bearing the identical string skips the signature check (which costs far more
+ * than everything else a request does) but not the decision: `exp` and `nbf` are checked again
+ * against the clock with the same leeway, and a token that no longer passes them is forgotten
+ * and verified in full, so it gets its exact refusal. Signature, algorithm, issuer, audience,
+ * subject and scope depend only on the token string and this verifier's fixed configuration, so
+ * the remembered outcome cannot differ from a fresh one. Refusals are never cached. Every
+ * request still counts exactly one decision.
  *
  * @example
  * ```ts
@@ -87,12 +111,38 @@ export function createVerifier(config: AuthConfig, opts: VerifierOptions = {}): 
     };
   }
   const { algorithm, key, issuer, audience, requiredScope, leewayMs } = config;
+  const cacheSize = opts.cacheSize ?? DEFAULT_TOKEN_CACHE_SIZE;
+  const toleranceSeconds = Math.floor(leewayMs / 1000);
+  // Map iteration order is insertion order: re-inserting on a hit makes it an LRU.
+  const verified = new Map<string, VerifiedToken>();
+  /** The remembered principal when `token` still passes its time checks (jose's arithmetic). */
+  const remembered = (token: string): Principal | undefined => {
+    const entry = verified.get(token);
+    if (entry === undefined) return undefined;
+    verified.delete(token);
+    const now = Math.floor((opts.now ? opts.now() : new Date()).getTime() / 1000);
+    if (entry.nbf !== undefined && entry.nbf > now + toleranceSeconds) return undefined;
+    if (entry.exp <= now - toleranceSeconds) return undefined;
+    verified.set(token, entry);
+    return entry.principal;
+  };
+  const remember = (token: string, principal: Principal, payload: JWTPayload): void => {
+    if (cacheSize <= 0 || typeof payload.exp !== 'number') return;
+    if (verified.size >= cacheSize) verified.delete(verified.keys().next().value as string);
+    verified.set(token, {
+      principal,
+      exp: payload.exp,
+      nbf: typeof payload.nbf === 'number' ? payload.nbf : undefined,
+    });
+  };
   return {
     enabled: true,
     async verify(authorization) {
       const bearer = BEARER.exec(authorization?.trim() ?? '');
       if (!bearer) return record(refuse('absent'));
       const token = bearer[1]?.trim() ?? '';
+      const known = remembered(token);
+      if (known !== undefined) return record({ ok: true, reason: 'accepted', principal: known });
       if (!TOKEN68.test(token) || token.split('.').length !== 3) return record(refuse('malformed'));
       let payload: JWTPayload;
       try {
@@ -114,12 +164,14 @@ export function createVerifier(config: AuthConfig, opts: VerifierOptions = {}): 
       if (requiredScope !== undefined && !scopes.has(requiredScope)) {
         return record(refuse('scope-missing', requiredScope));
       }
-      const principal: Principal = {
+      // Frozen: the same principal object may serve many requests through the cache.
+      const principal: Principal = Object.freeze({
         subject: payload.sub,
         scopes,
-        claims: payload,
+        claims: Object.freeze(payload),
         ...(typeof payload.iss === 'string' ? { issuer: payload.iss } : {}),
-      };
+      });
+      remember(token, principal, payload);
       return record({ ok: true, reason: 'accepted', principal });
     },
   };
