@@ -85,3 +85,16 @@ describe('BatchGrouper', () => {
     await expect(Promise.all([g.submit(recs(0, 1)), g.submit(recs(1, 1))])).rejects.toThrow('boom');
   });
 });
+
+describe('BatchGrouper with sources', () => {
+  it('does not wait for the window when every active source has a submission waiting', async () => {
+    const g = new BatchGrouper({ size: 100, windowMs: 10_000, flush: async () => result });
+    g.sourceStarted();
+    g.sourceStarted();
+    const started = Date.now();
+    await Promise.all([g.submit(recs(0, 3)), g.submit(recs(1, 4))]);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    g.sourceFinished();
+    g.sourceFinished();
+  });
+});

@@ -27,6 +27,7 @@ export class BatchGrouper {
   private timer: NodeJS.Timeout | undefined;
   private due = false;
   private inFlight = 0;
+  private sources = 0;
   private readonly maxInFlight: number;
 
   constructor(private readonly opts: GrouperOptions) {
@@ -51,7 +52,28 @@ export class BatchGrouper {
         }, this.opts.windowMs);
       }
       this.tryFlush();
+      this.checkSources();
     });
+  }
+
+  /**
+   * A producer of submissions (one `eachBatch` call) starts or ends. When every active source has
+   * a submission waiting, no more records can arrive before a flush, so the window is not waited.
+   */
+  sourceStarted(): void {
+    this.sources++;
+  }
+
+  sourceFinished(): void {
+    this.sources = Math.max(0, this.sources - 1);
+    this.checkSources();
+  }
+
+  private checkSources(): void {
+    if (this.sources > 0 && this.waiting.length >= this.sources) {
+      this.due = true;
+      this.tryFlush();
+    }
   }
 
   /** Records waiting for a group. */
@@ -75,7 +97,7 @@ export class BatchGrouper {
       n += w.records.length;
     }
     this.count -= n;
-    this.due = this.count >= this.opts.size;
+    this.due = this.count >= this.opts.size || (this.sources > 0 && this.waiting.length >= this.sources);
     if (this.count > 0 && !this.due) {
       this.timer = setTimeout(() => {
         this.timer = undefined;

@@ -230,8 +230,22 @@ export class ConsumerStream {
   }
 
   private async eachBatch(consumer: Consumer, payload: EachBatchPayload): Promise<void> {
-    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
+    const { batch } = payload;
     const records = batch.messages.map((m) => toRecord(batch.topic, batch.partition, m));
+    this.grouper.sourceStarted();
+    try {
+      await this.submitAll(consumer, payload, records);
+    } finally {
+      this.grouper.sourceFinished();
+    }
+  }
+
+  private async submitAll(
+    consumer: Consumer,
+    payload: EachBatchPayload,
+    records: ConsumedRecord[],
+  ): Promise<void> {
+    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
     for (let i = 0; i < records.length; i += this.opts.batchSize) {
       if (!isRunning() || isStale()) return;
       const chunk = records.slice(i, i + this.opts.batchSize);
