@@ -127,10 +127,39 @@ export function createDistribution<L extends string = never>(
     }
     return entry.max;
   };
+  // Hot path: one lookup per label set, keyed by the values in `labelNames` order (cheaper than
+  // sorting and serialising the object each time); the entry keeps the prom-client child and the
+  // window max, so an observation does no label hashing of ours. Label sets with keys outside
+  // `labelNames` (prom-client refuses them) take the general path.
+  const fast = new Map<string, { observe: (value: number) => void; max: WindowMax }>();
+  const fastKey = (labels: LabelValues<L>): string | undefined => {
+    let key = '';
+    let seen = 0;
+    for (const name of labelNames) {
+      const v = (labels as Record<string, string | number | undefined>)[name];
+      if (v !== undefined) seen++;
+      key += v === undefined ? '\u0000\u0001' : `${v}\u0001`;
+    }
+    let given = 0;
+    for (const k in labels) if (Object.hasOwn(labels, k)) given++;
+    return seen === given ? key : undefined;
+  };
   return {
     observe(labels, value) {
-      base.observe(labels, value);
-      maxFor(labels).record(value);
+      const key = fastKey(labels);
+      if (key === undefined) {
+        base.observe(labels, value);
+        maxFor(labels).record(value);
+        return;
+      }
+      let entry = fast.get(key);
+      if (!entry) {
+        const child = base.labels(labels);
+        entry = { observe: (v: number) => child.observe(v), max: maxFor(labels) };
+        fast.set(key, entry);
+      }
+      entry.observe(value);
+      entry.max.record(value);
     },
     zero(labels) {
       if (base instanceof Histogram) base.zero(labels);
