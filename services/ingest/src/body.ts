@@ -24,18 +24,10 @@ export async function readBodyLimited(
 ): Promise<Uint8Array> {
   const declared = request.headers.get('content-length');
   if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw overLimit(limit, what);
+  if (incoming) return readIncoming(incoming, limit, what);
   const chunks: Uint8Array[] = [];
   let total = 0;
-  if (incoming) {
-    for await (const chunk of incoming as AsyncIterable<Buffer>) {
-      total += chunk.byteLength;
-      if (total > limit) {
-        incoming.pause();
-        throw overLimit(limit, what);
-      }
-      chunks.push(chunk);
-    }
-  } else if (request.body) {
+  if (request.body) {
     const reader = request.body.getReader();
     for (;;) {
       const { done, value } = await reader.read();
@@ -50,4 +42,52 @@ export async function readBodyLimited(
   }
   if (chunks.length === 1) return chunks[0]!;
   return Buffer.concat(chunks, total);
+}
+
+/**
+ * Reads a Node.js request with plain listeners (cheaper per request than its async iterator):
+ * counts bytes as they arrive and stops reading (pauses the stream) at the first byte over
+ * `limit`, so nothing beyond `limit + one chunk` is held.
+ */
+function readIncoming(incoming: IncomingMessage, limit: number, what: string): Promise<Uint8Array> {
+  return new Promise<Uint8Array>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const cleanup = () => {
+      incoming.off('data', onData);
+      incoming.off('end', onEnd);
+      incoming.off('error', onError);
+      incoming.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      total += chunk.byteLength;
+      if (total > limit) {
+        cleanup();
+        incoming.pause();
+        chunks.length = 0;
+        reject(overLimit(limit, what));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    // A client that goes away mid-body: the stream closes without 'end'.
+    const onClose = () => {
+      if (incoming.readableEnded) return;
+      cleanup();
+      reject(new Error('the request was aborted before its body was complete'));
+    };
+    incoming.on('data', onData);
+    incoming.on('end', onEnd);
+    incoming.on('error', onError);
+    incoming.on('close', onClose);
+    if (incoming.readableEnded) onEnd();
+  });
 }
