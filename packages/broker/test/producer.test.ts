@@ -73,6 +73,36 @@ describe('EventProducer against the real broker', () => {
     expect((refused[0] as PromiseRejectedResult).reason).toBeInstanceOf(PublishError);
   });
 
+  it('lingers before a send (BROKER_LINGER) unless a full batch is already waiting', async () => {
+    const lingering = new EventProducer({
+      config: brokerConfig({ bootstrapServers: [bootstrapServers], topic, lingerMs: 400 }),
+    });
+    const full = new EventProducer({
+      config: brokerConfig({
+        bootstrapServers: [bootstrapServers],
+        topic,
+        lingerMs: 4000,
+        overrides: { properties: { maxBatchBytes: 64 }, ignored: [] },
+      }),
+    });
+    try {
+      // connect both first, so only the linger is timed
+      await lingering.publish({ key: 'l', value: Buffer.from('warm'), headers: {} });
+      await full.publish({ key: 'f', value: Buffer.alloc(100), headers: {} });
+      let started = performance.now();
+      await lingering.publish({ key: 'l', value: Buffer.from('x'), headers: {} });
+      expect(performance.now() - started).toBeGreaterThanOrEqual(390);
+      // 2 x 100 bytes > maxBatchBytes 64: a full batch is waiting, so no linger
+      started = performance.now();
+      await Promise.all(
+        [0, 1].map((i) => full.publish({ key: 'f', value: Buffer.alloc(100, i), headers: {} })),
+      );
+      expect(performance.now() - started).toBeLessThan(3000);
+    } finally {
+      await Promise.all([lingering.close(), full.close()]);
+    }
+  });
+
   it('refuses publishing after close', async () => {
     const p = new EventProducer({ config: brokerConfig({ bootstrapServers: [bootstrapServers], topic }) });
     await p.close();
