@@ -184,8 +184,14 @@ process.on('exit', () => {
   for (const { child } of children) if (child.exitCode === null) child.kill('SIGKILL');
 });
 
+// `on`, not `once`: while this listener stays registered, devstack leaves signal handling to us.
+// A second Ctrl-C gives up waiting; the exit hooks still kill every child.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
+  process.on(signal, () => {
+    if (stopping) {
+      log('second signal: exiting now');
+      process.exit(1);
+    }
     stopAll().then(
       () => process.exit(0),
       (err) => {
