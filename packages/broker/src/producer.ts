@@ -240,6 +240,8 @@ export class EventProducer {
   private readonly logger: ProducerLogger | undefined;
   private readonly onOutcome: (reachable: boolean) => void;
   private readonly partitioner = Partitioners.DefaultPartitioner();
+  private readonly partitionCache = new Map<string, number>();
+  private partitionCacheCount = 0;
   private readonly queue: Pending[] = [];
   /** Sum of `size` over `queue` (records waiting, not yet taken by the sender). */
   private queuedBytes = 0;
@@ -471,9 +473,26 @@ export class EventProducer {
     return gen;
   }
 
+  /**
+   * kafkajs' default partitioner (murmur2 of the key, as the Java client), remembered per key:
+   * events of one source (and subject) repeat their key, and hashing it again for every record
+   * showed in profiles. Forgotten wholesale when the partition count changes or the map is full.
+   */
   private partitionFor(key: string): number {
-    const partitionMetadata = partitionMetadataOf(this.partitionCount);
-    return this.partitioner({ topic: this.topic, partitionMetadata, message: { key, value: null } });
+    if (
+      this.partitionCacheCount !== this.partitionCount ||
+      this.partitionCache.size >= PARTITION_CACHE_SIZE
+    ) {
+      this.partitionCache.clear();
+      this.partitionCacheCount = this.partitionCount;
+    }
+    let partition = this.partitionCache.get(key);
+    if (partition === undefined) {
+      const partitionMetadata = partitionMetadataOf(this.partitionCount);
+      partition = this.partitioner({ topic: this.topic, partitionMetadata, message: { key, value: null } });
+      this.partitionCache.set(key, partition);
+    }
+    return partition;
   }
 
   private async sendBatch(batch: Pending[]): Promise<void> {
@@ -552,6 +571,9 @@ export class EventProducer {
     });
   }
 }
+
+/** Keys whose partition `EventProducer` remembers at most. */
+const PARTITION_CACHE_SIZE = 10_000;
 
 const metadataCache = new Map<number, { partitionId: number; leader: number }[]>();
 
