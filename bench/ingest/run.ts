@@ -15,7 +15,7 @@
  * - `BENCH_BATCH_RATES` batch requests/s of 100 events (default `300,500,700`)
  * - `BENCH_AUTH` `on` (default): HS256 bearer tokens verified by the service; `off`: AUTH_ENABLED=false
  * - `BENCH_SOURCE=1` runs the service from TypeScript sources through tsx instead of `dist/`
- * - `BENCH_SERVICE_NODE_ARGS` extra node flags for the service (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`)
+ * - `BENCH_SERVICE_NODE_ARGS` node flags for the service beyond those of `start:prod` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`)
  * - `BENCH_BROKER_SETTINGS` extra broker settings, `key=value,...`
  * - `BENCH_CONFIGS` service configurations, `defaults,tuned` (see ALL_CONFIGS)
  * - `BENCH_OUT` output file (default bench/results/ingest.md; `-` prints only)
@@ -39,7 +39,12 @@ const SINGLE_RATES = (process.env.BENCH_SINGLE_RATES ?? '5000,7500,10000,12500')
 const BATCH_RATES = (process.env.BENCH_BATCH_RATES ?? '300,500,700').split(',').map(Number);
 const AUTH = (process.env.BENCH_AUTH ?? 'on') !== 'off';
 const FROM_SOURCE = process.env.BENCH_SOURCE === '1';
-const SERVICE_NODE_ARGS = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+/** The node flags of the service's `start:prod` script (services/ingest/package.json). */
+const PRODUCTION_NODE_ARGS = ['--max-semi-space-size=32'];
+const SERVICE_NODE_ARGS = [
+  ...PRODUCTION_NODE_ARGS,
+  ...(process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
+];
 const OUT = process.env.BENCH_OUT ?? join(repo, 'bench/results/ingest.md');
 const SECRET = 'bench-secret-bench-secret-bench-secret!!';
 /**
@@ -169,7 +174,7 @@ async function main(): Promise<void> {
       .map(([k, v]) => `${k}=${v}`)
       .join(
         ', ',
-      )}), 12 partitions, acks=all, idempotent producer; service ${FROM_SOURCE ? 'from sources (tsx)' : 'from dist/ (plain node)'}, LOG_LEVEL=info, AUTH_ENABLED=${AUTH} (HS256 bearer token on every request), tracing off.`,
+      )}), 12 partitions, acks=all, idempotent producer; service ${FROM_SOURCE ? 'from sources (tsx)' : `from dist/ (\`node ${SERVICE_NODE_ARGS.join(' ')} dist/main.js\`, as \`npm run start:prod\`)`}, LOG_LEVEL=info, AUTH_ENABLED=${AUTH} (HS256 bearer token on every request), tracing off.`,
     'Load generator, service and broker share the same 2-core machine; the cores columns are CPU seconds per second of each process over the step (the service above 1.00 means GC and libuv threads beside the event loop). "acknowledged" counts events the service answered as published (for batches: the `created` count of each 200; elements refused inside a 200 are failed).',
     '',
     ...sections,
