@@ -129,6 +129,14 @@ describe('structured mode', () => {
     const text = `{"specversion":"1.0","id":"a","source":"s","type":"t","data":{"n":12345678901234567890}}`;
     expect(new TextDecoder().decode(decodeJsonEvent(bytes(text)).data)).toBe('{"n":12345678901234567890}');
   });
+  it('finds the data member by its decoded name (escaped, repeated, or a longer name sharing its prefix)', () => {
+    const escaped = `{"specversion":"1.0","id":"a","source":"s","type":"t","d\\u0061ta":[1, 2]}`;
+    expect(new TextDecoder().decode(decodeJsonEvent(bytes(escaped)).data)).toBe('[1, 2]');
+    const repeated = `{"specversion":"1.0","id":"a","source":"s","type":"t","data":1,"data":{"last":true}}`;
+    expect(new TextDecoder().decode(decodeJsonEvent(bytes(repeated)).data)).toBe('{"last":true}');
+    const prefixed = `{"specversion":"1.0","id":"a","source":"s","type":"t","dat":"no","data":"yes"}`;
+    expect(new TextDecoder().decode(decodeJsonEvent(bytes(prefixed)).data)).toBe('"yes"');
+  });
   it('decodes data_base64 into bytes and rejects data together with data_base64', () => {
     const ev = decodeJsonEvent(bytes(JSON.stringify({ ...base, data_base64: 'AAEC/w==' })));
     expect([...ev.data!]).toEqual([0, 1, 2, 255]);

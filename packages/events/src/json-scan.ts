@@ -107,17 +107,37 @@ export function memberSpan(b: Uint8Array, name: string): Uint8Array | undefined 
   if (b[i] !== OPEN_BRACE) return undefined;
   i = skipWs(b, i + 1);
   let found: Uint8Array | undefined;
-  const decoder = new TextDecoder();
+  const nameBytes = Buffer.from(name, 'utf8');
   while (i < b.length && b[i] !== CLOSE_BRACE) {
     const keyEnd = skipString(b, i);
-    const key = JSON.parse(decoder.decode(b.subarray(i, keyEnd))) as string;
+    const matches = keyIs(b, i + 1, keyEnd - 1, name, nameBytes);
     i = skipWs(b, keyEnd);
     if (b[i] !== COLON) return found;
     i = skipWs(b, i + 1);
     const valueEnd = skipValue(b, i);
-    if (key === name) found = b.subarray(i, valueEnd);
+    if (matches) found = b.subarray(i, valueEnd);
     i = skipWs(b, valueEnd);
     if (b[i] === COMMA) i = skipWs(b, i + 1);
   }
   return found;
+}
+
+const utf8 = new TextDecoder();
+
+/**
+ * Whether the raw JSON string content `b[start, end)` (between its quotes) denotes `name`:
+ * compared byte for byte when it has no escape (the common case), else decoded as JSON.
+ */
+function keyIs(b: Uint8Array, start: number, end: number, name: string, nameBytes: Uint8Array): boolean {
+  let escaped = false;
+  for (let j = start; j < end; j++) {
+    if (b[j] === BACKSLASH) {
+      escaped = true;
+      break;
+    }
+  }
+  if (escaped) return JSON.parse(utf8.decode(b.subarray(start - 1, end + 1))) === name;
+  if (end - start !== nameBytes.length) return false;
+  for (let j = 0; j < nameBytes.length; j++) if (b[start + j] !== nameBytes[j]) return false;
+  return true;
 }

@@ -24,6 +24,11 @@ describe('RFC 3339', () => {
     expect(parseRfc3339('2025-02-30T00:00:00Z')).toBeUndefined();
     expect(parseRfc3339('2025-01-01 00:00:00Z')).toBeUndefined();
     expect(parseRfc3339('2025-01-01T00:00:00')).toBeUndefined();
+    // the remembered last result never leaks into another text
+    expect(parseRfc3339('2025-01-01T00:00:00')).toBeUndefined();
+    expect(parseRfc3339('2025-01-01T00:00:00Z')).toBe(Date.UTC(2025, 0, 1));
+    expect(parseRfc3339('2025-01-01T00:00:00Z')).toBe(Date.UTC(2025, 0, 1));
+    expect(parseRfc3339('2025-01-01T00:00:01Z')).toBe(Date.UTC(2025, 0, 1) + 1000);
   });
 });
 

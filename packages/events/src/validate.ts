@@ -46,11 +46,23 @@ function requireString(name: string, value: string): void {
   }
 }
 
+/** The last text `parseRfc3339` parsed and its result. */
+let lastParsed: { text: string | undefined; ms: number | undefined } = { text: undefined, ms: undefined };
+
 /**
  * Parses an RFC 3339 `date-time` into epoch milliseconds (fractions below a millisecond are
  * truncated). Returns `undefined` when the text is not a valid RFC 3339 timestamp.
  */
 export function parseRfc3339(text: string): number | undefined {
+  // One remembered result: each event's time is parsed twice (attribute check, then the
+  // plausibility window) and events of one batch often share their time.
+  if (text === lastParsed.text) return lastParsed.ms;
+  const ms = parseRfc3339Uncached(text);
+  lastParsed = { text, ms };
+  return ms;
+}
+
+function parseRfc3339Uncached(text: string): number | undefined {
   const m = RFC3339.exec(text);
   if (!m) return undefined;
   const [, y, mo, d, h, mi, s, frac, z, sign, oh, om] = m;
