@@ -14,82 +14,18 @@ import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { deadLetterTopicSpec, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
-import { createDatabase, repoRoot, startStack, tempDataDir } from '@event-observatory/devstack';
-import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
+import { createDatabase, freePort, repoRoot, startStack, tempDataDir } from '@event-observatory/devstack';
+import { toKafkaRecord } from '@event-observatory/events';
 import { migrate } from '@event-observatory/store';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
-import { decodeRecord, type EventRow } from '../../services/consumer/src/decode.js';
+import { decodeRecord } from '../../services/consumer/src/decode.js';
+import { COPY_COLUMNS as COLUMNS, copyLine, benchEvent as event } from './events.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 200_000);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 600) * 1000;
 const TOPIC = 'events.cloudevents.v1';
 const root = repoRoot();
-
-function event(i: number, now: number): CloudEvent {
-  const device = `device-${i % 5000}`;
-  return {
-    specversion: '1.0',
-    id: `bench-${i}`,
-    source: `urn:bench:site-${i % 50}`,
-    type: `com.example.bench.${['reading', 'alarm', 'heartbeat', 'status'][i % 4]}`,
-    time: new Date(now - (i % 86_400) * 1000).toISOString(),
-    subject: device,
-    datacontenttype: 'application/json',
-    extensions: i % 10 === 0 ? { severity: 'error', tags: 'bench,hot' } : { severity: 'info' },
-    data: Buffer.from(
-      JSON.stringify({
-        deviceId: device,
-        seq: i,
-        temperature: 20 + (i % 100) / 10,
-        humidity: 40 + (i % 37),
-        message: `reading ${i} from ${device} in hall ${i % 12}`,
-      }),
-    ),
-  };
-}
-
-/** One value in COPY text format. */
-function copyValue(v: string | number | null): string {
-  if (v === null) return '\\N';
-  return String(v).replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
-}
-
-const COLUMNS =
-  'occurred_at, ce_source, ce_id, ce_type, ce_specversion, ce_subject, ce_datacontenttype, ce_dataschema, partition_key, raw, data, extensions, broker_topic, broker_partition, broker_offset, device_id, tags';
-
-/** A text[] literal of the writer's U+001F-joined tags. */
-function arrayLiteral(joined: string): string {
-  if (joined === '') return '{}';
-  return `{${joined
-    .split('\u001f')
-    .map((t) => `"${t.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`)
-    .join(',')}}`;
-}
-
-function copyLine(r: EventRow): string {
-  return [
-    r.occurredAt,
-    r.source,
-    r.id,
-    r.type,
-    r.specversion,
-    r.subject,
-    r.datacontenttype,
-    r.dataschema,
-    r.partitionKey,
-    r.raw,
-    r.data,
-    r.extensions,
-    r.topic,
-    r.partition,
-    r.offset,
-    r.deviceId,
-    arrayLiteral(r.tags),
-  ]
-    .map(copyValue)
-    .join('\t');
-}
 
 async function main() {
   const dir = tempDataDir('bench-consume-');
@@ -131,14 +67,17 @@ async function main() {
     const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     // The compiled consumer (tsc -b), as a container runs it.
     execFileSync('npx', ['tsc', '-b', 'services/consumer'], { cwd: root, stdio: 'inherit' });
-    child = spawn(process.execPath, [join(root, 'services/consumer/dist/main.js')], {
+    const adminPort = await freePort();
+    const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    child = spawn(process.execPath, [...nodeArgs, join(root, 'services/consumer/dist/main.js')], {
       cwd: root,
       env: {
         ...process.env,
         BROKER_BOOTSTRAP_SERVERS: stack.bootstrapServers,
         DATABASE_URL: databaseUrl,
         AUTH_ENABLED: 'false',
-        HTTP_PORT: '0',
+        HTTP_PORT: String(adminPort),
+        HTTP_HOST: '127.0.0.1',
         OTEL_SDK_DISABLED: 'true',
         LOG_LEVEL: 'warn',
       },
@@ -163,7 +102,12 @@ async function main() {
     let doneAt = 0;
     for (;;) {
       rss();
-      const { rows } = await db.query('SELECT count(*)::int AS n FROM events.cloud_event');
+      // Progress from the checkpoint rows (written in the same transaction as the events; offsets
+      // start at 0 on every partition, so their sum counts the records stored). A count(*) of the
+      // event table every 100 ms would scan it and compete with the writer being measured.
+      const { rows } = await db.query(
+        'SELECT coalesce(sum(next_offset), 0)::int AS n FROM events.consumer_checkpoint',
+      );
       const n = rows[0].n as number;
       if (n > 0 && firstAt === 0) {
         firstAt = Date.now();
@@ -176,9 +120,22 @@ async function main() {
       await new Promise((r) => setTimeout(r, 100));
     }
     rss();
+    const stored = await db.query('SELECT count(*)::int AS n FROM events.cloud_event');
+    if (stored.rows[0].n !== RECORDS) throw new Error(`expected ${RECORDS} rows, found ${stored.rows[0].n}`);
     const span = await db.query(
       'SELECT extract(epoch FROM max(ingested_at) - min(ingested_at))::float8 AS s FROM events.cloud_event',
     );
+    // Where the consumer's time went, from its own meters.
+    const exposition = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
+    const sumOf = (name: string) =>
+      exposition
+        .split('\n')
+        .filter((l) => l.startsWith(name))
+        .reduce((s, l) => s + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    const groups = sumOf('consume_batch_size_count');
+    const groupRecords = sumOf('consume_batch_size_sum');
+    const writeSeconds = sumOf('consume_batch_latency_seconds_sum');
+    const decodeSeconds = sumOf('consume_decode_duration_seconds_sum');
     child.kill('SIGTERM');
     await new Promise((r) => child!.once('exit', r));
     child = undefined;
@@ -237,6 +194,10 @@ pool 6) as a child process; every index of the migration in place.
 | consumer / COPY | ${(ratio * 100).toFixed(0)} % | >= 50 % |
 | consumer peak RSS (VmHWM) | ${peakMiB.toFixed(0)} MiB | <= 384 MiB |
 | consumer CPU per 1,000 rows (user+system, boot included) | ${((cpuTicks / 100 / RECORDS) * 1000 * 1000).toFixed(0)} ms | |
+
+Consumer meters: ${groups} groups, ${(groupRecords / groups).toFixed(0)} records a group on average; groups
+being processed (decode of what was not decoded ahead, write, commit of rows and checkpoints)
+${writeSeconds.toFixed(1)} s of the ${consumerSeconds.toFixed(1)} s (${((writeSeconds / consumerSeconds) * 100).toFixed(0)} %); decoding ${decodeSeconds.toFixed(1)} s in all.
 
 Load average when the run ended: ${loadavg()
       .map((l) => l.toFixed(1))

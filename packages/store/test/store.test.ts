@@ -187,6 +187,75 @@ describe('events.cloud_event', () => {
   });
 });
 
+describe('search shapes', () => {
+  // Every filter of the search page has an index path (Document 2: time, text, payload, attributes,
+  // severity >= 50). With sequential scans priced out, a shape without one would show `Seq Scan`.
+  const shapes: Record<string, [string, RegExp]> = {
+    'time range, keyset order': [
+      `SELECT event_uid FROM events.cloud_event
+        WHERE occurred_at >= now() - interval '1 day' AND (occurred_at, event_uid) < (now(), gen_random_uuid())
+        ORDER BY occurred_at DESC, event_uid DESC LIMIT 50`,
+      /occurred_at_ce_source_ce_id_key/,
+    ],
+    'full text': [
+      `SELECT event_uid FROM events.cloud_event WHERE search_doc @@ to_tsquery('simple', 'pressure')`,
+      /search_doc_idx/,
+    ],
+    'payload equality': [
+      `SELECT event_uid FROM events.cloud_event WHERE data @> '{"deviceId":"boiler-7"}'`,
+      /data_idx/,
+    ],
+    'attribute: type': [
+      `SELECT event_uid FROM events.cloud_event WHERE ce_type = 'com.example.alarm' ORDER BY occurred_at DESC LIMIT 50`,
+      /ce_type_occurred_at_idx/,
+    ],
+    'attribute: source': [
+      `SELECT event_uid FROM events.cloud_event WHERE ce_source = 'urn:test:derive' ORDER BY occurred_at DESC LIMIT 50`,
+      /ce_source_occurred_at_idx/,
+    ],
+    'attribute: device': [
+      `SELECT event_uid FROM events.cloud_event WHERE device_id = 'boiler-7' ORDER BY occurred_at DESC LIMIT 50`,
+      /device_id_occurred_at_idx/,
+    ],
+    'attribute: tag': [`SELECT event_uid FROM events.cloud_event WHERE tags @> ARRAY['heat']`, /tags_idx/],
+    'attribute: extension': [
+      `SELECT event_uid FROM events.cloud_event WHERE extensions @> '{"tags":"b, zone-3"}'`,
+      /extensions_idx/,
+    ],
+    'severity at or above error': [
+      `SELECT event_uid FROM events.cloud_event WHERE severity_rank >= 50 ORDER BY occurred_at DESC LIMIT 50`,
+      /occurred_at_severity_rank_idx/,
+    ],
+  };
+  for (const [name, [query, index]] of Object.entries(shapes)) {
+    it(`${name} uses an index`, async () => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('SET LOCAL enable_seqscan = off');
+        const { rows } = await client.query(`EXPLAIN ${query}`);
+        await client.query('ROLLBACK');
+        const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+        expect(plan).not.toMatch(/Seq Scan/);
+        expect(plan).toMatch(index);
+      } finally {
+        client.release();
+      }
+    });
+  }
+
+  it('GIN indexes keep fastupdate with a 16 MiB pending list, also on partitions created later', async () => {
+    await pool.query(`SELECT events.create_month_partition('2031-01-01')`);
+    const { rows } = await pool.query(
+      `SELECT c.relname, c.reloptions FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        JOIN pg_am a ON a.oid = c.relam
+        WHERE i.indrelid = 'events.cloud_event_2031_01'::regclass AND a.amname = 'gin' ORDER BY 1`,
+    );
+    expect(rows).toHaveLength(4);
+    for (const r of rows) expect(r.reloptions).toEqual(['fastupdate=on', 'gin_pending_list_limit=16384']);
+  });
+});
+
 describe('pools', () => {
   it('the read pool is read-only with a 2 s statement timeout', async () => {
     const read = createReadPool({ url });

@@ -18,7 +18,7 @@ import {
 } from '@opentelemetry/api';
 import type { Message } from 'kafkajs';
 import { buildDeadLetter } from './dead-letter.js';
-import { decodeRecord, type EventRow, type PoisonReason } from './decode.js';
+import { type Decoded, decodeRecord, type EventRow, type PoisonReason } from './decode.js';
 import type { BatchOutcome, ConsumerMetrics } from './metrics.js';
 import { type ConsumedRecord, nextOffset } from './record.js';
 import { classifyStoreError, describeStoreFailure } from './store-errors.js';
@@ -112,14 +112,26 @@ export class BatchProcessor {
     );
   }
 
+  /** Decodes one record, timed by `consume_decode_duration_seconds`. */
+  decode(record: ConsumedRecord): Decoded {
+    const stopDecode = this.opts.metrics.decodeDuration.start();
+    const decoded = decodeRecord(record);
+    stopDecode();
+    return decoded;
+  }
+
+  /** Decodes records ahead of their group (see `ConsumedRecord.decoded`). */
+  prepare(records: readonly ConsumedRecord[]): void {
+    for (const r of records) r.decoded ??= this.decode(r);
+  }
+
   private async run(records: readonly ConsumedRecord[], signal: AbortSignal): Promise<BatchResult> {
     const { metrics } = this.opts;
     const pending: Pending[] = [];
     const decodePoison: Poison[] = [];
     for (const record of records) {
-      const stopDecode = metrics.decodeDuration.start();
-      const decoded = decodeRecord(record);
-      stopDecode();
+      const decoded = record.decoded ?? this.decode(record);
+      record.decoded = undefined; // the row is kept in `pending`; drop the cached event
       if (decoded.ok) pending.push({ record, row: decoded.row });
       else decodePoison.push({ record, reason: decoded.reason, detail: decoded.detail });
     }

@@ -1,3 +1,5 @@
+import type { Decoded } from './decode.js';
+
 /** A broker record as the consumer handles it, with its origin coordinates. */
 export interface ConsumedRecord {
   topic: string;
@@ -9,6 +11,11 @@ export interface ConsumedRecord {
   headers: Record<string, Buffer | string | (Buffer | string)[] | undefined>;
   /** Broker timestamp, epoch milliseconds as a decimal string. */
   timestamp: string;
+  /**
+   * The decoded form, when it was decoded ahead of its group (the stream decodes a partition's
+   * chunk while the previous group is being written); the processor decodes whatever lacks it.
+   */
+  decoded?: Decoded;
 }
 
 /** `topic/partition/offset`: the dead-letter key and the id of a dead letter. */

@@ -4,7 +4,8 @@
  * One multi-row statement per batch: the rows travel as 17 parallel arrays that `unnest` turns
  * back into rows, so the statement text has a fixed shape (17 parameters whatever the batch size)
  * and `ON CONFLICT DO NOTHING` skips rows that already exist, including repeats within the batch.
- * `RETURNING ce_type` gives the inserted rows, so duplicates = attempted - inserted.
+ * `RETURNING ce_type` gives the inserted rows, so duplicates = attempted - inserted. Both statements
+ * are named (prepared once per connection, then only bound and executed).
  */
 import type pg from 'pg';
 import type { EventRow } from './decode.js';
@@ -72,19 +73,22 @@ function insertParams(rows: readonly EventRow[]): unknown[] {
 async function insertOn(client: pg.PoolClient | pg.Pool, rows: readonly EventRow[]): Promise<InsertResult> {
   const insertedByType = new Map<string, number>();
   if (rows.length === 0) return { attempted: 0, inserted: 0, insertedByType };
-  const res = await client.query<{ ce_type: string }>({ text: INSERT_EVENTS, values: insertParams(rows) });
+  const res = await client.query<{ ce_type: string }>({
+    name: 'observatory_insert_events',
+    text: INSERT_EVENTS,
+    values: insertParams(rows),
+  });
   for (const r of res.rows) insertedByType.set(r.ce_type, (insertedByType.get(r.ce_type) ?? 0) + 1);
   return { attempted: rows.length, inserted: res.rows.length, insertedByType };
 }
 
 async function checkpointOn(client: pg.PoolClient | pg.Pool, group: string, cps: readonly Checkpoint[]) {
   if (cps.length === 0) return;
-  await client.query(UPSERT_CHECKPOINTS, [
-    group,
-    cps.map((c) => c.topic),
-    cps.map((c) => c.partition),
-    cps.map((c) => c.nextOffset),
-  ]);
+  await client.query({
+    name: 'observatory_upsert_checkpoints',
+    text: UPSERT_CHECKPOINTS,
+    values: [group, cps.map((c) => c.topic), cps.map((c) => c.partition), cps.map((c) => c.nextOffset)],
+  });
 }
 
 export class EventWriter {
