@@ -19,7 +19,9 @@
  *   carried it (kafkajs client, producer, admin and every socket they opened) is fenced: its
  *   sockets are destroyed at once, and its socket factory refuses to open new ones, so no retry
  *   of that batch can reach the broker after the deadline; the next batch uses a new generation
- *   (new producer id). What remains possible, and is inherent to any network client: a produce
+ *   (new producer id). A batch that fails with a broker error retires its generation too:
+ *   kafkajs rolls back the sequence numbers of the whole request, and reusing that producer id
+ *   could make the broker take the next batch for a duplicate of the failed one. What remains possible, and is inherent to any network client: a produce
  *   request already written to the socket *before* the deadline may have been appended by the
  *   broker although no acknowledgement arrived in time. Such a record was answered 503, the
  *   client retries it, and the consumer's dedup on (time, source, id) makes the duplicate
@@ -549,6 +551,12 @@ export class EventProducer {
       return;
     }
     if (r.kind === 'error') {
+      // kafkajs rolls back the sequence numbers of every partition of a failed request, even of
+      // partitions the broker may already have written. Reusing this producer id could then make
+      // the broker take the next batch for a duplicate of the old one (a 200 with another event's
+      // offset) or refuse it as out of order forever, so the generation is retired like on timeout.
+      gen.fence();
+      if (this.gen === gen) this.gen = undefined;
       for (const p of live) this.fail(p, 'unavailable', `broker error: ${(r.error as Error).message}`, false);
       if (!this.stopped) this.onOutcome(false);
       return;
