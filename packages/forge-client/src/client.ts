@@ -47,7 +47,7 @@ import {
   validateNewReviewComment,
 } from './requests.js';
 import { type CallContext, decodeApiErrorBody, type ForgeResult, validationFailure } from './result.js';
-import { Wire, type WireOutcome, type WireRequest } from './transport.js';
+import { serialiseJson, Wire, type WireOptions, type WireOutcome, type WireRequest } from './transport.js';
 import {
   checkPositiveId,
   parseOwner,
@@ -94,7 +94,8 @@ interface Call<T> {
   readonly method: WireRequest['method'];
   readonly path: string;
   readonly query?: readonly (readonly [string, string])[];
-  readonly body?: unknown;
+  /** The JSON body, already serialised. */
+  readonly body?: string;
   readonly decode: (text: string) => ReturnType<typeof decodeJsonText<T>>;
   readonly download?: boolean;
   readonly signal?: AbortSignal | undefined;
@@ -120,7 +121,8 @@ export class ForgeClient {
   readonly config: ForgeConfig;
   readonly #wire: Wire;
 
-  constructor(config: ForgeConfig, opts: { sleep?: (ms: number) => Promise<void> } = {}) {
+  /** `opts` are test hooks (a fake backoff sleep, a shorter idle-socket timeout). */
+  constructor(config: ForgeConfig, opts: WireOptions = {}) {
     this.config = config;
     this.#wire = new Wire(config, opts);
   }
@@ -220,12 +222,14 @@ export class ForgeClient {
   ): Promise<ForgeResult<T>> {
     if (!path.ok) return validationFailure(path.error);
     if (extra.body && !extra.body.ok) return validationFailure(extra.body.error);
+    const body = extra.body?.ok ? jsonBody(extra.body.value) : undefined;
+    if (body && !body.ok) return validationFailure(body.error);
     return this.#call({
       operation,
       method,
       path: path.value,
       ...(extra.query ? { query: extra.query } : {}),
-      ...(extra.body?.ok ? { body: extra.body.value } : {}),
+      ...(body?.ok ? { body: body.value } : {}),
       ...(extra.download ? { download: true } : {}),
       decode,
       signal: extra.opts?.signal,
@@ -591,12 +595,14 @@ export class ForgeClient {
         message: 'must start with / and carry no query, fragment or ..',
       });
     }
+    const body = req.body !== undefined ? jsonBody(req.body) : undefined;
+    if (body && !body.ok) return validationFailure(body.error);
     const out = await this.#send({
       operation: req.operation ?? 'raw',
       method: req.method,
       path: req.path,
       ...(req.query ? { query: req.query } : {}),
-      ...(req.body !== undefined ? { body: req.body } : {}),
+      ...(body?.ok ? { body: body.value } : {}),
       ...(req.signal ? { signal: req.signal } : {}),
     });
     const r = this.#interpret(out, (t) => ({ ok: true, value: t }));
@@ -615,6 +621,14 @@ export class ForgeConfigError extends Error {
     super(`invalid forge configuration: ${error.field} ${error.message}`);
     this.name = 'ForgeConfigError';
   }
+}
+
+/** A request body as JSON text; a value JSON cannot represent (BigInt, a cycle) is refused. */
+function jsonBody(value: unknown): Validated<string> {
+  const text = serialiseJson(value);
+  return text === undefined
+    ? { ok: false, error: { field: 'body', message: 'is not serialisable as json' } }
+    : valid(text);
 }
 
 function first(v: string | string[] | undefined): string | undefined {

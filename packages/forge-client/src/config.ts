@@ -67,7 +67,7 @@ export interface RetryPolicy {
   readonly maxAttempts: number;
   /** Delay before the first retry, milliseconds. */
   readonly initialDelayMs: number;
-  /** Upper bound of one delay (also caps a server's Retry-After), milliseconds. */
+  /** Upper bound of one delay, milliseconds. A status whose Retry-After asks for more is not retried. */
   readonly maxDelayMs: number;
   /** Growth factor of the delay per attempt. */
   readonly multiplier: number;

@@ -1,5 +1,6 @@
+import { spawn } from 'node:child_process';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ForgeClient } from './client.js';
 import { basicAuth, DEFAULT_RETRY_POLICY, ForgeConfig, type ForgeConfigInput, tokenAuth } from './config.js';
@@ -143,6 +144,19 @@ describe('redaction of recorded URIs', () => {
     );
   });
 
+  it('refuses a raw body JSON cannot represent as a validation failure, sending nothing', async () => {
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    for (const body of [{ n: 1n }, circular, () => 1]) {
+      const r = await client().request({ method: 'POST', path: '/markdown', body });
+      expect(r).toEqual({
+        ok: false,
+        failure: { kind: 'validation', error: { field: 'body', message: 'is not serialisable as json' } },
+      });
+    }
+    expect(seen).toHaveLength(0);
+  });
+
   it('keeps raw calls with credential parameters out of the failure context', async () => {
     handler = (_q, res) => json(res, 403, { message: 'forbidden' });
     const f = failure(
@@ -163,11 +177,11 @@ describe('redaction of recorded URIs', () => {
 });
 
 describe('retry policy', () => {
-  it('retries a safe method on 503 with growing delays and honours Retry-After within the cap', async () => {
+  it('retries a safe method on 503 with growing delays and waits at least the Retry-After', async () => {
     let n = 0;
     handler = (_q, res) => {
       n += 1;
-      if (n < 3) json(res, 503, { message: 'busy' }, n === 2 ? { 'retry-after': '3' } : {});
+      if (n < 3) json(res, 503, { message: 'busy' }, n === 2 ? { 'retry-after': '1' } : {});
       else json(res, 200, { version: 'v' });
     };
     const sleeps: number[] = [];
@@ -176,7 +190,37 @@ describe('retry policy', () => {
       sleeps,
     ).version();
     expect(r.ok && r.context.attempts).toBe(3);
-    expect(sleeps).toEqual([100, 2000]); // 100, then Retry-After 3 s capped at 2 s
+    expect(sleeps).toEqual([100, 1000]); // 100, then Retry-After 1 s (longer than the 200 ms backoff)
+  });
+
+  it('returns the status instead of retrying when Retry-After exceeds maxDelayMs', async () => {
+    handler = (_q, res) => json(res, 503, { message: 'busy' }, { 'retry-after': '3', 'x-request-id': 'r-1' });
+    const sleeps: number[] = [];
+    const f = failure(
+      await client({ retry: { maxAttempts: 3, maxDelayMs: 2000, jitter: false } }, sleeps).version(),
+    );
+    expect(f).toMatchObject({ kind: 'api', status: 503, context: { attempts: 1, requestId: 'r-1' } });
+    expect(sleeps).toEqual([]);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('stops waiting for the next attempt as soon as the caller aborts', async () => {
+    handler = (_q, res) => json(res, 503, { message: 'busy' });
+    const config = ForgeConfig.create({
+      baseUri: base,
+      userAgent: 'unit/1.0',
+      retry: { maxAttempts: 3, initialDelayMs: 3000, jitter: false },
+    });
+    if (!config.ok) throw new Error(config.error.message);
+    const c = new ForgeClient(config.value); // the real backoff sleep
+    clients.push(c);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 100);
+    const started = performance.now();
+    const f = failure(await c.version({ signal: ac.signal }));
+    expect(performance.now() - started).toBeLessThan(1500);
+    expect(f).toMatchObject({ kind: 'transport', cause: 'aborted', context: { attempts: 1 } });
+    expect(seen).toHaveLength(1);
   });
 
   it('gives up after maxAttempts and returns the last status', async () => {
@@ -292,12 +336,77 @@ describe('byte bound and timeouts', () => {
     expect(f).toMatchObject({ kind: 'api', status: 500, body: { errors: [] } });
   });
 
-  it('fails every call with a zero or negative timeout, without connecting', async () => {
-    expect(failure(await client({ connectTimeoutMs: 0 }).version())).toMatchObject({
+  it('fails every call with a zero or negative timeout once, without connecting or retrying', async () => {
+    const sleeps: number[] = [];
+    expect(failure(await client({ connectTimeoutMs: 0 }, sleeps).version())).toMatchObject({
       cause: 'connect-timeout',
+      context: { attempts: 1 },
     });
-    expect(failure(await client({ readTimeoutMs: -1 }).version())).toMatchObject({ cause: 'read-timeout' });
+    expect(failure(await client({ readTimeoutMs: -1 }, sleeps).version())).toMatchObject({
+      cause: 'read-timeout',
+      context: { attempts: 1 },
+    });
+    expect(sleeps).toEqual([]);
     expect(seen).toHaveLength(0);
+  });
+
+  it('keeps the status and x-request-id of a response abandoned past the bound', async () => {
+    handler = (_q, res) => json(res, 200, { version: 'x'.repeat(5000) }, { 'x-request-id': 'big-1' });
+    const f = failure(await client({ maxResponseBodyBytes: 1000 }).version());
+    expect(f).toMatchObject({
+      kind: 'transport',
+      cause: 'response-too-large',
+      context: { status: 200, requestId: 'big-1', attempts: 1 },
+    });
+  });
+
+  it('reports a connection reset in the middle of the body as unknown, with the status received', async () => {
+    handler = (_q, res) => {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': '1000',
+        'x-request-id': 'rst',
+      });
+      res.write('{"version":"', () => setTimeout(() => res.socket?.resetAndDestroy(), 20));
+    };
+    const sleeps: number[] = [];
+    const f = failure(await client({ retry: { maxAttempts: 3 } }, sleeps).version());
+    expect(f).toMatchObject({
+      kind: 'transport',
+      cause: 'unknown',
+      context: { status: 200, requestId: 'rst', attempts: 1 },
+    });
+    expect(sleeps).toEqual([]); // a response began: not retried
+  });
+
+  it('reports a body that stalls after the headers as unknown, not read-timeout, and does not retry', async () => {
+    handler = (_q, res) => {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': '100',
+        'x-request-id': 'slow',
+      });
+      res.write('{"ver');
+    };
+    const f = failure(await client({ readTimeoutMs: 150, retry: { maxAttempts: 3 } }).version());
+    expect(f).toMatchObject({
+      kind: 'transport',
+      cause: 'unknown',
+      detail: 'stalled reading the body: no data for 150 ms',
+      context: { status: 200, requestId: 'slow', attempts: 1 },
+    });
+    expect(seen).toHaveLength(1);
+  });
+
+  it('reports an abort after the response began as unknown', async () => {
+    handler = (_q, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"ver');
+    };
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 100);
+    const f = failure(await client().version({ signal: ac.signal }));
+    expect(f).toMatchObject({ kind: 'transport', cause: 'unknown', context: { status: 200 } });
   });
 
   it('gives up on a server that accepts and never answers (read timeout), retrying safe calls', async () => {
@@ -314,6 +423,80 @@ describe('byte bound and timeouts', () => {
     setTimeout(() => ac.abort(), 50);
     const f = failure(await client({ retry: { maxAttempts: 1 } }).version({ signal: ac.signal }));
     expect(f).toMatchObject({ kind: 'transport', cause: 'aborted' });
+  });
+});
+
+describe('connect timeout against a real listening socket', () => {
+  it('times out when the server never completes the handshake (accept queue full)', async () => {
+    // A child process listens on 127.0.0.1 with a backlog of 1 and is then stopped (SIGSTOP), so
+    // it accepts nothing: once its accept queue is full, the kernel drops further SYNs and a
+    // connect hangs, which is exactly a connect timeout. Nothing leaves the loopback interface.
+    const child = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const s = require('node:net').createServer();
+         s.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => console.log(s.address().port));`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const fillers: net.Socket[] = [];
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        child.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
+        child.once('exit', () => reject(new Error('listener exited')));
+      });
+      child.kill('SIGSTOP');
+      // Fill the accept queue: connect until one connection stays pending.
+      for (let i = 0; i < 16; i++) {
+        const s = net.connect({ port, host: '127.0.0.1' });
+        s.on('error', () => undefined);
+        fillers.push(s);
+        const connected = await new Promise<boolean>((resolve) => {
+          s.once('connect', () => resolve(true));
+          setTimeout(() => resolve(false), 200);
+        });
+        if (!connected) break;
+      }
+      const c = client({
+        baseUri: `http://127.0.0.1:${port}/api/v1`,
+        connectTimeoutMs: 300,
+        retry: { maxAttempts: 1 },
+      });
+      const started = performance.now();
+      const f = failure(await c.version());
+      expect(f).toMatchObject({
+        kind: 'transport',
+        cause: 'connect-timeout',
+        detail: 'no connection within 300 ms',
+      });
+      expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+    } finally {
+      for (const s of fillers) s.destroy();
+      child.kill('SIGKILL');
+    }
+  });
+});
+
+describe('keep-alive', () => {
+  it('closes an idle keep-alive socket after the idle timeout', async () => {
+    handler = (_q, res) => json(res, 200, { version: 'v' });
+    const closedAt: number[] = [];
+    const onConnection = (socket: net.Socket) => socket.on('close', () => closedAt.push(performance.now()));
+    server.on('connection', onConnection);
+    try {
+      const config = ForgeConfig.create({ baseUri: base, userAgent: 'unit/1.0' });
+      if (!config.ok) throw new Error(config.error.message);
+      const c = new ForgeClient(config.value, { idleSocketTimeoutMs: 200 });
+      clients.push(c);
+      expect((await c.version()).ok).toBe(true);
+      const idleSince = performance.now();
+      await new Promise((r) => setTimeout(r, 600));
+      expect(closedAt).toHaveLength(1);
+      expect((closedAt[0] ?? 0) - idleSince).toBeGreaterThanOrEqual(150);
+    } finally {
+      server.off('connection', onConnection);
+    }
   });
 });
 

@@ -17,8 +17,8 @@ export interface WireRequest {
   readonly method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE' | 'HEAD';
   readonly path: string;
   readonly query?: readonly (readonly [string, string])[];
-  /** A JSON body; serialised as is. */
-  readonly body?: unknown;
+  /** A JSON body, already serialised (see {@link serialiseJson}). */
+  readonly body?: string;
   /** Accept header. */
   readonly accept?: string;
   /** Byte bound of the response body. */
@@ -44,7 +44,29 @@ export type WireOutcome =
 
 type AttemptOutcome =
   | { ok: true; response: WireResponse }
-  | { ok: false; cause: TransportCause; detail: string; responseBegan: boolean };
+  | {
+      ok: false;
+      cause: TransportCause;
+      detail: string;
+      /** Status and headers, when the response had begun before the failure. */
+      response?: { status: number; headers: http.IncomingHttpHeaders };
+    };
+
+/** How long an idle keep-alive socket is kept before the client closes it (see {@link Wire}). */
+export const IDLE_SOCKET_TIMEOUT_MS = 4_000;
+
+/**
+ * Serialises a JSON request body. `undefined` for a value JSON cannot represent (BigInt, a cycle,
+ * a function or symbol at the top), so that the caller can refuse it before sending.
+ */
+export function serialiseJson(body: unknown): string | undefined {
+  try {
+    const text = JSON.stringify(body);
+    return typeof text === 'string' ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Query parameters that may carry credentials; dropped from every recorded URI. */
 const SECRET_PARAMS = new Set(['token', 'access_token', 'sudo', 'password', 'otp', 'client_secret']);
@@ -72,7 +94,10 @@ export function isSafeMethod(method: string): boolean {
   return method === 'GET' || method === 'HEAD';
 }
 
-/** Delay before retry number `retry` (1-based), honouring Retry-After within the policy's cap. */
+/**
+ * Delay before retry number `retry` (1-based): exponential backoff, never shorter than the
+ * server's Retry-After. The caller does not retry at all when Retry-After exceeds `maxDelayMs`.
+ */
 export function retryDelayMs(
   policy: RetryPolicy,
   retry: number,
@@ -93,10 +118,22 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
-/** Whether an outcome of a safe request deserves another attempt under the policy. */
-export function shouldRetry(policy: RetryPolicy, method: string, outcome: AttemptOutcome): boolean {
+/**
+ * Whether an outcome of a safe request deserves another attempt under the policy. A status whose
+ * Retry-After exceeds `maxDelayMs` is not retried: the server's answer is returned instead of
+ * asking again before it allows (Octokit's rule).
+ */
+export function shouldRetry(
+  policy: RetryPolicy,
+  method: string,
+  outcome: AttemptOutcome,
+  retryAfterMs?: number,
+): boolean {
   if (!isSafeMethod(method)) return false;
-  if (outcome.ok) return policy.retryOnStatus.includes(outcome.response.status);
+  if (outcome.ok) {
+    if (!policy.retryOnStatus.includes(outcome.response.status)) return false;
+    return retryAfterMs === undefined || retryAfterMs <= policy.maxDelayMs;
+  }
   return (
     outcome.cause === 'connect-timeout' ||
     outcome.cause === 'connect-failed' ||
@@ -104,17 +141,73 @@ export function shouldRetry(policy: RetryPolicy, method: string, outcome: Attemp
   );
 }
 
-/** Sends requests for one client: keeps a keep-alive agent, applies auth, retries safe methods. */
+/** Sleeps `ms`, or less when `signal` fires; the timer never outlives the wait. */
+function sleepUnlessAborted(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) {
+      resolve();
+      return;
+    }
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Races an injected sleep against `signal` (the listener is removed either way). */
+async function raceAbort(wait: Promise<void>, signal?: AbortSignal): Promise<void> {
+  if (!signal) return wait;
+  if (signal.aborted) return;
+  let onAbort = () => {};
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = () => resolve();
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    await Promise.race([wait, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Test hooks of {@link Wire}: a fake sleep, a shorter idle-socket timeout. */
+export interface WireOptions {
+  /** Replaces the backoff sleep (the caller's AbortSignal still cuts it short). */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** Idle keep-alive sockets are closed after this long; default {@link IDLE_SOCKET_TIMEOUT_MS}. */
+  readonly idleSocketTimeoutMs?: number;
+}
+
+/**
+ * Sends requests for one client: keeps a keep-alive agent, applies auth, retries safe methods.
+ *
+ * Idle keep-alive sockets are closed after {@link IDLE_SOCKET_TIMEOUT_MS} (4 s), shorter than
+ * common server idle timeouts (Node's 5 s, Go's and proxies' longer ones), so the client does not
+ * reuse a socket the server is closing at that moment: such a reuse fails with a reset that an
+ * unsafe method (POST, PATCH, DELETE) cannot retry. A `Keep-Alive: timeout=n` hint of the server
+ * shortens it further (Node's agent applies the hint).
+ */
 export class Wire {
   readonly #config: ForgeConfig;
   readonly #agent: http.Agent;
-  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #sleep: ((ms: number) => Promise<void>) | undefined;
 
-  constructor(config: ForgeConfig, opts: { sleep?: (ms: number) => Promise<void> } = {}) {
+  constructor(config: ForgeConfig, opts: WireOptions = {}) {
     this.#config = config;
     const AgentClass = config.baseUri.startsWith('https:') ? https.Agent : http.Agent;
-    this.#agent = new AgentClass({ keepAlive: true, maxSockets: 8 });
-    this.#sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    // `timeout` of a keep-alive agent is the idle timeout of its free sockets: the agent destroys a
+    // free socket on timeout and re-arms it each time a socket returns to the pool. In use, the
+    // request's own connect and read timers apply (request.setTimeout overrides it).
+    this.#agent = new AgentClass({
+      keepAlive: true,
+      maxSockets: 8,
+      timeout: opts.idleSocketTimeoutMs ?? IDLE_SOCKET_TIMEOUT_MS,
+    });
+    this.#sleep = opts.sleep;
   }
 
   /** Closes idle keep-alive connections. */
@@ -134,50 +227,60 @@ export class Wire {
     const url = this.url(req);
     const uri = redactUri(url.toString());
     const headers = this.#headers(req);
-    const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body), 'utf8');
+    const payload = req.body === undefined ? undefined : Buffer.from(req.body, 'utf8');
     if (payload) {
       headers['content-type'] = 'application/json';
       headers['content-length'] = String(payload.length);
     }
     const policy = this.#config.retry;
+    const contextOf = (
+      attempts: number,
+      response?: { status: number; headers: http.IncomingHttpHeaders },
+    ) => ({
+      operation: req.operation,
+      method: req.method,
+      uri,
+      ...(response ? { status: response.status, ...requestIdOf(response.headers) } : {}),
+      durationMs: Math.round(performance.now() - started),
+      attempts,
+    });
+    // A failure the configuration causes is reported once: no attempt can succeed, so none is retried.
+    const misconfigured = this.#misconfigured();
+    if (misconfigured) return { ok: false, ...misconfigured, context: contextOf(1) };
     let attempts = 0;
     for (;;) {
       attempts += 1;
       const outcome = await this.#attempt(url, req, headers, payload);
-      const last = attempts >= policy.maxAttempts || !shouldRetry(policy, req.method, outcome);
-      if (last) {
-        const context: CallContext = {
-          operation: req.operation,
-          method: req.method,
-          uri,
-          ...(outcome.ok
-            ? { status: outcome.response.status, ...requestIdOf(outcome.response.headers) }
-            : {}),
-          durationMs: Math.round(performance.now() - started),
-          attempts,
-        };
-        if (outcome.ok) return { ok: true, response: outcome.response, context };
-        return { ok: false, cause: outcome.cause, detail: outcome.detail, context };
-      }
       const retryAfter = outcome.ok
         ? parseRetryAfter(headerValue(outcome.response.headers['retry-after']))
         : undefined;
-      await this.#sleep(retryDelayMs(policy, attempts, retryAfter));
+      const last = attempts >= policy.maxAttempts || !shouldRetry(policy, req.method, outcome, retryAfter);
+      if (last) {
+        if (outcome.ok)
+          return { ok: true, response: outcome.response, context: contextOf(attempts, outcome.response) };
+        const context: CallContext = contextOf(attempts, outcome.response);
+        return { ok: false, cause: outcome.cause, detail: outcome.detail, context };
+      }
+      const delay = retryDelayMs(policy, attempts, retryAfter);
+      await (this.#sleep ? raceAbort(this.#sleep(delay), req.signal) : sleepUnlessAborted(delay, req.signal));
       if (req.signal?.aborted) {
         return {
           ok: false,
           cause: 'aborted',
           detail: 'aborted by the caller',
-          context: {
-            operation: req.operation,
-            method: req.method,
-            uri,
-            durationMs: Math.round(performance.now() - started),
-            attempts,
-          },
+          context: contextOf(attempts),
         };
       }
     }
+  }
+
+  /** The failure every call meets under this configuration, if any (a zero or negative timeout). */
+  #misconfigured(): { cause: TransportCause; detail: string } | undefined {
+    if (this.#config.connectTimeoutMs <= 0)
+      return { cause: 'connect-timeout', detail: 'connect timeout is not positive' };
+    if (this.#config.readTimeoutMs <= 0)
+      return { cause: 'read-timeout', detail: 'read timeout is not positive' };
+    return undefined;
   }
 
   #headers(req: WireRequest): Record<string, string> {
@@ -192,34 +295,22 @@ export class Wire {
   #attempt(url: URL, req: WireRequest, headers: Record<string, string>, payload: Buffer | undefined) {
     const { connectTimeoutMs, readTimeoutMs } = this.#config;
     return new Promise<AttemptOutcome>((resolve) => {
-      if (connectTimeoutMs <= 0) {
-        resolve({
-          ok: false,
-          cause: 'connect-timeout',
-          detail: 'connect timeout is not positive',
-          responseBegan: false,
-        });
-        return;
-      }
-      if (readTimeoutMs <= 0) {
-        resolve({
-          ok: false,
-          cause: 'read-timeout',
-          detail: 'read timeout is not positive',
-          responseBegan: false,
-        });
-        return;
-      }
       if (req.signal?.aborted) {
-        resolve({ ok: false, cause: 'aborted', detail: 'aborted by the caller', responseBegan: false });
+        resolve({ ok: false, cause: 'aborted', detail: 'aborted by the caller' });
         return;
       }
       let settled = false;
-      let responseBegan = false;
+      /** Status and headers once the response has begun (§7.2: only too-large or unknown may follow). */
+      let began: { status: number; headers: http.IncomingHttpHeaders } | undefined;
       let connectTimer: NodeJS.Timeout | undefined;
       const mod = url.protocol === 'https:' ? https : http;
       const request = mod.request(url, { method: req.method, headers, agent: this.#agent });
-      const onAbort = () => fail('aborted', 'aborted by the caller');
+      // After the response began, every cause but response-too-large is `unknown` (§7.2: the other
+      // causes promise that nothing arrived, which a caller may take as "safe to send again").
+      const onAbort = () =>
+        began
+          ? fail('unknown', 'aborted by the caller while reading the body')
+          : fail('aborted', 'aborted by the caller');
       const finish = (o: AttemptOutcome) => {
         if (settled) return;
         settled = true;
@@ -228,7 +319,7 @@ export class Wire {
         resolve(o);
       };
       const fail = (cause: TransportCause, detail: string) => {
-        finish({ ok: false, cause, detail, responseBegan });
+        finish({ ok: false, cause, detail, ...(began ? { response: began } : {}) });
         request.destroy();
       };
       req.signal?.addEventListener('abort', onAbort, { once: true });
@@ -239,18 +330,28 @@ export class Wire {
       request.on('socket', (socket) => {
         const connected = () => {
           if (connectTimer) clearTimeout(connectTimer);
-          request.setTimeout(readTimeoutMs, () => fail('read-timeout', `no data for ${readTimeoutMs} ms`));
+          request.setTimeout(readTimeoutMs, () =>
+            began
+              ? // The response began: a stall now is not "nothing arrived" (read-timeout), and the
+                // status already received must not be taken for an answer.
+                fail('unknown', `stalled reading the body: no data for ${readTimeoutMs} ms`)
+              : fail('read-timeout', `no response for ${readTimeoutMs} ms`),
+          );
         };
         const stillConnecting = socket.connecting || (socket as { pending?: boolean }).pending === true;
         if (!stillConnecting) connected();
         else socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', connected);
       });
       request.on('error', (err: NodeJS.ErrnoException) => {
-        finish({ ok: false, ...classifyError(err, responseBegan), responseBegan });
+        finish({
+          ok: false,
+          ...classifyError(err, began !== undefined),
+          ...(began ? { response: began } : {}),
+        });
       });
       request.on('response', (res) => {
-        responseBegan = true;
         const status = res.statusCode ?? 0;
+        began = { status, headers: res.headers };
         const isError = status >= 400;
         const limit = req.maxBodyBytes;
         const declared = Number(res.headers['content-length']);
@@ -283,9 +384,9 @@ export class Wire {
         res.on('end', () =>
           finish({ ok: true, response: { status, headers: res.headers, body: Buffer.concat(chunks) } }),
         );
-        res.on('error', (err: NodeJS.ErrnoException) =>
-          finish({ ok: false, ...classifyError(err, true), responseBegan }),
-        );
+        res.on('error', (err: NodeJS.ErrnoException) => {
+          finish({ ok: false, ...classifyError(err, true), ...(began ? { response: began } : {}) });
+        });
         res.on('aborted', () => fail('unknown', 'connection closed while reading the response'));
       });
       request.end(payload);
@@ -293,27 +394,28 @@ export class Wire {
   }
 }
 
+const CONNECT_CODES = [
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'ETIMEDOUT',
+];
+
+/** Classifies a socket error; once the response began, everything is `unknown` (§7.2). */
 function classifyError(
   err: NodeJS.ErrnoException,
   responseBegan: boolean,
 ): { cause: TransportCause; detail: string } {
   const code = err.code ?? '';
+  if (responseBegan) return { cause: 'unknown', detail: code || err.message || 'connection failed mid-body' };
   if (err.name === 'AbortError' || code === 'ABORT_ERR')
     return { cause: 'aborted', detail: 'aborted by the caller' };
-  if (!responseBegan) {
-    const connectCodes = [
-      'ECONNREFUSED',
-      'ECONNRESET',
-      'ENOTFOUND',
-      'EAI_AGAIN',
-      'EHOSTUNREACH',
-      'ENETUNREACH',
-      'EPIPE',
-      'ETIMEDOUT',
-    ];
-    if (connectCodes.includes(code) || code.startsWith('ERR_TLS') || code.includes('CERT')) {
-      return { cause: 'connect-failed', detail: code || 'connection failed' };
-    }
+  if (CONNECT_CODES.includes(code) || code.startsWith('ERR_TLS') || code.includes('CERT')) {
+    return { cause: 'connect-failed', detail: code || 'connection failed' };
   }
   return { cause: 'unknown', detail: code || err.name || 'unclassified transport error' };
 }
