@@ -12,6 +12,14 @@ describe('classifyStoreError', () => {
     expect(classifyStoreError({ code: '22007', message: 'invalid datetime' }).kind).toBe('deterministic');
   });
 
+  it('treats program limits (index row or tsvector too large) as the record fault', () => {
+    const f = classifyStoreError({ code: '54000', message: 'index row size 6128 exceeds btree maximum' });
+    expect(f).toMatchObject({ kind: 'deterministic', code: '54000' });
+    expect(classifyStoreError({ code: '54000', message: 'string is too long for tsvector' }).kind).toBe(
+      'deterministic',
+    );
+  });
+
   it('treats connection loss, shutdown and resource errors as transient', () => {
     for (const code of ['08006', '57P01', '57P03', '53300', '40001', 'ECONNREFUSED', 'ECONNRESET']) {
       expect(classifyStoreError({ code, message: 'x' }).kind).toBe('transient');
