@@ -1,6 +1,6 @@
 /**
  * Restart policy of the consumer stream (Document 2, section 3): backoff from 1 s doubling to
- * 30 s with a random factor of 0.2, and a budget of 50 restarts in 10 minutes; the 51st failure
+ * 30 s with a random factor of 0.2 (each delay lengthened by 0 to 20 %, capped at 30 s), and a budget of 50 restarts in 10 minutes; the 51st failure
  * inside the window stops the stream for good (the process stays live).
  */
 export interface RestartPolicyOptions {
@@ -41,8 +41,9 @@ export class RestartPolicy {
     this.restarts.push(now);
     const base = Math.min(this.maxBackoffMs, this.minBackoffMs * 2 ** this.consecutive);
     this.consecutive++;
-    const jitter = 1 + (this.random() * 2 - 1) * this.randomFactor;
-    return Math.round(base * jitter);
+    // Akka's randomFactor: the delay is stretched by up to the factor, never shortened (so the
+    // first restart never comes before the 1 s minimum), and never exceeds the maximum.
+    return Math.round(Math.min(this.maxBackoffMs, base * (1 + this.random() * this.randomFactor)));
   }
 
   /** The stream made progress: the next failure starts the backoff from the minimum again. */
