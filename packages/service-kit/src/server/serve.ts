@@ -1,6 +1,35 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type Server, STATUS_CODES } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
+import { statusForHttpCode } from '../errors/index.js';
+
+/**
+ * Answers a request that Node's HTTP parser refused (a body longer than its `content-length`
+ * read as a second request, an oversized header block, ...) with the spec's error body instead
+ * of Node's bare `400 Bad Request`, then closes the connection.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const code = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const body = JSON.stringify({
+    error: {
+      code,
+      message: 'the request could not be parsed as HTTP/1.1',
+      status: statusForHttpCode(code),
+      details: [],
+    },
+  });
+  socket.end(
+    `HTTP/1.1 ${code} ${STATUS_CODES[code]}\r\n` +
+      'content-type: application/json\r\n' +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      'connection: close\r\n\r\n' +
+      body,
+  );
+}
 
 /** Anything with Hono's `fetch` (a `Hono` app). */
 export interface FetchApp {
@@ -48,6 +77,7 @@ export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<Runnin
     hostname: host,
     port: opts.port ?? 8080,
   }) as Server;
+  server.on('clientError', answerClientError);
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => reject(err);
     server.once('error', onError);
