@@ -12,8 +12,8 @@ type Json = unknown;
 const isObject = (v: Json): v is Record<string, Json> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** PostgreSQL's btrim(text): strips spaces only. */
-const btrim = (s: string): string => s.replace(/^ +| +$/g, '');
+/** PostgreSQL's btrim(text): strips spaces only (not tabs or newlines). */
+export const btrim = (s: string): string => s.replace(/^ +| +$/g, '');
 
 const nonBlank = (v: Json): string | undefined => {
   if (typeof v !== 'string') return undefined;

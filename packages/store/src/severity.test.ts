@@ -14,6 +14,12 @@ describe('severity ordering', () => {
     expect(severityRank('loud')).toBeUndefined();
   });
 
+  it('trims spaces only, as SQL btrim does: a tab or newline keeps the name unknown', () => {
+    expect(severityRank('\terror')).toBeUndefined();
+    expect(severityRank('error\n')).toBeUndefined();
+    expect(severityRank('  error  ')).toBe(50);
+  });
+
   it('maps OpenTelemetry severity numbers onto the same ranks', () => {
     expect(severityRankOfNumber(1)).toBe(10);
     expect(severityRankOfNumber(17)).toBe(50);

@@ -7,6 +7,8 @@
  * severityRank('ERROR'); // 50
  * SEVERITY.error >= SEVERE_RANK; // true: has an index path (partial index)
  */
+import { btrim } from './derive.js';
+
 export const SEVERITY = {
   trace: 10,
   debug: 20,
@@ -49,7 +51,8 @@ export const SEVERITY_ALIASES: Readonly<Record<string, number>> = {
 
 /** Rank of a severity name, or undefined for an unknown one (stored as NULL). */
 export function severityRank(name: string): number | undefined {
-  return SEVERITY_ALIASES[name.trim().toLowerCase()];
+  // btrim, as `events.severity_rank` does: spaces only, so '\terror' is unknown in both.
+  return SEVERITY_ALIASES[btrim(name).toLowerCase()];
 }
 
 /** OpenTelemetry SeverityNumber (1..24) to rank, as `events.severity_rank_of_number`. */
