@@ -1,5 +1,5 @@
 /**
- * The two connection pools of the store and their `pool_connections_*` gauges.
+ * The two connection pools of the store and their `pool_connections_*` gauges and timers.
  *
  * - `observatory-write` (consumer, jobs): 6 connections.
  * - `observatory-read` (search): 8 connections, read-only sessions, server-side statement timeout
@@ -10,13 +10,13 @@
  * await pool.query('select 1');
  */
 import pg from 'pg';
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry, Summary } from 'prom-client';
 
 export type PoolName = 'observatory-write' | 'observatory-read';
 
 export interface PoolOptions {
   url: string;
-  /** Registers the pool's gauges (label `pool`) in this registry. */
+  /** Registers the pool's `pool_connections_*` meters (label `pool`) in this registry. */
   registry?: Registry;
   /** Overrides the default size (6 for write, 8 for read). */
   max?: number;
@@ -65,15 +65,44 @@ interface Tracked {
   max: number;
 }
 
-const tracked = new WeakMap<Registry, Tracked[]>();
+interface PoolMeters {
+  pools: Tracked[];
+  acquire: Summary<'pool'>;
+  usage: Summary<'pool'>;
+  timeouts: Counter<'pool'>;
+  acquireMax: Map<PoolName, WindowMax>;
+  usageMax: Map<PoolName, WindowMax>;
+}
 
-/** Adds the pool to the registry's `pool_connections_*` gauges, creating them on first use. */
+const tracked = new WeakMap<Registry, PoolMeters>();
+
+/** pg-pool's errors when `connectionTimeoutMillis` elapses (queued, or opening a new connection). */
+const TIMEOUT_MESSAGES = new Set([
+  'timeout exceeded when trying to connect',
+  'Connection terminated due to connection timeout',
+]);
+
+/** Whether `err` is pg-pool's connection-timeout error (counted in `pool_connections_timeout_total`). */
+export function isAcquireTimeout(err: unknown): boolean {
+  return err instanceof Error && TIMEOUT_MESSAGES.has(err.message);
+}
+
+/**
+ * Adds the pool to the registry's `pool_connections_*` meters, creating them on first use:
+ * gauges `pool_connections_active`, `_idle`, `_pending`, `pool_connections`, `_max`, `_min`;
+ * timers `pool_connections_acquire_seconds` (from `connect()`/`query()` asking for a connection
+ * until it has one, failures included) and `pool_connections_usage_seconds` (from acquisition to
+ * release), each with `_count`, `_sum` and `_max` (2-minute window); counter
+ * `pool_connections_timeout_total` (acquisitions that hit the connection timeout). All tagged `pool`.
+ *
+ * The timers wrap the pool's `connect` (which `query` goes through) and listen to its `acquire` and
+ * `release` events: two clock reads and two observations per checkout, no allocation besides the
+ * callback closure.
+ */
 export function registerPoolMetrics(registry: Registry, name: PoolName, pool: pg.Pool, max: number): void {
-  let list = tracked.get(registry);
-  if (!list) {
+  let meters = tracked.get(registry);
+  if (!meters) {
     const pools: Tracked[] = [];
-    list = pools;
-    tracked.set(registry, pools);
     const gauge = (metric: string, help: string, read: (t: Tracked) => number) =>
       new Gauge({
         name: metric,
@@ -91,6 +120,131 @@ export function registerPoolMetrics(registry: Registry, name: PoolName, pool: pg
     gauge('pool_connections', 'Open connections', (t) => t.pool.totalCount);
     gauge('pool_connections_max', 'Maximum connections', (t) => t.max);
     gauge('pool_connections_min', 'Minimum connections', () => 0);
+    const timer = (metric: string, help: string, maxima: Map<PoolName, WindowMax>) => {
+      new Gauge({
+        name: `${metric}_max`,
+        help: `${help} (maximum over the last 2 minutes)`,
+        labelNames: ['pool'],
+        registers: [registry],
+        collect() {
+          this.reset();
+          for (const [pool, m] of maxima) this.set({ pool }, m.poll());
+        },
+      });
+      return new Summary({
+        name: metric,
+        help,
+        labelNames: ['pool'],
+        percentiles: [],
+        registers: [registry],
+      });
+    };
+    const acquireMax = new Map<PoolName, WindowMax>();
+    const usageMax = new Map<PoolName, WindowMax>();
+    meters = {
+      pools,
+      acquire: timer('pool_connections_acquire_seconds', 'Wait for a pooled connection', acquireMax),
+      usage: timer('pool_connections_usage_seconds', 'Time a pooled connection is held', usageMax),
+      timeouts: new Counter({
+        name: 'pool_connections_timeout_total',
+        help: 'Connection acquisitions that hit the connection timeout',
+        labelNames: ['pool'],
+        registers: [registry],
+      }),
+      acquireMax,
+      usageMax,
+    };
+    tracked.set(registry, meters);
   }
-  list.push({ name, pool, max });
+  meters.pools.push({ name, pool, max });
+  instrument(meters, name, pool);
+}
+
+const ACQUIRED_AT = Symbol('pool_connections.acquiredAt');
+type Stamped = pg.PoolClient & { [ACQUIRED_AT]?: number };
+type ConnectCallback = (
+  err: Error | undefined,
+  client?: pg.PoolClient,
+  done?: (release?: unknown) => void,
+) => void;
+
+function instrument(meters: PoolMeters, name: PoolName, pool: pg.Pool): void {
+  const acquire = meters.acquire.labels({ pool: name });
+  const usage = meters.usage.labels({ pool: name });
+  const timeouts = meters.timeouts.labels({ pool: name });
+  const acquireMax = windowMaxOf(meters.acquireMax, name);
+  const usageMax = windowMaxOf(meters.usageMax, name);
+  timeouts.inc(0);
+
+  pool.on('acquire', (client: Stamped) => {
+    client[ACQUIRED_AT] = performance.now();
+  });
+  pool.on('release', (_err: unknown, client: Stamped) => {
+    const at = client[ACQUIRED_AT];
+    if (at === undefined) return;
+    client[ACQUIRED_AT] = undefined;
+    const s = (performance.now() - at) / 1000;
+    usage.observe(s);
+    usageMax.record(s);
+  });
+
+  // `query` calls `this.connect(callback)`, so this one wrapper times both entry points.
+  const connect = pool.connect.bind(pool) as (cb: ConnectCallback) => void;
+  const timed = (cb: ConnectCallback): void => {
+    const started = performance.now();
+    connect((err, client, done) => {
+      const s = (performance.now() - started) / 1000;
+      acquire.observe(s);
+      acquireMax.record(s);
+      if (err && isAcquireTimeout(err)) timeouts.inc();
+      cb(err, client, done);
+    });
+  };
+  (pool as { connect: unknown }).connect = (cb?: ConnectCallback) => {
+    if (cb) return timed(cb);
+    return new Promise<pg.PoolClient>((resolve, reject) => {
+      timed((err, client) => (err ? reject(err) : resolve(client!)));
+    });
+  };
+}
+
+function windowMaxOf(maxima: Map<PoolName, WindowMax>, name: PoolName): WindowMax {
+  let m = maxima.get(name);
+  if (!m) {
+    m = new WindowMax();
+    maxima.set(name, m);
+  }
+  return m;
+}
+
+/** Largest value over the last ~2 minutes (three rotating 40 s slots, as the service kit's timers). */
+class WindowMax {
+  private readonly slots = [0, 0, 0];
+  private current = 0;
+  private rotatedAt = Date.now();
+  private static readonly SLOT_MS = 40_000;
+
+  record(value: number): void {
+    this.rotate();
+    const slots = this.slots;
+    if (value > slots[0]!) slots[0] = value;
+    if (value > slots[1]!) slots[1] = value;
+    if (value > slots[2]!) slots[2] = value;
+  }
+
+  poll(): number {
+    this.rotate();
+    return this.slots[this.current]!;
+  }
+
+  private rotate(): void {
+    const elapsed = Date.now() - this.rotatedAt;
+    if (elapsed < WindowMax.SLOT_MS) return;
+    const steps = Math.floor(elapsed / WindowMax.SLOT_MS);
+    for (let i = 0; i < Math.min(3, steps); i++) {
+      this.slots[this.current] = 0;
+      this.current = (this.current + 1) % 3;
+    }
+    this.rotatedAt += steps * WindowMax.SLOT_MS;
+  }
 }
