@@ -25,7 +25,9 @@ const DOCS_HTML = `<!doctype html>
 </html>
 `;
 
-const INIT_JS = `window.ui = SwaggerUIBundle({ url: 'openapi.json', dom_id: '#swagger-ui', deepLinking: true });\n`;
+// validatorUrl null: Swagger UI would otherwise fetch a badge from validator.swagger.io and send it
+// the document's URL; the page must work offline and talk to nobody else.
+const INIT_JS = `window.ui = SwaggerUIBundle({ url: 'openapi.json', dom_id: '#swagger-ui', deepLinking: true, validatorUrl: null });\n`;
 
 const ASSETS: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',

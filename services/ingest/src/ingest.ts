@@ -18,7 +18,7 @@ import {
   toKafkaRecord,
   tooLarge,
 } from '@event-observatory/events';
-import { ApiError, type ErrorBodyFields } from '@event-observatory/service-kit/errors';
+import { ApiError, type ErrorBodyFields, type ErrorInfo } from '@event-observatory/service-kit/errors';
 import type { Limits } from './config.js';
 import type { KnownTypes } from './known-types.js';
 import type { IngestMeters, Mode } from './metrics.js';
@@ -81,8 +81,13 @@ export function reasonOf(err: ApiError): RejectionReason {
 }
 
 /** ErrorBody (without the `error` wrapper), for batch entries and validate responses. */
-export function errorBodyOf(err: ApiError): ErrorBodyFields {
-  return err.toBody().error;
+/** An error body of this service: its details only ever carry the closed rejection reasons. */
+export type IngestErrorBody = Omit<ErrorBodyFields, 'details'> & {
+  details: Array<ErrorInfo & { reason: RejectionReason }>;
+};
+
+export function errorBodyOf(err: ApiError): IngestErrorBody {
+  return err.toBody().error as IngestErrorBody;
 }
 
 export function createIngestor(deps: IngestorDeps) {

@@ -3,20 +3,12 @@
  * OpenAPI document is generated from the same objects, so the two cannot drift. Only `/v1`
  * operations are here; metrics, health and documentation routes are not part of the contract.
  */
+import { REJECTION_REASONS } from '@event-observatory/events';
 import { createRoute, z } from '@hono/zod-openapi';
 
 export const ErrorInfoSchema = z
   .object({
-    reason: z
-      .enum([
-        'malformed',
-        'invalid-attributes',
-        'invalid-payload',
-        'unknown-type',
-        'too-large',
-        'unpersistable',
-      ])
-      .or(z.string()),
+    reason: z.enum(REJECTION_REASONS),
     domain: z.string(),
     metadata: z.record(z.string(), z.string()),
   })

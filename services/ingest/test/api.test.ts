@@ -1,3 +1,4 @@
+import { REJECTION_REASONS } from '@event-observatory/events';
 import { signDevToken } from '@event-observatory/service-kit/auth';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
@@ -370,6 +371,13 @@ describe('description, docs, health and metrics', () => {
     const js = await fetch(`${h.url}/docs/swagger-ui-bundle.js`);
     expect(js.status).toBe(200);
     expect((await js.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+    const init = await (await fetch(`${h.url}/docs/init.js`)).text();
+    expect(init).toContain('validatorUrl: null');
+    expect(init).not.toMatch(/https?:\/\//);
+    const schema = (await (await fetch(`${h.url}/openapi.json`)).json()) as {
+      components: { schemas: { ErrorInfo: { properties: { reason: { enum?: string[] } } } } };
+    };
+    expect(schema.components.schemas.ErrorInfo.properties.reason.enum).toEqual([...REJECTION_REASONS]);
   });
   it('answers readiness UP with the broker reachable and liveness UP', async () => {
     const ready = await fetch(`${h.url}/health/ready`);
