@@ -80,8 +80,10 @@ export function reasonOf(err: ApiError): RejectionReason {
   return (err.details[0]?.reason ?? 'malformed') as RejectionReason;
 }
 
-/** ErrorBody (without the `error` wrapper), for batch entries and validate responses. */
-/** An error body of this service: its details only ever carry the closed rejection reasons. */
+/**
+ * ErrorBody (without the `error` wrapper), for batch entries and validate responses. Its details
+ * only ever carry the closed rejection reasons.
+ */
 export type IngestErrorBody = Omit<ErrorBodyFields, 'details'> & {
   details: Array<ErrorInfo & { reason: RejectionReason }>;
 };
