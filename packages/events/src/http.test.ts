@@ -137,6 +137,17 @@ describe('structured mode', () => {
     const prefixed = `{"specversion":"1.0","id":"a","source":"s","type":"t","dat":"no","data":"yes"}`;
     expect(new TextDecoder().decode(decodeJsonEvent(bytes(prefixed)).data)).toBe('"yes"');
   });
+  it('rejects a JSON datacontenttype whose data_base64 is not JSON, as binary mode does', () => {
+    const notJson = Buffer.from('not json').toString('base64');
+    const structured = { ...base, datacontenttype: 'application/json', data_base64: notJson };
+    expect(rejection(() => decodeJsonEvent(bytes(JSON.stringify(structured)))).reason).toBe(
+      'invalid-payload',
+    );
+    const json = Buffer.from('{"a":1}').toString('base64');
+    const ok = decodeJsonEvent(bytes(JSON.stringify({ ...structured, data_base64: json })));
+    expect(Buffer.from(ok.data!).toString()).toBe('{"a":1}');
+  });
+
   it('decodes data_base64 into bytes and rejects data together with data_base64', () => {
     const ev = decodeJsonEvent(bytes(JSON.stringify({ ...base, data_base64: 'AAEC/w==' })));
     expect([...ev.data!]).toEqual([0, 1, 2, 255]);

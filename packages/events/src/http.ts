@@ -228,6 +228,8 @@ export function decodeJsonEvent(bytes: Uint8Array): CloudEvent {
       throw invalidPayload('data_base64 must be a base64 (RFC 4648) string');
     }
     fields.data = Buffer.from(b64, 'base64');
+    // The same rule as binary mode, so an event is accepted in one mode exactly when in the other.
+    if (isJsonMediaType(fields.datacontenttype)) checkJsonPayload(fields.data);
   } else if (hasData) {
     if (fields.datacontenttype === undefined || isJsonMediaType(fields.datacontenttype)) {
       fields.data = memberSpan(bytes, 'data');
