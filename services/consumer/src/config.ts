@@ -30,6 +30,11 @@ export function readConsumerConfig(env: Env) {
     replayMaxRecords: int('REPLAY_MAX_RECORDS', { min: 1, max: 100_000 }).default(1000),
     migrateOnBoot: bool('CONSUMER_MIGRATE_ON_BOOT').default(true),
     autoStart: bool('CONSUMER_AUTO_START').default(true),
+    /**
+     * Test only: wait this long after a chunk's group was durably written and before its offset is
+     * committed (0: never). Lets tests kill or stop the process between the write and the commit.
+     */
+    testHoldAfterWriteMs: duration('CONSUMER_TEST_HOLD_AFTER_WRITE', { min: 0 }).default('0ms'),
   });
 }
 

@@ -16,6 +16,7 @@ import { createConsumerMetrics } from './metrics.js';
 import { Probe } from './probe.js';
 import { BatchProcessor } from './processor.js';
 import { ConsumerStream } from './stream.js';
+import { RestartPolicy, type RestartPolicyOptions } from './supervision.js';
 import { EventWriter } from './writer.js';
 
 export interface ServiceOptions {
@@ -24,6 +25,8 @@ export interface ServiceOptions {
   auth: AuthConfig;
   registry: Registry;
   logger: Logger;
+  /** Stream supervision; default the spec's policy (1 s..30 s, 0.2, 50 restarts in 10 minutes). */
+  restartPolicy?: RestartPolicyOptions;
 }
 
 export type ConsumerService = Awaited<ReturnType<typeof createConsumerService>>;
@@ -87,6 +90,8 @@ export async function createConsumerService(opts: ServiceOptions) {
     drainTimeoutMs: config.drainTimeoutMs,
     processor,
     log: logger,
+    policy: new RestartPolicy(opts.restartPolicy),
+    holdAfterWriteMs: config.testHoldAfterWriteMs,
   });
   const probe = new Probe({
     admin,

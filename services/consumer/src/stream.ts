@@ -33,6 +33,8 @@ export interface StreamOptions {
    * the checkpoint rows they share, and measured slower (bench/consume).
    */
   writeConcurrency?: number;
+  /** Test only (`CONSUMER_TEST_HOLD_AFTER_WRITE`): wait between a chunk's durable write and its commit. */
+  holdAfterWriteMs?: number;
 }
 
 export interface StreamStatus {
@@ -179,7 +181,7 @@ export class ConsumerStream {
         autoCommit: false,
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: this.opts.partitionsConsumedConcurrently ?? 12,
-        eachBatch: (payload) => this.eachBatch(consumer, payload),
+        eachBatch: (payload) => this.eachBatch(payload),
       });
       this.stateValue = 'running';
       this.opts.log.info({ groupId, topic }, 'consumer stream started');
@@ -230,23 +232,19 @@ export class ConsumerStream {
     }, delay);
   }
 
-  private async eachBatch(consumer: Consumer, payload: EachBatchPayload): Promise<void> {
+  private async eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
     const records = batch.messages.map((m) => toRecord(batch.topic, batch.partition, m));
     this.grouper.sourceStarted();
     try {
-      await this.submitAll(consumer, payload, records);
+      await this.submitAll(payload, records);
     } finally {
       this.grouper.sourceFinished();
     }
   }
 
-  private async submitAll(
-    consumer: Consumer,
-    payload: EachBatchPayload,
-    records: ConsumedRecord[],
-  ): Promise<void> {
-    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
+  private async submitAll(payload: EachBatchPayload, records: ConsumedRecord[]): Promise<void> {
+    const { batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary } = payload;
     for (let i = 0; i < records.length; i += this.opts.batchSize) {
       if (!isRunning() || isStale()) return;
       const chunk = records.slice(i, i + this.opts.batchSize);
@@ -262,10 +260,26 @@ export class ConsumerStream {
         clearInterval(beat);
       }
       const last = chunk[chunk.length - 1]!;
+      if (this.opts.holdAfterWriteMs) {
+        this.opts.log.info(
+          { topic: batch.topic, partition: batch.partition, offset: last.offset },
+          'test hold: chunk written, offset not committed yet',
+        );
+        await new Promise((r) => setTimeout(r, this.opts.holdAfterWriteMs));
+      }
       resolveOffset(last.offset);
-      await consumer.commitOffsets([
-        { topic: batch.topic, partition: batch.partition, offset: nextOffset(last.offset) },
-      ]);
+      // Not `consumer.commitOffsets`: once `stop()` has begun, kafkajs drops that call silently (the
+      // runner is no longer running), so the batch drained at shutdown would stay uncommitted. The
+      // payload's commit goes to the group directly; the member is still in the group until every
+      // eachBatch has returned (the SIGTERM test checks the drained batch is committed).
+      await commitOffsetsIfNecessary({
+        topics: [
+          {
+            topic: batch.topic,
+            partitions: [{ partition: batch.partition, offset: nextOffset(last.offset) }],
+          },
+        ],
+      });
       this.policy.onProgress();
       await heartbeat().catch(() => {});
     }

@@ -12,6 +12,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { ADMIN_SCOPE, readConsumerConfig } from '../src/config.js';
 import { type ConsumerService, createConsumerService } from '../src/service.js';
+import type { RestartPolicyOptions } from '../src/supervision.js';
 
 export const SECRET = 'consumer-test-secret-0123456789abcdef';
 
@@ -20,6 +21,7 @@ export interface HarnessOptions {
   /** Use this database server (admin URL) instead of the shared one. */
   databaseAdminUrl?: string;
   bootstrapServers?: string;
+  restartPolicy?: RestartPolicyOptions;
 }
 
 export interface Harness {
@@ -95,7 +97,14 @@ export async function startHarness(name: string, opts: HarnessOptions = {}): Pro
   const auth = authConfigFromEnv({ AUTH_SECRET: SECRET }, { defaultScope: ADMIN_SCOPE });
   const { registry } = createMetrics({ service: 'consumer', version: 'test' });
   const logger = createLogger({ service: 'consumer', level: config.logLevel });
-  const service = await createConsumerService({ config, databaseUrl, auth, registry, logger });
+  const service = await createConsumerService({
+    config,
+    databaseUrl,
+    auth,
+    registry,
+    logger,
+    restartPolicy: opts.restartPolicy,
+  });
   await service.start();
   const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   db.on('error', () => {}); // idle clients lose their server in outage tests

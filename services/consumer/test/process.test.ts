@@ -1,0 +1,94 @@
+/**
+ * The consumer as a process: shutdown order on SIGTERM, and redelivery after SIGKILL between the
+ * durable write and the offset commit (`CONSUMER_TEST_HOLD_AFTER_WRITE` holds every chunk there).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testEvent, waitFor } from './harness.js';
+import { type ProcessFixture, processFixture, refused } from './process.js';
+
+const HELD = 'test hold: chunk written, offset not committed yet';
+
+describe('SIGTERM on a running consumer', () => {
+  let f: ProcessFixture;
+  beforeAll(async () => {
+    f = await processFixture('sigterm');
+  });
+  afterAll(async () => {
+    await f?.close();
+  });
+
+  it('unbinds the admin listener first, commits the in-flight batch, exits 0 within the drain timeout', async () => {
+    await f.publish(Array.from({ length: 30 }, (_, i) => testEvent(i)));
+    const p = await f.spawn({ CONSUMER_TEST_HOLD_AFTER_WRITE: '3s', CONSUMER_DRAIN_TIMEOUT: '10s' });
+    await p.waitForLog(HELD);
+    const written = await f.count();
+    expect(written).toBeGreaterThan(0);
+    expect(await f.committed()).toBe(0);
+    expect(await refused(p.port)).toBe(false);
+
+    const signalled = Date.now();
+    p.child.kill('SIGTERM');
+    await waitFor('the admin listener unbound', () => refused(p.port), 5_000);
+    // The listener is gone while the batch is still held between its write and its commit.
+    expect(await f.committed()).toBe(0);
+
+    const exit = await p.exited;
+    const elapsed = Date.now() - signalled;
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(elapsed).toBeLessThan(10_000);
+    // The in-flight batch was committed: broker offsets, checkpoints and rows agree.
+    const committed = await f.committed();
+    expect(committed).toBeGreaterThanOrEqual(written);
+    expect(await f.count()).toBe(committed);
+    expect(
+      await f.count('SELECT coalesce(sum(next_offset), 0)::int AS n FROM events.consumer_checkpoint'),
+    ).toBe(committed);
+    // Every step in the spec's order, each finished (a failed one logs 'shutdown step failed').
+    const steps = p.logs
+      .filter((l) => l.msg === 'shutdown step done' || l.msg === 'shutdown step failed')
+      .map((l) => `${l.step}${l.msg === 'shutdown step failed' ? ` failed: ${JSON.stringify(l.err)}` : ''}`);
+    expect(steps).toEqual([
+      'admin listener',
+      'consumer',
+      'dead-letter producer',
+      'admin client',
+      'pools',
+      'telemetry',
+    ]);
+  }, 90_000);
+});
+
+describe('SIGKILL between the durable write and the commit', () => {
+  let f: ProcessFixture;
+  beforeAll(async () => {
+    f = await processFixture('sigkill');
+  });
+  afterAll(async () => {
+    await f?.close();
+  });
+
+  it('redelivers after a restart: no row lost, none twice, the rewritten ones counted as duplicates', async () => {
+    await f.publish(Array.from({ length: 40 }, (_, i) => testEvent(i)));
+    const first = await f.spawn({ CONSUMER_TEST_HOLD_AFTER_WRITE: '120s' });
+    await first.waitForLog(HELD);
+    const written = await f.count();
+    expect(written).toBeGreaterThan(0);
+    first.child.kill('SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+    expect(await f.committed()).toBe(0);
+
+    // The restarted consumer joins once the killed member's session (30 s) has expired.
+    const second = await f.spawn();
+    await waitFor('every offset committed', async () => (await f.committed()) === 40, 120_000);
+    expect(await f.published()).toBe(40);
+    expect(await f.count()).toBe(40);
+    expect(await f.count('SELECT count(DISTINCT (ce_source, ce_id))::int AS n FROM events.cloud_event')).toBe(
+      40,
+    );
+    const metrics = await (await fetch(`http://127.0.0.1:${second.port}/metrics`)).text();
+    const duplicates = /^consume_records_duplicate_total(?:\{[^}]*\})? (\S+)$/m.exec(metrics);
+    expect(Number(duplicates?.[1])).toBe(written);
+    second.child.kill('SIGTERM');
+    expect((await second.exited).code).toBe(0);
+  }, 180_000);
+});

@@ -1,0 +1,157 @@
+/**
+ * The consumer as a real process (`src/main.ts` under tsx), for tests that signal or kill it: its
+ * own topic and database on the shared stack, JSON log lines collected from stdout.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { deadLetterTopicSpec, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
+import { createDatabase, freePort } from '@event-observatory/devstack';
+import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
+import { type Admin, Kafka, logLevel } from 'kafkajs';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { waitFor } from './harness.js';
+
+const serviceDir = fileURLToPath(new URL('..', import.meta.url));
+
+export interface LogLine {
+  msg?: string;
+  [k: string]: unknown;
+}
+
+export interface ConsumerProcess {
+  child: ChildProcess;
+  port: number;
+  logs: LogLine[];
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves with the first log line with this message (or throws after `timeoutMs`). */
+  waitForLog(msg: string, timeoutMs?: number): Promise<LogLine>;
+}
+
+export interface ProcessFixture {
+  topic: string;
+  groupId: string;
+  databaseUrl: string;
+  db: pg.Pool;
+  admin: Admin;
+  publish(events: CloudEvent[]): Promise<void>;
+  spawn(env?: Record<string, string>): Promise<ConsumerProcess>;
+  /** Σ committed offsets of the group over the topic's partitions (0 for none). */
+  committed(): Promise<number>;
+  /** Σ high watermarks of the topic. */
+  published(): Promise<number>;
+  count(sql?: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function processFixture(name: string): Promise<ProcessFixture> {
+  const stack = inject('stack');
+  const id = `${name}-${randomUUID().slice(0, 8)}`;
+  const topic = `test.${id}`;
+  const groupId = `group-${id}`;
+  const databaseUrl = await createDatabase(stack.databaseUrl, `p_${id.replace(/[^a-z0-9]/g, '_')}`);
+  const kafka = new Kafka({
+    clientId: 'consumer-test',
+    brokers: [stack.bootstrapServers],
+    logLevel: logLevel.NOTHING,
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, [eventTopicSpec(topic), deadLetterTopicSpec(`${topic}.dlq`)]);
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  const children: ChildProcess[] = [];
+
+  return {
+    topic,
+    groupId,
+    databaseUrl,
+    db,
+    admin,
+    async publish(events) {
+      await producer.send({ topic, acks: -1, messages: events.map(toKafkaRecord) });
+    },
+    async spawn(env = {}) {
+      const port = await freePort();
+      const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/main.ts'], {
+        cwd: serviceDir,
+        env: {
+          ...process.env,
+          BROKER_BOOTSTRAP_SERVERS: stack.bootstrapServers,
+          BROKER_TOPIC: topic,
+          BROKER_GROUP_ID: groupId,
+          DATABASE_URL: databaseUrl,
+          AUTH_ENABLED: 'false',
+          HTTP_HOST: '127.0.0.1',
+          HTTP_PORT: String(port),
+          LOG_LEVEL: 'info',
+          OTEL_SDK_DISABLED: 'true',
+          CONSUMER_BATCH_WINDOW: '50ms',
+          LAG_REFRESH_INTERVAL: '1s',
+          ...env,
+        },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      children.push(child);
+      const logs: LogLine[] = [];
+      let rest = '';
+      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+        const parts = (rest + chunk).split('\n');
+        rest = parts.pop()!;
+        for (const line of parts) {
+          try {
+            logs.push(JSON.parse(line) as LogLine);
+          } catch {
+            logs.push({ msg: line });
+          }
+        }
+      });
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.once('exit', (code, signal) => resolve({ code, signal })),
+      );
+      return {
+        child,
+        port,
+        logs,
+        exited,
+        async waitForLog(msg, timeoutMs = 60_000) {
+          await waitFor(`log "${msg}"`, () => logs.some((l) => l.msg === msg), timeoutMs);
+          return logs.find((l) => l.msg === msg)!;
+        },
+      };
+    },
+    async committed() {
+      const [t] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      return t!.partitions.reduce((s, p) => s + (p.offset === '-1' ? 0 : Number(p.offset)), 0);
+    },
+    async published() {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      return offsets.reduce((s, p) => s + Number(p.high), 0);
+    },
+    async count(sql = 'SELECT count(*)::int AS n FROM events.cloud_event') {
+      const { rows } = await db.query(sql);
+      return rows[0].n as number;
+    },
+    async close() {
+      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      await producer.disconnect();
+      await admin.disconnect();
+      await db.end();
+    },
+  };
+}
+
+/** True when nothing accepts a TCP connection on 127.0.0.1:`port`. */
+export function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+}
