@@ -6,6 +6,18 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { tooLarge } from '@event-observatory/events';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+
+/**
+ * The client went away before its body was complete: nginx's 499 (canonical CANCELLED), so it is
+ * neither a server error in `http_server_requests_seconds` nor logged as one.
+ */
+function clientGone(): HTTPException {
+  return new HTTPException(499 as ContentfulStatusCode, {
+    message: 'the request was aborted before its body was complete',
+  });
+}
 
 function overLimit(limit: number, what: string) {
   return tooLarge(`${what} exceeds ${limit} bytes`, { limitBytes: String(limit) });
@@ -74,15 +86,15 @@ function readIncoming(incoming: IncomingMessage, limit: number, what: string): P
       cleanup();
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
     };
-    const onError = (err: Error) => {
+    const onError = () => {
       cleanup();
-      reject(err);
+      reject(clientGone());
     };
     // A client that goes away mid-body: the stream closes without 'end'.
     const onClose = () => {
       if (incoming.readableEnded) return;
       cleanup();
-      reject(new Error('the request was aborted before its body was complete'));
+      reject(clientGone());
     };
     incoming.on('data', onData);
     incoming.on('end', onEnd);

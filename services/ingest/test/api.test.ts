@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { REJECTION_REASONS } from '@event-observatory/events';
 import { signDevToken } from '@event-observatory/service-kit/auth';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -271,7 +272,52 @@ describe('oversized bodies', () => {
     } as RequestInit);
     expect(res.status).toBe(413);
   });
+  it('over a real socket, answers the bytes past a lying content-length with the spec error body', async () => {
+    const head = Object.entries({ ...auth(), ...ceHeaders('liar-socket', T), 'content-length': '10' })
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    const raw = await rawExchange(`POST /v1/events HTTP/1.1\r\nhost: x\r\n${head}\r\n${'a'.repeat(5000)}`);
+    const last = raw.slice(raw.lastIndexOf('HTTP/1.1 '));
+    expect(last).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(last.slice(last.indexOf('\r\n\r\n') + 4)).error).toMatchObject({
+      code: 400,
+      status: 'INVALID_ARGUMENT',
+    });
+  });
+  it('counts a client that goes away mid-body as 499, never as a server error', async () => {
+    const head = Object.entries({ ...auth(), ...ceHeaders('gone', T), 'content-length': '100000' })
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(Number(new URL(h.url).port), '127.0.0.1');
+      socket.on('error', reject);
+      socket.write(`POST /v1/events HTTP/1.1\r\nhost: x\r\n${head}\r\n${'a'.repeat(1000)}`, () => {
+        setTimeout(() => {
+          socket.destroy();
+          resolve();
+        }, 100);
+      });
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    const text = await (await fetch(`${h.url}/metrics`)).text();
+    expect(text).toMatch(/http_server_requests_seconds_count\{[^}]*uri="\/v1\/events",status="499"/);
+    expect(text).not.toMatch(/http_server_requests_seconds_count\{[^}]*status="500"/);
+  });
 });
+
+/** Writes raw bytes to the service and collects everything it answers until it closes. */
+function rawExchange(bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(new URL(h.url).port), '127.0.0.1');
+    let text = '';
+    socket.on('data', (d) => {
+      text += d.toString();
+    });
+    socket.on('end', () => resolve(text));
+    socket.on('error', reject);
+    socket.write(bytes);
+  });
+}
 
 describe('POST /v1/events:batchCreate', () => {
   it('judges elements one by one and answers 200 with indexes and counts', async () => {
