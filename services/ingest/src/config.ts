@@ -2,14 +2,26 @@
  * Ingest settings from the environment (the `BROKER_*` ones live in `@event-observatory/broker`,
  * the `AUTH_*` ones in service-kit's `authConfigFromEnv`).
  */
+import { EVENT_MAX_MESSAGE_BYTES } from '@event-observatory/broker';
 import { duration, type Env, int, list, readConfig, str } from '@event-observatory/service-kit/config';
+import { logLevel } from '@event-observatory/service-kit/logger';
+
+/**
+ * Room kept below the event topic's `max.message.bytes` for the key, the `ce_` headers and the
+ * record framing, so that an event at the ceiling is refused by the API (413), never by the broker
+ * (which would surface as a 503 that clients retry forever).
+ */
+const RECORD_OVERHEAD_BYTES = 64 * 1024;
 
 const schema = {
   host: str('HTTP_HOST').default('0.0.0.0'),
   port: int('HTTP_PORT', { min: 0, max: 65535 }).default(8080),
   version: str('SERVICE_VERSION').default('0.0.0-unknown'),
-  logLevel: str('LOG_LEVEL').default('INFO'),
-  maxEventBytes: int('INGEST_MAX_EVENT_BYTES', { min: 1 }).default(1_048_576),
+  logLevel: logLevel(),
+  maxEventBytes: int('INGEST_MAX_EVENT_BYTES', {
+    min: 1,
+    max: EVENT_MAX_MESSAGE_BYTES - RECORD_OVERHEAD_BYTES,
+  }).default(1_048_576),
   maxBatchEvents: int('INGEST_MAX_BATCH_EVENTS', { min: 1 }).default(256),
   maxBatchBytes: int('INGEST_MAX_BATCH_BYTES', { min: 1 }).default(8_388_608),
   maxFutureSkewMs: duration('INGEST_MAX_FUTURE_SKEW').default('24h'),

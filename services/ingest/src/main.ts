@@ -42,7 +42,9 @@ runMain(async () => {
     version: cfg.version,
     logger,
   });
-  const server = await serveApp(app, { host: cfg.host, port: cfg.port });
+  // In-flight requests wait at most for their own delivery deadline, so that bounds the drain.
+  const drainMs = broker.deliveryTimeoutMs;
+  const server = await serveApp(app, { host: cfg.host, port: cfg.port, drainMs });
   logger.info({ url: server.url, auth: authConfig.enabled }, 'listening');
   installShutdown({
     steps: [
@@ -50,7 +52,8 @@ runMain(async () => {
       { name: 'producer', run: () => producer.close(broker.closeTimeoutMs) },
       { name: 'telemetry', run: () => tracing.shutdown() },
     ],
-    timeoutMs: broker.closeTimeoutMs + 15_000,
+    // Listener drain, then the producer's close window plus one last request, then telemetry.
+    timeoutMs: drainMs + broker.closeTimeoutMs + broker.requestTimeoutMs + 5_000,
     logger,
   });
 });
