@@ -4,7 +4,7 @@
  */
 
 import { ForgeConfig, type ForgeConfigInput } from './config.js';
-import { UPDATE_STYLE_WIRE, type UpdateStyle } from './enums.js';
+import { isCase, UPDATE_STYLE_WIRE, type UpdateStyle } from './enums.js';
 import type { PullRequestNumber, ReviewCommentId, ReviewId } from './ids.js';
 import { type Decoder, decodeJsonText, listOrNull } from './json.js';
 import {
@@ -36,6 +36,7 @@ import {
   encodePullRequestQuery,
   encodeReviewRequest,
   encodeSubmitReview,
+  headParts,
   type MergePullRequest,
   type NewReviewComment,
   type Paging,
@@ -97,7 +98,8 @@ interface Call<T> {
   /** The JSON body, already serialised. */
   readonly body?: string;
   readonly decode: (text: string) => ReturnType<typeof decodeJsonText<T>>;
-  readonly download?: boolean;
+  /** A plain-text document (diff, patch) rather than JSON: only the Accept header differs. */
+  readonly document?: boolean;
   readonly signal?: AbortSignal | undefined;
 }
 
@@ -149,8 +151,10 @@ export class ForgeClient {
       ...(c.query ? { query: c.query } : {}),
       ...(c.body !== undefined ? { body: c.body } : {}),
       ...(c.signal ? { signal: c.signal } : {}),
-      accept: c.download ? 'text/plain, */*' : 'application/json',
-      maxBodyBytes: c.download ? this.config.maxDownloadBodyBytes : this.config.maxResponseBodyBytes,
+      accept: c.document ? 'text/plain, */*' : 'application/json',
+      // §8: maxResponseBodyBytes bounds every textual response, diff and patch included;
+      // maxDownloadBodyBytes is for archive downloads, which no operation here makes.
+      maxBodyBytes: this.config.maxResponseBodyBytes,
     });
   }
 
@@ -218,7 +222,7 @@ export class ForgeClient {
     method: WireRequest['method'],
     path: Validated<string>,
     decode: Call<T>['decode'],
-    extra: { body?: Validated<unknown>; query?: Query; download?: boolean; opts?: CallOptions } = {},
+    extra: { body?: Validated<unknown>; query?: Query; document?: boolean; opts?: CallOptions } = {},
   ): Promise<ForgeResult<T>> {
     if (!path.ok) return validationFailure(path.error);
     if (extra.body && !extra.body.ok) return validationFailure(extra.body.error);
@@ -230,7 +234,7 @@ export class ForgeClient {
       path: path.value,
       ...(extra.query ? { query: extra.query } : {}),
       ...(body?.ok ? { body: body.value } : {}),
-      ...(extra.download ? { download: true } : {}),
+      ...(extra.document ? { document: true } : {}),
       decode,
       signal: extra.opts?.signal,
     });
@@ -366,7 +370,10 @@ export class ForgeClient {
     allFiles: (repo: RepoRef, number: PullRequestNumber, paging?: Paging, opts: CallOptions = {}) =>
       this.#walk((p) => this.pulls.files(repo, number, p, opts), paging).all(),
 
-    /** The diff or patch document, bounded by maxDownloadBodyBytes. */
+    /**
+     * The diff or patch document, bounded by `maxResponseBodyBytes` like every textual response
+     * (with `includeBinary` it can be far larger: raise the bound for such calls' client).
+     */
     diff: (
       repo: RepoRef,
       number: PullRequestNumber,
@@ -377,7 +384,7 @@ export class ForgeClient {
       if (!d.ok) return Promise.resolve(validationFailure(d.error));
       return this.#op('pulls.diff', 'GET', sub(pullPath(repo, number), `.${d.value.suffix}`), text, {
         query: d.value.query,
-        download: true,
+        document: true,
         opts,
       });
     },
@@ -408,8 +415,8 @@ export class ForgeClient {
       style: UpdateStyle,
       opts: CallOptions = {},
     ): Promise<ForgeResult<void>> => {
-      if (!(style in UPDATE_STYLE_WIRE)) {
-        return Promise.resolve(validationFailure({ field: 'style', message: 'must be Merge or Rebase' }));
+      if (!isCase(UPDATE_STYLE_WIRE, style)) {
+        return Promise.resolve(validationFailure({ field: 'style', message: 'must be merge or rebase' }));
       }
       return this.#op('pulls.update', 'POST', sub(pullPath(repo, number), '/update'), nothing, {
         query: [['style', UPDATE_STYLE_WIRE[style]]],
@@ -589,12 +596,14 @@ export class ForgeClient {
    * values as the typed operations. A non-2xx status is an `api` failure.
    */
   async request(req: RawRequest): Promise<ForgeResult<RawResponse>> {
-    if (!req.path.startsWith('/') || /[?#]/.test(req.path) || req.path.split('/').includes('..')) {
-      return validationFailure({
-        field: 'path',
-        message: 'must start with / and carry no query, fragment or ..',
-      });
-    }
+    const refused = validationFailure({
+      field: 'path',
+      message: 'must start with "/" and stay below the base uri, with no query or fragment',
+    });
+    if (typeof req.path !== 'string' || !req.path.startsWith('/') || /[?#]/.test(req.path)) return refused;
+    // Judge the URL as it will be sent: the URL parser resolves `..`, `%2e%2e` and `\` segments.
+    const basePath = new URL(this.config.baseUri).pathname;
+    if (!this.#wire.url({ path: req.path }).pathname.startsWith(`${basePath}/`)) return refused;
     const body = req.body !== undefined ? jsonBody(req.body) : undefined;
     if (body && !body.ok) return validationFailure(body.error);
     const out = await this.#send({
@@ -665,14 +674,17 @@ const json =
 const text = (t: string) => ({ ok: true as const, value: t });
 const nothing = () => ({ ok: true as const, value: undefined });
 
-/** Whether a pull request's head is `head` (bare branch: same repository; `owner:branch`: that fork). */
+/**
+ * Whether a pull request's head is `head`: for a same-repository head, a branch of the base
+ * repository; for a fork head, that branch of a repository owned by that owner. Matches on the
+ * head's validated parts; the wire string is never parsed.
+ */
 export function headMatches(pr: PullRequest, head: PullRequestHead): boolean {
-  const colon = head.indexOf(':');
-  const branch = colon < 0 ? head : head.slice(colon + 1);
-  if (pr.head.label !== branch && pr.head.ref !== branch) return false;
-  if (colon < 0) return pr.head.repositoryId === pr.base.repositoryId;
-  const owner = head.slice(0, colon).toLowerCase();
-  return pr.head.repository?.owner?.login.toLowerCase() === owner;
+  const parts = headParts(head);
+  if (parts === undefined) return false;
+  if (pr.head.label !== parts.branch && pr.head.ref !== parts.branch) return false;
+  if (parts.owner === undefined) return pr.head.repositoryId === pr.base.repositoryId;
+  return pr.head.repository?.owner?.login.toLowerCase() === parts.owner.toLowerCase();
 }
 
 export type { CallContext };

@@ -103,6 +103,14 @@ export const COMMIT_FILE_STATUS_WIRE: Readonly<Record<CommitFileStatus, string>>
   Unchanged: 'unchanged',
 });
 
+/**
+ * Whether `value` is a case of `table`. Own keys only: `toString` or `constructor` from an untyped
+ * caller are not cases (the `in` operator would accept them).
+ */
+export function isCase<C extends string>(table: Readonly<Record<C, string>>, value: unknown): value is C {
+  return typeof value === 'string' && Object.hasOwn(table, value);
+}
+
 /** Reverse lookup: the case of a wire spelling, or undefined for an unknown value. */
 export function fromWire<C extends string>(table: Readonly<Record<C, string>>, wire: string): C | undefined {
   for (const key of Object.keys(table) as C[]) if (table[key] === wire) return key;

@@ -12,10 +12,12 @@ import {
   encodeReviewRequest,
   encodeSubmitReview,
   forkHead,
+  headParts,
+  type PullRequestHead,
   sameRepoHead,
   validateNewReviewComment,
 } from './requests.js';
-import { parseBranchName, parseOwner, parseRepoName } from './validation.js';
+import { type BranchName, type Owner, parseBranchName, parseOwner, parseRepoName } from './validation.js';
 
 const value = <T>(r: { ok: true; value: T } | { ok: false; error: unknown }): T => {
   if (!r.ok) throw new Error(JSON.stringify(r.error));
@@ -27,8 +29,34 @@ const paging = { page: 1, pageSize: 30 };
 
 describe('PullRequestHead', () => {
   it('is a bare branch for the same repository and owner:branch for a fork', () => {
-    expect(sameRepoHead(br('feature/x'))).toBe('feature/x');
-    expect(forkHead(value(parseOwner('alice')), br('fix-1'))).toBe('alice:fix-1');
+    expect(String(sameRepoHead(br('feature/x')))).toBe('feature/x');
+    expect(String(forkHead(value(parseOwner('alice')), br('fix-1')))).toBe('alice:fix-1');
+    expect(JSON.stringify({ head: forkHead(value(parseOwner('alice')), br('fix-1')) })).toBe(
+      '{"head":"alice:fix-1"}',
+    );
+  });
+
+  it('keeps its validated parts, so nothing ever parses the wire string', () => {
+    expect(headParts(sameRepoHead(br('feature/x')))).toEqual({ branch: 'feature/x' });
+    expect(headParts(forkHead(value(parseOwner('alice')), br('fix-1')))).toEqual({
+      owner: 'alice',
+      branch: 'fix-1',
+    });
+    expect(headParts('alice:fix-1')).toBeUndefined();
+  });
+
+  it('refuses a head from an untyped caller that is a plain string or has invalid parts', () => {
+    const create = (head: unknown) =>
+      error(encodeCreatePullRequest({ title: 'T', head: head as PullRequestHead, base: br('main') }));
+    expect(create('alice:fix-1')).toEqual({
+      field: 'head',
+      message: 'must be built from a validated branch name',
+    });
+    expect(create(sameRepoHead('a..b' as BranchName))).toMatchObject({ field: 'head' });
+    expect(create(forkHead('no good' as Owner, br('x')))).toMatchObject({ field: 'head' });
+    expect(error(encodePullRequestQuery({ head: 'x' as unknown as PullRequestHead }, paging))).toMatchObject({
+      field: 'head',
+    });
   });
 
   it('can only be built from validated values', () => {
@@ -74,7 +102,7 @@ describe('name validation', () => {
     expect(parseOwner('-x').ok).toBe(false);
     expect(parseOwner('../x').ok).toBe(false);
     expect(parseRepoName('my.repo_1').ok).toBe(true);
-    expect(error(parseRepoName('..'))).toEqual({ field: 'repoName', message: 'must not be . or ..' });
+    expect(error(parseRepoName('..'))).toEqual({ field: 'repoName', message: 'must not be "." or ".."' });
     expect(parseRepoName('a/b').ok).toBe(false);
     expect(parseRepoName('x.git').ok).toBe(false);
   });
@@ -111,7 +139,7 @@ describe('list query', () => {
   it('sends base as base_branch and poster as a login; head stays client-side', () => {
     const q = value(
       encodePullRequestQuery(
-        { base: 'main', poster: 'bob', head: sameRepoHead(br('x')), state: 'all' },
+        { base: br('main'), poster: 'bob', head: sameRepoHead(br('x')), state: 'all' },
         paging,
       ),
     );
@@ -138,13 +166,13 @@ describe('list query', () => {
 
 describe('create and edit bodies send only what is set', () => {
   it('creates with the required keys only', () => {
-    expect(value(encodeCreatePullRequest({ title: 'T', head: sameRepoHead(br('x')), base: 'main' }))).toEqual(
-      {
-        title: 'T',
-        head: 'x',
-        base: 'main',
-      },
-    );
+    expect(
+      value(encodeCreatePullRequest({ title: 'T', head: sameRepoHead(br('x')), base: br('main') })),
+    ).toEqual({
+      title: 'T',
+      head: 'x',
+      base: br('main'),
+    });
   });
 
   it('creates with every optional key', () => {
@@ -152,7 +180,7 @@ describe('create and edit bodies send only what is set', () => {
       encodeCreatePullRequest({
         title: 'T',
         head: sameRepoHead(br('x')),
-        base: 'main',
+        base: br('main'),
         body: '',
         assignees: ['a'],
         labels: [labelId(1)],
@@ -163,7 +191,7 @@ describe('create and edit bodies send only what is set', () => {
     expect(body).toEqual({
       title: 'T',
       head: 'x',
-      base: 'main',
+      base: br('main'),
       body: '',
       assignees: ['a'],
       labels: [1],
@@ -194,7 +222,7 @@ describe('create and edit bodies send only what is set', () => {
       field: 'title',
       message: 'must not be blank',
     });
-    expect(error(encodeEditPullRequest({ base: 'a..b' }))).toMatchObject({ field: 'base' });
+    expect(error(encodeEditPullRequest({ base: 'a..b' as BranchName }))).toMatchObject({ field: 'base' });
     expect(error(encodeEditPullRequest({ dueDate: new Date('nope') }))).toMatchObject({ field: 'dueDate' });
   });
 });
@@ -224,6 +252,17 @@ describe('merge body', () => {
     });
   });
 
+  it('always sends delete_branch_after_merge (false unless asked), so the repository setting never applies', () => {
+    expect(value(encodeMergePullRequest({ style: MergeStyle.Merge }))).toEqual({
+      Do: 'merge',
+      delete_branch_after_merge: false,
+    });
+    expect(value(encodeMergePullRequest({ style: MergeStyle.Merge, deleteBranchAfterMerge: true }))).toEqual({
+      Do: 'merge',
+      delete_branch_after_merge: true,
+    });
+  });
+
   it('spells all six styles', () => {
     expect(
       Object.values(MergeStyle).map(
@@ -242,6 +281,7 @@ describe('merge body', () => {
     expect(value(encodeMergePullRequest({ style: 'ManuallyMerged', mergedCommit: 'abcdef1' }))).toEqual({
       Do: 'manually-merged',
       MergeCommitID: 'abcdef1',
+      delete_branch_after_merge: false,
     });
     expect(error(encodeMergePullRequest({ style: 'Merge', mergedCommit: 'abcdef1' }))).toMatchObject({
       field: 'mergedCommit',
@@ -287,15 +327,39 @@ describe('review bodies', () => {
   });
 
   it('refuses a blank remark, a span without a position, and RequestReview as an event', () => {
-    expect(error(encodeCreateReview({ comments: [{ path: 'a', body: '  ' }] }))).toEqual({
-      field: 'comments[0].body',
-      message: 'must not be blank',
+    expect(
+      error(
+        encodeCreateReview({
+          comments: [
+            { path: 'a', body: 'ok' },
+            { path: 'a', body: '  ' },
+          ],
+        }),
+      ),
+    ).toEqual({
+      field: 'comments',
+      message: 'comment 1: its body must not be blank',
     });
     expect(error(validateNewReviewComment({ path: 'a', body: 'x', extraLinesCount: 1 }))).toEqual({
       field: 'extraLinesCount',
       message: 'needs a position',
     });
     expect(error(encodeCreateReview({ event: ReviewState.RequestReview }))).toMatchObject({ field: 'event' });
+  });
+
+  it('refuses a remark on both a new-side and an old-side line', () => {
+    expect(error(validateNewReviewComment({ path: 'a', body: 'x', newPosition: 1, oldPosition: 2 }))).toEqual(
+      {
+        field: 'oldPosition',
+        message: 'cannot be set together with a new position',
+      },
+    );
+    expect(
+      error(encodeCreateReview({ comments: [{ path: 'a', body: 'x', newPosition: 1, oldPosition: 2 }] })),
+    ).toEqual({
+      field: 'comments',
+      message: 'comment 0: its old position cannot be set together with a new position',
+    });
   });
 
   it('dismisses with only what is set', () => {

@@ -3,9 +3,11 @@
  * contributes no JSON key, so the server applies its own default. Every encoder validates first.
  */
 
+import { inspect } from 'node:util';
 import {
   DIFF_FORMAT_WIRE,
   type DiffFormat,
+  isCase,
   MERGE_STYLE_WIRE,
   type MergeStyle,
   PULL_REQUEST_SORT_WIRE,
@@ -14,7 +16,7 @@ import {
   type ReviewState,
   type StateFilter,
 } from './enums.js';
-import type { Branded, LabelId, MilestoneId } from './ids.js';
+import type { LabelId, MilestoneId } from './ids.js';
 import {
   type BranchName,
   checkPositiveId,
@@ -23,25 +25,79 @@ import {
   type Owner,
   parseBranchName,
   parseLogin,
+  parseOwner,
   type Validated,
   type ValidationError,
   valid,
 } from './validation.js';
 
+/** The validated parts a {@link PullRequestHead} is made of. */
+interface HeadParts {
+  readonly owner?: Owner;
+  readonly branch: BranchName;
+}
+
+const HEAD_PARTS = new WeakMap<object, HeadParts>();
+
 /**
- * The head of a pull request: a bare branch name (same repository) or `owner:branch` (a fork).
- * Built only by {@link sameRepoHead} or {@link forkHead} from validated values; never parsed.
+ * The head of a pull request: a branch of the base repository, or a branch of a fork. Built only by
+ * {@link sameRepoHead} or {@link forkHead} from validated values, and opaque: it keeps those parts,
+ * and its text form (`toString`, JSON) is the wire string — a bare branch name or `owner:branch` —
+ * which the library never parses back.
  */
-export type PullRequestHead = Branded<string, 'PullRequestHead'>;
+export class PullRequestHead {
+  declare private readonly brand: 'PullRequestHead';
+  private constructor() {}
+
+  /** The wire string: `branch`, or `owner:branch` for a fork. */
+  toString(): string {
+    const p = HEAD_PARTS.get(this);
+    if (p === undefined) return '';
+    return p.owner === undefined ? p.branch : `${p.owner}:${p.branch}`;
+  }
+
+  toJSON(): string {
+    return this.toString();
+  }
+
+  [inspect.custom](): string {
+    return `PullRequestHead(${this.toString()})`;
+  }
+}
+
+function makeHead(parts: HeadParts): PullRequestHead {
+  const head = Object.create(PullRequestHead.prototype) as PullRequestHead;
+  HEAD_PARTS.set(head, Object.freeze({ ...parts }));
+  return Object.freeze(head) as PullRequestHead;
+}
+
+/** The validated parts of a head; undefined for anything {@link sameRepoHead}/{@link forkHead} did not build. */
+export function headParts(head: unknown): HeadParts | undefined {
+  return typeof head === 'object' && head !== null ? HEAD_PARTS.get(head) : undefined;
+}
 
 /** The head for a branch of the base repository. */
 export function sameRepoHead(branch: BranchName): PullRequestHead {
-  return branch as string as PullRequestHead;
+  return makeHead({ branch });
 }
 
 /** The head for a branch of a fork owned by `owner`. */
 export function forkHead(owner: Owner, branch: BranchName): PullRequestHead {
-  return `${owner}:${branch}` as PullRequestHead;
+  return makeHead({ owner, branch });
+}
+
+/** Re-checks a head's parts (an untyped caller may have passed anything); the wire string when valid. */
+function checkHead(head: unknown): Validated<string> {
+  const parts = headParts(head);
+  if (parts === undefined)
+    return { ok: false, error: { field: 'head', message: 'must be built from a validated branch name' } };
+  const branch = parseBranchName(parts.branch, 'head');
+  if (!branch.ok) return branch;
+  if (parts.owner !== undefined) {
+    const owner = parseOwner(parts.owner, 'head');
+    if (!owner.ok) return owner;
+  }
+  return valid(String(head));
 }
 
 export interface PullRequestQuery {
@@ -60,7 +116,7 @@ export interface PullRequestQuery {
   /** Login of the author. */
   readonly poster?: string;
   /** Base branch name (wire `base_branch`). */
-  readonly base?: string;
+  readonly base?: BranchName;
   /** Filtered by the client: Gitea 1.26's list endpoint has no head filter. */
   readonly head?: PullRequestHead;
 }
@@ -75,7 +131,7 @@ export interface Paging {
 export interface CreatePullRequest {
   readonly title: string;
   readonly head: PullRequestHead;
-  readonly base: string;
+  readonly base: BranchName;
   readonly body?: string;
   readonly assignees?: readonly string[];
   /** Label ids, not names. */
@@ -94,7 +150,7 @@ export interface EditPullRequest {
   readonly milestone?: MilestoneId;
   readonly state?: 'open' | 'closed';
   /** Retargets the pull request. */
-  readonly base?: string;
+  readonly base?: BranchName;
   readonly dueDate?: Date;
   /** Clears the deadline (`unset_due_date: true`); a null due date is never sent. */
   readonly unsetDueDate?: boolean;
@@ -109,12 +165,16 @@ export interface MergePullRequest {
   readonly headCommit?: string;
   /** The commit that merged it (ManuallyMerged only). */
   readonly mergedCommit?: string;
+  /**
+   * Delete the head branch once merged. Default false, and always sent: when the key is absent,
+   * Gitea applies the repository's "delete branch after merge" setting instead.
+   */
   readonly deleteBranchAfterMerge?: boolean;
   readonly forceMerge?: boolean;
   readonly mergeWhenChecksSucceed?: boolean;
 }
 
-/** An inline remark: on a new-side line, an old-side line, or the file as a whole (neither). */
+/** An inline remark: on a new-side line, an old-side line, or the file as a whole (neither; never both). */
 export interface NewReviewComment {
   /** Trimmed; must not be blank. */
   readonly body: string;
@@ -198,6 +258,10 @@ function checkSha(fieldName: string, sha: string | undefined): ValidationError |
   return SHA.test(sha) ? undefined : { field: fieldName, message: 'must be a hex commit id' };
 }
 
+function errorOf(v: Validated<unknown>): ValidationError | undefined {
+  return v.ok ? undefined : v.error;
+}
+
 function result<T>(error: ValidationError | undefined, value: () => T): Validated<T> {
   return error ? { ok: false, error } : valid(value());
 }
@@ -208,13 +272,14 @@ export function encodePullRequestQuery(q: PullRequestQuery, paging: Required<Pag
     q.state !== undefined && !['open', 'closed', 'all'].includes(q.state)
       ? { field: 'state', message: 'must be open, closed or all' }
       : undefined,
-    q.sort !== undefined && !(q.sort in PULL_REQUEST_SORT_WIRE)
+    q.sort !== undefined && !isCase(PULL_REQUEST_SORT_WIRE, q.sort)
       ? { field: 'sort', message: 'unknown sort' }
       : undefined,
     q.milestone !== undefined ? checkPositiveId('milestone', q.milestone) : undefined,
     checkIds('labels', q.labels),
     q.poster !== undefined ? checkLogins('poster', [q.poster]) : undefined,
     checkBranch('base', q.base),
+    q.head !== undefined ? errorOf(checkHead(q.head)) : undefined,
     checkPaging(paging),
   );
   return result(error, () => {
@@ -246,11 +311,10 @@ export function pagingQuery(p: Required<Paging>): Query {
 }
 
 export function encodeCreatePullRequest(c: CreatePullRequest): Validated<Json> {
+  const head = checkHead(c.head);
   const error = firstError(
     checkRequiredText('title', c.title, 255),
-    typeof c.head === 'string' && c.head.length > 0
-      ? undefined
-      : { field: 'head', message: 'must not be empty' },
+    errorOf(head),
     c.base === undefined ? { field: 'base', message: 'must not be empty' } : checkBranch('base', c.base),
     checkLogins('assignees', c.assignees),
     checkIds('labels', c.labels),
@@ -258,7 +322,7 @@ export function encodeCreatePullRequest(c: CreatePullRequest): Validated<Json> {
     checkDate('dueDate', c.dueDate),
   );
   return result(error, () => {
-    const b: Json = { title: c.title, head: c.head, base: c.base };
+    const b: Json = { title: c.title, head: head.ok ? head.value : '', base: c.base };
     put(b, 'body', c.body);
     put(b, 'assignees', c.assignees ? [...c.assignees] : undefined);
     put(b, 'labels', c.labels ? [...c.labels] : undefined);
@@ -305,7 +369,7 @@ export function encodeEditPullRequest(e: EditPullRequest): Validated<Json> {
  */
 export function encodeMergePullRequest(m: MergePullRequest): Validated<Json> {
   const error = firstError(
-    m.style in MERGE_STYLE_WIRE ? undefined : { field: 'style', message: 'unknown merge style' },
+    isCase(MERGE_STYLE_WIRE, m.style) ? undefined : { field: 'style', message: 'unknown merge style' },
     checkSha('headCommit', m.headCommit),
     checkSha('mergedCommit', m.mergedCommit),
     m.mergedCommit !== undefined && m.style !== 'ManuallyMerged'
@@ -321,26 +385,49 @@ export function encodeMergePullRequest(m: MergePullRequest): Validated<Json> {
     put(b, 'MergeMessageField', m.message);
     put(b, 'MergeCommitID', m.mergedCommit);
     put(b, 'head_commit_id', m.headCommit);
-    put(b, 'delete_branch_after_merge', m.deleteBranchAfterMerge);
+    // Always sent (spec default false): without the key Gitea uses the repository's setting and
+    // may delete the head branch.
+    b.delete_branch_after_merge = m.deleteBranchAfterMerge ?? false;
     put(b, 'force_merge', m.forceMerge);
     put(b, 'merge_when_checks_succeed', m.mergeWhenChecksSucceed);
     return b;
   });
 }
 
-function checkNewComment(c: NewReviewComment, i: number): ValidationError | undefined {
-  const at = (f: string) => `comments[${i}].${f}`;
+/** Problems of one remark, with the remark's own field names (body, newPosition, ...). */
+function checkNewComment(c: NewReviewComment): ValidationError | undefined {
+  if (typeof c !== 'object' || c === null) return { field: 'comment', message: 'must be an object' };
   return firstError(
-    checkRequiredText(at('body'), c.body),
-    checkRequiredText(at('path'), c.path),
-    c.newPosition !== undefined ? checkPositiveId(at('newPosition'), c.newPosition) : undefined,
-    c.oldPosition !== undefined ? checkPositiveId(at('oldPosition'), c.oldPosition) : undefined,
+    checkRequiredText('body', c.body),
+    checkRequiredText('path', c.path),
+    c.newPosition !== undefined ? checkPositiveId('newPosition', c.newPosition) : undefined,
+    c.oldPosition !== undefined ? checkPositiveId('oldPosition', c.oldPosition) : undefined,
+    c.newPosition !== undefined && c.oldPosition !== undefined
+      ? { field: 'oldPosition', message: 'cannot be set together with a new position' }
+      : undefined,
     c.extraLinesCount !== undefined && (!Number.isSafeInteger(c.extraLinesCount) || c.extraLinesCount < 0)
-      ? { field: at('extraLinesCount'), message: 'must be a non-negative integer' }
+      ? { field: 'extraLinesCount', message: 'must be a non-negative integer' }
       : undefined,
     c.extraLinesCount && c.newPosition === undefined && c.oldPosition === undefined
-      ? { field: at('extraLinesCount'), message: 'needs a position' }
+      ? { field: 'extraLinesCount', message: 'needs a position' }
       : undefined,
+  );
+}
+
+const COMMENT_FIELD_WORDS: Readonly<Record<string, string>> = {
+  comment: 'it',
+  body: 'its body',
+  path: 'its path',
+  newPosition: 'its new position',
+  oldPosition: 'its old position',
+  extraLinesCount: 'its extra lines count',
+};
+
+/** A remark of a review's list: field `comments`, the position and the problem in the message. */
+function checkListedComment(c: NewReviewComment, i: number): ValidationError | undefined {
+  const e = checkNewComment(c);
+  return (
+    e && { field: 'comments', message: `comment ${i}: ${COMMENT_FIELD_WORDS[e.field] ?? 'it'} ${e.message}` }
   );
 }
 
@@ -353,15 +440,12 @@ export function encodeNewReviewComment(c: NewReviewComment): Json {
 }
 
 export function validateNewReviewComment(c: NewReviewComment): Validated<Json> {
-  const error = checkNewComment(c, 0);
-  return result(error ? { ...error, field: error.field.replace(/^comments\[0\]\./, '') } : undefined, () =>
-    encodeNewReviewComment(c),
-  );
+  return result(checkNewComment(c), () => encodeNewReviewComment(c));
 }
 
 export function encodeCreateReview(r: CreateReview): Validated<Json> {
   const error = firstError(
-    r.event !== undefined && !(r.event in REVIEW_STATE_WIRE)
+    r.event !== undefined && !isCase(REVIEW_STATE_WIRE, r.event)
       ? { field: 'event', message: 'unknown review state' }
       : undefined,
     // Gitea 1.26 would file a RequestReview event as a pending draft; asking for a review is requestReviewers.
@@ -369,7 +453,10 @@ export function encodeCreateReview(r: CreateReview): Validated<Json> {
       ? { field: 'event', message: 'request-review is not a review event' }
       : undefined,
     checkSha('commit', r.commit),
-    ...(r.comments ?? []).map(checkNewComment),
+    r.comments !== undefined && !Array.isArray(r.comments)
+      ? { field: 'comments', message: 'must be a list' }
+      : undefined,
+    ...(Array.isArray(r.comments) ? r.comments : []).map(checkListedComment),
   );
   return result(error, () => {
     const b: Json = {};
@@ -382,8 +469,9 @@ export function encodeCreateReview(r: CreateReview): Validated<Json> {
 }
 
 export function encodeSubmitReview(s: SubmitReview): Validated<Json> {
-  const error =
-    s.event in REVIEW_STATE_WIRE ? undefined : { field: 'event', message: 'unknown review state' };
+  const error = isCase(REVIEW_STATE_WIRE, s.event)
+    ? undefined
+    : { field: 'event', message: 'unknown review state' };
   return result(error, () => {
     const b: Json = { event: REVIEW_STATE_WIRE[s.event] };
     put(b, 'body', s.body);
@@ -418,8 +506,9 @@ export function encodeReviewRequest(r: ReviewRequest): Validated<Json> {
 }
 
 export function encodeDiffRequest(d: DiffRequest): Validated<{ suffix: string; query: Query }> {
-  const error =
-    d.format in DIFF_FORMAT_WIRE ? undefined : { field: 'format', message: 'must be Diff or Patch' };
+  const error = isCase(DIFF_FORMAT_WIRE, d.format)
+    ? undefined
+    : { field: 'format', message: 'must be diff or patch' };
   return result(error, () => ({
     suffix: DIFF_FORMAT_WIRE[d.format],
     query: d.includeBinary ? [['binary', 'true']] : [],

@@ -315,16 +315,16 @@ describe('byte bound and timeouts', () => {
     expect(written).toBeLessThan(10_000_000);
   });
 
-  it('uses the larger download bound for diff and patch documents', async () => {
+  it('bounds diff and patch documents by maxResponseBodyBytes, like every textual response', async () => {
     handler = (_q, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end('d'.repeat(4000));
     };
-    const c = client({ maxResponseBodyBytes: 1000, maxDownloadBodyBytes: 8000 });
+    const c = client({ maxResponseBodyBytes: 8000, maxDownloadBodyBytes: 100 });
     const r = await c.pulls.diff(repo, pullRequestNumber(1), { format: 'Diff', includeBinary: true });
     expect(r.ok && r.value.length).toBe(4000);
     expect(seen[0]?.url).toBe('/api/v1/repos/acme/web/pulls/1.diff?binary=true');
-    const small = client({ maxDownloadBodyBytes: 100 });
+    const small = client({ maxResponseBodyBytes: 1000, maxDownloadBodyBytes: 1_000_000 });
     expect(failure(await small.pulls.diff(repo, pullRequestNumber(1), { format: 'Patch' }))).toMatchObject({
       cause: 'response-too-large',
     });
@@ -514,7 +514,11 @@ describe('statuses of the pull request operations', () => {
       mergeWhenChecksSucceed: true,
     });
     expect(merged.ok && merged.value).toEqual({ kind: 'scheduled' });
-    expect(JSON.parse(seen[0]?.body ?? '{}')).toEqual({ Do: 'merge', merge_when_checks_succeed: true });
+    expect(JSON.parse(seen[0]?.body ?? '{}')).toEqual({
+      Do: 'merge',
+      delete_branch_after_merge: false,
+      merge_when_checks_succeed: true,
+    });
     const del = await c.reviews.delete(repo, pullRequestNumber(1), 7 as never);
     expect(del.ok && del.context.status).toBe(204);
     expect(seen[1]).toMatchObject({ method: 'DELETE', url: '/api/v1/repos/acme/web/pulls/1/reviews/7' });

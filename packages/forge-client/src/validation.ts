@@ -61,8 +61,8 @@ export function parseLogin(raw: string, field = 'login'): Validated<Login> {
 export function parseRepoName(raw: string, field = 'repoName'): Validated<RepoName> {
   if (typeof raw !== 'string' || raw.length === 0) return invalid(field, 'must not be empty');
   if (raw.length > 100) return invalid(field, 'must be at most 100 characters');
-  if (raw === '.' || raw === '..') return invalid(field, 'must not be . or ..');
-  if (!REPO_RE.test(raw)) return invalid(field, 'must be letters, digits, - _ or .');
+  if (raw === '.' || raw === '..') return invalid(field, 'must not be "." or ".."');
+  if (!REPO_RE.test(raw)) return invalid(field, 'must be letters, digits, "-", "_" or "."');
   if (raw.endsWith('.git') || raw.endsWith('.wiki')) return invalid(field, 'must not end in .git or .wiki');
   return valid(raw as RepoName);
 }

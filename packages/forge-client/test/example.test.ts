@@ -13,7 +13,13 @@ describe('examples/list-open-pulls.ts', () => {
     const repo = await createRepo('example-demo');
     await commitFile(repo, { branch: 'ex', path: 'ex.txt', content: 'ex\n' });
     const c = clientAs('admin');
-    must(await c.pulls.create(repo, { title: 'Example PR', head: sameRepoHead(branch('ex')), base: 'main' }));
+    must(
+      await c.pulls.create(repo, {
+        title: 'Example PR',
+        head: sameRepoHead(branch('ex')),
+        base: branch('main'),
+      }),
+    );
     c.close();
   });
 

@@ -10,6 +10,7 @@ import {
   api,
   apiStatus,
   branch,
+  branchExists,
   branchSha,
   clientAs,
   commitFile,
@@ -25,7 +26,9 @@ let repo: SeededRepo;
 /** A fresh branch off the current `main` with one commit, and its pull request. */
 async function openPull(name: string, title = `Merge ${name}`): Promise<PullRequest> {
   await commitFile(repo, { branch: name, path: `${name}.txt`, content: `${name}\n` });
-  return must(await client.pulls.create(repo, { title, head: sameRepoHead(branch(name)), base: 'main' }));
+  return must(
+    await client.pulls.create(repo, { title, head: sameRepoHead(branch(name)), base: branch('main') }),
+  );
 }
 
 async function mergeWhenReady(n: PullRequestNumber, style: MergeStyle, extra: { headCommit?: string } = {}) {
@@ -62,6 +65,36 @@ describe('merging', () => {
       expect(closed.find((p) => p.number === pr.number)?.state.kind).toBe('merged');
     });
   }
+
+  it('keeps the head branch unless asked, even where the repository deletes merged branches by default', async () => {
+    // Gitea falls back to the repository's setting when the key is absent; the library sends false.
+    await api('PATCH', `/repos/${repo.owner}/${repo.repo}`, { default_delete_branch_after_merge: true });
+    try {
+      const kept = await openPull('keep-head');
+      const ready = await waitMergeable(client, repo, kept.number);
+      expect(
+        must(
+          await client.pulls.merge(repo, kept.number, {
+            style: MergeStyle.Merge,
+            headCommit: ready.head.sha,
+          }),
+        ),
+      ).toEqual({ kind: 'merged' });
+      expect(await branchExists(repo, 'keep-head')).toBe(true);
+
+      const dropped = await openPull('drop-head');
+      const ready2 = await waitMergeable(client, repo, dropped.number);
+      const r = await client.pulls.merge(repo, dropped.number, {
+        style: MergeStyle.Merge,
+        headCommit: ready2.head.sha,
+        deleteBranchAfterMerge: true,
+      });
+      expect(must(r)).toEqual({ kind: 'merged' });
+      expect(await branchExists(repo, 'drop-head')).toBe(false);
+    } finally {
+      await api('PATCH', `/repos/${repo.owner}/${repo.repo}`, { default_delete_branch_after_merge: false });
+    }
+  });
 
   it('records a manual merge against a commit already on the base branch', async () => {
     const pr = await openPull('style-manual');

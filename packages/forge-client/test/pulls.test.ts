@@ -67,7 +67,7 @@ describe('creating and reading pull requests', () => {
     const created = await client.pulls.create(repo, {
       title: 'Feature work',
       head: sameRepoHead(branch('feature')),
-      base: 'main',
+      base: branch('main'),
       body: 'Adds things.',
       assignees: [admin, reviewer],
       labels: [labelId(repo.labels.bug), labelId(repo.labels.docs)],
@@ -110,7 +110,7 @@ describe('creating and reading pull requests', () => {
         await client.pulls.create(repo, {
           title: i === 5 ? `WIP: topic ${i}` : `Topic ${i}`,
           head: sameRepoHead(branch(`topic-${i}`)),
-          base: i === 4 ? 'develop' : 'main',
+          base: branch(i === 4 ? 'develop' : 'main'),
           ...(i === 2 ? { labels: [labelId(repo.labels.docs)] } : {}),
         }),
       );
@@ -123,7 +123,7 @@ describe('creating and reading pull requests', () => {
     const r = await client.pulls.create(repo, {
       title: '  ',
       head: sameRepoHead(branch('feature')),
-      base: 'main',
+      base: branch('main'),
     });
     expect(r).toEqual({
       ok: false,
@@ -182,7 +182,7 @@ describe('listing, filtering and sorting', () => {
     expect(byPoster).toHaveLength(6);
     const none = must(await client.pulls.listAll(repo, { poster: reviewer }));
     expect(none).toHaveLength(0);
-    const dev = must(await client.pulls.listAll(repo, { base: 'develop' }));
+    const dev = must(await client.pulls.listAll(repo, { base: branch('develop') }));
     expect(numbers(dev)).toEqual([extra[3]?.number]);
     const head = must(await client.pulls.listAll(repo, { head: sameRepoHead(branch('topic-3')) }));
     expect(numbers(head)).toEqual([extra[2]?.number]);
@@ -246,7 +246,7 @@ describe('editing', () => {
         assignees: [reviewer],
         labels: [labelId(repo.labels.docs)],
         dueDate: new Date('2032-01-02T00:00:00Z'),
-        base: 'develop',
+        base: branch('develop'),
         allowMaintainerEdit: false,
       }),
     );
@@ -257,7 +257,7 @@ describe('editing', () => {
     expect(e.dueDate?.toISOString().slice(0, 10)).toBe('2032-01-02');
     expect(e.base.ref).toBe('develop');
     expect(e.allowsMaintainerEdit).toBe(false);
-    expect(must(await client.pulls.edit(repo, main.number, { base: 'main' })).base.ref).toBe('main');
+    expect(must(await client.pulls.edit(repo, main.number, { base: branch('main') })).base.ref).toBe('main');
   });
 
   it('closes and reopens; closed listings include it, open ones do not', async () => {
@@ -303,14 +303,15 @@ describe('files, diff and patch', () => {
     expect(patch).toContain('Subject: [PATCH');
   });
 
-  it('abandons a download past maxDownloadBodyBytes as response-too-large', async () => {
-    const small = clientAs('admin', { maxDownloadBodyBytes: 64 });
+  it('abandons a diff past maxResponseBodyBytes (the bound of textual responses) as response-too-large', async () => {
+    const small = clientAs('admin', { maxResponseBodyBytes: 64, maxDownloadBodyBytes: 1_000_000 });
     const r = await small.pulls.diff(repo, main.number, { format: DiffFormat.Diff });
     small.close();
     expect(r.ok).toBe(false);
     if (r.ok || r.failure.kind !== 'transport') throw new Error('expected transport failure');
     expect(r.failure.cause).toBe('response-too-large');
     expect(r.failure.context.operation).toBe('pulls.diff');
+    expect(r.failure.context.status).toBe(200);
   });
 
   it('reports a JSON body past maxResponseBodyBytes as response-too-large', async () => {

@@ -28,7 +28,7 @@ beforeAll(async () => {
     await owner.pulls.create(repo, {
       title: 'Please review',
       head: sameRepoHead(branch('review-me')),
-      base: 'main',
+      base: branch('main'),
     }),
   );
 });
@@ -173,7 +173,7 @@ describe('review requests', () => {
       await owner.pulls.create(repo, {
         title: 'Review request',
         head: sameRepoHead(branch('asked')),
-        base: 'main',
+        base: branch('main'),
       }),
     );
     const rows = must(await owner.reviews.requestReviewers(repo, pr.number, { reviewers: [reviewer] }));
