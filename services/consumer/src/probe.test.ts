@@ -29,6 +29,8 @@ describe('consume_running', () => {
     expect(probe.runningValue()).toBeNaN();
     expect(await registry.metrics()).toMatch(/^consume_running nan$/im);
     probe.reportRunning();
+    expect(probe.runningValue()).toBeNaN(); // local state alone is no report
+    probe.reported();
     expect(probe.runningValue()).toBe(1);
     consuming.value = false;
     probe.reportRunning();
@@ -37,11 +39,26 @@ describe('consume_running', () => {
 
   it('turns NaN when the last report is older than three intervals', () => {
     const clock = { now: 0 };
-    const { probe } = probeAt(clock, { value: true });
-    probe.reportRunning();
+    const consuming = { value: true };
+    const { probe } = probeAt(clock, consuming);
+    probe.reported();
     clock.now = 60_000;
     expect(probe.runningValue()).toBe(1);
     clock.now = 60_001;
+    expect(probe.runningValue()).toBeNaN();
+  });
+
+  it('does not refresh the age of the last report on a lifecycle command, only the value', () => {
+    const clock = { now: 0 };
+    const consuming = { value: true };
+    const { probe } = probeAt(clock, consuming);
+    probe.reported();
+    clock.now = 50_000;
+    consuming.value = false;
+    probe.reportRunning();
+    expect(probe.runningValue()).toBe(0);
+    clock.now = 60_001;
+    probe.reportRunning();
     expect(probe.runningValue()).toBeNaN();
   });
 });

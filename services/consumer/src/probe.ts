@@ -9,7 +9,9 @@
  * - consume_checkpoint_divergence: sum over partitions of max(0, broker committed offset -
  *   stored checkpoint): offsets committed without a durable checkpoint. 0 is the only healthy value.
  * - consume_running: 1 consuming, 0 paused/stopped/failed; NaN before the first tick and when the
- *   last report is older than three intervals.
+ *   last report is older than three intervals. A tick reports only when its group reading (the
+ *   committed offsets, a broker request) succeeds: the stream's state is local and always known,
+ *   so counting every tick would make "three missed ones" unreachable while the broker is gone.
  */
 import type { Admin } from 'kafkajs';
 import type pg from 'pg';
@@ -67,9 +69,18 @@ export class Probe {
     this.timer = undefined;
   }
 
-  /** Reports `consume_running` now (after a lifecycle command) without waiting for the tick. */
-  reportRunning(): void {
+  /** A tick's group reading succeeded: `consume_running` reports the stream's state as of now. */
+  reported(): void {
     this.lastReport = { at: this.now(), running: this.opts.consuming() };
+  }
+
+  /**
+   * Publishes the stream's current state now (after a lifecycle command) without waiting for the
+   * tick. It does not refresh the report's age: only a tick whose group reading succeeded does, so
+   * this never turns NaN into a value.
+   */
+  reportRunning(): void {
+    if (this.lastReport) this.lastReport = { at: this.lastReport.at, running: this.opts.consuming() };
   }
 
   /** One probe run; concurrent calls share the run in progress. */
@@ -81,7 +92,6 @@ export class Probe {
   }
 
   private async run(): Promise<void> {
-    this.reportRunning();
     const { metrics } = this.opts;
     const [committed, ends, dlq, checkpoints, defaults] = await Promise.allSettled([
       this.bounded(this.opts.admin.fetchOffsets({ groupId: this.opts.groupId, topics: [this.opts.topic] })),
@@ -102,6 +112,7 @@ export class Probe {
       // The admin client may never have connected (broker down at boot): try again next tick.
       void this.opts.admin.connect().catch(() => {});
     }
+    if (committed.status === 'fulfilled') this.reported();
     metrics.groupLag.reset();
     const commits = new Map<number, bigint>();
     if (committed.status === 'fulfilled') {
