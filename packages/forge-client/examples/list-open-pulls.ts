@@ -2,8 +2,9 @@
  * Lists the open pull requests of a repository with their review state, then prints the server
  * version. Runs against any Gitea/Forgejo:
  *
- *   FORGE_URL=https://gitea.example.org/api/v1 FORGE_TOKEN=... FORGE_REPO=owner/name \
- *     node --conditions=source --import tsx examples/list-open-pulls.ts
+ *   FORGE_URL=https://gitea.example.org/api/v1 FORGE_TOKEN=... FORGE_REPO=owner/name npm run example
+ *
+ * (from packages/forge-client; the script is `node --import tsx examples/list-open-pulls.ts`).
  *
  * Without FORGE_REPO it exits with a usage line; without FORGE_TOKEN it reads anonymously.
  */

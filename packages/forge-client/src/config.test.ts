@@ -138,7 +138,8 @@ describe('credentials', () => {
         expect(text).not.toContain('123456');
       }
       expect(String(c)).toContain('[redacted]');
-      expect(String(c)).toContain('alice');
+      expect(String(c)).not.toContain('alice'); // the sudo login is redacted too
+      expect(c.toJSON().auth).toMatchObject({ sudo: '[redacted]' });
     }
   });
 });

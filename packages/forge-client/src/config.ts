@@ -188,7 +188,10 @@ export class ForgeConfig {
     );
   }
 
-  /** A loggable summary; credentials appear as `[redacted]`. */
+  /**
+   * A loggable summary; credentials appear as `[redacted]`, and so does the `sudo` login (whom an
+   * admin credential acts as is kept out of logs, like the `sudo` query parameter of recorded URIs).
+   */
   toString(): string {
     return `ForgeConfig(${JSON.stringify(this.toJSON())})`;
   }
@@ -217,14 +220,14 @@ function describeAuth(auth: Auth): Record<string, unknown> {
     case 'anonymous':
       return { kind: 'anonymous' };
     case 'token':
-      return { kind: 'token', token: REDACTED, ...(auth.sudo ? { sudo: auth.sudo } : {}) };
+      return { kind: 'token', token: REDACTED, ...(auth.sudo ? { sudo: REDACTED } : {}) };
     case 'basic':
       return {
         kind: 'basic',
         username: auth.username,
         password: REDACTED,
         ...(auth.otp ? { otp: REDACTED } : {}),
-        ...(auth.sudo ? { sudo: auth.sudo } : {}),
+        ...(auth.sudo ? { sudo: REDACTED } : {}),
       };
   }
 }

@@ -54,18 +54,21 @@ export interface JsonDecodeProblem {
   readonly message: string;
 }
 
-/** Internal signal used by decoders; converted to a value at the library's boundary. */
-export class DecodeFailure extends Error {
+/**
+ * Internal signal thrown by decoders and turned into a value ({@link JsonDecodeProblem}, then the
+ * public `DecodeFailure` of `result.ts`) at the library's boundary. Never escapes the library.
+ */
+export class JsonDecodeError extends Error {
   constructor(
     readonly path: JsonPath,
     readonly reason: string,
   ) {
     super(`${formatJsonPath(path)}: ${reason}`);
-    this.name = 'DecodeFailure';
+    this.name = 'JsonDecodeError';
   }
 }
 
-/** A decoder turns an untrusted JSON value at `path` into a typed value or throws DecodeFailure. */
+/** A decoder turns an untrusted JSON value at `path` into a typed value or throws JsonDecodeError. */
 export type Decoder<T> = (value: unknown, path: JsonPath) => T;
 
 function kindOf(value: unknown): string {
@@ -75,7 +78,7 @@ function kindOf(value: unknown): string {
 }
 
 function fail(path: JsonPath, expected: string, value: unknown): never {
-  throw new DecodeFailure(path, `expected ${expected}, got ${kindOf(value)}`);
+  throw new JsonDecodeError(path, `expected ${expected}, got ${kindOf(value)}`);
 }
 
 /** Runs a decoder on a parsed document; failures become values. */
@@ -86,7 +89,8 @@ export function runDecoder<T>(
   try {
     return { ok: true, value: decoder(value, ROOT_PATH) };
   } catch (err) {
-    if (err instanceof DecodeFailure) return { ok: false, problem: { path: err.path, message: err.reason } };
+    if (err instanceof JsonDecodeError)
+      return { ok: false, problem: { path: err.path, message: err.reason } };
     throw err;
   }
 }
@@ -114,7 +118,7 @@ export const bool: Decoder<boolean> = (v, p) => (typeof v === 'boolean' ? v : fa
 /** An integer that JavaScript represents exactly (int64 ids beyond 2^53 are refused, not rounded). */
 export const int: Decoder<number> = (v, p) => {
   if (typeof v !== 'number') fail(p, 'an integer', v);
-  if (!Number.isSafeInteger(v)) throw new DecodeFailure(p, 'expected a safe integer');
+  if (!Number.isSafeInteger(v)) throw new JsonDecodeError(p, 'expected a safe integer');
   return v;
 };
 
@@ -122,7 +126,7 @@ export const int: Decoder<number> = (v, p) => {
 export const instant: Decoder<Date> = (v, p) => {
   if (typeof v !== 'string') fail(p, 'an rfc 3339 timestamp', v);
   const ms = Date.parse(v);
-  if (Number.isNaN(ms)) throw new DecodeFailure(p, 'expected an rfc 3339 timestamp');
+  if (Number.isNaN(ms)) throw new JsonDecodeError(p, 'expected an rfc 3339 timestamp');
   return new Date(ms);
 };
 

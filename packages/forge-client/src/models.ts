@@ -24,12 +24,12 @@ import type {
 import {
   bool,
   childPath,
-  DecodeFailure,
   type Decoder,
   defField,
   field,
   instant,
   int,
+  JsonDecodeError,
   type JsonPath,
   listOrNull,
   object,
@@ -299,7 +299,7 @@ function decodeState(o: Record<string, unknown>, p: JsonPath): PullRequestState 
   const state = field(o, p, 'state', str);
   if (state === 'open') return { kind: 'open' };
   if (state === 'closed') return { kind: 'closed', ...opt('closedAt', closedAt) };
-  throw new DecodeFailure(childPath(p, 'state'), 'expected open or closed');
+  throw new JsonDecodeError(childPath(p, 'state'), 'expected open or closed');
 }
 
 export const decodePullRequest: Decoder<PullRequest> = (v, p) => {
@@ -396,7 +396,7 @@ export const decodeReviewComment: Decoder<ReviewComment> = (v, p) => {
 export const decodeServerVersion: Decoder<ServerVersion> = (v, p) => {
   const o = object(v, p);
   const raw = field(o, p, 'version', str);
-  if (raw.trim() === '') throw new DecodeFailure(childPath(p, 'version'), 'expected a non-blank version');
+  if (raw.trim() === '') throw new JsonDecodeError(childPath(p, 'version'), 'expected a non-blank version');
   return { raw };
 };
 

@@ -1,8 +1,9 @@
 /**
- * Pages and the iterator over them. The next page is found from the `Link` header; its `page` and
- * `limit` are re-applied to our own base URI, so a server whose ROOT_URL differs from the address
- * we use (a proxy) still works, credentials never follow a link to another host, and a limit the
- * server capped silently is the one used from then on.
+ * Pages and the iterator over them. The next page is found from the `Link` header; only its `page`
+ * and `limit` are used, re-applied to our own base URI, so a server whose ROOT_URL differs from the
+ * address we use (a proxy) still works and credentials never follow a link to another host. Under
+ * a silent cap Gitea keeps the `limit` asked for in its links but numbers pages by the size it
+ * applied, so following the links stays exact (see {@link nextPageOf}).
  */
 
 import type { CallContext, ForgeResult } from './result.js';

@@ -27,7 +27,7 @@ describe('examples/list-open-pulls.ts', () => {
     const g = gitea();
     const { stdout, stderr } = await run(
       process.execPath,
-      ['--conditions=source', '--import', 'tsx', example],
+      ['--import', 'tsx', example], // as `npm run example` runs it
       {
         env: {
           ...process.env,
