@@ -111,9 +111,18 @@ export function createIngestor(deps: IngestorDeps) {
   function countUnrecognised(event: CloudEvent): void {
     if (!deps.knownTypes.configured) return;
     if (!deps.knownTypes.recognises(event.type)) deps.meters.unrecognised(event.type, 'unknown-type');
-    else if (event.data !== undefined && !isJsonMediaType(event.datacontenttype)) {
+    else if (event.data !== undefined && !consumerReadsPayload(event.datacontenttype)) {
       deps.meters.unrecognised(event.type, 'invalid-payload');
     }
+  }
+
+  /**
+   * Whether the consumer can make the payload its `data` column: JSON (also when no
+   * `datacontenttype` is given, as the JSON event format implies) or text. Other media types are
+   * stored only verbatim, so a recognised type carrying one counts as `invalid-payload`.
+   */
+  function consumerReadsPayload(contentType: string | undefined): boolean {
+    return contentType === undefined || isJsonMediaType(contentType) || /^\s*text\//i.test(contentType);
   }
 
   return {

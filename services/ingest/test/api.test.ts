@@ -220,6 +220,7 @@ describe('POST /v1/events', () => {
       body: 'x',
     });
     expect(res2.status).toBe(403);
+    expect(res2.headers.get('www-authenticate')).toMatch(/^Bearer .*error="insufficient_scope"/);
     expect(((await res2.json()) as any).error).toMatchObject({ code: 403, status: 'PERMISSION_DENIED' });
   });
 });
@@ -430,6 +431,25 @@ describe('description, docs, health and metrics', () => {
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ status: 'UP', broker: 'reachable' });
     expect((await fetch(`${h.url}/health/live`)).status).toBe(200);
+  });
+  it('counts a recognised type whose payload the consumer cannot read as invalid-payload, not text or JSON', async () => {
+    const unrecognised = async () => {
+      const text = await (await fetch(`${h.url}/metrics`)).text();
+      const line = text
+        .split('\n')
+        .find((l) => l.startsWith('event_unrecognised_total{') && l.includes('type="com.example.blob"'));
+      return Number(line?.slice(line.lastIndexOf(' ') + 1) ?? 0);
+    };
+    const blob = { 'ce-type': 'com.example.blob' };
+    await post('/v1/events', { ...ceHeaders('p-1', T, blob), 'content-type': 'text/plain' }, 'hello');
+    await post('/v1/events', ceHeaders('p-2', T, blob), structured({ a: 1 }));
+    expect(await unrecognised()).toBe(0);
+    await post(
+      '/v1/events',
+      { ...ceHeaders('p-3', T, blob), 'content-type': 'application/octet-stream' },
+      'x',
+    );
+    expect(await unrecognised()).toBe(1);
   });
   it('exposes the ingest meters with their tags', async () => {
     await post('/v1/events', ceHeaders('m-1', T, { 'ce-type': 'org.other.thing' }), 'x');
