@@ -2,18 +2,30 @@
  * Dead-letter administration: depth per partition, a bounded listing, and replay.
  *
  * Scans read the dead-letter topic from its start with a throw-away consumer group (deleted
- * afterwards), at most `REPLAY_MAX_RECORDS` records; a `reason` filter matches only within the
- * scanned records. Tombstones (value null: dead letters already replayed) are scanned but never
- * listed. Replay re-publishes each selected dead letter's original key, value, headers and
- * timestamp to the main topic, one at a time (sequential on purpose: the next publish starts after
- * the previous one was acknowledged, so a failure stops the run with a clear boundary and the
- * replay keeps the dead letters' order), then writes a tombstone for the dead letter's key.
+ * afterwards), at most `REPLAY_MAX_RECORDS` records (and 20 s). They apply the topic's compaction
+ * semantics themselves, since the log cleaner runs late: the latest record of a key wins and a
+ * tombstone (value null: a dead letter already replayed) removes its key. Only then are the
+ * `reason` filter and the `limit` applied, so a replayed letter is neither listed nor replayed
+ * again. A letter whose tombstone lies beyond the scan bound is still listed (until compaction).
+ *
+ * Memory: a scan keeps one small description per live, matching letter (no message, no parsed
+ * letter). Replay (`dryRun=false`) also keeps each candidate's dead-letter bytes (a copy, so the
+ * fetch buffer is not retained) to re-publish them, at most `REPLAY_MAX_HELD_BYTES` (64 MiB) in
+ * all; a scan that would hold more stops there (`truncated: true`), and the next replay goes on.
+ *
+ * Replay re-publishes each selected dead letter's original key, value, headers and timestamp to
+ * the main topic, one at a time (sequential on purpose: the next publish starts after the previous
+ * one was acknowledged, so a failure stops the run with a clear boundary and the replay keeps the
+ * dead letters' order), then writes a tombstone for the dead letter's key.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kafka, KafkaMessage, Producer } from 'kafkajs';
+import type { Kafka, Producer } from 'kafkajs';
 import { type DeadLetter, originalMessage, parseDeadLetter } from './dead-letter.js';
 import type { PoisonReason } from './decode.js';
 import type { ConsumerMetrics } from './metrics.js';
+
+/** Most dead-letter bytes one replay scan holds for re-publishing (64 MiB). */
+export const REPLAY_MAX_HELD_BYTES = 64 * 1024 * 1024;
 
 export interface DlqAdminOptions {
   kafka: Kafka;
@@ -25,6 +37,8 @@ export interface DlqAdminOptions {
   maxRecords: number;
   /** Bound on one scan's wall time. Default 20 s. */
   scanTimeoutMs?: number;
+  /** Bound on the dead-letter bytes a replay scan holds. Default `REPLAY_MAX_HELD_BYTES`. */
+  maxHeldBytes?: number;
 }
 
 export interface DlqPartitionDepth {
@@ -69,10 +83,18 @@ export interface ReplayReport {
   records: ReplayEntry[];
 }
 
+/** A live dead letter found by a scan: its description and, for replay, its bytes. */
 interface Scanned {
-  partition: number;
-  message: KafkaMessage;
-  letter: DeadLetter;
+  key: string;
+  listed: DlqListedRecord;
+  /** The dead letter's record value (a copy), kept only by a replay scan. */
+  value?: Buffer;
+}
+
+interface ScanResult {
+  items: Scanned[];
+  scanned: number;
+  truncated: boolean;
 }
 
 export class DlqAdmin {
@@ -98,16 +120,16 @@ export class DlqAdmin {
   }
 
   async list(limit: number, reason?: PoisonReason): Promise<DlqListing> {
-    const scan = await this.scan(limit, reason);
-    const records = scan.items.map(describe);
+    const scan = await this.scan(limit, reason, false);
+    const records = scan.items.map((s) => s.listed);
     return { records, scanned: scan.scanned, truncated: scan.truncated, returned: records.length };
   }
 
   async replay(limit: number, reason: PoisonReason | undefined, dryRun: boolean): Promise<ReplayReport> {
     const { metrics } = this.opts;
-    let scan: Awaited<ReturnType<DlqAdmin['scan']>>;
+    let scan: ScanResult;
     try {
-      scan = await this.scan(limit, reason);
+      scan = await this.scan(limit, reason, !dryRun);
     } catch (err) {
       metrics.replayOperation('failure');
       throw err;
@@ -122,18 +144,20 @@ export class DlqAdmin {
       records: [],
     };
     if (dryRun) {
-      report.records = scan.items.map((s) => ({ ...describe(s), outcome: 'skipped' as const }));
+      report.records = scan.items.map((s) => ({ ...s.listed, outcome: 'skipped' as const }));
       metrics.replayOperation('skipped');
       metrics.replayRecords('skipped', scan.items.length);
       return report;
     }
     for (const item of scan.items) {
-      const entry: ReplayEntry = { ...describe(item), outcome: 'success' };
+      const entry: ReplayEntry = { ...item.listed, outcome: 'success' };
+      const letter = parseDeadLetter(item.value ?? null) as DeadLetter;
+      item.value = undefined; // let it go as soon as it is used
       try {
         const [meta] = await this.opts.producer.send({
           topic: this.opts.topic,
           acks: -1,
-          messages: [originalMessage(item.letter)],
+          messages: [originalMessage(letter)],
         });
         entry.destination = {
           topic: this.opts.topic,
@@ -143,7 +167,7 @@ export class DlqAdmin {
         await this.opts.producer.send({
           topic: this.opts.dlqTopic,
           acks: -1,
-          messages: [{ key: item.message.key, value: null, partition: item.partition }],
+          messages: [{ key: item.key, value: null, partition: item.listed.partition }],
         });
         report.replayed++;
       } catch (err) {
@@ -162,12 +186,19 @@ export class DlqAdmin {
     return report;
   }
 
-  /** Reads up to `maxRecords` dead letters from the start; stops early once `wanted` matched. */
+  /**
+   * Reads up to `maxRecords` dead letters from the start (to the end offsets seen first), keeping
+   * the live ones (compaction semantics) that match `reason`; returns the first `wanted` in
+   * (partition, offset) order. `truncated`: a bound stopped the scan before the end, or more than
+   * `wanted` matched. `keepValues`: also keep each candidate's bytes (replay).
+   */
   private async scan(
     wanted: number,
     reason: PoisonReason | undefined,
-  ): Promise<{ items: Scanned[]; scanned: number; truncated: boolean }> {
+    keepValues: boolean,
+  ): Promise<ScanResult> {
     const { kafka, dlqTopic, maxRecords } = this.opts;
+    const maxHeldBytes = this.opts.maxHeldBytes ?? REPLAY_MAX_HELD_BYTES;
     const admin = kafka.admin();
     await admin.connect();
     let ends: Map<number, bigint>;
@@ -180,12 +211,21 @@ export class DlqAdmin {
       await admin.disconnect();
       throw err;
     }
-    const items: Scanned[] = [];
+    // Live, matching letters by key. Every record of a key is in one partition (the producer's
+    // partitioner; replay writes tombstones to the letter's partition), read in offset order.
+    const live = new Map<string, Scanned>();
+    let held = 0;
     let scanned = 0;
     if (ends.size === 0) {
       await admin.disconnect();
-      return { items, scanned, truncated: false };
+      return { items: [], scanned, truncated: false };
     }
+    const drop = (key: string) => {
+      const prev = live.get(key);
+      if (!prev) return;
+      held -= prev.value?.byteLength ?? 0;
+      live.delete(key);
+    };
     const groupId = `${this.opts.groupId}.dlq-admin.${randomUUID()}`;
     const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100, retry: { retries: 2 } });
     const remaining = new Set(ends.keys());
@@ -211,14 +251,29 @@ export class DlqAdmin {
               for (const message of batch.messages) {
                 if (remaining.size === 0 || stoppedEarly) break;
                 if (BigInt(message.offset) >= end) break;
-                if (scanned >= maxRecords || items.length >= wanted) {
+                if (scanned >= maxRecords) {
                   stoppedEarly = true;
                   break;
                 }
                 scanned++;
-                const letter = parseDeadLetter(message.value);
+                const key = message.key?.toString('utf8') ?? `${batch.partition}/${message.offset}`;
+                drop(key); // the latest record of a key wins; a tombstone only removes
+                const letter = message.value ? parseDeadLetter(message.value) : undefined;
                 if (letter && (!reason || letter.data.reason === reason)) {
-                  items.push({ partition: batch.partition, message, letter });
+                  const item: Scanned = {
+                    key,
+                    listed: describe(key, batch.partition, message.offset, letter),
+                  };
+                  if (keepValues) {
+                    const size = message.value!.byteLength;
+                    if (held + size > maxHeldBytes) {
+                      stoppedEarly = true;
+                      break;
+                    }
+                    item.value = Buffer.from(message.value!); // a copy: do not retain the fetch buffer
+                    held += size;
+                  }
+                  live.set(key, item);
                 }
                 if (BigInt(message.offset) >= end - 1n) remaining.delete(batch.partition);
               }
@@ -234,24 +289,26 @@ export class DlqAdmin {
       await admin.deleteGroups([groupId]).catch(() => {});
       await admin.disconnect().catch(() => {});
     }
-    items.sort(
-      (a, b) => a.partition - b.partition || Number(BigInt(a.message.offset) - BigInt(b.message.offset)),
+    const all = [...live.values()].sort(
+      (a, b) =>
+        a.listed.partition - b.listed.partition || Number(BigInt(a.listed.offset) - BigInt(b.listed.offset)),
     );
-    return { items, scanned, truncated: stoppedEarly || remaining.size > 0 };
+    const items = all.slice(0, wanted);
+    return { items, scanned, truncated: stoppedEarly || remaining.size > 0 || all.length > wanted };
   }
 }
 
-function describe(s: Scanned): DlqListedRecord {
-  const d = s.letter.data;
+function describe(key: string, partition: number, offset: string, letter: DeadLetter): DlqListedRecord {
+  const d = letter.data;
   return {
-    key: s.message.key?.toString('utf8') ?? s.letter.id,
-    partition: s.partition,
-    offset: s.message.offset,
-    time: s.letter.time,
+    key,
+    partition,
+    offset,
+    time: letter.time,
     reason: d.reason,
     detail: d.detail,
     origin: d.origin,
-    valueBytes: d.record.value === null ? 0 : Buffer.from(d.record.value, 'base64').byteLength,
+    valueBytes: d.record.value === null ? 0 : Buffer.byteLength(d.record.value, 'base64'),
     headers: d.record.headers.map((h) => h.key),
   };
 }
