@@ -92,6 +92,7 @@ export async function createConsumerService(opts: ServiceOptions) {
     log: logger,
     policy: new RestartPolicy(opts.restartPolicy),
     holdAfterWriteMs: config.testHoldAfterWriteMs,
+    writeConcurrency: config.writeConcurrency,
   });
   const probe = new Probe({
     admin,
