@@ -31,13 +31,31 @@ export interface LifecycleOptions {
 }
 
 export class Lifecycle {
+  /**
+   * Serialises the commands: clear-checkpoints checks the state, then deletes rows and resets
+   * offsets; a start arriving in between would join the group with offsets being reset under it.
+   * (The stream serialises its own transitions too; this queue covers the command as a whole.)
+   */
+  private queue: Promise<unknown> = Promise.resolve();
+
   constructor(private readonly opts: LifecycleOptions) {}
 
   status(): StreamStatus {
     return this.opts.stream.status();
   }
 
-  async run(command: LifecycleCommand): Promise<{ outcome: CommandOutcome; status: StreamStatus }> {
+  run(command: LifecycleCommand): Promise<{ outcome: CommandOutcome; status: StreamStatus }> {
+    const next = this.queue.then(
+      () => this.execute(command),
+      () => this.execute(command),
+    );
+    this.queue = next.catch(() => {});
+    return next;
+  }
+
+  private async execute(
+    command: LifecycleCommand,
+  ): Promise<{ outcome: CommandOutcome; status: StreamStatus }> {
     const { stream, metrics, probe } = this.opts;
     let outcome: CommandOutcome;
     try {
