@@ -11,7 +11,7 @@
  * Usage: `(cd bench/ingest && npm run bench)`. Environment:
  * - `BENCH_SECONDS` seconds per step (default 10)
  * - `BENCH_SCENARIOS` comma list of `single`, `batch`, `big` (default all three)
- * - `BENCH_SINGLE_RATES` events/s (default `5000,7500,10000,12500`)
+ * - `BENCH_SINGLE_RATES` events/s (default `5000,7500,10000`)
  * - `BENCH_BATCH_RATES` batch requests/s of 100 events (default `300,500,700`)
  * - `BENCH_AUTH` `on` (default): HS256 bearer tokens verified by the service; `off`: AUTH_ENABLED=false
  * - `BENCH_SOURCE=1` runs the service from TypeScript sources through tsx instead of `dist/`
@@ -37,7 +37,7 @@ const repo = join(here, '..', '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const TOPIC = 'events.cloudevents.v1';
 const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'single,batch,big').split(','));
-const SINGLE_RATES = (process.env.BENCH_SINGLE_RATES ?? '5000,7500,10000,12500').split(',').map(Number);
+const SINGLE_RATES = (process.env.BENCH_SINGLE_RATES ?? '5000,7500,10000').split(',').map(Number);
 const BATCH_RATES = (process.env.BENCH_BATCH_RATES ?? '300,500,700').split(',').map(Number);
 const AUTH = (process.env.BENCH_AUTH ?? 'on') !== 'off';
 const FROM_SOURCE = process.env.BENCH_SOURCE === '1';
