@@ -14,6 +14,7 @@ describe('broker configuration', () => {
       requestTimeoutMs: 5000,
       closeTimeoutMs: 10_000,
       queueCapacity: 1024,
+      queueBytes: 134_217_728,
       lingerMs: 0,
     });
     expect(c.producer).toEqual(DEFAULT_PRODUCER_PROPERTIES);

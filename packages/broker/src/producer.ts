@@ -9,8 +9,9 @@
  *   this (see `config.ts`).
  * - **Order**: one sender takes records from one FIFO queue and sends them one batch at a time,
  *   so acknowledged records with the same key are in the log in the order `publish` was called.
- * - **Backpressure**: at most `BROKER_QUEUE_CAPACITY` records are queued or in flight; beyond
- *   that `publish` rejects at once with `queue-full` and the record is never sent.
+ * - **Backpressure**: at most `BROKER_QUEUE_CAPACITY` records, and at most `BROKER_QUEUE_BYTES`
+ *   of record bytes, are queued or in flight; beyond either `publish` rejects at once with
+ *   `queue-full` and the record is never sent.
  * - **Deadline**: every publish settles within `BROKER_DELIVERY_TIMEOUT` of the call (plus timer
  *   jitter). A record whose deadline passes while it is still queued is failed without being
  *   sent. Connecting and fetching metadata are bounded by `BROKER_MAX_BLOCK`.
@@ -248,6 +249,7 @@ export class EventProducer {
   /** Sum of `size` over `queue` (records waiting, not yet taken by the sender). */
   private queuedBytes = 0;
   private outstanding = 0;
+  private outstandingBytes = 0;
   private partitionCount = 0;
   private gen: Generation | undefined;
   private probeGen: Generation | undefined;
@@ -308,6 +310,11 @@ export class EventProducer {
     const headers = traceparent === undefined ? record.headers : { ...record.headers, traceparent };
     let size = record.key.length + (record.value?.byteLength ?? 0);
     for (const k in headers) size += k.length + headers[k]!.length;
+    if (this.outstandingBytes + size > this.config.queueBytes && this.outstanding > 0) {
+      return Promise.reject(
+        new PublishError('queue-full', `the send queue is full (${this.config.queueBytes} bytes)`, true),
+      );
+    }
     const startedAt = performance.now();
     return new Promise<PublishReceipt>((resolve, reject) => {
       this.queue.push({
@@ -320,6 +327,7 @@ export class EventProducer {
         reject,
       });
       this.outstanding++;
+      this.outstandingBytes += size;
       this.queuedBytes += size;
       const wake = this.wake;
       this.wake = undefined;
@@ -441,6 +449,7 @@ export class EventProducer {
   private settle(p: Pending, outcome: 'success' | 'failure'): void {
     this.latency?.observe({ topic: this.topic, outcome }, (performance.now() - p.startedAt) / 1000);
     this.outstanding--;
+    this.outstandingBytes -= p.size;
     if (this.outstanding === 0) for (const w of this.idleWaiters.splice(0)) w();
   }
 

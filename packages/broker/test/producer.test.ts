@@ -73,6 +73,21 @@ describe('EventProducer against the real broker', () => {
     expect((refused[0] as PromiseRejectedResult).reason).toBeInstanceOf(PublishError);
   });
 
+  it('refuses records beyond the queue byte budget without sending them', async () => {
+    const small = new EventProducer({
+      config: brokerConfig({ bootstrapServers: [bootstrapServers], topic, queueBytes: 3000 }),
+    });
+    const value = Buffer.alloc(1000, 0x62);
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, () => small.publish({ key: 'b', value, headers: {} })),
+    );
+    await small.close();
+    const refused = results.filter((r) => r.status === 'rejected');
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
+    for (const r of refused)
+      expect((r as PromiseRejectedResult).reason).toMatchObject({ kind: 'queue-full', notSent: true });
+  });
+
   it('lingers before a send (BROKER_LINGER) unless a full batch is already waiting', async () => {
     const lingering = new EventProducer({
       config: brokerConfig({ bootstrapServers: [bootstrapServers], topic, lingerMs: 400 }),
