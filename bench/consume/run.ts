@@ -28,6 +28,7 @@ const TOPIC = 'events.cloudevents.v1';
 const root = repoRoot();
 
 async function main() {
+  const loadAtStart = loadavg();
   const dir = tempDataDir('bench-consume-');
   const deadline = setTimeout(() => {
     console.error(`benchmark exceeded ${TIMEOUT_MS / 1000}s; giving up`);
@@ -183,8 +184,10 @@ Machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${(totalmem(
 Run: ${new Date().toISOString()}. Kafka 3.9 and PostgreSQL from devstack on the same machine; topic
 \`${TOPIC}\` with 12 partitions pre-filled with ${RECORDS} binary-mode CloudEvents (~${Math.round(
       lines.reduce((s, l) => s + l.length, 0) / RECORDS,
-    )} bytes a row); the consumer with its default configuration (batch 500, window 250 ms, write
-pool 6) as a child process; every index of the migration in place.
+    )} bytes a row); the consumer with its default configuration (batch 500, window 250 ms, two
+groups written at once, write pool 6) as a child process; every index of the migrations in place.
+Run it alone on the machine: \`flock /work/helpers/bench.lock <command>\` where benchmarks share it.
+History and analysis: [services/consumer/README.md](../../services/consumer/README.md#throughput).
 
 | measure | value | target |
 |---|---|---|
@@ -196,10 +199,13 @@ pool 6) as a child process; every index of the migration in place.
 | consumer CPU per 1,000 rows (user+system, boot included) | ${((cpuTicks / 100 / RECORDS) * 1000 * 1000).toFixed(0)} ms | |
 
 Consumer meters: ${groups} groups, ${(groupRecords / groups).toFixed(0)} records a group on average; groups
-being processed (decode of what was not decoded ahead, write, commit of rows and checkpoints)
-${writeSeconds.toFixed(1)} s of the ${consumerSeconds.toFixed(1)} s (${((writeSeconds / consumerSeconds) * 100).toFixed(0)} %); decoding ${decodeSeconds.toFixed(1)} s in all.
+being processed (decode of what was not decoded ahead, write, commit of rows and checkpoints),
+summed over the groups in flight: ${writeSeconds.toFixed(1)} s in the ${consumerSeconds.toFixed(1)} s run (${((writeSeconds / consumerSeconds) * 100).toFixed(0)} %);
+decoding ${decodeSeconds.toFixed(1)} s in all.
 
-Load average when the run ended: ${loadavg()
+Load average when the run started: ${loadAtStart
+      .map((l) => l.toFixed(1))
+      .join(', ')}; when it ended: ${loadavg()
       .map((l) => l.toFixed(1))
       .join(', ')} (${cpus().length} cores); rates on a busy machine are lower bounds.
 

@@ -22,7 +22,7 @@ export function readConsumerConfig(env: Env) {
     clientId: str('BROKER_CLIENT_ID').default('observatory-consumer'),
     batchSize: int('CONSUMER_BATCH_SIZE', { min: 1, max: 10_000 }).default(500),
     batchWindowMs: duration('CONSUMER_BATCH_WINDOW', { min: 0 }).default('250ms'),
-    writeConcurrency: int('CONSUMER_WRITE_CONCURRENCY', { min: 1, max: 6 }).default(1),
+    writeConcurrency: int('CONSUMER_WRITE_CONCURRENCY', { min: 1, max: 6 }).default(2),
     writeAttempts: int('CONSUMER_WRITE_ATTEMPTS', { min: 1, max: 100 }).default(3),
     retryDelayMs: duration('CONSUMER_RETRY_DELAY', { min: 0 }).default('200ms'),
     drainTimeoutMs: duration('CONSUMER_DRAIN_TIMEOUT', { min: 0 }).default('30s'),

@@ -29,8 +29,8 @@ export interface StreamOptions {
   /** Partitions whose batches are handled at once (their records share groups). Default 12. */
   partitionsConsumedConcurrently?: number;
   /**
-   * Groups written at once. Default 1: concurrent writers contend on the GIN pending lists and on
-   * the checkpoint rows they share, and measured slower (bench/consume).
+   * Groups written at once (`CONSUMER_WRITE_CONCURRENCY`, default 2 in the service; 1 here). Groups
+   * never share a partition: a partition's next chunk is submitted after its previous commit.
    */
   writeConcurrency?: number;
   /** Test only (`CONSUMER_TEST_HOLD_AFTER_WRITE`): wait between a chunk's durable write and its commit. */

@@ -51,7 +51,7 @@ describe('stream supervision (dedicated broker)', () => {
     expect(usedByFirstOutage).toBeGreaterThanOrEqual(1);
     expect(usedByFirstOutage).toBeLessThan(MAX_RESTARTS);
     await h.publish(Array.from({ length: 10 }, (_, i) => testEvent(i, { source: 'urn:test:after' })));
-    await waitFor('rows published after the restart', async () => (await h.count()) === 20, 120_000);
+    await waitFor('rows published after the restart', async () => (await h.count()) === 20, 180_000);
 
     // Down for longer than the remaining budget: each relaunch fails, the last one stops the stream.
     await kafka.stop();
@@ -68,5 +68,5 @@ describe('stream supervision (dedicated broker)', () => {
     expect(await h.count("ce_source = 'urn:test:unseen'")).toBe(0);
     await waitFor('consume_running 0', async () => (await metricSum(h, 'consume_running')) === 0, 10_000);
     expect((await h.request('/health/live', { token: null })).status).toBe(200);
-  }, 240_000);
+  }, 360_000);
 });
