@@ -178,7 +178,7 @@ async function main() {
     const peakMiB = peakKb / 1024;
     const report = `# Consumer throughput (bench/consume)
 
-Command: \`node --conditions=source --import tsx bench/consume/run.ts\` (BENCH_RECORDS=${RECORDS})
+Command: \`flock /work/helpers/bench.lock node --conditions=source --import tsx bench/consume/run.ts\` (BENCH_RECORDS=${RECORDS})
 
 Machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node.js ${process.version}.
 Run: ${new Date().toISOString()}. Kafka 3.9 and PostgreSQL from devstack on the same machine; topic
