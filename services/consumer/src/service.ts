@@ -104,7 +104,9 @@ export async function createConsumerService(opts: ServiceOptions) {
     dlqTopic,
     intervalMs: config.lagRefreshMs,
     requestTimeoutMs: config.lagRequestTimeoutMs,
-    consuming: () => stream.consuming,
+    // A stream stopped for good keeps reporting 1: the spec makes lag the only sign of it, so
+    // the lag alert (ConsumerLagGrowing) is what pages, not a gauge that would read like a pause.
+    consuming: () => stream.consuming || stream.state === 'failed',
   });
   const lifecycle = new Lifecycle({
     stream,
