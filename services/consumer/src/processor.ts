@@ -167,7 +167,8 @@ export class BatchProcessor {
           { err: failure.message, code: failure.code, attempt: failures, records: rows.length },
           'batch write refused',
         );
-        if (failures < this.opts.writeAttempts) {
+        // Retried CONSUMER_WRITE_ATTEMPTS times after the first try, as the spec words it.
+        if (failures <= this.opts.writeAttempts) {
           await sleep(this.opts.retryDelayMs, signal);
           continue;
         }
