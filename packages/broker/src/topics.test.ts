@@ -25,7 +25,11 @@ describe('the spec topics', () => {
       name: 'events.cloudevents.v1.dlq',
       partitions: 3,
       replicationFactor: 1,
-      configs: { 'cleanup.policy': 'compact', 'retention.ms': '604800000', 'max.message.bytes': '4194304' },
+      configs: {
+        'cleanup.policy': 'compact,delete',
+        'retention.ms': '604800000',
+        'max.message.bytes': '4194304',
+      },
     });
   });
 
@@ -66,7 +70,7 @@ describe('planTopic', () => {
       deadLetterTopicSpec(),
       current({ name: 'events.cloudevents.v1.dlq', partitions: 3, replicationFactor: 3 }),
     );
-    expect(plan.alterConfigs).toEqual({ 'cleanup.policy': 'compact', 'max.message.bytes': '4194304' });
+    expect(plan.alterConfigs).toEqual({ 'cleanup.policy': 'compact,delete', 'max.message.bytes': '4194304' });
     expect(plan.warnings).toEqual([expect.stringMatching(/replication factor is 3, spec asks 1/)]);
   });
 

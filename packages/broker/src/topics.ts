@@ -53,7 +53,8 @@ export function eventTopicSpec(
 
 /**
  * The dead-letter topic: 3 partitions, compacted (a replayed poison record overwrites its predecessor by
- * key `topic/partition/offset`), records kept 168 h, records up to 4 MiB.
+ * key `topic/partition/offset`) and still deleted after 168 h like the event topic (a compact-only
+ * topic ignores `retention.ms`), records up to 4 MiB.
  */
 export function deadLetterTopicSpec(
   name: string = `${EVENT_TOPIC}${DEAD_LETTER_SUFFIX}`,
@@ -64,7 +65,7 @@ export function deadLetterTopicSpec(
     partitions: 3,
     replicationFactor: 1,
     configs: {
-      'cleanup.policy': 'compact',
+      'cleanup.policy': 'compact,delete',
       'retention.ms': retentionMs(retentionHours),
       'max.message.bytes': String(DEAD_LETTER_MAX_MESSAGE_BYTES),
     },

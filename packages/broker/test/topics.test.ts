@@ -39,7 +39,7 @@ describe('ensureTopics against the real broker', () => {
     ]);
     const dlq = await state(specs[1]!.name);
     expect(dlq.partitions).toBe(3);
-    expect(dlq.configs['cleanup.policy']).toBe('compact');
+    expect(dlq.configs['cleanup.policy']).toBe('compact,delete');
     expect(dlq.configs['retention.ms']).toBe('604800000');
 
     const second = await ensureTopics(admin, specs);
@@ -70,7 +70,7 @@ describe('ensureTopics against the real broker', () => {
           type: 2,
           name: spec.name,
           configEntries: [
-            { name: 'cleanup.policy', value: 'compact' },
+            { name: 'cleanup.policy', value: 'compact,delete' },
             { name: 'retention.ms', value: '1000' },
             { name: 'max.message.bytes', value: '4194304' },
             { name: 'min.compaction.lag.ms', value: '60000' },
@@ -82,7 +82,7 @@ describe('ensureTopics against the real broker', () => {
     expect(result.topics[0]).toMatchObject({ action: 'updated', changedConfigs: ['retention.ms'] });
     const after = await state(spec.name);
     expect(after.configs['retention.ms']).toBe('604800000');
-    expect(after.configs['cleanup.policy']).toBe('compact');
+    expect(after.configs['cleanup.policy']).toBe('compact,delete');
     expect(after.configs['max.message.bytes']).toBe('4194304');
     expect(after.configs['min.compaction.lag.ms']).toBe('60000');
   });
@@ -109,7 +109,7 @@ describe('ensureTopics against the real broker', () => {
     const actions = results.flatMap((r) => r.topics.map((t) => t.action));
     expect(actions.filter((a) => a === 'created').length).toBeLessThanOrEqual(2);
     expect((await state(specs[0]!.name)).partitions).toBe(12);
-    expect((await state(specs[1]!.name)).configs['cleanup.policy']).toBe('compact');
+    expect((await state(specs[1]!.name)).configs['cleanup.policy']).toBe('compact,delete');
   });
 
   it("lets the event topic take a maximal 1 MiB event with its headers (above Kafka's 1 MiB default)", async () => {

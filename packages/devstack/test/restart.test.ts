@@ -59,7 +59,7 @@ const expectedTopics = [
     name: 'events.cloudevents.v1.dlq',
     partitions: 3,
     leaders: true,
-    configs: { 'cleanup.policy': 'compact', 'retention.ms': '604800000' },
+    configs: { 'cleanup.policy': 'compact,delete', 'retention.ms': '604800000' },
   },
 ];
 
