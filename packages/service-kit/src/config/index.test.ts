@@ -39,8 +39,18 @@ describe('durations', () => {
     expect(parseDuration('0')).toBe(0);
   });
 
+  it("accepts the units spelled out as the spec's Limits tables write them", () => {
+    expect(parseDuration('250 millis')).toBe(250);
+    expect(parseDuration('30 seconds')).toBe(30_000);
+    expect(parseDuration('1 second')).toBe(1000);
+    expect(parseDuration('5 minutes')).toBe(300_000);
+    expect(parseDuration('24 hours')).toBe(86_400_000);
+    expect(parseDuration('90 days')).toBe(7_776_000_000);
+    expect(parseDuration('10 s')).toBe(10_000);
+  });
+
   it('refuses bare numbers, unknown units, negatives and garbage', () => {
-    for (const bad of ['10', '10 s', '-5s', '5w', 's', '', '1e3ms', 'PT10S']) {
+    for (const bad of ['10', '10  s', '-5s', '5w', 's', '', '1e3ms', 'PT10S', '5 weeks', '5 constructor']) {
       expect(() => parseDuration(bad), bad).toThrow(RangeError);
     }
   });
