@@ -23,14 +23,16 @@
  * - `BENCH_OUT` output file (default bench/results/ingest.md; `-` prints only)
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startKafka } from '@event-observatory/devstack';
 import { signDevToken } from '@event-observatory/service-kit/auth';
 import { Kafka, logLevel } from 'kafkajs';
-import { type LoadRequest, percentile, runLoad } from './loadgen.js';
+import { procStatus } from './proc.js';
+import { createdOf, requestShapes } from './shapes.js';
+import { type Result, resultTable, step } from './step.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
@@ -79,81 +81,6 @@ const BROKER_SETTINGS: Record<string, string> = {
       .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
   ),
 };
-
-function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : 0;
-}
-
-/** CPU seconds (user + system) a process has used so far. */
-function cpuOf(pid: number | undefined): number {
-  if (pid === undefined) return Number.NaN;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
-  } catch {
-    return Number.NaN;
-  }
-}
-
-interface Result {
-  name: string;
-  targetRate: number;
-  sent: number;
-  ok: number;
-  failed: number;
-  eventsPerSecond: number;
-  p50: number;
-  p99: number;
-  peakRssMiB: number;
-  /** Cores used over the step by the service, the broker and the generator. */
-  serviceCores: number;
-  brokerCores: number;
-  generatorCores: number;
-}
-
-async function step(
-  name: string,
-  port: number,
-  rate: number,
-  eventsPerRequest: number,
-  request: (i: number) => LoadRequest,
-  pid: number,
-  brokerPid: number | undefined,
-  seconds = SECONDS,
-  acknowledged?: (status: number, body: Buffer) => number,
-): Promise<Result> {
-  let peak = 0;
-  const svc0 = cpuOf(pid);
-  const brk0 = cpuOf(brokerPid);
-  const r = await runLoad({
-    host: '127.0.0.1',
-    port,
-    rate,
-    seconds,
-    request,
-    ...(acknowledged ? { acknowledged } : {}),
-    onTick: () => {
-      peak = Math.max(peak, procStatus(pid, 'VmRSS'));
-    },
-  });
-  const ok = r.acknowledged;
-  return {
-    name,
-    targetRate: rate * eventsPerRequest,
-    sent: r.sent * eventsPerRequest,
-    ok,
-    failed: r.sent * eventsPerRequest - ok,
-    eventsPerSecond: Math.round(ok / r.elapsed),
-    p50: percentile(r.latencies, 50),
-    p99: percentile(r.latencies, 99),
-    peakRssMiB: Math.round(peak / 1048576),
-    serviceCores: (cpuOf(pid) - svc0) / r.elapsed,
-    brokerCores: (cpuOf(brokerPid) - brk0) / r.elapsed,
-    generatorCores: r.cpuSeconds / r.elapsed,
-  };
-}
 
 async function main(): Promise<void> {
   if (!FROM_SOURCE) execFileSync('npx', ['tsc', '-b'], { cwd: SERVICE_DIR, stdio: 'inherit' });
@@ -232,42 +159,32 @@ async function measureService(
     ttl: '24h',
     subject: 'bench',
   });
-  const authHeader = AUTH ? `\r\nauthorization: Bearer ${token}` : '';
-  const host = `127.0.0.1:${port}`;
-  const payload1k = Buffer.alloc(1024, 0x61);
-  const singleHead = (i: number) =>
-    `POST /v1/events HTTP/1.1\r\nhost: ${host}${authHeader}\r\nce-specversion: 1.0\r\nce-id: e-${i}-${process.hrtime.bigint()}\r\nce-source: https://bench.example/src/${i % 64}\r\nce-type: bench.reading\r\nce-time: ${new Date().toISOString()}\r\ncontent-type: application/octet-stream`;
-  const single = (i: number): LoadRequest => ({ head: singleHead(i), body: payload1k });
-  const filler = 'x'.repeat(900);
-  const element = (i: number, j: number, time: string) =>
-    `{"specversion":"1.0","id":"b-${i}-${j}","source":"https://bench.example/src/${j % 64}","type":"bench.reading","time":"${time}","datacontenttype":"application/json","data":{"v":"${filler}"}}`;
-  const batchHead = `POST /v1/events:batchCreate HTTP/1.1\r\nhost: ${host}${authHeader}\r\ncontent-type: application/cloudevents-batch+json`;
-  const batch = (i: number): LoadRequest => {
-    const time = new Date().toISOString();
-    const parts: string[] = [];
-    for (let j = 0; j < 100; j++) parts.push(element(i, j, time));
-    return { head: batchHead, body: Buffer.from(`[${parts.join(',')}]`) };
-  };
-  /** Elements a batch response says were created (refused elements answer 503 inside a 200). */
-  const created = (status: number, body: Buffer): number => {
-    if (status !== 200) return 0;
-    const m = /"created":(\d+)/.exec(body.toString('latin1', Math.max(0, body.length - 64)));
-    return m ? Number(m[1]) : 0;
-  };
+  const { single, batch } = requestShapes(`127.0.0.1:${port}`, AUTH ? token : undefined);
   const results: Result[] = [];
   // warm-up (JIT, connections, producer)
-  await step('warm-up', port, 2000, 1, single, pid, brokerPid, 3);
+  const at = { port, pid, brokerPid };
+  await step({ ...at, name: 'warm-up', rate: 2000, eventsPerRequest: 1, request: single, seconds: 3 });
   if (SCENARIOS.has('single')) {
     for (const rate of SINGLE_RATES) {
-      results.push(await step(`single 1 KiB binary @ ${rate}/s`, port, rate, 1, single, pid, brokerPid));
+      results.push(
+        await step({
+          ...at,
+          name: `single 1 KiB binary @ ${rate}/s`,
+          rate,
+          eventsPerRequest: 1,
+          request: single,
+          seconds: SECONDS,
+        }),
+      );
       console.error(JSON.stringify(results.at(-1)));
     }
   }
   if (SCENARIOS.has('batch')) {
-    await step('warm-up batch', port, 100, 100, batch, pid, brokerPid, 2, created);
+    const batchStep = { ...at, eventsPerRequest: 100, request: batch, acknowledged: createdOf };
+    await step({ ...batchStep, name: 'warm-up batch', rate: 100, seconds: 2 });
     for (const rate of BATCH_RATES) {
       results.push(
-        await step(`batch of 100 @ ${rate} req/s`, port, rate, 100, batch, pid, brokerPid, SECONDS, created),
+        await step({ ...batchStep, name: `batch of 100 @ ${rate} req/s`, rate, seconds: SECONDS }),
       );
       console.error(JSON.stringify(results.at(-1)));
     }
@@ -304,20 +221,13 @@ async function measureService(
   const hwm = procStatus(pid, 'VmHWM');
   service.kill('SIGTERM');
   await new Promise((r) => service.once('exit', r));
-  const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
-  const cores = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
   const settings = Object.entries(config.env)
     .map(([k, v]) => `${k}=${v}`)
     .join(', ');
   return [
     `## ${config.name}${settings ? ` (${settings})` : ' (every setting at its default)'}`,
     '',
-    '| scenario | offered events/s | events sent | acknowledged | failed | achieved events/s | p50 ms | p99 ms | service peak RSS MiB | service cores | broker cores | generator cores | service CPU µs/event |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
-    ...results.map(
-      (r) =>
-        `| ${r.name} | ${r.targetRate} | ${r.sent} | ${r.ok} | ${r.failed} | ${r.eventsPerSecond} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${r.peakRssMiB} | ${cores(r.serviceCores)} | ${cores(r.brokerCores)} | ${cores(r.generatorCores)} | ${r.eventsPerSecond > 0 ? Math.round((r.serviceCores * 1e6) / r.eventsPerSecond) : 'n/a'} |`,
-    ),
+    ...resultTable(results),
     '',
     bigLine || `Service process high-water mark over the run: ${Math.round(hwm / 1048576)} MiB.`,
     '',

@@ -1,0 +1,39 @@
+/**
+ * The floor of the HTTP path: a plain `node:http` server that reads each request body and answers
+ * 200 with a response of the ingest service's shape and size, doing nothing else (no routing
+ * framework, no auth, no decoding, no broker). floor.ts drives it with the same generator and
+ * requests as run.ts drives the service. Usage: `node --import tsx noop-server.ts <port>`.
+ */
+import { createServer } from 'node:http';
+
+const resource = (i: number) => ({
+  name: `events/https%3A%2F%2Fbench.example%2Fsrc%2F${i % 64}/e-${i}`,
+  id: `e-${i}`,
+  source: `https://bench.example/src/${i % 64}`,
+  eventType: 'bench.reading',
+  time: new Date().toISOString(),
+  partitionKey: `https://bench.example/src/${i % 64}#`,
+  destination: { topic: 'events.cloudevents.v1', partition: i % 12, offset: 1000000 + i },
+});
+const events = Array.from({ length: 100 }, (_, i) => resource(i));
+const SINGLE = Buffer.from(JSON.stringify(resource(0)));
+const BATCH = Buffer.from(
+  JSON.stringify({
+    events,
+    entries: events.map((event, index) => ({ index, event })),
+    created: 100,
+    failed: 0,
+  }),
+);
+
+const server = createServer((req, res) => {
+  req.on('data', () => {});
+  req.on('end', () => {
+    const body = req.url === '/v1/events:batchCreate' ? BATCH : SINGLE;
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+    res.end(body);
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.listen(Number(process.argv[2]), '127.0.0.1', () => process.send?.('listening'));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
