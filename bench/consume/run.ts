@@ -1,7 +1,11 @@
 /**
  * Consumer throughput benchmark (issue 4): rows per second the consumer persists from a pre-filled
  * topic, next to a plain server-side `COPY` of the same rows into the same table as the ceiling,
- * and the consumer's peak resident memory (VmHWM) at the default batch size.
+ * and the consumer's peak resident memory (VmHWM) at the default batch size. Then, to show where the
+ * floor is: the CPU per row of each party during the consumer run (consumer, PostgreSQL, Kafka),
+ * kafkajs alone reading the same topic (with and without the consumer's decoding), and COPYs of the
+ * same rows into scratch tables with the identity index only (with and without the generated
+ * columns) and with no index at all.
  *
  *   node --conditions=source --import tsx bench/consume/run.ts        # BENCH_RECORDS=200000 default
  *
@@ -10,6 +14,7 @@
  * `bench/results/consume.md`. Bounded: it stops by itself after BENCH_TIMEOUT_S (default 600).
  */
 import { execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -20,12 +25,101 @@ import { migrate } from '@event-observatory/store';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { decodeRecord } from '../../services/consumer/src/decode.js';
+import type { ConsumedRecord } from '../../services/consumer/src/record.js';
 import { COPY_COLUMNS as COLUMNS, copyLine, benchEvent as event } from './events.js';
+import { cpuSeconds, machineTicks, postgresCpuSeconds } from './proc.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 200_000);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 600) * 1000;
 const TOPIC = 'events.cloudevents.v1';
 const root = repoRoot();
+
+/**
+ * Reads the whole pre-filled topic with kafkajs alone: a fresh group from the beginning, the
+ * consumer service's fetch settings (services/consumer/src/stream.ts), no offset commits; `work`
+ * sees every batch. Rate and CPU from joining the group to the last record.
+ */
+async function readTopic(kafka: Kafka, kafkaPid: number, work: (records: ConsumedRecord[]) => void) {
+  const consumer = kafka.consumer({
+    groupId: `bench-read-${randomUUID()}`,
+    sessionTimeout: 30_000,
+    rebalanceTimeout: 60_000,
+    heartbeatInterval: 3_000,
+    maxWaitTimeInMs: 250,
+    maxBytesPerPartition: 256 * 1024,
+    maxBytes: 4 * 1024 * 1024,
+  });
+  const sample = () => ({
+    at: process.hrtime.bigint(),
+    node: process.cpuUsage(),
+    kafka: cpuSeconds(kafkaPid),
+  });
+  let start = sample();
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    start = sample();
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [TOPIC], fromBeginning: true });
+  let count = 0;
+  const end = await new Promise<ReturnType<typeof sample>>((resolve, reject) => {
+    consumer
+      .run({
+        autoCommit: false,
+        partitionsConsumedConcurrently: 12,
+        eachBatch: async ({ batch, resolveOffset }) => {
+          work(
+            batch.messages.map((m) => ({
+              topic: batch.topic,
+              partition: batch.partition,
+              offset: m.offset,
+              key: m.key,
+              value: m.value,
+              headers: (m.headers ?? {}) as ConsumedRecord['headers'],
+              timestamp: m.timestamp,
+            })),
+          );
+          resolveOffset(batch.lastOffset());
+          count += batch.messages.length;
+          if (count >= RECORDS) resolve(sample());
+        },
+      })
+      .catch(reject);
+  });
+  await consumer.disconnect();
+  const node = process.cpuUsage(start.node);
+  return {
+    rate: RECORDS / (Number(end.at - start.at) / 1e9),
+    nodeUs: (node.user + node.system) / RECORDS,
+    kafkaUs: ((end.kafka - start.kafka) * 1e6) / RECORDS,
+  };
+}
+
+/**
+ * COPY of the rows file into `table` on one connection, after a CHECKPOINT: rows/s, the backend's
+ * CPU per row and the whole PostgreSQL server's (background processes included) per row.
+ */
+async function timedCopy(client: pg.Client, postmasterPid: number, table: string, file: string) {
+  await client.query('CHECKPOINT');
+  const backendPid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+  const backend0 = cpuSeconds(backendPid);
+  const server0 = postgresCpuSeconds(postmasterPid);
+  const started = process.hrtime.bigint();
+  await client.query(`COPY ${table} (${COLUMNS}) FROM '${file}'`);
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const { rows } = await client.query(
+    `SELECT (SELECT count(*) FROM pg_index WHERE indrelid = $1::regclass)::int AS indexes,
+            (SELECT count(*) FROM pg_attribute WHERE attrelid = $1::regclass AND attgenerated <> ''
+              AND NOT attisdropped)::int AS generated`,
+    [table],
+  );
+  return {
+    rate: RECORDS / seconds,
+    backendUs: ((cpuSeconds(backendPid) - backend0) * 1e6) / RECORDS,
+    serverUs: ((postgresCpuSeconds(postmasterPid) - server0) * 1e6) / RECORDS,
+    indexes: rows[0].indexes as number,
+    generated: rows[0].generated as number,
+  };
+}
 
 async function main() {
   const loadAtStart = loadavg();
@@ -36,6 +130,8 @@ async function main() {
   }, TIMEOUT_MS);
   deadline.unref();
   const stack = await startStack({ dataDir: dir, topics: [] });
+  const kafkaPid = stack.kafka.pid()!;
+  const postmasterPid = stack.postgres.pid()!;
   let child: ReturnType<typeof spawn> | undefined;
   try {
     const databaseUrl = await createDatabase(stack.databaseUrl, 'bench_consume');
@@ -98,6 +194,20 @@ async function main() {
         // exited
       }
     };
+    // CPU seconds of every party (and the machine's busy ticks) when the first row lands and when
+    // the last one does.
+    const parties = () => {
+      const bench = process.cpuUsage();
+      return {
+        consumer: cpuSeconds(pid),
+        postgres: postgresCpuSeconds(postmasterPid),
+        kafka: cpuSeconds(kafkaPid),
+        bench: (bench.user + bench.system) / 1e6,
+        machine: machineTicks(),
+      };
+    };
+    let atFirst = parties();
+    let atDone = atFirst;
     let firstAt = 0;
     let firstCount = 0;
     let doneAt = 0;
@@ -113,9 +223,11 @@ async function main() {
       if (n > 0 && firstAt === 0) {
         firstAt = Date.now();
         firstCount = n;
+        atFirst = parties();
       }
       if (n >= RECORDS) {
         doneAt = Date.now();
+        atDone = parties();
         break;
       }
       await new Promise((r) => setTimeout(r, 100));
@@ -126,6 +238,13 @@ async function main() {
     const span = await db.query(
       'SELECT extract(epoch FROM max(ingested_at) - min(ingested_at))::float8 AS s FROM events.cloud_event',
     );
+    // Autovacuum runs on the partitions while the consumer writes (its CPU is in the PostgreSQL share).
+    const vacuums = (
+      await db.query(
+        `SELECT coalesce(sum(autovacuum_count), 0)::int AS vacuums, coalesce(sum(autoanalyze_count), 0)::int AS analyzes
+           FROM pg_stat_user_tables WHERE relname LIKE 'cloud_event%'`,
+      )
+    ).rows[0] as { vacuums: number; analyzes: number };
     // Where the consumer's time went, from its own meters.
     const exposition = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
     const sumOf = (name: string) =>
@@ -143,6 +262,19 @@ async function main() {
     const consumerSeconds = (doneAt - firstAt) / 1000;
     const consumerRate = (RECORDS - firstCount) / consumerSeconds;
     const txSpan = span.rows[0].s as number;
+    const steadyRows = RECORDS - firstCount;
+    const usPerRow = (party: 'consumer' | 'postgres' | 'kafka' | 'bench') =>
+      ((atDone[party] - atFirst[party]) * 1e6) / steadyRows;
+    const machineBusy =
+      (atDone.machine.busy - atFirst.machine.busy) / (atDone.machine.total - atFirst.machine.total);
+
+    // kafkajs alone over the same topic: fetching only, then fetching and the consumer's decoding.
+    const readOnly = await readTopic(kafka, kafkaPid, () => {});
+    let decodeFailures = 0;
+    const readDecode = await readTopic(kafka, kafkaPid, (records) => {
+      for (const r of records) if (!decodeRecord(r).ok) decodeFailures++;
+    });
+    if (decodeFailures > 0) throw new Error(`${decodeFailures} records did not decode`);
 
     // The ceiling: a plain COPY of the same rows into the same (emptied) table.
     const file = join(dir, 'rows.copy');
@@ -166,15 +298,35 @@ async function main() {
     }
     writeFileSync(file, `${lines.join('\n')}\n`);
     chmodSync(file, 0o644);
-    await db.query('TRUNCATE events.cloud_event');
-    await db.query('CHECKPOINT');
-    const copyStarted = process.hrtime.bigint();
-    await db.query(`COPY events.cloud_event (${COLUMNS}) FROM '${file}'`);
-    const copySeconds = Number(process.hrtime.bigint() - copyStarted) / 1e9;
-    const copyRate = RECORDS / copySeconds;
     await db.end();
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    await client.query('TRUNCATE events.cloud_event');
+    const copyFull = await timedCopy(client, postmasterPid, 'events.cloud_event', file);
+    const copyRate = copyFull.rate;
+    // Scratch tables shaped like the event table (LIKE copies the columns of the partitioned parent;
+    // without INCLUDING GENERATED its generated columns become plain ones, left NULL by the COPY).
+    const identity = 'CREATE UNIQUE INDEX ON bench_scratch (occurred_at, ce_source, ce_id)';
+    const scratch = async (like: string, index: string) => {
+      await client.query(`CREATE TABLE bench_scratch (LIKE events.cloud_event ${like})`);
+      if (index) await client.query(index);
+      const result = await timedCopy(client, postmasterPid, 'bench_scratch', file);
+      await client.query('DROP TABLE bench_scratch');
+      return result;
+    };
+    const copyIdentity = await scratch('INCLUDING DEFAULTS INCLUDING GENERATED', identity);
+    const copyIdentityPlain = await scratch('INCLUDING DEFAULTS', identity);
+    const copyHeap = await scratch('INCLUDING DEFAULTS', '');
+    await client.end();
 
     const ratio = consumerRate / copyRate;
+    const int = (n: number) => Math.round(n).toLocaleString('en-US');
+    const us = (n: number) => `${n.toFixed(0)} µs`;
+    const shape = (c: typeof copyFull) =>
+      `${c.indexes} ${c.indexes === 1 ? 'index' : 'indexes'}, ${c.generated} generated columns`;
+    const copyRow = (label: string, c: typeof copyFull) =>
+      `| ${label} (${shape(c)}) | ${int(c.rate)} | backend ${us(c.backendUs)}, all PostgreSQL processes ${us(c.serverUs)} |`;
+    const partySum = usPerRow('consumer') + usPerRow('postgres') + usPerRow('kafka') + usPerRow('bench');
     const peakMiB = peakKb / 1024;
     const report = `# Consumer throughput (bench/consume)
 
@@ -197,6 +349,26 @@ History and analysis: [services/consumer/README.md](../../services/consumer/READ
 | consumer / COPY | ${(ratio * 100).toFixed(0)} % | >= 50 % |
 | consumer peak RSS (VmHWM) | ${peakMiB.toFixed(0)} MiB | <= 384 MiB |
 | consumer CPU per 1,000 rows (user+system, boot included) | ${((cpuTicks / 100 / RECORDS) * 1000 * 1000).toFixed(0)} ms | |
+
+Where the floor is (same run, same rows, one step after the other; CPU is user+system from
+\`/proc\`, per row or record):
+
+| step | rows/s | CPU a row |
+|---|---|---|
+| consumer run, by party (first row to last, machine ${(machineBusy * 100).toFixed(0)} % busy) | ${int(consumerRate)} | consumer ${us(usPerRow('consumer'))}, PostgreSQL (all processes) ${us(usPerRow('postgres'))}, Kafka broker ${us(usPerRow('kafka'))}, bench polling ${us(usPerRow('bench'))}; sum ${us(partySum)} = at most ${int((cpus().length * 1e6) / partySum)} rows/s on ${cpus().length} cores |
+${copyRow('COPY into events.cloud_event, partitioned, as above', copyFull)}
+${copyRow('COPY into a scratch table, identity index only', copyIdentity)}
+${copyRow('COPY into a scratch table, identity index only, no generated columns', copyIdentityPlain)}
+${copyRow('COPY into a scratch table, no index, no generated columns', copyHeap)}
+| kafkajs consume only: fresh group, service fetch settings, \`eachBatch\` counts (records/s) | ${int(readOnly.rate)} | Node ${us(readOnly.nodeUs)}, Kafka broker ${us(readOnly.kafkaUs)} |
+| kafkajs consume + the consumer's \`decodeRecord\` of every record (records/s) | ${int(readDecode.rate)} | Node ${us(readDecode.nodeUs)}, Kafka broker ${us(readDecode.kafkaUs)} |
+
+PostgreSQL during the consumer run: the writer's backends, background processes and autovacuum
+(${vacuums.vacuums} vacuums and ${vacuums.analyzes} analyzes of event partitions by the end of the run).
+Scratch tables: \`CREATE TABLE ... (LIKE events.cloud_event INCLUDING DEFAULTS [INCLUDING GENERATED])\`
+plus \`UNIQUE (occurred_at, ce_source, ce_id)\`, not partitioned, dropped after their COPY; the counts
+of indexes and generated columns above are read from the catalog. Without generated columns
+\`severity_rank\` and \`search_doc\` stay NULL (not computed).
 
 Consumer meters: ${groups} groups, ${(groupRecords / groups).toFixed(0)} records a group on average; groups
 being processed (decode of what was not decoded ahead, write, commit of rows and checkpoints),
