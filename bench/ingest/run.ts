@@ -66,7 +66,7 @@ const SECRET = 'bench-secret-bench-secret-bench-secret!!';
  */
 const ALL_CONFIGS = [
   { name: 'defaults', env: {} as Record<string, string> },
-  { name: 'tuned', env: { BROKER_LINGER: '5ms', BROKER_QUEUE_CAPACITY: '8192' } as Record<string, string> },
+  { name: 'tuned', env: { BROKER_QUEUE_CAPACITY: '8192' } as Record<string, string> },
 ];
 const CONFIGS = ALL_CONFIGS.filter((c) =>
   (process.env.BENCH_CONFIGS ?? 'defaults,tuned').split(',').includes(c.name),

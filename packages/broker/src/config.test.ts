@@ -15,7 +15,7 @@ describe('broker configuration', () => {
       closeTimeoutMs: 10_000,
       queueCapacity: 1024,
       queueBytes: 134_217_728,
-      lingerMs: 0,
+      lingerMs: 5,
     });
     expect(c.producer).toEqual(DEFAULT_PRODUCER_PROPERTIES);
   });

@@ -9,7 +9,7 @@
  * | `BROKER_MAX_BLOCK` | `2s` | bound on connecting and fetching topic metadata before a send |
  * | `BROKER_DELIVERY_TIMEOUT` | `10s` | bound on a whole send from hand-over to acknowledgement, retries included |
  * | `BROKER_REQUEST_TIMEOUT` | `5s` | one produce round trip |
- * | `BROKER_LINGER` | `0ms` | how long the sender waits for more records before sending a batch |
+ * | `BROKER_LINGER` | `5ms` | how long a record may wait for more to join its send (Kafka's `linger.ms`; 5 ms is its default since Kafka 4.0) |
  * | `BROKER_CLOSE_TIMEOUT` | `10s` | drain window at shutdown |
  * | `BROKER_QUEUE_CAPACITY` | `1024` | records queued or in flight; beyond it publishing is refused |
  * | `BROKER_PROBE_INTERVAL` | `5s` | period of the readiness probe |
@@ -123,7 +123,7 @@ const schema = {
   maxBlockMs: duration('BROKER_MAX_BLOCK', { min: 1 }).default('2s'),
   deliveryTimeoutMs: duration('BROKER_DELIVERY_TIMEOUT', { min: 1 }).default('10s'),
   requestTimeoutMs: duration('BROKER_REQUEST_TIMEOUT', { min: 1 }).default('5s'),
-  lingerMs: duration('BROKER_LINGER').default('0ms'),
+  lingerMs: duration('BROKER_LINGER').default('5ms'),
   closeTimeoutMs: duration('BROKER_CLOSE_TIMEOUT').default('10s'),
   queueCapacity: int('BROKER_QUEUE_CAPACITY', { min: 1 }).default(1024),
   // Not in the spec: records count, but 1,024 records of 1 MiB would hold a gigabyte of payloads.

@@ -424,9 +424,12 @@ export class EventProducer {
         continue;
       }
       // Linger lets more records join a send (fewer, larger produce requests: far less CPU per
-      // record in kafkajs and in the broker); pointless once a full batch is already waiting.
+      // record in kafkajs and in the broker). As Kafka's linger.ms, it counts from the oldest
+      // waiting record's hand-over, so records that queued during the previous send go at once;
+      // pointless once a full batch is already waiting.
       if (this.config.lingerMs > 0 && this.queuedBytes < this.config.producer.maxBatchBytes) {
-        await new Promise((r) => setTimeout(r, this.config.lingerMs));
+        const wait = this.queue[0]!.startedAt + this.config.lingerMs - performance.now();
+        if (wait >= 1) await new Promise((r) => setTimeout(r, wait));
       }
       const batch = this.takeBatch();
       await this.sendBatch(batch);
