@@ -22,9 +22,10 @@ $(NODE_STAMP): package.json package-lock.json $(wildcard packages/*/package.json
 
 install: $(NODE_STAMP) ## Install the npm workspace (only when the lock file changed)
 
-build: install ## Type-check and compile every workspace (tsc -b) and the scripts
+build: install ## Type-check and compile every workspace (tsc -b), and type-check the scripts and benchmarks
 	npx tsc -b
 	npx tsc -p scripts/tsconfig.json
+	npx tsc -p bench/tsconfig.json
 
 lint: install ## Lint and format-check the tree (biome)
 	npx biome check .

@@ -26,8 +26,8 @@ import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { decodeRecord } from '../../services/consumer/src/decode.js';
 import type { ConsumedRecord } from '../../services/consumer/src/record.js';
+import { cpuSeconds, machineTicks, postgresCpuSeconds, procStatus } from '../lib/proc.js';
 import { COPY_COLUMNS as COLUMNS, copyLine, benchEvent as event } from './events.js';
-import { cpuSeconds, machineTicks, postgresCpuSeconds } from './proc.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 200_000);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 600) * 1000;
@@ -181,18 +181,12 @@ async function main() {
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     const pid = child.pid!;
-    let peakKb = 0;
-    let cpuTicks = 0;
+    let peakBytes = 0;
+    let cpu = 0;
     const rss = () => {
-      try {
-        const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-        if (m) peakKb = Math.max(peakKb, Number(m[1]));
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        cpuTicks = Number(fields[11]) + Number(fields[12]);
-      } catch {
-        // exited
-      }
+      peakBytes = Math.max(peakBytes, procStatus(pid, 'VmHWM'));
+      const now = cpuSeconds(pid);
+      if (!Number.isNaN(now)) cpu = now; // the last reading before the child exited
     };
     // CPU seconds of every party (and the machine's busy ticks) when the first row lands and when
     // the last one does.
@@ -327,7 +321,7 @@ async function main() {
     const copyRow = (label: string, c: typeof copyFull) =>
       `| ${label} (${shape(c)}) | ${int(c.rate)} | backend ${us(c.backendUs)}, all PostgreSQL processes ${us(c.serverUs)} |`;
     const partySum = usPerRow('consumer') + usPerRow('postgres') + usPerRow('kafka') + usPerRow('bench');
-    const peakMiB = peakKb / 1024;
+    const peakMiB = peakBytes / 1048576;
     const report = `# Consumer throughput (bench/consume)
 
 Command: \`flock /work/helpers/bench.lock node --conditions=source --import tsx bench/consume/run.ts\` (BENCH_RECORDS=${RECORDS})
@@ -348,7 +342,7 @@ History and analysis: [services/consumer/README.md](../../services/consumer/READ
 | plain COPY rows/s (same rows, same table) | ${Math.round(copyRate).toLocaleString('en-US')} | ceiling |
 | consumer / COPY | ${(ratio * 100).toFixed(0)} % | >= 50 % |
 | consumer peak RSS (VmHWM) | ${peakMiB.toFixed(0)} MiB | <= 384 MiB |
-| consumer CPU per 1,000 rows (user+system, boot included) | ${((cpuTicks / 100 / RECORDS) * 1000 * 1000).toFixed(0)} ms | |
+| consumer CPU per 1,000 rows (user+system, boot included) | ${((cpu / RECORDS) * 1000 * 1000).toFixed(0)} ms | |
 
 Where the floor is (same run, same rows, one step after the other; CPU is user+system from
 \`/proc\`, per row or record):

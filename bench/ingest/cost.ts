@@ -9,6 +9,7 @@
  * it can import dist/ with plain node conditions: `node --import tsx cost.ts`).
  * Env: COST_RATE (default 4000 req/s), COST_SECONDS (default 5), COST_SCENARIO (bare,app,both).
  */
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BrokerBelief, buildApp, DEFAULT_LIMITS, KnownTypes } from '@event-observatory/ingest';
 import { authConfigFromEnv, createVerifier, signDevToken } from '@event-observatory/service-kit/auth';
@@ -27,7 +28,8 @@ async function measure(
   fetchApp: { fetch: (r: Request) => unknown },
   head: (i: number) => string,
 ) {
-  const server = createAdaptorServer({ fetch: fetchApp.fetch as never });
+  // An HTTP/1.1 server: createAdaptorServer makes one unless told to make an HTTP/2 one.
+  const server = createAdaptorServer({ fetch: fetchApp.fetch as never }) as Server;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   const body = Buffer.alloc(1024, 0x61);

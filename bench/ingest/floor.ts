@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, startKafka } from '@event-observatory/devstack';
 import { decodeHttpEvent, toKafkaRecord } from '@event-observatory/events';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
-import { cpuOf } from './proc.js';
+import { cpuSeconds } from '../lib/proc.js';
 import { createdOf, requestShapes } from './shapes.js';
 import { type Result, resultTable, step } from './step.js';
 
@@ -105,7 +105,7 @@ async function kafkajsFloor(): Promise<ProduceResult[]> {
     const run = async (seconds: number) => {
       const started = performance.now();
       const cpu0 = process.cpuUsage();
-      const broker0 = cpuOf(kafka.pid());
+      const broker0 = cpuSeconds(kafka.pid());
       let records = 0;
       while (performance.now() - started < seconds * 1000) {
         const messages = Array.from({ length: sendSize }, () => record(n++));
@@ -120,7 +120,7 @@ async function kafkajsFloor(): Promise<ProduceResult[]> {
         recordsPerSecond: Math.round(records / elapsed),
         cpuMicrosPerRecord: Math.round((cpu.user + cpu.system) / records),
         producerCores: (cpu.user + cpu.system) / 1e6 / elapsed,
-        brokerCores: (cpuOf(kafka.pid()) - broker0) / elapsed,
+        brokerCores: (cpuSeconds(kafka.pid()) - broker0) / elapsed,
       };
     };
     await run(2); // warm-up

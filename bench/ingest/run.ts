@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, startKafka } from '@event-observatory/devstack';
 import { signDevToken } from '@event-observatory/service-kit/auth';
 import { Kafka, logLevel } from 'kafkajs';
-import { procStatus } from './proc.js';
+import { procStatus } from '../lib/proc.js';
 import { createdOf, requestShapes } from './shapes.js';
 import { type Result, resultTable, step } from './step.js';
 

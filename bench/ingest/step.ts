@@ -1,6 +1,7 @@
 /** One measured step of an ingest benchmark: a fixed arrival rate against a server process. */
+
+import { cpuSeconds, procStatus } from '../lib/proc.js';
 import { type LoadRequest, percentile, runLoad } from './loadgen.js';
-import { cpuOf, procStatus } from './proc.js';
 
 export interface Result {
   name: string;
@@ -35,8 +36,8 @@ export interface StepOptions {
 
 export async function step(o: StepOptions): Promise<Result> {
   let peak = 0;
-  const svc0 = cpuOf(o.pid);
-  const brk0 = cpuOf(o.brokerPid);
+  const svc0 = cpuSeconds(o.pid);
+  const brk0 = cpuSeconds(o.brokerPid);
   const r = await runLoad({
     host: '127.0.0.1',
     port: o.port,
@@ -59,8 +60,8 @@ export async function step(o: StepOptions): Promise<Result> {
     p50: percentile(r.latencies, 50),
     p99: percentile(r.latencies, 99),
     peakRssMiB: Math.round(peak / 1048576),
-    serviceCores: (cpuOf(o.pid) - svc0) / r.elapsed,
-    brokerCores: (cpuOf(o.brokerPid) - brk0) / r.elapsed,
+    serviceCores: (cpuSeconds(o.pid) - svc0) / r.elapsed,
+    brokerCores: (cpuSeconds(o.brokerPid) - brk0) / r.elapsed,
     generatorCores: r.cpuSeconds / r.elapsed,
   };
 }

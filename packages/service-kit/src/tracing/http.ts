@@ -23,11 +23,15 @@ export function traceRequests(opts: { exclude?: (path: string) => boolean } = {}
   return async function traceRequestsMiddleware(c, next) {
     const path = c.req.path;
     if (isUntimedPath(path) || opts.exclude?.(path)) return next();
-    const headers: Record<string, string> = {};
-    c.req.raw.headers.forEach((value, key) => {
-      headers[key] = value;
-    });
-    const parent = extractTraceContext(headers);
+    // Only the two W3C headers matter; copying every header cost more than the span itself.
+    const carrier: Record<string, string> = {};
+    const traceparent = c.req.header('traceparent');
+    if (traceparent !== undefined) {
+      carrier.traceparent = traceparent;
+      const tracestate = c.req.header('tracestate');
+      if (tracestate !== undefined) carrier.tracestate = tracestate;
+    }
+    const parent = extractTraceContext(carrier);
     const span = tracer.startSpan(
       c.req.method,
       { kind: SpanKind.SERVER, attributes: { 'http.request.method': c.req.method, 'url.path': path } },

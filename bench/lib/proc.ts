@@ -1,4 +1,4 @@
-/** CPU time of processes and of the machine, from /proc (Linux; clock ticks of 1/100 s). */
+/** Per-process and machine figures from /proc (Linux; CPU in clock ticks of 1/100 s), for the benchmarks. */
 import { readdirSync, readFileSync } from 'node:fs';
 
 const TICK_S = 0.01;
@@ -9,10 +9,25 @@ function statFields(pid: number): string[] {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
-/** User + system CPU seconds of one process (all its threads). */
-export function cpuSeconds(pid: number): number {
-  const f = statFields(pid);
-  return (Number(f[11]) + Number(f[12])) * TICK_S;
+/** User + system CPU seconds of one process (all its threads) so far; NaN when unknown or gone. */
+export function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const f = statFields(pid);
+    return (Number(f[11]) + Number(f[12])) * TICK_S;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** A field of /proc/<pid>/status in bytes (0 when the process is gone). */
+export function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
 }
 
 /**
