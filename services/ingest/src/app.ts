@@ -13,6 +13,7 @@ import {
 } from '@event-observatory/service-kit/errors';
 import { down, healthRoutes, up } from '@event-observatory/service-kit/health';
 import { httpServerTimer, metricsHandler } from '@event-observatory/service-kit/metrics';
+import { requestHeader, requestHeaderPairs } from '@event-observatory/service-kit/server';
 import { traceRequests } from '@event-observatory/service-kit/tracing';
 import type { HttpBindings } from '@hono/node-server';
 import { OpenAPIHono } from '@hono/zod-openapi';
@@ -59,7 +60,7 @@ export function buildApp(deps: AppDeps): OpenAPIHono<Env> {
   });
   const app = new OpenAPIHono<Env>();
   const body = (c: Context<Env>, limit: number, what?: string) =>
-    readBodyLimited(c.req.raw, c.env?.incoming, limit, what);
+    readBodyLimited(c.req.raw, c.env?.incoming, requestHeader(c, 'content-length'), limit, what);
 
   app.use(traceRequests());
   app.use(httpServerTimer(deps.registry));
@@ -70,7 +71,7 @@ export function buildApp(deps: AppDeps): OpenAPIHono<Env> {
   app.openapi(createEventRoute, async (c) => {
     try {
       const bytes = await body(c, deps.limits.maxEventBytes);
-      const { mode, event } = ingestor.judgeRequest(c.req.raw.headers, bytes);
+      const { mode, event } = ingestor.judgeRequest(requestHeaderPairs(c), bytes);
       const created = await ingestor.publish(event, mode);
       meters.payload(mode, bytes.byteLength);
       return c.json(created, 200);
@@ -87,7 +88,7 @@ export function buildApp(deps: AppDeps): OpenAPIHono<Env> {
     try {
       const bytes = await body(c, deps.limits.maxBatchBytes, 'the batch body');
       size = bytes.byteLength;
-      elements = splitBatch(c.req.header('content-type'), bytes);
+      elements = splitBatch(requestHeader(c, 'content-type'), bytes);
       if (elements.length > deps.limits.maxBatchEvents) {
         throw tooLarge(
           `the batch holds ${elements.length} events; at most ${deps.limits.maxBatchEvents} are accepted`,
@@ -134,7 +135,7 @@ export function buildApp(deps: AppDeps): OpenAPIHono<Env> {
   app.openapi(validateRoute, async (c) => {
     try {
       const bytes = await body(c, deps.limits.maxEventBytes);
-      const { event } = ingestor.judgeRequest(c.req.raw.headers, bytes);
+      const { event } = ingestor.judgeRequest(requestHeaderPairs(c), bytes);
       return c.json({ valid: true, event: resourceOf(event) }, 200);
     } catch (err) {
       const api = closing(toApiError(err));

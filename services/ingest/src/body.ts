@@ -24,18 +24,19 @@ function overLimit(limit: number, what: string) {
 }
 
 /**
- * The body bytes, or an `EventRejection` (`too-large`, 413) once more than `limit` bytes arrive.
- * Reads the Node.js request directly when `@hono/node-server` provides it (`c.env.incoming`),
+ * The body bytes, or an `EventRejection` (`too-large`, 413) once more than `limit` bytes arrive
+ * (at once when `declared`, the `content-length` header, already says so). Reads the Node.js request directly when `@hono/node-server` provides it (`c.env.incoming`),
  * else the WHATWG stream (`app.request()` in tests).
  */
 export async function readBodyLimited(
   request: Request,
   incoming: IncomingMessage | undefined,
+  declared: string | undefined,
   limit: number,
   what = 'the request body',
 ): Promise<Uint8Array> {
-  const declared = request.headers.get('content-length');
-  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw overLimit(limit, what);
+  if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit)
+    throw overLimit(limit, what);
   if (incoming) return readIncoming(incoming, limit, what);
   const chunks: Uint8Array[] = [];
   let total = 0;

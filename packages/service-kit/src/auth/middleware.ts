@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { errorResponse } from '../errors/index.js';
+import { requestHeader } from '../server/headers.js';
 import type { Principal, Verifier } from './verifier.js';
 
 /** Context variables set by `requireAuth`; use as `new Hono<{ Variables: AuthVariables }>()`. */
@@ -22,7 +23,7 @@ export interface AuthVariables {
  */
 export function requireAuth(verifier: Verifier): MiddlewareHandler<{ Variables: AuthVariables }> {
   return async function requireAuthMiddleware(c, next) {
-    const decision = await verifier.verify(c.req.header('authorization'));
+    const decision = await verifier.verify(requestHeader(c, 'authorization'));
     if (!decision.ok) return errorResponse(c, decision.error);
     c.set('principal', decision.principal);
     await next();

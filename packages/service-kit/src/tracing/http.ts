@@ -1,6 +1,7 @@
 import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { MiddlewareHandler } from 'hono';
 import { isUntimedPath, uriTemplate } from '../metrics/http-timer.js';
+import { requestHeader } from '../server/headers.js';
 import { extractTraceContext } from './propagation.js';
 
 /** The tracer name of everything this package starts. */
@@ -25,10 +26,10 @@ export function traceRequests(opts: { exclude?: (path: string) => boolean } = {}
     if (isUntimedPath(path) || opts.exclude?.(path)) return next();
     // Only the two W3C headers matter; copying every header cost more than the span itself.
     const carrier: Record<string, string> = {};
-    const traceparent = c.req.header('traceparent');
+    const traceparent = requestHeader(c, 'traceparent');
     if (traceparent !== undefined) {
       carrier.traceparent = traceparent;
-      const tracestate = c.req.header('tracestate');
+      const tracestate = requestHeader(c, 'tracestate');
       if (tracestate !== undefined) carrier.tracestate = tracestate;
     }
     const parent = extractTraceContext(carrier);
