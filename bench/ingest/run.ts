@@ -23,7 +23,7 @@
  * - `BENCH_OUT` output file (default bench/results/ingest.md; `-` prints only)
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,25 +37,36 @@ import { type Result, resultTable, step } from './step.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+/**
+ * Seconds of single events before measuring, half at 3,000/s then half at 6,000/s, so both JITs
+ * (the service's and the broker's JVM) are warm: a cold broker made the first measured step up to
+ * 3x slower than the same step a minute later.
+ */
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 30);
 const TOPIC = 'events.cloudevents.v1';
 const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'single,batch,big').split(','));
 const SINGLE_RATES = (process.env.BENCH_SINGLE_RATES ?? '5000,7500,10000').split(',').map(Number);
 const BATCH_RATES = (process.env.BENCH_BATCH_RATES ?? '300,500,700').split(',').map(Number);
 const AUTH = (process.env.BENCH_AUTH ?? 'on') !== 'off';
 const FROM_SOURCE = process.env.BENCH_SOURCE === '1';
+/** The service's folder; another checkout's (e.g. an older commit's) to compare with the same generator. */
+const SERVICE_DIR = process.env.BENCH_SERVICE_DIR ?? join(repo, 'services/ingest');
 /**
- * The node flags of the service's `start:prod` script (services/ingest/package.json): none.
- * `--max-semi-space-size=32` saved 10-20% CPU per event but raised peak RSS by 25-35 MiB, past
- * the 256 MiB target under saturation; try it with BENCH_SERVICE_NODE_ARGS.
+ * The node flags of the service's `start:prod` script (`node <flags> dist/main.js` in its
+ * package.json), so the bench runs the service as production does.
  */
-const PRODUCTION_NODE_ARGS: string[] = [];
+const PRODUCTION_NODE_ARGS: string[] = (() => {
+  const script: string = JSON.parse(readFileSync(join(SERVICE_DIR, 'package.json'), 'utf8')).scripts[
+    'start:prod'
+  ];
+  const words = script.split(/\s+/);
+  return words.slice(1, words.indexOf('dist/main.js'));
+})();
 /** `BENCH_SERVICE_NODE_ARGS` replaces them (repeat them when adding a profiler flag). */
 const SERVICE_NODE_ARGS =
   process.env.BENCH_SERVICE_NODE_ARGS === undefined
     ? PRODUCTION_NODE_ARGS
     : process.env.BENCH_SERVICE_NODE_ARGS.split(' ').filter((a) => a !== '');
-/** The service's folder; another checkout's (e.g. an older commit's) to compare with the same generator. */
-const SERVICE_DIR = process.env.BENCH_SERVICE_DIR ?? join(repo, 'services/ingest');
 const OUT = process.env.BENCH_OUT ?? join(repo, 'bench/results/ingest.md');
 const SECRET = 'bench-secret-bench-secret-bench-secret!!';
 /**
@@ -161,9 +172,17 @@ async function measureService(
   });
   const { single, batch } = requestShapes(`127.0.0.1:${port}`, AUTH ? token : undefined);
   const results: Result[] = [];
-  // warm-up (JIT, connections, producer)
   const at = { port, pid, brokerPid };
-  await step({ ...at, name: 'warm-up', rate: 2000, eventsPerRequest: 1, request: single, seconds: 3 });
+  for (const rate of [3000, 6000]) {
+    await step({
+      ...at,
+      name: 'warm-up',
+      rate,
+      eventsPerRequest: 1,
+      request: single,
+      seconds: WARMUP_SECONDS / 2,
+    });
+  }
   if (SCENARIOS.has('single')) {
     for (const rate of SINGLE_RATES) {
       results.push(
