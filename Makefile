@@ -16,7 +16,9 @@ help: ## List the targets
 $(NODE_STAMP): package.json package-lock.json $(wildcard packages/*/package.json services/*/package.json e2e/package.json patches/*.patch)
 	@# Not `npm ci`: the registry reachable here lacks some other platforms' optional binaries
 	@# (e.g. @biomejs/cli-android-arm64), which `npm ci` counts as a lock mismatch. `npm install`
-	@# still installs the locked versions. Its postinstall applies patches/ (patch-package).
+	@# still installs the locked versions. Its postinstall applies patches/ (patch-package); a
+	@# patched package is removed first so a changed patch applies to pristine files.
+	@for p in $(wildcard patches/*.patch); do n=$$(basename $$p .patch); n=$${n%+*}; rm -rf "node_modules/$${n//+//}"; done
 	npm install --no-audit --no-fund
 	@touch $@
 

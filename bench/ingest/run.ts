@@ -60,7 +60,9 @@ const PRODUCTION_NODE_ARGS: string[] = (() => {
     'start:prod'
   ];
   const words = script.split(/\s+/);
-  return words.slice(1, words.indexOf('dist/main.js'));
+  const entry = words.indexOf('dist/main.js');
+  if (words[0] !== 'node' || entry < 0) throw new Error(`start:prod is not "node <flags> dist/main.js": ${script}`);
+  return words.slice(1, entry);
 })();
 /** `BENCH_SERVICE_NODE_ARGS` replaces them (repeat them when adding a profiler flag). */
 const SERVICE_NODE_ARGS =

@@ -429,7 +429,8 @@ export class EventProducer {
       // pointless once a full batch is already waiting.
       if (this.config.lingerMs > 0 && this.queuedBytes < this.config.producer.maxBatchBytes) {
         const wait = this.queue[0]!.startedAt + this.config.lingerMs - performance.now();
-        if (wait >= 1) await new Promise((r) => setTimeout(r, wait));
+        // Whole milliseconds: Node keeps one timer list per distinct duration.
+        if (wait >= 1) await new Promise((r) => setTimeout(r, Math.ceil(wait)));
       }
       const batch = this.takeBatch();
       await this.sendBatch(batch);

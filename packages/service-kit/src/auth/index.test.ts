@@ -1,9 +1,11 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { connect } from 'node:net';
 import { Hono } from 'hono';
 import { SignJWT } from 'jose';
 import { register as globalRegister, Registry } from 'prom-client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../config/index.js';
+import { serveApp } from '../server/index.js';
 import {
   type AuthConfig,
   type AuthReason,
@@ -411,6 +413,30 @@ describe('requireAuth middleware', () => {
     });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ subject: 'producer-1' });
+  });
+
+  it('refuses a request repeating authorization, even when its first copy is valid (served by Node.js)', async () => {
+    const server = await serveApp(app, { host: '127.0.0.1', port: 0 });
+    try {
+      const valid = await token();
+      const status = await new Promise<string>((resolve, reject) => {
+        const socket = connect(server.port, '127.0.0.1', () =>
+          socket.end(
+            `POST /v1/events HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: 0\r\n` +
+              `authorization: Bearer ${valid}\r\nauthorization: Bearer other\r\n\r\n`,
+          ),
+        );
+        let head = '';
+        socket.on('data', (c: Buffer) => {
+          head += c.toString('latin1');
+        });
+        socket.on('end', () => resolve(head.split('\r\n')[0]!));
+        socket.on('error', reject);
+      });
+      expect(status).toBe('HTTP/1.1 401 Unauthorized');
+    } finally {
+      await server.close();
+    }
   });
 
   it('answers an absent credential with 401, a bare Bearer challenge and UNAUTHENTICATED', async () => {
