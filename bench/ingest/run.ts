@@ -61,7 +61,8 @@ const PRODUCTION_NODE_ARGS: string[] = (() => {
   ];
   const words = script.split(/\s+/);
   const entry = words.indexOf('dist/main.js');
-  if (words[0] !== 'node' || entry < 0) throw new Error(`start:prod is not "node <flags> dist/main.js": ${script}`);
+  if (words[0] !== 'node' || entry < 0)
+    throw new Error(`start:prod is not "node <flags> dist/main.js": ${script}`);
   return words.slice(1, entry);
 })();
 /** `BENCH_SERVICE_NODE_ARGS` replaces them (repeat them when adding a profiler flag). */
