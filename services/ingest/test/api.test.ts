@@ -489,7 +489,7 @@ describe('description, docs, health and metrics', () => {
         method: 'POST',
         uri: '/v1/events:batchCreate',
         status: '200',
-        outcome: 'SUCCESS',
+        outcome: 'success',
       }),
     ).toBe(true);
     expect(series('auth_decisions_total', { reason: 'absent', outcome: 'failure' })).toBe(true);

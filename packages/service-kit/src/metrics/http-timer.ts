@@ -8,14 +8,8 @@ import { type Clock, createTimer } from './meters.js';
 /** The meter name of the spec. */
 export const HTTP_SERVER_REQUESTS = 'http_server_requests_seconds';
 
-/** Micrometer's outcome values, from the status class. */
-export type HttpOutcome =
-  | 'INFORMATIONAL'
-  | 'SUCCESS'
-  | 'REDIRECTION'
-  | 'CLIENT_ERROR'
-  | 'SERVER_ERROR'
-  | 'UNKNOWN';
+/** The spec's closed `outcome` set, as far as an HTTP request can have it. */
+export type HttpOutcome = 'success' | 'failure';
 
 /** `uri` values used when no endpoint route matched, as Micrometer spells them. */
 export const UNMATCHED_URI = {
@@ -49,14 +43,12 @@ export function isUntimedPath(path: string): boolean {
   );
 }
 
-/** Micrometer's outcome for an HTTP status. */
+/**
+ * The outcome of an HTTP status: `success` below 400, `failure` for every error status (and
+ * anything outside 100-599); the `status` tag keeps the class.
+ */
 export function outcomeOf(status: number): HttpOutcome {
-  if (status >= 100 && status < 200) return 'INFORMATIONAL';
-  if (status >= 200 && status < 300) return 'SUCCESS';
-  if (status >= 300 && status < 400) return 'REDIRECTION';
-  if (status >= 400 && status < 500) return 'CLIENT_ERROR';
-  if (status >= 500 && status < 600) return 'SERVER_ERROR';
-  return 'UNKNOWN';
+  return status >= 100 && status < 400 ? 'success' : 'failure';
 }
 
 /**
