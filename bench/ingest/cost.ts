@@ -16,7 +16,8 @@ import { authConfigFromEnv, createVerifier, signDevToken } from '@event-observat
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
-import { percentile, runLoad } from './loadgen.js';
+import { type LoadRequest, percentile, runLoad } from './loadgen.js';
+import { requestShapes } from './shapes.js';
 
 const RATE = Number(process.env.COST_RATE ?? 4000);
 const SECONDS = Number(process.env.COST_SECONDS ?? 5);
@@ -26,20 +27,19 @@ const SECRET = 'bench-secret-bench-secret-bench-secret!!';
 async function measure(
   name: string,
   fetchApp: { fetch: (r: Request) => unknown },
-  head: (i: number) => string,
+  request: (i: number) => LoadRequest,
 ) {
   // An HTTP/1.1 server: createAdaptorServer makes one unless told to make an HTTP/2 one.
   const server = createAdaptorServer({ fetch: fetchApp.fetch as never }) as Server;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
-  const body = Buffer.alloc(1024, 0x61);
   // warm-up, then the measured run; CPU of this whole process (server + generator).
   await runLoad({
     host: '127.0.0.1',
     port,
     rate: RATE,
     seconds: 2,
-    request: (i) => ({ head: head(i), body }),
+    request,
   });
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -48,7 +48,7 @@ async function measure(
     port,
     rate: RATE,
     seconds: SECONDS,
-    request: (i) => ({ head: head(i), body }),
+    request,
   });
   const cpu = process.cpuUsage(cpu0);
   const wall = (performance.now() - t0) / 1000;
@@ -62,8 +62,7 @@ async function measure(
 }
 
 const token = await signDevToken({ secret: SECRET, scopes: ['events:write'], subject: 'bench' });
-const ceHead = (path: string) => (i: number) =>
-  `POST ${path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\nce-specversion: 1.0\r\nce-id: e-${i}\r\nce-source: https://bench.example/src/${i % 64}\r\nce-type: bench.reading\r\nce-time: ${new Date().toISOString()}\r\ncontent-type: application/octet-stream`;
+const { single } = requestShapes('x', token);
 
 if (SCENARIO !== 'app') {
   const bare = new Hono();
@@ -71,7 +70,7 @@ if (SCENARIO !== 'app') {
     for await (const _ of (c.env as { incoming: AsyncIterable<Buffer> }).incoming);
     return c.json({ name: 'events/x', id: 'x', source: 'y', eventType: 'z', time: 't', partitionKey: 'k' });
   });
-  await measure('bare hono', bare, ceHead('/v1/events'));
+  await measure('bare hono', bare, single);
 }
 if (SCENARIO !== 'bare') {
   const { registry } = createMetrics({ service: 'ingest-cost', version: '0' });
@@ -95,6 +94,6 @@ if (SCENARIO !== 'bare') {
     knownTypes: new KnownTypes([]),
     version: '0',
   });
-  await measure('ingest app, instant producer', app, ceHead('/v1/events'));
+  await measure('ingest app, instant producer', app, single);
 }
 process.exit(0);

@@ -20,11 +20,12 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureTopics, eventTopicSpec } from '@event-observatory/broker';
 import { freePort, startKafka } from '@event-observatory/devstack';
 import { decodeHttpEvent, toKafkaRecord } from '@event-observatory/events';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
 import { cpuSeconds } from '../lib/proc.js';
-import { createdOf, requestShapes } from './shapes.js';
+import { createdOf, requestShapes, SINGLE_PAYLOAD, singleEventHeaders } from './shapes.js';
 import { type Result, resultTable, step } from './step.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -82,23 +83,12 @@ async function kafkajsFloor(): Promise<ProduceResult[]> {
   const client = new Kafka({ brokers: [kafka.bootstrapServers], logLevel: logLevel.NOTHING });
   const admin = client.admin();
   await admin.connect();
-  await admin.createTopics({
-    waitForLeaders: true,
-    topics: [{ topic: TOPIC, numPartitions: 12, replicationFactor: 1 }],
-  });
+  await ensureTopics(admin, [eventTopicSpec(TOPIC)]);
   await admin.disconnect();
   const producer = client.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
   // The records the service makes of run.ts's single event, with a fresh id and source each.
-  const { single } = requestShapes('127.0.0.1:1');
-  const record = (i: number) => {
-    const { head, body } = single(i);
-    const headers = head
-      .split('\r\n')
-      .slice(1)
-      .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)] as const);
-    return toKafkaRecord(decodeHttpEvent(headers, body).event);
-  };
+  const record = (i: number) => toKafkaRecord(decodeHttpEvent(singleEventHeaders(i), SINGLE_PAYLOAD).event);
   const results: ProduceResult[] = [];
   let n = 0;
   for (const sendSize of [10, 100, 1000]) {

@@ -27,6 +27,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureTopics, eventTopicSpec } from '@event-observatory/broker';
 import { freePort, startKafka } from '@event-observatory/devstack';
 import { signDevToken } from '@event-observatory/service-kit/auth';
 import { Kafka, logLevel } from 'kafkajs';
@@ -103,10 +104,7 @@ async function main(): Promise<void> {
   const kafka = await startKafka({ dataDir: join(dir, 'kafka'), settings: BROKER_SETTINGS });
   const admin = new Kafka({ brokers: [kafka.bootstrapServers], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
-  await admin.createTopics({
-    waitForLeaders: true,
-    topics: [{ topic: TOPIC, numPartitions: 12, replicationFactor: 1 }],
-  });
+  await ensureTopics(admin, [eventTopicSpec(TOPIC)]);
   await admin.disconnect();
   const sections: string[] = [];
   for (const config of CONFIGS) {

@@ -7,11 +7,28 @@ import type { LoadRequest } from './loadgen.js';
 const PAYLOAD_1K = Buffer.alloc(1024, 0x61);
 const FILLER = 'x'.repeat(900);
 
+/** The event headers of single event `i` (binary mode), a fresh id each call. */
+export function singleEventHeaders(i: number): Array<readonly [string, string]> {
+  return [
+    ['ce-specversion', '1.0'],
+    ['ce-id', `e-${i}-${process.hrtime.bigint()}`],
+    ['ce-source', `https://bench.example/src/${i % 64}`],
+    ['ce-type', 'bench.reading'],
+    ['ce-time', new Date().toISOString()],
+    ['content-type', 'application/octet-stream'],
+  ];
+}
+
+/** The 1 KiB payload of every single event. */
+export const SINGLE_PAYLOAD = PAYLOAD_1K;
+
 /** `host` is `127.0.0.1:port`; `token` adds an `authorization: Bearer` header. */
 export function requestShapes(host: string, token?: string) {
   const authHeader = token ? `\r\nauthorization: Bearer ${token}` : '';
   const singleHead = (i: number) =>
-    `POST /v1/events HTTP/1.1\r\nhost: ${host}${authHeader}\r\nce-specversion: 1.0\r\nce-id: e-${i}-${process.hrtime.bigint()}\r\nce-source: https://bench.example/src/${i % 64}\r\nce-type: bench.reading\r\nce-time: ${new Date().toISOString()}\r\ncontent-type: application/octet-stream`;
+    `POST /v1/events HTTP/1.1\r\nhost: ${host}${authHeader}${singleEventHeaders(i)
+      .map(([name, value]) => `\r\n${name}: ${value}`)
+      .join('')}`;
   const element = (i: number, j: number, time: string) =>
     `{"specversion":"1.0","id":"b-${i}-${j}","source":"https://bench.example/src/${j % 64}","type":"bench.reading","time":"${time}","datacontenttype":"application/json","data":{"v":"${FILLER}"}}`;
   const batchHead = `POST /v1/events:batchCreate HTTP/1.1\r\nhost: ${host}${authHeader}\r\ncontent-type: application/cloudevents-batch+json`;
