@@ -62,3 +62,45 @@ describe('consume_running', () => {
     expect(probe.runningValue()).toBeNaN();
   });
 });
+
+describe('consume_checkpoint_divergence', () => {
+  it('reads checkpoints after the committed offsets, so a commit between the reads is no divergence', async () => {
+    // The consumer's order: the checkpoint's transaction, then the broker commit. Here both land
+    // while the committed offsets are being fetched.
+    const state = { checkpoint: 5, committed: 5 };
+    const partitionEnds = async () => [{ partition: 0, offset: '10', high: '10', low: '0' }];
+    const admin = {
+      fetchOffsets: async () => {
+        await new Promise((r) => setTimeout(r, 10));
+        state.checkpoint = 10;
+        state.committed = 10;
+        return [
+          { topic: 't', partitions: [{ partition: 0, offset: String(state.committed), metadata: null }] },
+        ];
+      },
+      fetchTopicOffsets: partitionEnds,
+      connect: async () => {},
+    } as unknown as ProbeOptions['admin'];
+    const pool = {
+      query: async (sql: string) =>
+        sql.includes('consumer_checkpoint')
+          ? { rows: [{ partition: 0, next_offset: String(state.checkpoint) }] }
+          : { rows: [{ n: 0 }] },
+    } as unknown as ProbeOptions['pool'];
+    const registry = new Registry();
+    const probe = new Probe({
+      admin,
+      pool,
+      metrics: createConsumerMetrics(registry),
+      registry,
+      groupId: 'g',
+      topic: 't',
+      dlqTopic: 't.dlq',
+      intervalMs: 20_000,
+      requestTimeoutMs: 5_000,
+      consuming: () => true,
+    });
+    await probe.tick();
+    expect(await registry.metrics()).toMatch(/^consume_checkpoint_divergence 0$/m);
+  });
+});
