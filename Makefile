@@ -8,7 +8,7 @@ NODE_STAMP := node_modules/.install-stamp
 # The pure-logic suites run again on the current LTS line, so the Node 20 + 24 claim is tested.
 LTS_SUITES := -w @event-observatory/service-kit -w @event-observatory/events
 
-.PHONY: help install build lint test dev migrate bench
+.PHONY: help install build lint test test-cluster dev migrate bench cluster images
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -28,6 +28,7 @@ build: install ## Type-check and compile every workspace (tsc -b), and type-chec
 	npx tsc -b
 	npx tsc -p scripts/tsconfig.json
 	npx tsc -p bench/tsconfig.json
+	npx tsc -p e2e/cluster/tsconfig.json
 
 lint: install ## Lint and format-check the tree (biome)
 	npx biome check .
@@ -39,6 +40,9 @@ test: build lint ## Run every test of the repo (and the pure-logic suites on Nod
 	PATH="$$lts:$$PATH" TEST_TALLY_FILE=$$tally npm test $(LTS_SUITES) || status=1; \
 	./scripts/test-summary.sh $$tally && exit $$status
 
+test-cluster: build ## Run only the cluster suites (e2e/cluster): a cluster of their own unless KUBECONFIG is set
+	npm run test:cluster -w @event-observatory/e2e
+
 dev: install ## Start Kafka, PostgreSQL and every service locally; Ctrl-C stops all
 	node --conditions=source --import tsx scripts/dev.ts
 
@@ -49,3 +53,9 @@ migrate: install ## Apply pending migrations to DATABASE_URL (default: the make 
 bench: install ## Run the benchmarks (ingest, consume); figures go to bench/results/
 	node --conditions=source --import tsx bench/ingest/run.ts
 	node --conditions=source --import tsx bench/consume/run.ts
+
+cluster: ## Start a single-node Kubernetes in the foreground (writes .dev/kubeconfig); Ctrl-C stops it
+	./scripts/cluster/up.sh
+
+images: ## Build every component's image and load it into the running cluster's containerd
+	./scripts/images/build.sh

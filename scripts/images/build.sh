@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# `make images`: builds every component's image from the one Dockerfile with our own Docker
+# daemon (started here, stopped again at the end), on a locally built Node base image; saves each
+# image and, when the cluster of `make cluster` runs, imports it into its containerd; prints sizes.
+# IMPORT=0 skips the import; the image archives stay in $OBSERVATORY_CACHE/images/.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/config.sh"
+source "$REPO_ROOT/scripts/cluster/config.sh"
+"$REPO_ROOT/scripts/cluster/install-deps.sh"
+
+started=$SECONDS
+trap '"$here/dockerd.sh" stop' EXIT
+"$here/dockerd.sh" start
+"$here/build-base.sh"
+
+out=$OBSERVATORY_CACHE/images
+mkdir -p "$out"
+mib() { echo "$(($1 / 1048576)) MiB"; }
+base_bytes=$($DOCKER image inspect -f '{{.Size}}' "$BASE_IMAGE")
+sizes=()
+# A TLS-inspecting proxy's CA (trusted here through NODE_EXTRA_CA_CERTS) for npm inside the build.
+ca_secret=()
+[[ -n ${NODE_EXTRA_CA_CERTS:-} && -f $NODE_EXTRA_CA_CERTS ]] && ca_secret=(--secret "id=extra_ca,src=$NODE_EXTRA_CA_CERTS")
+for c in "${COMPONENTS[@]}"; do
+  t=$SECONDS
+  image=$IMAGE_PREFIX/$c:$IMAGE_TAG
+  # --network host: npm reaches the registry as it does on this machine; Docker has no bridge.
+  DOCKER_BUILDKIT=1 $DOCKER build --quiet --network host --target "$c" "${ca_secret[@]}" \
+    --build-arg "NODE_IMAGE=$BASE_IMAGE" --build-arg "SERVICES=${COMPONENTS[*]}" \
+    -t "$image" "$REPO_ROOT" >/dev/null
+  $DOCKER save -o "$out/$c.tar" "$image"
+  bytes=$($DOCKER image inspect -f '{{.Size}}' "$image")
+  sizes+=("$(printf '%-36s %8s  (base %s + application %s)' "$image" "$(mib "$bytes")" "$(mib "$base_bytes")" "$(mib $((bytes - base_bytes)))")")
+  echo "built $image in $((SECONDS - t)) s"
+done
+node_bytes=$($DOCKER run --rm --network none --entrypoint stat "$BASE_IMAGE" -c %s /usr/local/bin/node 2>/dev/null || echo 0)
+"$here/dockerd.sh" stop
+
+sock=$CLUSTER_DIR/run/containerd.sock
+if [[ ${IMPORT:-1} == 1 && -S $sock ]]; then
+  for c in "${COMPONENTS[@]}"; do
+    ctr --address "$sock" -n k8s.io images import "$out/$c.tar" >/dev/null
+  done
+  echo "imported into the cluster's containerd ($sock)"
+fi
+echo "image sizes (uncompressed; of the base, the Node binary is $(mib "$node_bytes")):"
+printf '  %s\n' "${sizes[@]}"
+echo "images built in $((SECONDS - started)) s"
