@@ -71,8 +71,9 @@ GO
   go build -trimpath -ldflags "-s -w" -o "$work/bin/etcd" .
 )
 
-# CoreDNS has no replace lines. Built for the cluster's DNS (no `forward`: nothing asked outside).
-GOBIN=$work/bin go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
+# CoreDNS has no replace lines. Built for the cluster's DNS (no `forward`: nothing asked outside);
+# static (no cgo), so its image holds the one binary.
+CGO_ENABLED=0 GOBIN=$work/bin go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
 
 echo "$want" >"$work/bin/.complete"
 rm -rf "$K8S_BIN"

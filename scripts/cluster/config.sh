@@ -20,7 +20,7 @@ API_PORT=6443
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OBSERVATORY_CACHE=${OBSERVATORY_CACHE:-$REPO_ROOT/.cache}
-K8S_BIN=$OBSERVATORY_CACHE/kubernetes/$K8S_VERSION/bin   # built once: see build-binaries.sh
+K8S_BIN=${K8S_BIN:-$OBSERVATORY_CACHE/kubernetes/$K8S_VERSION/bin}   # built once: build-binaries.sh
 CLUSTER_DIR=${CLUSTER_DIR:-$REPO_ROOT/.dev/cluster}      # certificates, etcd data, logs, sockets
 KUBECONFIG_OUT=${KUBECONFIG_OUT:-$REPO_ROOT/.dev/kubeconfig}
 

@@ -9,14 +9,17 @@ out=$OBSERVATORY_CACHE/kubernetes/$K8S_VERSION/images
 mkdir -p "$out"
 
 if [[ ! -f $out/pause.tar || $here/pause.c -nt $out/pause.tar ]]; then
-  root=$(mktemp -d)
+  root=$(mktemp -d) && chmod 755 "$root"
   gcc -static -Os -s -o "$root/pause" "$here/pause.c"
   "$here/oci-image.sh" "$PAUSE_IMAGE" "$root" '["/pause"]' "$out/pause.tar"
   rm -rf "$root"
 fi
 if [[ ! -f $out/coredns.tar || $K8S_BIN/coredns -nt $out/coredns.tar ]]; then
-  root=$(mktemp -d)
+  root=$(mktemp -d) && chmod 755 "$root"
   cp "$K8S_BIN/coredns" "$root/coredns"
+  # A binary built with cgo needs its shared libraries (the loader and libc) beside it.
+  libs=$(ldd "$K8S_BIN/coredns" 2>/dev/null | grep -o '/[^ ]*' || true)
+  for lib in $libs; do cp --parents -L "$lib" "$root/"; done
   "$here/oci-image.sh" "$COREDNS_IMAGE" "$root" '["/coredns"]' "$out/coredns.tar"
   rm -rf "$root"
 fi

