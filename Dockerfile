@@ -1,7 +1,9 @@
 # One image per component of the platform, from one file: `docker build --target <component> .`
 # (`make images` builds them all). Stages: manifests -> deps (every dependency, for tsc) -> build
-# (dist/) -> apps (per service: its production dependencies and compiled code only) -> one final
-# stage per component (node + that tree; non-root; no compiler, no npm cache, no sources).
+# (dist/) -> modules, apps (per service: its production dependencies and compiled code only) -> one
+# final stage per component (node + that tree; non-root; no compiler, no npm cache, no sources).
+# The user is given by number (1000 = `node` of the base image): Kubernetes' runAsNonRoot can only
+# verify a numeric user.
 # Adding a component (search, jobs, controller): its name in SERVICES and a final stage below.
 #
 # NODE_IMAGE is the official Node.js LTS slim image wherever a registry is reachable. On a machine
@@ -38,27 +40,37 @@ COPY tsconfig.json tsconfig.base.json ./
 COPY packages/ packages/
 COPY services/ services/
 COPY migrations/ migrations/
-RUN npx tsc -b $(for s in $SERVICES; do echo "services/$s"; done)
+# Only the compiled output leaves this stage (/out: dist/ of every built workspace, migrations/).
+RUN npx tsc -b $(for s in $SERVICES; do echo "services/$s"; done) \
+ && for d in packages/* services/*; do if [ -d "$d/dist" ]; then mkdir -p "/out/$d" && cp -r "$d/dist" "/out/$d/"; fi; done \
+ && cp -r migrations /out/
 
-FROM base AS apps
+# Per service: production dependencies only (cached until a manifest or the lock changes), then
+# the compiled code of the service and of the workspace packages it depends on.
+FROM base AS modules
 ARG SERVICES="ingest consumer"
 COPY --from=manifests /manifests/ /manifests/
-COPY --from=build /app/ /build/
+COPY patches/ /manifests/patches/
 COPY scripts/images/service-tree.sh /usr/local/bin/
 RUN --mount=type=secret,id=extra_ca,required=false \
     export NODE_EXTRA_CA_CERTS=/run/secrets/extra_ca; [ -f "$NODE_EXTRA_CA_CERTS" ] || unset NODE_EXTRA_CA_CERTS; \
-    for s in $SERVICES; do service-tree.sh "$s" /manifests /build; done && rm -rf /root/.npm
+    for s in $SERVICES; do service-tree.sh modules "$s" /manifests; done && rm -rf /root/.npm
+
+FROM modules AS apps
+ARG SERVICES="ingest consumer"
+COPY --from=build /out/ /build/
+RUN for s in $SERVICES; do service-tree.sh dist "$s" /build; done && rm -rf /build
 
 FROM base AS ingest
 ENV NODE_ENV=production
 COPY --from=apps /apps/ingest/ ./
-USER node
+USER 1000:1000
 EXPOSE 8080
 CMD ["node", "--max-semi-space-size=32", "services/ingest/dist/main.js"]
 
 FROM base AS consumer
 ENV NODE_ENV=production
 COPY --from=apps /apps/consumer/ ./
-USER node
+USER 1000:1000
 EXPOSE 8080
 CMD ["node", "services/consumer/dist/main.js"]

@@ -4,10 +4,8 @@
  * PostgreSQL listening on this machine's own address so that pods reach them. Everything this
  * setup started is stopped at the end.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startStack } from '@event-observatory/devstack';
+import { rmSync } from 'node:fs';
+import { startStack, tempDataDir } from '@event-observatory/devstack';
 import type { TestProject } from 'vitest/node';
 import { buildImages, clusterSetting, hostAddress, startOrReuseCluster } from './lib/cluster.js';
 
@@ -41,7 +39,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       log(`images built and imported in ${Math.round((Date.now() - t1) / 1000)} s`);
     }
     const host = await hostAddress();
-    const dataDir = mkdtempSync(join(tmpdir(), 'event-observatory-podstack-'));
+    const dataDir = tempDataDir('podstack'); // usable by PostgreSQL's own user when we are root
     closers.push(async () => rmSync(dataDir, { recursive: true, force: true }));
     const stack = await startStack({
       dataDir,

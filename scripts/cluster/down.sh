@@ -33,6 +33,11 @@ stop kube-scheduler
 if alive kube-apiserver && alive kubelet; then
   say "deleting every pod..."
   kubectl delete pods --all --all-namespaces --grace-period 5 --wait=false >/dev/null 2>&1
+  # Job pods carry a finalizer that only the (stopped) Job controller removes: drop it here.
+  kubectl get pods -A -o jsonpath='{range .items[?(@.metadata.finalizers)]}{.metadata.namespace} {.metadata.name}{"\n"}{end}' 2>/dev/null |
+    while read -r ns pod; do
+      kubectl -n "$ns" patch pod "$pod" --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
+    done
   for ((i = 0; i < 90; i++)); do
     [[ -z $(kubectl get pods -A -o name 2>/dev/null) ]] && break
     sleep 1

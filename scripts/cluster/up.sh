@@ -66,11 +66,15 @@ start() {
   setsid "$@" >"$logs/$name.log" 2>&1 </dev/null &
   echo $! >"$run/$name.pid"
 }
+# A test run that started us names itself in OBSERVATORY_CLUSTER_PARENT: when that process is
+# gone (killed without stopping us), we stop too, so no cluster outlives its test run.
+parent_gone() { [[ -n ${OBSERVATORY_CLUSTER_PARENT:-} ]] && ! kill -0 "$OBSERVATORY_CLUSTER_PARENT" 2>/dev/null; }
 # wait_for <what> <seconds> <command...>
 wait_for() {
   local what=$1 limit=$2 t0=$SECONDS
   shift 2
   until "$@" >/dev/null 2>&1; do
+    if parent_gone; then echo "the process that started the cluster is gone" >&2; exit 1; fi
     if ((SECONDS - t0 > limit)); then echo "timed out after ${limit}s waiting for $what (logs: $logs)" >&2; exit 1; fi
     sleep 0.5
   done
@@ -207,6 +211,7 @@ echo "export KUBECONFIG=$KUBECONFIG_OUT   (kubectl: $K8S_BIN/kubectl; logs: $log
 
 # Run until Ctrl-C/SIGTERM, or until one of the components dies (then stop the rest, fail).
 while true; do
+  if parent_gone; then echo "the process that started the cluster is gone: stopping" >&2; exit 1; fi
   for f in "$run"/*.pid; do
     if ! kill -0 "$(cat "$f")" 2>/dev/null; then
       name=$(basename "$f" .pid)

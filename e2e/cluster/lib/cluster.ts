@@ -87,7 +87,7 @@ async function waitFor(
 
 /**
  * Returns a ready cluster (API answers, node Ready). A cold start builds Kubernetes (~10 min on 2
- * cores) within `timeoutMs` (default 30 min); its output goes to `.dev/cluster-test.log`.
+ * cores, longer on a busy machine) within `timeoutMs` (default 60 min); its output goes to `.dev/cluster-test.log`.
  */
 export async function startOrReuseCluster(
   opts: { timeoutMs?: number; log?: (line: string) => void } = {},
@@ -111,7 +111,8 @@ export async function startOrReuseCluster(
   const out = openSync(logFile, 'w');
   const child: ChildProcess = spawn(join(REPO_ROOT, 'scripts/cluster/up.sh'), [], {
     stdio: ['ignore', out, out],
-    env: { ...process.env, OBSERVATORY_CACHE: cacheDir() },
+    // up.sh stops the cluster by itself should this process die without stopping it.
+    env: { ...process.env, OBSERVATORY_CACHE: cacheDir(), OBSERVATORY_CLUSTER_PARENT: String(process.pid) },
   });
   let exited = false;
   const exit = new Promise<void>((done) =>
@@ -126,7 +127,7 @@ export async function startOrReuseCluster(
     await exit; // up.sh has removed everything it created when it exits
   };
   try {
-    await waitFor('the cluster (see .dev/cluster-test.log)', opts.timeoutMs ?? 30 * 60_000, () => {
+    await waitFor('the cluster (see .dev/cluster-test.log)', opts.timeoutMs ?? 60 * 60_000, () => {
       if (exited) throw new Error(`scripts/cluster/up.sh exited early; see ${logFile}`);
       return existsSync(ready);
     });

@@ -35,7 +35,8 @@ export interface PostgresOptions {
   port?: number;
   /**
    * Address to listen on; default `127.0.0.1`. The cluster suites give this machine's own
-   * address, which pods can route to; `url` then names it.
+   * address, which pods can route to; `url` then names it, and clients on this machine (whose
+   * source address is then `host`) are admitted.
    */
   host?: string;
   /**
@@ -288,10 +289,12 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
     listen_addresses: host,
     ...(opts.settings ?? {}),
   };
-  if (opts.allowedClients?.length) {
+  // Clients on `host` itself (their source address is `host`, not loopback) and `allowedClients`.
+  const clients = [...(host === '127.0.0.1' ? [] : [`${host}/32`]), ...(opts.allowedClients ?? [])];
+  if (clients.length > 0) {
     // initdb's file admits loopback only; keep it and add the given ranges, password required.
     const hbaFile = join(dataDir, 'pg_hba.conf');
-    const extra = opts.allowedClients.map((cidr) => `host all all ${cidr} scram-sha-256`);
+    const extra = clients.map((cidr) => `host all all ${cidr} scram-sha-256`);
     writeFileSync(hbaFile, `${readFileSync(join(pgdata, 'pg_hba.conf'), 'utf8')}\n${extra.join('\n')}\n`, {
       mode: 0o644,
     });
