@@ -160,8 +160,8 @@ start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
 start kube-scheduler "$K8S_BIN/kube-scheduler" --kubeconfig "$pki/scheduler.kubeconfig" \
   --authentication-kubeconfig "$pki/scheduler.kubeconfig" --authorization-kubeconfig "$pki/scheduler.kubeconfig" \
   --bind-address 127.0.0.1 --leader-elect=false --profiling=false
-sed -e "s/@DNS_SERVICE_IP@/$DNS_SERVICE_IP/" -e "s/@CLUSTER_DOMAIN@/$CLUSTER_DOMAIN/" \
-  -e "s#@COREDNS_IMAGE@#$COREDNS_IMAGE#" "$here/manifests/bootstrap.yaml" >"$run/bootstrap.yaml"
+sed -e "s/__DNS_SERVICE_IP__/$DNS_SERVICE_IP/" -e "s/__CLUSTER_DOMAIN__/$CLUSTER_DOMAIN/" \
+  -e "s#__COREDNS_IMAGE__#$COREDNS_IMAGE#" "$here/manifests/bootstrap.yaml" >"$run/bootstrap.yaml"
 wait_for "the kube-system namespace" 30 kubectl get namespace kube-system
 kubectl apply -f "$run/bootstrap.yaml" >/dev/null
 
