@@ -13,6 +13,16 @@ source "$here/config.sh"
 "$here/build-binaries.sh"
 read -r pause_tar coredns_tar < <("$here/system-images.sh")
 
+# One cluster at a time: refuse while another up.sh runs (it owns the ports and the bridge).
+mkdir -p "$CLUSTER_DIR"
+if [[ -f $CLUSTER_DIR/up.pid ]]; then
+  other=$(cat "$CLUSTER_DIR/up.pid")
+  if [[ $other != "$$" && -e /proc/$other ]] && grep -q up.sh "/proc/$other/cmdline" 2>/dev/null; then
+    echo "a cluster is already running (up.sh, pid $other); use it (KUBECONFIG=$KUBECONFIG_OUT) or stop it" >&2
+    exit 1
+  fi
+fi
+echo $$ >"$CLUSTER_DIR/up.pid"
 # A run that was killed without cleaning up leaves processes and network state: remove them.
 "$here/down.sh" quiet
 
@@ -53,10 +63,11 @@ on_signal() {
   stopping=1
   echo "stopping the cluster..."
   "$here/down.sh"
+  rm -f "$CLUSTER_DIR/up.pid"
   exit 0
 }
 trap on_signal INT TERM HUP
-trap '[[ $stopping == 1 ]] || "$here/down.sh"' EXIT
+trap '[[ $stopping == 1 ]] || "$here/down.sh"; rm -f "$CLUSTER_DIR/up.pid"' EXIT
 
 # start <name> <command...>: a daemon in its own session, so that the terminal's Ctrl-C reaches
 # only this script, which then stops everything in order (workloads before kubelet, and so on).
