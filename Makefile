@@ -11,7 +11,7 @@ LTS_SUITES := -w @event-observatory/service-kit -w @event-observatory/events
 .PHONY: help install build lint test test-cluster dev migrate bench cluster images
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
 $(NODE_STAMP): package.json package-lock.json $(wildcard packages/*/package.json services/*/package.json e2e/package.json patches/*.patch)
 	@# Not `npm ci`: the registry reachable here lacks some other platforms' optional binaries
