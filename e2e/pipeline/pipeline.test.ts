@@ -4,11 +4,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  brokerConfig,
   deadLetterTopicSpec,
   EventProducer,
   ensureTopics,
   eventTopicSpec,
+  producerConfig,
 } from '@event-observatory/broker';
 import { createConsumerService, readConsumerConfig } from '@event-observatory/consumer';
 import { createDatabase } from '@event-observatory/devstack';
@@ -66,7 +66,7 @@ beforeAll(async () => {
   const { registry } = createMetrics({ service: 'ingest', version: 'e2e' });
   const belief = new BrokerBelief();
   const producer = new EventProducer({
-    config: brokerConfig({ bootstrapServers: [stack.bootstrapServers], topic }),
+    config: producerConfig({ bootstrapServers: [stack.bootstrapServers], topic }),
     registry,
     onOutcome: (ok) => belief.observe(ok),
   });

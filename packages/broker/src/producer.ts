@@ -50,7 +50,7 @@ import {
   type RecordMetadata,
 } from 'kafkajs';
 import type { Registry } from 'prom-client';
-import { type BrokerConfig, FIXED_PRODUCER_PROPERTIES } from './config.js';
+import { FIXED_PRODUCER_PROPERTIES, type ProducerConfig } from './config/producer.js';
 
 /** One record to publish (as `@event-observatory/events` `toKafkaRecord` makes it). */
 export interface OutboundRecord {
@@ -93,7 +93,7 @@ export interface ProducerLogger {
 }
 
 export interface EventProducerOptions {
-  config: BrokerConfig;
+  config: ProducerConfig;
   /** Registry for `broker_produce_latency_seconds`; without one nothing is recorded. */
   registry?: Registry;
   logger?: ProducerLogger;
@@ -121,7 +121,7 @@ class Generation {
   private readonly sockets = new Set<net.Socket>();
 
   constructor(
-    config: BrokerConfig,
+    config: ProducerConfig,
     retries: number,
     logger: ProducerLogger | undefined,
     withProducer: boolean,
@@ -218,7 +218,7 @@ export function activeTraceparent(): string | undefined {
  * separated by at most `maxRetryTime`) as fit in the delivery timeout, at least 1 (kafkajs
  * refuses 0 for an idempotent producer).
  */
-export function kafkajsRetries(config: BrokerConfig): number {
+export function kafkajsRetries(config: ProducerConfig): number {
   const per = config.requestTimeoutMs + config.producer.maxRetryTime;
   return Math.max(1, Math.floor((config.deliveryTimeoutMs - config.requestTimeoutMs) / per));
 }
@@ -237,7 +237,7 @@ export function kafkajsRetries(config: BrokerConfig): number {
  */
 export class EventProducer {
   readonly topic: string;
-  private readonly config: BrokerConfig;
+  private readonly config: ProducerConfig;
   private readonly retries: number;
   private readonly latency: Timer<'topic' | 'outcome'> | undefined;
   private readonly logger: ProducerLogger | undefined;

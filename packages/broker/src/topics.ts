@@ -6,6 +6,7 @@
  * because this code created them; both topics keep records for 168 hours.
  */
 import type { Admin, ITopicConfig, ITopicMetadata } from 'kafkajs';
+import { type BrokerConnection, brokerConnection } from './config/connection.js';
 
 export interface TopicSpec {
   name: string;
@@ -14,11 +15,6 @@ export interface TopicSpec {
   /** Topic-level configs (`cleanup.policy`, `retention.ms`, ...), as Kafka spells them. */
   configs: Record<string, string>;
 }
-
-export const EVENT_TOPIC = 'events.cloudevents.v1';
-export const DEAD_LETTER_SUFFIX = '.dlq';
-/** 168 hours, the spec's retention (`BROKER_LOG_RETENTION_HOURS`). */
-export const DEFAULT_RETENTION_HOURS = 168;
 
 /** `retention.ms` for a number of hours. */
 export function retentionMs(hours: number): string {
@@ -36,8 +32,8 @@ export const DEAD_LETTER_MAX_MESSAGE_BYTES = 2 * EVENT_MAX_MESSAGE_BYTES;
 
 /** The event topic: 12 partitions, replication factor 1, records kept 168 h, records up to 2 MiB. */
 export function eventTopicSpec(
-  name: string = EVENT_TOPIC,
-  retentionHours = DEFAULT_RETENTION_HOURS,
+  name: string = brokerConnection().topic,
+  retentionHours = brokerConnection().retentionHours,
 ): TopicSpec {
   return {
     name,
@@ -57,8 +53,8 @@ export function eventTopicSpec(
  * topic ignores `retention.ms`), records up to 4 MiB.
  */
 export function deadLetterTopicSpec(
-  name: string = `${EVENT_TOPIC}${DEAD_LETTER_SUFFIX}`,
-  retentionHours = DEFAULT_RETENTION_HOURS,
+  name: string = brokerConnection().dlqTopic,
+  retentionHours = brokerConnection().retentionHours,
 ): TopicSpec {
   return {
     name,
@@ -70,6 +66,24 @@ export function deadLetterTopicSpec(
       'max.message.bytes': String(DEAD_LETTER_MAX_MESSAGE_BYTES),
     },
   };
+}
+
+/**
+ * The event topic and its dead-letter topic as the connection names them, kept
+ * `BROKER_LOG_RETENTION_HOURS`.
+ *
+ * @example
+ * ```ts
+ * await ensureTopics(admin, topicSpecs(readBrokerConnection(process.env)));
+ * ```
+ */
+export function topicSpecs(
+  connection: Pick<BrokerConnection, 'topic' | 'dlqTopic' | 'retentionHours'>,
+): TopicSpec[] {
+  return [
+    eventTopicSpec(connection.topic, connection.retentionHours),
+    deadLetterTopicSpec(connection.dlqTopic, connection.retentionHours),
+  ];
 }
 
 /** What `ensureTopics` did to one topic. */
