@@ -20,4 +20,29 @@ export {
   readProducerConfig,
 } from './config/producer.js';
 export * from './producer.js';
-export * from './topics.js';
+export {
+  type EnsureTopicsOptions,
+  type EnsureTopicsResult,
+  ensureTopics,
+  readTopicStates,
+  type TopicAction,
+  type TopicOutcome,
+  waitForLeaders,
+} from './topics/admin.js';
+export {
+  changeOf,
+  DEAD_LETTER_MAX_MESSAGE_BYTES,
+  deadLetterTopicSpec,
+  EVENT_MAX_MESSAGE_BYTES,
+  eventTopicSpec,
+  planTopic,
+  retentionMs,
+  type TopicChange,
+  type TopicPlan,
+  type TopicRefusal,
+  type TopicSpec,
+  type TopicState,
+  topicSpecs,
+  validateSpec,
+  validateSpecs,
+} from './topics/model.js';
