@@ -19,7 +19,13 @@ export {
   producerConfig,
   readProducerConfig,
 } from './config/producer.js';
-export * from './producer.js';
+export { EventProducer, type EventProducerOptions } from './producer/event-producer.js';
+export {
+  type OutboundRecord,
+  PublishError,
+  type PublishFailure,
+  type PublishReceipt,
+} from './producer/record.js';
 export {
   type EnsureTopicsOptions,
   type EnsureTopicsResult,

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { producerConfig } from '../src/config/producer.js';
-import { EventProducer, PublishError } from '../src/producer.js';
+import { EventProducer, PublishError, producerConfig } from '../src/index.js';
 import { createTopic, readRecords } from './read-records.js';
 
 const { bootstrapServers } = inject('stack');

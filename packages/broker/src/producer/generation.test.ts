@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readProducerConfig } from './config/producer.js';
-import { kafkajsRetries } from './producer.js';
+import { readProducerConfig } from '../config/producer.js';
+import { kafkajsRetries } from './generation.js';
 
 describe('kafkajs retries of the producer', () => {
   it('are bounded by the delivery timeout', () => {
