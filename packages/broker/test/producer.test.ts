@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { createTopic, readRecords } from '@event-observatory/devstack';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { brokerConfig } from '../src/config.js';
 import { EventProducer, PublishError } from '../src/producer.js';
-import { createTopic, readRecords } from './read-records.js';
 
 const { bootstrapServers } = inject('stack');
 const topic = `producer-test-${randomUUID()}`;

@@ -426,10 +426,10 @@ describe('description, docs, health and metrics', () => {
     };
     expect(schema.components.schemas.ErrorInfo.properties.reason.enum).toEqual([...REJECTION_REASONS]);
   });
-  it('answers readiness UP with the broker reachable and liveness UP', async () => {
+  it('answers readiness UP with the broker reachable and the event ceiling fitting the topic, and liveness UP', async () => {
     const ready = await fetch(`${h.url}/health/ready`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'UP', broker: 'reachable' });
+    expect(await ready.json()).toEqual({ status: 'UP', broker: 'reachable', eventCeiling: 'fits' });
     expect((await fetch(`${h.url}/health/live`)).status).toBe(200);
   });
   it('counts a recognised type whose payload the consumer cannot read as invalid-payload, not text or JSON', async () => {

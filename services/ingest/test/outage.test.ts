@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type KafkaHandle, startKafka } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ceHeaders, createTopic, type Harness, readRecords, startHarness, uniqueTopic } from './harness.js';
+import {
+  ceHeaders,
+  createTopic,
+  type Harness,
+  readRecords,
+  startHarness,
+  uniqueTopic,
+  waitFor,
+} from './harness.js';
 import { INGEST_BROKER_SETTINGS } from './kafka-setup.js';
 
 const DELIVERY_TIMEOUT_MS = 3000;
@@ -23,15 +31,6 @@ async function send(
     body: `payload-${id}`,
   });
   return { status: res.status, body: (await res.json()) as never, ms: Date.now() - started };
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return false;
 }
 
 describe('broker outage (dedicated broker)', () => {
@@ -89,12 +88,14 @@ describe('broker outage (dedicated broker)', () => {
     expect((await fetch(`${h.url}/health/live`)).status).toBe(200);
 
     await kafka.start();
-    expect(await until(async () => (await fetch(`${h.url}/health/ready`)).status === 200, 60_000)).toBe(true);
-    let after = await send(h, 'after-0');
-    for (let i = 0; i < 20 && after.status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 500));
-      after = await send(h, 'after-0');
-    }
+    await waitFor(
+      async () => ((await fetch(`${h.url}/health/ready`)).status === 200 ? true : undefined),
+      60_000,
+    );
+    const after = await waitFor(async () => {
+      const r = await send(h, 'after-0');
+      return r.status === 200 ? r : undefined;
+    }, 10_000);
     expect(after.status).toBe(200);
     acknowledged.push('after-0');
 
