@@ -31,7 +31,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function post(path: string, headers: Record<string, string>, body?: BodyInit) {
+async function post(path: string, headers: Record<string, string>, body?: RequestInit['body']) {
   const res = await fetch(`${h.url}${path}`, { method: 'POST', headers: { ...auth(), ...headers }, body });
   return { status: res.status, headers: res.headers, json: (await res.json()) as any };
 }
