@@ -4,8 +4,12 @@
  */
 
 import { type AuthVariables, requireAuth, type Verifier } from '@event-observatory/service-kit/auth';
-import type { ErrorLogger } from '@event-observatory/service-kit/errors';
-import { type ApiError, errorHandler, notFoundHandler } from '@event-observatory/service-kit/errors';
+import {
+  type ApiError,
+  type ErrorLogger,
+  errorHandler,
+  notFoundHandler,
+} from '@event-observatory/service-kit/errors';
 import { type HealthCheck, healthRoutes } from '@event-observatory/service-kit/health';
 import { httpServerTimer, metricsHandler } from '@event-observatory/service-kit/metrics';
 import { requestHeader, requestHeaderPairs } from '@event-observatory/service-kit/server';

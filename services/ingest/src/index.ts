@@ -1,7 +1,4 @@
-export { type AppDeps, buildApp } from './app.js';
-export type { BatchCreateResponse, BatchEntry } from './batch.js';
 export { type IngestConfig, type Limits, readIngestConfig } from './config.js';
-export type { EventResource } from './ingest.js';
 export {
   createIngestService,
   type IngestProducer,

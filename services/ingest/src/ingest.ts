@@ -44,7 +44,7 @@ export interface IngestorDeps {
 }
 
 /** The resource for an event; with a receipt it includes where it landed. */
-export function resourceOf(event: CloudEvent, receipt?: PublishReceipt): EventResource {
+function resourceOf(event: CloudEvent, receipt?: PublishReceipt): EventResource {
   const r: EventResource = {
     name: eventName(event),
     id: event.id,
@@ -76,7 +76,7 @@ export function toApiError(err: unknown): ApiError {
 }
 
 /** The closed-set reason of an error about one event. */
-export function reasonOf(err: ApiError): RejectionReason {
+function reasonOf(err: ApiError): RejectionReason {
   return (err.details[0]?.reason ?? 'malformed') as RejectionReason;
 }
 
