@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eventTopicSpec, RECORD_OVERHEAD_BYTES, type TopicSpec } from '@event-observatory/broker';
 import { ensureStackTopics } from '@event-observatory/devstack';
+import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ceHeaders, type Harness, startHarness, uniqueTopic, waitFor } from './harness.js';
 
@@ -27,23 +28,19 @@ function topicWithLimit(name: string, maxMessageBytes: number): TopicSpec {
 }
 
 /** Runs the service's real entry point until it exits (or `timeoutMs` passes: then it is killed). */
-function runMain(env: Record<string, string>, timeoutMs: number) {
-  return new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/main.ts'], {
-      cwd: serviceDir,
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr += d.toString();
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
+async function runMain(env: Record<string, string>, timeoutMs: number) {
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/main.ts'], {
+    cwd: serviceDir,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
+  let stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if ((await settleWithin(exited, timeoutMs)) === TIMED_OUT) child.kill('SIGKILL');
+  return { code: await exited, stderr };
 }
 
 describe('event ceiling against the topic limit', () => {
