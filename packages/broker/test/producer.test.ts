@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { createTopic, readRecords } from '@event-observatory/devstack';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { EventProducer, PublishError, producerConfig } from '../src/index.js';
-import { createTopic, readRecords } from './read-records.js';
 
 const { bootstrapServers } = inject('stack');
 const topic = `producer-test-${randomUUID()}`;
