@@ -75,7 +75,7 @@ describe('EventProducer when the broker stops answering', () => {
         requestTimeoutMs: 1_000,
         deliveryTimeoutMs: 1_500,
       }),
-      logger: { error() {}, info() {}, warn: (_obj, msg) => lateAcks.push(msg) },
+      logger: { warn: (_obj, msg) => lateAcks.push(msg) },
     });
     await warmUp(producer);
     let a: unknown;

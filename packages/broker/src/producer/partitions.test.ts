@@ -15,7 +15,9 @@ describe('the partition of a key', () => {
       isr: [1],
     }));
     const keys = ['a', 'urn:s#sub', 'https://bench.example/src/1#'];
-    const expected = keys.map((key) => partitioner({ topic: 't', partitionMetadata, message: { key } }));
+    const expected = keys.map((key) =>
+      partitioner({ topic: 't', partitionMetadata, message: { key, value: null } }),
+    );
     expect(keys.map((k) => cache.partitionOf(k))).toEqual(expected);
     expect(keys.map((k) => cache.partitionOf(k))).toEqual(expected); // remembered: same answer
   });
