@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  brokerConnection,
+  brokerTopics,
   EventProducer,
   ensureTopics,
   producerConfig,
@@ -38,7 +38,7 @@ beforeAll(async () => {
   const kafka = new Kafka({ clientId: 'e2e', brokers: [stack.bootstrapServers], logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, topicSpecs(brokerConnection({ topic })));
+  await ensureTopics(admin, topicSpecs(brokerTopics({ topic })));
   await admin.disconnect();
   const databaseUrl = await createDatabase(stack.databaseUrl, `e2e_pipeline_${id}`);
 
