@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { brokerConnection, ensureTopics, topicSpecs } from '@event-observatory/broker';
+import { brokerTopics, ensureTopics, topicSpecs } from '@event-observatory/broker';
 import { createDatabase, freePort, repoRoot, startStack, tempDataDir } from '@event-observatory/devstack';
 import { toKafkaRecord } from '@event-observatory/events';
 import { migrate } from '@event-observatory/store';
@@ -31,7 +31,7 @@ import { COPY_COLUMNS as COLUMNS, copyLine, benchEvent as event } from './events
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 200_000);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 600) * 1000;
-const TOPICS = brokerConnection();
+const TOPICS = brokerTopics();
 const TOPIC = TOPICS.topic;
 const root = repoRoot();
 

@@ -3,7 +3,7 @@
  * modes, give exactly N rows whose `raw` is the event that was sent.
  */
 import { randomUUID } from 'node:crypto';
-import { brokerConnection, ensureTopics, producerConfig, topicSpecs } from '@event-observatory/broker';
+import { brokerTopics, ensureTopics, producerConfig, topicSpecs } from '@event-observatory/broker';
 import { createConsumerService, readConsumerConfig } from '@event-observatory/consumer';
 import { createDatabase } from '@event-observatory/devstack';
 import { createIngestService, readIngestConfig } from '@event-observatory/ingest';
@@ -32,7 +32,7 @@ beforeAll(async () => {
   const kafka = new Kafka({ clientId: 'e2e', brokers: [stack.bootstrapServers], logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, topicSpecs(brokerConnection({ topic })));
+  await ensureTopics(admin, topicSpecs(brokerTopics({ topic })));
   await admin.disconnect();
   const databaseUrl = await createDatabase(stack.databaseUrl, `e2e_pipeline_${id}`);
 

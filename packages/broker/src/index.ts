@@ -5,12 +5,12 @@ export {
 } from './clients/consumer.js';
 export type { BrokerLogger } from './clients/kafka.js';
 export {
-  type BrokerConnection,
-  brokerConnection,
+  type BrokerTopics,
+  brokerTopics,
   DEAD_LETTER_TOPIC,
   deadLetterTopicName,
   EVENT_TOPIC,
-  readBrokerConnection,
+  readBrokerTopics,
 } from './config/connection.js';
 export { type ConsumerBrokerConfig, readConsumerBrokerConfig } from './config/consumer.js';
 export {

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import {
   type EnsureTopicsResult,
   ensureTopics,
-  readBrokerConnection,
+  readBrokerTopics,
   type TopicSpec,
   topicSpecs,
 } from '@event-observatory/broker';
@@ -51,7 +51,7 @@ export interface Stack {
  * `BROKER_LOG_RETENTION_HOURS`; the spec's defaults when unset).
  */
 export function stackTopics(env: Readonly<Record<string, string | undefined>> = process.env): TopicSpec[] {
-  return topicSpecs(readBrokerConnection(env));
+  return topicSpecs(readBrokerTopics(env));
 }
 
 /** Runs `ensureTopics` with a short-lived kafkajs admin client. */

@@ -3,7 +3,7 @@
  * on its own topics and group so test files never see each other's records.
  */
 import { randomUUID } from 'node:crypto';
-import { brokerConnection, ensureTopics, topicSpecs } from '@event-observatory/broker';
+import { brokerTopics, ensureTopics, topicSpecs } from '@event-observatory/broker';
 import { createDatabase } from '@event-observatory/devstack';
 import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
 import { authConfigFromEnv, createLogger, createMetrics, signDevToken } from '@event-observatory/service-kit';
@@ -62,7 +62,7 @@ export async function startHarness(name: string, opts: HarnessOptions = {}): Pro
   const stack = inject('stack');
   const id = `${name}-${randomUUID().slice(0, 8)}`;
   const topic = `test.${id}`;
-  const topics = brokerConnection({ topic });
+  const topics = brokerTopics({ topic });
   const { dlqTopic } = topics;
   const groupId = `group-${id}`;
   const bootstrapServers = opts.bootstrapServers ?? stack.bootstrapServers;

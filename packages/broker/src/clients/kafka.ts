@@ -6,9 +6,7 @@ import { type ISocketFactory, Kafka, type LogEntry, logLevel, type RetryOptions 
 
 /** What the broker package logs through (a pino logger fits). */
 export interface BrokerLogger {
-  error(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
   /** The logger's level (pino's `level`); it sets how much kafkajs logs. */
   level?: string;
 }
@@ -28,23 +26,20 @@ export interface KafkaSettings {
 }
 
 /**
- * kafkajs' level for a service log level: its errors always (they are the broker's side of a
- * failure the service reports), its chatty info lines only when the service debugs.
+ * kafkajs' errors are the service's warnings: kafkajs retries most of them itself (a leader moved, a
+ * coordinator changed), and what finally fails reaches the service, which logs it in its own words.
+ * So they are logged when the service logs warnings, and kafkajs' chattier levels never.
  */
-function kafkajsLevel(level: string | undefined): logLevel {
-  if (level === 'silent') return logLevel.NOTHING;
-  if (level === 'debug' || level === 'trace') return logLevel.INFO;
-  return logLevel.ERROR;
+function kafkajsLevel(serviceLevel: string | undefined): logLevel {
+  return serviceLevel === 'silent' || serviceLevel === 'fatal' || serviceLevel === 'error'
+    ? logLevel.NOTHING
+    : logLevel.ERROR;
 }
 
 function forward(logger: BrokerLogger, muted: () => boolean) {
   return (entry: LogEntry) => {
     if (muted()) return;
-    const { message, ...fields } = entry.log;
-    const obj = { kafkajs: entry.namespace, ...fields };
-    if (entry.level === logLevel.ERROR) logger.error(obj, message);
-    else if (entry.level === logLevel.WARN) logger.warn(obj, message);
-    else logger.info(obj, message);
+    logger.warn({ kafkajs: entry.namespace, error: entry.log.error }, entry.log.message);
   };
 }
 

@@ -1,6 +1,6 @@
 /**
- * The part of the `BROKER_*` settings every Kafka user shares: where the brokers are, the topic
- * names and their retention (Document 1 section 8, Document 2 sections 2, 6 and 8).
+ * The `BROKER_*` settings more than one Kafka user shares: where the brokers are, the topic names
+ * and their retention (Document 1 section 8, Document 2 sections 2, 6 and 8).
  *
  * | variable | default | meaning |
  * |---|---|---|
@@ -34,16 +34,27 @@ function bootstrapList(raw: string): string[] {
   return items;
 }
 
-const connectionSchema = {
+/**
+ * Every shared `BROKER_*` variable, defined once; each reader takes the ones its user needs
+ * (the producer: servers and topic; the consumer: servers and both topics; topic administration:
+ * both topics and the retention).
+ */
+export const sharedFields = {
   bootstrapServers: custom('BROKER_BOOTSTRAP_SERVERS', bootstrapList).default('localhost:9092'),
   topic: str('BROKER_TOPIC', TOPIC_NAME).default(EVENT_TOPIC),
   dlqTopic: str('BROKER_DLQ_TOPIC', TOPIC_NAME).optional(),
   retentionHours: int('BROKER_LOG_RETENTION_HOURS', { min: 1 }).default(168),
 };
 
-/** Where the brokers are, and the topics (names and retention). */
-export interface BrokerConnection {
-  bootstrapServers: string[];
+/** `BROKER_DLQ_TOPIC` when set, else the dead-letter topic of `topic`. */
+export function resolveDeadLetterTopic<T extends { topic: string; dlqTopic: string | undefined }>(
+  raw: T,
+): T & { dlqTopic: string } {
+  return { ...raw, dlqTopic: raw.dlqTopic ?? deadLetterTopicName(raw.topic) };
+}
+
+/** The topics and how long they keep records: what topic administration needs. */
+export interface BrokerTopics {
   /** The event topic. */
   topic: string;
   /** The dead-letter topic (`BROKER_DLQ_TOPIC`, else derived from `topic`). */
@@ -51,31 +62,34 @@ export interface BrokerConnection {
   retentionHours: number;
 }
 
+const topicsSchema = {
+  topic: sharedFields.topic,
+  dlqTopic: sharedFields.dlqTopic,
+  retentionHours: sharedFields.retentionHours,
+};
+
 /**
- * Reads and validates the shared `BROKER_*` variables; throws a one-line `ConfigError` naming the
- * variable.
+ * Reads and validates `BROKER_TOPIC`, `BROKER_DLQ_TOPIC` and `BROKER_LOG_RETENTION_HOURS`; throws a
+ * one-line `ConfigError` naming the variable.
  *
  * @example
  * ```ts
- * const { bootstrapServers, topic, dlqTopic } = readBrokerConnection(process.env);
+ * await ensureTopics(admin, topicSpecs(readBrokerTopics(process.env)));
  * ```
  */
-export function readBrokerConnection(env: Env): BrokerConnection {
-  const raw = readConfig(env, connectionSchema);
-  return { ...raw, dlqTopic: raw.dlqTopic ?? deadLetterTopicName(raw.topic) };
+export function readBrokerTopics(env: Env): BrokerTopics {
+  return resolveDeadLetterTopic(readConfig(env, topicsSchema));
 }
 
 /**
- * The connection from explicit values, the defaults for the rest (tests, tools); the dead-letter
- * topic follows `topic` unless given.
+ * The topics from explicit values, the defaults for the rest (tests, tools); the dead-letter topic
+ * follows `topic` unless given.
  */
-export function brokerConnection(values: Partial<BrokerConnection> = {}): BrokerConnection {
-  const defaults = readConfig({}, connectionSchema);
-  const topic = values.topic ?? defaults.topic;
-  return {
-    bootstrapServers: values.bootstrapServers ?? defaults.bootstrapServers,
-    topic,
-    dlqTopic: values.dlqTopic ?? deadLetterTopicName(topic),
+export function brokerTopics(values: Partial<BrokerTopics> = {}): BrokerTopics {
+  const defaults = readConfig({}, topicsSchema);
+  return resolveDeadLetterTopic({
+    topic: values.topic ?? defaults.topic,
+    dlqTopic: values.dlqTopic,
     retentionHours: values.retentionHours ?? defaults.retentionHours,
-  };
+  });
 }

@@ -1,6 +1,6 @@
 /**
- * The `BROKER_*` settings only the consumer reads (Document 2 section 6), on top of the shared
- * connection.
+ * The consumer's `BROKER_*` settings (Document 2 section 6): the shared servers and topics
+ * (`connection.ts`) and its own group and client id.
  *
  * | variable | default | meaning |
  * |---|---|---|
@@ -8,14 +8,22 @@
  * | `BROKER_CLIENT_ID` | `observatory-consumer` | kafkajs client id of the consumer's clients |
  */
 import { type Env, readConfig, str } from '@event-observatory/service-kit/config';
-import { type BrokerConnection, readBrokerConnection } from './connection.js';
+import { resolveDeadLetterTopic, sharedFields } from './connection.js';
 
 const consumerSchema = {
+  bootstrapServers: sharedFields.bootstrapServers,
+  topic: sharedFields.topic,
+  dlqTopic: sharedFields.dlqTopic,
   groupId: str('BROKER_GROUP_ID').default('cobalt-cloudevents-v1'),
   clientId: str('BROKER_CLIENT_ID').default('observatory-consumer'),
 };
 
-export interface ConsumerBrokerConfig extends BrokerConnection {
+export interface ConsumerBrokerConfig {
+  bootstrapServers: string[];
+  /** The topic read. */
+  topic: string;
+  /** Where dead letters go (`BROKER_DLQ_TOPIC`, else `<topic>.dlq`). */
+  dlqTopic: string;
   groupId: string;
   clientId: string;
 }
@@ -30,5 +38,5 @@ export interface ConsumerBrokerConfig extends BrokerConnection {
  * ```
  */
 export function readConsumerBrokerConfig(env: Env): ConsumerBrokerConfig {
-  return { ...readBrokerConnection(env), ...readConfig(env, consumerSchema) };
+  return resolveDeadLetterTopic(readConfig(env, consumerSchema));
 }

@@ -42,8 +42,8 @@ describe('producer configuration', () => {
     expect(() => readProducerConfig({ BROKER_PRODUCER_OVERRIDES: 'lingerMs=5' })).toThrow(ConfigError);
     expect(() => readProducerConfig({ BROKER_QUEUE_CAPACITY: '0' })).toThrow(/BROKER_QUEUE_CAPACITY/);
   });
-  it('built from values, keeps the defaults for the rest and derives the dead-letter topic', () => {
+  it('built from values, keeps the defaults for the rest', () => {
     const c = producerConfig({ bootstrapServers: ['h:1'], topic: 't', queueCapacity: 2 });
-    expect(c).toMatchObject({ topic: 't', dlqTopic: 't.dlq', queueCapacity: 2, retentionHours: 168 });
+    expect(c).toMatchObject({ topic: 't', queueCapacity: 2, deliveryTimeoutMs: 10_000 });
   });
 });

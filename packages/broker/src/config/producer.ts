@@ -1,6 +1,6 @@
 /**
- * The event producer's settings from the environment: the shared connection (`connection.ts`),
- * the producer's `BROKER_*` variables of Document 1's Limits table and the free-form producer
+ * The event producer's settings from the environment: the shared `BROKER_BOOTSTRAP_SERVERS` and
+ * `BROKER_TOPIC` (`connection.ts`), the producer's own `BROKER_*` variables of Document 1's Limits table and the free-form producer
  * overrides, validated at start-up.
  *
  * | variable | default | meaning |
@@ -33,7 +33,7 @@ import {
   int,
   readConfig,
 } from '@event-observatory/service-kit/config';
-import { type BrokerConnection, brokerConnection, readBrokerConnection } from './connection.js';
+import { sharedFields } from './connection.js';
 
 /** Properties that keep durability and ordering; overrides cannot change them. */
 export const FIXED_PRODUCER_PROPERTIES = {
@@ -114,6 +114,8 @@ function parseOverrides(raw: string): ParsedOverrides {
 }
 
 const producerSchema = {
+  bootstrapServers: sharedFields.bootstrapServers,
+  topic: sharedFields.topic,
   maxBlockMs: duration('BROKER_MAX_BLOCK', { min: 1 }).default('2s'),
   deliveryTimeoutMs: duration('BROKER_DELIVERY_TIMEOUT', { min: 1 }).default('10s'),
   requestTimeoutMs: duration('BROKER_REQUEST_TIMEOUT', { min: 1 }).default('5s'),
@@ -129,7 +131,7 @@ const producerSchema = {
 type Raw = ConfigOf<typeof producerSchema>;
 
 /** Validated producer configuration. */
-export interface ProducerConfig extends BrokerConnection, Omit<Raw, 'overrides'> {
+export interface ProducerConfig extends Omit<Raw, 'overrides'> {
   /** Overridable properties after merging the overrides over their defaults. */
   producer: ProducerProperties;
   /** Override keys that named a fixed property and were ignored (log them at start-up). */
@@ -147,25 +149,19 @@ export interface ProducerConfig extends BrokerConnection, Omit<Raw, 'overrides'>
  * ```
  */
 export function readProducerConfig(env: Env): ProducerConfig {
-  return finish(readBrokerConnection(env), readConfig(env, producerSchema));
+  return finish(readConfig(env, producerSchema));
 }
 
 /**
  * A configuration from explicit values, the defaults for the rest (tests, benchmarks); checked
  * like the environment.
  */
-export function producerConfig(
-  values: Partial<BrokerConnection & Raw> & { bootstrapServers: string[] },
-): ProducerConfig {
-  const { bootstrapServers, topic, dlqTopic, retentionHours, ...producer } = values;
-  return finish(brokerConnection({ bootstrapServers, topic, dlqTopic, retentionHours }), {
-    ...readConfig({}, producerSchema),
-    ...producer,
-  });
+export function producerConfig(values: Partial<Raw> & { bootstrapServers: string[] }): ProducerConfig {
+  return finish({ ...readConfig({}, producerSchema), ...values });
 }
 
 /** Applies the cross-field rule and merges the overrides over their defaults. */
-function finish(connection: BrokerConnection, raw: Raw): ProducerConfig {
+function finish(raw: Raw): ProducerConfig {
   if (raw.deliveryTimeoutMs < raw.lingerMs + raw.requestTimeoutMs) {
     throw new ConfigError(
       'BROKER_DELIVERY_TIMEOUT',
@@ -174,7 +170,6 @@ function finish(connection: BrokerConnection, raw: Raw): ProducerConfig {
   }
   const { overrides, ...rest } = raw;
   return {
-    ...connection,
     ...rest,
     producer: { ...DEFAULT_PRODUCER_PROPERTIES, ...overrides.properties },
     ignoredOverrides: overrides.ignored,

@@ -61,7 +61,7 @@ export class SendQueue {
     return this.waiting.length === 0;
   }
 
-  /** Hand-over time of the oldest waiting record (the queue must not be empty). */
+  /** Hand-over time of the oldest waiting record (infinitely late when none waits). */
   get oldestStartedAt(): number {
     return this.waiting[0]?.startedAt ?? Number.POSITIVE_INFINITY;
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readBrokerConnection } from '../config/connection.js';
+import { readBrokerTopics } from '../config/connection.js';
 import {
   deadLetterTopicSpec,
   eventTopicSpec,
@@ -49,7 +49,7 @@ describe('the spec topics', () => {
 
   it('are named and kept as BROKER_TOPIC, BROKER_DLQ_TOPIC and BROKER_LOG_RETENTION_HOURS say', () => {
     const specs = topicSpecs(
-      readBrokerConnection({ BROKER_TOPIC: 'e', BROKER_DLQ_TOPIC: 'd', BROKER_LOG_RETENTION_HOURS: '24' }),
+      readBrokerTopics({ BROKER_TOPIC: 'e', BROKER_DLQ_TOPIC: 'd', BROKER_LOG_RETENTION_HOURS: '24' }),
     );
     expect(specs.map((s) => [s.name, s.partitions, s.configs['retention.ms']])).toEqual([
       ['e', 12, '86400000'],

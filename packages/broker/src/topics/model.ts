@@ -6,7 +6,7 @@
  * The spec (pipeline operations, section 2): topic auto-creation is disabled, so topics only exist
  * because this code created them; both topics keep records `BROKER_LOG_RETENTION_HOURS`.
  */
-import { type BrokerConnection, brokerConnection } from '../config/connection.js';
+import { type BrokerTopics, brokerTopics } from '../config/connection.js';
 
 export interface TopicSpec {
   name: string;
@@ -35,8 +35,8 @@ export const DEAD_LETTER_MAX_MESSAGE_BYTES = 2 * EVENT_MAX_MESSAGE_BYTES;
  * default to the configuration's defaults.
  */
 export function eventTopicSpec(
-  name: string = brokerConnection().topic,
-  retentionHours = brokerConnection().retentionHours,
+  name: string = brokerTopics().topic,
+  retentionHours = brokerTopics().retentionHours,
 ): TopicSpec {
   return {
     name,
@@ -56,8 +56,8 @@ export function eventTopicSpec(
  * compact-only topic ignores `retention.ms`), records up to 4 MiB.
  */
 export function deadLetterTopicSpec(
-  name: string = brokerConnection().dlqTopic,
-  retentionHours = brokerConnection().retentionHours,
+  name: string = brokerTopics().dlqTopic,
+  retentionHours = brokerTopics().retentionHours,
 ): TopicSpec {
   return {
     name,
@@ -72,20 +72,18 @@ export function deadLetterTopicSpec(
 }
 
 /**
- * The event topic and its dead-letter topic as the connection names them, kept
+ * The event topic and its dead-letter topic as configured, kept
  * `BROKER_LOG_RETENTION_HOURS`.
  *
  * @example
  * ```ts
- * await ensureTopics(admin, topicSpecs(readBrokerConnection(process.env)));
+ * await ensureTopics(admin, topicSpecs(readBrokerTopics(process.env)));
  * ```
  */
-export function topicSpecs(
-  connection: Pick<BrokerConnection, 'topic' | 'dlqTopic' | 'retentionHours'>,
-): TopicSpec[] {
+export function topicSpecs(topics: BrokerTopics): TopicSpec[] {
   return [
-    eventTopicSpec(connection.topic, connection.retentionHours),
-    deadLetterTopicSpec(connection.dlqTopic, connection.retentionHours),
+    eventTopicSpec(topics.topic, topics.retentionHours),
+    deadLetterTopicSpec(topics.dlqTopic, topics.retentionHours),
   ];
 }
 
