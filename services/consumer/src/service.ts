@@ -5,6 +5,7 @@
  */
 import { createVerifier, down, type Logger, up } from '@event-observatory/service-kit';
 import type { AuthConfig } from '@event-observatory/service-kit/auth';
+import { withTimeout } from '@event-observatory/service-kit/resilience';
 import { createWritePool, migrate } from '@event-observatory/store';
 import { Kafka, logLevel as kafkaLogLevel, type Producer } from 'kafkajs';
 import type { Registry } from 'prom-client';
@@ -62,7 +63,7 @@ export async function createConsumerService(opts: ServiceOptions) {
   });
   const group = config.groupId;
   const processor = new BatchProcessor({
-    writer: new EventWriter(pool, group),
+    sink: new EventWriter(pool, group),
     deadLetters: {
       publish: async (messages) => {
         try {
@@ -189,14 +190,4 @@ export async function createConsumerService(opts: ServiceOptions) {
       for (const step of this.shutdownSteps()) await step.run();
     },
   };
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
