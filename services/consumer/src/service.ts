@@ -5,7 +5,6 @@
  */
 import { createVerifier, down, type Logger, up } from '@event-observatory/service-kit';
 import type { AuthConfig } from '@event-observatory/service-kit/auth';
-import { withTimeout } from '@event-observatory/service-kit/resilience';
 import { createWritePool, migrate } from '@event-observatory/store';
 import { Kafka, logLevel as kafkaLogLevel, type Producer } from 'kafkajs';
 import type { Registry } from 'prom-client';
@@ -168,26 +167,20 @@ export async function createConsumerService(opts: ServiceOptions) {
       if (config.autoStart) await stream.start();
       probe.reportRunning();
     },
-    /** Shutdown steps after the listener: drain the stream, producer, admin, pool (spec order). */
-    shutdownSteps() {
-      return [
-        {
-          name: 'consumer',
-          run: async () => {
-            probe.stop();
-            await stream.stop();
-          },
-        },
-        {
-          name: 'dead-letter producer',
-          run: () => withTimeout(producer.disconnect(), config.drainTimeoutMs, 'dead-letter producer close'),
-        },
-        { name: 'admin client', run: () => admin.disconnect() },
-        { name: 'pools', run: () => pool.end() },
-      ];
+    /** What shutdown closes after the listener, in the spec's order (`shutdown.ts` bounds each). */
+    closers: {
+      consumer: async () => {
+        probe.stop();
+        await stream.stop();
+      },
+      deadLetterProducer: () => producer.disconnect(),
+      adminClient: () => admin.disconnect(),
+      pools: () => pool.end(),
     },
+    /** Closes everything in order (tests; the process uses `consumerShutdown`). */
     async close() {
-      for (const step of this.shutdownSteps()) await step.run();
+      const { consumer, deadLetterProducer, adminClient, pools } = this.closers;
+      for (const close of [consumer, deadLetterProducer, adminClient, pools]) await close();
     },
   };
 }
