@@ -33,7 +33,7 @@ await runMain(async () => {
         ...service.closers,
         telemetry: () => tracing.shutdown(),
       },
-      { drainTimeoutMs: config.drainTimeoutMs },
+      { drainTimeoutMs: config.drainTimeoutMs, log: logger },
     ),
     logger,
   });
