@@ -150,6 +150,13 @@ function records(n: number, patch: (i: number, e: CloudEvent) => CloudEvent = (_
 
 const running = () => new AbortController().signal;
 
+/** One batch through a processor on `store` and a fresh dead-letter topic. */
+async function processOn(store: MemoryStore, writeAttempts: number, batch = records(10)) {
+  const topic = new MemoryTopic();
+  const result = await processorOn(store, topic, writeAttempts).processor.process(batch, running());
+  return { result, topic };
+}
+
 describe('BatchProcessor', () => {
   it('stores a clean batch and its checkpoints in one write', async () => {
     const store = new MemoryStore();
@@ -182,8 +189,7 @@ describe('BatchProcessor', () => {
 
   it('isolates every poison row, and a batch of nothing but poison is skipped', async () => {
     const store = new MemoryStore(() => true);
-    const topic = new MemoryTopic();
-    const result = await processorOn(store, topic, 1).processor.process(records(5), running());
+    const { result, topic } = await processOn(store, 1, records(5));
     expect(result).toMatchObject({ outcome: 'skipped', inserted: 0, deadLettered: 5 });
     expect(topic.reasons()).toEqual(Array(5).fill('unpersistable'));
     expect(store.checkpoints.size).toBe(3);
@@ -192,8 +198,7 @@ describe('BatchProcessor', () => {
   it('retries a refused batch as a whole first, and bisects nothing when a retry succeeds', async () => {
     const store = new MemoryStore();
     store.refuseBatches = 3;
-    const topic = new MemoryTopic();
-    const result = await processorOn(store, topic, 3).processor.process(records(10), running());
+    const { result } = await processOn(store, 3);
     expect(result).toMatchObject({ outcome: 'success', inserted: 10, deadLettered: 0 });
     expect(store.calls).toEqual(Array(4).fill({ op: 'batch', rows: 10 }));
   });
@@ -201,8 +206,7 @@ describe('BatchProcessor', () => {
   it('retries a refused batch CONSUMER_WRITE_ATTEMPTS times after the first try before it bisects', async () => {
     const store = new MemoryStore();
     store.refuseBatches = 3;
-    const topic = new MemoryTopic();
-    const result = await processorOn(store, topic, 2).processor.process(records(10), running());
+    const { result } = await processOn(store, 2);
     // Three whole writes refused; bisection's first insert (all ten rows) then succeeds.
     expect(store.calls.map((c) => c.op)).toEqual(['batch', 'batch', 'batch', 'insert', 'checkpoint']);
     expect(result).toMatchObject({ outcome: 'success', inserted: 10, deadLettered: 0 });
@@ -211,8 +215,7 @@ describe('BatchProcessor', () => {
   it('waits out a store outage without dead-lettering, bisecting or using up the write attempts', async () => {
     const store = new MemoryStore();
     store.outages = 6;
-    const topic = new MemoryTopic();
-    const result = await processorOn(store, topic, 1).processor.process(records(10), running());
+    const { result, topic } = await processOn(store, 1);
     expect(result).toMatchObject({ outcome: 'success', inserted: 10, deadLettered: 0 });
     expect(store.calls).toEqual(Array(7).fill({ op: 'batch', rows: 10 }));
     expect(topic.messages).toHaveLength(0);
