@@ -34,6 +34,8 @@ describe('database outage', () => {
   it('stalls without dead letters or commits, then catches up when the database returns', async () => {
     await h.publish(Array.from({ length: 20 }, (_, i) => testEvent(i, { source: 'urn:test:before' })));
     await waitFor('20 rows', async () => (await h.count()) === 20);
+    // Rows become visible before their offsets are committed (commit after the durable write).
+    await waitFor('their offsets committed', async () => (await committedTotal()) === 20n);
     const committedBefore = await committedTotal();
 
     await pg.stop();
