@@ -4,11 +4,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  brokerConfig,
-  deadLetterTopicSpec,
+  brokerConnection,
   EventProducer,
   ensureTopics,
-  eventTopicSpec,
+  producerConfig,
+  topicSpecs,
 } from '@event-observatory/broker';
 import { createConsumerService, readConsumerConfig } from '@event-observatory/consumer';
 import { createDatabase } from '@event-observatory/devstack';
@@ -38,7 +38,7 @@ beforeAll(async () => {
   const kafka = new Kafka({ clientId: 'e2e', brokers: [stack.bootstrapServers], logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, [eventTopicSpec(topic), deadLetterTopicSpec(`${topic}.dlq`)]);
+  await ensureTopics(admin, topicSpecs(brokerConnection({ topic })));
   await admin.disconnect();
   const databaseUrl = await createDatabase(stack.databaseUrl, `e2e_pipeline_${id}`);
 
@@ -66,7 +66,7 @@ beforeAll(async () => {
   const { registry } = createMetrics({ service: 'ingest', version: 'e2e' });
   const belief = new BrokerBelief();
   const producer = new EventProducer({
-    config: brokerConfig({ bootstrapServers: [stack.bootstrapServers], topic }),
+    config: producerConfig({ bootstrapServers: [stack.bootstrapServers], topic }),
     registry,
     onOutcome: (ok) => belief.observe(ok),
   });

@@ -18,18 +18,19 @@
  * one was acknowledged, so a failure stops the run with a clear boundary and the replay keeps the
  * dead letters' order), then writes a tombstone for the dead letter's key.
  */
-import type { Kafka, Producer } from 'kafkajs';
+import type { ConsumerClients } from '@event-observatory/broker';
+import type { Producer } from 'kafkajs';
 import { type DeadLetter, originalMessage, parseDeadLetter } from './dead-letter.js';
 import type { PoisonReason } from './decode.js';
 import { CompactedLog, compactionKey } from './dlq-compaction.js';
 import { scanDeadLetters } from './dlq-scan.js';
 import type { ConsumerMetrics } from './metrics.js';
 
-/** Most dead-letter bytes one replay scan holds (64 MiB). */
+/** Most dead-letter bytes one replay scan holds for re-publishing (64 MiB). */
 export const REPLAY_MAX_HELD_BYTES = 64 * 1024 * 1024;
 
 export interface DlqAdminOptions {
-  kafka: Kafka;
+  clients: ConsumerClients;
   producer: Producer;
   metrics: ConsumerMetrics;
   topic: string;
@@ -102,7 +103,7 @@ export class DlqAdmin {
   constructor(private readonly opts: DlqAdminOptions) {}
 
   async depth(): Promise<{ topic: string; depth: number; partitions: DlqPartitionDepth[] }> {
-    const admin = this.opts.kafka.admin();
+    const admin = this.opts.clients.admin();
     await admin.connect();
     try {
       const offsets = await admin.fetchTopicOffsets(this.opts.dlqTopic);
@@ -201,7 +202,7 @@ export class DlqAdmin {
     const live = new CompactedLog<Scanned>();
     const { scanned, complete } = await scanDeadLetters(
       {
-        kafka: this.opts.kafka,
+        clients: this.opts.clients,
         dlqTopic: this.opts.dlqTopic,
         groupId: this.opts.groupId,
         maxRecords: this.opts.maxRecords,

@@ -4,11 +4,12 @@
  * and by `timeoutMs` of wall time; the visitor may stop the scan early too. Nothing is committed.
  */
 import { randomUUID } from 'node:crypto';
+import type { ConsumerClients } from '@event-observatory/broker';
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
-import type { Kafka, KafkaMessage } from 'kafkajs';
+import type { KafkaMessage } from 'kafkajs';
 
 export interface DlqScanOptions {
-  kafka: Kafka;
+  clients: ConsumerClients;
   dlqTopic: string;
   /** The service's group; the scan's own group is named after it. */
   groupId: string;
@@ -31,8 +32,8 @@ export async function scanDeadLetters(
   opts: DlqScanOptions,
   visit: (message: KafkaMessage, partition: number) => ScanStep,
 ): Promise<DlqScanOutcome> {
-  const { kafka, dlqTopic, maxRecords } = opts;
-  const admin = kafka.admin();
+  const { clients, dlqTopic, maxRecords } = opts;
+  const admin = clients.admin();
   await admin.connect();
   let ends: Map<number, bigint>;
   try {
@@ -50,7 +51,7 @@ export async function scanDeadLetters(
     return { scanned, complete: true };
   }
   const groupId = `${opts.groupId}.dlq-admin.${randomUUID()}`;
-  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100, retry: { retries: 2 } });
+  const consumer = clients.scanConsumer(groupId);
   const remaining = new Set(ends.keys());
   let stoppedEarly = false;
   try {

@@ -2,7 +2,7 @@
  * Wiring only: configuration -> telemetry -> producer (boot probe) -> app -> listener -> shutdown
  * (listener, then producer drain within BROKER_CLOSE_TIMEOUT, then telemetry).
  */
-import { brokerConfigFromEnv, EventProducer } from '@event-observatory/broker';
+import { EventProducer, readProducerConfig } from '@event-observatory/broker';
 import { authConfigFromEnv, createVerifier } from '@event-observatory/service-kit/auth';
 import { runMain } from '@event-observatory/service-kit/config';
 import { createLogger } from '@event-observatory/service-kit/logger';
@@ -16,7 +16,7 @@ import { BrokerBelief } from './readiness.js';
 
 runMain(async () => {
   const cfg = readIngestConfig(process.env);
-  const broker = brokerConfigFromEnv(process.env);
+  const broker = readProducerConfig(process.env);
   const authConfig = authConfigFromEnv(process.env, { defaultScope: 'events:write' });
   const logger = createLogger({ service: 'ingest', version: cfg.version, level: cfg.logLevel });
   const tracing = startTracing({ service: 'ingest', version: cfg.version });

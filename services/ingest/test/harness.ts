@@ -1,6 +1,6 @@
 /** Builds the real app (real producer, real broker, real verifier) on an ephemeral port. */
 import { randomUUID } from 'node:crypto';
-import { type BrokerConfig, brokerConfig, EventProducer } from '@event-observatory/broker';
+import { EventProducer, type ProducerConfig, producerConfig } from '@event-observatory/broker';
 import { createVerifier, signDevToken } from '@event-observatory/service-kit/auth';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { type RunningServer, serveApp } from '@event-observatory/service-kit/server';
@@ -25,7 +25,7 @@ export interface Harness {
 export async function startHarness(opts: {
   bootstrapServers: string;
   topic: string;
-  broker?: Partial<BrokerConfig>;
+  broker?: Partial<ProducerConfig>;
   limits?: Partial<Limits>;
   knownTypes?: string[];
   now?: () => number;
@@ -43,7 +43,7 @@ export async function startHarness(opts: {
   );
   const belief = new BrokerBelief();
   const producer = new EventProducer({
-    config: brokerConfig({ bootstrapServers: [opts.bootstrapServers], topic: opts.topic, ...opts.broker }),
+    config: producerConfig({ bootstrapServers: [opts.bootstrapServers], topic: opts.topic, ...opts.broker }),
     registry,
     onOutcome: (ok) => belief.observe(ok),
   });
