@@ -50,6 +50,13 @@ export interface DlqPartitionDepth {
   depth: number;
 }
 
+/** The dead-letter topic's depth, in all and per partition (`GET /admin/dlq`). */
+export interface DlqDepth {
+  topic: string;
+  depth: number;
+  partitions: DlqPartitionDepth[];
+}
+
 export interface DlqListedRecord {
   key: string;
   partition: number;
@@ -102,7 +109,7 @@ interface ScanResult {
 export class DlqAdmin {
   constructor(private readonly opts: DlqAdminOptions) {}
 
-  async depth(): Promise<{ topic: string; depth: number; partitions: DlqPartitionDepth[] }> {
+  async depth(): Promise<DlqDepth> {
     const admin = this.opts.clients.admin();
     await admin.connect();
     try {

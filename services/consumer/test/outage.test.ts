@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { type PostgresHandle, startPostgres, tempDataDir } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DlqDepth } from '../src/dlq-admin.js';
 import { type Harness, metricSum, startHarness, testEvent, waitFor } from './harness.js';
 
 let pg: PostgresHandle;
@@ -59,7 +60,7 @@ describe('database outage', () => {
     );
     await waitFor('all offsets committed', async () => (await committedTotal()) === committedBefore + 30n);
     expect(await metricSum(h, 'consume_records_poison_total')).toBe(0);
-    const depth = await (await h.request('/admin/dlq')).json();
+    const depth = (await (await h.request('/admin/dlq')).json()) as DlqDepth;
     expect(depth.depth).toBe(0);
   });
 });
