@@ -54,7 +54,7 @@ export async function createConsumerService(opts: ServiceOptions) {
     logger.warn({ err: (err as Error).message }, 'broker not reachable at boot; will retry');
   });
   const processor = new BatchProcessor({
-    writer: new EventWriter(pool, group),
+    sink: new EventWriter(pool, group),
     deadLetters: {
       publish: async (messages) => {
         try {
@@ -158,36 +158,20 @@ export async function createConsumerService(opts: ServiceOptions) {
       if (config.autoStart) await stream.start();
       probe.reportRunning();
     },
-    /** Shutdown steps after the listener: drain the stream, producer, admin, pool (spec order). */
-    shutdownSteps() {
-      return [
-        {
-          name: 'consumer',
-          run: async () => {
-            probe.stop();
-            await stream.stop();
-          },
-        },
-        {
-          name: 'dead-letter producer',
-          run: () => withTimeout(producer.disconnect(), config.drainTimeoutMs, 'dead-letter producer close'),
-        },
-        { name: 'admin client', run: () => admin.disconnect() },
-        { name: 'pools', run: () => pool.end() },
-      ];
+    /** What shutdown closes after the listener, in the spec's order (`shutdown.ts` bounds each). */
+    closers: {
+      consumer: async () => {
+        probe.stop();
+        await stream.stop();
+      },
+      deadLetterProducer: () => producer.disconnect(),
+      adminClient: () => admin.disconnect(),
+      pools: () => pool.end(),
     },
+    /** Closes everything in order (tests; the process uses `consumerShutdown`). */
     async close() {
-      for (const step of this.shutdownSteps()) await step.run();
+      const { consumer, deadLetterProducer, adminClient, pools } = this.closers;
+      for (const close of [consumer, deadLetterProducer, adminClient, pools]) await close();
     },
   };
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

@@ -175,7 +175,7 @@ export async function waitFor(
 
 /** Sum of the values of every series of `name` whose labels contain `match`. */
 export async function metricSum(h: Harness, name: string, match = ''): Promise<number> {
-  const text = await h.service.app.request('/metrics').then((r) => r.text());
+  const text = await (await h.service.app.request('/metrics')).text();
   let sum = 0;
   for (const line of text.split('\n')) {
     if (!line.startsWith(name)) continue;
