@@ -19,13 +19,12 @@ import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { brokerTopics, ensureTopics, topicSpecs } from '@event-observatory/broker';
+import { type ConsumedRecord, decodeRecord } from '@event-observatory/consumer';
 import { createDatabase, freePort, repoRoot, startStack, tempDataDir } from '@event-observatory/devstack';
 import { toKafkaRecord } from '@event-observatory/events';
 import { migrate } from '@event-observatory/store';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
-import { decodeRecord } from '../../services/consumer/src/decode.js';
-import type { ConsumedRecord } from '../../services/consumer/src/record.js';
 import { cpuSeconds, machineTicks, postgresCpuSeconds, procStatus } from '../lib/proc.js';
 import { COPY_COLUMNS as COLUMNS, copyLine, benchEvent as event } from './events.js';
 

@@ -7,5 +7,8 @@ export {
   originalMessage,
   parseDeadLetter,
 } from './dead-letter.js';
-export { decodeRecord, POISON_REASONS, type PoisonReason } from './decode.js';
+export { decodeRecord, type EventRow, POISON_REASONS, type PoisonReason } from './decode.js';
+export { checkpointsOf } from './processor.js';
+export type { ConsumedRecord } from './record.js';
 export { type ConsumerService, createConsumerService, type ServiceOptions } from './service.js';
+export { EventWriter } from './writer.js';
