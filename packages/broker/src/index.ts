@@ -19,6 +19,7 @@ export {
   producerConfig,
   readProducerConfig,
 } from './config/producer.js';
+export * from './message-limit.js';
 export { EventProducer, type EventProducerOptions } from './producer/event-producer.js';
 export {
   type OutboundRecord,

@@ -5,11 +5,16 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type KafkaHandle, startKafka, tempDataDir } from '@event-observatory/devstack';
+import {
+  createTopic,
+  type KafkaHandle,
+  readRecords,
+  startKafka,
+  tempDataDir,
+} from '@event-observatory/devstack';
 import { retry } from '@event-observatory/service-kit/resilience';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventProducer, PublishError, producerConfig } from '../src/index.js';
-import { createTopic, readRecords } from './read-records.js';
 
 let kafka: KafkaHandle;
 let dir: string;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createTopic, readRecords } from '@event-observatory/devstack';
 import {
   type Context,
   type ContextManager,
@@ -11,7 +12,6 @@ import {
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { EventProducer, PublishError, producerConfig } from '../src/index.js';
-import { createTopic, readRecords } from './read-records.js';
 
 const { bootstrapServers } = inject('stack');
 const topic = `producer-test-${randomUUID()}`;
