@@ -6,6 +6,23 @@ export {
 } from './config.js';
 export { deviceIdOf, tagsOf } from './derive.js';
 export {
+  REFRESH_HORIZON_LIMIT,
+  refreshHorizon,
+  refreshRollup,
+  rollupNewestIngestedAt,
+} from './event-rollup.js';
+export { type MaintenanceMetersOptions, registerMaintenanceMeters } from './maintenance-meters.js';
+export {
+  MAINTENANCE_JOBS,
+  type MaintenanceJob,
+  type MaintenanceRun,
+  RUN_OUTCOMES,
+  type RunOutcome,
+  readMaintenanceRunsAfter,
+  recordMaintenanceRun,
+  type StoredMaintenanceRun,
+} from './maintenance-runs.js';
+export {
   DEFAULT_MIGRATIONS_DIR,
   MIGRATION_LOCK_KEY,
   type MigrateOptions,
@@ -15,7 +32,19 @@ export {
   migrate,
   readMigrations,
 } from './migrate.js';
-export { monthPartitionBounds, monthPartitionName } from './partitions.js';
+export {
+  addMonths,
+  countDefaultRows,
+  createMonthPartition,
+  detachPartition,
+  headroomMonths,
+  listPartitions,
+  type MonthPartition,
+  monthPartitionBounds,
+  monthPartitionName,
+  moveDefaultRowsStatements,
+  type Queryable,
+} from './partitions.js';
 export {
   CONNECTION_TIMEOUT_MS,
   createReadPool,
