@@ -5,7 +5,7 @@
  *
  * A refresh recomputes, by `occurred_at`, every hour that holds a row ingested since the
  * watermark, so a late event for an old hour is counted and the cost follows what arrived, not the
- * size of the store (a BRIN index on `ingested_at` finds the new rows). `ingested_at` is the
+ * size of the store (a B-tree on `ingested_at` finds the new rows). `ingested_at` is the
  * inserting transaction's start, so a row can become visible after rows with a later
  * `ingested_at`: the next watermark is therefore the start of the oldest transaction still open
  * before the refresh took its snapshot (`refreshHorizon`), and rows from there on are read again

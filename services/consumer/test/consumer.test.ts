@@ -138,7 +138,8 @@ describe('consumer on the real broker and database', () => {
     const depth = await (await h.request('/admin/dlq')).json();
     expect(depth.topic).toBe(h.dlqTopic);
     expect(depth.partitions).toHaveLength(3);
-    expect(depth.depth).toBeGreaterThanOrEqual(3);
+    // The poison row of the batch of 500 and this record (a month without partition is stored now).
+    expect(depth.depth).toBeGreaterThanOrEqual(2);
   });
 
   it('replay dry-run changes nothing; replay commit re-publishes the original bytes and headers', async () => {
