@@ -61,7 +61,8 @@ async function measure(size: number): Promise<Figures> {
   const loadSeconds = (performance.now() - t0) / 1000;
   const jobs = createJobsService({ config: readJobsConfig({}), databaseUrl: url, logger });
   const initial = await jobs.run('rollup-refresh');
-  if (initial === 'disabled' || initial.outcome !== 'success') throw new Error(`initial refresh: ${JSON.stringify(initial)}`);
+  if (initial === 'disabled' || initial.outcome !== 'success')
+    throw new Error(`initial refresh: ${JSON.stringify(initial)}`);
   const rounds: number[] = [];
   let hours = 0;
   for (let r = 0; r < ROUNDS; r++) {

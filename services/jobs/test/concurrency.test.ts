@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, sample, startHarness } from './harness.js';
+import { type Harness, poll, sample, startHarness, whileHolding } from './harness.js';
 
 let h: Harness;
 
@@ -15,21 +15,21 @@ describe('two runs of one job at once', () => {
   it('give one success and one skipped, both recorded and exported', async () => {
     h.now = new Date();
     // The first run takes the advisory lock, then waits on the watermark table held by the test.
-    const holder = await h.db.connect();
-    await holder.query('BEGIN');
-    await holder.query('LOCK TABLE events.event_rollup_watermark IN ACCESS EXCLUSIVE MODE');
-    const first = h.jobs().run('rollup-refresh');
-    let waiting = false;
-    for (let i = 0; i < 100 && !waiting; i++) {
-      const { rows } = await h.db.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
-            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`);
-      waiting = rows.length > 0;
-      if (!waiting) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(waiting).toBe(true);
-    const second = await h.jobs().run('rollup-refresh');
-    await holder.query('COMMIT');
-    holder.release();
+    const { first, second } = await whileHolding(
+      h.db,
+      'LOCK TABLE events.event_rollup_watermark IN ACCESS EXCLUSIVE MODE',
+      async () => {
+        const first = h.jobs().run('rollup-refresh');
+        await poll('the first run holding its advisory lock', async () => {
+          const { rows } = await h.db.query(
+            `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
+                AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+          );
+          return rows[0];
+        });
+        return { first, second: await h.jobs().run('rollup-refresh') };
+      },
+    );
     expect(second).toMatchObject({ outcome: 'skipped' });
     expect(await first).toMatchObject({ outcome: 'success' });
 

@@ -112,3 +112,26 @@ export async function attachedPartitions(db: pg.Pool): Promise<Map<string, strin
   );
   return new Map(rows.map((r) => [r.name, r.bound]));
 }
+
+/** Runs `fn` while another session's transaction holds what `sql` takes, then rolls that back. */
+export async function whileHolding<T>(db: pg.Pool, sql: string, fn: () => Promise<T>): Promise<T> {
+  const holder = await db.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query(sql);
+    return await fn();
+  } finally {
+    await holder.query('ROLLBACK');
+    holder.release();
+  }
+}
+
+/** Polls `read` every 100 ms until it returns a value (10 s at most). */
+export async function poll<T>(what: string, read: () => Promise<T | undefined>): Promise<T> {
+  for (let i = 0; i < 100; i++) {
+    const value = await read();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}

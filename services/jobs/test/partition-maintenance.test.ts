@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attachedPartitions, type Harness, insertEvents, sample, startHarness } from './harness.js';
+import {
+  attachedPartitions,
+  type Harness,
+  insertEvents,
+  poll,
+  sample,
+  startHarness,
+  whileHolding,
+} from './harness.js';
 
 let h: Harness;
 
@@ -148,10 +156,7 @@ describe('partition-maintenance on real PostgreSQL', () => {
   it('gives up a detach that cannot get its lock within the timeout, keeps the rest of the run, and leaves the table usable', async () => {
     h.now = new Date('2050-06-15T00:00:00Z');
     await h.db.query(`SELECT events.create_month_partition('2050-01-01')`);
-    const holder = await h.db.connect();
-    try {
-      await holder.query('BEGIN');
-      await holder.query('SELECT count(*) FROM events.cloud_event_2050_01');
+    await whileHolding(h.db, 'SELECT count(*) FROM events.cloud_event_2050_01', async () => {
       const started = Date.now();
       const report = await h
         .jobs({ MAINTENANCE_RETAIN_MONTHS: '3', MAINTENANCE_DETACH_LOCK_TIMEOUT: '300ms' })
@@ -160,10 +165,7 @@ describe('partition-maintenance on real PostgreSQL', () => {
       expect(report).toMatchObject({ outcome: 'failure', partitionsCreated: 4 });
       expect(report !== 'disabled' && report.error).toMatch(/detach cloud_event_2050_01: .*lock timeout/);
       await insertEvents(h.db, [{ at: '2050-06-01T00:00:00Z', id: 'after-failed-detach' }]);
-    } finally {
-      await holder.query('ROLLBACK');
-      holder.release();
-    }
+    });
     const parts = await attachedPartitions(h.db);
     expect(parts.has('cloud_event_2050_01')).toBe(true);
     expect(parts.has('cloud_event_2050_09')).toBe(true);
@@ -175,26 +177,18 @@ describe('partition-maintenance on real PostgreSQL', () => {
 
   it('leaves nothing behind when a run is killed before it commits', async () => {
     h.now = new Date('2060-03-10T00:00:00Z');
-    const blocker = await h.db.connect();
-    try {
-      await blocker.query('BEGIN');
-      await blocker.query('LOCK TABLE events.maintenance_run IN ACCESS EXCLUSIVE MODE');
+    // The run creates its months, then waits to record itself; the test terminates its backend.
+    await whileHolding(h.db, 'LOCK TABLE events.maintenance_run IN ACCESS EXCLUSIVE MODE', async () => {
       const run = h.jobs().run('partition-maintenance');
-      let pid: number | undefined;
-      for (let i = 0; i < 100 && pid === undefined; i++) {
+      const pid = await poll('the run waiting on events.maintenance_run', async () => {
         const { rows } = await h.db.query<{ pid: number }>(
           `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'LOCK TABLE events.maintenance_run%'`,
         );
-        pid = rows[0]?.pid;
-        if (pid === undefined) await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(pid).toBeDefined();
+        return rows[0]?.pid;
+      });
       await h.db.query('SELECT pg_terminate_backend($1)', [pid]);
       expect(await run).toMatchObject({ outcome: 'failure' });
-    } finally {
-      await blocker.query('ROLLBACK');
-      blocker.release();
-    }
+    });
     const parts = await attachedPartitions(h.db);
     expect(parts.has('cloud_event_2060_03')).toBe(false);
     expect(parts.has('cloud_event_2060_06')).toBe(false);
