@@ -5,7 +5,7 @@
  * through `createJobsService`) refreshes the rollup; three rounds each, the median is compared.
  * The incremental refresh must stay within 2x between the two sizes. Writes bench/results/rollup.md.
  *
- *   flock /work/helpers/bench.lock node --conditions=source --import tsx bench/rollup/run.ts
+ *   node --conditions=source --import tsx bench/rollup/run.ts
  *   # BENCH_ROLLUP_SIZES=100000,5000000 (default), BENCH_ROLLUP_NEW=10000
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -94,13 +94,13 @@ function report(all: Figures[]): void {
   const ms = (s: number) => `${(s * 1000).toFixed(0)} ms`;
   const md = `# rollup-refresh against the size of the store (bench/rollup)
 
-Command: \`flock /work/helpers/bench.lock node --conditions=source --import tsx bench/rollup/run.ts\`
+Command: \`node --conditions=source --import tsx bench/rollup/run.ts\`
 (BENCH_ROLLUP_SIZES=${SIZES.join(',')}, BENCH_ROLLUP_NEW=${NEW_EVENTS})
 
 Run: ${new Date().toISOString()}, Node.js ${process.version}, PostgreSQL from devstack (own server),
 2 shared cores. Each size: a fresh database with every migration, the store generated with SQL
 (lean rows spread from the start of last month to two hours ago, 12 types x 40 sources), VACUUM
-ANALYZE (what autovacuum does in steady state, BRIN ranges summarised), a first full refresh, then
+ANALYZE (what autovacuum does in steady state), a first full refresh, then
 ${ROUNDS} rounds of ${NEW_EVENTS.toLocaleString('en')} new events in two fresh hours followed by the
 job's refresh; the figure is the job's own duration (lock, horizon, recompute, record).
 
