@@ -5,22 +5,14 @@ export {
   redactDatabaseUrl,
 } from './config.js';
 export { deviceIdOf, tagsOf } from './derive.js';
-export {
-  REFRESH_HORIZON_LIMIT,
-  refreshHorizon,
-  refreshRollup,
-  rollupNewestIngestedAt,
-} from './event-rollup.js';
+export { refreshHorizon, refreshRollup } from './event-rollup.js';
 export { type MaintenanceMetersOptions, registerMaintenanceMeters } from './maintenance-meters.js';
 export {
   MAINTENANCE_JOBS,
   type MaintenanceJob,
   type MaintenanceRun,
-  RUN_OUTCOMES,
   type RunOutcome,
-  readMaintenanceRunsAfter,
   recordMaintenanceRun,
-  type StoredMaintenanceRun,
 } from './maintenance-runs.js';
 export {
   DEFAULT_MIGRATIONS_DIR,
