@@ -3,9 +3,9 @@
  * migration's `events.create_month_partition` (same storage and autovacuum settings), except a
  * month whose rows already sit in the default partition: that month is blocked, counted in
  * `maintenance_partitions_blocked`, and the statements that move its rows are logged for a human.
- * With `retainMonths` set it detaches (never drops) older partitions, each under a savepoint with
- * `lock_timeout` = `MAINTENANCE_DETACH_LOCK_TIMEOUT`: a detach that cannot get its lock is undone
- * alone, the run's outcome is failure, and what else the run did commits.
+ * With `retainMonths` set it detaches (never drops) older partitions. Every creation and detach runs
+ * under a savepoint with `lock_timeout` = `MAINTENANCE_DETACH_LOCK_TIMEOUT`: one that cannot get
+ * its lock is undone alone, the run's outcome is failure, and what else the run did commits.
  */
 import type { Logger } from '@event-observatory/service-kit';
 import {
@@ -36,6 +36,7 @@ export function partitionMaintenance(settings: PartitionMaintenanceSettings, log
     isolation: 'READ COMMITTED',
     async run(client, now) {
       const plan = planPartitions({ now, partitions: await listPartitions(client), ...settings });
+      const failures: string[] = [];
       let created = 0;
       let blocked = 0;
       for (const month of plan.missing) {
@@ -49,12 +50,19 @@ export function partitionMaintenance(settings: PartitionMaintenanceSettings, log
           );
           continue;
         }
-        if (await createMonthPartition(client, month)) created++;
+        const error = await underLockTimeout(client, settings.detachLockTimeoutMs, async () => {
+          if (await createMonthPartition(client, month)) created++;
+        });
+        if (error) {
+          failures.push(`create ${monthPartitionName(month)}: ${error}`);
+          logger.error({ partition: monthPartitionName(month), err: error }, 'partition not created');
+        }
       }
-      const failures: string[] = [];
       let detached = 0;
       for (const name of plan.detach) {
-        const error = await detachWithin(client, name, settings.detachLockTimeoutMs);
+        const error = await underLockTimeout(client, settings.detachLockTimeoutMs, () =>
+          detachPartition(client, name),
+        );
         if (error) {
           failures.push(`detach ${name}: ${error}`);
           logger.error({ partition: name, err: error }, 'detach failed; the partition stays attached');
@@ -76,21 +84,25 @@ export function partitionMaintenance(settings: PartitionMaintenanceSettings, log
   };
 }
 
-/** Detaches under a savepoint; the error message when it failed (and was undone), else undefined. */
-async function detachWithin(
+/**
+ * Runs a DDL step under a savepoint with `lock_timeout`: the error message when it failed (the step
+ * is then undone alone), else undefined. Creating and detaching a partition both need exclusive
+ * locks; waiting for them without a bound would queue the consumer's inserts behind the wait.
+ */
+async function underLockTimeout(
   client: pg.ClientBase,
-  name: string,
   lockTimeoutMs: number,
+  step: () => Promise<unknown>,
 ): Promise<string | undefined> {
-  await client.query('SAVEPOINT detach');
+  await client.query('SAVEPOINT ddl_step');
   try {
     await client.query(`SET LOCAL lock_timeout = ${Math.round(lockTimeoutMs)}`);
-    await detachPartition(client, name);
+    await step();
     await client.query('SET LOCAL lock_timeout = 0');
-    await client.query('RELEASE SAVEPOINT detach');
+    await client.query('RELEASE SAVEPOINT ddl_step');
     return undefined;
   } catch (err) {
-    await client.query('ROLLBACK TO SAVEPOINT detach');
+    await client.query('ROLLBACK TO SAVEPOINT ddl_step');
     return (err as Error).message;
   }
 }

@@ -175,6 +175,22 @@ describe('partition-maintenance on real PostgreSQL', () => {
     expect(row.rows).toEqual([{ part: 'events.cloud_event_2050_06' }]);
   });
 
+  it('gives up creating a month whose locks are held past the timeout, and creates it on the next run', async () => {
+    h.now = new Date('2055-02-10T00:00:00Z');
+    const jobs = h.jobs({ MAINTENANCE_DETACH_LOCK_TIMEOUT: '300ms' });
+    await whileHolding(h.db, 'SELECT count(*) FROM events.cloud_event_default', async () => {
+      const report = await jobs.run('partition-maintenance');
+      expect(report).toMatchObject({ outcome: 'failure', partitionsCreated: 0 });
+      expect(report !== 'disabled' && report.error).toMatch(/create cloud_event_2055_02: .*lock timeout/);
+      await insertEvents(h.db, [{ at: '2050-07-01T00:00:00Z', id: 'while-creation-waits' }]);
+    });
+    expect((await attachedPartitions(h.db)).has('cloud_event_2055_02')).toBe(false);
+    expect(await jobs.run('partition-maintenance')).toMatchObject({
+      outcome: 'success',
+      partitionsCreated: 4,
+    });
+  });
+
   it('leaves nothing behind when a run is killed before it commits', async () => {
     h.now = new Date('2060-03-10T00:00:00Z');
     // The run creates its months, then waits to record itself; the test terminates its backend.
