@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { deadLetterTopicSpec, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
+import { brokerConnection, ensureTopics, topicSpecs } from '@event-observatory/broker';
 import { createDatabase, freePort, repoRoot, startStack, tempDataDir } from '@event-observatory/devstack';
 import { toKafkaRecord } from '@event-observatory/events';
 import { migrate } from '@event-observatory/store';
@@ -31,7 +31,8 @@ import { COPY_COLUMNS as COLUMNS, copyLine, benchEvent as event } from './events
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 200_000);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 600) * 1000;
-const TOPIC = 'events.cloudevents.v1';
+const TOPICS = brokerConnection();
+const TOPIC = TOPICS.topic;
 const root = repoRoot();
 
 /**
@@ -143,7 +144,7 @@ async function main() {
     });
     const admin = kafka.admin();
     await admin.connect();
-    await ensureTopics(admin, [eventTopicSpec(TOPIC), deadLetterTopicSpec(`${TOPIC}.dlq`)]);
+    await ensureTopics(admin, topicSpecs(TOPICS));
 
     // Pre-fill the topic.
     const producer = kafka.producer({ allowAutoTopicCreation: false });

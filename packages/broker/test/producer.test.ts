@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { createTopic, readRecords } from '@event-observatory/devstack';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { brokerConfig } from '../src/config.js';
-import { EventProducer, PublishError } from '../src/producer.js';
-import { createTopic, readRecords } from './read-records.js';
+import { EventProducer, PublishError, producerConfig } from '../src/index.js';
 
 const { bootstrapServers } = inject('stack');
 const topic = `producer-test-${randomUUID()}`;
@@ -16,7 +15,7 @@ describe('EventProducer against the real broker', () => {
   beforeAll(async () => {
     await createTopic(bootstrapServers, topic);
     producer = new EventProducer({
-      config: brokerConfig({ bootstrapServers: [bootstrapServers], topic }),
+      config: producerConfig({ bootstrapServers: [bootstrapServers], topic }),
       registry,
       onOutcome: (ok) => outcomes.push(ok),
     });
@@ -57,7 +56,7 @@ describe('EventProducer against the real broker', () => {
 
   it('refuses records beyond the queue capacity without sending them', async () => {
     const small = new EventProducer({
-      config: brokerConfig({ bootstrapServers: [bootstrapServers], topic, queueCapacity: 2 }),
+      config: producerConfig({ bootstrapServers: [bootstrapServers], topic, queueCapacity: 2 }),
     });
     const results = await Promise.allSettled(
       Array.from({ length: 5 }, (_, i) =>
@@ -75,7 +74,7 @@ describe('EventProducer against the real broker', () => {
 
   it('refuses records beyond the queue byte budget without sending them', async () => {
     const small = new EventProducer({
-      config: brokerConfig({ bootstrapServers: [bootstrapServers], topic, queueBytes: 3000 }),
+      config: producerConfig({ bootstrapServers: [bootstrapServers], topic, queueBytes: 3000 }),
     });
     const value = Buffer.alloc(1000, 0x62);
     const results = await Promise.allSettled(
@@ -90,10 +89,10 @@ describe('EventProducer against the real broker', () => {
 
   it('lingers before a send (BROKER_LINGER) unless a full batch is already waiting', async () => {
     const lingering = new EventProducer({
-      config: brokerConfig({ bootstrapServers: [bootstrapServers], topic, lingerMs: 400 }),
+      config: producerConfig({ bootstrapServers: [bootstrapServers], topic, lingerMs: 400 }),
     });
     const full = new EventProducer({
-      config: brokerConfig({
+      config: producerConfig({
         bootstrapServers: [bootstrapServers],
         topic,
         lingerMs: 4000,
@@ -119,7 +118,7 @@ describe('EventProducer against the real broker', () => {
   });
 
   it('refuses publishing after close', async () => {
-    const p = new EventProducer({ config: brokerConfig({ bootstrapServers: [bootstrapServers], topic }) });
+    const p = new EventProducer({ config: producerConfig({ bootstrapServers: [bootstrapServers], topic }) });
     await p.close();
     await expect(p.publish({ key: 'k', value: null, headers: {} })).rejects.toMatchObject({ kind: 'closed' });
   });

@@ -9,4 +9,5 @@ export {
   serverSettings,
   startPostgres,
 } from './postgres.js';
+export { createTopic, type ReadRecord, readRecords } from './read-records.js';
 export { ensureStackTopics, type Stack, type StackOptions, stackTopics, startStack } from './stack.js';

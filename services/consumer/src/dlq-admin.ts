@@ -19,7 +19,8 @@
  * dead letters' order), then writes a tombstone for the dead letter's key.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kafka, Producer } from 'kafkajs';
+import type { ConsumerClients } from '@event-observatory/broker';
+import type { Producer } from 'kafkajs';
 import { type DeadLetter, originalMessage, parseDeadLetter } from './dead-letter.js';
 import type { PoisonReason } from './decode.js';
 import type { ConsumerMetrics } from './metrics.js';
@@ -28,7 +29,7 @@ import type { ConsumerMetrics } from './metrics.js';
 export const REPLAY_MAX_HELD_BYTES = 64 * 1024 * 1024;
 
 export interface DlqAdminOptions {
-  kafka: Kafka;
+  clients: ConsumerClients;
   producer: Producer;
   metrics: ConsumerMetrics;
   topic: string;
@@ -101,7 +102,7 @@ export class DlqAdmin {
   constructor(private readonly opts: DlqAdminOptions) {}
 
   async depth(): Promise<{ topic: string; depth: number; partitions: DlqPartitionDepth[] }> {
-    const admin = this.opts.kafka.admin();
+    const admin = this.opts.clients.admin();
     await admin.connect();
     try {
       const offsets = await admin.fetchTopicOffsets(this.opts.dlqTopic);
@@ -197,9 +198,9 @@ export class DlqAdmin {
     reason: PoisonReason | undefined,
     keepValues: boolean,
   ): Promise<ScanResult> {
-    const { kafka, dlqTopic, maxRecords } = this.opts;
+    const { clients, dlqTopic, maxRecords } = this.opts;
     const maxHeldBytes = this.opts.maxHeldBytes ?? REPLAY_MAX_HELD_BYTES;
-    const admin = kafka.admin();
+    const admin = clients.admin();
     await admin.connect();
     let ends: Map<number, bigint>;
     try {
@@ -227,7 +228,7 @@ export class DlqAdmin {
       live.delete(key);
     };
     const groupId = `${this.opts.groupId}.dlq-admin.${randomUUID()}`;
-    const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100, retry: { retries: 2 } });
+    const consumer = clients.scanConsumer(groupId);
     const remaining = new Set(ends.keys());
     let stoppedEarly = false;
     try {

@@ -1,12 +1,5 @@
 export { type AppDeps, buildApp } from './app.js';
-export {
-  ADMIN_SCOPE,
-  type ConsumerConfig,
-  DEFAULT_GROUP_ID,
-  DEFAULT_TOPIC,
-  dlqTopicOf,
-  readConsumerConfig,
-} from './config.js';
+export { ADMIN_SCOPE, type ConsumerConfig, readConsumerConfig } from './config.js';
 export {
   buildDeadLetter,
   DEAD_LETTER_TYPE,

@@ -8,7 +8,8 @@
  * written (rows and checkpoints committed, dead letters acknowledged) is the chunk's last offset
  * resolved and committed to the broker.
  */
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import type { ConsumerClients } from '@event-observatory/broker';
+import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import { BatchGrouper } from './grouper.js';
 import { Aborted, type BatchProcessor, type Log } from './processor.js';
 import { type ConsumedRecord, nextOffset } from './record.js';
@@ -17,7 +18,7 @@ import { RestartPolicy } from './supervision.js';
 export type StreamState = 'stopped' | 'starting' | 'running' | 'paused' | 'stopping' | 'failed';
 
 export interface StreamOptions {
-  kafka: Kafka;
+  clients: ConsumerClients;
   topic: string;
   groupId: string;
   batchSize: number;
@@ -155,19 +156,10 @@ export class ConsumerStream {
     this.stateValue = 'starting';
     this.abort = new AbortController();
     const generation = ++this.generation;
-    const { kafka, topic, groupId } = this.opts;
-    const consumer = kafka.consumer({
+    const { clients, topic, groupId } = this.opts;
+    const consumer = clients.groupConsumer({
       groupId,
-      sessionTimeout: 30_000,
-      rebalanceTimeout: 60_000,
-      heartbeatInterval: 3_000,
       maxWaitTimeInMs: Math.max(100, this.opts.batchWindowMs),
-      // Bounded fetches keep the resident set small: at most ~4 MiB of records per fetch
-      // (about 370 records of 700 bytes per partition). Larger fetches (1 MiB a partition) were
-      // measured: no faster (the database write is the bottleneck) and twice the peak RSS.
-      maxBytesPerPartition: 256 * 1024,
-      maxBytes: 4 * 1024 * 1024,
-      retry: { retries: 5, restartOnFailure: async () => false },
     });
     this.consumer = consumer;
     consumer.on(consumer.events.CRASH, (event) => {
