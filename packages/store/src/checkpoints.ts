@@ -10,7 +10,7 @@
  * await upsertCheckpoints(client, 'cobalt-cloudevents-v1', [{ topic, partition: 3, nextOffset: '1208' }]);
  * const stored = await readCheckpoints(pool, 'cobalt-cloudevents-v1', topic); // Map { 3 => 1208n }
  */
-import type pg from 'pg';
+import type { Queryable } from './queryable.js';
 
 /** The offset to record for one partition (the next record to read). */
 export interface Checkpoint {
@@ -18,9 +18,6 @@ export interface Checkpoint {
   partition: number;
   nextOffset: string;
 }
-
-/** A pool, or a client holding a transaction the statement should join. */
-export type Queryable = pg.Pool | pg.ClientBase;
 
 // `GREATEST`: a redelivered batch never moves a checkpoint back.
 const UPSERT = `

@@ -1,7 +1,6 @@
 export {
   type Checkpoint,
   deleteCheckpoints,
-  type Queryable,
   readCheckpoints,
   upsertCheckpoints,
 } from './checkpoints.js';
@@ -12,6 +11,15 @@ export {
   redactDatabaseUrl,
 } from './config.js';
 export { deviceIdOf, tagsOf } from './derive.js';
+export { refreshHorizon, refreshRollup } from './event-rollup.js';
+export { type MaintenanceMetersOptions, registerMaintenanceMeters } from './maintenance-meters.js';
+export {
+  MAINTENANCE_JOBS,
+  type MaintenanceJob,
+  type MaintenanceRun,
+  type RunOutcome,
+  recordMaintenanceRun,
+} from './maintenance-runs.js';
 export {
   DEFAULT_MIGRATIONS_DIR,
   MIGRATION_LOCK_KEY,
@@ -22,7 +30,18 @@ export {
   migrate,
   readMigrations,
 } from './migrate.js';
-export { monthPartitionBounds, monthPartitionName } from './partitions.js';
+export {
+  addMonths,
+  countDefaultRows,
+  createMonthPartition,
+  detachPartition,
+  headroomMonths,
+  listPartitions,
+  type MonthPartition,
+  monthPartitionBounds,
+  monthPartitionName,
+  moveDefaultRowsStatements,
+} from './partitions.js';
 export {
   CONNECTION_TIMEOUT_MS,
   createReadPool,
@@ -34,6 +53,7 @@ export {
   registerPoolMetrics,
   WRITE_POOL_SIZE,
 } from './pools.js';
+export type { Queryable } from './queryable.js';
 export * from './schema.js';
 export {
   SEVERE_RANK,

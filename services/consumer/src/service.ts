@@ -7,7 +7,7 @@
 import { createConsumerClients } from '@event-observatory/broker';
 import { createVerifier, down, type Logger, up } from '@event-observatory/service-kit';
 import type { AuthConfig } from '@event-observatory/service-kit/auth';
-import { createWritePool, migrate } from '@event-observatory/store';
+import { createWritePool, migrate, registerMaintenanceMeters } from '@event-observatory/store';
 import type { Registry } from 'prom-client';
 import { buildApp } from './app.js';
 import type { ConsumerConfig } from './config.js';
@@ -43,6 +43,7 @@ export async function createConsumerService(opts: ServiceOptions) {
     logger.info({ applied: result.applied.length, already: result.alreadyApplied.length }, 'migrations done');
   }
   const pool = createWritePool({ url: opts.databaseUrl, registry });
+  registerMaintenanceMeters(registry, pool); // the CronJobs' meters, from events.maintenance_run (services/jobs)
   const metrics = createConsumerMetrics(registry);
   const clients = createConsumerClients(config.broker, {
     requestTimeoutMs: config.lagRequestTimeoutMs,
