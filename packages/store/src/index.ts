@@ -5,6 +5,7 @@ export {
   redactDatabaseUrl,
 } from './config.js';
 export { deviceIdOf, tagsOf } from './derive.js';
+export * from './event-search.js';
 export {
   DEFAULT_MIGRATIONS_DIR,
   MIGRATION_LOCK_KEY,
@@ -20,6 +21,7 @@ export {
   CONNECTION_TIMEOUT_MS,
   createReadPool,
   createWritePool,
+  isAcquireTimeout,
   type PoolName,
   type PoolOptions,
   READ_POOL_SIZE,
@@ -27,6 +29,7 @@ export {
   registerPoolMetrics,
   WRITE_POOL_SIZE,
 } from './pools.js';
+export * from './rollup.js';
 export * from './schema.js';
 export {
   SEVERE_RANK,
