@@ -9,4 +9,5 @@ export {
   serverSettings,
   startPostgres,
 } from './postgres.js';
+export { rollupFromEvents, SEED_WORDS, type SeedOptions, seedEvents } from './seed-events.js';
 export { ensureStackTopics, type Stack, type StackOptions, stackTopics, startStack } from './stack.js';

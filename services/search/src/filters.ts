@@ -79,6 +79,7 @@ export function parsePayloadCondition(raw: string): PayloadCondition | string {
     return `payload "${raw}": the path must be names separated by single dots`;
   }
   if (!OPERATORS.includes(op)) return `payload "${raw}": unknown operator`;
+  // Only scalars are read as JSON (a leading `{` or `[` stays text), so containment stays one level deep.
   let value: unknown = text;
   if (/^(-?\d|true$|false$|null$|")/.test(text)) {
     try {
