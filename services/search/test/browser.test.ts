@@ -147,7 +147,7 @@ describe('search UI in Chromium', () => {
       specversion: '1.0',
       id: 'seed-7',
       source: 'urn:seed:source-7',
-      region: 'eu',
+      region: 'us',
     });
     expect(raw.data).toMatchObject({ device: { id: 'dev-7' }, n: 7 });
   });
