@@ -57,6 +57,13 @@ describe('search filters from the URL', () => {
     expect(problems.join('\n')).toMatch(/from:.*\nseverity:.*\nlimit:/s);
   });
 
+  it('refuses severity names that are properties of every object', () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      expect(parse(`severity=${name}`).problems, name).toHaveLength(1);
+    }
+    expect(parse('severity=ERR').filter.minSeverity).toBe(50);
+  });
+
   it('refuses a page size above 250 and below 1', () => {
     expect(parse('limit=251').problems).toEqual(['limit: expected a whole number from 1 to 250']);
     expect(parse('limit=0').problems).toHaveLength(1);

@@ -156,7 +156,9 @@ export function parseSearch(params: URLSearchParams): ParsedSearch {
   if (Object.keys(extensions).length) filter.extensions = extensions;
   const severity = one('severity');
   if (severity !== undefined) {
-    const rank = SEVERITY_ALIASES[severity.toLowerCase()];
+    const name = severity.toLowerCase();
+    // Own keys only: `constructor` or `__proto__` must not reach the query as a "rank".
+    const rank = Object.hasOwn(SEVERITY_ALIASES, name) ? SEVERITY_ALIASES[name] : undefined;
     if (rank === undefined) problems.push(`severity: expected one of ${Object.keys(SEVERITY).join(', ')}`);
     else filter.minSeverity = rank;
   }

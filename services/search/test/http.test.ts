@@ -4,8 +4,8 @@
  */
 import { request } from 'node:http';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newestEventKey, tailEvents } from '@event-observatory/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSearchService } from '../src/index.js';
 import { type Harness, SECRET, startHarness } from './harness.js';
 

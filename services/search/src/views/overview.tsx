@@ -1,11 +1,27 @@
 /** `GET /`: volume over time, top types, top sources and severities from the hourly rollup. */
-import { severityName } from '@event-observatory/store';
+import { type RollupCount, severityName } from '@event-observatory/store';
+import type { Child } from 'hono/jsx';
 import type { OverviewView, RangeName } from '../overview.js';
 import { RANGES } from '../overview.js';
 import { Layout, number, utc } from './layout.js';
 
-function Top(props: { title: string; id: string; param: string; rows: { value: string; events: number }[] }) {
-  const max = Math.max(1, ...props.rows.map((r) => r.events));
+interface BarRow {
+  label: Child;
+  /** The first number also sets the bar. */
+  numbers: number[];
+  barLabel: string;
+}
+
+/** A table of counts with a `<meter>` bar per row, scaled to the largest first number. */
+function BarTable(props: {
+  id: string;
+  title: string;
+  first: string;
+  numbers: string[];
+  bar: string;
+  rows: BarRow[];
+}) {
+  const max = Math.max(1, ...props.rows.map((r) => r.numbers[0] ?? 0));
   return (
     <section aria-labelledby={props.id}>
       <h2 id={props.id}>{props.title}</h2>
@@ -16,29 +32,26 @@ function Top(props: { title: string; id: string; param: string; rows: { value: s
           <table>
             <thead>
               <tr>
-                <th scope="col">{props.param === 'type' ? 'Type' : 'Source'}</th>
-                <th scope="col" class="num">
-                  Events
-                </th>
+                <th scope="col">{props.first}</th>
+                {props.numbers.map((n) => (
+                  <th scope="col" class="num">
+                    {n}
+                  </th>
+                ))}
                 <th scope="col">
-                  <span class="hint">Share of the largest</span>
+                  <span class="hint">{props.bar}</span>
                 </th>
               </tr>
             </thead>
             <tbody>
               {props.rows.map((r) => (
                 <tr>
-                  <td class="wrap">
-                    <a href={`/events?${new URLSearchParams({ [props.param]: r.value })}`}>{r.value}</a>
-                  </td>
-                  <td class="num">{number.format(r.events)}</td>
+                  <td class="wrap">{r.label}</td>
+                  {r.numbers.map((n) => (
+                    <td class="num">{number.format(n)}</td>
+                  ))}
                   <td>
-                    <meter
-                      min={0}
-                      max={max}
-                      value={r.events}
-                      aria-label={`${r.value}: ${number.format(r.events)} events`}
-                    />
+                    <meter min={0} max={max} value={r.numbers[0] ?? 0} aria-label={r.barLabel} />
                   </td>
                 </tr>
               ))}
@@ -50,9 +63,25 @@ function Top(props: { title: string; id: string; param: string; rows: { value: s
   );
 }
 
+function Top(props: { title: string; id: string; param: 'type' | 'source'; rows: RollupCount[] }) {
+  return (
+    <BarTable
+      id={props.id}
+      title={props.title}
+      first={props.param === 'type' ? 'Type' : 'Source'}
+      numbers={['Events']}
+      bar="Share of the largest"
+      rows={props.rows.map((r) => ({
+        label: <a href={`/events?${new URLSearchParams({ [props.param]: r.value })}`}>{r.value}</a>,
+        numbers: [r.events],
+        barLabel: `${r.value}: ${number.format(r.events)} events`,
+      }))}
+    />
+  );
+}
+
 export function OverviewPage(props: { view: OverviewView }) {
   const v = props.view;
-  const max = Math.max(1, ...v.volume.map((b) => b.events));
   const s = v.severities;
   return (
     <Layout title="Overview" current="overview">
@@ -94,50 +123,18 @@ export function OverviewPage(props: { view: OverviewView }) {
           </div>
         ))}
       </section>
-      <section aria-labelledby="volume">
-        <h2 id="volume">Volume per {v.unit}</h2>
-        {v.volume.length === 0 ? (
-          <p>No events in this range.</p>
-        ) : (
-          <div class="scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">{v.unit === 'hour' ? 'Hour' : 'Day'} (UTC)</th>
-                  <th scope="col" class="num">
-                    Events
-                  </th>
-                  <th scope="col" class="num">
-                    Errors
-                  </th>
-                  <th scope="col">
-                    <span class="hint">Volume</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {v.volume.map((b) => (
-                  <tr>
-                    <td>
-                      {v.unit === 'hour' ? utc(b.start, false).slice(0, 16) : utc(b.start).slice(0, 10)}
-                    </td>
-                    <td class="num">{number.format(b.events)}</td>
-                    <td class="num">{number.format(b.errors)}</td>
-                    <td>
-                      <meter
-                        min={0}
-                        max={max}
-                        value={b.events}
-                        aria-label={`${number.format(b.events)} events`}
-                      />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      <BarTable
+        id="volume"
+        title={`Volume per ${v.unit}`}
+        first={`${v.unit === 'hour' ? 'Hour' : 'Day'} (UTC)`}
+        numbers={['Events', 'Errors']}
+        bar="Volume"
+        rows={v.volume.map((b) => ({
+          label: v.unit === 'hour' ? utc(b.start, false).slice(0, 16) : utc(b.start).slice(0, 10),
+          numbers: [b.events, b.errors],
+          barLabel: `${number.format(b.events)} events`,
+        }))}
+      />
       <div class="cards">
         <Top title="Top types" id="top-types" param="type" rows={v.types} />
         <Top title="Top sources" id="top-sources" param="source" rows={v.sources} />
