@@ -7,7 +7,8 @@
  *
  *   node --conditions=source --import tsx bench/search/run.ts      # BENCH_EVENTS=5000000 BENCH_RUNS=30
  *
- * Starts its own PostgreSQL (devstack). Rows come from `seedEvents` (SQL generate_series); the
+ * Starts its own PostgreSQL (devstack), in a temporary folder, or in BENCH_DATA_DIR when set: a
+ * store loaded there before with the same BENCH_EVENTS is measured again without loading. Rows come from `seedEvents` (SQL generate_series); the
  * secondary indexes are dropped for the load and created again from their own definitions
  * afterwards (same indexes as the migrations, built in bulk), then the tables are analysed.
  * Writes `bench/results/search.md`.
@@ -118,12 +119,32 @@ async function load(url: string): Promise<{ loadS: number; indexS: number }> {
 
 const END = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
 
-const pgh = await startPostgres({ dataDir: tempDataDir('bench-search') });
+/** Rows already loaded (BENCH_DATA_DIR), or 0. */
+async function loaded(url: string): Promise<number> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    const { rows: table } = await db.query(`SELECT to_regclass('events.cloud_event') AS t`);
+    if (table[0].t === null) return 0;
+    const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM events.cloud_event');
+    return rows[0]!.n;
+  } finally {
+    await db.end();
+  }
+}
+
+const pgh = await startPostgres({ dataDir: process.env.BENCH_DATA_DIR || tempDataDir('bench-search') });
 try {
   const url = await createDatabase(pgh.url, 'bench_search');
-  await migrate({ url });
-  log(`loading ${EVENTS.toLocaleString('en-US')} events over 182 days`);
-  const { loadS, indexS } = await load(url);
+  let times = { loadS: Number.NaN, indexS: Number.NaN };
+  if ((await loaded(url)) === EVENTS) {
+    log(`reusing the ${EVENTS.toLocaleString('en-US')} events of ${process.env.BENCH_DATA_DIR}`);
+  } else {
+    await migrate({ url });
+    log(`loading ${EVENTS.toLocaleString('en-US')} events over 182 days`);
+    times = await load(url);
+  }
+  const { loadS, indexS } = times;
   const { registry } = createMetrics({ service: 'search', version: 'bench' });
   const service = createSearchService({
     config: { allowedHosts: ['localhost'], secret: SECRET },
@@ -192,7 +213,7 @@ ${loadavg()
   .join(' / ')}).
 
 Store: ${EVENTS.toLocaleString('en-US')} events over 182 days (7 monthly partitions), loaded with
-generate_series in ${Math.round(r.loadS)} s, secondary indexes built in ${Math.round(r.indexS)} s.
+generate_series${Number.isNaN(r.loadS) ? ' (by an earlier run, reused)' : ` in ${Math.round(r.loadS)} s, secondary indexes built in ${Math.round(r.indexS)} s`}.
 Each figure is one \`GET /events\` answered in-process by the search service (rows, capped total,
 capped facets read concurrently on the read pool, then rendered), ${RUNS} runs after 3 warm-up
 runs, parameter values rotating between runs. Milliseconds.

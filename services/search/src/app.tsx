@@ -1,3 +1,4 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
 /**
  * The search service's Hono app, built from explicit dependencies (service.ts, the tests and the
  * benchmark share it). Reads like the spec's endpoint table.

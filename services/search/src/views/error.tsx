@@ -1,3 +1,4 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
 /** A page that explains a failure in words: bad filters, a timed-out query, an unknown event. */
 import { Layout } from './layout.js';
 

@@ -1,3 +1,4 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
 /** `GET /events/:uid`: the stored attributes and the verbatim CloudEvent (`raw`). */
 import { type StoredEvent, severityName } from '@event-observatory/store';
 import { Layout, utc } from './layout.js';

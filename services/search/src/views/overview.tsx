@@ -1,3 +1,4 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
 /** `GET /`: volume over time, top types, top sources and severities from the hourly rollup. */
 import { type RollupCount, severityName } from '@event-observatory/store';
 import type { Child } from 'hono/jsx';

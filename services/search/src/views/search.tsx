@@ -1,3 +1,4 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
 /** `GET /events`: the filter form (every filter a query parameter), results, page links, facets, tail. */
 import { type EventRow, type Facets, SEVERITY, severityName } from '@event-observatory/store';
 import type { Failure } from '../failures.js';
