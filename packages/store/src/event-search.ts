@@ -18,7 +18,8 @@ import type pg from 'pg';
 import { SEVERE_RANK } from './severity.js';
 
 export const TOTAL_CAP = 10_000;
-export const FACET_SAMPLE_CAP = 10_000;
+/** Facets count the newest 1,000 matches: 10,000 cost ~10x more heap reads for the same top 10 (bench/search). */
+export const FACET_SAMPLE_CAP = 1_000;
 export const FACET_VALUES = 10;
 export type PayloadOperator = '=' | '!=' | '<' | '<=' | '>' | '>=';
 

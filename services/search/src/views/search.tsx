@@ -1,6 +1,12 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 /** `GET /events`: the filter form (every filter a query parameter), results, page links, facets, tail. */
-import { type EventRow, type Facets, SEVERITY, severityName } from '@event-observatory/store';
+import {
+  type EventRow,
+  FACET_SAMPLE_CAP,
+  type Facets,
+  SEVERITY,
+  severityName,
+} from '@event-observatory/store';
 import type { Failure } from '../failures.js';
 import { MAX_LIMIT, withCursor } from '../filters.js';
 import type { SearchView } from '../search.js';
@@ -202,7 +208,9 @@ function FacetPanel(props: { facets: Facets | Failure; params: URLSearchParams }
         <p>Facets unavailable ({f.title.toLowerCase()}).</p>
       ) : (
         <>
-          {f.sampled ? <p class="hint">Counted over the newest 10,000 matches.</p> : null}
+          {f.sampled ? (
+            <p class="hint">Counted over the newest {number.format(FACET_SAMPLE_CAP)} matches.</p>
+          ) : null}
           <FacetList title="Types" param="type" params={props.params} values={f.types} />
           <FacetList title="Sources" param="source" params={props.params} values={f.sources} />
         </>
