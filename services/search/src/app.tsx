@@ -3,12 +3,7 @@
  * The search service's Hono app, built from explicit dependencies (service.ts, the tests and the
  * benchmark share it). Reads like the spec's endpoint table.
  */
-import {
-  ApiError,
-  type ErrorLogger,
-  errorHandler,
-  notFoundHandler,
-} from '@event-observatory/service-kit/errors';
+import { type ErrorLogger, errorHandler, notFoundHandler } from '@event-observatory/service-kit/errors';
 import { down, healthRoutes, up } from '@event-observatory/service-kit/health';
 import { httpServerTimer, metricsHandler } from '@event-observatory/service-kit/metrics';
 import { traceRequests } from '@event-observatory/service-kit/tracing';
@@ -137,5 +132,3 @@ export function buildApp(deps: AppDeps): Hono {
   );
   return app;
 }
-
-export { ApiError };
