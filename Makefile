@@ -24,8 +24,9 @@ $(NODE_STAMP): package.json package-lock.json $(wildcard packages/*/package.json
 
 install: $(NODE_STAMP) ## Install the npm workspace (only when the lock file changed)
 
-build: install ## Type-check and compile every workspace (tsc -b), and type-check the scripts and benchmarks
+build: install ## Type-check and compile every workspace (tsc -b), and type-check the tests, scripts and benchmarks
 	npx tsc -b
+	npx tsc -p tsconfig.test.json
 	npx tsc -p scripts/tsconfig.json
 	npx tsc -p bench/tsconfig.json
 

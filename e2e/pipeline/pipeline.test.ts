@@ -3,20 +3,14 @@
  * modes, give exactly N rows whose `raw` is the event that was sent.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  brokerConfig,
-  deadLetterTopicSpec,
-  EventProducer,
-  ensureTopics,
-  eventTopicSpec,
-} from '@event-observatory/broker';
+import { brokerTopics, ensureTopics, producerConfig, topicSpecs } from '@event-observatory/broker';
 import { createConsumerService, readConsumerConfig } from '@event-observatory/consumer';
 import { createDatabase } from '@event-observatory/devstack';
-import { BrokerBelief, buildApp, DEFAULT_LIMITS, KnownTypes } from '@event-observatory/ingest';
+import { createIngestService, readIngestConfig } from '@event-observatory/ingest';
 import {
+  authConfigFromEnv,
   createLogger,
   createMetrics,
-  createVerifier,
   serveApp,
   signDevToken,
 } from '@event-observatory/service-kit';
@@ -38,7 +32,7 @@ beforeAll(async () => {
   const kafka = new Kafka({ clientId: 'e2e', brokers: [stack.bootstrapServers], logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, [eventTopicSpec(topic), deadLetterTopicSpec(`${topic}.dlq`)]);
+  await ensureTopics(admin, topicSpecs(brokerTopics({ topic })));
   await admin.disconnect();
   const databaseUrl = await createDatabase(stack.databaseUrl, `e2e_pipeline_${id}`);
 
@@ -62,32 +56,16 @@ beforeAll(async () => {
   await consumer.start();
   closers.push(() => consumer.close());
 
-  // Ingestion service, built from its app like its own main does.
-  const { registry } = createMetrics({ service: 'ingest', version: 'e2e' });
-  const belief = new BrokerBelief();
-  const producer = new EventProducer({
-    config: brokerConfig({ bootstrapServers: [stack.bootstrapServers], topic }),
-    registry,
-    onOutcome: (ok) => belief.observe(ok),
+  // Ingestion service, built by the same factory as its own main.
+  const ingest = await createIngestService({
+    config: { ...readIngestConfig({ SERVICE_VERSION: 'e2e' }), knownTypes: ['com.example.*'] },
+    broker: producerConfig({ bootstrapServers: [stack.bootstrapServers], topic }),
+    auth: authConfigFromEnv({ AUTH_SECRET: SECRET }, { defaultScope: 'events:write' }),
+    registry: createMetrics({ service: 'ingest', version: 'e2e' }).registry,
+    logger: createLogger({ service: 'ingest', level: 'error' }),
   });
-  await producer.probe();
-  const app = buildApp({
-    producer,
-    belief,
-    registry,
-    verifier: createVerifier({
-      enabled: true,
-      algorithm: 'HS256',
-      key: new TextEncoder().encode(SECRET),
-      leewayMs: 30_000,
-      requiredScope: 'events:write',
-    }),
-    limits: DEFAULT_LIMITS,
-    knownTypes: new KnownTypes(['com.example.*']),
-    version: 'e2e',
-  });
-  const server = await serveApp(app, { host: '127.0.0.1', port: 0, drainMs: 1000 });
-  closers.unshift(() => producer.close(2000));
+  const server = await serveApp(ingest.app, { host: '127.0.0.1', port: 0, drainMs: 1000 });
+  closers.unshift(() => ingest.close());
   closers.unshift(() => server.close());
   ingestUrl = server.url;
   token = await signDevToken({ secret: SECRET, scopes: ['events:write'] });
@@ -197,7 +175,7 @@ describe('pipeline: ingest -> broker -> consumer -> store', () => {
     // Wait for the duplicates to be processed too, then check nothing more arrived.
     const dupStarted = Date.now();
     const duplicates = async () => {
-      const text = await consumer.app.request('/metrics').then((r) => r.text());
+      const text = await (await consumer.app.request('/metrics')).text();
       const line = text.split('\n').find((l) => l.startsWith('consume_records_duplicate_total'));
       return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
     };

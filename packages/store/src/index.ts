@@ -1,4 +1,11 @@
 export {
+  type Checkpoint,
+  deleteCheckpoints,
+  type Queryable,
+  readCheckpoints,
+  upsertCheckpoints,
+} from './checkpoints.js';
+export {
   DatabaseConfigError,
   DEFAULT_DATABASE_URL,
   databaseUrlFromEnv,

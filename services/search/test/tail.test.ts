@@ -3,16 +3,10 @@
  * consumer -> store) appears on an open search page without a reload.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  brokerConfig,
-  deadLetterTopicSpec,
-  EventProducer,
-  ensureTopics,
-  eventTopicSpec,
-} from '@event-observatory/broker';
+import { brokerTopics, ensureTopics, producerConfig, topicSpecs } from '@event-observatory/broker';
 import { createConsumerService, readConsumerConfig } from '@event-observatory/consumer';
-import { BrokerBelief, buildApp, DEFAULT_LIMITS, KnownTypes } from '@event-observatory/ingest';
-import { createVerifier, signDevToken } from '@event-observatory/service-kit/auth';
+import { createIngestService, readIngestConfig } from '@event-observatory/ingest';
+import { authConfigFromEnv, signDevToken } from '@event-observatory/service-kit/auth';
 import { createLogger } from '@event-observatory/service-kit/logger';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { serveApp } from '@event-observatory/service-kit/server';
@@ -40,7 +34,7 @@ beforeAll(async () => {
   });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, [eventTopicSpec(topic), deadLetterTopicSpec(`${topic}.dlq`)]);
+  await ensureTopics(admin, topicSpecs(brokerTopics({ topic })));
   await admin.disconnect();
   [h, browser] = await Promise.all([startHarness('tail', { seed: 50, tailPollMs: 250 }), launchChromium()]);
   closers.push(
@@ -64,33 +58,18 @@ beforeAll(async () => {
   await consumer.start();
   closers.unshift(() => consumer.close());
 
-  const { registry } = createMetrics({ service: 'ingest', version: 'test' });
-  const belief = new BrokerBelief();
-  const producer = new EventProducer({
-    config: brokerConfig({ bootstrapServers: [stack.bootstrapServers], topic }),
-    registry,
-    onOutcome: (ok) => belief.observe(ok),
+  // The ingestion service, built by the factory its own main uses.
+  const ingest = await createIngestService({
+    config: readIngestConfig({ SERVICE_VERSION: 'test' }),
+    broker: producerConfig({ bootstrapServers: [stack.bootstrapServers], topic }),
+    auth: authConfigFromEnv({ AUTH_SECRET }, { defaultScope: 'events:write' }),
+    registry: createMetrics({ service: 'ingest', version: 'test' }).registry,
+    logger: createLogger({ service: 'ingest', level: 'error' }),
   });
-  await producer.probe();
-  const app = buildApp({
-    producer,
-    belief,
-    registry,
-    verifier: createVerifier({
-      enabled: true,
-      algorithm: 'HS256',
-      key: new TextEncoder().encode(AUTH_SECRET),
-      leewayMs: 30_000,
-      requiredScope: 'events:write',
-    }),
-    limits: DEFAULT_LIMITS,
-    knownTypes: new KnownTypes([]),
-    version: 'test',
-  });
-  const server = await serveApp(app, { host: '127.0.0.1', port: 0, drainMs: 1_000 });
+  const server = await serveApp(ingest.app, { host: '127.0.0.1', port: 0, drainMs: 1_000 });
   closers.unshift(
-    () => producer.close(2_000),
     () => server.close(),
+    () => ingest.close(),
   );
   ingestUrl = server.url;
   token = await signDevToken({ secret: AUTH_SECRET, scopes: ['events:write'] });

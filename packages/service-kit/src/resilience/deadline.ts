@@ -24,6 +24,8 @@ export interface DeadlineOptions {
    * holds the event loop open, so an otherwise finished process can exit).
    */
   ref?: boolean;
+  /** Aborting ends the wait early, as if the deadline had passed (e.g. a shutdown cutting it short). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -39,11 +41,18 @@ export function settleWithin<T>(
   opts: DeadlineOptions = {},
 ): Promise<T | typeof TIMED_OUT> {
   let timer: NodeJS.Timeout | undefined;
+  let onAbort = () => {};
   const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
     timer = setTimeout(() => resolve(TIMED_OUT), Math.max(0, ms));
     if (!opts.ref) timer.unref();
+    onAbort = () => resolve(TIMED_OUT);
+    if (opts.signal?.aborted) onAbort();
+    else opts.signal?.addEventListener('abort', onAbort, { once: true });
   });
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+  return Promise.race([work, deadline]).finally(() => {
+    clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', onAbort);
+  });
 }
 
 /**

@@ -17,6 +17,16 @@ describe('deadlines', () => {
     expect((err as TimeoutError).timeoutMs).toBe(10);
   });
 
+  it('answers TIMED_OUT at once when its signal is aborted, before the deadline', async () => {
+    const abort = new AbortController();
+    const started = performance.now();
+    const outcome = settleWithin(never, 60_000, { signal: abort.signal });
+    abort.abort();
+    await expect(outcome).resolves.toBe(TIMED_OUT);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    await expect(settleWithin(never, 60_000, { signal: AbortSignal.abort() })).resolves.toBe(TIMED_OUT);
+  });
+
   it('passes a rejection of the work on unchanged', async () => {
     const boom = new Error('boom');
     await expect(withTimeout(Promise.reject(boom), 1_000, 'x')).rejects.toBe(boom);
