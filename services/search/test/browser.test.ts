@@ -57,9 +57,12 @@ describe('search UI in Chromium', () => {
     await page.screenshot({ path: `${SCREENSHOTS}overview.png`, fullPage: true });
   });
 
-  it('shows 10,000+ for a search with more than 10,000 matches', async () => {
+  it('shows 10,000+ for a search with more than 10,000 matches, and says the facets are capped', async () => {
     await page.goto(`${h.url}/events`);
     expect(await matching()).toBe('Matching events: 10,000+');
+    // The facets are capped too: counted over the newest 1,000 matches, and the meter says so.
+    await page.getByText('Counted over the newest 1,000 matches.').waitFor();
+    expect(await h.metric(/^search_facets_capped_total/)).toBeGreaterThanOrEqual(1);
     await page.screenshot({ path: `${SCREENSHOTS}search.png`, fullPage: false });
   });
 
