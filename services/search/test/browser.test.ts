@@ -5,9 +5,9 @@
  */
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { launchChromium } from '@event-observatory/devstack/chromium';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from './browser.js';
 import { type Harness, SEEDED, startHarness } from './harness.js';
 
 /** The folder the README points at (ignored by git: every run writes pictures of the current data). */
