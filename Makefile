@@ -30,8 +30,9 @@ build: install ## Type-check and compile every workspace (tsc -b), and type-chec
 	npx tsc -p scripts/tsconfig.json
 	npx tsc -p bench/tsconfig.json
 
-lint: install ## Lint and format-check the tree (biome)
+lint: install ## Lint and format-check the tree (biome), and check the import arrows of DESIGN.md
 	npx biome check .
+	node --import tsx scripts/check-imports.ts
 
 test: build lint ## Run every test of the repo (and the pure-logic suites on Node 24 too)
 	@tally=$$(mktemp); trap 'rm -f $$tally' EXIT; \
