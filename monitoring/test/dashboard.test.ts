@@ -1,6 +1,7 @@
+import { rmSync } from 'node:fs';
+import { type PrometheusHandle, startPrometheus, tempDataDir } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asPromQL, dashboard, type Panel, rows } from './dashboard.js';
-import { type PrometheusHandle, startPrometheus } from './prometheus.js';
 
 /** Every meter of the catalogues (Document 1 and 2 section 4) an operator watches, by family. */
 const CATALOGUE = [
@@ -57,6 +58,9 @@ const CATALOGUE = [
   'up',
 ];
 
+/** Grafana's reference to the datasource variable. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's syntax, not a template literal
+const DATASOURCE_REF = '${datasource}';
 const panels = dashboard.panels.filter((p) => p.type !== 'row');
 const exprs = panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
 
@@ -79,8 +83,8 @@ describe('the Event observatory dashboard', () => {
       expect.objectContaining({ name: 'datasource', type: 'datasource', query: 'prometheus' }),
     );
     for (const p of panels) {
-      expect(p.datasource, p.title).toEqual({ type: 'prometheus', uid: '${datasource}' });
-      for (const t of p.targets ?? []) expect(t.datasource?.uid, p.title).toBe('${datasource}');
+      expect(p.datasource, p.title).toEqual({ type: 'prometheus', uid: DATASOURCE_REF });
+      for (const t of p.targets ?? []) expect(t.datasource?.uid, p.title).toBe(DATASOURCE_REF);
     }
   });
 
@@ -109,12 +113,14 @@ describe('the Event observatory dashboard', () => {
 });
 
 describe('every panel query, on a real Prometheus', () => {
+  const dataDir = tempDataDir('prometheus');
   let prometheus: PrometheusHandle;
   beforeAll(async () => {
-    prometheus = await startPrometheus();
+    prometheus = await startPrometheus({ dataDir });
   });
   afterAll(async () => {
     await prometheus?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('rejects a query that does not parse, so the checks below can fail', async () => {

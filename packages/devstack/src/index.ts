@@ -9,5 +9,14 @@ export {
   serverSettings,
   startPostgres,
 } from './postgres.js';
+export {
+  type ExporterHandle,
+  type PrometheusHandle,
+  type PrometheusOptions,
+  type PromQueryResponse,
+  type ScrapeTarget,
+  startPostgresExporter,
+  startPrometheus,
+} from './prometheus.js';
 export { createTopic, type ReadRecord, readRecords } from './read-records.js';
 export { ensureStackTopics, type Stack, type StackOptions, stackTopics, startStack } from './stack.js';
