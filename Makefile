@@ -47,7 +47,8 @@ migrate: install ## Apply pending migrations to DATABASE_URL (default: the make 
 	@if [ -z "$$DATABASE_URL" ] && [ -f .dev/stack.env ]; then set -a; . .dev/stack.env; set +a; fi; \
 	npm run migrate -w @event-observatory/store
 
-bench: install ## Run the benchmarks (ingest, consume, rollup); figures go to bench/results/
+bench: install ## Run the benchmarks (ingest, consume, rollup, search); figures go to bench/results/
 	node --conditions=source --import tsx bench/ingest/run.ts
 	node --conditions=source --import tsx bench/consume/run.ts
 	node --conditions=source --import tsx bench/rollup/run.ts
+	node --conditions=source --import tsx bench/search/run.ts

@@ -19,4 +19,5 @@ export {
   startPrometheus,
 } from './prometheus.js';
 export { createTopic, type ReadRecord, readRecords } from './read-records.js';
+export { rollupFromEvents, SEED_WORDS, type SeedOptions, seedEvents } from './seed-events.js';
 export { ensureStackTopics, type Stack, type StackOptions, stackTopics, startStack } from './stack.js';

@@ -11,7 +11,8 @@ export {
   redactDatabaseUrl,
 } from './config.js';
 export { deviceIdOf, tagsOf } from './derive.js';
-export { refreshHorizon, refreshRollup } from './event-rollup.js';
+export * from './event-rollup.js';
+export * from './event-search.js';
 export { type MaintenanceMetersOptions, registerMaintenanceMeters } from './maintenance-meters.js';
 export {
   MAINTENANCE_JOBS,
@@ -46,6 +47,7 @@ export {
   CONNECTION_TIMEOUT_MS,
   createReadPool,
   createWritePool,
+  isAcquireTimeout,
   type PoolName,
   type PoolOptions,
   READ_POOL_SIZE,

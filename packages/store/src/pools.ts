@@ -3,7 +3,7 @@
  *
  * - `observatory-write` (consumer, jobs): 6 connections.
  * - `observatory-read` (search): 8 connections, read-only sessions, server-side statement timeout
- *   2 s. Both: connection timeout 3 s, sessions in UTC.
+ *   2 s, work_mem 32 MB. Both: connection timeout 3 s, sessions in UTC.
  *
  * @example
  * const pool = createWritePool({ url, registry });
@@ -28,6 +28,7 @@ export const WRITE_POOL_SIZE = 6;
 export const READ_POOL_SIZE = 8;
 export const CONNECTION_TIMEOUT_MS = 3_000;
 export const READ_STATEMENT_TIMEOUT_MS = 2_000;
+const READ_WORK_MEM = '32MB';
 
 /** Pool of the writers: UTC sessions, 6 connections, 3 s connection timeout. */
 export function createWritePool(opts: PoolOptions): pg.Pool {
@@ -40,7 +41,9 @@ export function createReadPool(opts: PoolOptions): pg.Pool {
     'observatory-read',
     opts,
     opts.max ?? READ_POOL_SIZE,
-    `-c TimeZone=UTC -c default_transaction_read_only=on -c statement_timeout=${READ_STATEMENT_TIMEOUT_MS}`,
+    // work_mem 32 MB: the search's bitmap scans (GIN AND B-tree) stay exact instead of lossy, which
+    // took a capped count of a common word and a type from ~1.2 s to ~0.2 s on 5 M rows (bench/search).
+    `-c TimeZone=UTC -c default_transaction_read_only=on -c statement_timeout=${READ_STATEMENT_TIMEOUT_MS} -c work_mem=${READ_WORK_MEM}`,
   );
 }
 
