@@ -27,6 +27,29 @@ const withLadder = (name: string, ladder: [number, number], ...labels: string[])
 });
 const noLadder = (name: string, ...labels: string[]): Meter => ({ name, type: 'summary', labels, max: true });
 
+/** `pool_connections_*`: the store's pool meters, tagged `pool`, in the consumer and search. */
+const POOL_METERS: Meter[] = [
+  gauge('pool_connections_active', 'pool'),
+  gauge('pool_connections_idle', 'pool'),
+  gauge('pool_connections_pending', 'pool'),
+  gauge('pool_connections', 'pool'),
+  gauge('pool_connections_max', 'pool'),
+  gauge('pool_connections_min', 'pool'),
+  noLadder('pool_connections_acquire_seconds', 'pool'),
+  noLadder('pool_connections_usage_seconds', 'pool'),
+  counter('pool_connections_timeout_total', 'pool'),
+];
+
+/** The HTTP server timer of ingest and search (the consumer has none). */
+const HTTP_TIMER = withLadder(
+  'http_server_requests_seconds',
+  [0.005, 10],
+  'method',
+  'uri',
+  'status',
+  'outcome',
+);
+
 export const INGEST_METERS: Meter[] = [
   counter('ingest_events_received_total', 'type', 'mode'),
   counter('ingest_events_rejected_total', 'reason'),
@@ -35,7 +58,7 @@ export const INGEST_METERS: Meter[] = [
   withLadder('ingest_time_skew', [1, 90 * 86400], 'direction'),
   withLadder('broker_produce_latency_seconds', [0.001, 2.5], 'topic', 'outcome'),
   counter('event_unrecognised_total', 'type', 'reason'),
-  withLadder('http_server_requests_seconds', [0.005, 10], 'method', 'uri', 'status', 'outcome'),
+  HTTP_TIMER,
   counter('auth_decisions_total', 'reason', 'outcome'),
 ];
 
@@ -60,16 +83,18 @@ export const CONSUMER_METERS: Meter[] = [
   gauge('maintenance_partitions_blocked'),
   gauge('partition_default_rows'),
   gauge('rollup_staleness'),
-  // pool_connections_*: the store package's pool meters, tagged pool.
-  gauge('pool_connections_active', 'pool'),
-  gauge('pool_connections_idle', 'pool'),
-  gauge('pool_connections_pending', 'pool'),
-  gauge('pool_connections', 'pool'),
-  gauge('pool_connections_max', 'pool'),
-  gauge('pool_connections_min', 'pool'),
-  noLadder('pool_connections_acquire_seconds', 'pool'),
-  noLadder('pool_connections_usage_seconds', 'pool'),
-  counter('pool_connections_timeout_total', 'pool'),
+  ...POOL_METERS,
+];
+
+export const SEARCH_METERS: Meter[] = [
+  withLadder('search_query_duration_seconds', [0.01, 10], 'shape'),
+  withLadder('search_results_returned', [1, 250], 'shape'),
+  counter('search_pages_total', 'page'),
+  counter('search_facets_capped_total'),
+  gauge('tail_connections'),
+  counter('tail_events_delivered_total'),
+  HTTP_TIMER,
+  ...POOL_METERS,
 ];
 
 /** The 11 meters of the ladder table: the only ones of the catalogue with `_bucket`. */
@@ -87,6 +112,12 @@ export const LADDER_METERS = [
   'search_results_returned',
 ];
 
+/** time, text, payload, attrs joined by `+` in that order, or `none`: 16 values. */
+const SHAPES = Array.from({ length: 16 }, (_, bits) => {
+  const parts = ['time', 'text', 'payload', 'attrs'].filter((_, i) => bits & (1 << i));
+  return parts.length ? parts.join('+') : 'none';
+});
+
 /** The closed tag-value sets of Document 2 section 4 (and Document 1's). */
 export const CLOSED_VALUES: Record<string, string[]> = {
   outcome: ['success', 'failure', 'duplicate', 'skipped'],
@@ -95,6 +126,8 @@ export const CLOSED_VALUES: Record<string, string[]> = {
   mode: ['binary', 'structured'],
   job: ['partition-maintenance', 'rollup-refresh'],
   pool: ['observatory-read', 'observatory-write'],
+  page: ['first', 'continuation'],
+  shape: SHAPES,
 };
 
 // The spec's sets are written out here on purpose, not imported from the code that emits them:

@@ -1,5 +1,5 @@
 /**
- * The observed stack: ingest and consumer built by their public factories and served on
+ * The observed stack: ingest, consumer and search built by their public factories and served on
  * ephemeral ports, postgres_exporter, the two jobs, and a real Prometheus scraping all three every
  * second with the alert rules of monitoring/alerts loaded; then a little traffic that touches every
  * meter an operator watches.
@@ -19,6 +19,7 @@ import {
 } from '@event-observatory/devstack';
 import { createIngestService, readIngestConfig } from '@event-observatory/ingest';
 import { createJobsService, readJobsConfig } from '@event-observatory/jobs';
+import { createSearchService, DEFAULT_ALLOWED_HOSTS } from '@event-observatory/search';
 import {
   authConfigFromEnv,
   createLogger,
@@ -37,8 +38,8 @@ const ACCEPTED = 20 + DISTINCT_TYPES + 1;
 
 export interface ObservedStack {
   prometheus: PrometheusHandle;
-  ingestUrl: string;
-  consumerUrl: string;
+  /** Base URL of each service, by the `service` tag it reports. */
+  urls: Record<'ingest' | 'consumer' | 'search', string>;
   topic: string;
   close(): Promise<void>;
 }
@@ -95,6 +96,22 @@ export async function startObservedStack(stack: {
     closers.unshift(() => ingest.close());
     closers.unshift(() => ingestServer.close());
 
+    const search = createSearchService({
+      config: {
+        allowedHosts: DEFAULT_ALLOWED_HOSTS.split(','),
+        secret: `e2e-observability-cursor-${id}-0123456789`,
+      },
+      databaseUrl,
+      registry: createMetrics({ service: 'search', version: 'e2e' }).registry,
+      tailPollMs: 250,
+    });
+    const searchServer = await serveApp(search.app, { host: '127.0.0.1', port: 0, drainMs: 1000 });
+    closers.unshift(async () => {
+      search.endTails();
+      await searchServer.close();
+      await search.close();
+    });
+
     const dataDir = tempDataDir('observability');
     closers.push(async () => rmSync(dataDir, { recursive: true, force: true }));
     const exporter = await startPostgresExporter({ dataDir, databaseUrl });
@@ -106,6 +123,7 @@ export async function startObservedStack(stack: {
       targets: [
         { job: 'ingest', address: new URL(ingestServer.url).host, service: 'ingest' },
         { job: 'consumer', address: new URL(consumerServer.url).host, service: 'consumer' },
+        { job: 'search', address: new URL(searchServer.url).host, service: 'search' },
         { job: 'postgres-exporter', address: exporter.address, service: 'postgres-exporter' },
       ],
     });
@@ -120,7 +138,7 @@ export async function startObservedStack(stack: {
 
     // Counters must be scraped before they move, or rate() and increase() see no change.
     await until('a first scrape of every target', async () => {
-      const { body } = await prometheus.query('count(up == 1) == 3');
+      const { body } = await prometheus.query('count(up == 1) == 4');
       return (body.data?.result.length ?? 0) > 0;
     });
     const token = await signDevToken({ secret: SECRET, scopes: ['events:write'] });
@@ -143,8 +161,14 @@ export async function startObservedStack(stack: {
       const { body } = await prometheus.query('sum(dlq_replay_records_total{outcome="skipped"}) >= 1');
       return (body.data?.result.length ?? 0) > 0;
     });
+    await browseSearch(searchServer.url);
     await new Promise((r) => setTimeout(r, 3_000)); // a few more scrapes after the last change
-    return { prometheus, ingestUrl: ingestServer.url, consumerUrl: consumerServer.url, topic, close };
+    return {
+      prometheus,
+      urls: { ingest: ingestServer.url, consumer: consumerServer.url, search: searchServer.url },
+      topic,
+      close,
+    };
   } catch (err) {
     await close();
     throw err;
@@ -212,6 +236,19 @@ async function sendTraffic(
   // Lifecycle commands on the consumer's admin listener.
   for (const path of ['/admin/consumer:pause', '/admin/consumer:resume'])
     await fetch(`${consumerUrl}${path}`, { method: 'POST' });
+}
+
+/** The overview, a search with text, its next page, and a live tail held open for a moment. */
+async function browseSearch(searchUrl: string): Promise<void> {
+  for (const path of ['/', '/events?q=reading', '/events?t=1h']) {
+    const res = await fetch(`${searchUrl}${path}`);
+    if (res.status !== 200) throw new Error(`search ${path}: ${res.status}`);
+  }
+  const tail = new AbortController();
+  const res = await fetch(`${searchUrl}/events/tail`, { signal: tail.signal });
+  await new Promise((r) => setTimeout(r, 1_500)); // scraped while open
+  tail.abort();
+  await res.body?.cancel().catch(() => {});
 }
 
 export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
