@@ -23,8 +23,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   'services/jobs': ['service-kit', 'store'],
   'services/controller': ['service-kit', 'broker'],
 };
-/** e2e and the benchmarks may use any workspace's public exports. */
-const ANYTHING = ['e2e', 'bench'];
+/** e2e, the benchmarks and the monitoring checks may use any workspace's public exports. */
+const ANYTHING = ['e2e', 'bench', 'monitoring'];
 
 function* sources(dir: string): Generator<string> {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {

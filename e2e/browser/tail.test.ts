@@ -3,21 +3,19 @@
  * consumer -> store) appears on an open search page without a reload.
  */
 import { randomUUID } from 'node:crypto';
-import { brokerTopics, ensureTopics, producerConfig, topicSpecs } from '@event-observatory/broker';
-import { createConsumerService, readConsumerConfig } from '@event-observatory/consumer';
-import { createDatabase } from '@event-observatory/devstack';
 import { launchChromium } from '@event-observatory/devstack/chromium';
-import { createIngestService, readIngestConfig } from '@event-observatory/ingest';
 import { createSearchService, DEFAULT_ALLOWED_HOSTS } from '@event-observatory/search';
-import { authConfigFromEnv, signDevToken } from '@event-observatory/service-kit/auth';
-import { createLogger } from '@event-observatory/service-kit/logger';
-import { createMetrics } from '@event-observatory/service-kit/metrics';
-import { serveApp } from '@event-observatory/service-kit/server';
+import { createMetrics, serveApp } from '@event-observatory/service-kit';
 import { migrate } from '@event-observatory/store';
-import { Kafka, logLevel } from 'kafkajs';
 import type { Browser } from 'playwright-core';
 import type { Registry } from 'prom-client';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createPipelineTopics,
+  createSuiteDatabase,
+  startConsumer,
+  startIngest,
+} from '../support/services.js';
 
 const AUTH_SECRET = 'e2e-tail-auth-secret-0123456789abcdef';
 const id = randomUUID().slice(0, 8);
@@ -30,17 +28,8 @@ let token: string;
 const closers: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
-  const stack = inject('stack');
-  const kafka = new Kafka({
-    clientId: 'e2e-tail',
-    brokers: [stack.bootstrapServers],
-    logLevel: logLevel.NOTHING,
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  await ensureTopics(admin, topicSpecs(brokerTopics({ topic })));
-  await admin.disconnect();
-  const databaseUrl = await createDatabase(stack.databaseUrl, `e2e_tail_${id}`);
+  await createPipelineTopics(topic);
+  const databaseUrl = await createSuiteDatabase(`e2e_tail_${id}`);
   await migrate({ url: databaseUrl });
 
   // The search service, built by the factory its own main uses.
@@ -66,37 +55,11 @@ beforeAll(async () => {
     () => browser.close(),
   );
 
-  const consumer = await createConsumerService({
-    config: readConsumerConfig({
-      BROKER_BOOTSTRAP_SERVERS: stack.bootstrapServers,
-      BROKER_TOPIC: topic,
-      BROKER_GROUP_ID: `e2e-tail-${id}`,
-      CONSUMER_BATCH_WINDOW: '50ms',
-      LOG_LEVEL: 'error',
-    }),
-    databaseUrl,
-    auth: { enabled: false },
-    registry: createMetrics({ service: 'consumer', version: 'test' }).registry,
-    logger: createLogger({ service: 'consumer', level: 'error' }),
-  });
-  await consumer.start();
+  const consumer = await startConsumer({ topic, databaseUrl, group: `e2e-tail-${id}` });
   closers.unshift(() => consumer.close());
-
-  // The ingestion service, built by the factory its own main uses.
-  const ingest = await createIngestService({
-    config: readIngestConfig({ SERVICE_VERSION: 'test' }),
-    broker: producerConfig({ bootstrapServers: [stack.bootstrapServers], topic }),
-    auth: authConfigFromEnv({ AUTH_SECRET }, { defaultScope: 'events:write' }),
-    registry: createMetrics({ service: 'ingest', version: 'test' }).registry,
-    logger: createLogger({ service: 'ingest', level: 'error' }),
-  });
-  const server = await serveApp(ingest.app, { host: '127.0.0.1', port: 0, drainMs: 1_000 });
-  closers.unshift(
-    () => server.close(),
-    () => ingest.close(),
-  );
-  ingestUrl = server.url;
-  token = await signDevToken({ secret: AUTH_SECRET, scopes: ['events:write'] });
+  const ingest = await startIngest({ topic, secret: AUTH_SECRET });
+  closers.unshift(() => ingest.close());
+  ({ url: ingestUrl, token } = ingest);
 });
 
 async function metric(line: RegExp): Promise<number | undefined> {

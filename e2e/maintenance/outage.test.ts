@@ -6,16 +6,20 @@
  * month then receives new events itself.
  */
 import { randomUUID } from 'node:crypto';
-import { deadLetterTopicSpec, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
-import { createConsumerService, readConsumerConfig } from '@event-observatory/consumer';
-import { createDatabase } from '@event-observatory/devstack';
 import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
 import { createJobsService, readJobsConfig } from '@event-observatory/jobs';
-import { createLogger, createMetrics } from '@event-observatory/service-kit';
+import { createLogger } from '@event-observatory/service-kit';
 import { addMonths, monthPartitionName } from '@event-observatory/store';
-import { Kafka, logLevel, type Producer } from 'kafkajs';
+import type { Producer } from 'kafkajs';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createPipelineTopics,
+  createSuiteDatabase,
+  type StartedConsumer,
+  startConsumer,
+  testKafka,
+} from '../support/services.js';
 
 const id = randomUUID().slice(0, 8);
 const topic = `e2e.maintenance.${id}`;
@@ -25,34 +29,15 @@ const month = addMonths(new Date(), 5);
 let closers: (() => Promise<unknown>)[] = [];
 let producer: Producer;
 let db: pg.Pool;
-let consumer: Awaited<ReturnType<typeof createConsumerService>>;
+let consumer: StartedConsumer;
 let databaseUrl: string;
 
 beforeAll(async () => {
-  const stack = inject('stack');
-  const kafka = new Kafka({ clientId: 'e2e', brokers: [stack.bootstrapServers], logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  await ensureTopics(admin, [eventTopicSpec(topic), deadLetterTopicSpec(`${topic}.dlq`)]);
-  await admin.disconnect();
-  databaseUrl = await createDatabase(stack.databaseUrl, `e2e_maintenance_${id}`);
-  consumer = await createConsumerService({
-    config: readConsumerConfig({
-      BROKER_BOOTSTRAP_SERVERS: stack.bootstrapServers,
-      BROKER_TOPIC: topic,
-      BROKER_GROUP_ID: `e2e-${id}`,
-      CONSUMER_BATCH_WINDOW: '50ms',
-      LAG_REFRESH_INTERVAL: '1s',
-      LOG_LEVEL: 'error',
-    }),
-    databaseUrl,
-    auth: { enabled: false },
-    registry: createMetrics({ service: 'consumer', version: 'e2e' }).registry,
-    logger: createLogger({ service: 'consumer', level: 'error' }),
-  });
-  await consumer.start();
+  await createPipelineTopics(topic);
+  databaseUrl = await createSuiteDatabase(`e2e_maintenance_${id}`);
+  consumer = await startConsumer({ topic, databaseUrl, group: `e2e-${id}` });
   closers.push(() => consumer.close());
-  producer = kafka.producer({ allowAutoTopicCreation: false });
+  producer = testKafka().producer({ allowAutoTopicCreation: false });
   await producer.connect();
   closers.unshift(() => producer.disconnect());
   db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
@@ -83,7 +68,7 @@ async function publish(events: CloudEvent[]): Promise<void> {
 
 /** The sum of a meter's series on the consumer's /metrics. */
 async function metric(name: string): Promise<number> {
-  const res = await consumer.app.request('/metrics');
+  const res = await consumer.service.app.request('/metrics');
   const text = await res.text();
   return text
     .split('\n')

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '@event-observatory/devstack';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CLOSED_VALUES,
   CONSUMER_METERS,
@@ -35,7 +35,7 @@ let observed: ObservedStack;
 const scrapes: Record<string, Map<string, Family>> = {};
 
 beforeAll(async () => {
-  observed = await startObservedStack(inject('stack'));
+  observed = await startObservedStack();
   for (const [service, url] of Object.entries(observed.urls))
     scrapes[service] = parseExposition(await (await fetch(`${url}/metrics`)).text());
 }, 240_000);

@@ -7,28 +7,25 @@
 import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { brokerTopics, ensureTopics, producerConfig, topicSpecs } from '@event-observatory/broker';
-import { createConsumerService, readConsumerConfig } from '@event-observatory/consumer';
 import {
-  createDatabase,
   type PrometheusHandle,
   repoRoot,
   startPostgresExporter,
   startPrometheus,
   tempDataDir,
 } from '@event-observatory/devstack';
-import { createIngestService, readIngestConfig } from '@event-observatory/ingest';
 import { createJobsService, readJobsConfig } from '@event-observatory/jobs';
 import { createSearchService, DEFAULT_ALLOWED_HOSTS } from '@event-observatory/search';
-import {
-  authConfigFromEnv,
-  createLogger,
-  createMetrics,
-  serveApp,
-  signDevToken,
-} from '@event-observatory/service-kit';
-import { Kafka, logLevel } from 'kafkajs';
+import { createLogger, createMetrics, serveApp } from '@event-observatory/service-kit';
+import type { Kafka } from 'kafkajs';
 import pg from 'pg';
+import {
+  createPipelineTopics,
+  createSuiteDatabase,
+  startConsumer,
+  startIngest,
+  testKafka,
+} from '../support/services.js';
 
 const SECRET = 'e2e-observability-secret-0123456789abcdef';
 /** More distinct types than the 50 a `type` tag keeps, so the cap shows. */
@@ -44,10 +41,7 @@ export interface ObservedStack {
   close(): Promise<void>;
 }
 
-export async function startObservedStack(stack: {
-  bootstrapServers: string;
-  databaseUrl: string;
-}): Promise<ObservedStack> {
+export async function startObservedStack(): Promise<ObservedStack> {
   const closers: (() => Promise<unknown>)[] = [];
   const close = async () => {
     for (const c of closers) await c().catch(() => {});
@@ -55,46 +49,13 @@ export async function startObservedStack(stack: {
   try {
     const id = randomUUID().slice(0, 8);
     const topic = `e2e.observability.${id}`;
-    const kafka = new Kafka({
-      clientId: 'e2e',
-      brokers: [stack.bootstrapServers],
-      logLevel: logLevel.NOTHING,
-    });
-    const admin = kafka.admin();
-    await admin.connect();
-    await ensureTopics(admin, topicSpecs(brokerTopics({ topic })));
-    await admin.disconnect();
-    const databaseUrl = await createDatabase(stack.databaseUrl, `e2e_observability_${id}`);
-
-    const consumer = await createConsumerService({
-      config: readConsumerConfig({
-        BROKER_BOOTSTRAP_SERVERS: stack.bootstrapServers,
-        BROKER_TOPIC: topic,
-        BROKER_GROUP_ID: `e2e-${id}`,
-        CONSUMER_BATCH_WINDOW: '50ms',
-        LAG_REFRESH_INTERVAL: '1s',
-        LOG_LEVEL: 'error',
-      }),
-      databaseUrl,
-      auth: { enabled: false },
-      registry: createMetrics({ service: 'consumer', version: 'e2e' }).registry,
-      logger: createLogger({ service: 'consumer', level: 'error' }),
-    });
-    await consumer.start();
+    const kafka = testKafka();
+    await createPipelineTopics(topic);
+    const databaseUrl = await createSuiteDatabase(`e2e_observability_${id}`);
+    const consumer = await startConsumer({ topic, databaseUrl, group: `e2e-${id}` });
     closers.push(() => consumer.close());
-    const consumerServer = await serveApp(consumer.app, { host: '127.0.0.1', port: 0, drainMs: 1000 });
-    closers.unshift(() => consumerServer.close());
-
-    const ingest = await createIngestService({
-      config: { ...readIngestConfig({ SERVICE_VERSION: 'e2e' }), knownTypes: ['com.example.*'] },
-      broker: producerConfig({ bootstrapServers: [stack.bootstrapServers], topic }),
-      auth: authConfigFromEnv({ AUTH_SECRET: SECRET }, { defaultScope: 'events:write' }),
-      registry: createMetrics({ service: 'ingest', version: 'e2e' }).registry,
-      logger: createLogger({ service: 'ingest', level: 'error' }),
-    });
-    const ingestServer = await serveApp(ingest.app, { host: '127.0.0.1', port: 0, drainMs: 1000 });
+    const ingest = await startIngest({ topic, secret: SECRET, knownTypes: ['com.example.*'] });
     closers.unshift(() => ingest.close());
-    closers.unshift(() => ingestServer.close());
 
     const search = createSearchService({
       config: {
@@ -121,8 +82,8 @@ export async function startObservedStack(stack: {
       dataDir,
       ruleFiles: readdirSync(alerts).map((f) => join(alerts, f)),
       targets: [
-        { job: 'ingest', address: new URL(ingestServer.url).host, service: 'ingest' },
-        { job: 'consumer', address: new URL(consumerServer.url).host, service: 'consumer' },
+        { job: 'ingest', address: new URL(ingest.url).host, service: 'ingest' },
+        { job: 'consumer', address: new URL(consumer.url).host, service: 'consumer' },
         { job: 'search', address: new URL(searchServer.url).host, service: 'search' },
         { job: 'postgres-exporter', address: exporter.address, service: 'postgres-exporter' },
       ],
@@ -141,8 +102,7 @@ export async function startObservedStack(stack: {
       const { body } = await prometheus.query('count(up == 1) == 4');
       return (body.data?.result.length ?? 0) > 0;
     });
-    const token = await signDevToken({ secret: SECRET, scopes: ['events:write'] });
-    await sendTraffic(ingestServer.url, consumerServer.url, token, kafka, topic, id);
+    await sendTraffic(ingest.url, consumer.url, ingest.token, kafka, topic, id);
     await jobs.run('partition-maintenance');
     await jobs.run('rollup-refresh');
     const db = new pg.Pool({ connectionString: databaseUrl, max: 1 });
@@ -157,7 +117,7 @@ export async function startObservedStack(stack: {
     });
     // A replay plan (dry run) of the dead letter: counted as skipped.
     await until('a replay planned and scraped', async () => {
-      await fetch(`${consumerServer.url}/admin/dlq:replay`, { method: 'POST' });
+      await fetch(`${consumer.url}/admin/dlq:replay`, { method: 'POST' });
       const { body } = await prometheus.query('sum(dlq_replay_records_total{outcome="skipped"}) >= 1');
       return (body.data?.result.length ?? 0) > 0;
     });
@@ -165,7 +125,7 @@ export async function startObservedStack(stack: {
     await new Promise((r) => setTimeout(r, 3_000)); // a few more scrapes after the last change
     return {
       prometheus,
-      urls: { ingest: ingestServer.url, consumer: consumerServer.url, search: searchServer.url },
+      urls: { ingest: ingest.url, consumer: consumer.url, search: searchServer.url },
       topic,
       close,
     };
