@@ -24,14 +24,15 @@ $(NODE_STAMP): package.json package-lock.json $(wildcard packages/*/package.json
 
 install: $(NODE_STAMP) ## Install the npm workspace (only when the lock file changed)
 
-build: install ## Type-check and compile every workspace (tsc -b), and type-check the scripts and benchmarks
+build: install ## Type-check and compile every workspace (tsc -b), and type-check the tests, scripts and benchmarks
 	npx tsc -b
+	npx tsc -p tsconfig.test.json
 	npx tsc -p scripts/tsconfig.json
 	npx tsc -p bench/tsconfig.json
-	npx tsc -p e2e/cluster/tsconfig.json
 
-lint: install ## Lint and format-check the tree (biome)
+lint: install ## Lint and format-check the tree (biome), and check the import arrows of DESIGN.md
 	npx biome check .
+	node --import tsx scripts/check-imports.ts
 
 test: build lint ## Run every test of the repo (and the pure-logic suites on Node 24 too)
 	@tally=$$(mktemp); trap 'rm -f $$tally' EXIT; \
@@ -50,9 +51,11 @@ migrate: install ## Apply pending migrations to DATABASE_URL (default: the make 
 	@if [ -z "$$DATABASE_URL" ] && [ -f .dev/stack.env ]; then set -a; . .dev/stack.env; set +a; fi; \
 	npm run migrate -w @event-observatory/store
 
-bench: install ## Run the benchmarks (ingest, consume); figures go to bench/results/
+bench: install ## Run the benchmarks (ingest, consume, rollup, search); figures go to bench/results/
 	node --conditions=source --import tsx bench/ingest/run.ts
 	node --conditions=source --import tsx bench/consume/run.ts
+	node --conditions=source --import tsx bench/rollup/run.ts
+	node --conditions=source --import tsx bench/search/run.ts
 
 cluster: ## Start a single-node Kubernetes in the foreground (writes .dev/kubeconfig); Ctrl-C stops it
 	./scripts/cluster/up.sh

@@ -5,7 +5,12 @@ export default mergeConfig(
   sharedConfig,
   defineConfig({
     test: {
-      include: ['pipeline/**/*.test.ts'],
+      include: [
+        'pipeline/**/*.test.ts',
+        'maintenance/**/*.test.ts',
+        'browser/**/*.test.ts',
+        'observability/**/*.test.ts',
+      ],
       globalSetup: ['@event-observatory/devstack/vitest-setup'],
       testTimeout: 120_000,
     },

@@ -1,8 +1,8 @@
 /**
  * `make dev`: starts Kafka and PostgreSQL (packages/devstack), applies the migrations, ensures the
- * topics, starts every service under services/ that has a `src/main.ts`, writes `.dev/stack.env`
- * and prints where everything listens. Ctrl-C (or SIGTERM) stops everything it started, services
- * first, then the infrastructure.
+ * topics, starts every service under services/ that has a `src/main.ts`, runs the jobs of
+ * services/jobs on their intervals, writes `.dev/stack.env` and prints where everything listens.
+ * Ctrl-C (or SIGTERM) stops everything it started, services first, then the infrastructure.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDatabase, repoRoot, type Stack, startStack } from '@event-observatory/devstack';
+import { readJobsConfig } from '@event-observatory/jobs';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import { migrate } from '@event-observatory/store';
 
@@ -68,6 +69,34 @@ function startService(plan: ServicePlan): void {
     if (!stopping) log(`${plan.name} exited (${signal ?? code}); the rest keeps running`);
   });
   children.push({ name: plan.name, child });
+}
+
+/**
+ * Runs `observatory-jobs <job>` now and every `intervalMs`, as its CronJob would; a run that is
+ * still going when the next starts makes that one skip (the job's advisory lock).
+ */
+function scheduleJob(job: string, intervalMs: number, env: Record<string, string>): void {
+  const run = () => {
+    if (stopping) return;
+    const child = spawn(
+      process.execPath,
+      ['--conditions=source', '--import', 'tsx', join(root, 'services', 'jobs', 'src', 'main.ts'), job],
+      {
+        cwd: join(root, 'services', 'jobs'),
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
+    for (const stream of [child.stdout, child.stderr]) {
+      createInterface({ input: stream }).on('line', (line) => process.stdout.write(`[${job}] ${line}\n`));
+    }
+    const entry = { name: job, child };
+    children.push(entry);
+    child.on('exit', () => children.splice(children.indexOf(entry), 1));
+  };
+  run();
+  setInterval(run, intervalMs).unref();
 }
 
 async function waitForLive(name: string, url: string): Promise<void> {
@@ -155,6 +184,10 @@ async function main(): Promise<void> {
   for (const plan of plans) startService({ ...plan, env: { ...common, ...plan.env } });
   const urls = Object.fromEntries(plans.map((p) => [p.urlVariable, `http://127.0.0.1:${p.port}`]));
   await Promise.all(plans.map((p) => waitForLive(p.name, urls[p.urlVariable] as string)));
+
+  const jobs = readJobsConfig(process.env);
+  scheduleJob('partition-maintenance', jobs.partitionIntervalMs, common);
+  scheduleJob('rollup-refresh', jobs.refreshIntervalMs, common);
 
   const env: Record<string, string> = {
     ...urls,

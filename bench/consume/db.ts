@@ -9,18 +9,22 @@
  */
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { EVENT_TOPIC } from '@event-observatory/broker';
+import {
+  type ConsumedRecord,
+  checkpointsOf,
+  decodeRecord,
+  type EventRow,
+  EventWriter,
+} from '@event-observatory/consumer';
 import { createDatabase, startPostgres, tempDataDir } from '@event-observatory/devstack';
 import { toKafkaRecord } from '@event-observatory/events';
 import { createWritePool, migrate } from '@event-observatory/store';
-import { decodeRecord, type EventRow } from '../../services/consumer/src/decode.js';
-import { checkpointsOf } from '../../services/consumer/src/processor.js';
-import type { ConsumedRecord } from '../../services/consumer/src/record.js';
-import { EventWriter } from '../../services/consumer/src/writer.js';
 import { benchEvent, COPY_COLUMNS, copyLine } from './events.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);
 const BATCH = Number(process.env.CONSUMER_BATCH_SIZE ?? 500);
-const TOPIC = 'events.cloudevents.v1';
+const TOPIC = EVENT_TOPIC;
 
 const dir = tempDataDir('bench-consume-db-');
 const pgHandle = await startPostgres({ dataDir: join(dir, 'pg') });

@@ -1,6 +1,7 @@
 /** The benchmark's CloudEvents and the COPY rendering of their rows (shared by run.ts and db.ts). */
+
+import type { EventRow } from '@event-observatory/consumer';
 import type { CloudEvent } from '@event-observatory/events';
-import type { EventRow } from '../../services/consumer/src/decode.js';
 
 export function benchEvent(i: number, now: number): CloudEvent {
   const device = `device-${i % 5000}`;

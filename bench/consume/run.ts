@@ -18,20 +18,20 @@ import { randomUUID } from 'node:crypto';
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { deadLetterTopicSpec, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
+import { brokerTopics, ensureTopics, topicSpecs } from '@event-observatory/broker';
+import { type ConsumedRecord, decodeRecord } from '@event-observatory/consumer';
 import { createDatabase, freePort, repoRoot, startStack, tempDataDir } from '@event-observatory/devstack';
 import { toKafkaRecord } from '@event-observatory/events';
 import { migrate } from '@event-observatory/store';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
-import { decodeRecord } from '../../services/consumer/src/decode.js';
-import type { ConsumedRecord } from '../../services/consumer/src/record.js';
 import { cpuSeconds, machineTicks, postgresCpuSeconds, procStatus } from '../lib/proc.js';
 import { COPY_COLUMNS as COLUMNS, copyLine, benchEvent as event } from './events.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 200_000);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 600) * 1000;
-const TOPIC = 'events.cloudevents.v1';
+const TOPICS = brokerTopics();
+const TOPIC = TOPICS.topic;
 const root = repoRoot();
 
 /**
@@ -143,7 +143,7 @@ async function main() {
     });
     const admin = kafka.admin();
     await admin.connect();
-    await ensureTopics(admin, [eventTopicSpec(TOPIC), deadLetterTopicSpec(`${TOPIC}.dlq`)]);
+    await ensureTopics(admin, topicSpecs(TOPICS));
 
     // Pre-fill the topic.
     const producer = kafka.producer({ allowAutoTopicCreation: false });

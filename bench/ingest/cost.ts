@@ -1,7 +1,7 @@
 /**
  * Cost breakdown of the ingest request path, without a broker: CPU microseconds per request of
  * (a) a bare `@hono/node-server` app answering a small JSON, and (b) the real ingest app
- * (`buildApp`) with auth on, whose producer acknowledges at once (in-process stand-in; this is a
+ * (`createIngestService`) with auth on, whose producer acknowledges at once (in-process stand-in; this is a
  * diagnostic, the real broker is measured by `run.ts`). The difference between the two is what
  * the ingest code adds on top of HTTP; `run.ts` minus (b) is what the broker client adds.
  *
@@ -11,8 +11,10 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BrokerBelief, buildApp, DEFAULT_LIMITS, KnownTypes } from '@event-observatory/ingest';
-import { authConfigFromEnv, createVerifier, signDevToken } from '@event-observatory/service-kit/auth';
+import { EVENT_MAX_MESSAGE_BYTES, producerConfig } from '@event-observatory/broker';
+import { createIngestService, readIngestConfig } from '@event-observatory/ingest';
+import { authConfigFromEnv, signDevToken } from '@event-observatory/service-kit/auth';
+import { createLogger } from '@event-observatory/service-kit/logger';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -73,27 +75,27 @@ if (SCENARIO !== 'app') {
   await measure('bare hono', bare, single);
 }
 if (SCENARIO !== 'bare') {
-  const { registry } = createMetrics({ service: 'ingest-cost', version: '0' });
-  const verifier = createVerifier(
-    authConfigFromEnv({ AUTH_SECRET: SECRET }, { defaultScope: 'events:write' }),
-    {
-      registry,
-    },
-  );
   let offset = 0;
-  const belief = new BrokerBelief();
-  belief.observe(true);
-  const app = buildApp({
-    producer: {
-      publish: async (record) => ({ topic: 't', partition: 0, offset: String(offset++), key: record.key }),
+  const service = await createIngestService({
+    config: readIngestConfig({}),
+    broker: producerConfig({ bootstrapServers: ['127.0.0.1:9'] }),
+    auth: authConfigFromEnv({ AUTH_SECRET: SECRET }, { defaultScope: 'events:write' }),
+    registry: createMetrics({ service: 'ingest-cost', version: '0' }).registry,
+    logger: createLogger({ service: 'ingest-cost', level: 'silent' }),
+    // No broker: a producer that acknowledges at once, and the event topic's own limit.
+    kafka: {
+      producer: (onOutcome) => ({
+        publish: async (record) => ({ topic: 't', partition: 0, offset: String(offset++), key: record.key }),
+        probe: async () => {
+          onOutcome(true);
+          return true;
+        },
+        startProbing: () => {},
+        close: async () => {},
+      }),
+      messageLimit: { read: async () => EVENT_MAX_MESSAGE_BYTES, close: async () => {} },
     },
-    belief,
-    verifier,
-    registry,
-    limits: DEFAULT_LIMITS,
-    knownTypes: new KnownTypes([]),
-    version: '0',
   });
-  await measure('ingest app, instant producer', app, single);
+  await measure('ingest app, instant producer', service.app, single);
 }
 process.exit(0);

@@ -20,7 +20,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureTopics, eventTopicSpec } from '@event-observatory/broker';
+import { EVENT_TOPIC, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
 import { freePort, startKafka } from '@event-observatory/devstack';
 import { decodeHttpEvent, toKafkaRecord } from '@event-observatory/events';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
@@ -31,7 +31,7 @@ import { type Result, resultTable, step } from './step.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const OUT = process.env.BENCH_OUT ?? join(here, '..', 'results', 'ingest-floor.md');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const TOPIC = 'events.cloudevents.v1';
+const TOPIC = EVENT_TOPIC;
 
 async function httpFloor(): Promise<Result[]> {
   const port = await freePort();

@@ -5,6 +5,7 @@
  * requests as run.ts drives the service. Usage: `node --import tsx noop-server.ts <port>`.
  */
 import { createServer } from 'node:http';
+import { EVENT_TOPIC } from '@event-observatory/broker';
 
 const resource = (i: number) => ({
   name: `events/https%3A%2F%2Fbench.example%2Fsrc%2F${i % 64}/e-${i}`,
@@ -13,7 +14,7 @@ const resource = (i: number) => ({
   eventType: 'bench.reading',
   time: new Date().toISOString(),
   partitionKey: `https://bench.example/src/${i % 64}#`,
-  destination: { topic: 'events.cloudevents.v1', partition: i % 12, offset: 1000000 + i },
+  destination: { topic: EVENT_TOPIC, partition: i % 12, offset: 1000000 + i },
 });
 const events = Array.from({ length: 100 }, (_, i) => resource(i));
 const SINGLE = Buffer.from(JSON.stringify(resource(0)));

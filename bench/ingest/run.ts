@@ -27,7 +27,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureTopics, eventTopicSpec } from '@event-observatory/broker';
+import { EVENT_TOPIC, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
 import { freePort, startKafka } from '@event-observatory/devstack';
 import { signDevToken } from '@event-observatory/service-kit/auth';
 import { Kafka, logLevel } from 'kafkajs';
@@ -44,7 +44,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
  * 3x slower than the same step a minute later.
  */
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 30);
-const TOPIC = 'events.cloudevents.v1';
+const TOPIC = EVENT_TOPIC;
 const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'single,batch,big').split(','));
 const SINGLE_RATES = (process.env.BENCH_SINGLE_RATES ?? '5000,7500,10000').split(',').map(Number);
 const BATCH_RATES = (process.env.BENCH_BATCH_RATES ?? '300,500,700').split(',').map(Number);

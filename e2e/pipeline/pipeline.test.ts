@@ -3,26 +3,15 @@
  * modes, give exactly N rows whose `raw` is the event that was sent.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  brokerConfig,
-  deadLetterTopicSpec,
-  EventProducer,
-  ensureTopics,
-  eventTopicSpec,
-} from '@event-observatory/broker';
-import { createConsumerService, readConsumerConfig } from '@event-observatory/consumer';
-import { createDatabase } from '@event-observatory/devstack';
-import { BrokerBelief, buildApp, DEFAULT_LIMITS, KnownTypes } from '@event-observatory/ingest';
-import {
-  createLogger,
-  createMetrics,
-  createVerifier,
-  serveApp,
-  signDevToken,
-} from '@event-observatory/service-kit';
-import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createPipelineTopics,
+  createSuiteDatabase,
+  type StartedConsumer,
+  startConsumer,
+  startIngest,
+} from '../support/services.js';
 
 const SECRET = 'e2e-pipeline-secret-0123456789abcdef';
 const id = randomUUID().slice(0, 8);
@@ -31,66 +20,16 @@ let closers: (() => Promise<unknown>)[] = [];
 let ingestUrl: string;
 let token: string;
 let db: pg.Pool;
-let consumer: Awaited<ReturnType<typeof createConsumerService>>;
+let consumer: StartedConsumer;
 
 beforeAll(async () => {
-  const stack = inject('stack');
-  const kafka = new Kafka({ clientId: 'e2e', brokers: [stack.bootstrapServers], logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  await ensureTopics(admin, [eventTopicSpec(topic), deadLetterTopicSpec(`${topic}.dlq`)]);
-  await admin.disconnect();
-  const databaseUrl = await createDatabase(stack.databaseUrl, `e2e_pipeline_${id}`);
-
-  // Consumer service.
-  const config = readConsumerConfig({
-    BROKER_BOOTSTRAP_SERVERS: stack.bootstrapServers,
-    BROKER_TOPIC: topic,
-    BROKER_GROUP_ID: `e2e-${id}`,
-    CONSUMER_BATCH_WINDOW: '50ms',
-    LAG_REFRESH_INTERVAL: '1s',
-    LOG_LEVEL: 'error',
-  });
-  const consumerMetrics = createMetrics({ service: 'consumer', version: 'e2e' });
-  consumer = await createConsumerService({
-    config,
-    databaseUrl,
-    auth: { enabled: false },
-    registry: consumerMetrics.registry,
-    logger: createLogger({ service: 'consumer', level: 'error' }),
-  });
-  await consumer.start();
+  await createPipelineTopics(topic);
+  const databaseUrl = await createSuiteDatabase(`e2e_pipeline_${id}`);
+  consumer = await startConsumer({ topic, databaseUrl, group: `e2e-${id}` });
   closers.push(() => consumer.close());
-
-  // Ingestion service, built from its app like its own main does.
-  const { registry } = createMetrics({ service: 'ingest', version: 'e2e' });
-  const belief = new BrokerBelief();
-  const producer = new EventProducer({
-    config: brokerConfig({ bootstrapServers: [stack.bootstrapServers], topic }),
-    registry,
-    onOutcome: (ok) => belief.observe(ok),
-  });
-  await producer.probe();
-  const app = buildApp({
-    producer,
-    belief,
-    registry,
-    verifier: createVerifier({
-      enabled: true,
-      algorithm: 'HS256',
-      key: new TextEncoder().encode(SECRET),
-      leewayMs: 30_000,
-      requiredScope: 'events:write',
-    }),
-    limits: DEFAULT_LIMITS,
-    knownTypes: new KnownTypes(['com.example.*']),
-    version: 'e2e',
-  });
-  const server = await serveApp(app, { host: '127.0.0.1', port: 0, drainMs: 1000 });
-  closers.unshift(() => producer.close(2000));
-  closers.unshift(() => server.close());
-  ingestUrl = server.url;
-  token = await signDevToken({ secret: SECRET, scopes: ['events:write'] });
+  const ingest = await startIngest({ topic, secret: SECRET, knownTypes: ['com.example.*'] });
+  closers.unshift(() => ingest.close());
+  ({ url: ingestUrl, token } = ingest);
   db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   closers.push(() => db.end());
 });
@@ -197,7 +136,7 @@ describe('pipeline: ingest -> broker -> consumer -> store', () => {
     // Wait for the duplicates to be processed too, then check nothing more arrived.
     const dupStarted = Date.now();
     const duplicates = async () => {
-      const text = await consumer.app.request('/metrics').then((r) => r.text());
+      const text = await (await consumer.service.app.request('/metrics')).text();
       const line = text.split('\n').find((l) => l.startsWith('consume_records_duplicate_total'));
       return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
     };

@@ -30,7 +30,8 @@ case $step in
     ' "services/$service" >.workspaces
     # The other workspaces go before the install: npm installs every workspace it finds (e.g. the
     # devstack's PostgreSQL binaries would otherwise come along).
-    for dir in packages/* services/* e2e; do
+    for manifest in $(find . -mindepth 2 -name package.json -not -path './node_modules/*'); do
+      dir=$(dirname "${manifest#./}")
       grep -qx "$dir" .workspaces || rm -rf "$dir"
     done
     npm install --omit=dev --no-audit --no-fund --ignore-scripts >/dev/null

@@ -1,3 +1,55 @@
-export * from './config.js';
-export * from './producer.js';
-export * from './topics.js';
+export {
+  type ConsumerClients,
+  type ConsumerClientsOptions,
+  createConsumerClients,
+} from './clients/consumer.js';
+export type { BrokerLogger } from './clients/kafka.js';
+export {
+  type BrokerTopics,
+  brokerTopics,
+  DEAD_LETTER_TOPIC,
+  deadLetterTopicName,
+  EVENT_TOPIC,
+  readBrokerTopics,
+} from './config/connection.js';
+export { type ConsumerBrokerConfig, readConsumerBrokerConfig } from './config/consumer.js';
+export {
+  type ProducerConfig,
+  type ProducerProperties,
+  producerConfig,
+  readProducerConfig,
+} from './config/producer.js';
+export * from './message-limit.js';
+export { EventProducer, type EventProducerOptions } from './producer/event-producer.js';
+export {
+  type OutboundRecord,
+  PublishError,
+  type PublishFailure,
+  type PublishReceipt,
+} from './producer/record.js';
+export {
+  type EnsureTopicsOptions,
+  type EnsureTopicsResult,
+  ensureTopics,
+  readTopicStates,
+  type TopicAction,
+  type TopicOutcome,
+  waitForLeaders,
+} from './topics/admin.js';
+export {
+  changeOf,
+  DEAD_LETTER_MAX_MESSAGE_BYTES,
+  deadLetterTopicSpec,
+  EVENT_MAX_MESSAGE_BYTES,
+  eventTopicSpec,
+  planTopic,
+  retentionMs,
+  type TopicChange,
+  type TopicPlan,
+  type TopicRefusal,
+  type TopicSpec,
+  type TopicState,
+  topicSpecs,
+  validateSpec,
+  validateSpecs,
+} from './topics/model.js';

@@ -1,9 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import { createTopic, readRecords } from '@event-observatory/devstack';
+import {
+  type Context,
+  type ContextManager,
+  context,
+  createTraceState,
+  ROOT_CONTEXT,
+  TraceFlags,
+  trace,
+} from '@opentelemetry/api';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { brokerConfig } from '../src/config.js';
-import { EventProducer, PublishError } from '../src/producer.js';
-import { createTopic, readRecords } from './read-records.js';
+import { EventProducer, PublishError, producerConfig } from '../src/index.js';
 
 const { bootstrapServers } = inject('stack');
 const topic = `producer-test-${randomUUID()}`;
@@ -16,7 +24,7 @@ describe('EventProducer against the real broker', () => {
   beforeAll(async () => {
     await createTopic(bootstrapServers, topic);
     producer = new EventProducer({
-      config: brokerConfig({ bootstrapServers: [bootstrapServers], topic }),
+      config: producerConfig({ bootstrapServers: [bootstrapServers], topic }),
       registry,
       onOutcome: (ok) => outcomes.push(ok),
     });
@@ -57,7 +65,7 @@ describe('EventProducer against the real broker', () => {
 
   it('refuses records beyond the queue capacity without sending them', async () => {
     const small = new EventProducer({
-      config: brokerConfig({ bootstrapServers: [bootstrapServers], topic, queueCapacity: 2 }),
+      config: producerConfig({ bootstrapServers: [bootstrapServers], topic, queueCapacity: 2 }),
     });
     const results = await Promise.allSettled(
       Array.from({ length: 5 }, (_, i) =>
@@ -75,7 +83,7 @@ describe('EventProducer against the real broker', () => {
 
   it('refuses records beyond the queue byte budget without sending them', async () => {
     const small = new EventProducer({
-      config: brokerConfig({ bootstrapServers: [bootstrapServers], topic, queueBytes: 3000 }),
+      config: producerConfig({ bootstrapServers: [bootstrapServers], topic, queueBytes: 3000 }),
     });
     const value = Buffer.alloc(1000, 0x62);
     const results = await Promise.allSettled(
@@ -90,10 +98,10 @@ describe('EventProducer against the real broker', () => {
 
   it('lingers before a send (BROKER_LINGER) unless a full batch is already waiting', async () => {
     const lingering = new EventProducer({
-      config: brokerConfig({ bootstrapServers: [bootstrapServers], topic, lingerMs: 400 }),
+      config: producerConfig({ bootstrapServers: [bootstrapServers], topic, lingerMs: 400 }),
     });
     const full = new EventProducer({
-      config: brokerConfig({
+      config: producerConfig({
         bootstrapServers: [bootstrapServers],
         topic,
         lingerMs: 4000,
@@ -119,8 +127,127 @@ describe('EventProducer against the real broker', () => {
   });
 
   it('refuses publishing after close', async () => {
-    const p = new EventProducer({ config: brokerConfig({ bootstrapServers: [bootstrapServers], topic }) });
+    const p = new EventProducer({ config: producerConfig({ bootstrapServers: [bootstrapServers], topic }) });
     await p.close();
     await expect(p.publish({ key: 'k', value: null, headers: {} })).rejects.toMatchObject({ kind: 'closed' });
   });
+
+  it('puts the active trace context, traceparent and tracestate, into the record headers', async () => {
+    const traced = `producer-trace-${randomUUID()}`;
+    await createTopic(bootstrapServers, traced, 1);
+    const p = new EventProducer({
+      config: producerConfig({ bootstrapServers: [bootstrapServers], topic: traced }),
+    });
+    const span = {
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      spanId: '00f067aa0ba902b7',
+      traceFlags: TraceFlags.SAMPLED,
+      traceState: createTraceState('vendor=opaque,other=1'),
+    };
+    const contexts = new StackContextManager();
+    context.setGlobalContextManager(contexts);
+    try {
+      const ctx = trace.setSpanContext(ROOT_CONTEXT, span);
+      await context.with(ctx, () =>
+        p.publish({ key: 't', value: Buffer.from('x'), headers: { ce_id: '1' } }),
+      );
+      // outside any span: nothing is added
+      await p.publish({ key: 't', value: Buffer.from('y'), headers: { ce_id: '2' } });
+    } finally {
+      context.disable();
+      await p.close();
+    }
+    const [withSpan, without] = await readRecords(bootstrapServers, traced, (rs) => rs.length >= 2);
+    const headers = (r: typeof withSpan) =>
+      Object.fromEntries(Object.entries(r?.headers ?? {}).map(([k, v]) => [k, v?.toString()]));
+    expect(headers(withSpan)).toEqual({
+      ce_id: '1',
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      tracestate: 'vendor=opaque,other=1',
+    });
+    expect(headers(without)).toEqual({ ce_id: '2' });
+  });
+
+  it('fails records whose deadline passed while they were queued with timeout, without sending them', async () => {
+    const expiring = `producer-expiry-${randomUUID()}`;
+    await createTopic(bootstrapServers, expiring, 1);
+    const p = new EventProducer({
+      config: producerConfig({
+        bootstrapServers: [bootstrapServers],
+        topic: expiring,
+        lingerMs: 0,
+        requestTimeoutMs: 100,
+        deliveryTimeoutMs: 200,
+      }),
+    });
+    const results = ['x0', 'x1', 'x2'].map((key) =>
+      p.publish({ key, value: Buffer.from(key), headers: {} }).catch((e: unknown) => e),
+    );
+    // The sender cannot run while this blocks: the records wait in the queue past their deadline.
+    const until = performance.now() + 300;
+    while (performance.now() < until) {}
+    for (const outcome of await Promise.all(results)) {
+      expect(outcome).toMatchObject({ kind: 'timeout', notSent: true });
+      expect((outcome as PublishError).message).toMatch(/before the record was sent/);
+    }
+    await p.close();
+    // A marker published afterwards is on the topic; the expired records are not.
+    const marker = new EventProducer({
+      config: producerConfig({ bootstrapServers: [bootstrapServers], topic: expiring }),
+    });
+    await marker.publish({ key: 'marker', value: null, headers: {} });
+    await marker.close();
+    const records = await readRecords(bootstrapServers, expiring, (rs) =>
+      rs.some((r) => r.key?.toString() === 'marker'),
+    );
+    expect(records.map((r) => r.key?.toString())).toEqual(['marker']);
+  });
+
+  it('drains the queue on close: queued records are acknowledged within BROKER_CLOSE_TIMEOUT', async () => {
+    const p = new EventProducer({
+      config: producerConfig({ bootstrapServers: [bootstrapServers], topic, lingerMs: 50 }),
+    });
+    const results = Array.from({ length: 200 }, (_, i) =>
+      p.publish({ key: `drain#${i % 7}`, value: Buffer.from(`d${i}`), headers: {} }),
+    );
+    const started = performance.now();
+    await p.close(5_000);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    const settled = await Promise.allSettled(results);
+    expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(200);
+  });
 });
+
+/**
+ * A synchronous context manager, enough for `context.with` around a call that reads the active
+ * context before its first await (as `publish` does); the SDK's async one is not needed here.
+ */
+class StackContextManager implements ContextManager {
+  private stack: Context[] = [];
+  active(): Context {
+    return this.stack.at(-1) ?? ROOT_CONTEXT;
+  }
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    ctx: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
+    this.stack.push(ctx);
+    try {
+      return fn.call(thisArg, ...args);
+    } finally {
+      this.stack.pop();
+    }
+  }
+  bind<T>(_ctx: Context, target: T): T {
+    return target;
+  }
+  enable(): this {
+    return this;
+  }
+  disable(): this {
+    this.stack = [];
+    return this;
+  }
+}

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { deadLetterTopicSpec, ensureTopics, eventTopicSpec, type TopicSpec } from '../src/topics.js';
+import { deadLetterTopicSpec, ensureTopics, eventTopicSpec, type TopicSpec } from '../src/index.js';
 
 const { bootstrapServers } = inject('stack');
 const kafka = new Kafka({ clientId: 'topics-test', brokers: [bootstrapServers], logLevel: logLevel.NOTHING });

@@ -9,4 +9,15 @@ export {
   serverSettings,
   startPostgres,
 } from './postgres.js';
+export {
+  type ExporterHandle,
+  type PrometheusHandle,
+  type PrometheusOptions,
+  type PromQueryResponse,
+  type ScrapeTarget,
+  startPostgresExporter,
+  startPrometheus,
+} from './prometheus.js';
+export { createTopic, type ReadRecord, readRecords } from './read-records.js';
+export { rollupFromEvents, SEED_WORDS, type SeedOptions, seedEvents } from './seed-events.js';
 export { ensureStackTopics, type Stack, type StackOptions, stackTopics, startStack } from './stack.js';

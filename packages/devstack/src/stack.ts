@@ -5,11 +5,11 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
-  deadLetterTopicSpec,
   type EnsureTopicsResult,
   ensureTopics,
-  eventTopicSpec,
+  readBrokerTopics,
   type TopicSpec,
+  topicSpecs,
 } from '@event-observatory/broker';
 import { Kafka, logLevel } from 'kafkajs';
 import { type KafkaHandle, type KafkaOptions, startKafka } from './kafka.js';
@@ -29,7 +29,7 @@ export interface StackOptions {
    */
   host?: string;
   postgresPassword?: string;
-  /** Topics to ensure; default: the spec's event topic and its dead-letter topic. */
+  /** Topics to ensure; default: `stackTopics()`. */
   topics?: TopicSpec[];
   kafka?: Partial<Omit<KafkaOptions, 'dataDir' | 'port' | 'controllerPort'>>;
   postgres?: Partial<Omit<PostgresOptions, 'dataDir' | 'port' | 'password'>>;
@@ -50,9 +50,13 @@ export interface Stack {
   start(): Promise<void>;
 }
 
-/** Default topics of the stack: `events.cloudevents.v1` (12 partitions) and its `.dlq` (3, compacted). */
-export function stackTopics(): TopicSpec[] {
-  return [eventTopicSpec(), deadLetterTopicSpec()];
+/**
+ * Default topics of the stack: the event topic (12 partitions) and its dead-letter topic (3,
+ * compacted), named and kept as `env` says (`BROKER_TOPIC`, `BROKER_DLQ_TOPIC`,
+ * `BROKER_LOG_RETENTION_HOURS`; the spec's defaults when unset).
+ */
+export function stackTopics(env: Readonly<Record<string, string | undefined>> = process.env): TopicSpec[] {
+  return topicSpecs(readBrokerTopics(env));
 }
 
 /** Runs `ensureTopics` with a short-lived kafkajs admin client. */

@@ -1,4 +1,4 @@
-import { ensureTopics, eventTopicSpec } from '@event-observatory/broker';
+import { DEAD_LETTER_TOPIC, EVENT_TOPIC, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
@@ -23,7 +23,7 @@ describe('the devstack Kafka broker', () => {
     expect(cluster.brokers).toEqual([expect.objectContaining({ nodeId: 1, host: '127.0.0.1' })]);
     expect(cluster.controller).toBe(1);
     const topics = await admin.listTopics();
-    expect(topics).toEqual(expect.arrayContaining(['events.cloudevents.v1', 'events.cloudevents.v1.dlq']));
+    expect(topics).toEqual(expect.arrayContaining([EVENT_TOPIC, DEAD_LETTER_TOPIC]));
   });
 
   it('round-trips a record with headers through a real topic with kafkajs', async () => {

@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import { DEAD_LETTER_TOPIC, EVENT_TOPIC } from '@event-observatory/broker';
 import { type Stack, startStack, tempDataDir } from '@event-observatory/devstack';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
@@ -26,7 +27,7 @@ async function describeTopics(bootstrapServers: string) {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    const names = ['events.cloudevents.v1', 'events.cloudevents.v1.dlq'];
+    const names = [EVENT_TOPIC, DEAD_LETTER_TOPIC];
     const { topics } = await admin.fetchTopicMetadata({ topics: names });
     const { resources } = await admin.describeConfigs({
       includeSynonyms: false,
@@ -50,13 +51,13 @@ async function describeTopics(bootstrapServers: string) {
 
 const expectedTopics = [
   {
-    name: 'events.cloudevents.v1',
+    name: EVENT_TOPIC,
     partitions: 12,
     leaders: true,
     configs: { 'cleanup.policy': 'delete', 'retention.ms': '604800000' },
   },
   {
-    name: 'events.cloudevents.v1.dlq',
+    name: DEAD_LETTER_TOPIC,
     partitions: 3,
     leaders: true,
     configs: { 'cleanup.policy': 'compact,delete', 'retention.ms': '604800000' },
@@ -74,7 +75,7 @@ describe('a stack restarted with stop() and start()', () => {
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
     await producer.send({
-      topic: 'events.cloudevents.v1',
+      topic: EVENT_TOPIC,
       acks: -1,
       messages: [{ key: 'k', value: 'before restart' }],
     });
@@ -100,7 +101,7 @@ describe('a stack restarted with stop() and start()', () => {
       const admin = kafka.admin();
       await admin.connect();
       try {
-        return await admin.fetchTopicOffsets('events.cloudevents.v1');
+        return await admin.fetchTopicOffsets(EVENT_TOPIC);
       } finally {
         await admin.disconnect();
       }

@@ -1,7 +1,7 @@
 /**
  * @event-observatory/service-kit: what every service shares. Each module is also a subpath
  * (`@event-observatory/service-kit/auth`, `/config`, `/errors`, `/health`, `/logger`, `/metrics`,
- * `/server`, `/tracing`).
+ * `/resilience`, `/server`, `/tracing`).
  * @module
  */
 export * from './auth/index.js';
@@ -10,5 +10,6 @@ export * from './errors/index.js';
 export * from './health/index.js';
 export * from './logger/index.js';
 export * from './metrics/index.js';
+export * from './resilience/index.js';
 export * from './server/index.js';
 export * from './tracing/index.js';

@@ -1,10 +1,26 @@
 export {
+  type Checkpoint,
+  deleteCheckpoints,
+  readCheckpoints,
+  upsertCheckpoints,
+} from './checkpoints.js';
+export {
   DatabaseConfigError,
   DEFAULT_DATABASE_URL,
   databaseUrlFromEnv,
   redactDatabaseUrl,
 } from './config.js';
 export { deviceIdOf, tagsOf } from './derive.js';
+export * from './event-rollup.js';
+export * from './event-search.js';
+export { type MaintenanceMetersOptions, registerMaintenanceMeters } from './maintenance-meters.js';
+export {
+  MAINTENANCE_JOBS,
+  type MaintenanceJob,
+  type MaintenanceRun,
+  type RunOutcome,
+  recordMaintenanceRun,
+} from './maintenance-runs.js';
 export {
   DEFAULT_MIGRATIONS_DIR,
   MIGRATION_LOCK_KEY,
@@ -15,11 +31,23 @@ export {
   migrate,
   readMigrations,
 } from './migrate.js';
-export { monthPartitionBounds, monthPartitionName } from './partitions.js';
+export {
+  addMonths,
+  countDefaultRows,
+  createMonthPartition,
+  detachPartition,
+  headroomMonths,
+  listPartitions,
+  type MonthPartition,
+  monthPartitionBounds,
+  monthPartitionName,
+  moveDefaultRowsStatements,
+} from './partitions.js';
 export {
   CONNECTION_TIMEOUT_MS,
   createReadPool,
   createWritePool,
+  isAcquireTimeout,
   type PoolName,
   type PoolOptions,
   READ_POOL_SIZE,
@@ -27,6 +55,7 @@ export {
   registerPoolMetrics,
   WRITE_POOL_SIZE,
 } from './pools.js';
+export type { Queryable } from './queryable.js';
 export * from './schema.js';
 export {
   SEVERE_RANK,

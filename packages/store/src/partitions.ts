@@ -1,18 +1,120 @@
 /**
- * Names and bounds of the monthly partitions, as `events.create_month_partition(date)` writes
- * them: `events.cloud_event_YYYY_MM`, `[YYYY-MM-01 00:00:00+00, next month)`.
+ * The monthly partitions of `events.cloud_event`: their names and bounds as
+ * `events.create_month_partition(date)` writes them (`events.cloud_event_YYYY_MM`,
+ * `[YYYY-MM-01 00:00:00+00, next month)`), UTC month arithmetic, and the SQL the
+ * partition-maintenance job runs against the catalog and the default partition.
  *
  * @example
  * monthPartitionName(new Date('2026-11-21T10:00:00Z')); // 'cloud_event_2026_11'
+ * addMonths(new Date('2026-12-10T00:00:00Z'), 1); // 2027-01-01T00:00:00.000Z
  */
+import type { Queryable } from './queryable.js';
+
 export function monthPartitionName(at: Date): string {
   return `cloud_event_${at.getUTCFullYear()}_${String(at.getUTCMonth() + 1).padStart(2, '0')}`;
 }
 
 export function monthPartitionBounds(at: Date): { from: string; to: string } {
-  const y = at.getUTCFullYear();
-  const m = at.getUTCMonth();
   const fmt = (d: Date) =>
     `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}-01 00:00:00+00`;
-  return { from: fmt(new Date(Date.UTC(y, m, 1))), to: fmt(new Date(Date.UTC(y, m + 1, 1))) };
+  return { from: fmt(addMonths(at, 0)), to: fmt(addMonths(at, 1)) };
+}
+
+/** The UTC start of the month `n` months after the one containing `at` (n may be negative). */
+export function addMonths(at: Date, n: number): Date {
+  return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + n, 1));
+}
+
+/** A bounded partition of `events.cloud_event` (the default partition is not one). */
+export interface MonthPartition {
+  name: string;
+  from: Date;
+  to: Date;
+}
+
+/** The bounded partitions attached to `events.cloud_event`, oldest first, read from the catalog. */
+export async function listPartitions(db: Queryable): Promise<MonthPartition[]> {
+  const { rows } = await db.query<{ name: string; from: Date; to: Date }>(
+    `SELECT c.relname AS name, b.m[1]::timestamptz AS "from", b.m[2]::timestamptz AS "to"
+       FROM pg_inherits i
+       JOIN pg_class c ON c.oid = i.inhrelid
+       CROSS JOIN LATERAL regexp_match(pg_get_expr(c.relpartbound, c.oid),
+                                       'FROM \\(''([^'']+)''\\) TO \\(''([^'']+)''\\)') AS b(m)
+      WHERE i.inhparent = 'events.cloud_event'::regclass AND b.m IS NOT NULL
+      ORDER BY 2`,
+  );
+  return rows;
+}
+
+/**
+ * Months of future partitions: how many whole months after the one containing `now` are covered,
+ * without a gap, by partitions, provided the current month is covered too (0 otherwise).
+ */
+export function headroomMonths(partitions: readonly MonthPartition[], now: Date): number {
+  const covered = (month: Date) => partitions.some((p) => p.from <= month && month < p.to);
+  if (!covered(addMonths(now, 0))) return 0;
+  let months = 0;
+  while (months < 1200 && covered(addMonths(now, months + 1))) months++;
+  return months;
+}
+
+/** Rows in the default partition, all of them or those of the month containing `month`. */
+export async function countDefaultRows(db: Queryable, month?: Date): Promise<number> {
+  if (!month) {
+    const { rows } = await db.query<{ n: string }>('SELECT count(*) AS n FROM events.cloud_event_default');
+    return Number(rows[0]?.n ?? 0);
+  }
+  const { from, to } = monthPartitionBounds(month);
+  const { rows } = await db.query<{ n: string }>(
+    'SELECT count(*) AS n FROM events.cloud_event_default WHERE occurred_at >= $1 AND occurred_at < $2',
+    [from, to],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** Creates the month's partition with the migration's function; its name, or null when it existed. */
+export async function createMonthPartition(db: Queryable, month: Date): Promise<string | null> {
+  const { rows } = await db.query<{ name: string | null }>(
+    'SELECT events.create_month_partition($1::date) AS name',
+    [monthPartitionBounds(month).from.slice(0, 10)],
+  );
+  return rows[0]?.name ?? null;
+}
+
+/** Detaches (never drops) a partition: the table stays, outside `events.cloud_event`. */
+export async function detachPartition(db: Queryable, name: string): Promise<void> {
+  await db.query(`ALTER TABLE events.cloud_event DETACH PARTITION events.${quoteIdent(name)}`);
+}
+
+/**
+ * The statements a human runs to create the month whose rows sit in the default partition, as one
+ * transaction: block inserts into the default partition, copy the month's rows aside, delete them
+ * from the default, create the month with `events.create_month_partition` (same settings as every
+ * other month), and insert the rows again through the parent. Every stored column is copied
+ * (event_uid and ingested_at included); the generated ones are computed again, to the same values.
+ */
+export async function moveDefaultRowsStatements(db: Queryable, month: Date): Promise<string> {
+  const { rows } = await db.query<{ columns: string }>(
+    `SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) AS columns
+       FROM pg_attribute
+      WHERE attrelid = 'events.cloud_event'::regclass AND attnum > 0 AND NOT attisdropped
+        AND attgenerated = ''`,
+  );
+  const columns = rows[0]!.columns;
+  const { from, to } = monthPartitionBounds(month);
+  const moving = `moving_${monthPartitionName(month)}`;
+  const range = `occurred_at >= '${from}' AND occurred_at < '${to}'`;
+  return [
+    'BEGIN;',
+    'LOCK TABLE events.cloud_event_default IN EXCLUSIVE MODE;',
+    `CREATE TEMP TABLE ${moving} ON COMMIT DROP AS SELECT ${columns} FROM events.cloud_event_default WHERE ${range};`,
+    `DELETE FROM events.cloud_event_default WHERE ${range};`,
+    `SELECT events.create_month_partition('${from.slice(0, 10)}');`,
+    `INSERT INTO events.cloud_event (${columns}) SELECT ${columns} FROM ${moving};`,
+    'COMMIT;',
+  ].join('\n');
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
 }

@@ -1,8 +1,7 @@
 /**
  * Drizzle description of the `events` schema for typed queries. The DDL itself (partitioning,
- * generated-column expressions, the default partition's refusal constraint) lives in the SQL
- * files of `migrations/`; generated columns are declared with `generatedAlwaysAs` so inserts
- * never try to write them.
+ * generated-column expressions, indexes) lives in the SQL files of `migrations/`; generated
+ * columns are declared with `generatedAlwaysAs` so inserts never try to write them.
  */
 import { sql } from 'drizzle-orm';
 import {

@@ -53,6 +53,27 @@ describe('pool_connections_* timers', () => {
     }
   });
 
+  it('publish their series with the same names, help and types, the window max at zero before the first checkout', async () => {
+    const registry = new Registry();
+    const pool = createWritePool({ url, registry });
+    try {
+      const text = await registry.metrics();
+      const w = 'pool="observatory-write"';
+      for (const [name, help] of [
+        ['pool_connections_acquire_seconds', 'Wait for a pooled connection'],
+        ['pool_connections_usage_seconds', 'Time a pooled connection is held'],
+      ]) {
+        expect(text).toContain(`# HELP ${name} ${help}\n# TYPE ${name} summary\n`);
+        expect(text).toContain(
+          `# HELP ${name}_max ${help} (maximum over the last 2 minutes)\n# TYPE ${name}_max gauge\n`,
+        );
+        expect(sample(text, `${name}_max{${w}}`)).toBe(0);
+      }
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('count an acquisition that hits the connection timeout', async () => {
     const registry = new Registry();
     const pool = createWritePool({ url, registry, max: 1, connectionTimeoutMs: 200 });

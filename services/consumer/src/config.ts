@@ -1,25 +1,20 @@
 /**
  * Configuration of the consumer service, every variable with its default (README has the table).
- * Database settings are read by `databaseUrlFromEnv` of the store package; authentication by
- * `authConfigFromEnv` of the service kit (scope `events:admin` by default).
+ * The `BROKER_*` settings are read by `readConsumerBrokerConfig` of the broker package; database
+ * settings by `databaseUrlFromEnv` of the store package; authentication by `authConfigFromEnv` of
+ * the service kit (scope `events:admin` by default).
  */
-import { bool, duration, type Env, int, list, readConfig, str } from '@event-observatory/service-kit/config';
+import { readConsumerBrokerConfig } from '@event-observatory/broker';
+import { bool, duration, type Env, int, readConfig, str } from '@event-observatory/service-kit/config';
 
-export const DEFAULT_GROUP_ID = 'cobalt-cloudevents-v1';
-export const DEFAULT_TOPIC = 'events.cloudevents.v1';
 export const ADMIN_SCOPE = 'events:admin';
 
 export function readConsumerConfig(env: Env) {
-  return readConfig(env, {
+  const own = readConfig(env, {
     serviceVersion: str('SERVICE_VERSION').default('0.0.0-unknown'),
     logLevel: str('LOG_LEVEL').default('info'),
     httpHost: str('HTTP_HOST').default('0.0.0.0'),
     httpPort: int('HTTP_PORT', { min: 0, max: 65535 }).default(8080),
-    bootstrapServers: list('BROKER_BOOTSTRAP_SERVERS', { min: 1 }).default(['localhost:9092']),
-    topic: str('BROKER_TOPIC').default(DEFAULT_TOPIC),
-    dlqTopic: str('BROKER_DLQ_TOPIC').optional(),
-    groupId: str('BROKER_GROUP_ID').default(DEFAULT_GROUP_ID),
-    clientId: str('BROKER_CLIENT_ID').default('observatory-consumer'),
     batchSize: int('CONSUMER_BATCH_SIZE', { min: 1, max: 10_000 }).default(500),
     batchWindowMs: duration('CONSUMER_BATCH_WINDOW', { min: 0 }).default('250ms'),
     writeConcurrency: int('CONSUMER_WRITE_CONCURRENCY', { min: 1, max: 6 }).default(2),
@@ -37,11 +32,7 @@ export function readConsumerConfig(env: Env) {
      */
     testHoldAfterWriteMs: duration('CONSUMER_TEST_HOLD_AFTER_WRITE', { min: 0 }).default('0ms'),
   });
+  return { ...own, broker: readConsumerBrokerConfig(env) };
 }
 
-export type ConsumerConfig = ReturnType<typeof readConsumerConfig> & { dlqTopic: string | undefined };
-
-/** The dead-letter topic: `BROKER_DLQ_TOPIC`, default `<BROKER_TOPIC>.dlq`. */
-export function dlqTopicOf(cfg: { topic: string; dlqTopic?: string | undefined }): string {
-  return cfg.dlqTopic ?? `${cfg.topic}.dlq`;
-}
+export type ConsumerConfig = ReturnType<typeof readConsumerConfig>;

@@ -1,9 +1,10 @@
+import { EVENT_TOPIC } from '@event-observatory/broker';
 import { describe, expect, it } from 'vitest';
 import { buildDeadLetter, DEAD_LETTER_TYPE, originalMessage, parseDeadLetter } from './dead-letter.js';
 import type { ConsumedRecord } from './record.js';
 
 const record: ConsumedRecord = {
-  topic: 'events.cloudevents.v1',
+  topic: EVENT_TOPIC,
   partition: 4,
   offset: '1207',
   key: Buffer.from('urn:s#sub'),
@@ -19,15 +20,15 @@ const record: ConsumedRecord = {
 describe('dead letters', () => {
   it('are structured CloudEvents keyed by the origin coordinates with a closed-set reason', () => {
     const { letter, message } = buildDeadLetter(record, 'unpersistable', 'SQLSTATE 23514', 'g', new Date(0));
-    expect(message.key).toBe('events.cloudevents.v1/4/1207');
+    expect(message.key).toBe(`${EVENT_TOPIC}/4/1207`);
     expect(message.headers).toEqual({ 'content-type': 'application/cloudevents+json' });
     expect(letter).toMatchObject({
       specversion: '1.0',
-      id: 'events.cloudevents.v1/4/1207',
+      id: `${EVENT_TOPIC}/4/1207`,
       type: DEAD_LETTER_TYPE,
       reason: 'unpersistable',
       data: {
-        origin: { topic: 'events.cloudevents.v1', partition: 4, offset: '1207' },
+        origin: { topic: EVENT_TOPIC, partition: 4, offset: '1207' },
         detail: 'SQLSTATE 23514',
       },
     });

@@ -9,6 +9,7 @@ import {
   fromKafkaRecord,
   isJsonMediaType,
   isTextMediaType,
+  REJECTION_REASONS,
   type RejectionReason,
 } from '@event-observatory/events';
 import { deviceIdOf, tagsOf } from '@event-observatory/store';
@@ -39,19 +40,12 @@ export interface EventRow {
   offset: string;
 }
 
-/** The closed set of poison reasons (Document 2, section 7). */
-export type PoisonReason = Extract<
-  RejectionReason,
-  'malformed' | 'invalid-attributes' | 'invalid-payload' | 'unknown-type' | 'unpersistable'
->;
+/** The closed set of poison reasons (Document 2, section 7): the rejection reasons but size. */
+export type PoisonReason = Exclude<RejectionReason, 'too-large'>;
 
-export const POISON_REASONS: readonly PoisonReason[] = [
-  'malformed',
-  'invalid-attributes',
-  'invalid-payload',
-  'unknown-type',
-  'unpersistable',
-];
+export const POISON_REASONS: readonly PoisonReason[] = REJECTION_REASONS.filter(
+  (reason): reason is PoisonReason => reason !== 'too-large',
+);
 
 export type Decoded =
   | { ok: true; row: EventRow; event: CloudEvent }

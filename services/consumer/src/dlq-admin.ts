@@ -1,12 +1,12 @@
 /**
  * Dead-letter administration: depth per partition, a bounded listing, and replay.
  *
- * Scans read the dead-letter topic from its start with a throw-away consumer group (deleted
- * afterwards), at most `REPLAY_MAX_RECORDS` records (and 20 s). They apply the topic's compaction
- * semantics themselves, since the log cleaner runs late: the latest record of a key wins and a
- * tombstone (value null: a dead letter already replayed) removes its key. Only then are the
- * `reason` filter and the `limit` applied, so a replayed letter is neither listed nor replayed
- * again. A letter whose tombstone lies beyond the scan bound is still listed (until compaction).
+ * A listing or replay scans the dead-letter topic (`dlq-scan.ts`: from its start, at most
+ * `REPLAY_MAX_RECORDS` records and 20 s) and applies the topic's compaction rule itself
+ * (`dlq-compaction.ts`: the latest record of a key wins, a tombstone removes its key). Only then
+ * are the `reason` filter and the `limit` applied, so a replayed letter is neither listed nor
+ * replayed again. A letter whose tombstone lies beyond the scan bound is still listed (until
+ * compaction).
  *
  * Memory: a scan keeps one small description per live, matching letter (no message, no parsed
  * letter). Replay (`dryRun=false`) also keeps each candidate's dead-letter bytes (a copy, so the
@@ -18,17 +18,19 @@
  * one was acknowledged, so a failure stops the run with a clear boundary and the replay keeps the
  * dead letters' order), then writes a tombstone for the dead letter's key.
  */
-import { randomUUID } from 'node:crypto';
-import type { Kafka, Producer } from 'kafkajs';
+import type { ConsumerClients } from '@event-observatory/broker';
+import type { Producer } from 'kafkajs';
 import { type DeadLetter, originalMessage, parseDeadLetter } from './dead-letter.js';
 import type { PoisonReason } from './decode.js';
+import { CompactedLog, compactionKey } from './dlq-compaction.js';
+import { scanDeadLetters } from './dlq-scan.js';
 import type { ConsumerMetrics } from './metrics.js';
 
 /** Most dead-letter bytes one replay scan holds for re-publishing (64 MiB). */
 export const REPLAY_MAX_HELD_BYTES = 64 * 1024 * 1024;
 
 export interface DlqAdminOptions {
-  kafka: Kafka;
+  clients: ConsumerClients;
   producer: Producer;
   metrics: ConsumerMetrics;
   topic: string;
@@ -46,6 +48,13 @@ export interface DlqPartitionDepth {
   low: string;
   high: string;
   depth: number;
+}
+
+/** The dead-letter topic's depth, in all and per partition (`GET /admin/dlq`). */
+export interface DlqDepth {
+  topic: string;
+  depth: number;
+  partitions: DlqPartitionDepth[];
 }
 
 export interface DlqListedRecord {
@@ -100,8 +109,8 @@ interface ScanResult {
 export class DlqAdmin {
   constructor(private readonly opts: DlqAdminOptions) {}
 
-  async depth(): Promise<{ topic: string; depth: number; partitions: DlqPartitionDepth[] }> {
-    const admin = this.opts.kafka.admin();
+  async depth(): Promise<DlqDepth> {
+    const admin = this.opts.clients.admin();
     await admin.connect();
     try {
       const offsets = await admin.fetchTopicOffsets(this.opts.dlqTopic);
@@ -187,8 +196,7 @@ export class DlqAdmin {
   }
 
   /**
-   * Reads up to `maxRecords` dead letters from the start (to the end offsets seen first), keeping
-   * the live ones (compaction semantics) that match `reason`; returns the first `wanted` in
+   * The live dead letters (compaction semantics) matching `reason`, the first `wanted` in
    * (partition, offset) order. `truncated`: a bound stopped the scan before the end, or more than
    * `wanted` matched. `keepValues`: also keep each candidate's bytes (replay).
    */
@@ -197,104 +205,34 @@ export class DlqAdmin {
     reason: PoisonReason | undefined,
     keepValues: boolean,
   ): Promise<ScanResult> {
-    const { kafka, dlqTopic, maxRecords } = this.opts;
     const maxHeldBytes = this.opts.maxHeldBytes ?? REPLAY_MAX_HELD_BYTES;
-    const admin = kafka.admin();
-    await admin.connect();
-    let ends: Map<number, bigint>;
-    try {
-      const offsets = await admin.fetchTopicOffsets(dlqTopic);
-      ends = new Map(
-        offsets.filter((p) => BigInt(p.high) > BigInt(p.low)).map((p) => [p.partition, BigInt(p.high)]),
-      );
-    } catch (err) {
-      await admin.disconnect();
-      throw err;
-    }
-    // Live, matching letters by key. Every record of a key is in one partition (the producer's
-    // partitioner; replay writes tombstones to the letter's partition), read in offset order.
-    const live = new Map<string, Scanned>();
-    let held = 0;
-    let scanned = 0;
-    if (ends.size === 0) {
-      await admin.disconnect();
-      return { items: [], scanned, truncated: false };
-    }
-    const drop = (key: string) => {
-      const prev = live.get(key);
-      if (!prev) return;
-      held -= prev.value?.byteLength ?? 0;
-      live.delete(key);
-    };
-    const groupId = `${this.opts.groupId}.dlq-admin.${randomUUID()}`;
-    const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100, retry: { retries: 2 } });
-    const remaining = new Set(ends.keys());
-    let stoppedEarly = false;
-    try {
-      await consumer.connect();
-      await consumer.subscribe({ topics: [dlqTopic], fromBeginning: true });
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          stoppedEarly = true;
-          resolve();
-        }, this.opts.scanTimeoutMs ?? 20_000);
-        const finish = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        consumer
-          .run({
-            autoCommit: false,
-            eachBatch: async ({ batch }) => {
-              if (!remaining.has(batch.partition)) return;
-              const end = ends.get(batch.partition)!;
-              for (const message of batch.messages) {
-                if (remaining.size === 0 || stoppedEarly) break;
-                if (BigInt(message.offset) >= end) break;
-                if (scanned >= maxRecords) {
-                  stoppedEarly = true;
-                  break;
-                }
-                scanned++;
-                const key = message.key?.toString('utf8') ?? `${batch.partition}/${message.offset}`;
-                drop(key); // the latest record of a key wins; a tombstone only removes
-                const letter = message.value ? parseDeadLetter(message.value) : undefined;
-                if (letter && (!reason || letter.data.reason === reason)) {
-                  const item: Scanned = {
-                    key,
-                    listed: describe(key, batch.partition, message.offset, letter),
-                  };
-                  if (keepValues) {
-                    const size = message.value!.byteLength;
-                    if (held + size > maxHeldBytes) {
-                      stoppedEarly = true;
-                      break;
-                    }
-                    item.value = Buffer.from(message.value!); // a copy: do not retain the fetch buffer
-                    held += size;
-                  }
-                  live.set(key, item);
-                }
-                if (BigInt(message.offset) >= end - 1n) remaining.delete(batch.partition);
-              }
-              if (BigInt(batch.highWatermark) <= BigInt(batch.lastOffset()) + 1n)
-                remaining.delete(batch.partition);
-              if (remaining.size === 0 || stoppedEarly) finish();
-            },
-          })
-          .catch(reject);
-      });
-    } finally {
-      await consumer.disconnect().catch(() => {});
-      await admin.deleteGroups([groupId]).catch(() => {});
-      await admin.disconnect().catch(() => {});
-    }
-    const all = [...live.values()].sort(
-      (a, b) =>
-        a.listed.partition - b.listed.partition || Number(BigInt(a.listed.offset) - BigInt(b.listed.offset)),
+    const live = new CompactedLog<Scanned>();
+    const { scanned, complete } = await scanDeadLetters(
+      {
+        clients: this.opts.clients,
+        dlqTopic: this.opts.dlqTopic,
+        groupId: this.opts.groupId,
+        maxRecords: this.opts.maxRecords,
+        timeoutMs: this.opts.scanTimeoutMs ?? 20_000,
+      },
+      (message, partition) => {
+        const key = compactionKey(message.key, partition, message.offset);
+        live.remove(key); // the latest record of a key wins; a tombstone only removes
+        const letter = message.value ? parseDeadLetter(message.value) : undefined;
+        if (!letter || (reason && letter.data.reason !== reason)) return 'next';
+        const item: Scanned = { key, listed: describe(key, partition, message.offset, letter) };
+        let bytes = 0;
+        if (keepValues) {
+          bytes = message.value!.byteLength;
+          if (live.heldBytes + bytes > maxHeldBytes) return 'stop';
+          item.value = Buffer.from(message.value!); // a copy: do not retain the fetch buffer
+        }
+        live.keep(key, item, { partition, offset: message.offset }, bytes);
+        return 'next';
+      },
     );
-    const items = all.slice(0, wanted);
-    return { items, scanned, truncated: stoppedEarly || remaining.size > 0 || all.length > wanted };
+    const { items, more } = live.first(wanted);
+    return { items, scanned, truncated: !complete || more };
   }
 }
 

@@ -1,12 +1,5 @@
 export { type AppDeps, buildApp } from './app.js';
-export {
-  ADMIN_SCOPE,
-  type ConsumerConfig,
-  DEFAULT_GROUP_ID,
-  DEFAULT_TOPIC,
-  dlqTopicOf,
-  readConsumerConfig,
-} from './config.js';
+export { ADMIN_SCOPE, type ConsumerConfig, readConsumerConfig } from './config.js';
 export {
   buildDeadLetter,
   DEAD_LETTER_TYPE,
@@ -14,5 +7,8 @@ export {
   originalMessage,
   parseDeadLetter,
 } from './dead-letter.js';
-export { decodeRecord, POISON_REASONS, type PoisonReason } from './decode.js';
+export { decodeRecord, type EventRow, POISON_REASONS, type PoisonReason } from './decode.js';
+export { checkpointsOf } from './processor.js';
+export type { ConsumedRecord } from './record.js';
 export { type ConsumerService, createConsumerService, type ServiceOptions } from './service.js';
+export { EventWriter } from './writer.js';

@@ -14,6 +14,7 @@
  * `consume_running` at once.
  */
 import { ApiError } from '@event-observatory/service-kit';
+import { deleteCheckpoints } from '@event-observatory/store';
 import type { Admin } from 'kafkajs';
 import type pg from 'pg';
 import type { CommandOutcome, ConsumerMetrics, LifecycleCommand } from './metrics.js';
@@ -101,10 +102,7 @@ export class Lifecycle {
         },
       );
     }
-    await pool.query('DELETE FROM events.consumer_checkpoint WHERE consumer_group = $1 AND topic = $2', [
-      groupId,
-      topic,
-    ]);
+    await deleteCheckpoints(pool, groupId, topic);
     await admin.resetOffsets({ groupId, topic, earliest: true });
     return 'success';
   }

@@ -13,6 +13,7 @@ import {
 import { databaseUrlFromEnv } from '@event-observatory/store';
 import { ADMIN_SCOPE, readConsumerConfig } from './config.js';
 import { createConsumerService } from './service.js';
+import { consumerShutdown } from './shutdown.js';
 
 await runMain(async () => {
   const config = readConsumerConfig(process.env);
@@ -26,12 +27,14 @@ await runMain(async () => {
   logger.info({ url: server.url }, 'admin listener up');
   await service.start();
   installShutdown({
-    steps: [
-      { name: 'admin listener', run: () => server.close() },
-      ...service.shutdownSteps(),
-      { name: 'telemetry', run: () => tracing.shutdown() },
-    ],
-    timeoutMs: config.drainTimeoutMs + 10_000,
+    ...consumerShutdown(
+      {
+        listener: () => server.close(),
+        ...service.closers,
+        telemetry: () => tracing.shutdown(),
+      },
+      { drainTimeoutMs: config.drainTimeoutMs, log: logger },
+    ),
     logger,
   });
 });

@@ -13,6 +13,8 @@
  *   committed offsets, a broker request) succeeds: the stream's state is local and always known,
  *   so counting every tick would make "three missed ones" unreachable while the broker is gone.
  */
+import { withTimeout } from '@event-observatory/service-kit/resilience';
+import { readCheckpoints } from '@event-observatory/store';
 import type { Admin } from 'kafkajs';
 import type pg from 'pg';
 import { Gauge, type Registry } from 'prom-client';
@@ -102,14 +104,7 @@ export class Probe {
     // showed as a transient divergence.
     const storedCheckpoints = committedOffsets
       .catch(() => undefined)
-      .then(() =>
-        this.bounded(
-          this.opts.pool.query<{ partition: number; next_offset: string }>(
-            'SELECT partition, next_offset FROM events.consumer_checkpoint WHERE consumer_group = $1 AND topic = $2',
-            [this.opts.groupId, this.opts.topic],
-          ),
-        ),
-      );
+      .then(() => this.bounded(readCheckpoints(this.opts.pool, this.opts.groupId, this.opts.topic)));
     const [committed, ends, dlq, checkpoints, defaults] = await Promise.allSettled([
       committedOffsets,
       this.bounded(this.opts.admin.fetchTopicOffsets(this.opts.topic)),
@@ -150,10 +145,9 @@ export class Probe {
         : Number.NaN,
     );
     if (committed.status === 'fulfilled' && checkpoints.status === 'fulfilled') {
-      const stored = new Map(checkpoints.value.rows.map((r) => [r.partition, BigInt(r.next_offset)]));
       let divergence = 0n;
       for (const [partition, off] of commits) {
-        const cp = stored.get(partition) ?? 0n;
+        const cp = checkpoints.value.get(partition) ?? 0n;
         if (off > cp) divergence += off - cp;
       }
       metrics.checkpointDivergence.set(Number(divergence));
@@ -164,10 +158,6 @@ export class Probe {
   }
 
   private bounded<T>(p: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('probe request timed out')), this.opts.requestTimeoutMs);
-    });
-    return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+    return withTimeout(p, this.opts.requestTimeoutMs, 'probe request');
   }
 }

@@ -5,6 +5,9 @@
  * offset is committed only once its record is durable (stored, a duplicate, or dead-lettered).
  * See DESIGN.md for why.
  */
+
+import { type Backoff, retry } from '@event-observatory/service-kit/resilience';
+import type { Checkpoint } from '@event-observatory/store';
 import {
   type Context,
   context,
@@ -16,22 +19,19 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import type { Message } from 'kafkajs';
 import { buildDeadLetter } from './dead-letter.js';
 import { type Decoded, decodeRecord, type EventRow, type PoisonReason } from './decode.js';
 import type { BatchOutcome, ConsumerMetrics } from './metrics.js';
 import { type ConsumedRecord, nextOffset } from './record.js';
-import { classifyStoreError, describeStoreFailure } from './store-errors.js';
-import type { Checkpoint, EventWriter, InsertResult } from './writer.js';
+import type { DeadLetterSink, EventSink, InsertResult } from './sink.js';
+import { classifyStoreError, describeStoreFailure, type StoreFailure } from './store-errors.js';
 
-/** The wait was abandoned because the stream is stopping; nothing of the batch was committed. */
+/**
+ * The reason the stream aborts its processor's signal with when it stops: the batch was abandoned
+ * while waiting, nothing of it was committed.
+ */
 export class Aborted extends Error {
   override name = 'Aborted';
-}
-
-export interface DeadLetterSink {
-  /** Publishes dead letters and resolves once the broker acknowledged all of them. */
-  publish(messages: Message[]): Promise<void>;
 }
 
 export interface Log {
@@ -41,7 +41,7 @@ export interface Log {
 }
 
 export interface ProcessorOptions {
-  writer: EventWriter;
+  sink: EventSink;
   deadLetters: DeadLetterSink;
   metrics: ConsumerMetrics;
   group: string;
@@ -77,10 +77,13 @@ interface Poison {
 export class BatchProcessor {
   private readonly tracer: Tracer;
   private readonly now: () => Date;
+  /** Wait between tries during a store or broker outage: the retry delay doubling to the ceiling. */
+  private readonly outage: Backoff;
 
   constructor(private readonly opts: ProcessorOptions) {
     this.tracer = opts.tracer ?? trace.getTracer('@event-observatory/consumer');
     this.now = opts.now ?? (() => new Date());
+    this.outage = { initialMs: Math.max(opts.retryDelayMs, 50), maxMs: opts.maxOutageDelayMs ?? 5_000 };
   }
 
   async process(records: readonly ConsumedRecord[], signal: AbortSignal): Promise<BatchResult> {
@@ -144,41 +147,20 @@ export class BatchProcessor {
     const rows = pending.map((p) => p.row);
     let result: InsertResult;
     let storePoison: Poison[] = [];
-    let failures = 0;
-    let outage = 0;
-    for (;;) {
-      try {
-        result = await this.traced('INSERT events.cloud_event', rows.length, () =>
-          this.opts.writer.writeWithCheckpoints(rows, checkpoints),
-        );
-        break;
-      } catch (err) {
-        const failure = classifyStoreError(err);
-        if (failure.kind === 'transient') {
-          this.opts.log.warn(
-            { err: failure.message, code: failure.code },
-            'store unavailable; batch not committed',
-          );
-          await this.pause(signal, outage++);
-          continue;
-        }
-        failures++;
-        this.opts.log.warn(
-          { err: failure.message, code: failure.code, attempt: failures, records: rows.length },
-          'batch write refused',
-        );
-        // Retried CONSUMER_WRITE_ATTEMPTS times after the first try, as the spec words it.
-        if (failures <= this.opts.writeAttempts) {
-          await sleep(this.opts.retryDelayMs, signal);
-          continue;
-        }
-        const isolated = await this.isolate(pending, signal);
-        result = isolated.result;
-        storePoison = isolated.poison;
-        await this.deadLetter(storePoison, signal);
-        await this.untilStored(() => this.opts.writer.checkpoint(checkpoints), signal);
-        break;
-      }
+    try {
+      result = await this.writeBatch(rows, checkpoints, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      const isolated = await this.isolate(pending, signal);
+      result = isolated.result;
+      storePoison = isolated.poison;
+      await this.deadLetter(storePoison, signal);
+      await retry(() => this.opts.sink.checkpoint(checkpoints), {
+        backoff: this.outage,
+        signal,
+        onRetry: (e) =>
+          this.opts.log.warn({ err: (e as Error).message }, 'checkpoint write failed; retrying'),
+      });
     }
 
     for (const [type, n] of result.insertedByType) metrics.persisted(type, n);
@@ -198,6 +180,61 @@ export class BatchProcessor {
   }
 
   /**
+   * The whole batch with its checkpoints in one transaction. A transient failure (the store's
+   * condition) waits with the outage backoff and tries again, indefinitely; a deterministic one
+   * (some row's fault) is retried `CONSUMER_WRITE_ATTEMPTS` times after the first try,
+   * `CONSUMER_RETRY_DELAY` apart, and then rejects: the caller bisects.
+   */
+  private writeBatch(
+    rows: EventRow[],
+    checkpoints: Checkpoint[],
+    signal: AbortSignal,
+  ): Promise<InsertResult> {
+    const { log, retryDelayMs, writeAttempts } = this.opts;
+    return retry(
+      (attempt) =>
+        this.untilStoreUp(
+          () =>
+            this.traced('INSERT events.cloud_event', rows.length, () =>
+              this.opts.sink.writeWithCheckpoints(rows, checkpoints),
+            ),
+          signal,
+          (failure) =>
+            log.warn({ err: failure.message, code: failure.code }, 'store unavailable; batch not committed'),
+        ).catch((err: unknown) => {
+          if (!signal.aborted) {
+            const failure = classifyStoreError(err);
+            log.warn(
+              { err: failure.message, code: failure.code, attempt: attempt + 1, records: rows.length },
+              'batch write refused',
+            );
+          }
+          throw err;
+        }),
+      {
+        backoff: { initialMs: retryDelayMs, maxMs: retryDelayMs },
+        // Retried CONSUMER_WRITE_ATTEMPTS times after the first try, as the spec words it.
+        attempts: writeAttempts + 1,
+        signal,
+      },
+    );
+  }
+
+  /** Calls `write` until it succeeds or fails deterministically, waiting out transient failures. */
+  private untilStoreUp<T>(
+    write: () => Promise<T>,
+    signal: AbortSignal,
+    onTransient?: (failure: StoreFailure) => void,
+  ): Promise<T> {
+    return retry(write, {
+      backoff: this.outage,
+      signal,
+      retryable: (err) => classifyStoreError(err).kind === 'transient',
+      onRetry: (err) => onTransient?.(classifyStoreError(err)),
+    });
+  }
+
+  /**
    * Poison isolation: halves the rows until each failing part is one row. A part that inserts is
    * durable on its own (autocommit; inserts are idempotent, so a later retry of the batch is
    * harmless). A transient failure during isolation waits and retries the same part.
@@ -209,35 +246,28 @@ export class BatchProcessor {
     const result: InsertResult = { attempted: 0, inserted: 0, insertedByType: new Map() };
     const poison: Poison[] = [];
     const bisect = async (part: Pending[]): Promise<void> => {
-      let outage = 0;
-      for (;;) {
-        try {
-          const r = await this.opts.writer.insert(part.map((p) => p.row));
-          result.attempted += r.attempted;
-          result.inserted += r.inserted;
-          for (const [t, n] of r.insertedByType)
-            result.insertedByType.set(t, (result.insertedByType.get(t) ?? 0) + n);
-          return;
-        } catch (err) {
-          const failure = classifyStoreError(err);
-          if (failure.kind === 'transient') {
-            await this.pause(signal, outage++);
-            continue;
-          }
-          if (part.length === 1) {
-            poison.push({
-              record: part[0]!.record,
-              reason: 'unpersistable',
-              detail: describeStoreFailure(failure),
-            });
-            return;
-          }
-          const mid = part.length >> 1;
-          await bisect(part.slice(0, mid));
-          await bisect(part.slice(mid));
+      let r: InsertResult;
+      try {
+        r = await this.untilStoreUp(() => this.opts.sink.insert(part.map((p) => p.row)), signal);
+      } catch (err) {
+        if (signal.aborted) throw err;
+        if (part.length === 1) {
+          poison.push({
+            record: part[0]!.record,
+            reason: 'unpersistable',
+            detail: describeStoreFailure(classifyStoreError(err)),
+          });
           return;
         }
+        const mid = part.length >> 1;
+        await bisect(part.slice(0, mid));
+        await bisect(part.slice(mid));
+        return;
       }
+      result.attempted += r.attempted;
+      result.inserted += r.inserted;
+      for (const [t, n] of r.insertedByType)
+        result.insertedByType.set(t, (result.insertedByType.get(t) ?? 0) + n);
     };
     await bisect(pending);
     return { result, poison };
@@ -249,19 +279,15 @@ export class BatchProcessor {
     const messages = poison.map(
       (p) => buildDeadLetter(p.record, p.reason, p.detail, this.opts.group, now).message,
     );
-    let outage = 0;
-    for (;;) {
-      try {
-        await this.opts.deadLetters.publish(messages);
-        break;
-      } catch (err) {
+    await retry(() => this.opts.deadLetters.publish(messages), {
+      backoff: this.outage,
+      signal,
+      onRetry: (err) =>
         this.opts.log.warn(
           { err: (err as Error).message },
           'dead-letter publish failed; batch not committed',
-        );
-        await this.pause(signal, outage++);
-      }
-    }
+        ),
+    });
     for (const p of poison) {
       this.opts.metrics.poison(p.reason);
       this.opts.log.warn(
@@ -275,25 +301,6 @@ export class BatchProcessor {
         'record dead-lettered',
       );
     }
-  }
-
-  private async untilStored(fn: () => Promise<void>, signal: AbortSignal): Promise<void> {
-    let outage = 0;
-    for (;;) {
-      try {
-        return await fn();
-      } catch (err) {
-        this.opts.log.warn({ err: (err as Error).message }, 'checkpoint write failed; retrying');
-        await this.pause(signal, outage++);
-      }
-    }
-  }
-
-  /** Outage wait: the retry delay doubling up to the ceiling; throws Aborted when stopping. */
-  private pause(signal: AbortSignal, n: number): Promise<void> {
-    const ceiling = this.opts.maxOutageDelayMs ?? 5_000;
-    const delay = Math.min(ceiling, Math.max(this.opts.retryDelayMs, 50) * 2 ** Math.min(n, 10));
-    return sleep(delay, signal);
   }
 
   private traced<T>(name: string, rows: number, fn: () => Promise<T>): Promise<T> {
@@ -359,19 +366,4 @@ function traceContexts(records: readonly ConsumedRecord[]): { parent: Context; l
     else if (links.length < 128) links.push({ context: sc });
   }
   return { parent: parent ?? context.active(), links };
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.reject(new Aborted('stopping'));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new Aborted('stopping'));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

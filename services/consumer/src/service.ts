@@ -3,13 +3,14 @@
  * producer, processor, stream, probe, lifecycle, DLQ admin and the admin app. `main.ts` adds the
  * listener, telemetry and signal handling; tests call this directly.
  */
+
+import { createConsumerClients } from '@event-observatory/broker';
 import { createVerifier, down, type Logger, up } from '@event-observatory/service-kit';
 import type { AuthConfig } from '@event-observatory/service-kit/auth';
-import { createWritePool, migrate } from '@event-observatory/store';
-import { Kafka, logLevel as kafkaLogLevel, type Producer } from 'kafkajs';
+import { createWritePool, migrate, registerMaintenanceMeters } from '@event-observatory/store';
 import type { Registry } from 'prom-client';
 import { buildApp } from './app.js';
-import { type ConsumerConfig, dlqTopicOf } from './config.js';
+import type { ConsumerConfig } from './config.js';
 import { DlqAdmin } from './dlq-admin.js';
 import { Lifecycle } from './lifecycle.js';
 import { createConsumerMetrics } from './metrics.js';
@@ -33,7 +34,7 @@ export type ConsumerService = Awaited<ReturnType<typeof createConsumerService>>;
 
 export async function createConsumerService(opts: ServiceOptions) {
   const { config, logger, registry } = opts;
-  const dlqTopic = dlqTopicOf(config);
+  const { topic, dlqTopic, groupId: group } = config.broker;
   if (config.migrateOnBoot) {
     const result = await migrate({
       url: opts.databaseUrl,
@@ -42,27 +43,19 @@ export async function createConsumerService(opts: ServiceOptions) {
     logger.info({ applied: result.applied.length, already: result.alreadyApplied.length }, 'migrations done');
   }
   const pool = createWritePool({ url: opts.databaseUrl, registry });
+  registerMaintenanceMeters(registry, pool); // the CronJobs' meters, from events.maintenance_run (services/jobs)
   const metrics = createConsumerMetrics(registry);
-  const kafka = new Kafka({
-    clientId: config.clientId,
-    brokers: config.bootstrapServers,
-    connectionTimeout: 3_000,
-    requestTimeout: config.lagRequestTimeoutMs,
-    logLevel: kafkaLogLevel.NOTHING,
-    retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 5_000 },
+  const clients = createConsumerClients(config.broker, {
+    requestTimeoutMs: config.lagRequestTimeoutMs,
+    logger,
   });
-  const producer: Producer = kafka.producer({
-    allowAutoTopicCreation: false,
-    idempotent: false,
-    maxInFlightRequests: 1,
-  });
-  const admin = kafka.admin();
+  const producer = clients.deadLetterProducer();
+  const admin = clients.admin();
   await Promise.all([producer.connect(), admin.connect()]).catch((err) => {
     logger.warn({ err: (err as Error).message }, 'broker not reachable at boot; will retry');
   });
-  const group = config.groupId;
   const processor = new BatchProcessor({
-    writer: new EventWriter(pool, group),
+    sink: new EventWriter(pool, group),
     deadLetters: {
       publish: async (messages) => {
         try {
@@ -82,8 +75,8 @@ export async function createConsumerService(opts: ServiceOptions) {
     log: logger,
   });
   const stream = new ConsumerStream({
-    kafka,
-    topic: config.topic,
+    clients,
+    topic,
     groupId: group,
     batchSize: config.batchSize,
     batchWindowMs: config.batchWindowMs,
@@ -100,7 +93,7 @@ export async function createConsumerService(opts: ServiceOptions) {
     metrics,
     registry,
     groupId: group,
-    topic: config.topic,
+    topic,
     dlqTopic,
     intervalMs: config.lagRefreshMs,
     requestTimeoutMs: config.lagRequestTimeoutMs,
@@ -115,13 +108,13 @@ export async function createConsumerService(opts: ServiceOptions) {
     pool,
     admin,
     groupId: group,
-    topic: config.topic,
+    topic,
   });
   const dlq = new DlqAdmin({
-    kafka,
+    clients,
     producer,
     metrics,
-    topic: config.topic,
+    topic,
     dlqTopic,
     groupId: group,
     maxRecords: config.replayMaxRecords,
@@ -161,42 +154,25 @@ export async function createConsumerService(opts: ServiceOptions) {
     lifecycle,
     metrics,
     pool,
-    kafka,
     async start() {
       probe.start();
       if (config.autoStart) await stream.start();
       probe.reportRunning();
     },
-    /** Shutdown steps after the listener: drain the stream, producer, admin, pool (spec order). */
-    shutdownSteps() {
-      return [
-        {
-          name: 'consumer',
-          run: async () => {
-            probe.stop();
-            await stream.stop();
-          },
-        },
-        {
-          name: 'dead-letter producer',
-          run: () => withTimeout(producer.disconnect(), config.drainTimeoutMs, 'dead-letter producer close'),
-        },
-        { name: 'admin client', run: () => admin.disconnect() },
-        { name: 'pools', run: () => pool.end() },
-      ];
+    /** What shutdown closes after the listener, in the spec's order (`shutdown.ts` bounds each). */
+    closers: {
+      consumer: async () => {
+        probe.stop();
+        await stream.stop();
+      },
+      deadLetterProducer: () => producer.disconnect(),
+      adminClient: () => admin.disconnect(),
+      pools: () => pool.end(),
     },
+    /** Closes everything in order (tests; the process uses `consumerShutdown`). */
     async close() {
-      for (const step of this.shutdownSteps()) await step.run();
+      const { consumer, deadLetterProducer, adminClient, pools } = this.closers;
+      for (const close of [consumer, deadLetterProducer, adminClient, pools]) await close();
     },
   };
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

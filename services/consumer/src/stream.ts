@@ -8,7 +8,10 @@
  * written (rows and checkpoints committed, dead letters acknowledged) is the chunk's last offset
  * resolved and committed to the broker.
  */
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ConsumerClients } from '@event-observatory/broker';
+import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
+import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import { BatchGrouper } from './grouper.js';
 import { Aborted, type BatchProcessor, type Log } from './processor.js';
 import { type ConsumedRecord, nextOffset } from './record.js';
@@ -17,7 +20,7 @@ import { RestartPolicy } from './supervision.js';
 export type StreamState = 'stopped' | 'starting' | 'running' | 'paused' | 'stopping' | 'failed';
 
 export interface StreamOptions {
-  kafka: Kafka;
+  clients: ConsumerClients;
   topic: string;
   groupId: string;
   batchSize: number;
@@ -155,19 +158,10 @@ export class ConsumerStream {
     this.stateValue = 'starting';
     this.abort = new AbortController();
     const generation = ++this.generation;
-    const { kafka, topic, groupId } = this.opts;
-    const consumer = kafka.consumer({
+    const { clients, topic, groupId } = this.opts;
+    const consumer = clients.groupConsumer({
       groupId,
-      sessionTimeout: 30_000,
-      rebalanceTimeout: 60_000,
-      heartbeatInterval: 3_000,
       maxWaitTimeInMs: Math.max(100, this.opts.batchWindowMs),
-      // Bounded fetches keep the resident set small: at most ~4 MiB of records per fetch
-      // (about 370 records of 700 bytes per partition). Larger fetches (1 MiB a partition) were
-      // measured: no faster (the database write is the bottleneck) and twice the peak RSS.
-      maxBytesPerPartition: 256 * 1024,
-      maxBytes: 4 * 1024 * 1024,
-      retry: { retries: 5, restartOnFailure: async () => false },
     });
     this.consumer = consumer;
     consumer.on(consumer.events.CRASH, (event) => {
@@ -196,23 +190,32 @@ export class ConsumerStream {
     this.consumer = undefined;
     this.generation++;
     this.stateValue = 'stopping';
-    const drain = setTimeout(() => this.abort.abort(), this.opts.drainTimeoutMs);
-    try {
+    const stopped = (async () => {
       await consumer?.stop();
       await consumer?.disconnect();
+    })();
+    try {
+      // Past the drain timeout the in-flight batch stops waiting for the store and stays
+      // uncommitted (redelivered later); kafkajs then finishes leaving the group.
+      if ((await settleWithin(stopped, this.opts.drainTimeoutMs)) === TIMED_OUT) this.stopWaiting();
+      await stopped;
     } catch (err) {
       this.opts.log.warn({ err: (err as Error).message }, 'consumer did not stop cleanly');
     } finally {
-      clearTimeout(drain);
-      this.abort.abort();
+      this.stopWaiting();
     }
+  }
+
+  /** Ends the processor's waits (outage backoff): the batches in flight reject with `Aborted`. */
+  private stopWaiting(): void {
+    this.abort.abort(new Aborted('stopping'));
   }
 
   private onFailure(error: Error): void {
     this.lastError = error.message;
     this.consumer = undefined;
     this.generation++;
-    this.abort.abort();
+    this.stopWaiting();
     const delay = this.policy.onFailure(Date.now());
     if (delay === undefined) {
       this.stateValue = 'failed';
@@ -265,7 +268,7 @@ export class ConsumerStream {
           { topic: batch.topic, partition: batch.partition, offset: last.offset },
           'test hold: chunk written, offset not committed yet',
         );
-        await new Promise((r) => setTimeout(r, this.opts.holdAfterWriteMs));
+        await sleep(this.opts.holdAfterWriteMs);
       }
       resolveOffset(last.offset);
       // Not `consumer.commitOffsets`: once `stop()` has begun, kafkajs drops that call silently (the

@@ -3,6 +3,8 @@
  * 30 s with a random factor of 0.2 (each delay lengthened by 0 to 20 %, capped at 30 s), and a budget of 50 restarts in 10 minutes; the 51st failure
  * inside the window stops the stream for good (the process stays live).
  */
+import { backoffDelay } from '@event-observatory/service-kit/resilience';
+
 export interface RestartPolicyOptions {
   minBackoffMs?: number;
   maxBackoffMs?: number;
@@ -39,11 +41,14 @@ export class RestartPolicy {
     while (this.restarts.length > 0 && now - this.restarts[0]! > this.windowMs) this.restarts.shift();
     if (this.restarts.length >= this.maxRestarts) return undefined;
     this.restarts.push(now);
-    const base = Math.min(this.maxBackoffMs, this.minBackoffMs * 2 ** this.consecutive);
-    this.consecutive++;
     // Akka's randomFactor: the delay is stretched by up to the factor, never shortened (so the
     // first restart never comes before the 1 s minimum), and never exceeds the maximum.
-    return Math.round(Math.min(this.maxBackoffMs, base * (1 + this.random() * this.randomFactor)));
+    const policy = {
+      initialMs: this.minBackoffMs,
+      maxMs: this.maxBackoffMs,
+      randomFactor: this.randomFactor,
+    };
+    return backoffDelay(policy, this.consecutive++, this.random);
   }
 
   /** The stream made progress: the next failure starts the backoff from the minimum again. */

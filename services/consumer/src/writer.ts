@@ -1,14 +1,17 @@
 /**
- * Writes events to `events.cloud_event` and offsets to `events.consumer_checkpoint`.
+ * Writes events to `events.cloud_event`, and with them the checkpoints (the store's
+ * `upsertCheckpoints`, in the same transaction).
  *
  * One multi-row statement per batch: the rows travel as 17 parallel arrays that `unnest` turns
  * back into rows, so the statement text has a fixed shape (17 parameters whatever the batch size)
  * and `ON CONFLICT DO NOTHING` skips rows that already exist, including repeats within the batch.
- * `RETURNING ce_type` gives the inserted rows, so duplicates = attempted - inserted. Both statements
- * are named (prepared once per connection, then only bound and executed).
+ * `RETURNING ce_type` gives the inserted rows, so duplicates = attempted - inserted. The statement
+ * is named (prepared once per connection, then only bound and executed).
  */
+import { type Checkpoint, upsertCheckpoints } from '@event-observatory/store';
 import type pg from 'pg';
 import type { EventRow } from './decode.js';
+import type { EventSink, InsertResult } from './sink.js';
 
 const INSERT_EVENTS = `
 INSERT INTO events.cloud_event (
@@ -24,27 +27,6 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text
      AS t(occurred_at, src, id, typ, spec, subj, dct, dsch, pkey, raw, data, ext, topic, part, off, dev, tags)
 ON CONFLICT DO NOTHING
 RETURNING ce_type`;
-
-const UPSERT_CHECKPOINTS = `
-INSERT INTO events.consumer_checkpoint AS c (consumer_group, topic, partition, next_offset, updated_at)
-SELECT $1, t.topic, t.part, t.off, now()
-FROM unnest($2::text[], $3::int[], $4::bigint[]) AS t(topic, part, off)
-ON CONFLICT (consumer_group, topic, partition)
-DO UPDATE SET next_offset = GREATEST(c.next_offset, EXCLUDED.next_offset), updated_at = now()`;
-
-/** The offset to record for one partition (the next record to read). */
-export interface Checkpoint {
-  topic: string;
-  partition: number;
-  nextOffset: string;
-}
-
-export interface InsertResult {
-  attempted: number;
-  /** Inserted rows per CloudEvents type. */
-  insertedByType: Map<string, number>;
-  inserted: number;
-}
 
 const NEEDS_ESCAPE = /["\\]/g;
 
@@ -103,16 +85,8 @@ async function insertOn(client: pg.PoolClient | pg.Pool, rows: readonly EventRow
   return { attempted: rows.length, inserted: res.rows.length, insertedByType };
 }
 
-async function checkpointOn(client: pg.PoolClient | pg.Pool, group: string, cps: readonly Checkpoint[]) {
-  if (cps.length === 0) return;
-  await client.query({
-    name: 'observatory_upsert_checkpoints',
-    text: UPSERT_CHECKPOINTS,
-    values: [group, cps.map((c) => c.topic), cps.map((c) => c.partition), cps.map((c) => c.nextOffset)],
-  });
-}
-
-export class EventWriter {
+/** The sink of the batch processor on the write pool. */
+export class EventWriter implements EventSink {
   constructor(
     private readonly pool: pg.Pool,
     private readonly group: string,
@@ -126,7 +100,7 @@ export class EventWriter {
       await client.query('BEGIN');
       try {
         const result = await insertOn(client, rows);
-        await checkpointOn(client, this.group, cps);
+        await upsertCheckpoints(client, this.group, cps);
         await client.query('COMMIT');
         return result;
       } catch (err) {
@@ -150,7 +124,7 @@ export class EventWriter {
 
   /** Checkpoints alone (after bisection, or for a batch of nothing but dead letters). */
   checkpoint(cps: readonly Checkpoint[]): Promise<void> {
-    return checkpointOn(this.pool, this.group, cps);
+    return upsertCheckpoints(this.pool, this.group, cps);
   }
 }
 

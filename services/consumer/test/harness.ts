@@ -3,7 +3,7 @@
  * on its own topics and group so test files never see each other's records.
  */
 import { randomUUID } from 'node:crypto';
-import { deadLetterTopicSpec, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
+import { brokerTopics, ensureTopics, topicSpecs } from '@event-observatory/broker';
 import { createDatabase } from '@event-observatory/devstack';
 import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
 import { authConfigFromEnv, createLogger, createMetrics, signDevToken } from '@event-observatory/service-kit';
@@ -62,7 +62,8 @@ export async function startHarness(name: string, opts: HarnessOptions = {}): Pro
   const stack = inject('stack');
   const id = `${name}-${randomUUID().slice(0, 8)}`;
   const topic = `test.${id}`;
-  const dlqTopic = `${topic}.dlq`;
+  const topics = brokerTopics({ topic });
+  const { dlqTopic } = topics;
   const groupId = `group-${id}`;
   const bootstrapServers = opts.bootstrapServers ?? stack.bootstrapServers;
   const databaseUrl = await createDatabase(
@@ -76,7 +77,7 @@ export async function startHarness(name: string, opts: HarnessOptions = {}): Pro
   });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, [eventTopicSpec(topic), deadLetterTopicSpec(dlqTopic)]);
+  await ensureTopics(admin, topicSpecs(topics));
   await admin.disconnect();
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
@@ -174,7 +175,7 @@ export async function waitFor(
 
 /** Sum of the values of every series of `name` whose labels contain `match`. */
 export async function metricSum(h: Harness, name: string, match = ''): Promise<number> {
-  const text = await h.service.app.request('/metrics').then((r) => r.text());
+  const text = await (await h.service.app.request('/metrics')).text();
   let sum = 0;
   for (const line of text.split('\n')) {
     if (!line.startsWith(name)) continue;

@@ -3,6 +3,7 @@
  * over the B-tree size limit) is dead-lettered `unpersistable`; the rest of its batch is stored.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DlqListing } from '../src/dlq-admin.js';
 import { type Harness, metricSum, startHarness, testEvent, waitFor } from './harness.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -37,9 +38,11 @@ describe('program limits', () => {
       60_000,
     );
     expect(await metricSum(h, 'consume_records_poison_total')).toBe(1);
-    const listing = await (await h.request('/admin/dlq/records?reason=unpersistable&limit=10')).json();
+    const listing = (await (
+      await h.request('/admin/dlq/records?reason=unpersistable&limit=10')
+    ).json()) as DlqListing;
     expect(listing.records).toHaveLength(1);
-    expect(listing.records[0].detail).toMatch(/^SQLSTATE 54000: /);
+    expect(listing.records[0]!.detail).toMatch(/^SQLSTATE 54000: /);
     expect(await h.count(`ce_id = 'evt-10'`)).toBe(0);
     expect(await h.count()).toBe(20);
   });

@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { type PostgresHandle, startPostgres, tempDataDir } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DlqDepth } from '../src/dlq-admin.js';
 import { type Harness, metricSum, startHarness, testEvent, waitFor } from './harness.js';
 
 let pg: PostgresHandle;
@@ -34,6 +35,8 @@ describe('database outage', () => {
   it('stalls without dead letters or commits, then catches up when the database returns', async () => {
     await h.publish(Array.from({ length: 20 }, (_, i) => testEvent(i, { source: 'urn:test:before' })));
     await waitFor('20 rows', async () => (await h.count()) === 20);
+    // Rows become visible before their offsets are committed (commit after the durable write).
+    await waitFor('their offsets committed', async () => (await committedTotal()) === 20n);
     const committedBefore = await committedTotal();
 
     await pg.stop();
@@ -57,7 +60,7 @@ describe('database outage', () => {
     );
     await waitFor('all offsets committed', async () => (await committedTotal()) === committedBefore + 30n);
     expect(await metricSum(h, 'consume_records_poison_total')).toBe(0);
-    const depth = await (await h.request('/admin/dlq')).json();
+    const depth = (await (await h.request('/admin/dlq')).json()) as DlqDepth;
     expect(depth.depth).toBe(0);
   });
 });

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { deadLetterTopicSpec, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
+import { brokerTopics, ensureTopics, topicSpecs } from '@event-observatory/broker';
 import { createDatabase, freePort } from '@event-observatory/devstack';
 import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
@@ -59,7 +59,7 @@ export async function processFixture(name: string): Promise<ProcessFixture> {
   });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, [eventTopicSpec(topic), deadLetterTopicSpec(`${topic}.dlq`)]);
+  await ensureTopics(admin, topicSpecs(brokerTopics({ topic })));
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
   const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });

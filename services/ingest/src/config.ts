@@ -2,22 +2,17 @@
  * Ingest settings from the environment (the `BROKER_*` ones live in `@event-observatory/broker`,
  * the `AUTH_*` ones in service-kit's `authConfigFromEnv`).
  */
-import { EVENT_MAX_MESSAGE_BYTES } from '@event-observatory/broker';
+import { EVENT_MAX_MESSAGE_BYTES, RECORD_OVERHEAD_BYTES } from '@event-observatory/broker';
 import { duration, type Env, int, list, readConfig, str } from '@event-observatory/service-kit/config';
 import { logLevel } from '@event-observatory/service-kit/logger';
-
-/**
- * Room kept below the event topic's `max.message.bytes` for the key, the `ce_` headers and the
- * record framing, so that an event at the ceiling is refused by the API (413), never by the broker
- * (which would surface as a 503 that clients retry forever).
- */
-const RECORD_OVERHEAD_BYTES = 64 * 1024;
 
 const schema = {
   host: str('HTTP_HOST').default('0.0.0.0'),
   port: int('HTTP_PORT', { min: 0, max: 65535 }).default(8080),
   version: str('SERVICE_VERSION').default('0.0.0-unknown'),
   logLevel: logLevel(),
+  // At most what the event topic as broker creates it holds; a topic someone else created is checked
+  // at start and by readiness (event-ceiling.ts).
   maxEventBytes: int('INGEST_MAX_EVENT_BYTES', {
     min: 1,
     max: EVENT_MAX_MESSAGE_BYTES - RECORD_OVERHEAD_BYTES,
@@ -36,7 +31,7 @@ export function readIngestConfig(env: Env) {
   return readConfig(env, schema);
 }
 
-/** The limits that decide about one request, with the spec's defaults. */
+/** The limits that decide about one request (the defaults are the schema's). */
 export interface Limits {
   maxEventBytes: number;
   maxBatchEvents: number;
@@ -44,11 +39,3 @@ export interface Limits {
   maxFutureSkewMs: number;
   maxPastSkewMs: number;
 }
-
-export const DEFAULT_LIMITS: Limits = {
-  maxEventBytes: 1_048_576,
-  maxBatchEvents: 256,
-  maxBatchBytes: 8_388_608,
-  maxFutureSkewMs: 24 * 3_600_000,
-  maxPastSkewMs: 90 * 86_400_000,
-};

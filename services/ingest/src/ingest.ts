@@ -44,7 +44,7 @@ export interface IngestorDeps {
 }
 
 /** The resource for an event; with a receipt it includes where it landed. */
-export function resourceOf(event: CloudEvent, receipt?: PublishReceipt): EventResource {
+function resourceOf(event: CloudEvent, receipt?: PublishReceipt): EventResource {
   const r: EventResource = {
     name: eventName(event),
     id: event.id,
@@ -76,7 +76,7 @@ export function toApiError(err: unknown): ApiError {
 }
 
 /** The closed-set reason of an error about one event. */
-export function reasonOf(err: ApiError): RejectionReason {
+function reasonOf(err: ApiError): RejectionReason {
   return (err.details[0]?.reason ?? 'malformed') as RejectionReason;
 }
 
@@ -125,12 +125,43 @@ export function createIngestor(deps: IngestorDeps) {
     return contentType === undefined || isJsonMediaType(contentType) || /^\s*text\//i.test(contentType);
   }
 
+  /** Decodes and checks a single-event request (binary or structured). */
+  function judgeRequest(headers: HeaderPairs, body: Uint8Array): { mode: Mode; event: CloudEvent } {
+    const decoded = decodeHttpEvent(headers, body);
+    checkTime(decoded.event);
+    return decoded;
+  }
+
+  /**
+   * Publishes and waits for acknowledgement; counts the event as received (and unrecognised)
+   * only then. Throws `ApiError` Unavailable (`unpersistable`).
+   */
+  async function publish(event: CloudEvent, mode: Mode): Promise<EventResource> {
+    let receipt: PublishReceipt;
+    try {
+      receipt = await deps.producer.publish(toKafkaRecord(event));
+    } catch (err) {
+      throw toApiError(err);
+    }
+    deps.meters.received(event.type, mode);
+    countUnrecognised(event);
+    return resourceOf(event, receipt);
+  }
+
   return {
-    /** Decodes and checks a single-event request (binary or structured). */
-    judgeRequest(headers: HeaderPairs, body: Uint8Array): { mode: Mode; event: CloudEvent } {
-      const decoded = decodeHttpEvent(headers, body);
-      checkTime(decoded.event);
-      return decoded;
+    publish,
+
+    /** A single-event request: judged, published, and its body counted once acknowledged. */
+    async create(headers: HeaderPairs, body: Uint8Array): Promise<EventResource> {
+      const { mode, event } = judgeRequest(headers, body);
+      const created = await publish(event, mode);
+      deps.meters.payload(mode, body.byteLength);
+      return created;
+    },
+
+    /** A validate request: the event it would create (without destination); never publishes. */
+    validate(headers: HeaderPairs, body: Uint8Array): { valid: true; event: EventResource } {
+      return { valid: true, event: resourceOf(judgeRequest(headers, body).event) };
     },
 
     /** Size-checks, decodes and time-checks one batch element from its raw bytes. */
@@ -143,22 +174,6 @@ export function createIngestor(deps: IngestorDeps) {
       const event = decodeJsonEvent(bytes);
       checkTime(event);
       return event;
-    },
-
-    /**
-     * Publishes and waits for acknowledgement; counts the event as received (and unrecognised)
-     * only then. Throws `ApiError` Unavailable (`unpersistable`).
-     */
-    async publish(event: CloudEvent, mode: Mode): Promise<EventResource> {
-      let receipt: PublishReceipt;
-      try {
-        receipt = await deps.producer.publish(toKafkaRecord(event));
-      } catch (err) {
-        throw toApiError(err);
-      }
-      deps.meters.received(event.type, mode);
-      countUnrecognised(event);
-      return resourceOf(event, receipt);
     },
 
     /** Counts a refusal under its reason. */

@@ -3,7 +3,7 @@
  * is the producer's, `http_server_requests_seconds` the HTTP timer's and `auth_decisions_total`
  * the verifier's.
  */
-import type { RejectionReason } from '@event-observatory/events';
+import { REJECTION_REASONS, type RejectionReason } from '@event-observatory/events';
 import { cappedLabel, createDistribution, ladders } from '@event-observatory/service-kit/metrics';
 import { Counter, type Registry } from 'prom-client';
 
@@ -47,15 +47,9 @@ export function createIngestMeters(registry: Registry) {
   });
   const receivedTypes = cappedLabel(50);
   const unrecognisedTypes = cappedLabel(50);
-  for (const reason of [
-    'malformed',
-    'invalid-attributes',
-    'invalid-payload',
-    'too-large',
-    'unpersistable',
-  ] as const) {
-    rejected.inc({ reason }, 0);
-  }
+  // Every reason the service can refuse with starts at 0; an unknown type is never refused here
+  // (it is counted in event_unrecognised_total and published).
+  for (const reason of REJECTION_REASONS) if (reason !== 'unknown-type') rejected.inc({ reason }, 0);
   return {
     received(type: string, mode: Mode): void {
       if (receivedTypes.admit(type)) received.inc({ type, mode });

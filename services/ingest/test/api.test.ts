@@ -31,7 +31,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function post(path: string, headers: Record<string, string>, body?: BodyInit) {
+async function post(path: string, headers: Record<string, string>, body?: RequestInit['body']) {
   const res = await fetch(`${h.url}${path}`, { method: 'POST', headers: { ...auth(), ...headers }, body });
   return { status: res.status, headers: res.headers, json: (await res.json()) as any };
 }
@@ -45,6 +45,28 @@ const baseDoc = (id: string, extra: object = {}) => ({
   time: T,
   ...extra,
 });
+
+const BATCH = { 'content-type': 'application/cloudevents-batch+json' };
+
+/** The ids of the records on the test topic, once `present` are all there. */
+async function idsOnTopic(present: string[]): Promise<string[]> {
+  const records = await readRecords(bootstrapServers, h.topic, (rs) => {
+    const ids = new Set(rs.map((x) => x.headers.ce_id?.toString()));
+    return present.every((id) => ids.has(id));
+  });
+  return records.map((x) => x.headers.ce_id?.toString() ?? '');
+}
+
+/** One sample of the metrics text: the value of the first series of `name` with `labels`. */
+async function metricValue(name: string, labels: Record<string, string>): Promise<number> {
+  const text = await (await fetch(`${h.url}/metrics`)).text();
+  const line = text
+    .split('\n')
+    .find(
+      (l) => l.startsWith(`${name}{`) && Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)),
+    );
+  return Number(line?.slice(line.lastIndexOf(' ') + 1) ?? 0);
+}
 
 describe('POST /v1/events', () => {
   it('publishes a binary event whose record (headers, key, value bytes, partition, offset) matches the response', async () => {
@@ -208,6 +230,17 @@ describe('POST /v1/events', () => {
     expect((await post('/v1/events', ceHeaders('edge-p', iso(NOW - 90 * DAY)), 'x')).status).toBe(200);
   });
 
+  it('observes ingest_time_skew{direction="future"} with the distance of a future-dated event', async () => {
+    const future = { direction: 'future' };
+    const [count, sum] = [
+      await metricValue('ingest_time_skew_count', future),
+      await metricValue('ingest_time_skew_sum', future),
+    ];
+    expect((await post('/v1/events', ceHeaders('skew-f', iso(NOW + 3_600_000)), 'x')).status).toBe(200);
+    expect(await metricValue('ingest_time_skew_count', future)).toBe(count + 1);
+    expect(await metricValue('ingest_time_skew_sum', future)).toBeCloseTo(sum + 3600, 3);
+  });
+
   it('answers 401 UNAUTHENTICATED with the error body without a token, 403 without the scope', async () => {
     const res = await fetch(`${h.url}/v1/events`, { method: 'POST', headers: ceHeaders('a1', T), body: 'x' });
     expect(res.status).toBe(401);
@@ -223,6 +256,32 @@ describe('POST /v1/events', () => {
     expect(res2.headers.get('www-authenticate')).toMatch(/^Bearer .*error="insufficient_scope"/);
     expect(((await res2.json()) as any).error).toMatchObject({ code: 403, status: 'PERMISSION_DENIED' });
   });
+});
+
+describe('authentication of the custom methods', () => {
+  const requests: [string, Record<string, string>, string][] = [
+    ['/v1/events:batchCreate', BATCH, JSON.stringify([baseDoc('auth-batch')])],
+    ['/v1/events:validate', ceHeaders('auth-validate', T), 'x'],
+  ];
+  for (const [path, headers, body] of requests) {
+    it(`answers ${path} with 401 UNAUTHENTICATED without a token and 403 PERMISSION_DENIED without the scope`, async () => {
+      const anonymous = await fetch(`${h.url}${path}`, { method: 'POST', headers, body });
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      expect(((await anonymous.json()) as any).error).toMatchObject({ code: 401, status: 'UNAUTHENTICATED' });
+      const weak = await signDevToken({ secret: SECRET, scopes: ['events:read'] });
+      const unscoped = await fetch(`${h.url}${path}`, {
+        method: 'POST',
+        headers: { ...headers, authorization: `Bearer ${weak}` },
+        body,
+      });
+      expect(unscoped.status).toBe(403);
+      expect(((await unscoped.json()) as any).error).toMatchObject({
+        code: 403,
+        status: 'PERMISSION_DENIED',
+      });
+    });
+  }
 });
 
 describe('oversized bodies', () => {
@@ -362,6 +421,50 @@ describe('POST /v1/events:batchCreate', () => {
       metadata: { limitEvents: '256', events: '257' },
     });
   });
+  it('refuses an element over INGEST_MAX_EVENT_BYTES as too-large and publishes the others', async () => {
+    const big = baseDoc('b-big', { datacontenttype: 'text/plain', data: 'a'.repeat(1_048_576) });
+    const body = JSON.stringify([baseDoc('b-small-1'), big, baseDoc('b-small-2')]);
+    const r = await post('/v1/events:batchCreate', BATCH, body);
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ created: 2, failed: 1 });
+    expect(r.json.entries.map((e: any) => e.event?.id ?? e.error.details[0].reason)).toEqual([
+      'b-small-1',
+      'too-large',
+      'b-small-2',
+    ]);
+    expect(r.json.entries[1].error).toMatchObject({
+      code: 413,
+      status: 'RESOURCE_EXHAUSTED',
+      details: [{ reason: 'too-large', metadata: { limitBytes: '1048576' } }],
+    });
+    const ids = await idsOnTopic(['b-small-1', 'b-small-2']);
+    expect(ids).not.toContain('b-big');
+  });
+  it('refuses a batch body over INGEST_MAX_BATCH_BYTES whole with 413, before reading it', async () => {
+    const r = await post('/v1/events:batchCreate', BATCH, Buffer.alloc(8_388_609, 0x20));
+    expect(r.status).toBe(413);
+    expect(r.json.error).toMatchObject({
+      code: 413,
+      status: 'RESOURCE_EXHAUSTED',
+      details: [{ reason: 'too-large', metadata: { limitBytes: '8388608' } }],
+    });
+    expect(r.json.error.message).toMatch(/batch body/);
+  });
+  it('puts the events of one key on the topic in the order of the request', async () => {
+    const ids = Array.from({ length: 20 }, (_, i) => `order-${i}`);
+    const r = await post(
+      '/v1/events:batchCreate',
+      BATCH,
+      JSON.stringify(ids.map((id) => baseDoc(id, { subject: 'ordered' }))),
+    );
+    expect(r.status).toBe(200);
+    expect(r.json.created).toBe(20);
+    const offsets: number[] = r.json.events.map((e: any) => e.destination.offset);
+    expect(new Set(r.json.events.map((e: any) => e.destination.partition)).size).toBe(1);
+    expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
+    const onTopic = (await idsOnTopic(ids)).filter((id) => id.startsWith('order-'));
+    expect(onTopic).toEqual(ids);
+  });
   it('refuses a document that is not an array with 400', async () => {
     const r = await post(
       '/v1/events:batchCreate',
@@ -380,6 +483,16 @@ describe('POST /v1/events:validate', () => {
     expect(r.json.valid).toBe(true);
     expect(r.json.event.name).toBe('events/https%3A%2F%2Fexample.com%2Fsensors,v-1');
     expect(r.json.event.destination).toBeUndefined();
+  });
+  it('writes nothing to the topic: the next event of the same key takes the very next offset', async () => {
+    const key = { 'ce-subject': 'validate-probe' };
+    const before = await post('/v1/events', ceHeaders('vp-before', T, key), 'x');
+    const validated = await post('/v1/events:validate', ceHeaders('vp-validated', T, key), 'x');
+    const after = await post('/v1/events', ceHeaders('vp-after', T, key), 'x');
+    expect(validated.json.valid).toBe(true);
+    expect(after.json.destination.partition).toBe(before.json.destination.partition);
+    expect(after.json.destination.offset).toBe(before.json.destination.offset + 1);
+    expect(await idsOnTopic(['vp-before', 'vp-after'])).not.toContain('vp-validated');
   });
   it('answers valid false with the error body', async () => {
     const r = await post('/v1/events:validate', ceHeaders('v-2', iso(NOW + 2 * DAY)), 'x');
@@ -426,10 +539,10 @@ describe('description, docs, health and metrics', () => {
     };
     expect(schema.components.schemas.ErrorInfo.properties.reason.enum).toEqual([...REJECTION_REASONS]);
   });
-  it('answers readiness UP with the broker reachable and liveness UP', async () => {
+  it('answers readiness UP with the broker reachable and the event ceiling fitting the topic, and liveness UP', async () => {
     const ready = await fetch(`${h.url}/health/ready`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'UP', broker: 'reachable' });
+    expect(await ready.json()).toEqual({ status: 'UP', broker: 'reachable', eventCeiling: 'fits' });
     expect((await fetch(`${h.url}/health/live`)).status).toBe(200);
   });
   it('counts a recognised type whose payload the consumer cannot read as invalid-payload, not text or JSON', async () => {

@@ -1,80 +1,82 @@
-/** Builds the real app (real producer, real broker, real verifier) on an ephemeral port. */
+/** Builds the real service (`createIngestService`: real producer, broker, verifier) on an ephemeral port. */
 import { randomUUID } from 'node:crypto';
-import { type BrokerConfig, brokerConfig, EventProducer } from '@event-observatory/broker';
-import { createVerifier, signDevToken } from '@event-observatory/service-kit/auth';
+import { type ProducerConfig, producerConfig } from '@event-observatory/broker';
+import { authConfigFromEnv, signDevToken } from '@event-observatory/service-kit/auth';
+import { createLogger } from '@event-observatory/service-kit/logger';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
-import { type RunningServer, serveApp } from '@event-observatory/service-kit/server';
-import { type AppDeps, BrokerBelief, buildApp, DEFAULT_LIMITS, KnownTypes, type Limits } from '../src/app.js';
+import { retry } from '@event-observatory/service-kit/resilience';
+import { serveApp } from '@event-observatory/service-kit/server';
+import { createIngestService, type IngestService, type Limits, readIngestConfig } from '../src/index.js';
 
-export { createTopic, readRecords } from '../../../packages/broker/test/read-records.js';
+export { createTopic, readRecords } from '@event-observatory/devstack';
 
 export const SECRET = 'test-secret-0123456789-abcdefghijklmnopqrstuvwxyz';
 
+const AUTH = authConfigFromEnv({ AUTH_SECRET: SECRET }, { defaultScope: 'events:write' });
+
 export interface Harness {
   url: string;
-  app: ReturnType<typeof buildApp>;
-  producer: EventProducer;
-  belief: BrokerBelief;
-  registry: AppDeps['registry'];
+  app: IngestService['app'];
   topic: string;
   token: string;
-  server: RunningServer;
   close(): Promise<void>;
 }
 
-export async function startHarness(opts: {
+export interface HarnessOptions {
   bootstrapServers: string;
   topic: string;
-  broker?: Partial<BrokerConfig>;
+  broker?: Partial<ProducerConfig>;
   limits?: Partial<Limits>;
   knownTypes?: string[];
   now?: () => number;
-}): Promise<Harness> {
-  const { registry } = createMetrics({ service: 'ingest', version: 'test' });
-  const verifier = createVerifier(
-    {
-      enabled: true,
-      algorithm: 'HS256',
-      key: new TextEncoder().encode(SECRET),
-      leewayMs: 30_000,
-      requiredScope: 'events:write',
+}
+
+/** The service as `main.ts` builds it, on the given broker and topic, with test variations. */
+export async function startHarness(opts: HarnessOptions): Promise<Harness> {
+  const service = await createIngestService({
+    config: {
+      ...readIngestConfig({ SERVICE_VERSION: 'test' }),
+      ...opts.limits,
+      knownTypes: opts.knownTypes ?? [],
     },
-    { registry },
-  );
-  const belief = new BrokerBelief();
-  const producer = new EventProducer({
-    config: brokerConfig({ bootstrapServers: [opts.bootstrapServers], topic: opts.topic, ...opts.broker }),
-    registry,
-    onOutcome: (ok) => belief.observe(ok),
-  });
-  await producer.probe();
-  producer.startProbing();
-  const app = buildApp({
-    producer,
-    belief,
-    verifier,
-    registry,
-    limits: { ...DEFAULT_LIMITS, ...opts.limits },
-    knownTypes: new KnownTypes(opts.knownTypes ?? []),
-    version: 'test',
+    broker: producerConfig({
+      bootstrapServers: [opts.bootstrapServers],
+      topic: opts.topic,
+      closeTimeoutMs: 2000,
+      ...opts.broker,
+    }),
+    auth: AUTH,
+    registry: createMetrics({ service: 'ingest', version: 'test' }).registry,
+    logger: createLogger({ service: 'ingest', level: 'silent' }),
     ...(opts.now ? { now: opts.now } : {}),
   });
-  const server = await serveApp(app, { host: '127.0.0.1', port: 0, drainMs: 1000 });
+  const server = await serveApp(service.app, { host: '127.0.0.1', port: 0, drainMs: 1000 });
   const token = await signDevToken({ secret: SECRET, scopes: ['events:write'] });
   return {
     url: server.url,
-    app,
-    producer,
-    belief,
-    registry,
+    app: service.app,
     topic: opts.topic,
     token,
-    server,
     async close() {
       await server.close();
-      await producer.close(2000);
+      await service.close();
     },
   };
+}
+
+/**
+ * Polls `probe` every 200 ms until it answers a value (not `undefined`), at most `timeoutMs`;
+ * rejects when it never does.
+ */
+export function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  return retry(
+    async () => {
+      const value = await probe();
+      if (value === undefined) throw new Error(`condition not met within ${timeoutMs} ms`);
+      return value;
+    },
+    { backoff: { initialMs: 200, maxMs: 200 }, attempts: Math.ceil(timeoutMs / 200) },
+  );
 }
 
 export function uniqueTopic(prefix: string): string {

@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type KafkaHandle, startKafka } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ceHeaders, createTopic, type Harness, readRecords, startHarness, uniqueTopic } from './harness.js';
+import {
+  ceHeaders,
+  createTopic,
+  type Harness,
+  readRecords,
+  startHarness,
+  uniqueTopic,
+  waitFor,
+} from './harness.js';
 import { INGEST_BROKER_SETTINGS } from './kafka-setup.js';
 
 const DELIVERY_TIMEOUT_MS = 3000;
@@ -25,13 +33,41 @@ async function send(
   return { status: res.status, body: (await res.json()) as never, ms: Date.now() - started };
 }
 
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return false;
+interface BatchAnswer {
+  status: number;
+  body: {
+    created: number;
+    failed: number;
+    entries: {
+      index: number;
+      event?: { id: string };
+      error?: {
+        code: number;
+        status: string;
+        details: { reason: string; metadata: Record<string, string> }[];
+      };
+    }[];
+  };
+  ms: number;
+}
+
+async function sendBatch(h: Harness, ids: string[]): Promise<BatchAnswer> {
+  const time = new Date().toISOString();
+  const started = Date.now();
+  const res = await fetch(`${h.url}/v1/events:batchCreate`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${h.token}`, 'content-type': 'application/cloudevents-batch+json' },
+    body: JSON.stringify(
+      ids.map((id) => ({
+        specversion: '1.0',
+        id,
+        source: 'https://example.com/sensors',
+        type: 'com.example.reading',
+        time,
+      })),
+    ),
+  });
+  return { status: res.status, body: (await res.json()) as never, ms: Date.now() - started };
 }
 
 describe('broker outage (dedicated broker)', () => {
@@ -62,7 +98,7 @@ describe('broker outage (dedicated broker)', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('sheds with 503 within the delivery timeout, turns readiness 503, keeps liveness, recovers, loses no acknowledged event', async () => {
+  it('sheds with 503 (every batch element too) within the delivery timeout, turns readiness 503, keeps liveness, recovers, loses no acknowledged event', async () => {
     const acknowledged: string[] = [];
     for (let i = 0; i < 5; i++) {
       const r = await send(h, `before-${i}`);
@@ -83,18 +119,33 @@ describe('broker outage (dedicated broker)', () => {
     });
     expect(during.some((r) => r.status === 503)).toBe(true);
 
+    // A batch is judged per element: every element is refused 503 inside a 200.
+    const batch = await sendBatch(h, ['during-batch-0', 'during-batch-1', 'during-batch-2']);
+    expect(batch.status).toBe(200);
+    expect(batch.body).toMatchObject({ created: 0, failed: 3 });
+    for (const entry of batch.body.entries) {
+      expect(entry.error).toMatchObject({
+        code: 503,
+        status: 'UNAVAILABLE',
+        details: [{ reason: 'unpersistable' }],
+      });
+    }
+    expect(batch.ms).toBeLessThanOrEqual(DELIVERY_TIMEOUT_MS + 1000);
+
     const ready = await fetch(`${h.url}/health/ready`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toMatchObject({ broker: 'unreachable' });
     expect((await fetch(`${h.url}/health/live`)).status).toBe(200);
 
     await kafka.start();
-    expect(await until(async () => (await fetch(`${h.url}/health/ready`)).status === 200, 60_000)).toBe(true);
-    let after = await send(h, 'after-0');
-    for (let i = 0; i < 20 && after.status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 500));
-      after = await send(h, 'after-0');
-    }
+    await waitFor(
+      async () => ((await fetch(`${h.url}/health/ready`)).status === 200 ? true : undefined),
+      60_000,
+    );
+    const after = await waitFor(async () => {
+      const r = await send(h, 'after-0');
+      return r.status === 200 ? r : undefined;
+    }, 10_000);
     expect(after.status).toBe(200);
     acknowledged.push('after-0');
 
@@ -135,5 +186,28 @@ describe('queue full', () => {
     const ids = new Set(records.map((r) => r.headers.ce_id?.toString()));
     for (const i of accepted) expect(ids.has(`q-${i}`)).toBe(true);
     for (const i of refused) expect(ids.has(`q-${i}`)).toBe(false);
+  });
+
+  it('refuses the batch elements beyond BROKER_QUEUE_CAPACITY with 503 queue-full inside a 200 and publishes only the others', async () => {
+    const ids = Array.from({ length: 20 }, (_, i) => `qb-${i}`);
+    const batch = await sendBatch(h, ids);
+    expect(batch.status).toBe(200);
+    // Every element is handed to the producer in the same tick, so the queue holds the first two.
+    const accepted = batch.body.entries.flatMap((e) => (e.event ? [e.index] : []));
+    expect(accepted).toEqual([0, 1]);
+    expect(batch.body).toMatchObject({ created: 2, failed: 18 });
+    for (const entry of batch.body.entries.slice(2)) {
+      expect(entry.error).toMatchObject({
+        code: 503,
+        status: 'UNAVAILABLE',
+        details: [{ reason: 'unpersistable', metadata: { failure: 'queue-full' } }],
+      });
+    }
+    const records = await readRecords(bootstrapServers, topic, (rs) =>
+      ['qb-0', 'qb-1'].every((id) => rs.some((r) => r.headers.ce_id?.toString() === id)),
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    const onTopic = new Set(records.map((r) => r.headers.ce_id?.toString()));
+    for (const id of ids.slice(2)) expect(onTopic.has(id), `${id} refused, not published`).toBe(false);
   });
 });

@@ -4,6 +4,7 @@
  * @module
  */
 import { Hono } from 'hono';
+import { settleWithin, TIMED_OUT } from '../resilience/index.js';
 
 /** One check's verdict; `value` becomes the check's field in the readiness body. */
 export type CheckResult = { ok: true; value: string } | { ok: false; value: string };
@@ -50,18 +51,12 @@ export async function runChecks(
 }
 
 async function settle(check: HealthCheck, timeoutMs: number): Promise<CheckResult> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<CheckResult>((resolve) => {
-    timer = setTimeout(() => resolve(down('timeout')), timeoutMs);
-    timer.unref();
-  });
   try {
-    return await Promise.race([Promise.resolve().then(check), timeout]);
+    const result = await settleWithin(Promise.resolve().then(check), timeoutMs);
+    return result === TIMED_OUT ? down('timeout') : result;
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     return down(message.replace(/\s+/g, ' ').slice(0, 200) || 'error');
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -1,3 +1,5 @@
+import { settleWithin, TIMED_OUT } from '../resilience/index.js';
+
 /** One step of a graceful shutdown, e.g. `{ name: 'listener', run: server.close }`. */
 export interface ShutdownStep {
   name: string;
@@ -68,11 +70,6 @@ export function installShutdown(opts: ShutdownOptions): ShutdownHandle {
       { reason, steps: opts.steps.map((s) => s.name), timeoutMs: opts.timeoutMs },
       'shutting down',
     );
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), opts.timeoutMs);
-      timer.unref();
-    });
     const steps = (async () => {
       let failed = false;
       for (const step of opts.steps) {
@@ -87,9 +84,8 @@ export function installShutdown(opts: ShutdownOptions): ShutdownHandle {
       }
       return failed ? 1 : 0;
     })();
-    const outcome = await Promise.race([steps, timedOut]);
-    clearTimeout(timer);
-    if (outcome === 'timeout') {
+    const outcome = await settleWithin(steps, opts.timeoutMs);
+    if (outcome === TIMED_OUT) {
       opts.logger.error({ timeoutMs: opts.timeoutMs }, 'shutdown timed out');
       return 1;
     }

@@ -46,7 +46,7 @@ export function injectTraceContext<H extends Record<string, unknown>>(
  * @example
  * ```ts
  * const parent = extractTraceContext(message.headers ?? {});
- * await tracer.startActiveSpan('events.cloudevents.v1 process', { kind: SpanKind.CONSUMER }, parent, run);
+ * await tracer.startActiveSpan(`${topic} process`, { kind: SpanKind.CONSUMER }, parent, run);
  * ```
  */
 export function extractTraceContext(headers: HeaderRecord, base: Context = ROOT_CONTEXT): Context {

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { NodeSDK, resources } from '@opentelemetry/sdk-node';
+import { NoopSpanProcessor } from '@opentelemetry/sdk-trace';
 
 /** `OTEL_*` values of the spec (Document 2 section 8) applied when the variable is unset. */
 export const OTEL_SPEC_DEFAULTS = {
@@ -57,6 +58,7 @@ export function startTracing(opts: TracingOptions): Tracing {
   const enabled = (env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() !== 'true';
   if (!enabled) return { enabled, shutdown: async () => {} };
   const sdk = new NodeSDK({
+    ...exportNothing(env),
     resource: resources.defaultResource().merge(
       resources.resourceFromAttributes({
         'service.name': opts.service,
@@ -80,4 +82,14 @@ export function startTracing(opts: TracingOptions): Tracing {
       return stopped;
     },
   };
+}
+
+/**
+ * With `OTEL_TRACES_EXPORTER=none` the SDK registers no tracer provider at all, so no span would
+ * be opened and no `traceparent` injected. A processor that drops every span keeps spans,
+ * sampling and propagation working while exporting nothing; only `OTEL_SDK_DISABLED` turns them off.
+ */
+function exportNothing(env: Record<string, string | undefined>): { spanProcessors?: NoopSpanProcessor[] } {
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim().toLowerCase());
+  return exporters[0] === 'none' ? { spanProcessors: [new NoopSpanProcessor()] } : {};
 }

@@ -1,11 +1,10 @@
 /**
- * Broker (Kafka) producer settings from the environment: every `BROKER_*` variable of
- * Document 1's Limits table plus the free-form producer overrides, validated at start-up.
+ * The event producer's settings from the environment: the shared `BROKER_BOOTSTRAP_SERVERS` and
+ * `BROKER_TOPIC` (`connection.ts`), the producer's own `BROKER_*` variables of Document 1's Limits table and the free-form producer
+ * overrides, validated at start-up.
  *
  * | variable | default | meaning |
  * |---|---|---|
- * | `BROKER_BOOTSTRAP_SERVERS` | `localhost:9092` | comma-separated `host:port` list |
- * | `BROKER_TOPIC` | `events.cloudevents.v1` | topic events are published to |
  * | `BROKER_MAX_BLOCK` | `2s` | bound on connecting and fetching topic metadata before a send |
  * | `BROKER_DELIVERY_TIMEOUT` | `10s` | bound on a whole send from hand-over to acknowledgement, retries included |
  * | `BROKER_REQUEST_TIMEOUT` | `5s` | one produce round trip |
@@ -32,10 +31,9 @@ import {
   duration,
   type Env,
   int,
-  list,
   readConfig,
-  str,
 } from '@event-observatory/service-kit/config';
+import { sharedFields } from './connection.js';
 
 /** Properties that keep durability and ordering; overrides cannot change them. */
 export const FIXED_PRODUCER_PROPERTIES = {
@@ -115,11 +113,9 @@ function parseOverrides(raw: string): ParsedOverrides {
   return out;
 }
 
-const schema = {
-  bootstrapServers: list('BROKER_BOOTSTRAP_SERVERS').default(['localhost:9092']),
-  topic: str('BROKER_TOPIC', { pattern: /^[A-Za-z0-9._-]{1,249}$/, hint: 'a Kafka topic name' }).default(
-    'events.cloudevents.v1',
-  ),
+const producerSchema = {
+  bootstrapServers: sharedFields.bootstrapServers,
+  topic: sharedFields.topic,
   maxBlockMs: duration('BROKER_MAX_BLOCK', { min: 1 }).default('2s'),
   deliveryTimeoutMs: duration('BROKER_DELIVERY_TIMEOUT', { min: 1 }).default('10s'),
   requestTimeoutMs: duration('BROKER_REQUEST_TIMEOUT', { min: 1 }).default('5s'),
@@ -132,10 +128,10 @@ const schema = {
   overrides: custom('BROKER_PRODUCER_OVERRIDES', parseOverrides).default({ properties: {}, ignored: [] }),
 };
 
-type Raw = ConfigOf<typeof schema>;
+type Raw = ConfigOf<typeof producerSchema>;
 
 /** Validated producer configuration. */
-export interface BrokerConfig extends Omit<Raw, 'overrides'> {
+export interface ProducerConfig extends Omit<Raw, 'overrides'> {
   /** Overridable properties after merging the overrides over their defaults. */
   producer: ProducerProperties;
   /** Override keys that named a fixed property and were ignored (log them at start-up). */
@@ -143,30 +139,29 @@ export interface BrokerConfig extends Omit<Raw, 'overrides'> {
 }
 
 /**
- * Reads and validates the `BROKER_*` variables; throws a one-line `ConfigError` naming the
- * variable.
+ * Reads and validates the connection and the producer's `BROKER_*` variables; throws a one-line
+ * `ConfigError` naming the variable.
  *
  * @example
  * ```ts
- * const broker = brokerConfigFromEnv(process.env);
- * broker.deliveryTimeoutMs; // 10000
+ * const config = readProducerConfig(process.env);
+ * config.deliveryTimeoutMs; // 10000
  * ```
  */
-export function brokerConfigFromEnv(env: Env): BrokerConfig {
-  const raw = readConfig(env, schema);
-  for (const server of raw.bootstrapServers) {
-    if (!/^[^\s:]+:\d{1,5}$/.test(server)) {
-      throw new ConfigError(
-        'BROKER_BOOTSTRAP_SERVERS',
-        `expected host:port items, got ${JSON.stringify(server)}`,
-      );
-    }
-  }
-  return finishBrokerConfig(raw);
+export function readProducerConfig(env: Env): ProducerConfig {
+  return finish(readConfig(env, producerSchema));
 }
 
-/** Applies the cross-field rules to an already-typed configuration (tests build configs directly). */
-export function finishBrokerConfig(raw: Raw): BrokerConfig {
+/**
+ * A configuration from explicit values, the defaults for the rest (tests, benchmarks); checked
+ * like the environment.
+ */
+export function producerConfig(values: Partial<Raw> & { bootstrapServers: string[] }): ProducerConfig {
+  return finish({ ...readConfig({}, producerSchema), ...values });
+}
+
+/** Applies the cross-field rule and merges the overrides over their defaults. */
+function finish(raw: Raw): ProducerConfig {
   if (raw.deliveryTimeoutMs < raw.lingerMs + raw.requestTimeoutMs) {
     throw new ConfigError(
       'BROKER_DELIVERY_TIMEOUT',
@@ -179,10 +174,4 @@ export function finishBrokerConfig(raw: Raw): BrokerConfig {
     producer: { ...DEFAULT_PRODUCER_PROPERTIES, ...overrides.properties },
     ignoredOverrides: overrides.ignored,
   };
-}
-
-/** A configuration from explicit values, defaults for the rest; validated like the environment. */
-export function brokerConfig(values: Partial<Raw> & { bootstrapServers: string[] }): BrokerConfig {
-  const defaults = readConfig({}, schema);
-  return finishBrokerConfig({ ...defaults, ...values });
 }

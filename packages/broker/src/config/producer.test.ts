@@ -1,11 +1,10 @@
 import { ConfigError } from '@event-observatory/service-kit/config';
 import { describe, expect, it } from 'vitest';
-import { brokerConfigFromEnv, DEFAULT_PRODUCER_PROPERTIES } from './config.js';
-import { kafkajsRetries } from './producer.js';
+import { DEFAULT_PRODUCER_PROPERTIES, producerConfig, readProducerConfig } from './producer.js';
 
-describe('broker configuration', () => {
+describe('producer configuration', () => {
   it('has the defaults of the Limits table', () => {
-    const c = brokerConfigFromEnv({});
+    const c = readProducerConfig({});
     expect(c).toMatchObject({
       bootstrapServers: ['localhost:9092'],
       topic: 'events.cloudevents.v1',
@@ -21,32 +20,30 @@ describe('broker configuration', () => {
   });
   it('refuses a delivery timeout shorter than linger plus request timeout, naming the variable', () => {
     expect(() =>
-      brokerConfigFromEnv({
+      readProducerConfig({
         BROKER_DELIVERY_TIMEOUT: '5s',
         BROKER_LINGER: '5ms',
         BROKER_REQUEST_TIMEOUT: '5s',
       }),
     ).toThrow(/^BROKER_DELIVERY_TIMEOUT: must be at least/);
+    expect(() =>
+      producerConfig({ bootstrapServers: ['h:1'], deliveryTimeoutMs: 100, requestTimeoutMs: 100 }),
+    ).toThrow(/^BROKER_DELIVERY_TIMEOUT/);
   });
   it('merges overrides under the fixed durability properties', () => {
-    const c = brokerConfigFromEnv({
+    const c = readProducerConfig({
       BROKER_PRODUCER_OVERRIDES: 'clientId=x, idempotent=false,acks=1,compression=gzip',
     });
     expect(c.producer.clientId).toBe('x');
     expect(c.producer.compression).toBe('gzip');
     expect(c.ignoredOverrides).toEqual(['idempotent', 'acks']);
   });
-  it('refuses unknown override keys and bad bootstrap lists', () => {
-    expect(() => brokerConfigFromEnv({ BROKER_PRODUCER_OVERRIDES: 'lingerMs=5' })).toThrow(ConfigError);
-    expect(() => brokerConfigFromEnv({ BROKER_BOOTSTRAP_SERVERS: 'localhost' })).toThrow(
-      /BROKER_BOOTSTRAP_SERVERS/,
-    );
-    expect(() => brokerConfigFromEnv({ BROKER_QUEUE_CAPACITY: '0' })).toThrow(/BROKER_QUEUE_CAPACITY/);
+  it('refuses unknown override keys and a queue capacity of zero', () => {
+    expect(() => readProducerConfig({ BROKER_PRODUCER_OVERRIDES: 'lingerMs=5' })).toThrow(ConfigError);
+    expect(() => readProducerConfig({ BROKER_QUEUE_CAPACITY: '0' })).toThrow(/BROKER_QUEUE_CAPACITY/);
   });
-  it('bounds the kafkajs retries by the delivery timeout', () => {
-    expect(kafkajsRetries(brokerConfigFromEnv({}))).toBe(1);
-    expect(
-      kafkajsRetries(brokerConfigFromEnv({ BROKER_DELIVERY_TIMEOUT: '30s', BROKER_REQUEST_TIMEOUT: '1s' })),
-    ).toBe(14);
+  it('built from values, keeps the defaults for the rest', () => {
+    const c = producerConfig({ bootstrapServers: ['h:1'], topic: 't', queueCapacity: 2 });
+    expect(c).toMatchObject({ topic: 't', queueCapacity: 2, deliveryTimeoutMs: 10_000 });
   });
 });

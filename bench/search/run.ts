@@ -1,0 +1,239 @@
+/**
+ * Search latency benchmark (issue 13): p50/p95 of each of the 16 filter shapes on a store of
+ * BENCH_EVENTS events (default 5,000,000) spread over 6 months, through the search service's
+ * read path. Two figures per shape: the page query alone (what `search_query_duration_seconds`
+ * times) and the whole page (`GET /events` in-process: rows, capped total and capped facets read
+ * concurrently, then rendered).
+ *
+ *   node --conditions=source --import tsx bench/search/run.ts      # BENCH_EVENTS=5000000 BENCH_RUNS=30
+ *
+ * Starts its own PostgreSQL (devstack), in a temporary folder, or in BENCH_DATA_DIR when set: a
+ * store loaded there before with the same BENCH_EVENTS is measured again without loading. Rows come from `seedEvents` (SQL generate_series); the
+ * secondary indexes are dropped for the load and created again from their own definitions
+ * afterwards (same indexes as the migrations, built in bulk), then the tables are analysed.
+ * Writes `bench/results/search.md`.
+ */
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import {
+  createDatabase,
+  repoRoot,
+  SEED_WORDS,
+  seedEvents,
+  startPostgres,
+  tempDataDir,
+} from '@event-observatory/devstack';
+import { createSearchService, SHAPES } from '@event-observatory/search';
+import { createMetrics } from '@event-observatory/service-kit/metrics';
+import { migrate } from '@event-observatory/store';
+import pg from 'pg';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 5_000_000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 30);
+const SPAN_MS = 182 * 86_400_000;
+const SECRET = 'bench-search-secret-0123456789abcdef';
+
+const log = (line: string) => process.stdout.write(`[bench] ${line}\n`);
+
+/** The filter parameters of one shape's i-th run; values rotate so runs do not repeat one query. */
+function paramsFor(shape: string, i: number, end: Date): URLSearchParams {
+  const p = new URLSearchParams();
+  const parts = new Set(shape.split('+'));
+  if (parts.has('time')) {
+    // A 6-hour window somewhere in the six months.
+    const start = new Date(end.getTime() - ((i * 5 + 1) % 180) * 86_400_000 - 6 * 3_600_000);
+    p.set('from', start.toISOString());
+    p.set('to', new Date(start.getTime() + 6 * 3_600_000).toISOString());
+  }
+  if (parts.has('text')) p.set('q', i % 2 === 0 ? 'overflow' : SEED_WORDS[i % SEED_WORDS.length]!);
+  if (parts.has('payload')) p.set('payload', `device.id = dev-${(i * 37) % 5000}`);
+  if (parts.has('attrs')) p.set('type', `com.example.t${i % 20}`);
+  return p;
+}
+
+/** Shapes of no index path, measured apart: payload comparison, subject, severity below error. */
+const UNINDEXED: Record<string, (i: number) => URLSearchParams> = {
+  'payload comparison (temperature >= 99)': () => new URLSearchParams({ payload: 'temperature >= 99' }),
+  'subject (exact)': (i) => new URLSearchParams({ subject: `subject-${i % 1000}` }),
+  'severity >= warning': () => new URLSearchParams({ severity: 'warning' }),
+  'severity >= error (partial index)': () => new URLSearchParams({ severity: 'error' }),
+};
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+interface Figures {
+  p50: number;
+  p95: number;
+  failed: number;
+}
+
+async function measure(run: (i: number) => Promise<boolean>): Promise<Figures> {
+  for (let i = 0; i < 3; i++) await run(1000 + i);
+  const times: number[] = [];
+  let failed = 0;
+  for (let i = 0; i < RUNS; i++) {
+    const t = performance.now();
+    if (!(await run(i))) failed++;
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p95: percentile(times, 95), failed };
+}
+
+async function load(url: string): Promise<{ loadS: number; indexS: number }> {
+  const db = new pg.Pool({ connectionString: url, max: 2 });
+  db.on('error', () => {});
+  const { rows: defs } = await db.query<{ indexname: string; indexdef: string }>(
+    `SELECT indexname, indexdef FROM pg_indexes
+      WHERE schemaname = 'events' AND tablename = 'cloud_event' AND indexname <> 'cloud_event_identity'`,
+  );
+  for (const d of defs) await db.query(`DROP INDEX events.${d.indexname}`);
+  let t = performance.now();
+  let done = 0;
+  const chunk = 250_000;
+  while (done < EVENTS) {
+    const count = Math.min(chunk, EVENTS - done);
+    // Each call writes rows 1..count of its own span slice, under its own id prefix.
+    const sliceEnd = new Date(END.getTime() - (done / EVENTS) * SPAN_MS);
+    await seedEvents(db, { count, spanMs: (count / EVENTS) * SPAN_MS, end: sliceEnd, idPrefix: `b${done}` });
+    done += count;
+    log(`loaded ${done.toLocaleString('en-US')} rows (${Math.round((performance.now() - t) / 1000)} s)`);
+  }
+  const loadS = (performance.now() - t) / 1000;
+  t = performance.now();
+  const c = await db.connect();
+  await c.query(`SET maintenance_work_mem = '512MB'`);
+  // pg_indexes prints a partitioned table's index as ON ONLY; without ONLY every partition gets it.
+  for (const d of defs) {
+    await c.query(d.indexdef.replace(' ON ONLY ', ' ON '));
+    log(`index ${d.indexname} built`);
+  }
+  await c.query('VACUUM ANALYZE events.cloud_event');
+  c.release();
+  await db.end();
+  return { loadS, indexS: (performance.now() - t) / 1000 };
+}
+
+const END = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
+
+/** Rows already loaded (BENCH_DATA_DIR), or 0. */
+async function loaded(url: string): Promise<number> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    const { rows: table } = await db.query(`SELECT to_regclass('events.cloud_event') AS t`);
+    if (table[0].t === null) return 0;
+    const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM events.cloud_event');
+    return rows[0]!.n;
+  } finally {
+    await db.end();
+  }
+}
+
+const pgh = await startPostgres({ dataDir: process.env.BENCH_DATA_DIR || tempDataDir('bench-search') });
+try {
+  const url = await createDatabase(pgh.url, 'bench_search');
+  let times = { loadS: Number.NaN, indexS: Number.NaN };
+  if ((await loaded(url)) === EVENTS) {
+    log(`reusing the ${EVENTS.toLocaleString('en-US')} events of ${process.env.BENCH_DATA_DIR}`);
+  } else {
+    await migrate({ url });
+    log(`loading ${EVENTS.toLocaleString('en-US')} events over 182 days`);
+    times = await load(url);
+  }
+  const { loadS, indexS } = times;
+  const { registry } = createMetrics({ service: 'search', version: 'bench' });
+  const service = createSearchService({
+    config: { allowedHosts: ['localhost'], secret: SECRET },
+    databaseUrl: url,
+    registry,
+  });
+  const page = async (params: URLSearchParams) => {
+    const res = await service.app.request(`/events?${params}`, { headers: { host: 'localhost' } });
+    await res.text();
+    return res.status === 200;
+  };
+  const rows: string[] = [];
+  for (const shape of SHAPES) {
+    const whole = await measure((i) => page(paramsFor(shape, i, END)));
+    rows.push(`| ${shape} | ${whole.p50.toFixed(1)} | ${whole.p95.toFixed(1)} | ${whole.failed} |`);
+    log(
+      `${shape}: page p50 ${whole.p50.toFixed(1)} ms, p95 ${whole.p95.toFixed(1)} ms, failed ${whole.failed}`,
+    );
+  }
+  const unindexed: string[] = [];
+  for (const [name, params] of Object.entries(UNINDEXED)) {
+    const whole = await measure((i) => page(params(i)));
+    unindexed.push(`| ${name} | ${whole.p50.toFixed(1)} | ${whole.p95.toFixed(1)} | ${whole.failed} |`);
+    log(
+      `${name}: page p50 ${whole.p50.toFixed(1)} ms, p95 ${whole.p95.toFixed(1)} ms, failed ${whole.failed}`,
+    );
+  }
+  const text = await registry.metrics();
+  await service.close();
+  writeFileSync(
+    join(repoRoot(), 'bench/results/search.md'),
+    report({ loadS, indexS, rows, unindexed, queryTimes: queryTimesFrom(text) }),
+  );
+  log('wrote bench/results/search.md');
+} finally {
+  await pgh.stop();
+}
+
+/** p50/p95 estimates are not in the histogram; the page query's mean per shape is (sum / count). */
+function queryTimesFrom(text: string): Map<string, number> {
+  const sums = new Map<string, number>();
+  const counts = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const m = /^search_query_duration_seconds_(sum|count)\{.*shape="([^"]+)".*\} (\S+)$/.exec(line);
+    if (!m) continue;
+    (m[1] === 'sum' ? sums : counts).set(m[2]!, Number(m[3]));
+  }
+  const means = new Map<string, number>();
+  for (const [shape, n] of counts) if (n > 0) means.set(shape, (sums.get(shape)! / n) * 1000);
+  return means;
+}
+
+function report(r: {
+  loadS: number;
+  indexS: number;
+  rows: string[];
+  unindexed: string[];
+  queryTimes: Map<string, number>;
+}): string {
+  return `# Search latency
+
+Command: \`BENCH_EVENTS=${EVENTS} BENCH_RUNS=${RUNS} node --conditions=source --import tsx bench/search/run.ts\`
+(${new Date().toISOString().slice(0, 16)}Z; ${cpus().length} cores shared with other work, load average
+${loadavg()
+  .map((l) => l.toFixed(1))
+  .join(' / ')}).
+
+Store: ${EVENTS.toLocaleString('en-US')} events over 182 days (7 monthly partitions), loaded with
+generate_series${Number.isNaN(r.loadS) ? ' (by an earlier run, reused)' : ` in ${Math.round(r.loadS)} s, secondary indexes built in ${Math.round(r.indexS)} s`}.
+Each figure is one \`GET /events\` answered in-process by the search service (rows, capped total,
+capped facets read concurrently on the read pool, then rendered), ${RUNS} runs after 3 warm-up
+runs, parameter values rotating between runs. Milliseconds.
+
+## The 16 shapes (each with an index path)
+
+time: a 6-hour window; text: \`overflow\` (0.1 % of rows) or a common word (1/7 of rows);
+payload: \`device.id = dev-N\` (equality, 0.02 %); attrs: \`type = com.example.tN\` (5 %).
+
+| shape | p50 | p95 | failed (timeout) |
+|---|---|---|---|
+${r.rows.join('\n')}
+
+Mean of the page query alone (\`search_query_duration_seconds\` sum / count), ms:
+${[...r.queryTimes].map(([s, ms]) => `${s} ${ms.toFixed(1)}`).join('; ')}.
+
+## Filters without an index path (documented in services/search/README.md)
+
+| filter | p50 | p95 | failed (timeout) |
+|---|---|---|---|
+${r.unindexed.join('\n')}
+`;
+}

@@ -1,0 +1,128 @@
+/**
+ * The pipeline's parts as the e2e suites start them: each service built by the factory its own
+ * `main.ts` uses, on the run's Kafka and PostgreSQL (devstack's global setup), with a topic pair,
+ * a database and a consumer group of the suite's own. Every starter returns its service and a
+ * `close` that a suite calls in `afterAll`.
+ */
+import { brokerTopics, ensureTopics, producerConfig, topicSpecs } from '@event-observatory/broker';
+import { type ConsumerService, createConsumerService, readConsumerConfig } from '@event-observatory/consumer';
+import { createDatabase } from '@event-observatory/devstack';
+import { createIngestService, readIngestConfig } from '@event-observatory/ingest';
+import {
+  authConfigFromEnv,
+  createLogger,
+  createMetrics,
+  type RunningServer,
+  serveApp,
+  signDevToken,
+} from '@event-observatory/service-kit';
+import { Kafka, logLevel } from 'kafkajs';
+import type { Registry } from 'prom-client';
+import { inject } from 'vitest';
+
+/** A kafkajs client on the run's broker, for the suites' own reads and writes. */
+export function testKafka(): Kafka {
+  return new Kafka({
+    clientId: 'e2e',
+    brokers: [inject('stack').bootstrapServers],
+    logLevel: logLevel.NOTHING,
+  });
+}
+
+/** Creates the suite's event topic and its dead-letter topic as the platform does. */
+export async function createPipelineTopics(topic: string): Promise<void> {
+  const admin = testKafka().admin();
+  await admin.connect();
+  try {
+    await ensureTopics(admin, topicSpecs(brokerTopics({ topic })));
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** A fresh database of the run's PostgreSQL; the consumer migrates it when it starts. */
+export function createSuiteDatabase(name: string): Promise<string> {
+  return createDatabase(inject('stack').databaseUrl, name);
+}
+
+async function listen(app: Parameters<typeof serveApp>[0]): Promise<RunningServer> {
+  return serveApp(app, { host: '127.0.0.1', port: 0, drainMs: 1_000 });
+}
+
+export interface StartedConsumer {
+  service: ConsumerService;
+  registry: Registry;
+  /** The admin listener (`/metrics`, `/admin/...`); authentication is off. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The consumer service reading `topic` into `databaseUrl` as group `group`, already consuming. */
+export async function startConsumer(opts: {
+  topic: string;
+  databaseUrl: string;
+  group: string;
+  env?: Record<string, string>;
+}): Promise<StartedConsumer> {
+  const { registry } = createMetrics({ service: 'consumer', version: 'e2e' });
+  const service = await createConsumerService({
+    config: readConsumerConfig({
+      BROKER_BOOTSTRAP_SERVERS: inject('stack').bootstrapServers,
+      BROKER_TOPIC: opts.topic,
+      BROKER_GROUP_ID: opts.group,
+      CONSUMER_BATCH_WINDOW: '50ms',
+      LAG_REFRESH_INTERVAL: '1s',
+      LOG_LEVEL: 'error',
+      ...opts.env,
+    }),
+    databaseUrl: opts.databaseUrl,
+    auth: { enabled: false },
+    registry,
+    logger: createLogger({ service: 'consumer', level: 'error' }),
+  });
+  await service.start();
+  const server = await listen(service.app);
+  return {
+    service,
+    registry,
+    url: server.url,
+    async close() {
+      await server.close();
+      await service.close();
+    },
+  };
+}
+
+export interface StartedIngest {
+  url: string;
+  registry: Registry;
+  /** A token with `events:write`, signed with the suite's secret. */
+  token: string;
+  close(): Promise<void>;
+}
+
+/** The ingestion service publishing to `topic`, authenticating HS256 tokens signed with `secret`. */
+export async function startIngest(opts: {
+  topic: string;
+  secret: string;
+  knownTypes?: string[];
+}): Promise<StartedIngest> {
+  const { registry } = createMetrics({ service: 'ingest', version: 'e2e' });
+  const service = await createIngestService({
+    config: { ...readIngestConfig({ SERVICE_VERSION: 'e2e' }), knownTypes: opts.knownTypes ?? [] },
+    broker: producerConfig({ bootstrapServers: [inject('stack').bootstrapServers], topic: opts.topic }),
+    auth: authConfigFromEnv({ AUTH_SECRET: opts.secret }, { defaultScope: 'events:write' }),
+    registry,
+    logger: createLogger({ service: 'ingest', level: 'error' }),
+  });
+  const server = await listen(service.app);
+  return {
+    url: server.url,
+    registry,
+    token: await signDevToken({ secret: opts.secret, scopes: ['events:write'] }),
+    async close() {
+      await server.close();
+      await service.close();
+    },
+  };
+}

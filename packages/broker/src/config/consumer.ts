@@ -1,0 +1,42 @@
+/**
+ * The consumer's `BROKER_*` settings (Document 2 section 6): the shared servers and topics
+ * (`connection.ts`) and its own group and client id.
+ *
+ * | variable | default | meaning |
+ * |---|---|---|
+ * | `BROKER_GROUP_ID` | `cobalt-cloudevents-v1` | consumer group; changing it replays the topic |
+ * | `BROKER_CLIENT_ID` | `observatory-consumer` | kafkajs client id of the consumer's clients |
+ */
+import { type Env, readConfig, str } from '@event-observatory/service-kit/config';
+import { resolveDeadLetterTopic, sharedFields } from './connection.js';
+
+const consumerSchema = {
+  bootstrapServers: sharedFields.bootstrapServers,
+  topic: sharedFields.topic,
+  dlqTopic: sharedFields.dlqTopic,
+  groupId: str('BROKER_GROUP_ID').default('cobalt-cloudevents-v1'),
+  clientId: str('BROKER_CLIENT_ID').default('observatory-consumer'),
+};
+
+export interface ConsumerBrokerConfig {
+  bootstrapServers: string[];
+  /** The topic read. */
+  topic: string;
+  /** Where dead letters go (`BROKER_DLQ_TOPIC`, else `<topic>.dlq`). */
+  dlqTopic: string;
+  groupId: string;
+  clientId: string;
+}
+
+/**
+ * Reads the connection and the consumer's own `BROKER_*` variables.
+ *
+ * @example
+ * ```ts
+ * const broker = readConsumerBrokerConfig(process.env);
+ * broker.groupId; // 'cobalt-cloudevents-v1'
+ * ```
+ */
+export function readConsumerBrokerConfig(env: Env): ConsumerBrokerConfig {
+  return resolveDeadLetterTopic(readConfig(env, consumerSchema));
+}

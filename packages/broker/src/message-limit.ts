@@ -1,0 +1,139 @@
+/**
+ * Whether an event of the ingest ceiling fits the event topic's `max.message.bytes`, and the admin
+ * read of that limit. Document 1: the API, not the broker, refuses an oversized event; a topic
+ * whose limit is below a maximal event's record (created by someone else, with Kafka's default
+ * 1048588 bytes) would refuse it instead, and the client would retry that 503 forever.
+ */
+import { withTimeout } from '@event-observatory/service-kit/resilience';
+import type { Admin } from 'kafkajs';
+import { createKafka } from './clients/kafka.js';
+import type { ProducerConfig } from './config/producer.js';
+
+/**
+ * Room kept below `max.message.bytes` for everything of a record that is not the event's raw body.
+ * Kafka checks the limit against a whole record batch (v2 format), so one event alone needs:
+ *
+ * - batch framing: 61 bytes (the 12-byte offset and length Kafka counts, and the 49-byte header);
+ * - record framing: at most 36 bytes (length, attributes, timestamp and offset deltas, key and
+ *   value lengths, header count) plus at most 10 bytes a header (two length varints);
+ * - the key and the headers. In binary mode they come from the HTTP head, which Node caps at
+ *   16 KiB (its default `--max-http-header-size`): the `ce_` headers are no larger than the HTTP
+ *   lines they came from, the key (`source#subject`) repeats two of them, so at most 2 x 16 KiB;
+ *   `traceparent` (55 bytes) and `tracestate` (at most 512 by W3C) are added. In structured mode
+ *   (and for batch elements) the attributes are inside the counted body and their headers are no
+ *   larger than their JSON members; only the key's repeat of `source` and `subject` comes on top.
+ *
+ * 64 KiB covers the binary mode with about 30 KiB to spare (~33.6 KiB needed), and any structured
+ * event whose `source` and `subject` together stay under ~64 KiB.
+ */
+export const RECORD_OVERHEAD_BYTES = 64 * 1024;
+
+/** The verdict on one ceiling against one topic limit, with the numbers a message needs. */
+export interface EventCeilingFit {
+  fits: boolean;
+  /** The ingest ceiling (`INGEST_MAX_EVENT_BYTES`). */
+  ceilingBytes: number;
+  /** The topic's `max.message.bytes`. */
+  maxMessageBytes: number;
+  /** The largest ceiling this topic holds. */
+  largestEventBytes: number;
+  /** The smallest `max.message.bytes` that holds this ceiling. */
+  requiredMessageBytes: number;
+}
+
+/**
+ * Whether a raw event body of `ceilingBytes` still fits in one record under `maxMessageBytes`.
+ *
+ * @example
+ * eventCeilingFit(1_048_576, 2_097_152).fits; // true
+ * eventCeilingFit(1_048_576, 1_048_588);      // { fits: false, largestEventBytes: 983052, requiredMessageBytes: 1114112, ... }
+ */
+export function eventCeilingFit(ceilingBytes: number, maxMessageBytes: number): EventCeilingFit {
+  const largestEventBytes = maxMessageBytes - RECORD_OVERHEAD_BYTES;
+  return {
+    fits: ceilingBytes <= largestEventBytes,
+    ceilingBytes,
+    maxMessageBytes,
+    largestEventBytes,
+    requiredMessageBytes: ceilingBytes + RECORD_OVERHEAD_BYTES,
+  };
+}
+
+// kafkajs ConfigResourceTypes.TOPIC, as a literal so this module needs only the kafkajs types for it.
+const TOPIC_RESOURCE = 2;
+
+/**
+ * The topic's effective `max.message.bytes`: its own setting or, without one, the broker's
+ * `message.max.bytes` (DescribeConfigs answers the value in force either way).
+ */
+export async function readMaxMessageBytes(admin: Admin, topic: string): Promise<number> {
+  const { resources } = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: ['max.message.bytes'] }],
+  });
+  const value = resources[0]?.configEntries.find((e) => e.configName === 'max.message.bytes')?.configValue;
+  const bytes = Number(value);
+  if (value === undefined || !Number.isSafeInteger(bytes) || bytes <= 0) {
+    throw new Error(`topic ${topic}: no usable max.message.bytes in the broker's answer (${String(value)})`);
+  }
+  return bytes;
+}
+
+/** Reads the event topic's `max.message.bytes` on demand, over one admin connection kept open. */
+export interface MessageLimitReader {
+  /** The limit now; rejects when the broker does not answer within its bounds. */
+  read(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * A reader of `config.topic`'s limit, with an admin client set up like the producer's (same client
+ * id, connection and request timeouts, no retries: the caller asks again on its own schedule).
+ * A read is bounded by `BROKER_MAX_BLOCK` plus `BROKER_REQUEST_TIMEOUT`; after a failure the next
+ * read connects afresh.
+ *
+ * @example
+ * const limit = messageLimitReader(readProducerConfig(process.env));
+ * const fit = eventCeilingFit(1_048_576, await limit.read());
+ * await limit.close();
+ */
+export function messageLimitReader(config: ProducerConfig): MessageLimitReader {
+  const p = config.producer;
+  const kafka = createKafka({
+    clientId: p.clientId,
+    brokers: config.bootstrapServers,
+    connectionTimeout: Math.min(p.connectionTimeout, config.maxBlockMs),
+    requestTimeout: config.requestTimeoutMs,
+    enforceRequestTimeout: true,
+    retry: { retries: 0 },
+  });
+  const admin = kafka.admin({ retry: { retries: 0 } });
+  let connected = false;
+  return {
+    async read() {
+      const work = (async () => {
+        if (!connected) {
+          await admin.connect();
+          connected = true;
+        }
+        return readMaxMessageBytes(admin, config.topic);
+      })();
+      try {
+        return await withTimeout(
+          work,
+          config.maxBlockMs + config.requestTimeoutMs,
+          `reading max.message.bytes of topic ${config.topic}`,
+        );
+      } catch (err) {
+        work.catch(() => {});
+        connected = false;
+        await admin.disconnect().catch(() => {});
+        throw err;
+      }
+    },
+    async close() {
+      connected = false;
+      await admin.disconnect().catch(() => {});
+    },
+  };
+}

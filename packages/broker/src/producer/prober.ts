@@ -1,0 +1,73 @@
+/**
+ * The readiness probe: the broker answers and the topic has partitions with leaders, within the
+ * request timeout, on a generation of its own (fenced and replaced after a failed probe).
+ */
+import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
+import type { ProducerConfig } from '../config/producer.js';
+import { Generation } from './generation.js';
+import type { PartitionCache } from './partitions.js';
+
+export class Prober {
+  private gen: Generation | undefined;
+  private running: Promise<boolean> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly config: ProducerConfig,
+    private readonly partitions: PartitionCache,
+    private readonly onOutcome: (reachable: boolean) => void,
+  ) {}
+
+  /** Concurrent calls share one probe. */
+  probe(): Promise<boolean> {
+    this.running ??= this.run().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  /** Probes every `BROKER_PROBE_INTERVAL` until `stopTimer`. */
+  startTimer(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.probe(), this.config.probeIntervalMs);
+    this.timer.unref();
+  }
+
+  stopTimer(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** No more probes or outcomes; disconnects (at most a request timeout) and fences. */
+  async stop(): Promise<void> {
+    this.stopTimer();
+    this.stopped = true;
+    await this.gen?.close(this.config.requestTimeoutMs);
+    this.gen = undefined;
+  }
+
+  private async run(): Promise<boolean> {
+    if (this.stopped) return false;
+    if (!this.gen || this.gen.fenced) this.gen = new Generation(this.config);
+    const gen = this.gen;
+    const attempt = (async () => {
+      await gen.admin.connect();
+      return gen.admin.fetchTopicMetadata({ topics: [this.config.topic] });
+    })();
+    const outcome = await settleWithin(attempt, this.config.requestTimeoutMs).catch(
+      (): typeof TIMED_OUT => TIMED_OUT,
+    );
+    const partitions = outcome === TIMED_OUT ? [] : (outcome.topics[0]?.partitions ?? []);
+    const ok = partitions.length > 0 && partitions.every((p) => p.leader >= 0);
+    if (ok) {
+      this.partitions.observe(partitions.length);
+    } else {
+      attempt.catch(() => {});
+      gen.fence();
+      if (this.gen === gen) this.gen = undefined;
+    }
+    if (!this.stopped) this.onOutcome(ok);
+    return ok;
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * The one sender: takes batches from the queue in order, lingers for more records, connects a
+ * generation (bounded by `BROKER_MAX_BLOCK`), and waits for each send at most until the batch's
+ * delivery deadline. A batch that misses its deadline, or fails with a broker error, retires its
+ * generation (fenced) so nothing of it reaches the broker later.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
+import { CompressionTypes, type RecordMetadata } from 'kafkajs';
+import type { BrokerLogger } from '../clients/kafka.js';
+import { FIXED_PRODUCER_PROPERTIES, type ProducerConfig } from '../config/producer.js';
+import { SendGeneration } from './generation.js';
+import type { PartitionCache } from './partitions.js';
+import type { Pending, SendQueue } from './queue.js';
+
+export interface SenderOptions {
+  config: ProducerConfig;
+  queue: SendQueue;
+  partitions: PartitionCache;
+  logger?: BrokerLogger | undefined;
+  /** Evidence about broker reachability from each send. */
+  onOutcome: (reachable: boolean) => void;
+}
+
+export class Sender {
+  private gen: SendGeneration | undefined;
+  private stopped = false;
+  /** Aborted by `abortInFlight`: ends the wait for the batch in flight (shutdown). */
+  private readonly cut = new AbortController();
+  private readonly done: Promise<void>;
+
+  constructor(private readonly opts: SenderOptions) {
+    this.done = this.run();
+  }
+
+  /** Gives up the batch in flight now: it fails as timed out and its generation is fenced. */
+  abortInFlight(): void {
+    this.cut.abort();
+  }
+
+  /** Sends what is still queued, then disconnects (at most a request timeout) and fences. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.opts.queue.interrupt();
+    await this.done;
+    await this.gen?.close(this.opts.config.requestTimeoutMs);
+    this.gen = undefined;
+  }
+
+  private report(reachable: boolean): void {
+    if (!this.stopped) this.opts.onOutcome(reachable);
+  }
+
+  private async run(): Promise<void> {
+    const { queue, config } = this.opts;
+    for (;;) {
+      if (queue.isEmpty) {
+        if (this.stopped) return;
+        await queue.nextPush();
+        continue;
+      }
+      // Linger lets more records join a send (fewer, larger produce requests: far less CPU per
+      // record in kafkajs and in the broker). As Kafka's linger.ms, it counts from the oldest
+      // waiting record's hand-over, so records that queued during the previous send go at once;
+      // pointless once a full batch is already waiting.
+      if (config.lingerMs > 0 && !queue.hasFullBatch) {
+        const wait = queue.oldestStartedAt + config.lingerMs - performance.now();
+        // Whole milliseconds: Node keeps one timer list per distinct duration.
+        if (wait >= 1) await sleep(Math.ceil(wait));
+      }
+      await this.send(queue.take());
+    }
+  }
+
+  private async send(batch: Pending[]): Promise<void> {
+    const { queue, config, partitions } = this.opts;
+    const now = performance.now();
+    const live: Pending[] = [];
+    for (const p of batch) {
+      if (p.deadline <= now)
+        queue.fail(p, 'timeout', 'delivery timeout elapsed before the record was sent', true);
+      else live.push(p);
+    }
+    if (live.length === 0) return;
+    const deadline = live[0]!.deadline; // FIFO: the first record has the earliest deadline
+    let gen: SendGeneration;
+    try {
+      gen = await this.connect(deadline);
+    } catch (err) {
+      for (const p of live)
+        queue.fail(p, 'unavailable', `broker unreachable: ${(err as Error).message}`, true);
+      this.report(false);
+      return;
+    }
+    const messages = live.map((p) => ({
+      key: p.record.key,
+      value: p.record.value,
+      headers: p.headers,
+      partition: partitions.partitionOf(p.record.key),
+    }));
+    const sent = gen.producer.send({
+      topic: config.topic,
+      acks: FIXED_PRODUCER_PROPERTIES.acks,
+      timeout: config.requestTimeoutMs,
+      compression: config.producer.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
+      messages,
+    });
+    let outcome: RecordMetadata[] | typeof TIMED_OUT;
+    try {
+      outcome = await settleWithin(sent, deadline - performance.now(), { signal: this.cut.signal });
+    } catch (err) {
+      // kafkajs rolls back the sequence numbers of every partition of a failed request, even of
+      // partitions the broker may already have written. Reusing this producer id could then make
+      // the broker take the next batch for a duplicate of the old one (a 200 with another event's
+      // offset) or refuse it as out of order forever, so the generation is retired like on timeout.
+      this.retire(gen);
+      for (const p of live) queue.fail(p, 'unavailable', `broker error: ${(err as Error).message}`, false);
+      this.report(false);
+      return;
+    }
+    if (outcome === TIMED_OUT) {
+      this.retire(gen);
+      sent.then(
+        () =>
+          this.opts.logger?.warn(
+            { topic: config.topic, records: live.length },
+            'broker acknowledged records after they were answered as failed (delivery timeout)',
+          ),
+        () => {},
+      );
+      for (const p of live)
+        queue.fail(p, 'timeout', 'no acknowledgement within BROKER_DELIVERY_TIMEOUT', false);
+      this.report(false);
+      return;
+    }
+    this.resolve(live, messages, outcome);
+    this.report(true);
+  }
+
+  /** The connected generation, or a new one connected within `BROKER_MAX_BLOCK` and the deadline. */
+  private async connect(deadline: number): Promise<SendGeneration> {
+    const { config, partitions, logger } = this.opts;
+    if (this.gen && !this.gen.fenced && this.gen.connected) return this.gen;
+    const gen = this.gen && !this.gen.fenced ? this.gen : new SendGeneration(config, logger);
+    this.gen = gen;
+    const connecting = (async () => {
+      await gen.producer.connect();
+      if (partitions.count === 0) {
+        await gen.admin.connect();
+        const meta = await gen.admin.fetchTopicMetadata({ topics: [config.topic] });
+        partitions.observe(meta.topics[0]?.partitions.length ?? 0);
+      }
+      if (partitions.count === 0) throw new Error(`topic ${config.topic} has no partitions`);
+    })();
+    connecting.catch(() => {}); // a failure after the bound has no one left to tell
+    try {
+      const outcome = await settleWithin(
+        connecting,
+        Math.min(config.maxBlockMs, deadline - performance.now()),
+      );
+      if (outcome === TIMED_OUT) throw new Error('connecting took longer than BROKER_MAX_BLOCK');
+    } catch (err) {
+      this.retire(gen);
+      throw err;
+    }
+    gen.connected = true;
+    return gen;
+  }
+
+  private retire(gen: SendGeneration): void {
+    gen.fence();
+    if (this.gen === gen) this.gen = undefined;
+  }
+
+  private resolve(live: Pending[], messages: { partition: number }[], meta: RecordMetadata[]): void {
+    const { queue, config } = this.opts;
+    const base = new Map<number, bigint>();
+    for (const m of meta) base.set(m.partition, BigInt(m.baseOffset ?? '-1'));
+    const next = new Map<number, bigint>();
+    live.forEach((p, i) => {
+      const partition = messages[i]!.partition;
+      const index = next.get(partition) ?? 0n;
+      next.set(partition, index + 1n);
+      const offset = (base.get(partition) ?? -1n) + index;
+      queue.resolve(p, { topic: config.topic, partition, offset: offset.toString(), key: p.record.key });
+    });
+  }
+}

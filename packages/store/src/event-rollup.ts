@@ -1,0 +1,169 @@
+/**
+ * `events.event_rollup_hourly` (the overview page's hourly counts per type and source) and its
+ * bookkeeping row `events.event_rollup_watermark`, written only together by the incremental
+ * refresh.
+ *
+ * A refresh recomputes, by `occurred_at`, every hour that holds a row ingested since the
+ * watermark, so a late event for an old hour is counted and the cost follows what arrived, not the
+ * size of the store (a B-tree on `ingested_at` finds the new rows). `ingested_at` is the
+ * inserting transaction's start, so a row can become visible after rows with a later
+ * `ingested_at`: the next watermark is therefore the start of the oldest transaction still open
+ * before the refresh took its snapshot (`refreshHorizon`), and rows from there on are read again
+ * next time (recomputing an hour is idempotent).
+ *
+ * @example
+ * const horizon = await refreshHorizon(client);            // before the snapshot
+ * await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+ * const { hours } = await refreshRollup(client, horizon);
+ * await client.query('COMMIT');
+ *
+ * The reads behind the search service's overview page (`rollupVolume`, `rollupTop`,
+ * `rollupSeverities`) each scan a range of `bucket_start`, the leading column of the primary key.
+ */
+import type pg from 'pg';
+import type { Queryable } from './queryable.js';
+import { SEVERE_RANK } from './severity.js';
+
+/**
+ * How far back an open transaction may hold the watermark: a session left idle in a transaction
+ * must not make every refresh re-read hours of ingest. A writer transaction open longer than this
+ * when a refresh starts may have its rows missed until their hour changes again.
+ */
+export const REFRESH_HORIZON_LIMIT = '1 hour';
+
+/**
+ * The start of the oldest transaction open in this database (other sessions of the same role; a
+ * role without `pg_read_all_stats` sees only those), `now()` when none is, and never more than
+ * `REFRESH_HORIZON_LIMIT` back. Read it before the refresh's snapshot, outside its transaction.
+ */
+export async function refreshHorizon(db: pg.ClientBase): Promise<Date> {
+  const { rows } = await db.query<{ horizon: Date }>(
+    `SELECT greatest(now() - $1::interval, least(now(), (
+              SELECT min(xact_start) FROM pg_stat_activity
+               WHERE datname = current_database() AND backend_type = 'client backend'
+                 AND pid <> pg_backend_pid()))) AS horizon`,
+    [REFRESH_HORIZON_LIMIT],
+  );
+  return rows[0]!.horizon;
+}
+
+/**
+ * Recomputes the hours touched since the watermark and moves it to `horizon`. Run it in a
+ * REPEATABLE READ transaction, so the hours found and the rows counted come from one snapshot.
+ */
+export async function refreshRollup(client: pg.ClientBase, horizon: Date): Promise<{ hours: number }> {
+  const mark = await client.query<{ ingested_from: Date }>(
+    'SELECT ingested_from FROM events.event_rollup_watermark',
+  );
+  const since = mark.rows[0]?.ingested_from ?? '-infinity';
+  const touched = await client.query<{ hours: Date[] | null; newest: Date | null }>(
+    `SELECT array_agg(DISTINCT date_trunc('hour', occurred_at, 'UTC')) AS hours, max(ingested_at) AS newest
+       FROM events.cloud_event WHERE ingested_at >= $1`,
+    [since],
+  );
+  const hours = touched.rows[0]?.hours ?? [];
+  if (hours.length > 0) {
+    await client.query('DELETE FROM events.event_rollup_hourly WHERE bucket_start = ANY($1::timestamptz[])', [
+      hours,
+    ]);
+    await client.query(
+      `INSERT INTO events.event_rollup_hourly
+         (bucket_start, ce_type, ce_source, event_count, error_count, max_severity_rank, refreshed_at)
+       SELECT h.bucket, e.ce_type, e.ce_source, count(*), count(*) FILTER (WHERE e.severity_rank >= $2),
+              max(e.severity_rank), now()
+         FROM unnest($1::timestamptz[]) AS h(bucket)
+         JOIN events.cloud_event e ON e.occurred_at >= h.bucket AND e.occurred_at < h.bucket + interval '1 hour'
+        GROUP BY 1, 2, 3`,
+      [hours, SEVERE_RANK],
+    );
+  }
+  await client.query(
+    `INSERT INTO events.event_rollup_watermark AS w (ingested_from, newest_ingested_at, refreshed_at)
+     VALUES ($1, $2, now())
+     ON CONFLICT (singleton) DO UPDATE SET ingested_from = EXCLUDED.ingested_from,
+       newest_ingested_at = greatest(w.newest_ingested_at, EXCLUDED.newest_ingested_at),
+       refreshed_at = EXCLUDED.refreshed_at`,
+    [horizon, touched.rows[0]?.newest ?? null],
+  );
+  return { hours: hours.length };
+}
+
+/** The `ingested_at` of the newest event the rollup counts; null when the rollup is empty. */
+export async function rollupNewestIngestedAt(db: Queryable): Promise<Date | null> {
+  const { rows } = await db.query<{ newest: Date | null }>(
+    `SELECT CASE WHEN EXISTS (SELECT 1 FROM events.event_rollup_hourly)
+                 THEN (SELECT newest_ingested_at FROM events.event_rollup_watermark) END AS newest`,
+  );
+  return rows[0]?.newest ?? null;
+}
+
+// Reads for the overview page.
+
+export interface VolumeBucket {
+  start: Date;
+  events: number;
+  errors: number;
+}
+
+/** Events and errors (severity >= error) per `unit` since `since`, oldest first. */
+export async function rollupVolume(db: pg.Pool, since: Date, unit: 'hour' | 'day'): Promise<VolumeBucket[]> {
+  const { rows } = await db.query<{ start: Date; events: string; errors: string }>(
+    `SELECT date_trunc($2, bucket_start) AS start, sum(event_count) AS events, sum(error_count) AS errors
+       FROM events.event_rollup_hourly WHERE bucket_start >= $1 GROUP BY 1 ORDER BY 1`,
+    [since, unit],
+  );
+  return rows.map((r) => ({ start: r.start, events: Number(r.events), errors: Number(r.errors) }));
+}
+
+export interface RollupCount {
+  value: string;
+  events: number;
+}
+
+/** The `limit` types or sources with the most events since `since`. */
+export async function rollupTop(
+  db: pg.Pool,
+  since: Date,
+  column: 'ce_type' | 'ce_source',
+  limit: number,
+): Promise<RollupCount[]> {
+  const { rows } = await db.query<{ value: string; events: string }>(
+    `SELECT ${column} AS value, sum(event_count) AS events FROM events.event_rollup_hourly
+      WHERE bucket_start >= $1 GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT $2`,
+    [since, limit],
+  );
+  return rows.map((r) => ({ value: r.value, events: Number(r.events) }));
+}
+
+export interface SeveritySummary {
+  events: number;
+  errors: number;
+  /** Highest severity rank seen per (hour, type, source) group -> how many groups. */
+  groupsByMaxRank: { rank: number | null; groups: number }[];
+  /** When the rollup was last refreshed; undefined when it is empty. */
+  refreshedAt: Date | undefined;
+}
+
+/** Totals and the spread of highest severities since `since`. */
+export async function rollupSeverities(db: pg.Pool, since: Date): Promise<SeveritySummary> {
+  const { rows } = await db.query<{
+    rank: number | null;
+    groups: number;
+    events: string;
+    errors: string;
+    refreshed_at: Date | null;
+  }>(
+    `SELECT max_severity_rank AS rank, count(*)::int AS groups, sum(event_count) AS events,
+            sum(error_count) AS errors, max(refreshed_at) AS refreshed_at
+       FROM events.event_rollup_hourly WHERE bucket_start >= $1
+      GROUP BY 1 ORDER BY 1 DESC NULLS LAST`,
+    [since],
+  );
+  const refreshed = rows.map((r) => r.refreshed_at).filter((d): d is Date => d !== null);
+  return {
+    events: rows.reduce((n, r) => n + Number(r.events), 0),
+    errors: rows.reduce((n, r) => n + Number(r.errors), 0),
+    groupsByMaxRank: rows.map((r) => ({ rank: r.rank, groups: r.groups })),
+    refreshedAt: refreshed.length ? new Date(Math.max(...refreshed.map((d) => d.getTime()))) : undefined,
+  };
+}

@@ -1,0 +1,287 @@
+/**
+ * The read queries of the search service over `events.cloud_event`: one page of a search (keyset
+ * over (occurred_at, event_uid)), the capped total, the capped facets, one event, and the tail.
+ * Every value reaches PostgreSQL as a bind parameter; the only text spliced into the SQL comes
+ * from this module (column names, operators from a closed set, constants).
+ *
+ * Index paths (migrations 0002..0005): time range -> the identity index, whose leading column is
+ * occurred_at (scanned backwards for the keyset order); text -> GIN on search_doc; payload
+ * equality -> GIN (jsonb_path_ops) on data; extensions -> GIN (jsonb_path_ops) on extensions;
+ * type and source -> B-trees (ce_type | ce_source, occurred_at DESC); severity >= error (50) ->
+ * the partial index cloud_event_severe_idx. No index path: payload comparisons other than
+ * equality, subject (no index on ce_subject), severity below error.
+ *
+ * @example
+ * const page = await searchEvents(pool, { text: 'boiler', types: ['com.example.alarm'] }, { limit: 50 });
+ */
+import type pg from 'pg';
+import { SEVERE_RANK } from './severity.js';
+
+export const TOTAL_CAP = 10_000;
+/** Facets count the newest 1,000 matches: 10,000 cost ~10x more heap reads for the same top 10 (bench/search). */
+export const FACET_SAMPLE_CAP = 1_000;
+export const FACET_VALUES = 10;
+export type PayloadOperator = '=' | '!=' | '<' | '<=' | '>' | '>=';
+
+/** One condition on the payload: the value at `path` (keys, array indexes as digits) against `value`. */
+export interface PayloadCondition {
+  path: string[];
+  op: PayloadOperator;
+  value: string | number | boolean | null;
+}
+
+export interface EventFilter {
+  /** Inclusive lower bound on occurred_at. */
+  from?: Date;
+  /** Exclusive upper bound on occurred_at. */
+  to?: Date;
+  /** Free text, PostgreSQL web-search syntax (quotes, `or`, `-`), configuration 'simple'. */
+  text?: string;
+  payload?: PayloadCondition[];
+  types?: string[];
+  sources?: string[];
+  subject?: string;
+  /** Extension name -> value (string equality, as CloudEvents extensions are strings on the wire). */
+  extensions?: Record<string, string>;
+  /** Minimum severity rank (see severity.ts). */
+  minSeverity?: number;
+}
+
+/** A position in the keyset order: `occurred_at` as PostgreSQL prints it (microseconds) and the uid. */
+export interface EventKey {
+  occurredAt: string;
+  uid: string;
+}
+
+export interface EventRow {
+  key: EventKey;
+  occurredAt: Date;
+  type: string;
+  source: string;
+  subject: string | null;
+  severityRank: number | null;
+}
+
+export interface EventPage {
+  rows: EventRow[];
+  /** Rows exist beyond this page in the direction read. */
+  more: boolean;
+}
+
+export interface PageRequest {
+  limit: number;
+  /** Rows strictly older than this key (next page) ... */
+  after?: EventKey;
+  /** ... or strictly newer (previous page); the rows still come newest first. */
+  before?: EventKey;
+}
+
+class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+const COMPARATORS: Record<PayloadOperator, string> = {
+  '=': '=',
+  '!=': '<>',
+  '<': '<',
+  '<=': '<=',
+  '>': '>',
+  '>=': '>=',
+};
+
+/** The object `{a: {b: value}}` for path [a, b], so equality becomes containment (GIN path). */
+function nested(path: string[], value: unknown): unknown {
+  return path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value);
+}
+
+function whereOf(filter: EventFilter, p: Params): string[] {
+  const where: string[] = [];
+  if (filter.from) where.push(`occurred_at >= ${p.add(filter.from)}`);
+  if (filter.to) where.push(`occurred_at < ${p.add(filter.to)}`);
+  if (filter.text) where.push(`search_doc @@ websearch_to_tsquery('simple', ${p.add(filter.text)})`);
+  for (const c of filter.payload ?? []) {
+    if (c.op === '=') {
+      where.push(`data @> ${p.add(JSON.stringify(nested(c.path, c.value)))}::jsonb`);
+      continue;
+    }
+    // Comparisons hold only between values of one JSON type (jsonb orders types before values).
+    const at = `(data #> ${p.add(c.path)}::text[])`;
+    const value = `${p.add(JSON.stringify(c.value))}::jsonb`;
+    where.push(`jsonb_typeof(${at}) = jsonb_typeof(${value}) AND ${at} ${COMPARATORS[c.op]} ${value}`);
+  }
+  if (filter.types?.length) where.push(`ce_type = ANY(${p.add(filter.types)}::text[])`);
+  if (filter.sources?.length) where.push(`ce_source = ANY(${p.add(filter.sources)}::text[])`);
+  if (filter.subject !== undefined) where.push(`ce_subject = ${p.add(filter.subject)}`);
+  if (filter.extensions && Object.keys(filter.extensions).length > 0) {
+    where.push(`extensions @> ${p.add(JSON.stringify(filter.extensions))}::jsonb`);
+  }
+  if (filter.minSeverity !== undefined) {
+    where.push(`severity_rank >= ${p.add(filter.minSeverity)}`);
+    // The constant lets the planner prove the partial index's predicate whatever the plan cache does.
+    if (filter.minSeverity >= SEVERE_RANK) where.push(`severity_rank >= ${SEVERE_RANK}`);
+  }
+  return where;
+}
+
+/** `occurred_at <= t` first, so the time index bounds the scan; then the tie on the uid. */
+function keysetOf(key: EventKey, older: boolean, p: Params): string {
+  const t = `${p.add(key.occurredAt)}::timestamptz`;
+  const u = `${p.add(key.uid)}::uuid`;
+  return older
+    ? `occurred_at <= ${t} AND (occurred_at < ${t} OR event_uid < ${u})`
+    : `occurred_at >= ${t} AND (occurred_at > ${t} OR event_uid > ${u})`;
+}
+
+const ROW_COLUMNS =
+  'occurred_at::text AS key_time, event_uid::text AS uid, occurred_at, ce_type, ce_source, ce_subject, severity_rank';
+
+interface RawRow {
+  key_time: string;
+  uid: string;
+  occurred_at: Date;
+  ce_type: string;
+  ce_source: string;
+  ce_subject: string | null;
+  severity_rank: number | null;
+}
+
+function rowOf(r: RawRow): EventRow {
+  return {
+    key: { occurredAt: r.key_time, uid: r.uid },
+    occurredAt: r.occurred_at,
+    type: r.ce_type,
+    source: r.ce_source,
+    subject: r.ce_subject,
+    severityRank: r.severity_rank,
+  };
+}
+
+function clause(where: string[]): string {
+  return where.length ? `WHERE ${where.join(' AND ')}` : '';
+}
+
+/** One page of matches, newest first. */
+export async function searchEvents(db: pg.Pool, filter: EventFilter, page: PageRequest): Promise<EventPage> {
+  const p = new Params();
+  const where = whereOf(filter, p);
+  const older = page.before === undefined;
+  const key = page.before ?? page.after;
+  if (key) where.push(keysetOf(key, older, p));
+  const dir = older ? 'DESC' : 'ASC';
+  const sql = `SELECT ${ROW_COLUMNS} FROM events.cloud_event ${clause(where)}
+    ORDER BY occurred_at ${dir}, event_uid ${dir} LIMIT ${p.add(page.limit + 1)}`;
+  const { rows } = await db.query<RawRow>(sql, p.values);
+  const more = rows.length > page.limit;
+  const kept = rows.slice(0, page.limit).map(rowOf);
+  return { rows: older ? kept : kept.reverse(), more };
+}
+
+/** Number of matches, counting at most `TOTAL_CAP + 1` rows; `capped` when there are more than the cap. */
+export async function countEvents(
+  db: pg.Pool,
+  filter: EventFilter,
+): Promise<{ total: number; capped: boolean }> {
+  const p = new Params();
+  const where = whereOf(filter, p);
+  const sql = `SELECT count(*)::int AS n FROM
+    (SELECT 1 FROM events.cloud_event ${clause(where)} LIMIT ${p.add(TOTAL_CAP + 1)}) AS capped`;
+  const { rows } = await db.query<{ n: number }>(sql, p.values);
+  const n = rows[0]!.n;
+  return { total: Math.min(n, TOTAL_CAP), capped: n > TOTAL_CAP };
+}
+
+export interface FacetValue {
+  value: string;
+  count: number;
+}
+
+export interface Facets {
+  types: FacetValue[];
+  sources: FacetValue[];
+  /** The counts come from the newest `FACET_SAMPLE_CAP` matches only. */
+  sampled: boolean;
+}
+
+/** The most frequent types and sources among the newest `FACET_SAMPLE_CAP` matches, `FACET_VALUES` each. */
+export async function facetEvents(db: pg.Pool, filter: EventFilter): Promise<Facets> {
+  const p = new Params();
+  const where = whereOf(filter, p);
+  const sql = `WITH sample AS (
+      SELECT ce_type, ce_source FROM events.cloud_event ${clause(where)}
+      ORDER BY occurred_at DESC LIMIT ${p.add(FACET_SAMPLE_CAP + 1)}
+    ), kept AS (SELECT * FROM sample LIMIT ${p.add(FACET_SAMPLE_CAP)})
+    SELECT 'type' AS facet, ce_type AS value, count(*)::int AS n, (SELECT count(*) FROM sample)::int AS sampled
+      FROM kept GROUP BY ce_type
+    UNION ALL
+    SELECT 'source', ce_source, count(*)::int, (SELECT count(*) FROM sample)::int FROM kept GROUP BY ce_source`;
+  const { rows } = await db.query<{ facet: string; value: string; n: number; sampled: number }>(
+    sql,
+    p.values,
+  );
+  const top = (facet: string) =>
+    rows
+      .filter((r) => r.facet === facet)
+      .sort((a, b) => b.n - a.n || a.value.localeCompare(b.value))
+      .slice(0, FACET_VALUES)
+      .map((r) => ({ value: r.value, count: r.n }));
+  return { types: top('type'), sources: top('source'), sampled: (rows[0]?.sampled ?? 0) > FACET_SAMPLE_CAP };
+}
+
+export interface StoredEvent extends EventRow {
+  /** The verbatim CloudEvent as stored. */
+  raw: Record<string, unknown>;
+  ingestedAt: Date;
+  tags: string[];
+  deviceId: string | null;
+}
+
+/** The event with this uid, or undefined. No index on event_uid: the time bound (from the link) narrows it. */
+export async function getEvent(
+  db: pg.Pool,
+  uid: string,
+  occurredAt?: string,
+): Promise<StoredEvent | undefined> {
+  const p = new Params();
+  const where = [`event_uid = ${p.add(uid)}::uuid`];
+  if (occurredAt) where.push(`occurred_at = ${p.add(occurredAt)}::timestamptz`);
+  const { rows } = await db.query<
+    RawRow & { raw: Record<string, unknown>; ingested_at: Date; tags: string[]; device_id: string | null }
+  >(
+    `SELECT ${ROW_COLUMNS}, raw, ingested_at, tags, device_id FROM events.cloud_event ${clause(where)} LIMIT 1`,
+    p.values,
+  );
+  const r = rows[0];
+  if (!r) return undefined;
+  return { ...rowOf(r), raw: r.raw, ingestedAt: r.ingested_at, tags: r.tags, deviceId: r.device_id };
+}
+
+/**
+ * Matches after `since` in keyset order, oldest first (the live tail). A row stored later with an
+ * older time than `since` is never returned: the tail can miss it.
+ */
+export async function tailEvents(
+  db: pg.Pool,
+  filter: EventFilter,
+  since: EventKey | undefined,
+  limit: number,
+): Promise<EventRow[]> {
+  const p = new Params();
+  const where = whereOf(filter, p);
+  if (since) where.push(keysetOf(since, false, p));
+  const { rows } = await db.query<RawRow>(
+    `SELECT ${ROW_COLUMNS} FROM events.cloud_event ${clause(where)}
+     ORDER BY occurred_at ASC, event_uid ASC LIMIT ${p.add(limit)}`,
+    p.values,
+  );
+  return rows.map(rowOf);
+}
+
+/** The newest match's key: where a tail starts. */
+export async function newestEventKey(db: pg.Pool, filter: EventFilter): Promise<EventKey | undefined> {
+  const page = await searchEvents(db, filter, { limit: 1 });
+  return page.rows[0]?.key;
+}

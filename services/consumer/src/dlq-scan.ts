@@ -1,0 +1,95 @@
+/**
+ * Reads the dead-letter topic from its start up to the end offsets seen first, with a throw-away
+ * consumer group (deleted afterwards), handing each record to a visitor. Bounded by `maxRecords`
+ * and by `timeoutMs` of wall time; the visitor may stop the scan early too. Nothing is committed.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ConsumerClients } from '@event-observatory/broker';
+import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
+import type { KafkaMessage } from 'kafkajs';
+
+export interface DlqScanOptions {
+  clients: ConsumerClients;
+  dlqTopic: string;
+  /** The service's group; the scan's own group is named after it. */
+  groupId: string;
+  maxRecords: number;
+  timeoutMs: number;
+}
+
+/** A visitor's answer: go on with the next record, or stop the scan here. */
+export type ScanStep = 'next' | 'stop';
+
+export interface DlqScanOutcome {
+  /** Records handed to the visitor. */
+  scanned: number;
+  /** False when a bound or the visitor stopped the scan before the end of some partition. */
+  complete: boolean;
+}
+
+/** Visits every record of `dlqTopic` in offset order per partition (see the module note). */
+export async function scanDeadLetters(
+  opts: DlqScanOptions,
+  visit: (message: KafkaMessage, partition: number) => ScanStep,
+): Promise<DlqScanOutcome> {
+  const { clients, dlqTopic, maxRecords } = opts;
+  const admin = clients.admin();
+  await admin.connect();
+  let ends: Map<number, bigint>;
+  try {
+    const offsets = await admin.fetchTopicOffsets(dlqTopic);
+    ends = new Map(
+      offsets.filter((p) => BigInt(p.high) > BigInt(p.low)).map((p) => [p.partition, BigInt(p.high)]),
+    );
+  } catch (err) {
+    await admin.disconnect();
+    throw err;
+  }
+  let scanned = 0;
+  if (ends.size === 0) {
+    await admin.disconnect();
+    return { scanned, complete: true };
+  }
+  const groupId = `${opts.groupId}.dlq-admin.${randomUUID()}`;
+  const consumer = clients.scanConsumer(groupId);
+  const remaining = new Set(ends.keys());
+  let stoppedEarly = false;
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topics: [dlqTopic], fromBeginning: true });
+    const done = new Promise<void>((resolve, reject) => {
+      consumer
+        .run({
+          autoCommit: false,
+          eachBatch: async ({ batch }) => {
+            if (!remaining.has(batch.partition)) return;
+            const end = ends.get(batch.partition)!;
+            for (const message of batch.messages) {
+              if (remaining.size === 0 || stoppedEarly) break;
+              if (BigInt(message.offset) >= end) break;
+              if (scanned >= maxRecords) {
+                stoppedEarly = true;
+                break;
+              }
+              scanned++;
+              if (visit(message, batch.partition) === 'stop') {
+                stoppedEarly = true;
+                break;
+              }
+              if (BigInt(message.offset) >= end - 1n) remaining.delete(batch.partition);
+            }
+            if (BigInt(batch.highWatermark) <= BigInt(batch.lastOffset()) + 1n)
+              remaining.delete(batch.partition);
+            if (remaining.size === 0 || stoppedEarly) resolve();
+          },
+        })
+        .catch(reject);
+    });
+    if ((await settleWithin(done, opts.timeoutMs)) === TIMED_OUT) stoppedEarly = true;
+  } finally {
+    await consumer.disconnect().catch(() => {});
+    await admin.deleteGroups([groupId]).catch(() => {});
+    await admin.disconnect().catch(() => {});
+  }
+  return { scanned, complete: !stoppedEarly && remaining.size === 0 };
+}

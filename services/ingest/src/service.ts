@@ -1,0 +1,123 @@
+/**
+ * Builds the ingestion service from configuration: producer (boot probe, then periodic probes),
+ * reachability belief, event ceiling check, verifier, meters, rules and the app. `main.ts` adds
+ * the listener, telemetry and signal handling; the tests, e2e and the benchmarks call this too.
+ */
+import {
+  EventProducer,
+  type MessageLimitReader,
+  messageLimitReader,
+  type ProducerConfig,
+} from '@event-observatory/broker';
+import { type AuthConfig, createVerifier } from '@event-observatory/service-kit/auth';
+import { down, up } from '@event-observatory/service-kit/health';
+import type { Logger } from '@event-observatory/service-kit/logger';
+import type { Registry } from 'prom-client';
+import { buildApp } from './app.js';
+import { createBatchIngestor } from './batch.js';
+import type { IngestConfig } from './config.js';
+import { EventCeiling } from './event-ceiling.js';
+import { createIngestor } from './ingest.js';
+import { KnownTypes } from './known-types.js';
+import { createIngestMeters } from './metrics.js';
+import { BrokerBelief } from './readiness.js';
+
+/** What the service needs of its producer (`EventProducer` unless replaced). */
+export type IngestProducer = Pick<EventProducer, 'publish' | 'probe' | 'startProbing' | 'close'>;
+
+/** Stand-ins for Kafka, for measuring the HTTP path without a broker (bench/ingest/cost.ts). */
+export interface KafkaStandIn {
+  /** Builds the producer; it reports every reachability outcome (sends and probes) to `onOutcome`. */
+  producer(onOutcome: (reachable: boolean) => void): IngestProducer;
+  messageLimit: MessageLimitReader;
+}
+
+export interface IngestServiceOptions {
+  config: IngestConfig;
+  broker: ProducerConfig;
+  auth: AuthConfig;
+  registry: Registry;
+  logger: Logger;
+  /** Service clock in epoch ms (tests move it); default `Date.now`. */
+  now?: () => number;
+  /** Default: an `EventProducer` and a `messageLimitReader` on `broker`. */
+  kafka?: KafkaStandIn;
+}
+
+export type IngestService = Awaited<ReturnType<typeof createIngestService>>;
+
+/**
+ * Composes the service and runs its start checks: one broker probe (its outcome only sets
+ * readiness) and one read of the topic's `max.message.bytes`, which throws a `ConfigError` naming
+ * both numbers when `INGEST_MAX_EVENT_BYTES` does not fit it.
+ *
+ * @example
+ * const service = await createIngestService({ config, broker, auth, registry, logger });
+ * const server = await serveApp(service.app, { host: config.host, port: config.port });
+ * installShutdown({ steps: [{ name: 'listener', run: () => server.close() }, ...service.shutdownSteps()], ... });
+ */
+export async function createIngestService(opts: IngestServiceOptions) {
+  const { config, broker, logger, registry } = opts;
+  const belief = new BrokerBelief();
+  const onOutcome = (ok: boolean) => belief.observe(ok);
+  const producer =
+    opts.kafka?.producer(onOutcome) ?? new EventProducer({ config: broker, registry, logger, onOutcome });
+  const ceiling = new EventCeiling({
+    ceilingBytes: config.maxEventBytes,
+    topic: broker.topic,
+    limit: opts.kafka?.messageLimit ?? messageLimitReader(broker),
+    intervalMs: broker.probeIntervalMs,
+  });
+  const meters = createIngestMeters(registry);
+  const ingestor = createIngestor({
+    producer,
+    limits: config,
+    meters,
+    knownTypes: new KnownTypes(config.knownTypes),
+    ...(opts.now ? { now: opts.now } : {}),
+  });
+  const app = buildApp({
+    ingestor,
+    batch: createBatchIngestor({ ingestor, meters, limits: config }),
+    verifier: createVerifier(opts.auth, { registry }),
+    registry,
+    limits: config,
+    checks: {
+      broker: () => (belief.isReachable ? up('reachable') : down('unreachable')),
+      eventCeiling: () => ceiling.readiness(),
+    },
+    version: config.version,
+    logger,
+  });
+
+  const steps = [
+    { name: 'producer', run: () => producer.close(broker.closeTimeoutMs) },
+    { name: 'topic limit reader', run: () => ceiling.close() },
+  ];
+  const [reachable, misfit] = await Promise.all([producer.probe(), ceiling.check()]);
+  if (misfit) {
+    for (const step of steps) await step.run();
+    throw misfit;
+  }
+  logger.info(
+    {
+      broker: reachable ? 'reachable' : 'unreachable',
+      topic: broker.topic,
+      eventCeiling: ceiling.readiness().value,
+    },
+    'boot probe',
+  );
+  producer.startProbing();
+  ceiling.start();
+
+  return {
+    app,
+    producer,
+    belief,
+    /** Shutdown steps after the listener: drain the producer (spec order), stop the limit reads. */
+    shutdownSteps: () => steps,
+    async close() {
+      for (const step of steps) await step.run();
+    },
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * partition-maintenance: creates the months from the current one to `monthsAhead` ahead with the
+ * migration's `events.create_month_partition` (same storage and autovacuum settings), except a
+ * month whose rows already sit in the default partition: that month is blocked, counted in
+ * `maintenance_partitions_blocked`, and the statements that move its rows are logged for a human.
+ * With `retainMonths` set it detaches (never drops) older partitions. Every creation and detach runs
+ * under a savepoint with `lock_timeout` = `MAINTENANCE_DETACH_LOCK_TIMEOUT`: one that cannot get
+ * its lock is undone alone, the run's outcome is failure, and what else the run did commits.
+ */
+import type { Logger } from '@event-observatory/service-kit';
+import {
+  countDefaultRows,
+  createMonthPartition,
+  detachPartition,
+  headroomMonths,
+  listPartitions,
+  monthPartitionName,
+  moveDefaultRowsStatements,
+} from '@event-observatory/store';
+import type pg from 'pg';
+import type { JobsConfig } from './config.js';
+import { planPartitions } from './partition-plan.js';
+import type { JobWork } from './run-job.js';
+
+export const PARTITION_MAINTENANCE_LOCK_KEY = 4_242_012;
+
+export type PartitionMaintenanceSettings = Pick<
+  JobsConfig,
+  'monthsAhead' | 'retainMonths' | 'detachLockTimeoutMs'
+>;
+
+export function partitionMaintenance(settings: PartitionMaintenanceSettings, logger: Logger): JobWork {
+  return {
+    job: 'partition-maintenance',
+    lockKey: PARTITION_MAINTENANCE_LOCK_KEY,
+    isolation: 'READ COMMITTED',
+    async run(client, now) {
+      const plan = planPartitions({ now, partitions: await listPartitions(client), ...settings });
+      const failures: string[] = [];
+      let created = 0;
+      let blocked = 0;
+      for (const month of plan.missing) {
+        const rows = await countDefaultRows(client, month);
+        if (rows > 0) {
+          blocked++;
+          const statements = await moveDefaultRowsStatements(client, month);
+          logger.warn(
+            { partition: monthPartitionName(month), defaultRows: rows, statements },
+            `month blocked: the default partition holds ${rows} rows of it; run the statements to move them into a new partition`,
+          );
+          continue;
+        }
+        const error = await underLockTimeout(client, settings.detachLockTimeoutMs, async () => {
+          if (await createMonthPartition(client, month)) created++;
+        });
+        if (error) {
+          failures.push(`create ${monthPartitionName(month)}: ${error}`);
+          logger.error({ partition: monthPartitionName(month), err: error }, 'partition not created');
+        }
+      }
+      let detached = 0;
+      for (const name of plan.detach) {
+        const error = await underLockTimeout(client, settings.detachLockTimeoutMs, () =>
+          detachPartition(client, name),
+        );
+        if (error) {
+          failures.push(`detach ${name}: ${error}`);
+          logger.error({ partition: name, err: error }, 'detach failed; the partition stays attached');
+        } else {
+          detached++;
+          logger.info({ partition: name }, 'partition detached (the table is kept)');
+        }
+      }
+      const defaultRows = await countDefaultRows(client);
+      const counts = {
+        partitionsCreated: created,
+        partitionsDetached: detached,
+        partitionsBlocked: blocked,
+        headroomMonths: headroomMonths(await listPartitions(client), now),
+        defaultRows,
+      };
+      return failures.length ? { counts, failure: failures.join('; ') } : { counts };
+    },
+  };
+}
+
+/**
+ * Runs a DDL step under a savepoint with `lock_timeout`: the error message when it failed (the step
+ * is then undone alone), else undefined. Creating and detaching a partition both need exclusive
+ * locks; waiting for them without a bound would queue the consumer's inserts behind the wait.
+ */
+async function underLockTimeout(
+  client: pg.ClientBase,
+  lockTimeoutMs: number,
+  step: () => Promise<unknown>,
+): Promise<string | undefined> {
+  await client.query('SAVEPOINT ddl_step');
+  try {
+    await client.query(`SET LOCAL lock_timeout = ${Math.round(lockTimeoutMs)}`);
+    await step();
+    await client.query('SET LOCAL lock_timeout = 0');
+    await client.query('RELEASE SAVEPOINT ddl_step');
+    return undefined;
+  } catch (err) {
+    await client.query('ROLLBACK TO SAVEPOINT ddl_step');
+    return (err as Error).message;
+  }
+}

@@ -1,0 +1,134 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
+/**
+ * The search service's Hono app, built from explicit dependencies (service.ts, the tests and the
+ * benchmark share it). Reads like the spec's endpoint table.
+ */
+import { type ErrorLogger, errorHandler, notFoundHandler } from '@event-observatory/service-kit/errors';
+import { down, healthRoutes, up } from '@event-observatory/service-kit/health';
+import { httpServerTimer, metricsHandler } from '@event-observatory/service-kit/metrics';
+import { traceRequests } from '@event-observatory/service-kit/tracing';
+import { getEvent } from '@event-observatory/store';
+import { Hono } from 'hono';
+import type pg from 'pg';
+import type { Registry } from 'prom-client';
+import { STYLESHEET, TAIL_SCRIPT } from './assets.js';
+import type { CursorCodec } from './cursor.js';
+import { failureOf } from './failures.js';
+import { parseSearch } from './filters.js';
+import { allowedHosts } from './hosts.js';
+import type { SearchMeters } from './metrics.js';
+import { rangeOf, runOverview } from './overview.js';
+import { BadCursorError, runSearch } from './search.js';
+import { tailHandler } from './tail.js';
+import { ErrorPage } from './views/error.js';
+import { EventPage } from './views/event.js';
+import { OverviewPage } from './views/overview.js';
+import { SearchPage } from './views/search.js';
+
+export interface AppDeps {
+  pool: pg.Pool;
+  registry: Registry;
+  meters: SearchMeters;
+  cursors: CursorCodec;
+  allowedHosts: readonly string[];
+  shutdown: AbortSignal;
+  logger?: ErrorLogger;
+  /** Live-tail poll period; default 1 s. */
+  tailPollMs?: number;
+}
+
+/** Same-origin scripts and styles only; nothing from the store can run as code. */
+const SECURITY_HEADERS = {
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+};
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function buildApp(deps: AppDeps): Hono {
+  const app = new Hono();
+  const search = { pool: deps.pool, meters: deps.meters, cursors: deps.cursors };
+  app.use(traceRequests());
+  app.use(httpServerTimer(deps.registry));
+  app.onError(errorHandler(deps.logger ? { logger: deps.logger } : {}));
+  app.notFound(notFoundHandler());
+  app.use(allowedHosts(deps.allowedHosts));
+  app.use(async (c, next) => {
+    await next();
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.header(name, value);
+  });
+
+  app.get('/', async (c) => {
+    const range = rangeOf(c.req.query('range'));
+    if (!range)
+      return c.html(<ErrorPage title="Unknown time range" message="range: expected 24h, 7d or 30d" />, 400);
+    try {
+      return c.html(<OverviewPage view={await runOverview(deps.pool, range)} />);
+    } catch (err) {
+      const f = failureOf(err);
+      return c.html(<ErrorPage title={f.title} message={f.message} />, f.status);
+    }
+  });
+
+  app.get('/events', async (c) => {
+    const params = new URL(c.req.url).searchParams;
+    const parsed = parseSearch(params);
+    if (parsed.problems.length > 0)
+      return c.html(<SearchPage params={params} problems={parsed.problems} />, 400);
+    try {
+      return c.html(<SearchPage params={params} problems={[]} view={await runSearch(search, parsed)} />);
+    } catch (err) {
+      if (err instanceof BadCursorError)
+        return c.html(<SearchPage params={params} problems={[err.message]} />, 400);
+      const f = failureOf(err);
+      return c.html(<SearchPage params={params} problems={[]} failure={f} />, f.status);
+    }
+  });
+
+  app.get('/events/tail', tailHandler({ ...search, shutdown: deps.shutdown, pollMs: deps.tailPollMs }));
+
+  app.get('/events/:uid', async (c) => {
+    const uid = c.req.param('uid');
+    const t = c.req.query('t');
+    if (!UUID.test(uid) || (t !== undefined && !/^[0-9: .+-]{10,40}$/.test(t))) {
+      return c.html(<ErrorPage title="No such event" message="The link does not name an event." />, 404);
+    }
+    try {
+      const event = await getEvent(deps.pool, uid.toLowerCase(), t);
+      if (!event)
+        return c.html(
+          <ErrorPage title="No such event" message="No stored event has this id and time." />,
+          404,
+        );
+      return c.html(<EventPage event={event} />);
+    } catch (err) {
+      const f = failureOf(err);
+      return c.html(<ErrorPage title={f.title} message={f.message} />, f.status);
+    }
+  });
+
+  app.get('/assets/site.css', (c) =>
+    c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'max-age=3600' }),
+  );
+  app.get('/assets/tail.js', (c) =>
+    c.body(TAIL_SCRIPT, 200, {
+      'content-type': 'text/javascript; charset=utf-8',
+      'cache-control': 'max-age=3600',
+    }),
+  );
+  app.get('/metrics', metricsHandler(deps.registry));
+  app.route(
+    '/',
+    healthRoutes({
+      checks: {
+        database: async () => {
+          const { rows } = await deps.pool.query<{ ok: number }>('SELECT 1 AS ok');
+          return rows[0]?.ok === 1 ? up() : down('unexpected answer');
+        },
+      },
+    }),
+  );
+  return app;
+}

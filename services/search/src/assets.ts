@@ -1,0 +1,89 @@
+/**
+ * The two static files of the UI, served from memory: the style sheet and the live tail's script.
+ * Both are same-origin files so the pages can carry a strict Content-Security-Policy (no inline
+ * script or style). Colours keep a contrast of at least 4.5:1 (WCAG AA) on their backgrounds.
+ */
+export const STYLESHEET = `
+:root { color-scheme: light; --fg: #1a1a1a; --muted: #4a4a4a; --bg: #ffffff; --panel: #f3f4f6;
+  --link: #0a4ea3; --focus: #b35900; --error: #a4161a; --line: #c8c8c8; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
+a { color: var(--link); }
+a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, summary:focus-visible {
+  outline: 3px solid var(--focus); outline-offset: 2px; }
+.skip { position: absolute; left: -999px; top: 0; background: var(--bg); padding: .5rem; }
+.skip:focus { left: .5rem; }
+header { background: #12263f; color: #fff; padding: .75rem 1rem; display: flex; flex-wrap: wrap; gap: 1rem; align-items: baseline; }
+header a { color: #fff; }
+header .brand { font-weight: 700; margin-right: auto; }
+main { padding: 1rem; max-width: 72rem; margin: 0 auto; }
+h1 { font-size: 1.5rem; margin: .25rem 0 1rem; }
+h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; }
+form.filters { background: var(--panel); padding: 1rem; border-radius: .5rem; display: grid; gap: .75rem;
+  grid-template-columns: repeat(auto-fit, minmax(14rem, 1fr)); }
+form.filters .wide { grid-column: 1 / -1; }
+label { display: block; font-weight: 600; }
+.hint { color: var(--muted); font-size: .875rem; }
+input, select, button { font: inherit; padding: .4rem .5rem; border: 1px solid #6b6b6b; border-radius: .25rem; width: 100%; background: #fff; color: var(--fg); }
+button { background: var(--link); color: #fff; border-color: var(--link); cursor: pointer; width: auto; padding: .5rem 1.25rem; }
+.problems { border: 2px solid var(--error); color: var(--error); padding: .5rem 1rem; border-radius: .5rem; }
+.notice { border-left: 4px solid var(--focus); background: var(--panel); padding: .5rem 1rem; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.wrap { overflow-wrap: anywhere; }
+meter { width: 100%; min-width: 6rem; }
+nav.pages { display: flex; gap: 1.5rem; margin: 1rem 0; flex-wrap: wrap; }
+.layout { display: grid; gap: 1.5rem; grid-template-columns: 1fr; }
+@media (min-width: 60rem) { .layout { grid-template-columns: 3fr 1fr; } }
+.cards { display: grid; gap: 1rem; grid-template-columns: repeat(auto-fit, minmax(12rem, 1fr)); }
+.card { background: var(--panel); padding: .75rem 1rem; border-radius: .5rem; }
+.cards h2 { grid-column: 1 / -1; margin-bottom: 0; }
+.card strong { display: block; font-size: 1.5rem; }
+pre { background: var(--panel); padding: 1rem; overflow-x: auto; border-radius: .5rem; white-space: pre-wrap; overflow-wrap: anywhere; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
+dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
+ol.tail { padding-left: 1.25rem; }
+`;
+
+/**
+ * Live tail: opens the EventSource named by the section's data-stream attribute when the button
+ * is pressed, and adds each event as a list item (text only, so nothing from the store is parsed
+ * as HTML).
+ */
+export const TAIL_SCRIPT = `
+(() => {
+  const section = document.getElementById('tail-section');
+  if (!section) return;
+  const button = section.querySelector('button');
+  const list = section.querySelector('ol');
+  const status = section.querySelector('[data-status]');
+  button.hidden = false;
+  let source;
+  button.addEventListener('click', () => {
+    if (source) {
+      source.close();
+      source = undefined;
+      button.textContent = 'Start live tail';
+      status.textContent = 'Live tail stopped.';
+      return;
+    }
+    source = new EventSource(section.dataset.stream);
+    button.textContent = 'Stop live tail';
+    status.textContent = 'Live tail running: new events appear below.';
+    source.addEventListener('event', (message) => {
+      const e = JSON.parse(message.data);
+      const item = document.createElement('li');
+      const link = document.createElement('a');
+      link.href = e.href;
+      link.textContent = e.time + ' ' + e.type;
+      item.append(link, document.createTextNode(' ' + e.source + (e.subject ? ' ' + e.subject : '') + (e.severity ? ' [' + e.severity + ']' : '')));
+      list.prepend(item);
+      while (list.children.length > 200) list.lastElementChild.remove();
+    });
+    source.addEventListener('error', () => { status.textContent = 'Live tail reconnecting...'; });
+    source.addEventListener('open', () => { status.textContent = 'Live tail running: new events appear below.'; });
+  });
+})();
+`;

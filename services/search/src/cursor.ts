@@ -1,0 +1,61 @@
+/**
+ * The opaque search cursor: a position in the keyset order (occurred_at, event_uid) and a
+ * direction, signed with HMAC-SHA256 under APPLICATION_SECRET. A cursor whose signature or shape
+ * is wrong is refused before any query, so nothing a client writes in it reaches SQL (and the
+ * values are bind parameters anyway).
+ *
+ * @example
+ * const cursors = cursorCodec(secret);
+ * const token = cursors.encode({ key, direction: 'older' });
+ * cursors.decode(token); // { key, direction: 'older' } or undefined
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { EventKey } from '@event-observatory/store';
+
+export type Direction = 'older' | 'newer';
+
+export interface Cursor {
+  key: EventKey;
+  direction: Direction;
+}
+
+/** occurred_at as PostgreSQL prints a timestamptz in a UTC session. */
+const TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?\+00$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** Longest token `encode` can produce, with room; longer input is refused unread. */
+const MAX_TOKEN = 200;
+
+export function cursorCodec(secret: string) {
+  const sign = (payload: string) => createHmac('sha256', secret).update(payload).digest();
+  return {
+    encode(cursor: Cursor): string {
+      const payload = Buffer.from(
+        JSON.stringify([cursor.direction === 'older' ? 'o' : 'n', cursor.key.occurredAt, cursor.key.uid]),
+      ).toString('base64url');
+      return `${payload}.${sign(payload).toString('base64url')}`;
+    },
+    /** The cursor, or undefined when the token was not made by `encode` with this secret. */
+    decode(token: string): Cursor | undefined {
+      if (token.length > MAX_TOKEN) return undefined;
+      const [payload, signature, extra] = token.split('.');
+      if (!payload || !signature || extra !== undefined) return undefined;
+      const expected = sign(payload);
+      const given = Buffer.from(signature, 'base64url');
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      } catch {
+        return undefined;
+      }
+      if (!Array.isArray(parsed) || parsed.length !== 3) return undefined;
+      const [d, occurredAt, uid] = parsed as unknown[];
+      if ((d !== 'o' && d !== 'n') || typeof occurredAt !== 'string' || typeof uid !== 'string')
+        return undefined;
+      if (!TIME.test(occurredAt) || !UUID.test(uid)) return undefined;
+      return { key: { occurredAt, uid }, direction: d === 'o' ? 'older' : 'newer' };
+    },
+  };
+}
+
+export type CursorCodec = ReturnType<typeof cursorCodec>;

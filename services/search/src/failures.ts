@@ -1,0 +1,36 @@
+/**
+ * What a reader is told when the store fails a page: a statement that hit the 2 s statement
+ * timeout, a connection not handed out within 3 s, or the store being unreachable. Never a stack.
+ */
+import { isAcquireTimeout, READ_STATEMENT_TIMEOUT_MS } from '@event-observatory/store';
+
+export interface Failure {
+  status: 503 | 504;
+  title: string;
+  message: string;
+}
+
+/** SQLSTATE 57014: the statement was cancelled (statement_timeout). */
+const QUERY_CANCELED = '57014';
+
+export function failureOf(err: unknown): Failure {
+  if ((err as { code?: unknown })?.code === QUERY_CANCELED) {
+    return {
+      status: 504,
+      title: 'The search took too long',
+      message: `The store stopped this query after ${READ_STATEMENT_TIMEOUT_MS / 1000} s. Narrow the time range, or add a filter that has an index path (free text, payload equality, type, source, extension, or a severity of error and above).`,
+    };
+  }
+  if (isAcquireTimeout(err)) {
+    return {
+      status: 503,
+      title: 'The store is busy',
+      message: 'No database connection became free in time. Try again in a moment.',
+    };
+  }
+  return {
+    status: 503,
+    title: 'The store is unavailable',
+    message: 'The event store could not answer this page. Try again in a moment.',
+  };
+}

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { filterShape, parsePayloadCondition, parseSearch, parseTime, SHAPES, withCursor } from './filters.js';
+
+const parse = (query: string) => parseSearch(new URLSearchParams(query));
+
+describe('search filters from the URL', () => {
+  it('names 16 distinct shapes in the order time, text, payload, attrs', () => {
+    expect(new Set(SHAPES).size).toBe(16);
+    expect(SHAPES).toContain('none');
+    expect(SHAPES).toContain('time+text+payload+attrs');
+    expect(parse('').shape).toBe('none');
+    expect(parse('q=boiler&from=2026-11-01&payload=t>3&severity=error').shape).toBe(
+      'time+text+payload+attrs',
+    );
+    expect(parse('type=a').shape).toBe('attrs');
+    expect(parse('ext=region=eu&to=2026-11-02T10:00Z').shape).toBe('time+attrs');
+    expect(filterShape({ subject: 's' })).toBe('attrs');
+  });
+
+  it('reads every filter kind', () => {
+    const { filter, problems, limit } = parse(
+      'q=pressure&from=2026-11-01T08:00&to=2026-11-02T08:00Z&payload=device.id = boiler-7&payload=temperature>=30' +
+        '&type=a&type=b&source=s&subject=x&ext=Region=eu&severity=warning&limit=100',
+    );
+    expect(problems).toEqual([]);
+    expect(limit).toBe(100);
+    expect(filter).toEqual({
+      from: new Date('2026-11-01T08:00Z'),
+      to: new Date('2026-11-02T08:00Z'),
+      text: 'pressure',
+      payload: [
+        { path: ['device', 'id'], op: '=', value: 'boiler-7' },
+        { path: ['temperature'], op: '>=', value: 30 },
+      ],
+      types: ['a', 'b'],
+      sources: ['s'],
+      subject: 'x',
+      extensions: { region: 'eu' },
+      minSeverity: 40,
+    });
+  });
+
+  it('reads payload values as JSON scalars, or as text', () => {
+    expect(parsePayloadCondition('ok = true')).toEqual({ path: ['ok'], op: '=', value: true });
+    expect(parsePayloadCondition('code != "42"')).toEqual({ path: ['code'], op: '!=', value: '42' });
+    expect(parsePayloadCondition('v < -1.5')).toEqual({ path: ['v'], op: '<', value: -1.5 });
+    expect(parsePayloadCondition('name = 12abc')).toEqual({ path: ['name'], op: '=', value: '12abc' });
+    expect(parsePayloadCondition('a..b = 1')).toMatch(/single dots/);
+    expect(parsePayloadCondition('x = {"a":1}')).toEqual({ path: ['x'], op: '=', value: '{"a":1}' });
+    expect(parsePayloadCondition('x > null')).toMatch(/null compares/);
+    expect(parsePayloadCondition('no operator here')).toMatch(/expected path/);
+  });
+
+  it('reports every unusable value, one line each', () => {
+    const { problems } = parse('from=yesterday&severity=loud&limit=100000&ext=bad&payload=???');
+    expect(problems).toHaveLength(5);
+    expect(problems.join('\n')).toMatch(/from:.*\nseverity:.*\nlimit:/s);
+  });
+
+  it('refuses severity names that are properties of every object', () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      expect(parse(`severity=${name}`).problems, name).toHaveLength(1);
+    }
+    expect(parse('severity=ERR').filter.minSeverity).toBe(50);
+  });
+
+  it('refuses a page size above 250 and below 1', () => {
+    expect(parse('limit=251').problems).toEqual(['limit: expected a whole number from 1 to 250']);
+    expect(parse('limit=0').problems).toHaveLength(1);
+    expect(parse('limit=250').limit).toBe(250);
+  });
+
+  it('takes times without an offset as UTC', () => {
+    expect(parseTime('2026-11-24T08:30')).toEqual(new Date('2026-11-24T08:30:00Z'));
+    expect(parseTime('2026-11-24')).toEqual(new Date('2026-11-24T00:00:00Z'));
+    expect(parseTime('2026-11-24T08:30+02:00')).toEqual(new Date('2026-11-24T06:30:00Z'));
+    expect(parseTime('2026-13-45')).toBeUndefined();
+  });
+
+  it('keeps every filter in page links and replaces only the cursor', () => {
+    const params = new URLSearchParams('q=a b&type=x&type=y&cursor=old');
+    expect(withCursor(params, 'new')).toBe('?q=a+b&type=x&type=y&cursor=new');
+    expect(withCursor(params, undefined)).toBe('?q=a+b&type=x&type=y');
+  });
+});

@@ -1,0 +1,182 @@
+/**
+ * The search page's URL: every filter is a query parameter, so a search can be bookmarked and
+ * shared. Parsing checks every value and collects one message per bad one; nothing here builds SQL.
+ *
+ * | parameter | meaning |
+ * |---|---|
+ * | `from`, `to` | time range on the event's own time; ISO 8601 (`2026-11-24T08:00Z`), a time without offset is UTC |
+ * | `q` | free text (PostgreSQL web-search syntax: words, "quoted phrase", or, -word) |
+ * | `payload` | repeated; `path op value`, e.g. `device.id = boiler-7`, `temperature >= 30` |
+ * | `type`, `source` | repeated; exact CloudEvents attribute |
+ * | `subject` | exact CloudEvents subject |
+ * | `ext` | repeated; `name=value` on a CloudEvents extension attribute |
+ * | `severity` | minimum severity name (`warning`, `error`, ...) |
+ * | `limit` | rows per page, 1..250 (default 50) |
+ * | `cursor` | opaque position, from the page links |
+ *
+ * @example
+ * const parsed = parseSearch(new URL('http://x/events?q=boiler&severity=error').searchParams);
+ * parsed.shape; // 'text+attrs'
+ */
+import {
+  type EventFilter,
+  type PayloadCondition,
+  type PayloadOperator,
+  SEVERITY,
+  SEVERITY_ALIASES,
+} from '@event-observatory/store';
+
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 250;
+const MAX_TEXT = 500;
+const MAX_VALUES = 20;
+const MAX_PATH_DEPTH = 16;
+
+export type Shape = string;
+
+/** The 16 values of the `shape` tag: time, text, payload, attrs joined by `+`, or `none`. */
+export const SHAPES: readonly Shape[] = Array.from({ length: 16 }, (_, bits) => shapeOf(bits));
+
+function shapeOf(bits: number): Shape {
+  const parts = ['time', 'text', 'payload', 'attrs'].filter((_, i) => bits & (1 << i));
+  return parts.length ? parts.join('+') : 'none';
+}
+
+/** The shape of a filter: which of the four decisions it uses. Severity counts as an attribute. */
+export function filterShape(f: EventFilter): Shape {
+  const time = f.from !== undefined || f.to !== undefined;
+  const text = f.text !== undefined;
+  const payload = (f.payload?.length ?? 0) > 0;
+  const attrs =
+    (f.types?.length ?? 0) > 0 ||
+    (f.sources?.length ?? 0) > 0 ||
+    f.subject !== undefined ||
+    Object.keys(f.extensions ?? {}).length > 0 ||
+    f.minSeverity !== undefined;
+  return shapeOf((time ? 1 : 0) | (text ? 2 : 0) | (payload ? 4 : 0) | (attrs ? 8 : 0));
+}
+
+export interface ParsedSearch {
+  filter: EventFilter;
+  shape: Shape;
+  limit: number;
+  cursor: string | undefined;
+  /** One line per parameter that could not be used; the page answers 400 with them. */
+  problems: string[];
+}
+
+const OPERATORS: readonly PayloadOperator[] = ['!=', '<=', '>=', '=', '<', '>'];
+const CONDITION = /^\s*([^\s=!<>]+)\s*(!=|<=|>=|=|<|>)\s*(.*?)\s*$/s;
+
+/** `device.id = boiler-7`: a dotted path, an operator, a JSON scalar or bare text. */
+export function parsePayloadCondition(raw: string): PayloadCondition | string {
+  const m = CONDITION.exec(raw);
+  if (!m)
+    return `payload "${raw}": expected path, operator (= != < <= > >=) and value, e.g. temperature >= 30`;
+  const [, dotted, op, text] = m as unknown as [string, string, PayloadOperator, string];
+  const path = dotted.split('.');
+  if (path.some((k) => k === '') || path.length > MAX_PATH_DEPTH) {
+    return `payload "${raw}": the path must be names separated by single dots`;
+  }
+  if (!OPERATORS.includes(op)) return `payload "${raw}": unknown operator`;
+  // Only scalars are read as JSON (a leading `{` or `[` stays text), so containment stays one level deep.
+  let value: unknown = text;
+  if (/^(-?\d|true$|false$|null$|")/.test(text)) {
+    try {
+      value = JSON.parse(text);
+    } catch {
+      value = text;
+    }
+  }
+  if (value !== null && typeof value === 'object')
+    return `payload "${raw}": compare with a number, text, true, false or null`;
+  if (value === null && op !== '=' && op !== '!=') return `payload "${raw}": null compares with = or != only`;
+  return { path, op, value: value as PayloadCondition['value'] };
+}
+
+/** A time from `from`/`to`: ISO 8601; no offset means UTC (what a datetime-local input sends). */
+export function parseTime(raw: string): Date | undefined {
+  const withZone = /(Z|[+-]\d{2}:?\d{2})$/i.test(raw) ? raw : /T/.test(raw) ? `${raw}Z` : `${raw}T00:00Z`;
+  if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(withZone))
+    return undefined;
+  const d = new Date(withZone);
+  return Number.isNaN(d.getTime()) ? undefined : d;
+}
+
+export function parseSearch(params: URLSearchParams): ParsedSearch {
+  const problems: string[] = [];
+  const one = (name: string): string | undefined => {
+    const v = params.get(name)?.trim();
+    return v === undefined || v === '' ? undefined : v;
+  };
+  const many = (name: string): string[] => {
+    const values = params
+      .getAll(name)
+      .map((v) => v.trim())
+      .filter((v) => v !== '');
+    if (values.length > MAX_VALUES) problems.push(`${name}: at most ${MAX_VALUES} values`);
+    return values.slice(0, MAX_VALUES);
+  };
+  const filter: EventFilter = {};
+  for (const bound of ['from', 'to'] as const) {
+    const raw = one(bound);
+    if (raw === undefined) continue;
+    const d = parseTime(raw);
+    if (d) filter[bound] = d;
+    else problems.push(`${bound}: "${raw}" is not a date and time such as 2026-11-24T08:00Z`);
+  }
+  if (filter.from && filter.to && filter.from >= filter.to) problems.push('from: must be before to');
+  const text = one('q');
+  if (text !== undefined) {
+    if (text.length > MAX_TEXT) problems.push(`q: at most ${MAX_TEXT} characters`);
+    else filter.text = text;
+  }
+  const payload: PayloadCondition[] = [];
+  for (const raw of many('payload')) {
+    const c = parsePayloadCondition(raw);
+    if (typeof c === 'string') problems.push(c);
+    else payload.push(c);
+  }
+  if (payload.length) filter.payload = payload;
+  const types = many('type');
+  if (types.length) filter.types = types;
+  const sources = many('source');
+  if (sources.length) filter.sources = sources;
+  const subject = one('subject');
+  if (subject !== undefined) filter.subject = subject;
+  const extensions: Record<string, string> = {};
+  for (const raw of many('ext')) {
+    const eq = raw.indexOf('=');
+    const name = raw.slice(0, eq).trim().toLowerCase();
+    // CloudEvents attribute names: lower-case letters and digits.
+    if (eq < 1 || !/^[a-z0-9]{1,20}$/.test(name))
+      problems.push(`ext "${raw}": expected name=value, name of a-z and 0-9`);
+    else extensions[name] = raw.slice(eq + 1).trim();
+  }
+  if (Object.keys(extensions).length) filter.extensions = extensions;
+  const severity = one('severity');
+  if (severity !== undefined) {
+    const name = severity.toLowerCase();
+    // Own keys only: `constructor` or `__proto__` must not reach the query as a "rank".
+    const rank = Object.hasOwn(SEVERITY_ALIASES, name) ? SEVERITY_ALIASES[name] : undefined;
+    if (rank === undefined) problems.push(`severity: expected one of ${Object.keys(SEVERITY).join(', ')}`);
+    else filter.minSeverity = rank;
+  }
+  let limit = DEFAULT_LIMIT;
+  const rawLimit = one('limit');
+  if (rawLimit !== undefined) {
+    const n = /^\d{1,6}$/.test(rawLimit) ? Number(rawLimit) : Number.NaN;
+    if (!(n >= 1 && n <= MAX_LIMIT)) problems.push(`limit: expected a whole number from 1 to ${MAX_LIMIT}`);
+    else limit = n;
+  }
+  return { filter, shape: filterShape(filter), limit, cursor: one('cursor'), problems };
+}
+
+/** The query string of `params` with `cursor` replaced (or removed when undefined). */
+export function withCursor(params: URLSearchParams, cursor: string | undefined): string {
+  const next = new URLSearchParams(params);
+  next.delete('cursor');
+  if (cursor !== undefined) next.set('cursor', cursor);
+  const s = next.toString();
+  return s ? `?${s}` : '';
+}

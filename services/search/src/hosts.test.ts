@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_ALLOWED_HOSTS } from './config.js';
+import { hostMatcher, hostName } from './hosts.js';
+
+describe('allowed hosts', () => {
+  const allowed = hostMatcher(DEFAULT_ALLOWED_HOSTS.split(','));
+
+  it('allows the default hosts with or without a port, in any letter case', () => {
+    for (const host of [
+      'localhost',
+      'LOCALHOST:9000',
+      '127.0.0.1:9000',
+      'local',
+      'printer.local',
+      'a.b.local:80',
+    ]) {
+      expect(allowed(host), host).toBe(true);
+    }
+  });
+
+  it('refuses hosts that only look like an allowed one', () => {
+    for (const host of [
+      'evil.com',
+      'localhost.evil.com',
+      'evillocal',
+      '127.0.0.2',
+      '[::1]:9000',
+      '',
+      ':9000',
+    ]) {
+      expect(allowed(host), host).toBe(false);
+    }
+    expect(allowed(undefined)).toBe(false);
+  });
+
+  it('reads IPv6 literals and a trailing dot', () => {
+    expect(hostName('[::1]:9000')).toBe('::1');
+    expect(hostName('Localhost.:9000')).toBe('localhost');
+    expect(hostMatcher(['::1'])('[::1]:9000')).toBe(true);
+  });
+
+  it('refuses an empty list when the filter is built', () => {
+    expect(() => hostMatcher([' ', ''])).toThrow(/ALLOWED_HOSTS/);
+  });
+});

@@ -1,0 +1,38 @@
+/**
+ * Wiring only: configuration -> telemetry -> service -> listener -> shutdown (live tails, then
+ * listener, then pool, then telemetry).
+ */
+import { runMain } from '@event-observatory/service-kit/config';
+import { createLogger } from '@event-observatory/service-kit/logger';
+import { createMetrics } from '@event-observatory/service-kit/metrics';
+import { installShutdown, serveApp } from '@event-observatory/service-kit/server';
+import { startTracing } from '@event-observatory/service-kit/tracing';
+import { databaseUrlFromEnv } from '@event-observatory/store';
+import { readSearchConfig } from './config.js';
+import { createSearchService } from './service.js';
+
+runMain(async () => {
+  const config = readSearchConfig(process.env);
+  const databaseUrl = databaseUrlFromEnv(process.env);
+  const tracing = startTracing({ service: 'search', version: config.version });
+  const logger = createLogger({ service: 'search', version: config.version, level: config.logLevel });
+  const { registry } = createMetrics({ service: 'search', version: config.version });
+  const service = createSearchService({ config, databaseUrl, registry, logger });
+  const server = await serveApp(service.app, { host: config.host, port: config.port, drainMs: 5_000 });
+  logger.info({ url: server.url, allowedHosts: config.allowedHosts }, 'listening');
+  installShutdown({
+    steps: [
+      {
+        name: 'listener',
+        run: () => {
+          service.endTails();
+          return server.close();
+        },
+      },
+      { name: 'read pool', run: () => service.close() },
+      { name: 'telemetry', run: () => tracing.shutdown() },
+    ],
+    timeoutMs: 15_000,
+    logger,
+  });
+});

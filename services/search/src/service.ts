@@ -1,0 +1,51 @@
+/**
+ * Builds the search service from configuration: the read pool `observatory-read` (8 connections,
+ * read-only, statement timeout 2 s, connection timeout 3 s) with its pool meters, the search
+ * meters, the cursor codec and the app. `main.ts` adds the listener, telemetry and signals.
+ */
+import type { Logger } from '@event-observatory/service-kit/logger';
+import { createReadPool } from '@event-observatory/store';
+import type { Registry } from 'prom-client';
+import { buildApp } from './app.js';
+import type { SearchConfig } from './config.js';
+import { cursorCodec } from './cursor.js';
+import { createSearchMeters } from './metrics.js';
+
+export interface ServiceOptions {
+  config: Pick<SearchConfig, 'allowedHosts' | 'secret'>;
+  databaseUrl: string;
+  registry: Registry;
+  logger?: Logger;
+  /** Live-tail poll period; default 1 s. */
+  tailPollMs?: number;
+}
+
+export type SearchService = ReturnType<typeof createSearchService>;
+
+export function createSearchService(opts: ServiceOptions) {
+  const pool = createReadPool({ url: opts.databaseUrl, registry: opts.registry });
+  const shutdown = new AbortController();
+  const app = buildApp({
+    pool,
+    registry: opts.registry,
+    meters: createSearchMeters(opts.registry),
+    cursors: cursorCodec(opts.config.secret),
+    allowedHosts: opts.config.allowedHosts,
+    shutdown: shutdown.signal,
+    ...(opts.logger ? { logger: opts.logger } : {}),
+    ...(opts.tailPollMs !== undefined ? { tailPollMs: opts.tailPollMs } : {}),
+  });
+  return {
+    app,
+    pool,
+    /** Ends every live tail (so the listener can drain), then closes the pool. */
+    async close(): Promise<void> {
+      shutdown.abort();
+      await pool.end();
+    },
+    /** Ends the live tails only; call before closing the listener. */
+    endTails(): void {
+      shutdown.abort();
+    },
+  };
+}

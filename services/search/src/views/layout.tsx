@@ -1,0 +1,55 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
+/** The page frame: language, viewport for phones, skip link, navigation, one main landmark. */
+import { raw } from 'hono/html';
+import type { Child } from 'hono/jsx';
+
+export interface LayoutProps {
+  title: string;
+  current: 'overview' | 'search' | 'none';
+  script?: boolean;
+  children?: Child;
+}
+
+export function Layout(props: LayoutProps) {
+  // The doctype keeps browsers in standards mode (without it they lay the page out in quirks mode).
+  return (
+    <>
+      {raw('<!DOCTYPE html>')}
+      <html lang="en">
+        <head>
+          <meta charset="utf-8" />
+          <meta name="viewport" content="width=device-width, initial-scale=1" />
+          <title>{`${props.title} · Event observatory`}</title>
+          <link rel="stylesheet" href="/assets/site.css" />
+          {props.script ? <script src="/assets/tail.js" defer /> : null}
+        </head>
+        <body>
+          <a class="skip" href="#main">
+            Skip to content
+          </a>
+          <header>
+            <span class="brand">Event observatory</span>
+            <nav aria-label="Main">
+              <a href="/" aria-current={props.current === 'overview' ? 'page' : undefined}>
+                Overview
+              </a>{' '}
+              ·{' '}
+              <a href="/events" aria-current={props.current === 'search' ? 'page' : undefined}>
+                Search
+              </a>
+            </nav>
+          </header>
+          <main id="main">{props.children}</main>
+        </body>
+      </html>
+    </>
+  );
+}
+
+export const number = new Intl.NumberFormat('en-US');
+
+/** `2026-11-24 08:00:00 UTC`-style text for a time. */
+export function utc(d: Date, withMs = true): string {
+  const iso = d.toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, withMs ? 23 : 19)}`;
+}

@@ -1,0 +1,294 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
+/** `GET /events`: the filter form (every filter a query parameter), results, page links, facets, tail. */
+import {
+  type EventRow,
+  FACET_SAMPLE_CAP,
+  type Facets,
+  SEVERITY,
+  severityName,
+} from '@event-observatory/store';
+import type { Failure } from '../failures.js';
+import { MAX_LIMIT, withCursor } from '../filters.js';
+import type { SearchView } from '../search.js';
+import { Layout, number, utc } from './layout.js';
+
+export interface SearchPageProps {
+  params: URLSearchParams;
+  problems: string[];
+  view?: SearchView;
+  failure?: Failure;
+}
+
+/** Link to one event; the time bounds the lookup to one partition and the time index. */
+export function eventHref(row: Pick<EventRow, 'key'>): string {
+  return `/events/${row.key.uid}?${new URLSearchParams({ t: row.key.occurredAt })}`;
+}
+
+function TextField(props: {
+  name: string;
+  label: string;
+  value: string | undefined;
+  hint?: string;
+  id?: string;
+  wide?: boolean;
+}) {
+  const id = props.id ?? `f-${props.name}`;
+  return (
+    <div class={props.wide ? 'wide' : undefined}>
+      <label for={id}>{props.label}</label>
+      <input
+        id={id}
+        name={props.name}
+        type="text"
+        value={props.value ?? ''}
+        aria-describedby={props.hint ? `${id}-hint` : undefined}
+      />
+      {props.hint ? (
+        <span id={`${id}-hint`} class="hint">
+          {props.hint}
+        </span>
+      ) : null}
+    </div>
+  );
+}
+
+/** Every given value of a repeatable parameter, plus one empty field to add another. */
+function Repeated(props: { name: string; label: string; values: string[]; hint: string }) {
+  return (
+    <>
+      {[...props.values, ''].map((value, i) => (
+        <TextField
+          name={props.name}
+          id={`f-${props.name}-${i}`}
+          label={i === 0 ? props.label : `${props.label} (${i + 1})`}
+          value={value}
+          hint={props.hint}
+        />
+      ))}
+    </>
+  );
+}
+
+function FilterForm(props: { params: URLSearchParams }) {
+  const p = props.params;
+  const get = (n: string) => p.get(n) ?? undefined;
+  const severity = (p.get('severity') ?? '').toLowerCase();
+  const limit = p.get('limit') ?? '50';
+  return (
+    <form method="get" action="/events" class="filters" aria-label="Event filters">
+      <TextField
+        name="q"
+        label="Text"
+        value={get('q')}
+        hint='Words in type, source, subject, tags or payload text; "exact phrase", or, -exclude'
+        wide
+      />
+      <TextField name="from" label="From (UTC)" value={get('from')} hint="e.g. 2026-11-24T08:00" />
+      <TextField name="to" label="To (UTC)" value={get('to')} hint="exclusive" />
+      <TextField name="type" label="Type" value={get('type')} hint="exact, e.g. com.example.alarm" />
+      <TextField name="source" label="Source" value={get('source')} hint="exact" />
+      <TextField name="subject" label="Subject" value={get('subject')} hint="exact" />
+      <div>
+        <label for="f-severity">Minimum severity</label>
+        <select id="f-severity" name="severity">
+          <option value="">Any</option>
+          {Object.keys(SEVERITY).map((name) => (
+            <option value={name} selected={name === severity}>
+              {name}
+            </option>
+          ))}
+        </select>
+      </div>
+      <Repeated
+        name="payload"
+        label="Payload condition"
+        values={p.getAll('payload').filter((v) => v.trim() !== '')}
+        hint="path op value, e.g. temperature >= 30 or device.id = boiler-7"
+      />
+      <Repeated
+        name="ext"
+        label="Extension"
+        values={p.getAll('ext').filter((v) => v.trim() !== '')}
+        hint="name=value, e.g. region=eu"
+      />
+      <div>
+        <label for="f-limit">Rows per page</label>
+        <select id="f-limit" name="limit">
+          {['25', '50', '100', String(MAX_LIMIT)].map((n) => (
+            <option value={n} selected={n === limit}>
+              {n}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="wide">
+        <button type="submit">Search</button> <a href="/events">Clear filters</a>
+      </div>
+    </form>
+  );
+}
+
+function Total(props: { total: SearchView['total'] }) {
+  const t = props.total;
+  if ('message' in t)
+    return <p role="status">Matching events: count unavailable ({t.title.toLowerCase()}).</p>;
+  return (
+    <p role="status">
+      Matching events: <strong>{t.capped ? `${number.format(t.total)}+` : number.format(t.total)}</strong>
+    </p>
+  );
+}
+
+function Results(props: { rows: EventRow[] }) {
+  if (props.rows.length === 0) return <p>No events match these filters.</p>;
+  return (
+    <div class="scroll">
+      <table>
+        <caption class="hint">Newest first; times in UTC.</caption>
+        <thead>
+          <tr>
+            <th scope="col">Time</th>
+            <th scope="col">Severity</th>
+            <th scope="col">Type</th>
+            <th scope="col">Source</th>
+            <th scope="col">Subject</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.rows.map((r) => (
+            <tr>
+              <td>
+                <a href={eventHref(r)}>{utc(r.occurredAt)}</a>
+              </td>
+              <td>
+                {r.severityRank === null ? '' : (severityName(r.severityRank) ?? String(r.severityRank))}
+              </td>
+              <td class="wrap">{r.type}</td>
+              <td class="wrap">{r.source}</td>
+              <td class="wrap">{r.subject ?? ''}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function FacetList(props: {
+  title: string;
+  param: string;
+  params: URLSearchParams;
+  values: { value: string; count: number }[];
+}) {
+  return (
+    <>
+      <h3>{props.title}</h3>
+      <ul>
+        {props.values.map((f) => {
+          const next = new URLSearchParams(props.params);
+          next.delete('cursor');
+          next.append(props.param, f.value);
+          return (
+            <li>
+              <a href={`/events?${next}`}>{f.value}</a> ({number.format(f.count)})
+            </li>
+          );
+        })}
+      </ul>
+    </>
+  );
+}
+
+function FacetPanel(props: { facets: Facets | Failure; params: URLSearchParams }) {
+  const f = props.facets;
+  return (
+    <aside aria-labelledby="facets">
+      <h2 id="facets">Narrow down</h2>
+      {'message' in f ? (
+        <p>Facets unavailable ({f.title.toLowerCase()}).</p>
+      ) : (
+        <>
+          {f.sampled ? (
+            <p class="hint">Counted over the newest {number.format(FACET_SAMPLE_CAP)} matches.</p>
+          ) : null}
+          <FacetList title="Types" param="type" params={props.params} values={f.types} />
+          <FacetList title="Sources" param="source" params={props.params} values={f.sources} />
+        </>
+      )}
+    </aside>
+  );
+}
+
+function Tail(props: { params: URLSearchParams }) {
+  const stream = new URLSearchParams(props.params);
+  stream.delete('cursor');
+  stream.delete('limit');
+  const query = stream.toString();
+  return (
+    <section id="tail-section" aria-labelledby="tail" data-stream={`/events/tail${query ? `?${query}` : ''}`}>
+      <h2 id="tail">Live tail</h2>
+      <p class="hint">
+        New events matching these filters appear here without reloading. The tail follows event time, so an
+        event that arrives late, with a time older than one already shown, is not shown.
+      </p>
+      <noscript>
+        <p>The live tail needs JavaScript; everything else on this page works without it.</p>
+      </noscript>
+      <button type="button" hidden>
+        Start live tail
+      </button>
+      <p data-status role="status" />
+      <ol class="tail" aria-label="Tailed events" />
+    </section>
+  );
+}
+
+export function SearchPage(props: SearchPageProps) {
+  const { params, view } = props;
+  return (
+    <Layout title="Search" current="search" script>
+      <h1>Search events</h1>
+      {props.problems.length > 0 ? (
+        <div class="problems" role="alert">
+          <p>Some filters could not be used:</p>
+          <ul>
+            {props.problems.map((p) => (
+              <li>{p}</li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      <FilterForm params={params} />
+      {props.failure ? (
+        <div class="problems" role="alert">
+          <h2>{props.failure.title}</h2>
+          <p>{props.failure.message}</p>
+        </div>
+      ) : null}
+      {view ? (
+        <div class="layout">
+          <section aria-labelledby="results">
+            <h2 id="results">Results</h2>
+            <Total total={view.total} />
+            <Results rows={view.page.rows} />
+            <nav class="pages" aria-label="Result pages">
+              {params.has('cursor') ? <a href={`/events${withCursor(params, undefined)}`}>Newest</a> : null}
+              {view.newer ? (
+                <a href={`/events${withCursor(params, view.newer)}`} rel="prev">
+                  ← Newer
+                </a>
+              ) : null}
+              {view.older ? (
+                <a href={`/events${withCursor(params, view.older)}`} rel="next">
+                  Older →
+                </a>
+              ) : null}
+            </nav>
+          </section>
+          <FacetPanel facets={view.facets} params={params} />
+        </div>
+      ) : null}
+      <Tail params={params} />
+    </Layout>
+  );
+}

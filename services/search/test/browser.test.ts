@@ -1,0 +1,179 @@
+/**
+ * The search UI in Chromium (playwright-core) on a store seeded with 12,000 events (more than the
+ * 10,000 total cap): every filter kind through the form, three pages forward and back, the capped
+ * total, an event's detail, keyboard use; screenshots of the overview and the search page.
+ */
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { launchChromium } from '@event-observatory/devstack/chromium';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, SEEDED, startHarness } from './harness.js';
+
+/** The folder the README points at (ignored by git: every run writes pictures of the current data). */
+const SCREENSHOTS = fileURLToPath(new URL('../screenshots/', import.meta.url));
+
+let h: Harness;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  [h, browser] = await Promise.all([startHarness('browser', { seed: SEEDED }), launchChromium()]);
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+/** The times of the result rows, as shown. */
+async function rowTimes(): Promise<string[]> {
+  return page.locator('section[aria-labelledby="results"] tbody tr td:first-child').allInnerTexts();
+}
+
+async function matching(): Promise<string> {
+  return (await page.getByRole('status').filter({ hasText: 'Matching events' }).textContent()) ?? '';
+}
+
+async function search(fill: Record<string, string>, select: Record<string, string> = {}): Promise<void> {
+  await page.goto(`${h.url}/events`);
+  for (const [label, value] of Object.entries(fill))
+    await page.getByLabel(label, { exact: true }).fill(value);
+  for (const [label, value] of Object.entries(select))
+    await page.getByLabel(label, { exact: true }).selectOption(value);
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.waitForURL(/\/events\?/);
+}
+
+describe('search UI in Chromium', () => {
+  it('shows the overview from the rollup and writes its screenshot', async () => {
+    await page.goto(`${h.url}/`);
+    await expect(page.getByRole('heading', { name: 'Overview', level: 1 }).isVisible()).resolves.toBe(true);
+    const events = (await page.locator('.card', { hasText: /^Events/ }).textContent()) ?? '';
+    expect(events.replace(/\D/g, '')).toBe(String(SEEDED));
+    expect(await page.locator('#top-types ~ div tbody tr').count()).toBe(10);
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: `${SCREENSHOTS}overview.png`, fullPage: true });
+  });
+
+  it('shows 10,000+ for a search with more than 10,000 matches, and says the facets are capped', async () => {
+    await page.goto(`${h.url}/events`);
+    expect(await matching()).toBe('Matching events: 10,000+');
+    // The facets are capped too: counted over the newest 1,000 matches, and the meter says so.
+    await page.getByText('Counted over the newest 1,000 matches.').waitFor();
+    expect(await h.metric(/^search_facets_capped_total/)).toBeGreaterThanOrEqual(1);
+    await page.screenshot({ path: `${SCREENSHOTS}search.png`, fullPage: false });
+  });
+
+  it('searches by free text', async () => {
+    await search({ Text: 'overflow' });
+    // Rows n with n % 997 = 0: 997, 1994, ..., 11964.
+    expect(await matching()).toBe('Matching events: 12');
+    expect(page.url()).toContain('q=overflow');
+  });
+
+  it('searches by payload equality and by payload comparison', async () => {
+    await search({ 'Payload condition': 'device.id = dev-7' });
+    expect(await matching()).toBe('Matching events: 3');
+    await search({ 'Payload condition': 'temperature >= 98' });
+    expect(await matching()).toBe('Matching events: 240');
+  });
+
+  it('searches by type, source, subject and extension attributes', async () => {
+    await search({ Type: 'com.example.t3' });
+    expect(await matching()).toBe('Matching events: 600');
+    await search({ Source: 'urn:seed:source-7' });
+    expect(await matching()).toBe('Matching events: 240');
+    await search({ Subject: 'subject-5' });
+    expect(await matching()).toBe('Matching events: 12');
+    await search({ Extension: 'region=eu', Type: 'com.example.t3' });
+    // n % 3 = 0 and n % 20 = 3: one n in 60.
+    expect(await matching()).toBe('Matching events: 200');
+  });
+
+  it('searches by minimum severity', async () => {
+    await search({}, { 'Minimum severity': 'critical' });
+    expect(await matching()).toBe('Matching events: 24');
+    await search({}, { 'Minimum severity': 'error' });
+    expect(await matching()).toBe('Matching events: 144');
+  });
+
+  it('searches by time range, and keeps every filter in the URL', async () => {
+    const to = new Date(h.seedEnd.getTime() - 3_600_000);
+    const from = new Date(to.getTime() - 3_600_000);
+    await search({ 'From (UTC)': from.toISOString(), 'To (UTC)': to.toISOString(), Type: 'com.example.t1' });
+    const times = (await rowTimes()).map((t) => new Date(`${t.replace(' ', 'T')}Z`).getTime());
+    expect(times.length).toBeGreaterThan(0);
+    for (const t of times) {
+      expect(t).toBeGreaterThanOrEqual(from.getTime());
+      expect(t).toBeLessThan(to.getTime());
+    }
+    const url = new URL(page.url());
+    expect(url.searchParams.get('from')).toBe(from.toISOString());
+    expect(url.searchParams.get('type')).toBe('com.example.t1');
+    // The bookmarked URL gives the same page.
+    const again = await browser.newPage();
+    await again.goto(page.url());
+    expect(await again.locator('section[aria-labelledby="results"] tbody tr').count()).toBe(times.length);
+    await again.close();
+  });
+
+  it('pages forward through three pages with the cursor and back again', async () => {
+    await search({ Type: 'com.example.t3' }, { 'Rows per page': '25' });
+    const pages = [await rowTimes()];
+    for (let i = 0; i < 2; i++) {
+      await page.getByRole('link', { name: 'Older →' }).click();
+      await page.waitForLoadState();
+      pages.push(await rowTimes());
+    }
+    for (const rows of pages) expect(rows).toHaveLength(25);
+    const all = pages.flat();
+    expect(new Set(all).size).toBe(75);
+    expect([...all].sort().reverse()).toEqual(all);
+    expect(page.url()).toContain('type=com.example.t3');
+    await page.getByRole('link', { name: '← Newer' }).click();
+    await page.waitForLoadState();
+    expect(await rowTimes()).toEqual(pages[1]);
+    await page.getByRole('link', { name: '← Newer' }).click();
+    await page.waitForLoadState();
+    expect(await rowTimes()).toEqual(pages[0]);
+    expect(await page.getByRole('link', { name: '← Newer' }).count()).toBe(0);
+  });
+
+  it('opens an event and shows the verbatim CloudEvent', async () => {
+    await search({ 'Payload condition': 'device.id = dev-7' });
+    await page.locator('section[aria-labelledby="results"] tbody tr a').first().click();
+    await page.waitForURL(/\/events\/[0-9a-f-]{36}\?t=/);
+    const raw = JSON.parse((await page.locator('pre').textContent()) ?? '') as Record<string, unknown>;
+    expect(raw).toMatchObject({
+      specversion: '1.0',
+      id: 'seed-7',
+      source: 'urn:seed:source-7',
+      region: 'us',
+    });
+    expect(raw.data).toMatchObject({ device: { id: 'dev-7' }, n: 7 });
+  });
+
+  it('can be used with the keyboard alone: tab to the text field, type, press Enter', async () => {
+    await page.goto(`${h.url}/events`);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement?.textContent')).toBe('Skip to content');
+    // The skip link moves the focus start to the main content: the next Tab reaches the first field.
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate("document.activeElement?.getAttribute('name')")).toBe('q');
+    await page.keyboard.type('overflow');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/q=overflow/);
+    expect(await matching()).toBe('Matching events: 12');
+  });
+
+  it('fits a phone screen without sideways scrolling of the page', async () => {
+    const phone = await browser.newPage({ viewport: { width: 375, height: 740 }, isMobile: true });
+    await phone.goto(`${h.url}/events?type=com.example.t3`);
+    const overflow = await phone.evaluate('document.documentElement.scrollWidth - window.innerWidth');
+    expect(overflow).toBeLessThanOrEqual(0);
+    await phone.close();
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * Test harness: the search service in-process, listening on an ephemeral port, over a fresh
+ * database of the devstack PostgreSQL with the migrations applied and, optionally, seeded rows.
+ */
+import { randomUUID } from 'node:crypto';
+import { createDatabase, rollupFromEvents, seedEvents } from '@event-observatory/devstack';
+import { createMetrics } from '@event-observatory/service-kit/metrics';
+import { type RunningServer, serveApp } from '@event-observatory/service-kit/server';
+import { migrate } from '@event-observatory/store';
+import pg from 'pg';
+import type { Registry } from 'prom-client';
+import { inject } from 'vitest';
+import { createSearchService, DEFAULT_ALLOWED_HOSTS, type SearchService } from '../src/index.js';
+
+export const SECRET = 'search-test-secret-0123456789abcdef';
+/** Rows of the standard seed: more than the 10,000 total cap. */
+export const SEEDED = 12_000;
+export const SEED_SPAN_MS = 7 * 86_400_000;
+
+export interface Harness {
+  url: string;
+  databaseUrl: string;
+  service: SearchService;
+  registry: Registry;
+  server: RunningServer;
+  /** A writable pool on the same database (the service's own is read-only). */
+  db: pg.Pool;
+  /** The end of the seeded range: row n is at `seedEnd - n * step`. */
+  seedEnd: Date;
+  get(path: string, headers?: Record<string, string>): Promise<Response>;
+  metric(line: RegExp): Promise<number | undefined>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(
+  name: string,
+  opts: { seed?: number; tailPollMs?: number } = {},
+): Promise<Harness> {
+  const stack = inject('stack');
+  const databaseUrl = await createDatabase(stack.databaseUrl, `s_${name}_${randomUUID().slice(0, 8)}`);
+  await migrate({ url: databaseUrl });
+  const db = new pg.Pool({ connectionString: databaseUrl, max: 3 });
+  db.on('error', () => {});
+  const seedEnd = new Date(Math.floor(Date.now() / 1000) * 1000);
+  const count = opts.seed ?? 0;
+  if (count > 0) {
+    await seedEvents(db, { count, spanMs: SEED_SPAN_MS, end: seedEnd });
+    await rollupFromEvents(db);
+  }
+  const { registry } = createMetrics({ service: 'search', version: 'test' });
+  const service = createSearchService({
+    config: { allowedHosts: DEFAULT_ALLOWED_HOSTS.split(','), secret: SECRET },
+    databaseUrl,
+    registry,
+    ...(opts.tailPollMs !== undefined ? { tailPollMs: opts.tailPollMs } : {}),
+  });
+  const server = await serveApp(service.app, { host: '127.0.0.1', port: 0, drainMs: 1_000 });
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    fetch(`${server.url}${path}`, { headers });
+  return {
+    url: server.url,
+    databaseUrl,
+    service,
+    registry,
+    server,
+    db,
+    seedEnd,
+    get,
+    async metric(line) {
+      const text = await registry.metrics();
+      const found = text.split('\n').find((l) => line.test(l));
+      return found === undefined ? undefined : Number(found.slice(found.lastIndexOf(' ') + 1));
+    },
+    async close() {
+      service.endTails();
+      await server.close();
+      await service.close();
+      await db.end();
+    },
+  };
+}

@@ -1,0 +1,245 @@
+/**
+ * The search service over HTTP on a seeded store: hostile input is harmless, failures read as
+ * words, the page views stay within seven read connections, readiness and metrics.
+ */
+import { request } from 'node:http';
+import { createMetrics } from '@event-observatory/service-kit/metrics';
+import { newestEventKey, tailEvents } from '@event-observatory/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSearchService } from '../src/index.js';
+import { type Harness, SECRET, startHarness } from './harness.js';
+
+const SEED = 600;
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness('http', { seed: SEED });
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+/** A GET with a Host header of our choosing (fetch does not let a caller set Host). */
+function getWithHost(url: string, path: string, host: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}${path}`, { headers: { host } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const SQLISH = [
+  "'; DROP TABLE events.cloud_event; --",
+  "x' OR '1'='1",
+  "'); SELECT pg_sleep(5); --",
+  '$1::text) OR true --',
+  '" || (SELECT version()) || "',
+];
+
+async function storedRows(): Promise<number> {
+  const { rows } = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM events.cloud_event');
+  return rows[0]!.n;
+}
+
+function looksHandled(status: number, body: string): void {
+  expect(status === 200 || status === 400, `status ${status}`).toBe(true);
+  expect(body).toContain('Search events');
+  expect(body).not.toMatch(/\bat .+\.(ts|js):\d+/);
+  expect(body).not.toMatch(/syntax error|SQLSTATE|ERROR:/i);
+}
+
+describe('hostile input', () => {
+  it('finds nothing and breaks nothing with SQL-ish text in every free-form filter', async () => {
+    for (const s of SQLISH) {
+      for (const params of <Record<string, string>[]>[
+        { q: s },
+        { type: s },
+        { source: s },
+        { subject: s },
+        { payload: `device.id = ${s}` },
+        { payload: `${s.replace(/[\s=!<>]/g, '')} = 1` },
+        { ext: `region=${s}` },
+      ]) {
+        const res = await h.get(`/events?${new URLSearchParams(params)}`);
+        const body = await res.text();
+        looksHandled(res.status, body);
+        expect(res.status, JSON.stringify(params)).toBe(200);
+        expect(body, JSON.stringify(params)).toContain('No events match these filters.');
+      }
+    }
+    expect(await storedRows()).toBe(SEED);
+  });
+
+  it('answers 400 naming the filter for SQL-ish text in the typed filters', async () => {
+    for (const s of SQLISH) {
+      for (const name of ['from', 'to', 'severity', 'limit', 'cursor', 'ext']) {
+        const res = await h.get(`/events?${new URLSearchParams({ [name]: s })}`);
+        const body = await res.text();
+        looksHandled(res.status, body);
+        expect(res.status, `${name}=${s}`).toBe(400);
+        expect(body).toContain(`${name}:`.replace('ext:', 'ext &quot;'));
+      }
+    }
+    expect(await storedRows()).toBe(SEED);
+  });
+
+  it('refuses a tampered cursor with 400 and a sentence, and accepts the untouched one', async () => {
+    const first = await (await h.get('/events?limit=5')).text();
+    const next = /href="([^"]*)" rel="next"/.exec(first)?.[1]?.replace(/&amp;/g, '&');
+    const token = new URLSearchParams(next?.split('?')[1]).get('cursor')!;
+    expect((await h.get(`/events?limit=5&cursor=${encodeURIComponent(token)}`)).status).toBe(200);
+    const flipped = `${token.slice(0, 3)}${token[3] === 'A' ? 'B' : 'A'}${token.slice(4)}`;
+    const res = await h.get(`/events?limit=5&cursor=${encodeURIComponent(flipped)}`);
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain('cursor: not a cursor of this service');
+  });
+
+  it('refuses a huge page request and an oversized text, and serves the largest page allowed', async () => {
+    for (const limit of ['251', '100000', '99999999999999999999', '-1', '1e9']) {
+      const res = await h.get(`/events?limit=${limit}`);
+      expect(res.status, limit).toBe(400);
+      expect(await res.text()).toContain('limit: expected a whole number from 1 to 250');
+    }
+    const long = await h.get(`/events?q=${'a'.repeat(5_000)}`);
+    expect(long.status).toBe(400);
+    const max = await (await h.get('/events?limit=250')).text();
+    expect(max.match(/<tr>/g)?.length).toBe(251);
+  });
+
+  it('answers 400 in the error body to an unknown Host header, and serves an allowed one', async () => {
+    for (const host of ['evil.example', 'localhost.evil.example', `evil.example:${h.server.port}`]) {
+      const res = await getWithHost(h.url, '/events', host);
+      expect(res.status, host).toBe(400);
+      expect(JSON.parse(res.body)).toEqual({
+        error: {
+          code: 400,
+          status: 'INVALID_ARGUMENT',
+          message: 'this host name is not allowed (ALLOWED_HOSTS)',
+          details: [{ reason: 'host-not-allowed', domain: 'observatory.events', metadata: { host } }],
+        },
+      });
+    }
+    expect((await getWithHost(h.url, '/', `printer.local:${h.server.port}`)).status).toBe(200);
+    expect((await getWithHost(h.url, '/health/live', '10.1.2.3:9000')).status).toBe(200);
+  });
+});
+
+describe('failures', () => {
+  it('shows a clear message, not a stack, when a query hits the 2 s statement timeout', async () => {
+    const locker = await h.db.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE events.cloud_event IN ACCESS EXCLUSIVE MODE');
+      const started = Date.now();
+      const res = await h.get('/events?q=alpha');
+      const body = await res.text();
+      expect(Date.now() - started).toBeLessThan(4_000);
+      expect(res.status).toBe(504);
+      expect(body).toContain('The search took too long');
+      expect(body).toContain('stopped this query after 2 s');
+      expect(body).not.toMatch(/canceling statement|\bat .+\.(ts|js):\d+/);
+    } finally {
+      await locker.query('ROLLBACK');
+      locker.release();
+    }
+  });
+
+  it('answers 404 with a page for an unknown or malformed event id', async () => {
+    expect((await h.get('/events/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await h.get("/events/1';--")).status).toBe(404);
+  });
+});
+
+describe('read connections', () => {
+  it('an overview page view and a search page view each take at most seven of the eight connections', async () => {
+    for (const path of ['/?range=30d', '/events?q=alpha&payload=temperature%3E10']) {
+      const { registry } = createMetrics({ service: 'search', version: 'test' });
+      const fresh = createSearchService({
+        config: { allowedHosts: ['localhost'], secret: SECRET },
+        databaseUrl: h.databaseUrl,
+        registry,
+      });
+      try {
+        const res = await fresh.app.request(path, { headers: { host: 'localhost' } });
+        expect(res.status).toBe(200);
+        // Connections open only on demand: the count is the page view's peak concurrency.
+        expect(fresh.pool.totalCount, path).toBeGreaterThan(0);
+        expect(fresh.pool.totalCount, path).toBeLessThanOrEqual(7);
+      } finally {
+        await fresh.close();
+      }
+    }
+  });
+});
+
+describe('readiness and metrics', () => {
+  it('is ready when the read pool hands out a connection, and not when the store is unreachable', async () => {
+    const ready = await h.get('/health/ready');
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'UP', database: 'UP' });
+    const { registry } = createMetrics({ service: 'search', version: 'test' });
+    const broken = createSearchService({
+      config: { allowedHosts: ['localhost'], secret: SECRET },
+      databaseUrl: 'postgres://observatory@127.0.0.1:1/none',
+      registry,
+    });
+    try {
+      const res = await broken.app.request('/health/ready');
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { status: string }).status).toBe('DOWN');
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('publishes the search meters with all 16 shapes, the page kinds and the read pool', async () => {
+    await h.get('/events?q=alpha&severity=error');
+    const text = await h.registry.metrics();
+    const shapes = new Set(
+      [...text.matchAll(/search_query_duration_seconds_count\{[^}]*shape="([^"]+)"/g)].map((m) => m[1]),
+    );
+    expect(shapes.size).toBe(16);
+    expect(text).toMatch(/search_query_duration_seconds_bucket\{[^}]*le="10"[^}]*shape="text\+attrs"/);
+    expect(
+      await h.metric(/^search_query_duration_seconds_count\{.*shape="text\+attrs"/),
+    ).toBeGreaterThanOrEqual(1);
+    expect(await h.metric(/^search_results_returned_count\{.*shape="text\+attrs"/)).toBeGreaterThanOrEqual(1);
+    expect(text).toMatch(/search_results_returned_bucket\{[^}]*le="250"/);
+    expect(await h.metric(/^search_pages_total\{.*page="first"/)).toBeGreaterThanOrEqual(1);
+    expect(await h.metric(/^search_pages_total\{.*page="continuation"/)).toBeGreaterThanOrEqual(1);
+    expect(text).toMatch(/^search_facets_capped_total/m);
+    expect(text).toMatch(/^tail_connections/m);
+    expect(text).toMatch(/^tail_events_delivered_total/m);
+    expect(await h.metric(/^pool_connections_max\{.*pool="observatory-read"/)).toBe(8);
+    expect(text).toMatch(/http_server_requests_seconds_count\{[^}]*uri="\/events"/);
+  });
+});
+
+describe('live tail order', () => {
+  it('follows event time: a late event older than one already tailed is missed (documented), a newer one is not', async () => {
+    const source = 'urn:test:tail-order';
+    const insert = (id: string, at: Date) =>
+      h.db.query(
+        `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+         VALUES ($1, $2, $3, 'com.example.order', jsonb_build_object('id', $3::text))`,
+        [at, source, id],
+      );
+    const now = Date.now();
+    await insert('first', new Date(now - 60_000));
+    const filter = { sources: [source] };
+    const since = await newestEventKey(h.service.pool, filter);
+    await insert('late', new Date(now - 3_600_000));
+    await insert('next', new Date(now - 30_000));
+    const rows = await tailEvents(h.service.pool, filter, since, 100);
+    expect(rows.map((r) => r.type)).toEqual(['com.example.order']);
+    expect(rows[0]!.occurredAt.getTime()).toBe(now - 30_000);
+  });
+});

@@ -1,0 +1,13 @@
+import { defineConfig, mergeConfig } from 'vitest/config';
+import { sharedConfig } from '../../vitest.shared.js';
+
+export default mergeConfig(
+  sharedConfig,
+  defineConfig({
+    test: {
+      globalSetup: ['@event-observatory/devstack/vitest-setup'],
+      testTimeout: 120_000,
+      hookTimeout: 180_000,
+    },
+  }),
+);
