@@ -19,13 +19,7 @@ ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=fals
 # file changes, not on every source edit (this stage's output is identical otherwise).
 FROM base AS manifests
 COPY . /src
-RUN cd /src && mkdir /manifests && cp package.json package-lock.json /manifests/ \
- && node -e ' \
-      const { cpSync, existsSync, readdirSync } = require("node:fs"); \
-      for (const w of require("./package.json").workspaces) { \
-        const dirs = w.endsWith("/*") ? readdirSync(w.slice(0, -2)).map((d) => `${w.slice(0, -2)}/${d}`) : [w]; \
-        for (const d of dirs) if (existsSync(`${d}/package.json`)) cpSync(`${d}/package.json`, `/manifests/${d}/package.json`); \
-      }
+RUN sh /src/scripts/images/copy-manifests.sh /src /manifests
 
 # `npm install` of the locked versions, as `make install` does: the registry mirror reachable here
 # lacks other platforms' optional binaries, which `npm ci` counts as a lock mismatch. Install
