@@ -58,7 +58,7 @@ const COMMANDS: Record<string, LifecycleCommand> = {
 export function buildApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   const app = new Hono<{ Variables: AuthVariables }>();
   app.onError(errorHandler(deps.logger ? { logger: deps.logger } : {}));
-  app.notFound(notFoundHandler());
+  app.notFound(notFoundHandler(app));
 
   app.get('/metrics', metricsHandler(deps.registry));
   app.route('/', healthRoutes({ checks: deps.checks }));

@@ -64,7 +64,7 @@ export function buildApp(deps: AppDeps): OpenAPIHono<Env> {
   app.use(traceRequests());
   app.use(httpServerTimer(deps.registry));
   app.onError(errorHandler(deps.logger ? { logger: deps.logger } : {}));
-  app.notFound(notFoundHandler());
+  app.notFound(notFoundHandler(app));
   app.use('/v1/*', requireAuth(deps.verifier));
 
   app.openapi(createEventRoute, async (c) => {

@@ -76,11 +76,50 @@ const errors = (codes: Record<number, string>) =>
   );
 
 const rawBody = {
-  required: true,
+  // An event may have no data: binary mode with the ce-* headers alone is a whole event.
+  required: false,
   description:
-    'Binary mode: the payload, with ce-* headers and content-type = datacontenttype. Structured mode: a CloudEvent JSON document sent as application/cloudevents+json.',
+    'Binary mode: the payload, with ce-* headers and content-type = datacontenttype. Structured mode: a CloudEvent JSON document sent as application/cloudevents+json (ce-* headers are then ignored).',
   content: { 'application/octet-stream': { schema: { type: 'string' as const, format: 'binary' } } },
 };
+
+/** One binary-mode `ce-*` header parameter (plain OpenAPI: no validator reads headers before the handler). */
+const ceHeader = (
+  attribute: string,
+  required: boolean,
+  schema: Record<string, unknown>,
+  description: string,
+) => ({
+  name: `ce-${attribute}`,
+  in: 'header' as const,
+  required,
+  description: `${description} Binary mode; percent-encode characters outside printable ASCII.`,
+  schema: { type: 'string' as const, ...schema },
+});
+
+/**
+ * The binary-mode attribute headers (Document 1 "Input event attributes"): `ce-time` is required by
+ * this service. Further `ce-<extension>` headers (`[a-z0-9]{1,20}`) are accepted and not listed.
+ */
+const binaryModeHeaders = [
+  ceHeader('specversion', true, { enum: ['1.0'] }, 'CloudEvents version.'),
+  ceHeader('id', true, { minLength: 1, example: 'evt-1' }, 'Producer-supplied id.'),
+  ceHeader(
+    'source',
+    true,
+    { format: 'uri-reference', minLength: 1, example: 'https://example.com/sensors' },
+    'URI-reference of the producer.',
+  ),
+  ceHeader('type', true, { minLength: 1, example: 'com.example.reading' }, 'Kind of event.'),
+  ceHeader(
+    'time',
+    true,
+    { format: 'date-time', example: '2025-06-01T12:00:00Z' },
+    'RFC 3339 time; outside INGEST_MAX_PAST_SKEW..INGEST_MAX_FUTURE_SKEW of the service clock gives 400 OUT_OF_RANGE.',
+  ),
+  ceHeader('subject', false, { minLength: 1 }, 'Subject; part of the partition key.'),
+  ceHeader('dataschema', false, { format: 'uri' }, 'Absolute URI of the payload schema.'),
+];
 
 const security = [{ bearerAuth: [] as string[] }];
 
@@ -90,6 +129,7 @@ export const createEventRoute = createRoute({
   operationId: 'createEvent',
   summary: 'Create one event (binary or structured mode)',
   security,
+  parameters: binaryModeHeaders,
   request: { body: rawBody },
   responses: {
     200: { description: 'The created event', content: { 'application/json': { schema: EventSchema } } },
@@ -114,12 +154,9 @@ export const batchCreateRoute = createRoute({
       required: true,
       description: 'A JSON array of CloudEvents (JSON batch format)',
       // A plain schema object (not zod), so no request validator reads the body before the
-      // handler's size-bounded reader does.
-      content: {
-        'application/cloudevents-batch+json': {
-          schema: { type: 'array' as const, items: { type: 'object' as const, additionalProperties: true } },
-        },
-      },
+      // handler's size-bounded reader does. Items are any JSON value: each element is judged on
+      // its own (a malformed one is refused in its entry), so the document must not refuse it.
+      content: { 'application/cloudevents-batch+json': { schema: { type: 'array' as const, items: {} } } },
     },
   },
   responses: {
@@ -142,6 +179,7 @@ export const validateRoute = createRoute({
   operationId: 'validateEvent',
   summary: 'Validate one event without publishing it',
   security,
+  parameters: binaryModeHeaders,
   request: { body: rawBody },
   responses: {
     200: {

@@ -53,7 +53,7 @@ export function buildApp(deps: AppDeps): Hono {
   app.use(traceRequests());
   app.use(httpServerTimer(deps.registry));
   app.onError(errorHandler(deps.logger ? { logger: deps.logger } : {}));
-  app.notFound(notFoundHandler());
+  app.notFound(notFoundHandler(app));
   app.use(allowedHosts(deps.allowedHosts));
   app.use(async (c, next) => {
     await next();

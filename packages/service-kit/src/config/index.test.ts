@@ -13,6 +13,7 @@ import {
   oneOf,
   parseDuration,
   readConfig,
+  readListenerTimeouts,
   runMain,
   str,
   url,
@@ -218,5 +219,35 @@ describe('fatal and runMain', () => {
     expect(codes).toEqual([]);
     expect(() => fatal(new ConfigError('X', 'bad'), proc)).toThrow('X: bad');
     expect(written).toEqual(['configuration error: X: bad\n']);
+  });
+});
+
+describe('readListenerTimeouts', () => {
+  it('defaults to 30s request, 10s headers, 5s keep-alive and reads the three variables', () => {
+    expect(readListenerTimeouts({})).toEqual({
+      requestTimeoutMs: 30_000,
+      headersTimeoutMs: 10_000,
+      keepAliveTimeoutMs: 5_000,
+    });
+    expect(
+      readListenerTimeouts({
+        HTTP_REQUEST_TIMEOUT: '1m',
+        HTTP_HEADERS_TIMEOUT: '2s',
+        HTTP_KEEP_ALIVE_TIMEOUT: '500ms',
+      }),
+    ).toEqual({ requestTimeoutMs: 60_000, headersTimeoutMs: 2_000, keepAliveTimeoutMs: 500 });
+  });
+
+  it('stops with one line naming the variable on a bad or inconsistent value', () => {
+    expect(configError(() => readListenerTimeouts({ HTTP_REQUEST_TIMEOUT: '30' })).variable).toBe(
+      'HTTP_REQUEST_TIMEOUT',
+    );
+    expect(configError(() => readListenerTimeouts({ HTTP_KEEP_ALIVE_TIMEOUT: '0' })).variable).toBe(
+      'HTTP_KEEP_ALIVE_TIMEOUT',
+    );
+    expect(
+      configError(() => readListenerTimeouts({ HTTP_REQUEST_TIMEOUT: '5s', HTTP_HEADERS_TIMEOUT: '10s' }))
+        .message,
+    ).toBe('HTTP_HEADERS_TIMEOUT: 10000ms exceeds HTTP_REQUEST_TIMEOUT (5000ms); it must not');
   });
 });

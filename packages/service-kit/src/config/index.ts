@@ -3,6 +3,7 @@
  * @module
  */
 export { formatDuration, parseDuration, tryParseDuration } from './duration.js';
+export { checkListenerTimeouts, type ListenerTimeouts, readListenerTimeouts } from './listener.js';
 export { describeFatal, fatal, type ProcessLike, runMain } from './main.js';
 export {
   bool,

@@ -9,6 +9,8 @@ export const ERROR_KINDS = {
   Unauthorized: { code: 401, status: 'UNAUTHENTICATED' },
   Forbidden: { code: 403, status: 'PERMISSION_DENIED' },
   NotFound: { code: 404, status: 'NOT_FOUND' },
+  /** 405: no gRPC code; UNIMPLEMENTED as grpc-gateway answers it, with `Allow`. */
+  MethodNotAllowed: { code: 405, status: 'UNIMPLEMENTED' },
   AlreadyExists: { code: 409, status: 'ALREADY_EXISTS' },
   Aborted: { code: 409, status: 'ABORTED' },
   /** 413: gRPC itself reports an over-size message as RESOURCE_EXHAUSTED. Not retryable here. */
@@ -130,6 +132,7 @@ export function statusForHttpCode(code: number): string {
     401: 'UNAUTHENTICATED',
     403: 'PERMISSION_DENIED',
     404: 'NOT_FOUND',
+    405: 'UNIMPLEMENTED',
     409: 'ABORTED',
     413: 'RESOURCE_EXHAUSTED',
     429: 'RESOURCE_EXHAUSTED',

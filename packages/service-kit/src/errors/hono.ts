@@ -2,6 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ApiError, DEFAULT_ERROR_DOMAIN, type ErrorResponseBody, statusForHttpCode } from './api-error.js';
+import { declaredMethods, type RoutedApp } from './methods.js';
 
 /** What the error handler needs of a logger (a pino logger fits). */
 export interface ErrorLogger {
@@ -65,15 +66,29 @@ export function errorHandler(opts: { logger?: ErrorLogger; domain?: string } = {
 }
 
 /**
- * Hono `notFound` handler: 404 NOT_FOUND in the spec's body.
+ * Hono `notFound` handler: 404 NOT_FOUND in the spec's body. Given the app, a path the app declares
+ * for other methods is answered 405 `UNIMPLEMENTED` with `Allow` listing them instead (README:
+ * gRPC has no code for it; `UNIMPLEMENTED` is what grpc-gateway answers a 405 with).
  *
  * @example
  * ```ts
- * app.notFound(notFoundHandler());
+ * app.notFound(notFoundHandler(app));
  * ```
  */
-export function notFoundHandler(): NotFoundHandler {
-  return (c) => errorResponse(c, new ApiError('NotFound', `no route for ${c.req.method} ${c.req.path}`));
+export function notFoundHandler(app?: RoutedApp): NotFoundHandler {
+  const allowed = app ? declaredMethods(app) : () => [];
+  return (c) => {
+    const methods = allowed(c.req.path);
+    if (methods.length > 0) {
+      return errorResponse(
+        c,
+        new ApiError('MethodNotAllowed', `${c.req.method} is not allowed on ${c.req.path}`, {
+          headers: { allow: methods.join(', ') },
+        }),
+      );
+    }
+    return errorResponse(c, new ApiError('NotFound', `no route for ${c.req.method} ${c.req.path}`));
+  };
 }
 
 function defaultMessage(code: number): string {

@@ -150,3 +150,40 @@ describe('Hono handlers', () => {
     expect(body.error).toMatchObject({ code: 404, status: 'NOT_FOUND', details: [] });
   });
 });
+
+describe('undeclared methods on a declared path', () => {
+  const app = new Hono();
+  app.notFound(notFoundHandler(app));
+  app.use('/v1/*', async (_c, next) => next());
+  app.post('/v1/events', (c) => c.text('created'));
+  app.post('/v1/events:batchCreate', (c) => c.text('batch'));
+  app.get('/v1/events/:event', (c) => c.text('one'));
+  app.delete('/v1/events/:event', (c) => c.text('gone'));
+
+  it('answers 405 UNIMPLEMENTED with Allow naming the declared methods, in the spec body', async () => {
+    for (const [method, path, allow] of [
+      ['GET', '/v1/events', 'POST'],
+      ['DELETE', '/v1/events:batchCreate', 'POST'],
+      ['PUT', '/v1/events/e-1', 'DELETE, GET, HEAD'],
+    ] as const) {
+      const res = await app.request(path, { method });
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.headers.get('allow')).toBe(allow);
+      expect(await res.json()).toEqual({
+        error: {
+          code: 405,
+          message: `${method} is not allowed on ${path}`,
+          status: 'UNIMPLEMENTED',
+          details: [],
+        },
+      });
+    }
+  });
+
+  it('still answers 404 for a path no route declares, and serves the declared methods', async () => {
+    expect((await app.request('/v1/nothing', { method: 'GET' })).status).toBe(404);
+    expect((await app.request('/elsewhere', { method: 'POST' })).status).toBe(404);
+    expect(await (await app.request('/v1/events', { method: 'POST' })).text()).toBe('created');
+    expect((await app.request('/v1/events/e-1', { method: 'HEAD' })).status).toBe(200);
+  });
+});

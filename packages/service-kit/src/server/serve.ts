@@ -1,35 +1,8 @@
-import { type Server, STATUS_CODES } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
-import { statusForHttpCode } from '../errors/index.js';
-
-/**
- * Answers a request that Node's HTTP parser refused (a body longer than its `content-length`
- * read as a second request, an oversized header block, ...) with the spec's error body instead
- * of Node's bare `400 Bad Request`, then closes the connection.
- */
-export function answerClientError(err: Error & { code?: string }, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const code = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-  const body = JSON.stringify({
-    error: {
-      code,
-      message: 'the request could not be parsed as HTTP/1.1',
-      status: statusForHttpCode(code),
-      details: [],
-    },
-  });
-  socket.end(
-    `HTTP/1.1 ${code} ${STATUS_CODES[code]}\r\n` +
-      'content-type: application/json\r\n' +
-      `content-length: ${Buffer.byteLength(body)}\r\n` +
-      'connection: close\r\n\r\n' +
-      body,
-  );
-}
+import { checkListenerTimeouts, type ListenerTimeouts, readListenerTimeouts } from '../config/listener.js';
+import { answerClientErrors } from './client-error.js';
 
 /** Anything with Hono's `fetch` (a `Hono` app). */
 export interface FetchApp {
@@ -43,6 +16,12 @@ export interface ServeOptions {
   port?: number;
   /** On `close()`, in-flight requests get this long before their connections are cut. Default 10 s. */
   drainMs?: number;
+  /**
+   * Request, header and keep-alive timeouts. Default: read from the environment
+   * (`HTTP_REQUEST_TIMEOUT` 30s, `HTTP_HEADERS_TIMEOUT` 10s, `HTTP_KEEP_ALIVE_TIMEOUT` 5s), so
+   * every service's listener has them without wiring; a bad value rejects with a `ConfigError`.
+   */
+  timeouts?: ListenerTimeouts;
 }
 
 export interface RunningServer {
@@ -71,13 +50,29 @@ export interface RunningServer {
 export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<RunningServer> {
   const host = opts.host ?? '0.0.0.0';
   const drainMs = opts.drainMs ?? 10_000;
+  let timeouts: ListenerTimeouts;
+  try {
+    timeouts = checkListenerTimeouts(opts.timeouts ?? readListenerTimeouts(process.env));
+  } catch (err) {
+    return Promise.reject(err);
+  }
   // Without a `createServer` option the adaptor builds a plain node:http server.
   const server = createAdaptorServer({
     fetch: app.fetch as never,
     hostname: host,
     port: opts.port ?? 8080,
+    serverOptions: {
+      requestTimeout: timeouts.requestTimeoutMs,
+      headersTimeout: timeouts.headersTimeoutMs,
+      // Node checks both timeouts on this period (default 30 s, which would double a 30 s bound).
+      connectionsCheckingInterval: Math.max(
+        10,
+        Math.min(1000, Math.floor(Math.min(timeouts.headersTimeoutMs, timeouts.requestTimeoutMs) / 4)),
+      ),
+    },
   }) as Server;
-  server.on('clientError', answerClientError);
+  server.keepAliveTimeout = timeouts.keepAliveTimeoutMs;
+  answerClientErrors(server);
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => reject(err);
     server.once('error', onError);
