@@ -1,10 +1,11 @@
 # One image per component of the platform, from one file: `docker build --target <component> .`
+# (ingest, consumer, search, jobs)
 # (`make images` builds them all). Stages: manifests -> deps (every dependency, for tsc) -> build
 # (dist/) -> modules, apps (per service: its production dependencies and compiled code only) -> one
 # final stage per component (node + that tree; non-root; no compiler, no npm cache, no sources).
 # The user is given by number (1000 = `node` of the base image): Kubernetes' runAsNonRoot can only
 # verify a numeric user.
-# Adding a component (search, jobs, controller): its name in SERVICES and a final stage below.
+# Adding a component (the controller next): its name in SERVICES and a final stage below.
 #
 # NODE_IMAGE is the official Node.js LTS slim image wherever a registry is reachable. On a machine
 # that cannot pull (ours), `make images` first builds an equivalent base locally (Debian minbase +
@@ -34,7 +35,7 @@ RUN --mount=type=secret,id=extra_ca,required=false \
     npm install --no-audit --no-fund --ignore-scripts && npx patch-package && rm -rf /root/.npm
 
 FROM deps AS build
-ARG SERVICES="ingest consumer"
+ARG SERVICES="ingest consumer search jobs"
 COPY tsconfig.json tsconfig.base.json ./
 COPY packages/ packages/
 COPY services/ services/
@@ -47,7 +48,7 @@ RUN npx tsc -b $(for s in $SERVICES; do echo "services/$s"; done) \
 # Per service: production dependencies only (cached until a manifest or the lock changes), then
 # the compiled code of the service and of the workspace packages it depends on.
 FROM base AS modules
-ARG SERVICES="ingest consumer"
+ARG SERVICES="ingest consumer search jobs"
 COPY --from=manifests /manifests/ /manifests/
 COPY patches/ /manifests/patches/
 COPY scripts/images/service-tree.sh /usr/local/bin/
@@ -56,7 +57,7 @@ RUN --mount=type=secret,id=extra_ca,required=false \
     for s in $SERVICES; do service-tree.sh modules "$s" /manifests; done && rm -rf /root/.npm
 
 FROM modules AS apps
-ARG SERVICES="ingest consumer"
+ARG SERVICES="ingest consumer search jobs"
 COPY --from=build /out/ /build/
 RUN for s in $SERVICES; do service-tree.sh dist "$s" /build; done && rm -rf /build
 
@@ -73,3 +74,17 @@ COPY --from=apps /apps/consumer/ ./
 USER 1000:1000
 EXPOSE 8080
 CMD ["node", "services/consumer/dist/main.js"]
+
+FROM base AS search
+ENV NODE_ENV=production
+COPY --from=apps /apps/search/ ./
+USER 1000:1000
+EXPOSE 8080
+CMD ["node", "services/search/dist/main.js"]
+
+# A CronJob's container: `args: [partition-maintenance]` or `[rollup-refresh]`; runs once, exits.
+FROM base AS jobs
+ENV NODE_ENV=production
+COPY --from=apps /apps/jobs/ ./
+USER 1000:1000
+ENTRYPOINT ["node", "services/jobs/dist/main.js"]
