@@ -13,7 +13,7 @@ LTS_SUITES := -w @event-observatory/service-kit -w @event-observatory/events
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
-$(NODE_STAMP): package.json package-lock.json $(wildcard packages/*/package.json services/*/package.json e2e/package.json patches/*.patch)
+$(NODE_STAMP): package.json package-lock.json $(wildcard packages/*/package.json services/*/package.json e2e/package.json monitoring/package.json patches/*.patch)
 	@# Not `npm ci`: the registry reachable here lacks some other platforms' optional binaries
 	@# (e.g. @biomejs/cli-android-arm64), which `npm ci` counts as a lock mismatch. `npm install`
 	@# still installs the locked versions. Its postinstall applies patches/ (patch-package); a
