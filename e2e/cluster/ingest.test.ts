@@ -187,8 +187,18 @@ describe('ingest on the cluster', () => {
         'node',
         '--input-type=module',
         '-e',
-        `const res = await fetch('http://ingest:8080/v1/events', { method: 'POST', headers: JSON.parse(process.env.HEADERS), body: process.env.BODY });
-         console.log(res.status, await res.text());`,
+        // A pod just turned Ready may not be behind the Service yet (kube-proxy rejects a Service
+        // without endpoints until its next sync): retry a refused connection, never an answer.
+        `for (let attempt = 1; ; attempt++) {
+           try {
+             const res = await fetch('http://ingest:8080/v1/events', { method: 'POST', headers: JSON.parse(process.env.HEADERS), body: process.env.BODY });
+             console.log(res.status, await res.text());
+             break;
+           } catch (err) {
+             if (attempt >= 40 || err.cause?.code !== 'ECONNREFUSED') throw err;
+             await new Promise((r) => setTimeout(r, 500));
+           }
+         }`,
       ],
       env: { HEADERS: JSON.stringify(headers), BODY: body },
     });

@@ -24,9 +24,12 @@ K8S_BIN=${K8S_BIN:-$OBSERVATORY_CACHE/kubernetes/$K8S_VERSION/bin}   # built onc
 CLUSTER_DIR=${CLUSTER_DIR:-$REPO_ROOT/.dev/cluster}      # certificates, etcd data, logs, sockets
 KUBECONFIG_OUT=${KUBECONFIG_OUT:-$REPO_ROOT/.dev/kubeconfig}
 
-# The machine's own address (eth0 here): read at run time, never written down.
+# The machine's own address (eth0 here): the global address of the default route's interface,
+# read at run time, never written down.
 host_ip() {
-  ip -4 route get 1.1.1.1 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == "src") { print $(i + 1); exit }}'
+  local dev
+  dev=$(ip -4 route show default | awk '{for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit }}')
+  [ -n "$dev" ] && ip -4 -o addr show dev "$dev" scope global | awk '{split($4, a, "/"); print a[1]; exit}'
 }
 
 # Images the cluster itself runs, built here by system-images.sh (nothing can be pulled).

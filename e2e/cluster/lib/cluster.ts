@@ -37,12 +37,14 @@ export function kubectlPath(): string {
   return process.env.OBSERVATORY_KUBECTL ?? (existsSync(built) ? built : 'kubectl');
 }
 
-/** This machine's own address (the source of its default route); pods can reach it. */
+/** This machine's own address (the global address of its default route's interface); pods can reach it. */
 export async function hostAddress(): Promise<string> {
-  // A route lookup only: no packet is sent.
-  const { stdout } = await run('ip', ['-4', 'route', 'get', '1.1.1.1']);
-  const match = /\bsrc (\d+\.\d+\.\d+\.\d+)/.exec(stdout);
-  if (!match?.[1]) throw new Error(`cannot find this machine's address in: ${stdout}`);
+  const route = (await run('ip', ['-4', 'route', 'show', 'default'])).stdout;
+  const dev = /\bdev (\S+)/.exec(route)?.[1];
+  if (!dev) throw new Error(`no default route in: ${route}`);
+  const addr = (await run('ip', ['-4', '-o', 'addr', 'show', 'dev', dev, 'scope', 'global'])).stdout;
+  const match = /\binet (\d+\.\d+\.\d+\.\d+)\//.exec(addr);
+  if (!match?.[1]) throw new Error(`cannot find this machine's address in: ${addr}`);
   return match[1];
 }
 
