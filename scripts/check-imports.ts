@@ -16,7 +16,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   'packages/forge-client': [],
   'packages/broker': ['service-kit'],
   'packages/store': ['service-kit'],
-  'packages/devstack': ['broker', 'store', 'service-kit'],
+  'packages/devstack': ['broker', 'store'],
   'services/ingest': ['service-kit', 'events', 'broker'],
   'services/consumer': ['service-kit', 'events', 'broker', 'store'],
   'services/search': ['service-kit', 'store'],
