@@ -11,6 +11,7 @@ if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then exit 0; fi
 
 echo "building Kubernetes $K8S_VERSION, etcd $ETCD_VERSION, CoreDNS $COREDNS_VERSION into $K8S_BIN (cold: ~10 min on 2 cores)"
 started=$SECONDS
+mkdir -p "$OBSERVATORY_CACHE/kubernetes"  # a cold cache has no such folder yet
 work=$(mktemp -d "$OBSERVATORY_CACHE/kubernetes/.build-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/k8s" "$work/etcd" "$work/bin"

@@ -13,6 +13,7 @@ have=$($DOCKER image inspect -f '{{index .Config.Labels "observatory.recipe"}}' 
 
 echo "building the base image $BASE_IMAGE"
 started=$SECONDS
+mkdir -p "$OBSERVATORY_CACHE"  # a cold cache has no such folder yet
 work=$(mktemp -d "$OBSERVATORY_CACHE/.base-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 (
