@@ -9,6 +9,12 @@ source "$here/config.sh"
 source "$REPO_ROOT/scripts/cluster/config.sh"
 "$REPO_ROOT/scripts/cluster/install-deps.sh"
 
+# One build at a time per cache: the daemon below is shared, and a second build's `stop` would
+# end the first one's daemon mid-build (two checkouts, or two test runs, building at once).
+mkdir -p "$OBSERVATORY_CACHE"
+exec 9>"$OBSERVATORY_CACHE/images.lock"
+flock 9
+
 started=$SECONDS
 trap '"$here/dockerd.sh" stop' EXIT
 "$here/dockerd.sh" start
