@@ -10,7 +10,7 @@ const HEADER =
   '# Generated from services/controller/src/pipeline/ by `npm run crd -w @event-observatory/controller`: do not edit.\n';
 
 function yaml(object: unknown): string {
-  return HEADER + dumpYaml(object, { noRefs: true, lineWidth: -1 });
+  return HEADER + dumpYaml(object, { noRefs: true, lineWidth: -1, quotingType: '"' });
 }
 
 /** Path under the repository root -> content. */
