@@ -1,10 +1,10 @@
 # One image per component of the platform, from one file: `docker build --target <component> .`
-# (ingest, consumer, search, jobs)
+# (ingest, consumer, search, jobs, controller)
 # (`make images` builds them all). Stages: manifests -> deps (every dependency, for tsc) -> build
 # (dist/) -> modules, apps (per service: its production dependencies and compiled code only) -> one
 # final stage per component on `runtime` (node + that tree; non-root; no compiler, no npm, no
 # package manager, no sources).
-# Adding a component (the controller next): its name in SERVICES and a final stage below.
+# Adding a component: its name in SERVICES and a final stage below.
 #
 # NODE_IMAGE is the official Node.js LTS slim image wherever a registry is reachable. On a machine
 # that cannot pull (ours), `make images` first builds an equivalent base locally (Debian minbase +
@@ -34,7 +34,7 @@ RUN --mount=type=secret,id=extra_ca,required=false \
     npm install --no-audit --no-fund --ignore-scripts && npx patch-package && rm -rf /root/.npm
 
 FROM deps AS build
-ARG SERVICES="ingest consumer search jobs"
+ARG SERVICES="ingest consumer search jobs controller"
 COPY tsconfig.json tsconfig.base.json ./
 COPY packages/ packages/
 COPY services/ services/
@@ -47,7 +47,7 @@ RUN npx tsc -b $(for s in $SERVICES; do echo "services/$s"; done) \
 # Per service: production dependencies only (cached until a manifest or the lock changes), then
 # the compiled code of the service and of the workspace packages it depends on.
 FROM base AS modules
-ARG SERVICES="ingest consumer search jobs"
+ARG SERVICES="ingest consumer search jobs controller"
 COPY --from=manifests /manifests/ /manifests/
 COPY patches/ /manifests/patches/
 COPY scripts/images/service-tree.sh /usr/local/bin/
@@ -56,7 +56,7 @@ RUN --mount=type=secret,id=extra_ca,required=false \
     for s in $SERVICES; do service-tree.sh modules "$s" /manifests; done && rm -rf /root/.npm
 
 FROM modules AS apps
-ARG SERVICES="ingest consumer search jobs"
+ARG SERVICES="ingest consumer search jobs controller"
 COPY --from=build /out/ /build/
 RUN for s in $SERVICES; do service-tree.sh dist "$s" /build; done && rm -rf /build
 
@@ -100,3 +100,9 @@ CMD ["node", "services/search/dist/main.js"]
 FROM runtime AS jobs
 COPY --from=apps /apps/jobs/ ./
 ENTRYPOINT ["node", "services/jobs/dist/main.js"]
+
+# The Pipeline controller (two replicas, one leader); talks to the API server and Kafka only.
+FROM runtime AS controller
+COPY --from=apps /apps/controller/ ./
+EXPOSE 8080
+CMD ["node", "services/controller/dist/main.js"]
