@@ -5,6 +5,7 @@
  */
 
 export { type ControllerConfig, readControllerConfig } from './config.js';
+export { applyPipelineCrd, clusterVersion, loadKubeConfig } from './kube/install.js';
 export { CLEANUP_POLICIES, pipelineCrd } from './pipeline/crd.js';
 export { defaultPipeline, pipelineTopic } from './pipeline/default.js';
 export { crdManifests } from './pipeline/manifests.js';

@@ -8,16 +8,15 @@ import {
   runMain,
   serveApp,
 } from '@event-observatory/service-kit';
-import { KubeConfig } from '@kubernetes/client-node';
 import { readControllerConfig } from './config.js';
+import { loadKubeConfig } from './kube/install.js';
 import { createControllerService } from './service.js';
 
 await runMain(async () => {
   const config = readControllerConfig(process.env);
   const logger = createLogger({ service: 'controller', level: config.logLevel });
   const { registry } = createMetrics({ service: 'controller', version: config.serviceVersion });
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault(); // KUBECONFIG, else ~/.kube/config, else the pod's service account
+  const kubeConfig = loadKubeConfig(); // KUBECONFIG, else ~/.kube/config, else the pod's service account
   const service = createControllerService({ config, kubeConfig, registry, logger });
   const server = await serveApp(service.app, { host: config.httpHost, port: config.httpPort });
   logger.info({ url: server.url, identity: service.identity }, 'controller listening');
