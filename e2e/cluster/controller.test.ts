@@ -113,7 +113,11 @@ async function releaseAndDelete(namespace: TestNamespace): Promise<void> {
   await namespace.delete();
 }
 
-function pipeline(name: string, topics: PipelineTopic[], extra: Partial<Pipeline['spec']> = {}): Pipeline & Manifest {
+function pipeline(
+  name: string,
+  topics: PipelineTopic[],
+  extra: Partial<Pipeline['spec']> = {},
+): Pipeline & Manifest {
   return {
     apiVersion: 'observatory.dev/v1alpha1',
     kind: 'Pipeline',
@@ -289,7 +293,9 @@ describe('Pipeline controller on a real API server and Kafka', () => {
       { timeout: RESYNC_MS + 5_000, interval: 250 },
     );
     expect(Date.now() - started).toBeLessThan(RESYNC_MS + 5_000);
-    expect(await eventReasons('main')).toContain('ConfigsUpdated');
+    await vi.waitFor(async () => expect(await eventReasons('main')).toContain('ConfigsUpdated'), {
+      timeout: 5_000,
+    });
   });
 
   it('changes nothing while paused (ReconciliationPaused=True), and catches up when resumed', async () => {

@@ -35,15 +35,19 @@ export class KafkaHandler {
 
   /**
    * Makes `specs` true in the cluster at `servers`, then reads them and the `readOnly` topics
-   * (unmanaged ones, reported but never changed).
+   * (unmanaged ones, reported but never changed), with the values of the configs `keys`.
    */
-  async apply(servers: string[], specs: TopicSpec[], readOnly: string[]): Promise<ApplyResult> {
+  async apply(
+    servers: string[],
+    specs: TopicSpec[],
+    readOnly: string[],
+    keys: string[],
+  ): Promise<ApplyResult> {
     return this.using(servers, async (admin) => {
       const { topics: outcomes } =
         specs.length > 0
           ? await ensureTopics(admin, specs, { leaderTimeoutMs: this.opts.requestTimeoutMs })
           : { topics: [] };
-      const keys = [...new Set(specs.flatMap((s) => Object.keys(s.configs)))];
       const states = await readTopicStates(admin, [...specs.map((s) => s.name), ...readOnly], keys);
       return { outcomes, states };
     });

@@ -61,6 +61,7 @@ export class Reconciler {
         cluster.split(','),
         desired.managed,
         desired.unmanaged,
+        [...new Set(current.spec.topics.flatMap((t) => Object.keys(t.config ?? {})))],
       );
       for (const name of desired.unmanaged) {
         const state = states.get(name);
@@ -74,7 +75,8 @@ export class Reconciler {
           ...(state ? { state } : {}),
           refused: outcome.refused,
           ...(outcome.refused.length > 0
-            ? { message: outcome.refused.map((r) => r.message).join('; ') }
+            ? // The model's messages start with the topic name, which the status prints already.
+              { message: outcome.refused.map((r) => r.message.replace(`${outcome.name}: `, '')).join('; ') }
             : {}),
         });
         await this.announceChanges(current, outcome);
@@ -86,7 +88,10 @@ export class Reconciler {
       }
     }
     // In the order declared, so the status reads like the spec.
-    const topics = current.spec.topics.flatMap((t) => results.get(t.name) ?? []);
+    const topics = current.spec.topics.flatMap((t) => {
+      const result = results.get(t.name);
+      return result ? [onlyDeclaredConfigs(result, Object.keys(t.config ?? {}))] : [];
+    });
     await this.announceProblems(current, topics);
     await this.writeStatus(current, reconciledStatus(current, topics, this.now()));
     if (failure) throw failure;
@@ -175,6 +180,13 @@ export class Reconciler {
     if (canonical(status) === canonical(pipeline.status ?? {})) return pipeline;
     return this.opts.api.patchStatus(pipeline, status);
   }
+}
+
+/** The result with only the configs its topic declares (Kafka was read for every declared key). */
+function onlyDeclaredConfigs(result: TopicResult, keys: string[]): TopicResult {
+  if (!result.state) return result;
+  const configs = Object.fromEntries(Object.entries(result.state.configs).filter(([k]) => keys.includes(k)));
+  return { ...result, state: { ...result.state, configs } };
 }
 
 /** JSON with object keys sorted, so equal values compare equal whatever order the API server used. */

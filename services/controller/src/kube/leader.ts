@@ -8,7 +8,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { withTimeout } from '@event-observatory/service-kit/resilience';
-import type { V1Lease } from '@kubernetes/client-node';
+import type { V1Lease, V1LeaseSpec } from '@kubernetes/client-node';
 import { type KubeApi, statusCode } from './api.js';
 
 export interface LeaderElectionOptions {
@@ -45,6 +45,25 @@ export function mayTake(
   const holder = lease.spec?.holderIdentity;
   if (!holder || holder === identity) return true;
   return now - observed.at >= durationMs;
+}
+
+/**
+ * A Lease time as the API server parses it (RFC 3339 with exactly 6 fraction digits). client-node
+ * would send a Date with 3 (toISOString), which the server refuses; a string passes through.
+ */
+export function microTime(date: Date): Date {
+  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z') as unknown as Date;
+}
+
+/** The Lease spec we write: every field explicit, times as micro-times. */
+function leaseSpec(fields: {
+  holderIdentity: string;
+  leaseDurationSeconds: number;
+  acquireTime: Date;
+  renewTime: Date;
+  leaseTransitions: number;
+}): V1LeaseSpec {
+  return { ...fields, acquireTime: microTime(fields.acquireTime), renewTime: microTime(fields.renewTime) };
 }
 
 function recordOf(lease: V1Lease): string {
@@ -107,13 +126,13 @@ export class LeaderElector {
       if (!lease) {
         await api.createLease(namespace, {
           metadata: { name, namespace },
-          spec: {
+          spec: leaseSpec({
             holderIdentity: identity,
             leaseDurationSeconds,
             acquireTime: new Date(now),
             renewTime: new Date(now),
             leaseTransitions: 0,
-          },
+          }),
         });
         this.opts.onAttempt?.(true);
         return true;
@@ -123,17 +142,16 @@ export class LeaderElector {
       this.opts.onAttempt?.(true);
       if (!mayTake(lease, identity, this.observed, now, this.opts.leaseDurationMs)) return false;
       const taking = lease.spec?.holderIdentity !== identity;
+      const transitions = lease.spec?.leaseTransitions ?? 0;
       await api.replaceLease(namespace, {
         ...lease,
-        spec: {
-          ...lease.spec,
+        spec: leaseSpec({
           holderIdentity: identity,
           leaseDurationSeconds,
           renewTime: new Date(now),
-          ...(taking
-            ? { acquireTime: new Date(now), leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + 1 }
-            : {}),
-        },
+          acquireTime: taking || !lease.spec?.acquireTime ? new Date(now) : new Date(lease.spec.acquireTime),
+          leaseTransitions: taking ? transitions + 1 : transitions,
+        }),
       });
       return true;
     } catch (error) {
@@ -152,9 +170,16 @@ export class LeaderElector {
     try {
       const lease = await api.readLease(namespace, name);
       if (lease?.spec?.holderIdentity !== identity) return;
+      const now = new Date();
       await api.replaceLease(namespace, {
         ...lease,
-        spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new Date() },
+        spec: leaseSpec({
+          holderIdentity: '',
+          leaseDurationSeconds: 1,
+          acquireTime: lease.spec?.acquireTime ? new Date(lease.spec.acquireTime) : now,
+          renewTime: now,
+          leaseTransitions: lease.spec?.leaseTransitions ?? 0,
+        }),
       });
       this.opts.log.info({ identity }, 'released the lease');
     } catch (error) {
