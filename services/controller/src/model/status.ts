@@ -11,7 +11,7 @@ import {
   type TopicPhase,
   type TopicStatus,
 } from '../pipeline/types.js';
-import { removeCondition, setCondition } from './conditions.js';
+import { type ConditionInput, removeCondition, setCondition } from './conditions.js';
 
 /** One declared topic after a reconcile. */
 export interface TopicResult {
@@ -117,38 +117,29 @@ export function reconciledStatus(pipeline: Pipeline, topics: TopicResult[], now:
   };
 }
 
+/** The Pipeline's status as it is, with one more condition (for its current generation). */
+function withCondition(pipeline: Pipeline, condition: Omit<ConditionInput, 'observedGeneration'>, now: Date) {
+  const next = { ...condition, observedGeneration: pipeline.metadata.generation };
+  return { ...pipeline.status, conditions: setCondition(pipeline.status?.conditions ?? [], next, now) };
+}
+
 /** The first status of a Pipeline: `Ready=Unknown` until its first reconcile ends. */
 export function pendingStatus(pipeline: Pipeline, now: Date): PipelineStatus {
-  return {
-    ...pipeline.status,
-    conditions: setCondition(
-      pipeline.status?.conditions ?? [],
-      {
-        type: 'Ready',
-        status: 'Unknown',
-        reason: 'Pending',
-        message: 'not reconciled yet',
-        observedGeneration: pipeline.metadata.generation,
-      },
-      now,
-    ),
-  };
+  const pending = {
+    type: 'Ready',
+    status: 'Unknown',
+    reason: 'Pending',
+    message: 'not reconciled yet',
+  } as const;
+  return withCondition(pipeline, pending, now);
 }
 
 /** The status of a paused Pipeline: what it was, plus `ReconciliationPaused=True`. */
 export function pausedStatus(pipeline: Pipeline, now: Date): PipelineStatus {
-  return {
-    ...pipeline.status,
-    conditions: setCondition(
-      pipeline.status?.conditions ?? [],
-      {
-        type: 'ReconciliationPaused',
-        status: 'True',
-        reason: 'PauseAnnotation',
-        message: `${PAUSE_ANNOTATION} is "true": Kafka is not changed`,
-        observedGeneration: pipeline.metadata.generation,
-      },
-      now,
-    ),
-  };
+  const message = `${PAUSE_ANNOTATION} is "true": Kafka is not changed`;
+  return withCondition(
+    pipeline,
+    { type: 'ReconciliationPaused', status: 'True', reason: 'PauseAnnotation', message },
+    now,
+  );
 }
