@@ -104,7 +104,7 @@ function startLocalController(kubeConfig: KubeConfig) {
   return { service, registry };
 }
 
-/** Pipelines keep a finalizer: without a controller left, remove it so the namespace can go. */
+/** Pipelines keep a finalizer: once no controller runs, remove it so the namespace can go. */
 async function releaseAndDelete(namespace: TestNamespace): Promise<void> {
   const names = (await namespace.kubectl(['get', 'pipelines', '-o', 'name'])).split('\n').filter(Boolean);
   for (const name of names) {
@@ -463,7 +463,12 @@ describe('two controller replicas as pods', () => {
   });
 
   afterAll(async () => {
-    if (podNs) await releaseAndDelete(podNs);
+    if (!podNs) return;
+    // The controllers first: alive, they would put the finalizer back, and killed mid-way by the
+    // namespace deletion they could leave it on.
+    await podNs.kubectl(['delete', 'deployment', 'controller', '--wait=true', '--timeout=60s']);
+    await podNs.kubectl(['wait', '--for=delete', 'pod', '-l', 'app=controller', '--timeout=60s']);
+    await releaseAndDelete(podNs);
   });
 
   async function holder(): Promise<{ holder: string; transitions: number }> {
