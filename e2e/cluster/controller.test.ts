@@ -466,8 +466,14 @@ describe('two controller replicas as pods', () => {
     if (!podNs) return;
     // The controllers first: alive, they would put the finalizer back, and killed mid-way by the
     // namespace deletion they could leave it on.
-    await podNs.kubectl(['delete', 'deployment', 'controller', '--wait=true', '--timeout=60s']);
-    await podNs.kubectl(['wait', '--for=delete', 'pod', '-l', 'app=controller', '--timeout=60s']);
+    await podNs.kubectl([
+      'delete',
+      'deployment',
+      'controller',
+      '--cascade=foreground',
+      '--wait=true',
+      '--timeout=60s',
+    ]);
     await releaseAndDelete(podNs);
   });
 
