@@ -5,7 +5,7 @@
  */
 import { hostname } from 'node:os';
 import { readAdminBrokerConfig } from '@event-observatory/broker';
-import { duration, type Env, int, readConfig, str } from '@event-observatory/service-kit/config';
+import { bool, duration, type Env, int, readConfig, str } from '@event-observatory/service-kit/config';
 
 export function readControllerConfig(env: Env) {
   const own = readConfig(env, {
@@ -24,6 +24,7 @@ export function readControllerConfig(env: Env) {
     leaseDurationMs: duration('CONTROLLER_LEASE_DURATION', { min: 1000 }).default('15s'),
     renewDeadlineMs: duration('CONTROLLER_RENEW_DEADLINE', { min: 500 }).default('10s'),
     retryPeriodMs: duration('CONTROLLER_RETRY_PERIOD', { min: 100 }).default('2s'),
+    releaseLease: bool('CONTROLLER_LEASE_RELEASE_ON_SHUTDOWN').default(true),
     podName: str('POD_NAME').optional(),
     podNamespace: str('POD_NAMESPACE').optional(),
   });

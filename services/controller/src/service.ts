@@ -55,6 +55,7 @@ export function createControllerService(opts: ControllerServiceOptions) {
     leaseDurationMs: config.leaseDurationMs,
     renewDeadlineMs: config.renewDeadlineMs,
     retryPeriodMs: config.retryPeriodMs,
+    releaseOnShutdown: config.releaseLease,
     log: logger,
     onRole: (leader) => {
       state.leader = leader;

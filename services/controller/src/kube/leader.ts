@@ -19,6 +19,8 @@ export interface LeaderElectionOptions {
   leaseDurationMs: number;
   renewDeadlineMs: number;
   retryPeriodMs: number;
+  /** Give the Lease up on shutdown (controller-runtime's LeaderElectionReleaseOnCancel); default true. */
+  releaseOnShutdown?: boolean;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /** Told each time the role changes, and after each attempt whether the API server answered. */
   onRole?: (leader: boolean) => void;
@@ -98,7 +100,7 @@ export class LeaderElector {
       signal.removeEventListener('abort', stop);
       await work;
       this.opts.onRole?.(false);
-      if (signal.aborted) await this.release();
+      if (signal.aborted && (this.opts.releaseOnShutdown ?? true)) await this.release();
       else this.opts.log.warn({ identity: this.opts.identity }, 'lost leadership');
     }
   }
