@@ -93,6 +93,7 @@ function startLocalController(kubeConfig: KubeConfig) {
     CONTROLLER_BACKOFF_MIN: '200ms',
     CONTROLLER_BACKOFF_MAX: '3s',
     CONTROLLER_KAFKA_TIMEOUT: '5s',
+    CONTROLLER_API_TIMEOUT: '5s', // a call caught by the frozen proxy fails after 5 s
   });
   const logger = createLogger({
     service: 'controller',

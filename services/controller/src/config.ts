@@ -14,6 +14,7 @@ export function readControllerConfig(env: Env) {
     httpHost: str('HTTP_HOST').default('0.0.0.0'),
     httpPort: int('HTTP_PORT', { min: 0, max: 65535 }).default(8080),
     kafkaTimeoutMs: duration('CONTROLLER_KAFKA_TIMEOUT', { min: 100 }).default('10s'),
+    apiTimeoutMs: duration('CONTROLLER_API_TIMEOUT', { min: 100 }).default('30s'),
     watchNamespace: str('CONTROLLER_WATCH_NAMESPACE').default(''),
     resyncMs: duration('CONTROLLER_RESYNC_PERIOD', { min: 1000 }).default('5m'),
     watchTimeoutMs: duration('CONTROLLER_WATCH_TIMEOUT', { min: 1000 }).default('5m'),

@@ -27,7 +27,7 @@ export type ControllerService = ReturnType<typeof createControllerService>;
 export function createControllerService(opts: ControllerServiceOptions) {
   const { config, logger, registry } = opts;
   const metrics = createControllerMetrics(registry);
-  const api = new KubeApi(opts.kubeConfig, config.identity);
+  const api = new KubeApi(opts.kubeConfig, config.identity, config.apiTimeoutMs);
   const kafka = new KafkaHandler({
     clientId: config.broker.clientId,
     requestTimeoutMs: config.kafkaTimeoutMs,

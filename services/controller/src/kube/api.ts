@@ -3,6 +3,8 @@
  * exactly these): list and watch Pipelines, patch their finalizers and status, create Events,
  * and get / create / update the leader-election Lease.
  */
+
+import { withTimeout } from '@event-observatory/service-kit/resilience';
 import {
   ApiException,
   CoordinationV1Api,
@@ -38,6 +40,11 @@ export class KubeApi {
     readonly config: KubeConfig,
     /** The Events' `reportingInstance` (the pod name). */
     private readonly instance: string,
+    /**
+     * Bound on one call. client-node sets none, and a call on a connection that died silently
+     * would otherwise hang its reconcile (or the list) for good.
+     */
+    private readonly timeoutMs: number,
   ) {
     this.custom = config.makeApiClient(CustomObjectsApi);
     this.core = config.makeApiClient(CoreV1Api);
@@ -47,9 +54,12 @@ export class KubeApi {
   /** Pipelines of `namespace`, or of every namespace when it is empty. */
   async listPipelines(namespace: string): Promise<PipelineList> {
     const base = { group: GROUP, version: VERSION, plural: PLURAL };
-    const list = namespace
-      ? await this.custom.listNamespacedCustomObject({ ...base, namespace })
-      : await this.custom.listClusterCustomObject(base);
+    const list = await this.bounded(
+      'list pipelines',
+      namespace
+        ? this.custom.listNamespacedCustomObject({ ...base, namespace })
+        : this.custom.listClusterCustomObject(base),
+    );
     return { items: list.items as Pipeline[], resourceVersion: list.metadata.resourceVersion as string };
   }
 
@@ -63,32 +73,38 @@ export class KubeApi {
   /** Sets `metadata.finalizers`; fails with 409 if the object changed since `resourceVersion`. */
   async setFinalizers(pipeline: Pipeline, finalizers: string[]): Promise<Pipeline> {
     const { name, namespace, resourceVersion } = pipeline.metadata;
-    return this.custom.patchNamespacedCustomObject(
-      {
-        group: GROUP,
-        version: VERSION,
-        plural: PLURAL,
-        namespace,
-        name,
-        body: { metadata: { finalizers, resourceVersion } },
-      },
-      MERGE_PATCH,
+    return this.bounded(
+      'patch finalizers',
+      this.custom.patchNamespacedCustomObject(
+        {
+          group: GROUP,
+          version: VERSION,
+          plural: PLURAL,
+          namespace,
+          name,
+          body: { metadata: { finalizers, resourceVersion } },
+        },
+        MERGE_PATCH,
+      ),
     );
   }
 
   /** Writes `status` (a merge patch of the status subresource; lists such as conditions are replaced whole). */
   async patchStatus(pipeline: Pipeline, status: PipelineStatus): Promise<Pipeline> {
     const { name, namespace } = pipeline.metadata;
-    return this.custom.patchNamespacedCustomObjectStatus(
-      {
-        group: GROUP,
-        version: VERSION,
-        plural: PLURAL,
-        namespace,
-        name,
-        body: { status },
-      },
-      MERGE_PATCH,
+    return this.bounded(
+      'patch status',
+      this.custom.patchNamespacedCustomObjectStatus(
+        {
+          group: GROUP,
+          version: VERSION,
+          plural: PLURAL,
+          namespace,
+          name,
+          body: { status },
+        },
+        MERGE_PATCH,
+      ),
     );
   }
 
@@ -96,35 +112,38 @@ export class KubeApi {
   async event(pipeline: Pipeline, type: EventType, reason: string, message: string): Promise<void> {
     const { name, namespace, uid, resourceVersion } = pipeline.metadata;
     const now = new Date();
-    await this.core.createNamespacedEvent({
-      namespace,
-      body: {
-        metadata: { generateName: `${name}.`, namespace },
-        involvedObject: {
-          apiVersion: pipeline.apiVersion,
-          kind: pipeline.kind,
-          name,
-          namespace,
-          uid,
-          resourceVersion,
+    await this.bounded(
+      'create event',
+      this.core.createNamespacedEvent({
+        namespace,
+        body: {
+          metadata: { generateName: `${name}.`, namespace },
+          involvedObject: {
+            apiVersion: pipeline.apiVersion,
+            kind: pipeline.kind,
+            name,
+            namespace,
+            uid,
+            resourceVersion,
+          },
+          type,
+          reason,
+          message: message.slice(0, 1024),
+          count: 1,
+          firstTimestamp: now,
+          lastTimestamp: now,
+          source: { component: 'observatory-controller' },
+          reportingComponent: 'observatory.dev/controller',
+          reportingInstance: this.instance,
         },
-        type,
-        reason,
-        message: message.slice(0, 1024),
-        count: 1,
-        firstTimestamp: now,
-        lastTimestamp: now,
-        source: { component: 'observatory-controller' },
-        reportingComponent: 'observatory.dev/controller',
-        reportingInstance: this.instance,
-      },
-    });
+      }),
+    );
   }
 
   /** The Lease, or undefined when it does not exist. */
   async readLease(namespace: string, name: string): Promise<V1Lease | undefined> {
     try {
-      return await this.coordination.readNamespacedLease({ namespace, name });
+      return await this.bounded('read lease', this.coordination.readNamespacedLease({ namespace, name }));
     } catch (error) {
       if (statusCode(error) === 404) return undefined;
       throw error;
@@ -132,7 +151,7 @@ export class KubeApi {
   }
 
   createLease(namespace: string, lease: V1Lease): Promise<V1Lease> {
-    return this.coordination.createNamespacedLease({ namespace, body: lease });
+    return this.bounded('create lease', this.coordination.createNamespacedLease({ namespace, body: lease }));
   }
 
   /** Fails with 409 when the Lease changed since `lease.metadata.resourceVersion`. */
@@ -142,5 +161,9 @@ export class KubeApi {
       name: lease.metadata?.name ?? '',
       body: lease,
     });
+  }
+
+  private bounded<T>(what: string, call: Promise<T>): Promise<T> {
+    return withTimeout(call, this.timeoutMs, `API server: ${what}`);
   }
 }
