@@ -145,8 +145,10 @@ try {
   if ((await loaded(url)) === EVENTS) {
     log(`reusing the ${EVENTS.toLocaleString('en-US')} events of ${process.env.BENCH_DATA_DIR}`);
     // A reused store gets the migrations written since it was loaded (indexes, statistics).
+    const t = performance.now();
     const { applied } = await migrate({ url });
-    if (applied.length > 0) log(`applied ${applied.join(', ')}`);
+    if (applied.length > 0)
+      log(`applied ${applied.join(', ')} in ${Math.round((performance.now() - t) / 1000)} s`);
   } else {
     await migrate({ url });
     log(`loading ${EVENTS.toLocaleString('en-US')} events over 182 days`);
