@@ -35,7 +35,7 @@ const rfc3339 = fc
     fc.constantFrom(
       d.toISOString(),
       d.toISOString().replace('Z', '+00:00'),
-      d.toISOString().slice(0, 19) + 'Z',
+      `${d.toISOString().slice(0, 19)}Z`,
     ),
   );
 const extensionName = fc
