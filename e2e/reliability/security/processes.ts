@@ -52,7 +52,12 @@ export async function spawnService(
   env: Record<string, string>,
 ): Promise<ServiceProcess> {
   const port = await freePort();
-  const proc = start(name, { HTTP_HOST: '127.0.0.1', HTTP_PORT: String(port), ...env }, []);
+  // The search service keeps the spec's Play-era names for its listener.
+  const listener =
+    name === 'search'
+      ? { PLAY_HTTP_ADDRESS: '127.0.0.1', PLAY_HTTP_PORT: String(port) }
+      : { HTTP_HOST: '127.0.0.1', HTTP_PORT: String(port) };
+  const proc = start(name, { ...listener, ...env }, []);
   const url = `http://127.0.0.1:${port}`;
   const exitedEarly = proc.exited.then((code) => {
     throw new Error(`${name} exited (${code}) before it listened:\n${proc.output()}`);
@@ -65,7 +70,10 @@ export async function spawnService(
     },
     { attempts: 300, backoff: { initialMs: 200, maxMs: 500 } },
   );
-  await Promise.race([live, exitedEarly]);
+  await Promise.race([live, exitedEarly]).catch((err: Error) => {
+    proc.child.kill('SIGKILL');
+    throw new Error(`${name} did not come up: ${err.message}\n${proc.output()}`);
+  });
   return {
     url,
     port,
