@@ -53,7 +53,7 @@ export async function spawnService(
 ): Promise<ServiceProcess> {
   const port = await freePort();
   // The search service keeps the spec's Play-era names for its listener.
-  const listener =
+  const listener: Record<string, string> =
     name === 'search'
       ? { PLAY_HTTP_ADDRESS: '127.0.0.1', PLAY_HTTP_PORT: String(port) }
       : { HTTP_HOST: '127.0.0.1', HTTP_PORT: String(port) };
