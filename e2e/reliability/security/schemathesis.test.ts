@@ -52,6 +52,8 @@ async function schemathesis(args: string[]): Promise<{ code: number | null; outp
       SCHEMATHESIS_HOOKS: hooks,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // st keeps a `.schemathesis/` cache in its working directory: the run's own temporary one.
+    cwd: reports,
   });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => {
