@@ -50,6 +50,8 @@ async function schemathesis(args: string[]): Promise<{ code: number | null; outp
       HOME: process.env.HOME ?? '',
       NO_COLOR: '1',
       SCHEMATHESIS_HOOKS: hooks,
+      // No __pycache__ beside the hooks file in the tree.
+      PYTHONDONTWRITEBYTECODE: '1',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     // st keeps a `.schemathesis/` cache in its working directory: the run's own temporary one.
