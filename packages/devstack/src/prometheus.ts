@@ -28,6 +28,8 @@ export interface PrometheusOptions {
   ruleFiles?: string[];
   /** Scrape and rule evaluation interval; default `1s` so tests see data quickly. */
   interval?: string;
+  /** Port on 127.0.0.1; default (or 0) a free one. */
+  port?: number;
   startTimeoutMs?: number;
 }
 
@@ -55,7 +57,7 @@ export interface PromQueryResponse {
  * await prom.stop();
  */
 export async function startPrometheus(opts: PrometheusOptions): Promise<PrometheusHandle> {
-  const port = await freePort();
+  const port = opts.port || (await freePort());
   const interval = opts.interval ?? '1s';
   const configFile = join(opts.dataDir, 'prometheus.yml');
   // JSON is YAML: no YAML writer needed.
