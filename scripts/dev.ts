@@ -256,7 +256,8 @@ async function main(): Promise<void> {
   log(`  Kafka       ${stack.bootstrapServers}`);
   log(`  PostgreSQL  ${databaseUrl.replace(/:[^:@/]*@/, ':***@')}`);
   for (const plan of plans) log(`  ${plan.name.padEnd(11)} ${urls[plan.urlVariable]}`);
-  if (prometheusUrl) log(`  Prometheus  ${prometheusUrl} (alerts: ${prometheusUrl}/alerts)`);
+  // Debian's package ships the classic web UI only.
+  if (prometheusUrl) log(`  Prometheus  ${prometheusUrl} (alerts: ${prometheusUrl}/classic/alerts)`);
   log(`settings in ${envFile}; try: source .dev/stack.env && curl -s "$INGEST_URL/health/ready"`);
   log('Ctrl-C stops everything');
 }
