@@ -1,6 +1,7 @@
 /**
  * Prometheus on the cluster (issue 15): Debian's Prometheus runs beside the cluster and discovers
- * the ingest pods through the Kubernetes API with the scrape job the Prometheus Operator would
+ * the ingest pods through the Kubernetes API (lib/kubernetes-sd.ts, as Prometheus' own Kubernetes
+ * SD would) with the scrape job the Prometheus Operator would
  * generate from the platform's ServiceMonitor endpoint (monitoring/scrape), with the 13 rules of
  * monitoring/alerts. Under load, the broker is stopped, and IngestProduceFailing becomes pending
  * (its `for: 5m` is the promtool tests' business).
@@ -24,6 +25,7 @@ import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Kube, type TestNamespace } from './lib/kube.js';
+import { startKubernetesSd } from './lib/kubernetes-sd.js';
 import { platformEndpoint, serviceMonitorScrapeConfig } from './lib/service-monitor.js';
 
 const cluster = inject('cluster');
@@ -38,6 +40,7 @@ let dataDir: string;
 let kafka: KafkaHandle;
 let ns: TestNamespace;
 let prometheus: PrometheusHandle;
+let sd: Awaited<ReturnType<typeof startKubernetesSd>>;
 let podUrls: string[];
 
 /** Rows of an instant query (empty on error). */
@@ -156,8 +159,9 @@ beforeAll(async () => {
   podUrls = pods.items.map((p) => `http://${p.status.podIP}:8080`);
 
   const alerts = join(repoRoot(), 'monitoring', 'alerts');
+  sd = await startKubernetesSd(kube, ns.name);
   prometheus = await startPrometheus({
-    dataDir: join(dataDir, 'prometheus'),
+    dataDir,
     interval: '2s',
     ruleFiles: readdirSync(alerts).map((f) => join(alerts, f)),
     scrapeConfigs: [
@@ -166,7 +170,7 @@ beforeAll(async () => {
         namespace: ns.name,
         matchLabels: labels,
         endpoint: platformEndpoint(),
-        kubeconfig: cluster.kubeconfig,
+        sdUrl: sd.url,
         interval: '2s',
       }),
     ],
@@ -175,6 +179,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await prometheus?.stop();
+  await sd?.close();
   await ns?.delete();
   await kafka?.stop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });

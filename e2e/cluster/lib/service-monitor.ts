@@ -2,7 +2,8 @@
  * A ServiceMonitor turned into the Prometheus scrape job the Prometheus Operator generates for it
  * (role `endpoints`, the operator's target labels, then the endpoint's own relabelings), so a
  * Prometheus running beside the cluster scrapes the pods exactly as the operator's would: the
- * Operator itself is not available here (see monitoring/README.md, "On the cluster").
+ * Operator itself is not available here (see monitoring/README.md, "On the cluster"). Discovery
+ * is `kubernetes-sd.ts` over `http_sd_configs`: Debian's Prometheus has no Kubernetes SD.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -55,14 +56,15 @@ function relabel(r: RelabelConfig): Record<string, unknown> {
 
 /**
  * The scrape job of ServiceMonitor `name` in `namespace` selecting Services by `matchLabels`,
- * discovering through `kubeconfig`; `interval` overrides the endpoint's (tests scrape faster).
+ * discovering through the Kubernetes SD endpoint at `sdUrl`; `interval` overrides the endpoint's
+ * (tests scrape faster).
  */
 export function serviceMonitorScrapeConfig(opts: {
   name: string;
   namespace: string;
   matchLabels: Record<string, string>;
   endpoint: ServiceMonitorEndpoint;
-  kubeconfig: string;
+  sdUrl: string;
   interval?: string;
 }): Record<string, unknown> {
   const { endpoint: ep } = opts;
@@ -75,9 +77,7 @@ export function serviceMonitorScrapeConfig(opts: {
     scrape_timeout: opts.interval ? interval : ep.scrapeTimeout,
     metrics_path: ep.path,
     scheme: ep.scheme,
-    kubernetes_sd_configs: [
-      { role: 'endpoints', kubeconfig_file: opts.kubeconfig, namespaces: { names: [opts.namespace] } },
-    ],
+    http_sd_configs: [{ url: opts.sdUrl, refresh_interval: interval }],
     relabel_configs: [
       { source_labels: ['job'], target_label: '__tmp_prometheus_job_name' },
       ...Object.entries(opts.matchLabels).map(([label, value]) => ({
@@ -96,7 +96,7 @@ export function serviceMonitorScrapeConfig(opts: {
         ],
         separator: ';',
         regex: 'Pod;(.*)',
-        replacement: '${1}',
+        replacement: '$1',
         target_label: 'pod',
       },
       { source_labels: ['__meta_kubernetes_namespace'], target_label: 'namespace' },
@@ -104,7 +104,7 @@ export function serviceMonitorScrapeConfig(opts: {
       { source_labels: ['__meta_kubernetes_pod_name'], target_label: 'pod' },
       { source_labels: ['__meta_kubernetes_pod_container_name'], target_label: 'container' },
       { action: 'drop', source_labels: ['__meta_kubernetes_pod_phase'], regex: '(Failed|Succeeded)' },
-      { source_labels: ['__meta_kubernetes_service_name'], target_label: 'job', replacement: '${1}' },
+      { source_labels: ['__meta_kubernetes_service_name'], target_label: 'job', replacement: '$1' },
       { target_label: 'endpoint', replacement: ep.port },
       ...ep.relabelings.map(relabel),
     ],
