@@ -75,6 +75,7 @@ function load(token: string, maxMs: number): { stop(): Promise<void>; statuses: 
           'ce-id': randomUUID(),
           'ce-source': 'urn:e2e:cluster-alerts',
           'ce-type': 'com.example.alerts.reading',
+          'ce-time': new Date().toISOString(),
         },
         body: '{"load":true}',
         signal: AbortSignal.timeout(20_000),
