@@ -1,0 +1,190 @@
+/**
+ * The fault suite (issue 16): each fault done to the real pipeline under a steady load of events
+ * with unique ids, bounded in time, and ended by an exact reconciliation: every event answered 200
+ * is stored exactly once, every other answer is a 503 or a refused connection (reported), none
+ * hangs. `FAULT_SOAK=1` runs the long form. See ../README.md for the guarantees and the figures.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Kafka, logLevel, type Producer } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatLedger, type LedgerRow } from '../lib/faults-ledger.js';
+import { HELD, type Pipeline, startPipeline } from '../lib/faults-pipeline.js';
+import { PLAN, runFault, SOAK } from '../lib/faults-run.js';
+import { until } from '../lib/faults-wait.js';
+
+const runId = randomUUID().slice(0, 8);
+const POISON_RECORDS = 1_000;
+let p: Pipeline;
+const rows: LedgerRow[] = [];
+
+beforeAll(async () => {
+  p = await startPipeline();
+});
+
+afterAll(async () => {
+  if (rows.length > 0)
+    console.log(`\nFault suite (${SOAK ? 'soak' : 'short'} form):\n${formatLedger(rows)}\n`);
+  await p?.close();
+});
+
+/** The reconciliation every fault must pass; returns the row for fault-specific checks. */
+function expectExact(row: LedgerRow): LedgerRow {
+  rows.push(row);
+  expect(row.acknowledged).toBeGreaterThan(0);
+  expect({ lost: row.lost, duplicates: row.duplicates, other: row.other }).toEqual({
+    lost: 0,
+    duplicates: 0,
+    other: 0,
+  });
+  // Every stored event was acknowledged, or answered 503 and is reported as such.
+  expect(row.stored).toBe(row.acknowledged + row.unavailableStored);
+  return row;
+}
+
+async function dlqDepth(): Promise<number> {
+  const admin = new Kafka({
+    clientId: 'faults',
+    brokers: [p.stack.bootstrapServers],
+    logLevel: logLevel.NOTHING,
+  }).admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchTopicOffsets('events.cloudevents.v1.dlq');
+    return offsets.reduce((sum, o) => sum + Number(o.high), 0);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+describe('the pipeline under faults, every acknowledged event stored exactly once', () => {
+  it('survives kill -9 of the broker and its restart: sends fail as 503 meanwhile, none hangs', async () => {
+    const { row } = await runFault(p, runId, {
+      name: 'broker kill -9',
+      begin: () => p.stack.kafka.kill(),
+      holdMs: PLAN.outageMs,
+      end: () => p.stack.kafka.start(),
+    });
+    expectExact(row);
+    expect(row.unavailable).toBeGreaterThan(0);
+  });
+
+  it('survives kill -9 of the consumer between a batch write and its commit: the batch is redelivered and deduplicated', async () => {
+    const { row } = await runFault(p, runId, {
+      name: 'consumer kill -9',
+      async begin() {
+        await p.consumer.waitForLog(HELD, 30_000);
+        p.consumer.child.kill('SIGKILL');
+        await p.consumer.exited;
+      },
+      holdMs: 0,
+      end: () => p.startConsumer(),
+    });
+    expectExact(row);
+    // The restarted consumer wrote again what the killed one had written but not committed.
+    await until(
+      'the redelivered batch counted',
+      async () => (await p.consumerMetric('consume_records_duplicate_total')) > 0,
+      30_000,
+    );
+  });
+
+  it('survives PostgreSQL stopped and started again: ingestion goes on, the consumer catches up', async () => {
+    const { row } = await runFault(p, runId, {
+      name: 'postgres stopped',
+      begin: () => p.stack.postgres.stop(),
+      holdMs: PLAN.postgresOutageMs,
+      end: () => p.stack.postgres.start(),
+    });
+    expectExact(row);
+    // The broker was untouched: ingestion acknowledged everything.
+    expect(row.acknowledged).toBe(row.sent);
+  });
+
+  it('restarts the ingestion service with requests in flight: each finishes or gets 503, none hangs', async () => {
+    let inFlight: Promise<void> | undefined;
+    const { row } = await runFault(p, runId, {
+      name: 'ingest restart',
+      async begin(load) {
+        inFlight = load.burst(100);
+        await sleep(20);
+        p.ingest.child.kill('SIGTERM');
+        await p.ingest.exited;
+      },
+      holdMs: 0,
+      end: () => p.startIngest(),
+    });
+    await inFlight;
+    expectExact(row);
+  });
+
+  it('fills the send queue: the overflow is refused 503 queue-full at once, the rest stored', async () => {
+    const { row, load } = await runFault(p, runId, {
+      name: 'send queue full',
+      begin: (load) => load.burst(400),
+      holdMs: 0,
+      end: async () => {},
+    });
+    expectExact(row);
+    expect(load.outcomes.filter((o) => o.failure === 'queue-full').length).toBeGreaterThan(0);
+  });
+
+  it('keeps consuming through a slow database (every insert delayed 0.5 s by a trigger)', async () => {
+    const { row } = await runFault(p, runId, {
+      name: 'slow database',
+      async begin() {
+        await p.db.query(`
+          CREATE FUNCTION public.faults_slow() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN PERFORM pg_sleep(0.5); RETURN NULL; END $$;
+          CREATE TRIGGER faults_slow BEFORE INSERT ON events.cloud_event
+            FOR EACH STATEMENT EXECUTE FUNCTION public.faults_slow();`);
+      },
+      holdMs: PLAN.slowMs,
+      async end() {
+        await p.db.query(
+          'DROP TRIGGER faults_slow ON events.cloud_event; DROP FUNCTION public.faults_slow();',
+        );
+      },
+    });
+    expectExact(row);
+    expect(row.acknowledged).toBe(row.sent);
+  });
+
+  it('dead-letters a storm of 1,000 undecodable records while good traffic is stored', async () => {
+    const producer: Producer = new Kafka({
+      clientId: 'faults-poison',
+      brokers: [p.stack.bootstrapServers],
+      logLevel: logLevel.NOTHING,
+    }).producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    const [dlqBefore, poisonBefore] = [
+      await dlqDepth(),
+      await p.consumerMetric('consume_records_poison_total'),
+    ];
+    try {
+      const { row } = await runFault(p, runId, {
+        name: 'poison storm',
+        async begin() {
+          for (let batch = 0; batch < POISON_RECORDS / 100; batch++) {
+            await producer.send({
+              topic: 'events.cloudevents.v1',
+              acks: -1,
+              messages: Array.from({ length: 100 }, (_, i) => ({
+                key: `poison-${batch * 100 + i}`,
+                value: Buffer.from([0xff, 0xfe, batch, i]),
+              })),
+            });
+          }
+        },
+        holdMs: 0,
+        end: async () => {},
+      });
+      expectExact(row);
+      await until('1,000 dead letters', async () => (await dlqDepth()) - dlqBefore >= POISON_RECORDS, 60_000);
+      expect((await dlqDepth()) - dlqBefore).toBe(POISON_RECORDS);
+      expect((await p.consumerMetric('consume_records_poison_total')) - poisonBefore).toBe(POISON_RECORDS);
+    } finally {
+      await producer.disconnect();
+    }
+  });
+});
