@@ -16,12 +16,31 @@ export interface LedgerRow {
   unavailableStored: number;
   /** Never connected (the service was down): the client knows nothing was sent. */
   refused: number;
-  /** Anything else: hung, reset mid-request, an unexpected status. Must be 0. */
+  /** Connection closed under the request before an answer: the client cannot know. */
+  reset: number;
+  /** Of those, how many are in the store anyway. */
+  resetStored: number;
+  /** Anything else: hung, another transport error, an unexpected status. Must be 0. */
   other: number;
   stored: number;
   duplicates: number;
   lost: number;
+  /** Records the consumer dead-lettered while the fault ran (only the poison storm may have any). */
+  deadLettered: number;
+  /** From the fault's end until an event sent after it was acknowledged (ingestion back). */
+  acceptingMs: number;
+  /** From the fault's end until an event sent after it was acknowledged and stored. */
   recoverMs: number;
+  /** The 503s by the spec's `metadata.failure`. */
+  failures: Record<string, number>;
+  /** The `other` answers by kind (`hung`, `broken: <code>`, a status). */
+  others: Record<string, number>;
+}
+
+function tally(kinds: string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const kind of kinds) counts[kind] = (counts[kind] ?? 0) + 1;
+  return counts;
 }
 
 /** How many rows each id of `source` has in the store. */
@@ -42,7 +61,9 @@ export async function reconcile(opts: {
   fault: string;
   source: string;
   outcomes: Outcome[];
+  endedAt: number;
   recoverMs: number;
+  deadLettered: () => Promise<number>;
   settleMs: number;
 }): Promise<LedgerRow> {
   const acked = opts.outcomes.filter((o) => o.answer === 200);
@@ -57,6 +78,11 @@ export async function reconcile(opts: {
   ).catch(() => {});
   const stored = await storedCounts(opts.db, opts.source);
   const unavailable = opts.outcomes.filter((o) => o.answer === 503);
+  const firstAccepted = Math.min(...acked.filter((o) => o.sentAt >= opts.endedAt).map((o) => o.sentAt));
+  const reset = opts.outcomes.filter((o) => o.answer === 'reset');
+  const others = opts.outcomes.filter(
+    (o) => o.answer !== 200 && o.answer !== 503 && o.answer !== 'refused' && o.answer !== 'reset',
+  );
   return {
     fault: opts.fault,
     sent: opts.outcomes.length,
@@ -64,32 +90,51 @@ export async function reconcile(opts: {
     unavailable: unavailable.length,
     unavailableStored: unavailable.filter((o) => stored.has(o.id)).length,
     refused: opts.outcomes.filter((o) => o.answer === 'refused').length,
-    other: opts.outcomes.filter((o) => o.answer !== 200 && o.answer !== 503 && o.answer !== 'refused').length,
+    reset: reset.length,
+    resetStored: reset.filter((o) => stored.has(o.id)).length,
+    other: others.length,
     stored: stored.size,
     duplicates: [...stored.values()].filter((n) => n > 1).length,
     lost: acked.filter((o) => !stored.has(o.id)).length,
+    deadLettered: await opts.deadLettered(),
+    acceptingMs: Math.max(0, firstAccepted - opts.endedAt),
     recoverMs: opts.recoverMs,
+    failures: tally(unavailable.map((o) => o.failure ?? 'none')),
+    others: tally(others.map((o) => (o.detail ? `${o.answer}: ${o.detail}` : String(o.answer)))),
   };
 }
 
-const COLUMNS: [keyof LedgerRow, string][] = [
+type Column = Exclude<keyof LedgerRow, 'failures' | 'others'>;
+
+const COLUMNS: [Column, string][] = [
   ['fault', 'fault'],
   ['sent', 'sent'],
   ['acknowledged', 'acked (200)'],
   ['unavailable', '503'],
   ['unavailableStored', '503 stored'],
   ['refused', 'refused'],
+  ['reset', 'reset'],
+  ['resetStored', 'reset stored'],
   ['other', 'other'],
   ['stored', 'stored'],
   ['duplicates', 'duplicates'],
   ['lost', 'lost'],
+  ['deadLettered', 'dead-lettered'],
+  ['acceptingMs', 'accepting (s)'],
   ['recoverMs', 'recover (s)'],
 ];
+
+const seconds = (ms: number) => (ms / 1000).toFixed(1);
+
+const kinds = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .map(([kind, n]) => `${kind} ${n}`)
+    .join(', ');
 
 /** The rows as a Markdown table (the README quotes it as printed). */
 export function formatLedger(rows: LedgerRow[]): string {
   const cells = rows.map((row) =>
-    COLUMNS.map(([key]) => (key === 'recoverMs' ? (row.recoverMs / 1000).toFixed(1) : String(row[key]))),
+    COLUMNS.map(([key]) => (key.endsWith('Ms') ? seconds(row[key] as number) : String(row[key]))),
   );
   const widths = COLUMNS.map(([, title], i) =>
     Math.max(title.length, ...cells.map((c) => c[i]?.length ?? 0)),
@@ -100,5 +145,9 @@ export function formatLedger(rows: LedgerRow[]): string {
     line(COLUMNS.map(([, title]) => title)),
     `|${widths.map((w, i) => (i === 0 ? `-${'-'.repeat(w)}-` : `-${'-'.repeat(w - 1)}:-`)).join('|')}|`,
     ...cells.map(line),
+    ...rows.flatMap((row) => [
+      ...(row.unavailable > 0 ? [`503 of ${row.fault} by failure: ${kinds(row.failures)}`] : []),
+      ...(row.other > 0 ? [`other answers of ${row.fault}: ${kinds(row.others)}`] : []),
+    ]),
   ].join('\n');
 }

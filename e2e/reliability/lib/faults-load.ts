@@ -5,8 +5,13 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** How one request ended. `refused`: no connection (the event never reached the service). */
-export type Answer = number | 'refused' | 'hung' | 'broken';
+/**
+ * How one request ended. `refused`: no connection (the event never reached the service);
+ * `reset`: the connection was closed under the request before any answer (a reused keep-alive
+ * connection the server was closing); `hung`: no answer within the deadline; `broken`: any other
+ * transport error.
+ */
+export type Answer = number | 'refused' | 'reset' | 'hung' | 'broken';
 
 export interface Outcome {
   id: string;
@@ -38,12 +43,13 @@ export interface Load {
   stop(): Promise<Outcome[]>;
 }
 
-const NETWORK_REFUSALS = new Set(['ECONNREFUSED']);
+const RESETS = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 
 function classify(error: unknown): { answer: Answer; detail?: string } {
   if (error instanceof DOMException && error.name === 'TimeoutError') return { answer: 'hung' };
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  if (cause?.code && NETWORK_REFUSALS.has(cause.code)) return { answer: 'refused' };
+  if (cause?.code === 'ECONNREFUSED') return { answer: 'refused' };
+  if (cause?.code && RESETS.has(cause.code)) return { answer: 'reset', detail: cause.code };
   return { answer: 'broken', detail: cause?.code ?? cause?.message ?? String(error) };
 }
 

@@ -6,8 +6,10 @@
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { DEAD_LETTER_TOPIC } from '@event-observatory/broker';
 import { createDatabase, freePort, type Stack, startStack, tempDataDir } from '@event-observatory/devstack';
 import { signDevToken } from '@event-observatory/service-kit/auth';
+import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { type ServiceProcess, spawnService } from './faults-process.js';
 import { until } from './faults-wait.js';
@@ -38,6 +40,8 @@ export interface Pipeline {
   startConsumer(): Promise<void>;
   /** The sum of a meter's series on the consumer's /metrics. */
   consumerMetric(name: string): Promise<number>;
+  /** Records ever written to the dead-letter topic (sum of its high watermarks). */
+  deadLetters(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -110,6 +114,20 @@ export async function startPipeline(): Promise<Pipeline> {
         .split('\n')
         .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
         .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    },
+    async deadLetters() {
+      const admin = new Kafka({
+        clientId: 'faults',
+        brokers: [stack.bootstrapServers],
+        logLevel: logLevel.NOTHING,
+      }).admin();
+      await admin.connect();
+      try {
+        const offsets = await admin.fetchTopicOffsets(DEAD_LETTER_TOPIC);
+        return offsets.reduce((sum, o) => sum + Number(o.high), 0);
+      } finally {
+        await admin.disconnect();
+      }
     },
     async close() {
       for (const service of [ingest, consumer]) {

@@ -12,7 +12,8 @@ export interface ServiceProcess {
   url: string;
   port: number;
   child: ChildProcess;
-  exited: Promise<void>;
+  /** The exit code, or the signal's name when a signal ended it. */
+  exited: Promise<number | string>;
   /** Resolves when a line logged after this call carries `msg`. */
   waitForLog(msg: string, timeoutMs: number): Promise<void>;
 }
@@ -53,7 +54,9 @@ export function spawnService(
   };
   child.stdout?.setEncoding('utf8').on('data', collect);
   child.stderr?.setEncoding('utf8').on('data', collect);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
   return {
     url: `http://127.0.0.1:${port}`,
     port,

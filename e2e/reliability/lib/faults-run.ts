@@ -78,12 +78,14 @@ export async function runFault(p: Pipeline, runId: string, fault: Fault): Promis
     maxMs: LOAD_CAP_MS,
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
   });
+  const deadLettersBefore = await p.deadLetters();
   try {
     await sleep(PLAN.leadMs);
     await fault.begin(load);
     await sleep(fault.holdMs);
     await fault.end(load);
-    const recoverMs = await timeToRecover(p, load, source, Date.now());
+    const endedAt = Date.now();
+    const recoverMs = await timeToRecover(p, load, source, endedAt);
     await sleep(PLAN.tailMs);
     const outcomes = await load.stop();
     const row = await reconcile({
@@ -91,7 +93,9 @@ export async function runFault(p: Pipeline, runId: string, fault: Fault): Promis
       fault: fault.name,
       source,
       outcomes,
+      endedAt,
       recoverMs,
+      deadLettered: async () => (await p.deadLetters()) - deadLettersBefore,
       settleMs: SETTLE_MS,
     });
     console.log(`\n${formatLedger([row])}\n`);

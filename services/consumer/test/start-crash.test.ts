@@ -22,7 +22,7 @@ const otherProtocol: PartitionAssigner = () => ({
   protocol({ topics }) {
     return {
       name: 'OtherProtocol',
-      metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics }),
+      metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: Buffer.alloc(0) }),
     };
   },
 });
