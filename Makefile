@@ -8,7 +8,7 @@ NODE_STAMP := node_modules/.install-stamp
 # The pure-logic suites run again on the current LTS line, so the Node 20 + 24 claim is tested.
 LTS_SUITES := -w @event-observatory/service-kit -w @event-observatory/events
 
-.PHONY: help install build lint test test-cluster dev migrate bench cluster images audit
+.PHONY: help install build lint test test-cluster soak dev migrate bench cluster images audit
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -43,6 +43,9 @@ test: build lint ## Run every test of the repo (and the pure-logic suites on Nod
 
 test-cluster: build ## Run only the cluster suites (e2e/cluster): a cluster of their own unless KUBECONFIG is set
 	npm run test:cluster -w @event-observatory/e2e
+
+soak: install ## Run the fault suite's long form (minutes per fault, about 20 min; e2e/reliability)
+	FAULT_SOAK=1 npm run test:faults -w @event-observatory/e2e
 
 dev: install ## Start Kafka, PostgreSQL and every service locally; Ctrl-C stops all
 	node --conditions=source --import tsx scripts/dev.ts
