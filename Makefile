@@ -8,7 +8,7 @@ NODE_STAMP := node_modules/.install-stamp
 # The pure-logic suites run again on the current LTS line, so the Node 20 + 24 claim is tested.
 LTS_SUITES := -w @event-observatory/service-kit -w @event-observatory/events
 
-.PHONY: help install build lint test test-cluster dev migrate bench cluster images
+.PHONY: help install build lint test test-cluster soak dev migrate bench cluster images audit
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -44,6 +44,9 @@ test: build lint ## Run every test of the repo (and the pure-logic suites on Nod
 test-cluster: build ## Run only the cluster suites (e2e/cluster): a cluster of their own unless KUBECONFIG is set
 	npm run test:cluster -w @event-observatory/e2e
 
+soak: install ## Run the fault suite's long form (minutes per fault, about 20 min; e2e/reliability)
+	FAULT_SOAK=1 npm run test:faults -w @event-observatory/e2e
+
 dev: install ## Start Kafka, PostgreSQL and every service locally; Ctrl-C stops all
 	node --conditions=source --import tsx scripts/dev.ts
 
@@ -62,3 +65,6 @@ cluster: ## Start a single-node Kubernetes in the foreground (writes .dev/kubeco
 
 images: ## Build every component's image and load it into the running cluster's containerd
 	./scripts/images/build.sh
+
+audit: ## Advisory gate: no high/critical advisory in production deps (exit 2 when the registry cannot be asked)
+	./scripts/audit-gate.sh

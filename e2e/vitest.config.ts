@@ -10,6 +10,7 @@ export default mergeConfig(
         'maintenance/**/*.test.ts',
         'browser/**/*.test.ts',
         'observability/**/*.test.ts',
+        'reliability/security/**/*.test.ts',
       ],
       globalSetup: ['@event-observatory/devstack/vitest-setup'],
       testTimeout: 120_000,

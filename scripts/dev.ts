@@ -2,15 +2,24 @@
  * `make dev`: starts Kafka and PostgreSQL (packages/devstack), applies the migrations, ensures the
  * topics, starts every service under services/ that has a `src/main.ts`, runs the jobs of
  * services/jobs on their intervals, writes `.dev/stack.env` and prints where everything listens.
+ * When Prometheus is installed (scripts/install-prometheus.sh) it also starts postgres_exporter and
+ * Prometheus scraping the services every 15 s with the rules of monitoring/alerts loaded.
  * Ctrl-C (or SIGTERM) stops everything it started, services first, then the infrastructure.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { applyPipelineCrd, clusterVersion, loadKubeConfig } from '@event-observatory/controller';
-import { createDatabase, repoRoot, type Stack, startStack } from '@event-observatory/devstack';
+import {
+  createDatabase,
+  repoRoot,
+  type Stack,
+  startPostgresExporter,
+  startPrometheus,
+  startStack,
+} from '@event-observatory/devstack';
 import { readJobsConfig } from '@event-observatory/jobs';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import { migrate } from '@event-observatory/store';
@@ -44,9 +53,12 @@ const ports = {
   consumer: port('CONSUMER_PORT', 8082),
   search: port('SEARCH_PORT', 9000),
   controller: port('CONTROLLER_PORT', 8083),
+  prometheus: port('PROMETHEUS_PORT', 9090),
 };
 
 const children: { name: string; child: ChildProcess }[] = [];
+/** Stops of postgres_exporter and Prometheus, run before the infrastructure's. */
+const monitors: (() => Promise<void>)[] = [];
 let stack: Stack | undefined;
 let stopping = false;
 
@@ -133,6 +145,7 @@ async function stopAll(): Promise<void> {
         }),
     ),
   );
+  for (const stop of monitors) await stop().catch(() => undefined);
   if (stack) {
     log('stopping Kafka and PostgreSQL');
     await stack.stop();
@@ -166,6 +179,38 @@ async function controllerPlan(): Promise<ServicePlan | undefined> {
       POD_NAME: `make-dev-${process.pid}`,
     },
   };
+}
+
+function onPath(command: string): boolean {
+  return (process.env.PATH ?? '').split(':').some((dir) => dir !== '' && existsSync(join(dir, command)));
+}
+
+/**
+ * postgres_exporter and Prometheus (the spec's 15 s scrape, the 13 rules) when installed; the
+ * scrape gives each target the `service` label the alerts' `exported_service` matchers rely on.
+ */
+async function startMonitoring(plans: ServicePlan[], databaseUrl: string): Promise<string | undefined> {
+  if (!onPath('prometheus') || !onPath('prometheus-postgres-exporter')) {
+    log('Prometheus not installed (scripts/install-prometheus.sh): no metrics system');
+    return undefined;
+  }
+  const dataDir = join(devDir, 'prometheus');
+  mkdirSync(dataDir, { recursive: true });
+  const exporter = await startPostgresExporter({ dataDir, databaseUrl });
+  monitors.unshift(() => exporter.stop());
+  const alerts = join(root, 'monitoring', 'alerts');
+  const prometheus = await startPrometheus({
+    dataDir,
+    port: ports.prometheus,
+    interval: '15s',
+    ruleFiles: readdirSync(alerts).map((f) => join(alerts, f)),
+    targets: [
+      ...plans.map((p) => ({ job: p.name, address: `127.0.0.1:${p.port}`, service: p.name })),
+      { job: 'postgres-exporter', address: exporter.address, service: 'postgres-exporter' },
+    ],
+  });
+  monitors.unshift(() => prometheus.stop());
+  return prometheus.url;
 }
 
 async function main(): Promise<void> {
@@ -218,12 +263,15 @@ async function main(): Promise<void> {
   const urls = Object.fromEntries(plans.map((p) => [p.urlVariable, `http://127.0.0.1:${p.port}`]));
   await Promise.all(plans.map((p) => waitForLive(p.name, urls[p.urlVariable] as string)));
 
+  const prometheusUrl = await startMonitoring(plans, databaseUrl);
+
   const jobs = readJobsConfig(process.env);
   scheduleJob('partition-maintenance', jobs.partitionIntervalMs, common);
   scheduleJob('rollup-refresh', jobs.refreshIntervalMs, common);
 
   const env: Record<string, string> = {
     ...urls,
+    ...(prometheusUrl ? { PROMETHEUS_URL: prometheusUrl } : {}),
     DATABASE_URL: databaseUrl,
     BROKER_BOOTSTRAP_SERVERS: stack.bootstrapServers,
     AUTH_SECRET: authSecret,
@@ -241,6 +289,8 @@ async function main(): Promise<void> {
   log(`  Kafka       ${stack.bootstrapServers}`);
   log(`  PostgreSQL  ${databaseUrl.replace(/:[^:@/]*@/, ':***@')}`);
   for (const plan of plans) log(`  ${plan.name.padEnd(11)} ${urls[plan.urlVariable]}`);
+  // Debian's package ships the classic web UI only.
+  if (prometheusUrl) log(`  Prometheus  ${prometheusUrl} (alerts: ${prometheusUrl}/classic/alerts)`);
   log(`settings in ${envFile}; try: source .dev/stack.env && curl -s "$INGEST_URL/health/ready"`);
   log('Ctrl-C stops everything');
 }

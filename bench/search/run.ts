@@ -8,10 +8,13 @@
  *   node --conditions=source --import tsx bench/search/run.ts      # BENCH_EVENTS=5000000 BENCH_RUNS=30
  *
  * Starts its own PostgreSQL (devstack), in a temporary folder, or in BENCH_DATA_DIR when set: a
- * store loaded there before with the same BENCH_EVENTS is measured again without loading. Rows come from `seedEvents` (SQL generate_series); the
+ * store loaded there before with the same BENCH_EVENTS is measured again without loading (the
+ * migrations it lacks are applied first). Rows come from `seedEvents` (SQL generate_series); the
  * secondary indexes are dropped for the load and created again from their own definitions
  * afterwards (same indexes as the migrations, built in bulk), then the tables are analysed.
- * Writes `bench/results/search.md`.
+ * Also times a reference query that no search change touches (raw SQL: the newest 51 rows of one
+ * hour, a different hour each run), so runs at different machine loads can be compared by ratio.
+ * Writes `bench/results/$BENCH_OUT` (default `search.md`).
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -33,6 +36,8 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 5_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 const SPAN_MS = 182 * 86_400_000;
 const SECRET = 'bench-search-secret-0123456789abcdef';
+/** Report file under bench/results/ (a before/after pair keeps both). */
+const OUT = process.env.BENCH_OUT ?? 'search.md';
 
 const log = (line: string) => process.stdout.write(`[bench] ${line}\n`);
 
@@ -139,6 +144,11 @@ try {
   let times = { loadS: Number.NaN, indexS: Number.NaN };
   if ((await loaded(url)) === EVENTS) {
     log(`reusing the ${EVENTS.toLocaleString('en-US')} events of ${process.env.BENCH_DATA_DIR}`);
+    // A reused store gets the migrations written since it was loaded (indexes, statistics).
+    const t = performance.now();
+    const { applied } = await migrate({ url });
+    if (applied.length > 0)
+      log(`applied ${applied.join(', ')} in ${Math.round((performance.now() - t) / 1000)} s`);
   } else {
     await migrate({ url });
     log(`loading ${EVENTS.toLocaleString('en-US')} events over 182 days`);
@@ -156,6 +166,19 @@ try {
     await res.text();
     return res.status === 200;
   };
+  const refPool = new pg.Pool({ connectionString: url, max: 1 });
+  const reference = await measure(async (i) => {
+    const from = new Date(END.getTime() - ((i * 7 + 3) % 4000) * 3_600_000);
+    const res = await refPool.query(
+      `SELECT occurred_at, ce_type FROM events.cloud_event
+        WHERE occurred_at >= $1 AND occurred_at < $1::timestamptz + interval '1 hour'
+        ORDER BY occurred_at DESC LIMIT 51`,
+      [from],
+    );
+    return res.rowCount === 51;
+  });
+  await refPool.end();
+  log(`reference: p50 ${reference.p50.toFixed(1)} ms, p95 ${reference.p95.toFixed(1)} ms`);
   const rows: string[] = [];
   for (const shape of SHAPES) {
     const whole = await measure((i) => page(paramsFor(shape, i, END)));
@@ -175,10 +198,10 @@ try {
   const text = await registry.metrics();
   await service.close();
   writeFileSync(
-    join(repoRoot(), 'bench/results/search.md'),
-    report({ loadS, indexS, rows, unindexed, queryTimes: queryTimesFrom(text) }),
+    join(repoRoot(), 'bench/results', OUT),
+    report({ loadS, indexS, reference, rows, unindexed, queryTimes: queryTimesFrom(text) }),
   );
-  log('wrote bench/results/search.md');
+  log(`wrote bench/results/${OUT}`);
 } finally {
   await pgh.stop();
 }
@@ -200,6 +223,7 @@ function queryTimesFrom(text: string): Map<string, number> {
 function report(r: {
   loadS: number;
   indexS: number;
+  reference: Figures;
   rows: string[];
   unindexed: string[];
   queryTimes: Map<string, number>;
@@ -217,6 +241,9 @@ generate_series${Number.isNaN(r.loadS) ? ' (by an earlier run, reused)' : ` in $
 Each figure is one \`GET /events\` answered in-process by the search service (rows, capped total,
 capped facets read concurrently on the read pool, then rendered), ${RUNS} runs after 3 warm-up
 runs, parameter values rotating between runs. Milliseconds.
+
+Reference query (raw SQL, untouched by search changes: the newest 51 rows of one hour, another
+hour each run): p50 ${r.reference.p50.toFixed(1)}, p95 ${r.reference.p95.toFixed(1)}.
 
 ## The 16 shapes (each with an index path)
 

@@ -9,6 +9,7 @@ import { type ConsumerService, createConsumerService, readConsumerConfig } from 
 import { createDatabase } from '@event-observatory/devstack';
 import { createIngestService, readIngestConfig } from '@event-observatory/ingest';
 import {
+  type AuthConfig,
   authConfigFromEnv,
   createLogger,
   createMetrics,
@@ -52,7 +53,7 @@ async function listen(app: Parameters<typeof serveApp>[0]): Promise<RunningServe
 export interface StartedConsumer {
   service: ConsumerService;
   registry: Registry;
-  /** The admin listener (`/metrics`, `/admin/...`); authentication is off. */
+  /** The admin listener (`/metrics`, `/admin/...`); authentication is off unless `auth` is given. */
   url: string;
   close(): Promise<void>;
 }
@@ -63,6 +64,8 @@ export async function startConsumer(opts: {
   databaseUrl: string;
   group: string;
   env?: Record<string, string>;
+  /** The admin API's verifier settings; authentication is off when absent. */
+  auth?: AuthConfig;
 }): Promise<StartedConsumer> {
   const { registry } = createMetrics({ service: 'consumer', version: 'e2e' });
   const service = await createConsumerService({
@@ -76,7 +79,7 @@ export async function startConsumer(opts: {
       ...opts.env,
     }),
     databaseUrl: opts.databaseUrl,
-    auth: { enabled: false },
+    auth: opts.auth ?? { enabled: false },
     registry,
     logger: createLogger({ service: 'consumer', level: 'error' }),
   });
@@ -106,12 +109,14 @@ export async function startIngest(opts: {
   topic: string;
   secret: string;
   knownTypes?: string[];
+  /** The verifier's settings; default HS256 with `secret` and the `events:write` scope. */
+  auth?: AuthConfig;
 }): Promise<StartedIngest> {
   const { registry } = createMetrics({ service: 'ingest', version: 'e2e' });
   const service = await createIngestService({
     config: { ...readIngestConfig({ SERVICE_VERSION: 'e2e' }), knownTypes: opts.knownTypes ?? [] },
     broker: producerConfig({ bootstrapServers: [inject('stack').bootstrapServers], topic: opts.topic }),
-    auth: authConfigFromEnv({ AUTH_SECRET: opts.secret }, { defaultScope: 'events:write' }),
+    auth: opts.auth ?? authConfigFromEnv({ AUTH_SECRET: opts.secret }, { defaultScope: 'events:write' }),
     registry,
     logger: createLogger({ service: 'ingest', level: 'error' }),
   });

@@ -49,6 +49,8 @@ export interface KafkaHandle {
   pid(): number | undefined;
   /** SIGTERM, wait for the exit (SIGKILL after 30 s). Idempotent. */
   stop(): Promise<void>;
+  /** SIGKILL (a crash: no clean shutdown); `start()` brings it back on the same port and data. */
+  kill(): Promise<void>;
   /** Starts the same broker again: same ports, same data. Idempotent while running. */
   start(): Promise<void>;
 }
@@ -242,6 +244,7 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
     logFile,
     pid: service.pid,
     stop: service.stop,
+    kill: service.kill,
     start: service.start,
   };
 }

@@ -67,6 +67,8 @@ export interface PostgresHandle {
   pid(): number | undefined;
   /** Fast shutdown (SIGINT), SIGKILL after 30 s. Idempotent. */
   stop(): Promise<void>;
+  /** SIGKILL (a crash: no clean shutdown); `start()` brings it back on the same port and data. */
+  kill(): Promise<void>;
   /** Starts the same cluster again: same port, same data. Idempotent while running. */
   start(): Promise<void>;
 }
@@ -337,6 +339,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
     version,
     pid: service.pid,
     stop: service.stop,
+    kill: service.kill,
     start: service.start,
   };
 }

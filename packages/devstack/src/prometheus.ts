@@ -24,10 +24,14 @@ export interface PrometheusOptions {
   /** Folder of the configuration, the TSDB, the log and the pid file. */
   dataDir: string;
   targets?: ScrapeTarget[];
+  /** Further `scrape_configs` entries as Prometheus reads them, e.g. `kubernetes_sd_configs` jobs. */
+  scrapeConfigs?: Record<string, unknown>[];
   /** Rule files to load and evaluate (absolute paths). */
   ruleFiles?: string[];
   /** Scrape and rule evaluation interval; default `1s` so tests see data quickly. */
   interval?: string;
+  /** Port on 127.0.0.1; default (or 0) a free one. */
+  port?: number;
   startTimeoutMs?: number;
 }
 
@@ -55,17 +59,20 @@ export interface PromQueryResponse {
  * await prom.stop();
  */
 export async function startPrometheus(opts: PrometheusOptions): Promise<PrometheusHandle> {
-  const port = await freePort();
+  const port = opts.port || (await freePort());
   const interval = opts.interval ?? '1s';
   const configFile = join(opts.dataDir, 'prometheus.yml');
   // JSON is YAML: no YAML writer needed.
   const config = {
     global: { scrape_interval: interval, evaluation_interval: interval },
     rule_files: opts.ruleFiles ?? [],
-    scrape_configs: (opts.targets ?? []).map((t) => ({
-      job_name: t.job,
-      static_configs: [{ targets: [t.address], labels: t.service ? { service: t.service } : {} }],
-    })),
+    scrape_configs: [
+      ...(opts.targets ?? []).map((t) => ({
+        job_name: t.job,
+        static_configs: [{ targets: [t.address], labels: t.service ? { service: t.service } : {} }],
+      })),
+      ...(opts.scrapeConfigs ?? []),
+    ],
   };
   writeFileSync(configFile, JSON.stringify(config, null, 2));
   const url = `http://127.0.0.1:${port}`;

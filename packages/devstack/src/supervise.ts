@@ -321,6 +321,8 @@ export interface ServiceControl {
   start(): Promise<void>;
   /** Stops the process (stopSignal, SIGKILL after the grace period); a no-op when stopped. */
   stop(): Promise<void>;
+  /** SIGKILL at once, as a crash would (fault tests); resolves when the process is gone. */
+  kill(): Promise<void>;
   pid(): number | undefined;
 }
 
@@ -345,6 +347,12 @@ export function supervisedService(def: ServiceDefinition): ServiceControl {
       const current = proc;
       if (!current) return;
       await stopChild(current, def.stopSignal, def.stopGraceMs);
+      proc = undefined;
+    },
+    async kill() {
+      const current = proc;
+      if (!current) return;
+      await stopChild(current, 'SIGKILL', 5_000);
       proc = undefined;
     },
     pid: () => (proc && !proc.hasExited() ? proc.pid : undefined),

@@ -4,12 +4,13 @@
  * Every value reaches PostgreSQL as a bind parameter; the only text spliced into the SQL comes
  * from this module (column names, operators from a closed set, constants).
  *
- * Index paths (migrations 0002..0005): time range -> the identity index, whose leading column is
- * occurred_at (scanned backwards for the keyset order); text -> GIN on search_doc; payload
- * equality -> GIN (jsonb_path_ops) on data; extensions -> GIN (jsonb_path_ops) on extensions;
- * type and source -> B-trees (ce_type | ce_source, occurred_at DESC); severity >= error (50) ->
- * the partial index cloud_event_severe_idx. No index path: payload comparisons other than
- * equality, subject (no index on ce_subject), severity below error.
+ * Index paths (migrations 0002..0005, statistics 0007): time range -> the identity index, whose
+ * leading column is occurred_at (scanned backwards for the keyset order); text -> GIN on
+ * search_doc; payload equality -> GIN (jsonb_path_ops) on data; extensions -> GIN (jsonb_path_ops)
+ * on extensions; type and source -> B-trees (ce_type | ce_source, occurred_at DESC), newest first
+ * for one value; severity >= error (50) -> the partial index cloud_event_severe_idx. No index
+ * path: payload comparisons other than equality, subject (no index on ce_subject), severity below
+ * error. Totals above twice the cap are the planner's estimate, not counted (`totalEvents`).
  *
  * @example
  * const page = await searchEvents(pool, { text: 'boiler', types: ['com.example.alarm'] }, { limit: 50 });
@@ -18,6 +19,8 @@ import type pg from 'pg';
 import { SEVERE_RANK } from './severity.js';
 
 export const TOTAL_CAP = 10_000;
+/** From this many estimated matches on, the total is not counted (`totalEvents`). */
+export const ESTIMATE_GATE = 2 * TOTAL_CAP;
 /** Facets count the newest 1,000 matches: 10,000 cost ~10x more heap reads for the same top 10 (bench/search). */
 export const FACET_SAMPLE_CAP = 1_000;
 export const FACET_VALUES = 10;
@@ -98,6 +101,18 @@ function nested(path: string[], value: unknown): unknown {
   return path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value);
 }
 
+/**
+ * `column = $n` for one value, `= ANY($n)` for several. Equality makes the B-tree (column,
+ * occurred_at DESC) return its rows newest first, so a page or the facet sample stops early; with
+ * ANY the index cannot give that order, and a type with a common word walked the time index
+ * instead (1,001 facet rows: 17,000 heap pages, 8.6 s cold, against 1,000 pages, 85 ms).
+ */
+function oneOf(column: 'ce_type' | 'ce_source', values: string[], p: Params): string {
+  return values.length === 1
+    ? `${column} = ${p.add(values[0])}`
+    : `${column} = ANY(${p.add(values)}::text[])`;
+}
+
 function whereOf(filter: EventFilter, p: Params): string[] {
   const where: string[] = [];
   if (filter.from) where.push(`occurred_at >= ${p.add(filter.from)}`);
@@ -113,8 +128,8 @@ function whereOf(filter: EventFilter, p: Params): string[] {
     const value = `${p.add(JSON.stringify(c.value))}::jsonb`;
     where.push(`jsonb_typeof(${at}) = jsonb_typeof(${value}) AND ${at} ${COMPARATORS[c.op]} ${value}`);
   }
-  if (filter.types?.length) where.push(`ce_type = ANY(${p.add(filter.types)}::text[])`);
-  if (filter.sources?.length) where.push(`ce_source = ANY(${p.add(filter.sources)}::text[])`);
+  if (filter.types?.length) where.push(oneOf('ce_type', filter.types, p));
+  if (filter.sources?.length) where.push(oneOf('ce_source', filter.sources, p));
   if (filter.subject !== undefined) where.push(`ce_subject = ${p.add(filter.subject)}`);
   if (filter.extensions && Object.keys(filter.extensions).length > 0) {
     where.push(`extensions @> ${p.add(JSON.stringify(filter.extensions))}::jsonb`);
@@ -180,6 +195,28 @@ export async function searchEvents(db: pg.Pool, filter: EventFilter, page: PageR
   return { rows: older ? kept : kept.reverse(), more };
 }
 
+/** A search's total: exact up to `TOTAL_CAP`, else `capped`; `estimated` when it was not counted at all. */
+export interface EventTotal {
+  total: number;
+  capped: boolean;
+  estimated: boolean;
+}
+
+/**
+ * The planner's estimate of the matches (EXPLAIN, nothing read). Free next to a count: an exact
+ * capped count of a common match pays one heap visit per match (GIN answers bitmaps, which cannot
+ * be answered from the index alone), 10,001 random page reads over every partition.
+ */
+export async function estimateEvents(db: pg.Pool, filter: EventFilter): Promise<number> {
+  const p = new Params();
+  const where = whereOf(filter, p);
+  const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
+    `EXPLAIN (FORMAT JSON) SELECT 1 FROM events.cloud_event ${clause(where)}`,
+    p.values,
+  );
+  return rows[0]!['QUERY PLAN'][0].Plan['Plan Rows'];
+}
+
 /** Number of matches, counting at most `TOTAL_CAP + 1` rows; `capped` when there are more than the cap. */
 export async function countEvents(
   db: pg.Pool,
@@ -192,6 +229,18 @@ export async function countEvents(
   const { rows } = await db.query<{ n: number }>(sql, p.values);
   const n = rows[0]!.n;
   return { total: Math.min(n, TOTAL_CAP), capped: n > TOTAL_CAP };
+}
+
+/**
+ * The total a page shows: `TOTAL_CAP`, capped and estimated, when the planner expects at least
+ * `ESTIMATE_GATE` matches (twice the cap, so an estimate must be off by half before a search with
+ * fewer than 10,000 matches is shown `10,000+`); else `countEvents`, exact up to the cap.
+ */
+export async function totalEvents(db: pg.Pool, filter: EventFilter): Promise<EventTotal> {
+  if ((await estimateEvents(db, filter)) >= ESTIMATE_GATE) {
+    return { total: TOTAL_CAP, capped: true, estimated: true };
+  }
+  return { ...(await countEvents(db, filter)), estimated: false };
 }
 
 export interface FacetValue {

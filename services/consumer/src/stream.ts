@@ -177,11 +177,14 @@ export class ConsumerStream {
         partitionsConsumedConcurrently: this.opts.partitionsConsumedConcurrently ?? 12,
         eachBatch: (payload) => this.eachBatch(payload),
       });
+      // A join that fails inside run() is reported as a CRASH before run() resolves: onFailure
+      // has then scheduled the relaunch, and this consumer must not be called running.
+      if (generation !== this.generation) return;
       this.stateValue = 'running';
       this.opts.log.info({ groupId, topic }, 'consumer stream started');
     } catch (err) {
       await consumer.disconnect().catch(() => {});
-      this.onFailure(err as Error);
+      if (generation === this.generation) this.onFailure(err as Error);
     }
   }
 

@@ -97,29 +97,79 @@ const ceHeader = (
   schema: { type: 'string' as const, ...schema },
 });
 
+const X = '[0-9A-Fa-f]';
+/** A percent-encoded UTF-8 continuation byte. */
+const CONT = `%[89ABab]${X}`;
+/**
+ * One character of a CloudEvents String as a binary-mode header carries it (percent-decoded once,
+ * then UTF-8 without control characters): printable ASCII other than `%`, a percent-encoded
+ * printable ASCII byte, or the percent-encoded UTF-8 sequence of a non-control character
+ * (RFC 3629 ranges: no overlongs, no surrogates, no C1 controls).
+ */
+const CE_CHAR = [
+  '[\\x20-\\x24\\x26-\\x7E]',
+  `%(?:[2-6]${X}|7[0-9A-Ea-e])`,
+  `%[Cc]2%[ABab]${X}`,
+  `%(?:[Cc][3-9A-Fa-f]|[Dd]${X})${CONT}`,
+  `%[Ee]0%[ABab]${X}${CONT}`,
+  `%(?:[Ee][1-9A-Ca-c]|[Ee][EFef])${CONT}${CONT}`,
+  `%[Ee][Dd]%[89]${X}${CONT}`,
+  `%[Ff]0%(?:9${X}|[ABab]${X})${CONT}${CONT}`,
+  `%[Ff][1-3]${CONT}${CONT}${CONT}`,
+  `%[Ff]4%8${X}${CONT}${CONT}`,
+].join('|');
+/** The same without the space, for the first and last character (HTTP trims header values). */
+const CE_EDGE = CE_CHAR.replace('\\x20-', '\\x21-');
+const CE_STRING = `^(?:${CE_EDGE})(?:(?:${CE_CHAR})*(?:${CE_EDGE}))?$`;
+/**
+ * RFC 3986 characters, with a percent-escape written percent-encoded itself (`%25` + two hex). A
+ * pattern, not `format: uri`: the service checks exactly these characters, and a `format`
+ * checker's stricter grammar would call accepted values invalid.
+ */
+const URI_CHARS = `(?:[A-Za-z0-9\\-._~:/?#\\[\\]@!$&'()*+,;=]|%25${X}{2})`;
+
 /**
  * The binary-mode attribute headers (Document 1 "Input event attributes"): `ce-time` is required by
  * this service. Further `ce-<extension>` headers (`[a-z0-9]{1,20}`) are accepted and not listed.
  */
 const binaryModeHeaders = [
   ceHeader('specversion', true, { enum: ['1.0'] }, 'CloudEvents version.'),
-  ceHeader('id', true, { minLength: 1, example: 'evt-1' }, 'Producer-supplied id.'),
+  ceHeader('id', true, { pattern: CE_STRING, example: 'evt-1' }, 'Producer-supplied id.'),
   ceHeader(
     'source',
     true,
-    { format: 'uri-reference', minLength: 1, example: 'https://example.com/sensors' },
+    { pattern: `^${URI_CHARS}+$`, example: 'https://example.com/sensors' },
     'URI-reference of the producer.',
   ),
-  ceHeader('type', true, { minLength: 1, example: 'com.example.reading' }, 'Kind of event.'),
+  ceHeader('type', true, { pattern: CE_STRING, example: 'com.example.reading' }, 'Kind of event.'),
+  // No fixed example: any fixed time leaves the plausibility window sooner or later, and the
+  // document's own example must never be refused (Swagger UI fills in the current time).
   ceHeader(
     'time',
     true,
-    { format: 'date-time', example: '2025-06-01T12:00:00Z' },
+    { format: 'date-time' },
     'RFC 3339 time; outside INGEST_MAX_PAST_SKEW..INGEST_MAX_FUTURE_SKEW of the service clock gives 400 OUT_OF_RANGE.',
   ),
-  ceHeader('subject', false, { minLength: 1 }, 'Subject; part of the partition key.'),
-  ceHeader('dataschema', false, { format: 'uri' }, 'Absolute URI of the payload schema.'),
+  ceHeader('subject', false, { pattern: CE_STRING }, 'Subject; part of the partition key.'),
+  ceHeader(
+    'dataschema',
+    false,
+    { pattern: `^[A-Za-z][A-Za-z0-9+.-]*:${URI_CHARS}*$` },
+    'Absolute URI of the payload schema.',
+  ),
 ];
+
+/**
+ * The same headers for `:validate`, none required and none constrained: validate judges whatever
+ * it is sent and answers 200 with `valid: false` and the reason, so a missing or unacceptable
+ * header is not a request the document may call invalid.
+ */
+const judgedHeaders = binaryModeHeaders.map((p) => ({
+  ...p,
+  required: false,
+  description: `${p.description} Judged, not required: a missing or unacceptable value gives valid false.`,
+  schema: { type: 'string' as const },
+}));
 
 const security = [{ bearerAuth: [] as string[] }];
 
@@ -179,7 +229,7 @@ export const validateRoute = createRoute({
   operationId: 'validateEvent',
   summary: 'Validate one event without publishing it',
   security,
-  parameters: binaryModeHeaders,
+  parameters: judgedHeaders,
   request: { body: rawBody },
   responses: {
     200: {

@@ -100,17 +100,39 @@ describe('the OpenAPI description', () => {
     doc = (await (await fetch(`${h.url}/openapi.json`)).json()) as typeof doc;
   });
 
-  it('declares the binary-mode ce-* headers, required ones as this service requires them', () => {
-    for (const path of ['/v1/events', '/v1/events:validate']) {
-      const headers = doc.paths[path]!.post.parameters.filter((p) => p.in === 'header');
-      const required = headers.filter((p) => p.required).map((p) => p.name);
-      expect(required, path).toEqual(['ce-specversion', 'ce-id', 'ce-source', 'ce-type', 'ce-time']);
-      expect(
-        headers.map((p) => p.name),
-        path,
-      ).toEqual(expect.arrayContaining(['ce-subject', 'ce-dataschema']));
-      expect(headers.find((p) => p.name === 'ce-specversion')?.schema.enum).toEqual(['1.0']);
+  it('declares the binary-mode ce-* headers of /v1/events, required ones as this service requires them', () => {
+    const headers = doc.paths['/v1/events']!.post.parameters.filter((p) => p.in === 'header');
+    const required = headers.filter((p) => p.required).map((p) => p.name);
+    expect(required).toEqual(['ce-specversion', 'ce-id', 'ce-source', 'ce-type', 'ce-time']);
+    expect(headers.map((p) => p.name)).toEqual(expect.arrayContaining(['ce-subject', 'ce-dataschema']));
+    expect(headers.find((p) => p.name === 'ce-specversion')?.schema.enum).toEqual(['1.0']);
+  });
+
+  it('declares the same ce-* headers on :validate, none required and none constrained: validate judges any request', async () => {
+    const create = doc.paths['/v1/events']!.post.parameters.map((p) => p.name);
+    const validate = doc.paths['/v1/events:validate']!.post.parameters;
+    expect(validate.map((p) => p.name)).toEqual(create);
+    for (const p of validate) {
+      expect(p.required, p.name).toBe(false);
+      expect(p.schema, p.name).toEqual({ type: 'string' });
     }
+    // What the document lets through is answered 200 with the judgement, never a 4xx.
+    const res = await fetch(`${h.url}/v1/events:validate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.token}`, 'ce-specversion': '0.3', 'ce-subject': '' },
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ valid: false, error: { code: 400 } });
+  });
+
+  it("gives no example the service would refuse: a request of the document's own examples is accepted", async () => {
+    const headers: Record<string, string> = { authorization: `Bearer ${h.token}` };
+    for (const p of doc.paths['/v1/events']!.post.parameters) {
+      const example = p.example ?? p.schema.example;
+      if (p.required) headers[p.name] = example ?? valueFor(p);
+    }
+    const res = await fetch(`${h.url}/v1/events`, { method: 'POST', headers });
+    expect(res.status, await res.clone().text()).toBe(200);
   });
 
   it('lets an event have no data, and leaves the judgement of batch elements to the service', () => {

@@ -32,10 +32,10 @@ async function publish(id: string, extra: Record<string, string> = {}): Promise<
   return records.find((r) => r.headers.ce_id?.toString() === id)?.headers.traceparent?.toString() ?? '';
 }
 
-it("puts the server span of the request, under the caller's trace, into the record's traceparent", async () => {
+it("puts a span of the request (its producer span), under the caller's trace, into the record's traceparent", async () => {
   const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
   const header = await publish('traced', { traceparent: `00-${traceId}-00f067aa0ba902b7-01` });
-  // Same trace, a new span (the server span of the request), sampled as the caller asked.
+  // Same trace, a new span (the request's producer span), sampled as the caller asked.
   expect(header).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
   expect(header).not.toContain('00f067aa0ba902b7');
 });

@@ -64,6 +64,17 @@ describe('search filters from the URL', () => {
     expect(parse('severity=ERR').filter.minSeverity).toBe(50);
   });
 
+  it('refuses a NUL character in any parameter, raw or as a JSON escape, naming the parameter (PostgreSQL text cannot hold it)', () => {
+    for (const name of ['q', 'type', 'source', 'subject', 'cursor']) {
+      const parsed = parseSearch(new URLSearchParams({ [name]: 'a\u0000b' }));
+      expect(parsed.problems, name).toEqual([`${name}: must not contain the NUL character`]);
+      expect(parsed.filter).toEqual({});
+    }
+    expect(parse('payload=device.id%20%3D%20%22a%5Cu0000%22').problems).toEqual([
+      'payload "device.id = "a\\u0000"": text values must not contain the NUL character',
+    ]);
+  });
+
   it('refuses a page size above 250 and below 1', () => {
     expect(parse('limit=251').problems).toEqual(['limit: expected a whole number from 1 to 250']);
     expect(parse('limit=0').problems).toHaveLength(1);

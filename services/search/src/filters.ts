@@ -90,6 +90,8 @@ export function parsePayloadCondition(raw: string): PayloadCondition | string {
   }
   if (value !== null && typeof value === 'object')
     return `payload "${raw}": compare with a number, text, true, false or null`;
+  if (typeof value === 'string' && value.includes('\u0000'))
+    return `payload "${raw}": text values must not contain the NUL character`;
   if (value === null && op !== '=' && op !== '!=') return `payload "${raw}": null compares with = or != only`;
   return { path, op, value: value as PayloadCondition['value'] };
 }
@@ -104,6 +106,12 @@ export function parseTime(raw: string): Date | undefined {
 }
 
 export function parseSearch(params: URLSearchParams): ParsedSearch {
+  // PostgreSQL text cannot hold U+0000: the query would fail in the store, not in the filter.
+  const withNul = [...new Set([...params].filter(([, v]) => v.includes('\u0000')).map(([k]) => k))];
+  if (withNul.length > 0) {
+    const problems = withNul.map((name) => `${name}: must not contain the NUL character`);
+    return { filter: {}, shape: 'none', limit: DEFAULT_LIMIT, cursor: undefined, problems };
+  }
   const problems: string[] = [];
   const one = (name: string): string | undefined => {
     const v = params.get(name)?.trim();

@@ -1,6 +1,7 @@
+import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ALLOWED_HOSTS } from './config.js';
-import { hostMatcher, hostName } from './hosts.js';
+import { allowedHosts, hostMatcher, hostName } from './hosts.js';
 
 describe('allowed hosts', () => {
   const allowed = hostMatcher(DEFAULT_ALLOWED_HOSTS.split(','));
@@ -41,5 +42,17 @@ describe('allowed hosts', () => {
 
   it('refuses an empty list when the filter is built', () => {
     expect(() => hostMatcher([' ', ''])).toThrow(/ALLOWED_HOSTS/);
+  });
+
+  it('judges the authority of an absolute-form target too, which RFC 9112 puts before the Host header', async () => {
+    const app = new Hono();
+    app.onError((_err, c) => c.text('refused', 400));
+    app.use(allowedHosts(['localhost']));
+    app.get('/events', (c) => c.text('page'));
+    const status = async (url: string, host: string) =>
+      (await app.request(url, { headers: { host } })).status;
+    expect(await status('http://evil.example/events', 'localhost')).toBe(400);
+    expect(await status('http://localhost/events', 'evil.example')).toBe(400);
+    expect(await status('http://localhost:8080/events', 'localhost:8080')).toBe(200);
   });
 });

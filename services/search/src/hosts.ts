@@ -1,7 +1,8 @@
 /**
- * The allowed-hosts filter: a request whose `Host` is not in `ALLOWED_HOSTS` gets 400 in the
- * spec's error body. An entry with a leading dot (`.local`) matches that domain and every
- * subdomain; any other entry matches exactly. Letter case and the port are ignored.
+ * The allowed-hosts filter: a request whose `Host` (or the authority of an absolute-form target)
+ * is not in `ALLOWED_HOSTS` gets 400 in the spec's error body. An entry with a leading dot
+ * (`.local`) matches that domain and every subdomain; any other entry matches exactly. Letter
+ * case and the port are ignored.
  *
  * @example
  * const allowed = hostMatcher(['localhost', '.local']);
@@ -36,7 +37,9 @@ export function allowedHosts(allowed: readonly string[]): MiddlewareHandler {
   return async (c, next) => {
     if (c.req.path.startsWith('/health/')) return next();
     const host = c.req.header('host');
-    if (!matches(host)) {
+    // An absolute-form target (`GET http://other/...`) names the authority the request is for
+    // (RFC 9112 section 3.2.2); the URL carries it, else the Host header: both must be allowed.
+    if (!matches(host) || !matches(new URL(c.req.url).host)) {
       throw new ApiError('InvalidArgument', 'this host name is not allowed (ALLOWED_HOSTS)', {
         reason: 'host-not-allowed',
         metadata: { host: (host ?? '').slice(0, 255) },

@@ -3,11 +3,12 @@
  * concurrently (three of the eight read connections), with the page links' cursors.
  */
 import {
-  countEvents,
   type EventPage,
+  type EventTotal,
   type Facets,
   facetEvents,
   searchEvents,
+  totalEvents,
 } from '@event-observatory/store';
 import type pg from 'pg';
 import type { CursorCodec } from './cursor.js';
@@ -27,7 +28,7 @@ export interface SearchView {
   newer: string | undefined;
   /** Cursor of the page with older rows, when there is one. */
   older: string | undefined;
-  total: { total: number; capped: boolean } | Failure;
+  total: EventTotal | Failure;
   facets: Facets | Failure;
 }
 
@@ -57,7 +58,7 @@ export async function runSearch(deps: SearchDeps, parsed: ParsedSearch): Promise
       done(p.rows.length);
       return p;
     }),
-    countEvents(deps.pool, filter).catch(failureOf),
+    totalEvents(deps.pool, filter).catch(failureOf),
     facetEvents(deps.pool, filter).catch(failureOf),
   ]);
   if ('sampled' in facets && facets.sampled) deps.meters.facetsCapped();
@@ -69,9 +70,14 @@ export async function runSearch(deps: SearchDeps, parsed: ParsedSearch): Promise
   const hasOlder = readingNewer ? true : page.more;
   return {
     page,
+    total: cursor === undefined && !page.more ? exactFromPage(page) : total,
     newer: hasNewer && first ? deps.cursors.encode({ key: first.key, direction: 'newer' }) : undefined,
     older: hasOlder && last ? deps.cursors.encode({ key: last.key, direction: 'older' }) : undefined,
-    total,
     facets,
   };
+}
+
+/** A first page that holds every match is the exact total, whatever an estimate said. */
+function exactFromPage(page: EventPage): EventTotal {
+  return { total: page.rows.length, capped: false, estimated: false };
 }

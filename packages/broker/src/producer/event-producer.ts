@@ -39,7 +39,8 @@
  */
 import { createTimer, ladders, type Timer } from '@event-observatory/service-kit/metrics';
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
-import { injectTraceContext } from '@event-observatory/service-kit/tracing';
+import { injectTraceContext, inSpan } from '@event-observatory/service-kit/tracing';
+import { SpanKind } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import type { BrokerLogger } from '../clients/kafka.js';
 import type { ProducerConfig } from '../config/producer.js';
@@ -106,10 +107,27 @@ export class EventProducer {
 
   /**
    * Hands a record to the sender. Resolves after acknowledgement; rejects with `PublishError`.
-   * The trace context of the active span (`traceparent`, `tracestate`) is added to the record
-   * headers here, on the caller's context.
+   * A PRODUCER span `<topic> publish`, child of the active span, covers hand-over to settlement;
+   * its context (`traceparent`, `tracestate`) goes into the record headers, so the consumer's
+   * span is its child.
    */
   publish(record: OutboundRecord): Promise<PublishReceipt> {
+    return inSpan(
+      `${this.topic} publish`,
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          'messaging.system': 'kafka',
+          'messaging.operation.type': 'send',
+          'messaging.destination.name': this.topic,
+        },
+      },
+      () => this.enqueue(record),
+    );
+  }
+
+  /** Queues a record under the active (producer) span's trace context. */
+  private enqueue(record: OutboundRecord): Promise<PublishReceipt> {
     if (this.closing) {
       return Promise.reject(new PublishError('closed', 'the producer is shutting down', true));
     }

@@ -1,0 +1,211 @@
+/**
+ * The fault suite (issue 16): each fault done to the real pipeline under a steady load of events
+ * with unique ids, bounded in time, and ended by an exact reconciliation: every event answered 200
+ * is stored exactly once, every other answer is a 503 or a refused connection (reported), none
+ * hangs. `FAULT_SOAK=1` runs the long form. See ../README.md for the guarantees and the figures.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EVENT_TOPIC } from '@event-observatory/broker';
+import { Kafka, logLevel, type Producer } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatLedger, type LedgerRow } from '../lib/faults-ledger.js';
+import { HELD, type Pipeline, startPipeline } from '../lib/faults-pipeline.js';
+import { PLAN, runFault, SOAK } from '../lib/faults-run.js';
+import { until } from '../lib/faults-wait.js';
+
+const runId = randomUUID().slice(0, 8);
+const POISON_RECORDS = 1_000;
+// Well past the 32-record queue, small enough that an overloaded machine still reads every
+// request within the listener's header timeout (400 at once drew 408s at load average 20+).
+const QUEUE_BURST = 150;
+let p: Pipeline;
+const rows: LedgerRow[] = [];
+
+beforeAll(async () => {
+  p = await startPipeline();
+});
+
+afterAll(async () => {
+  if (rows.length > 0)
+    console.log(`\nFault suite (${SOAK ? 'soak' : 'short'} form):\n${formatLedger(rows)}\n`);
+  await p?.close();
+});
+
+/**
+ * The reconciliation every fault must pass; returns the row for fault-specific checks. Resets
+ * (a keep-alive connection closed under a request, seen during restarts and on an overloaded
+ * machine) are reported, not failed: the client saw no answer and retries.
+ */
+function expectExact(row: LedgerRow): LedgerRow {
+  rows.push(row);
+  expect(row.acknowledged).toBeGreaterThan(0);
+  expect({ lost: row.lost, duplicates: row.duplicates, other: row.other }).toEqual({
+    lost: 0,
+    duplicates: 0,
+    other: 0,
+  });
+  // Every stored event was acknowledged, or answered 503 or reset and is reported as such: a
+  // refused one never is.
+  expect(row.stored).toBe(row.acknowledged + row.unavailableStored + row.resetStored);
+  return row;
+}
+
+/** The kinds of 503 other than a full send queue: a send that failed at the broker. */
+function brokerFailures(row: LedgerRow): string[] {
+  return Object.keys(row.failures).filter((failure) => failure !== 'queue-full');
+}
+
+describe('the pipeline under faults, every acknowledged event stored exactly once', () => {
+  it('survives kill -9 of the broker and its restart: sends fail as 503 meanwhile, none hangs', async () => {
+    const { row } = await runFault(p, runId, {
+      name: 'broker kill -9',
+      begin: () => p.stack.kafka.kill(),
+      holdMs: PLAN.outageMs,
+      end: () => p.stack.kafka.start(),
+    });
+    expectExact(row);
+    expect(row.deadLettered).toBe(0);
+    expect(row.unavailable).toBeGreaterThan(0);
+  });
+
+  it('survives kill -9 of the consumer between a batch write and its commit: the batch is redelivered and deduplicated', async () => {
+    const { row } = await runFault(p, runId, {
+      name: 'consumer kill -9',
+      async begin() {
+        await p.consumer.waitForLog(HELD, 30_000);
+        p.consumer.child.kill('SIGKILL');
+        await p.consumer.exited;
+      },
+      holdMs: 0,
+      end: () => p.startConsumer(),
+    });
+    expectExact(row);
+    expect(row.deadLettered).toBe(0);
+    // The restarted consumer wrote again what the killed one had written but not committed.
+    await until(
+      'the redelivered batch counted',
+      async () => (await p.consumerMetric('consume_records_duplicate_total')) > 0,
+      30_000,
+    );
+  });
+
+  it('survives PostgreSQL stopped and started again: ingestion goes on, the consumer catches up', async () => {
+    const { row } = await runFault(p, runId, {
+      name: 'postgres stopped',
+      begin: () => p.stack.postgres.stop(),
+      holdMs: PLAN.postgresOutageMs,
+      end: () => p.stack.postgres.start(),
+    });
+    expectExact(row);
+    // An outage is waited out, never dead-lettered; the broker was untouched, so no send failed
+    // (a full queue is this loaded machine's, not the database's).
+    expect(row.deadLettered).toBe(0);
+    expect(brokerFailures(row)).toEqual([]);
+  });
+
+  it('restarts the ingestion service with requests in flight: each finishes or gets 503, none hangs', async () => {
+    let inFlight: Promise<void> | undefined;
+    let exit: number | string | undefined;
+    const { row } = await runFault(p, runId, {
+      name: 'ingest restart',
+      async begin(load) {
+        inFlight = load.burst(100);
+        await sleep(20);
+        p.ingest.child.kill('SIGTERM');
+        exit = await p.ingest.exited;
+      },
+      holdMs: 0,
+      end: () => p.startIngest(),
+    });
+    await inFlight;
+    // A request sent on a keep-alive connection the draining server closes as idle is reset
+    // before it is read (the README's "not guaranteed"): never published, so never stored.
+    expectExact(row);
+    expect(row.resetStored).toBe(0);
+    expect(row.deadLettered).toBe(0);
+    expect(exit).toBe(0);
+  });
+
+  it('fills the send queue: the overflow is refused 503 queue-full at once, the rest stored', async () => {
+    const { row, load } = await runFault(p, runId, {
+      name: 'send queue full',
+      // Bursts until one is refused queue-full (a fast machine drains a single burst in time).
+      async begin(load) {
+        for (let i = 0; i < 5 && !load.outcomes.some((o) => o.failure === 'queue-full'); i++) {
+          await load.burst(QUEUE_BURST);
+        }
+      },
+      holdMs: 0,
+      end: async () => {},
+    });
+    expectExact(row);
+    expect(row.deadLettered).toBe(0);
+    expect(load.outcomes.filter((o) => o.failure === 'queue-full').length).toBeGreaterThan(0);
+  });
+
+  it('keeps consuming through a slow database (every insert delayed 0.5 s by a trigger)', async () => {
+    const { row } = await runFault(p, runId, {
+      name: 'slow database',
+      async begin() {
+        await p.db.query(`
+          CREATE FUNCTION public.faults_slow() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN PERFORM pg_sleep(0.5); RETURN NULL; END $$;
+          CREATE TRIGGER faults_slow BEFORE INSERT ON events.cloud_event
+            FOR EACH STATEMENT EXECUTE FUNCTION public.faults_slow();`);
+      },
+      holdMs: PLAN.slowMs,
+      async end() {
+        await p.db.query(
+          'DROP TRIGGER faults_slow ON events.cloud_event; DROP FUNCTION public.faults_slow();',
+        );
+      },
+    });
+    expectExact(row);
+    expect(row.deadLettered).toBe(0);
+    expect(brokerFailures(row)).toEqual([]);
+  });
+
+  it('dead-letters a storm of 1,000 undecodable records while good traffic is stored', async () => {
+    const producer: Producer = new Kafka({
+      clientId: 'faults-poison',
+      brokers: [p.stack.bootstrapServers],
+      logLevel: logLevel.NOTHING,
+    }).producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    const [dlqBefore, poisonBefore] = [
+      await p.deadLetters(),
+      await p.consumerMetric('consume_records_poison_total'),
+    ];
+    try {
+      const { row } = await runFault(p, runId, {
+        name: 'poison storm',
+        async begin() {
+          for (let batch = 0; batch < POISON_RECORDS / 100; batch++) {
+            await producer.send({
+              topic: EVENT_TOPIC,
+              acks: -1,
+              messages: Array.from({ length: 100 }, (_, i) => ({
+                key: `poison-${batch * 100 + i}`,
+                value: Buffer.from([0xff, 0xfe, batch, i]),
+              })),
+            });
+          }
+        },
+        holdMs: 0,
+        // The storm is over once the consumer has dead-lettered all of it.
+        end: () =>
+          until(
+            '1,000 dead letters',
+            async () => (await p.deadLetters()) - dlqBefore >= POISON_RECORDS,
+            60_000,
+          ),
+      });
+      expectExact(row);
+      expect(row.deadLettered).toBe(POISON_RECORDS);
+      expect((await p.consumerMetric('consume_records_poison_total')) - poisonBefore).toBe(POISON_RECORDS);
+    } finally {
+      await producer.disconnect();
+    }
+  });
+});

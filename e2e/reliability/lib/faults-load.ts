@@ -1,0 +1,122 @@
+/**
+ * A steady, bounded load of CloudEvents with unique ids against the ingestion service, recording
+ * what each request was answered. Every request carries its own deadline, so a hung request shows
+ * as `hung` instead of stalling the suite; the load stops by itself after `maxMs`.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * How one request ended. `refused`: no connection (the event never reached the service);
+ * `reset`: the connection was closed under the request before any answer (a reused keep-alive
+ * connection the server was closing); `hung`: no answer within the deadline; `broken`: any other
+ * transport error.
+ */
+export type Answer = number | 'refused' | 'reset' | 'hung' | 'broken';
+
+export interface Outcome {
+  id: string;
+  sentAt: number;
+  answer: Answer;
+  /** For a 503, the spec's `metadata.failure` (`queue-full`, `timeout`, `unavailable`, `closed`). */
+  failure?: string;
+  /** For `broken`, what the client saw (reset mid-request, socket hang up). */
+  detail?: string;
+}
+
+export interface LoadOptions {
+  /** Read at every send, so a restarted service on another port is followed. */
+  url: () => string;
+  token: string;
+  source: string;
+  perSecond: number;
+  /** The load stops by itself after this long, even if nobody calls `stop()`. */
+  maxMs: number;
+  /** A request not answered within this is `hung`. */
+  requestTimeoutMs: number;
+}
+
+export interface Load {
+  outcomes: Outcome[];
+  /** Sends `n` events at once, beside the steady load; resolves when all are answered. */
+  burst(n: number): Promise<void>;
+  /** Stops sending, waits for every request in flight, and returns every outcome. */
+  stop(): Promise<Outcome[]>;
+}
+
+const RESETS = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
+function classify(error: unknown): { answer: Answer; detail?: string } {
+  if (error instanceof DOMException && error.name === 'TimeoutError') return { answer: 'hung' };
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  if (cause?.code === 'ECONNREFUSED') return { answer: 'refused' };
+  if (cause?.code && RESETS.has(cause.code)) return { answer: 'reset', detail: cause.code };
+  return { answer: 'broken', detail: cause?.code ?? cause?.message ?? String(error) };
+}
+
+/** Starts sending `perSecond` events, spread evenly (10 ticks a second). */
+export function startLoad(opts: LoadOptions): Load {
+  const outcomes: Outcome[] = [];
+  const inFlight = new Set<Promise<void>>();
+  let n = 0;
+  let paced = 0;
+  let stopped = false;
+  const started = Date.now();
+
+  const send = (): Promise<void> => {
+    const id = `${opts.source.slice(opts.source.lastIndexOf(':') + 1)}-${n++}`;
+    const sentAt = Date.now();
+    const body = JSON.stringify({
+      specversion: '1.0',
+      id,
+      source: opts.source,
+      type: 'com.example.faults.tick',
+      time: new Date(sentAt).toISOString(),
+      datacontenttype: 'application/json',
+      data: { n },
+    });
+    const request = fetch(`${opts.url()}/v1/events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${opts.token}`, 'content-type': 'application/cloudevents+json' },
+      body,
+      signal: AbortSignal.timeout(opts.requestTimeoutMs),
+    })
+      .then(async (res) => {
+        const text = await res.text();
+        const failure =
+          res.status === 503
+            ? (JSON.parse(text) as { error?: { details?: { metadata?: { failure?: string } }[] } }).error
+                ?.details?.[0]?.metadata?.failure
+            : undefined;
+        outcomes.push({ id, sentAt, answer: res.status, failure });
+      })
+      .catch((error: unknown) => {
+        outcomes.push({ id, sentAt, ...classify(error) });
+      })
+      .finally(() => inFlight.delete(request));
+    inFlight.add(request);
+    return request;
+  };
+
+  const perTick = opts.perSecond / 10;
+  const pacing = (async () => {
+    for (let tick = 1; !stopped && Date.now() - started < opts.maxMs; tick++) {
+      // Catch up on ticks a busy event loop missed, so the rate stays what was asked.
+      const due = Math.floor(((Date.now() - started) / 100) * perTick);
+      for (; paced < due; paced++) void send();
+      await sleep(Math.max(0, started + tick * 100 - Date.now()));
+    }
+  })();
+
+  return {
+    outcomes,
+    async burst(count) {
+      await Promise.all(Array.from({ length: count }, send));
+    },
+    async stop() {
+      stopped = true;
+      await pacing;
+      await Promise.all([...inFlight]);
+      return outcomes;
+    },
+  };
+}

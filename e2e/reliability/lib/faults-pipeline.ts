@@ -1,0 +1,144 @@
+/**
+ * The pipeline the faults are done to: a Kafka and a PostgreSQL of its own (the faults kill and
+ * stop them, which must not disturb the other suites' shared stack), and the ingestion and
+ * consumer services as real processes on fixed ports, so a restarted one answers where the old
+ * one did.
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEAD_LETTER_TOPIC } from '@event-observatory/broker';
+import { createDatabase, freePort, type Stack, startStack, tempDataDir } from '@event-observatory/devstack';
+import { signDevToken } from '@event-observatory/service-kit/auth';
+import { Kafka, logLevel } from 'kafkajs';
+import pg from 'pg';
+import { type ServiceProcess, spawnService } from './faults-process.js';
+import { until } from './faults-wait.js';
+
+const SECRET = 'faults-secret-0123456789-abcdefghijklmnopqrstuvwxyz';
+const START_TIMEOUT_MS = 90_000;
+
+/**
+ * Settings the suite gives the services on purpose: a 32-record send queue (so a burst of a few
+ * hundred requests fills it), and a 200 ms hold between a chunk's write and its offset commit
+ * (`CONSUMER_TEST_HOLD_AFTER_WRITE`), so a kill lands between the two most of the time.
+ */
+export const INGEST_QUEUE_CAPACITY = 32;
+export const CONSUMER_HOLD = '200ms';
+export const HELD = 'test hold: chunk written, offset not committed yet';
+
+export interface Pipeline {
+  stack: Stack;
+  /** The consumer's database, for the reconciliation (errors while it is stopped are expected). */
+  db: pg.Pool;
+  token: string;
+  dataDir: string;
+  ingest: ServiceProcess;
+  consumer: ServiceProcess;
+  /** Starts (again) the ingestion service on its port and waits until it is ready. */
+  startIngest(): Promise<void>;
+  /** Starts (again) the consumer on its port and waits until it is ready. */
+  startConsumer(): Promise<void>;
+  /** The sum of a meter's series on the consumer's /metrics. */
+  consumerMetric(name: string): Promise<number>;
+  /** Records ever written to the dead-letter topic (sum of its high watermarks). */
+  deadLetters(): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function ready(url: string): Promise<boolean> {
+  return (await fetch(`${url}/health/ready`, { signal: AbortSignal.timeout(3_000) })).status === 200;
+}
+
+export async function startPipeline(): Promise<Pipeline> {
+  const dataDir = tempDataDir('faults');
+  const stack = await startStack({ dataDir: join(dataDir, 'stack') });
+  const databaseUrl = await createDatabase(stack.databaseUrl, 'faults');
+  const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  // Idle clients lose their server when PostgreSQL stops: an expected error, not a crash.
+  db.on('error', () => {});
+  const [ingestPort, consumerPort] = [await freePort(), await freePort()];
+  const common = { BROKER_BOOTSTRAP_SERVERS: stack.bootstrapServers, SERVICE_VERSION: 'faults' };
+
+  let ingest: ServiceProcess | undefined;
+  let consumer: ServiceProcess | undefined;
+  const running = (service: ServiceProcess | undefined, name: string) => {
+    if (!service) throw new Error(`${name} not started`);
+    return service;
+  };
+
+  const p: Pipeline = {
+    stack,
+    db,
+    token: await signDevToken({ secret: SECRET, scopes: ['events:write'] }),
+    dataDir,
+    get ingest() {
+      return running(ingest, 'ingest');
+    },
+    get consumer() {
+      return running(consumer, 'consumer');
+    },
+    async startIngest() {
+      ingest = spawnService(
+        'ingest',
+        ingestPort,
+        {
+          ...common,
+          AUTH_SECRET: SECRET,
+          BROKER_QUEUE_CAPACITY: String(INGEST_QUEUE_CAPACITY),
+          LOG_LEVEL: 'warn',
+        },
+        join(dataDir, 'ingest.log'),
+      );
+      await until('ingest ready', () => ready(p.ingest.url).catch(() => false), START_TIMEOUT_MS);
+    },
+    async startConsumer() {
+      consumer = spawnService(
+        'consumer',
+        consumerPort,
+        {
+          ...common,
+          DATABASE_URL: databaseUrl,
+          AUTH_ENABLED: 'false',
+          CONSUMER_BATCH_WINDOW: '50ms',
+          CONSUMER_TEST_HOLD_AFTER_WRITE: CONSUMER_HOLD,
+          LAG_REFRESH_INTERVAL: '1s',
+          LOG_LEVEL: 'info',
+        },
+        join(dataDir, 'consumer.log'),
+      );
+      await until('consumer ready', () => ready(p.consumer.url).catch(() => false), START_TIMEOUT_MS);
+    },
+    async consumerMetric(name) {
+      const text = await (await fetch(`${p.consumer.url}/metrics`)).text();
+      return text
+        .split('\n')
+        .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
+        .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    },
+    async deadLetters() {
+      const admin = new Kafka({
+        clientId: 'faults',
+        brokers: [stack.bootstrapServers],
+        logLevel: logLevel.NOTHING,
+      }).admin();
+      await admin.connect();
+      try {
+        const offsets = await admin.fetchTopicOffsets(DEAD_LETTER_TOPIC);
+        return offsets.reduce((sum, o) => sum + Number(o.high), 0);
+      } finally {
+        await admin.disconnect();
+      }
+    },
+    async close() {
+      for (const service of [ingest, consumer]) {
+        service?.child.kill('SIGTERM');
+        await service?.exited;
+      }
+      await db.end();
+      await stack.stop();
+      if (!process.env.OBSERVATORY_KEEP_STACK) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  await Promise.all([p.startIngest(), p.startConsumer()]);
+  return p;
+}

@@ -1,0 +1,106 @@
+/**
+ * One fault under load: the steady load starts, the fault begins, lasts, ends; the suite measures
+ * the time until an event sent after the end is acknowledged and stored, lets the load run a little
+ * longer, stops it and reconciles every answer against the store.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type pg from 'pg';
+import { formatLedger, type LedgerRow, reconcile } from './faults-ledger.js';
+import { type Load, startLoad } from './faults-load.js';
+import type { Pipeline } from './faults-pipeline.js';
+import { until } from './faults-wait.js';
+
+/** `FAULT_SOAK=1` (make soak): minutes per fault; otherwise a few seconds (make test). */
+export const SOAK = process.env.FAULT_SOAK === '1';
+
+export const PLAN = SOAK
+  ? {
+      perSecond: 50,
+      leadMs: 30_000,
+      tailMs: 60_000,
+      outageMs: 60_000,
+      postgresOutageMs: 30_000,
+      slowMs: 180_000,
+    }
+  : { perSecond: 40, leadMs: 2_000, tailMs: 2_000, outageMs: 5_000, postgresOutageMs: 5_000, slowMs: 5_000 };
+
+/** Bounds that hold in both forms: no fault, recovery or reconciliation waits longer. */
+const RECOVER_TIMEOUT_MS = 120_000;
+const SETTLE_MS = 60_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+const LOAD_CAP_MS = SOAK ? 15 * 60_000 : 4 * 60_000;
+
+export interface Fault {
+  name: string;
+  /** Begins the fault (the load is already running). */
+  begin(load: Load): Promise<void>;
+  /** How long the fault lasts between `begin` and `end`. */
+  holdMs: number;
+  /** Ends the fault: the broken part is back (or the disturbance is gone). */
+  end(load: Load): Promise<void>;
+}
+
+export interface FaultRun {
+  row: LedgerRow;
+  load: Load;
+}
+
+async function isStored(db: pg.Pool, source: string, id: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'SELECT 1 FROM events.cloud_event WHERE ce_source = $1 AND ce_id = $2',
+    [source, id],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/** From `endedAt` until the first event sent after it that was acknowledged is in the store. */
+async function timeToRecover(p: Pipeline, load: Load, source: string, endedAt: number): Promise<number> {
+  await until(
+    'an event sent after the fault acknowledged and stored',
+    async () => {
+      const first = load.outcomes
+        .filter((o) => o.sentAt >= endedAt && o.answer === 200)
+        .sort((a, b) => a.sentAt - b.sentAt)[0];
+      return first !== undefined && (await isStored(p.db, source, first.id));
+    },
+    RECOVER_TIMEOUT_MS,
+  );
+  return Date.now() - endedAt;
+}
+
+export async function runFault(p: Pipeline, runId: string, fault: Fault): Promise<FaultRun> {
+  const source = `urn:faults:${runId}:${fault.name.replace(/[^a-z0-9]+/gi, '-')}`;
+  const load = startLoad({
+    url: () => p.ingest.url,
+    token: p.token,
+    source,
+    perSecond: PLAN.perSecond,
+    maxMs: LOAD_CAP_MS,
+    requestTimeoutMs: REQUEST_TIMEOUT_MS,
+  });
+  const deadLettersBefore = await p.deadLetters();
+  try {
+    await sleep(PLAN.leadMs);
+    await fault.begin(load);
+    await sleep(fault.holdMs);
+    await fault.end(load);
+    const endedAt = Date.now();
+    const recoverMs = await timeToRecover(p, load, source, endedAt);
+    await sleep(PLAN.tailMs);
+    const outcomes = await load.stop();
+    const row = await reconcile({
+      db: p.db,
+      fault: fault.name,
+      source,
+      outcomes,
+      endedAt,
+      recoverMs,
+      deadLettered: async () => (await p.deadLetters()) - deadLettersBefore,
+      settleMs: SETTLE_MS,
+    });
+    console.log(`\n${formatLedger([row])}\n`);
+    return { row, load };
+  } finally {
+    await load.stop();
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * The total a search page shows when the planner's estimate is wrong: statistics taken on 25,000
+ * rows, then all but 25 deleted (autovacuum off, so nothing re-analyses), so the planner still
+ * expects ~25,000 matches and the store's total says "10,000+, estimated". The first page holds
+ * every match, and the page shows their exact number instead.
+ */
+import { totalEvents } from '@event-observatory/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from './harness.js';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness('totals', { seed: 25_000 });
+  const { rows } = await h.db.query<{ name: string }>(
+    `SELECT inhrelid::regclass::text AS name FROM pg_inherits WHERE inhparent = 'events.cloud_event'::regclass`,
+  );
+  for (const r of rows) await h.db.query(`ALTER TABLE ${r.name} SET (autovacuum_enabled = false)`);
+  await h.db.query('ANALYZE events.cloud_event');
+  await h.db.query(`DELETE FROM events.cloud_event WHERE (data ->> 'n')::int % 1000 <> 0`);
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('search page total', () => {
+  it('is the exact number of rows when the first page holds every match, whatever the estimate says', async () => {
+    expect(await totalEvents(h.db, {})).toEqual({ total: 10_000, capped: true, estimated: true });
+    const body = await (await h.get('/events')).text();
+    expect(body).toContain('Matching events: <strong>25</strong>');
+  });
+
+  it('stays the capped estimate when more matches lie beyond the first page', async () => {
+    const body = await (await h.get('/events?limit=10')).text();
+    expect(body).toContain('Matching events: <strong>10,000+</strong>');
+  });
+});
