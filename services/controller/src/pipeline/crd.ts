@@ -1,0 +1,208 @@
+/**
+ * The Pipeline CustomResourceDefinition, the one source of `crds/pipeline.yaml`
+ * (`npm run crd -w @event-observatory/controller` writes it; a test fails when the file differs).
+ * Written as the API server's JSON (`x-kubernetes-*` keys), not client-node's camel-cased models.
+ *
+ * Validation happens in the API server, so `kubectl apply` answers a bad Pipeline at once:
+ * OpenAPI bounds for single fields, CEL rules where a rule spans fields or versions (partitions
+ * never decrease, the replication factor never changes, the known cleanup policies).
+ */
+import { GROUP, KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './types.js';
+
+/** The part of OpenAPI v3 (structural schema) this CRD uses. */
+export interface Schema {
+  type?: 'object' | 'array' | 'string' | 'integer';
+  format?: string;
+  description?: string;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  additionalProperties?: Schema;
+  enum?: string[];
+  default?: unknown;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  maxItems?: number;
+  maxProperties?: number;
+  pattern?: string;
+  'x-kubernetes-list-type'?: 'map' | 'set' | 'atomic';
+  'x-kubernetes-list-map-keys'?: string[];
+  'x-kubernetes-validations'?: Array<{ rule: string; message: string; reason?: string; fieldPath?: string }>;
+}
+
+/** Cleanup policies Kafka knows; the CRD refuses any other value of `cleanup.policy`. */
+export const CLEANUP_POLICIES = ['delete', 'compact', 'compact,delete', 'delete,compact'];
+
+const str = (description: string, extra: Schema = {}): Schema => ({ type: 'string', description, ...extra });
+
+const topicSchema: Schema = {
+  type: 'object',
+  required: ['name', 'partitions'],
+  properties: {
+    name: str('Kafka topic name.', { minLength: 1, maxLength: 249, pattern: '^[a-zA-Z0-9._-]+$' }),
+    partitions: {
+      type: 'integer',
+      format: 'int32',
+      minimum: 1,
+      maximum: 100000,
+      description: 'Number of partitions; may be raised, never lowered (Kafka cannot remove partitions).',
+    },
+    replicationFactor: {
+      type: 'integer',
+      format: 'int32',
+      minimum: 1,
+      maximum: 32767,
+      default: 1,
+      description: 'Replicas of each partition; fixed once the topic exists.',
+    },
+    config: {
+      type: 'object',
+      description:
+        'Kafka topic configs as Kafka spells them (retention.ms, cleanup.policy, ...), values as strings.',
+      maxProperties: 64,
+      additionalProperties: { type: 'string', maxLength: 1024 },
+      'x-kubernetes-validations': [
+        {
+          rule: `!('cleanup.policy' in self) || self['cleanup.policy'] in [${CLEANUP_POLICIES.map((p) => `'${p}'`).join(', ')}]`,
+          message: `cleanup.policy must be one of ${CLEANUP_POLICIES.join(', ')}`,
+        },
+      ],
+    },
+  },
+};
+
+const conditionSchema: Schema = {
+  type: 'object',
+  required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'],
+  properties: {
+    type: str('Ready, Conflict or ReconciliationPaused.', { maxLength: 316 }),
+    status: str('True, False or Unknown.', { enum: ['True', 'False', 'Unknown'] }),
+    reason: str('CamelCase reason of the last transition.', { maxLength: 1024 }),
+    message: str('Human-readable details.', { maxLength: 32768 }),
+    observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
+    lastTransitionTime: str('When the status last changed.', { format: 'date-time' }),
+  },
+};
+
+const topicStatusSchema: Schema = {
+  type: 'object',
+  required: ['name', 'phase'],
+  properties: {
+    name: str('Kafka topic name.'),
+    phase: str('How the topic stands.', { enum: ['Ready', 'Refused', 'Conflict', 'Unmanaged', 'Error'] }),
+    partitions: { type: 'integer', format: 'int32', description: 'Partitions in Kafka.' },
+    replicationFactor: { type: 'integer', format: 'int32', description: 'Replication factor in Kafka.' },
+    config: {
+      type: 'object',
+      description: 'Values in Kafka of the configs the spec names.',
+      additionalProperties: { type: 'string' },
+    },
+    message: str('Why the topic is not Ready.'),
+  },
+};
+
+const pipelineSchema: Schema = {
+  type: 'object',
+  description: 'Kafka topics declared for the event pipeline; the controller makes Kafka match them.',
+  required: ['spec'],
+  properties: {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string' },
+    metadata: { type: 'object' },
+    spec: {
+      type: 'object',
+      required: ['topics'],
+      properties: {
+        kafka: {
+          type: 'object',
+          description: "The Kafka cluster; absent: the controller's BROKER_BOOTSTRAP_SERVERS.",
+          properties: {
+            bootstrapServers: str('Comma-separated host:port list.', {
+              pattern: '^[^\\s,:]+:[0-9]{1,5}(,[^\\s,:]+:[0-9]{1,5})*$',
+              maxLength: 4096,
+            }),
+          },
+        },
+        deletionPolicy: str('Retain keeps the topics when the Pipeline is deleted; Delete deletes them.', {
+          enum: ['Retain', 'Delete'],
+          default: 'Retain',
+        }),
+        topics: {
+          type: 'array',
+          maxItems: 100,
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['name'],
+          items: topicSchema,
+          // Rules between versions, on the whole list: the API server does not correlate the old
+          // and new item of a map-list for a rule placed on the items.
+          'x-kubernetes-validations': [
+            {
+              rule: 'oldSelf.all(o, self.all(t, t.name != o.name || t.partitions >= o.partitions))',
+              message: 'partitions may not decrease: Kafka cannot remove partitions from a topic',
+            },
+            {
+              rule: 'oldSelf.all(o, self.all(t, t.name != o.name || t.replicationFactor == o.replicationFactor))',
+              message: 'replicationFactor is immutable: changing it needs a partition reassignment',
+            },
+          ],
+        },
+      },
+    },
+    status: {
+      type: 'object',
+      properties: {
+        observedGeneration: { type: 'integer', format: 'int64' },
+        topicsReady: str('Ready topics / declared topics.'),
+        conditions: {
+          type: 'array',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['type'],
+          items: conditionSchema,
+        },
+        topics: { type: 'array', items: topicStatusSchema },
+      },
+    },
+  },
+};
+
+const readyColumn = (field: string) => `.status.conditions[?(@.type=="Ready")].${field}`;
+
+/** The CustomResourceDefinition object, as `kubectl apply` takes it. */
+export const pipelineCrd = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `${PLURAL}.${GROUP}` },
+  spec: {
+    group: GROUP,
+    scope: 'Namespaced',
+    names: {
+      kind: KIND,
+      listKind: `${KIND}List`,
+      plural: PLURAL,
+      singular: SINGULAR,
+      shortNames: SHORT_NAMES,
+    },
+    versions: [
+      {
+        name: VERSION,
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        additionalPrinterColumns: [
+          {
+            name: 'Topics',
+            type: 'string',
+            jsonPath: '.status.topicsReady',
+            description: 'Ready / declared',
+          },
+          { name: 'Ready', type: 'string', jsonPath: readyColumn('status') },
+          { name: 'Reason', type: 'string', jsonPath: readyColumn('reason') },
+          { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+        ],
+        schema: { openAPIV3Schema: pipelineSchema },
+      },
+    ],
+  },
+} as const;

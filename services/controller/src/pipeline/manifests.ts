@@ -1,0 +1,24 @@
+/**
+ * The generated files under `crds/`: the CRD and an example Pipeline (the default one), as YAML.
+ * `scripts/write-crd.ts` writes them; `manifests.test.ts` checks the committed copies.
+ */
+import { dumpYaml } from '@kubernetes/client-node';
+import { pipelineCrd } from './crd.js';
+import { defaultPipeline } from './default.js';
+
+const HEADER =
+  '# Generated from services/controller/src/pipeline/ by `npm run crd -w @event-observatory/controller`: do not edit.\n';
+
+function yaml(object: unknown): string {
+  return HEADER + dumpYaml(object, { noRefs: true, lineWidth: -1, quotingType: '"' });
+}
+
+/** Path under the repository root -> content. */
+export function crdManifests(): Record<string, string> {
+  const example = defaultPipeline({ name: 'events', namespace: 'observatory' });
+  const { namespace: _, ...metadata } = example.metadata;
+  return {
+    'crds/pipeline.yaml': yaml(pipelineCrd),
+    'crds/examples/pipeline.yaml': yaml({ ...example, metadata }),
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * The Pipeline resource as TypeScript values: its API coordinates, annotations, finalizer and the
+ * shapes of its spec and status. `crd.ts` is the OpenAPI schema of the same shapes; the cluster
+ * suite applies objects of these types, so the API server checks that the two agree.
+ */
+export const GROUP = 'observatory.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'Pipeline';
+export const PLURAL = 'pipelines';
+export const SINGULAR = 'pipeline';
+export const SHORT_NAMES = ['pl'];
+
+/** `"true"` stops reconciliation of the Pipeline (condition `ReconciliationPaused`). */
+export const PAUSE_ANNOTATION = `${GROUP}/pause-reconciliation`;
+/** Comma-separated topic names the controller leaves alone (never changed, never deleted). */
+export const UNMANAGED_TOPICS_ANNOTATION = `${GROUP}/unmanaged-topics`;
+/** Held while the controller may still have to delete the Pipeline's topics. */
+export const FINALIZER = `${GROUP}/topics`;
+
+export type DeletionPolicy = 'Retain' | 'Delete';
+
+export interface PipelineTopic {
+  /** The Kafka topic name. */
+  name: string;
+  partitions: number;
+  replicationFactor: number;
+  /** Kafka topic configs as Kafka spells them (`retention.ms`), values as strings. */
+  config?: Record<string, string>;
+}
+
+export interface PipelineSpec {
+  /** Where the topics live; absent: the controller's `BROKER_BOOTSTRAP_SERVERS`. */
+  kafka?: { bootstrapServers?: string };
+  /** What deleting the Pipeline does to its topics; default `Retain`. */
+  deletionPolicy?: DeletionPolicy;
+  topics: PipelineTopic[];
+}
+
+/** A condition as the Kubernetes API conventions define it (metav1.Condition). */
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  observedGeneration?: number;
+  lastTransitionTime: string;
+}
+
+/** How one declared topic stands. */
+export type TopicPhase = 'Ready' | 'Refused' | 'Conflict' | 'Unmanaged' | 'Error';
+
+/** One declared topic: its state in Kafka as last read, and why it is not Ready. */
+export interface TopicStatus {
+  name: string;
+  phase: TopicPhase;
+  /** Absent when the topic does not exist (or was not read). */
+  partitions?: number;
+  replicationFactor?: number;
+  /** Values in Kafka of the configs the spec names. */
+  config?: Record<string, string>;
+  message?: string;
+}
+
+export interface PipelineStatus {
+  observedGeneration?: number;
+  conditions?: Condition[];
+  topics?: TopicStatus[];
+  /** `ready/declared`, for `kubectl get`. */
+  topicsReady?: string;
+}
+
+export interface ObjectMeta {
+  name: string;
+  namespace: string;
+  uid?: string;
+  generation?: number;
+  resourceVersion?: string;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  annotations?: Record<string, string>;
+  labels?: Record<string, string>;
+  finalizers?: string[];
+}
+
+export interface Pipeline {
+  apiVersion: typeof API_VERSION;
+  kind: typeof KIND;
+  metadata: ObjectMeta;
+  spec: PipelineSpec;
+  status?: PipelineStatus;
+}
+
+/** `namespace/name`: the work queue's key of a Pipeline. */
+export function keyOf(meta: { namespace: string; name: string }): string {
+  return `${meta.namespace}/${meta.name}`;
+}
