@@ -7,6 +7,7 @@ import { Jobs } from './constructs/jobs.js';
 import { Migration } from './constructs/migration.js';
 import { Monitoring } from './constructs/monitoring.js';
 import { NetworkPolicies } from './constructs/network-policies.js';
+import { Pipeline } from './constructs/pipeline.js';
 import { Search } from './constructs/search.js';
 
 export function platformChart(): Chart {
@@ -15,6 +16,7 @@ export function platformChart(): Chart {
   new Consumer(chart);
   new Search(chart);
   new Controller(chart);
+  new Pipeline(chart);
   new Jobs(chart);
   new Migration(chart);
   new NetworkPolicies(chart);

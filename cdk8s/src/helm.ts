@@ -32,11 +32,6 @@ export function valueText(path: string): string {
   return scalar(`{{ .Values.${path} | toString | toJson }}`);
 }
 
-/** A value that must be set: rendering fails with `message` when it is empty. */
-export function required(path: string, message: string): string {
-  return scalar(`{{ required ${JSON.stringify(message)} .Values.${path} | toJson }}`);
-}
-
 /** Any template text that writes one YAML scalar by itself (quoted if it is a string). */
 export function scalar<T = string>(template: string): T {
   return token('scalar', template) as T;

@@ -44,8 +44,13 @@ export const map = (
   default: def,
   description,
 });
-export const list = (def: unknown[], description: string, items: Record<string, unknown> = {}): Leaf => ({
-  schema: { type: 'array', items },
+export const list = (
+  def: unknown[],
+  description: string,
+  items: Record<string, unknown> = {},
+  minItems = 0,
+): Leaf => ({
+  schema: { type: 'array', items, ...(minItems ? { minItems } : {}) },
   default: def,
   description,
 });

@@ -31,6 +31,15 @@ const secretRef = (what: string, key: string): Tree => ({
   key: str(key, `key in that Secret`),
 });
 
+/** Values without a usable default: `helm install` fails naming every one that is empty. */
+export const REQUIRED: Record<string, string> = {
+  'kafka.bootstrapServers': 'the Kafka bootstrap servers',
+  'database.url': 'the PostgreSQL URL',
+  'secrets.store.name': 'the Secret holding STORE_PASSWORD',
+  'secrets.auth.name': 'the Secret holding AUTH_SECRET (or the public key)',
+  'secrets.application.name': 'the Secret holding APPLICATION_SECRET',
+};
+
 export const values: Tree = {
   image: {
     registry: str('ghcr.io/event-observatory', 'default registry of every image'),
@@ -50,9 +59,10 @@ export const values: Tree = {
   pipeline: {
     create: bool(true, 'create the default Pipeline (the controller creates its topics)'),
     topic: str('events.cloudevents.v1', 'the event topic (BROKER_TOPIC)'),
-    partitions: int(6, 'partitions of the event topic', 1),
+    partitions: int(12, 'partitions of the event topic (never lowered)', 1),
     replicationFactor: int(1, 'replication factor of the pipeline topics', 1),
-    retentionHours: int(168, 'retention of the event topic', 1),
+    retentionHours: int(168, 'retention of the pipeline topics', 1),
+    deletionPolicy: oneOf(['Retain', 'Delete'], 'Retain', 'what deleting the Pipeline does to its topics'),
   },
   database: {
     url: str('', 'PostgreSQL URL without password, postgres:// or jdbc:postgresql:// (required)'),
@@ -120,6 +130,7 @@ export const values: Tree = {
       [{ ipBlock: { cidr: '0.0.0.0/0' } }],
       'where pods may connect besides DNS: Kafka, PostgreSQL, the API server, the collector',
       { type: 'object' },
+      1,
     ),
   },
   monitoring: {

@@ -3,13 +3,14 @@
  * values.ts), one template per API object (named after its construct id), the CRDs, and the values
  * table between the README's markers.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiObject } from 'cdk8s';
 import { stringify } from 'yaml';
 import { platformChart } from './chart.js';
 import { toTemplate } from './helm.js';
-import { values } from './values.js';
+import { REPO_ROOT } from './paths.js';
+import { REQUIRED, values } from './values.js';
 import { defaults, jsonSchema, leaves } from './values-schema.js';
 
 export const CHART_VERSION = '0.1.0';
@@ -43,7 +44,26 @@ export function chartFiles(): Map<string, string> {
     if (object instanceof ApiObject)
       files.set(`templates/${object.node.id}.yaml`, HEADER + toTemplate(object));
   }
+  files.set('templates/required-values.yaml', HEADER + requiredValuesCheck());
+  // Helm installs crds/ before the templates and never upgrades or deletes them (its CRD policy).
+  files.set('crds/pipeline.yaml', readFileSync(join(REPO_ROOT, 'crds/pipeline.yaml'), 'utf8'));
   return files;
+}
+
+/** A template that renders nothing, or fails naming every required value left empty. */
+function requiredValuesCheck(): string {
+  const checks = Object.entries(REQUIRED).map(
+    ([path, what]) =>
+      `{{- if not .Values.${path} }}{{- $missing = append $missing "${path} (${what})" }}{{- end }}`,
+  );
+  return [
+    '{{- $missing := list }}',
+    ...checks,
+    '{{- if $missing }}',
+    '{{- fail (printf "these values are required: %s" (join ", " $missing)) }}',
+    '{{- end }}',
+    '',
+  ].join('\n');
 }
 
 /** The README's values table (Markdown), from the schema's leaves. */
@@ -62,6 +82,21 @@ export function readmeWithTable(readme: string): string {
   if (start < 0 || end < start)
     throw new Error(`README.md lacks the markers ${TABLE_START} ... ${TABLE_END}`);
   return `${readme.slice(0, start + TABLE_START.length)}\n\n${valuesTable()}\n\n${readme.slice(end)}`;
+}
+
+/** Files of `dir` that differ from what the constructs generate (missing, changed or extra). */
+export function chartDrift(dir: string): string[] {
+  const expected = chartFiles();
+  const readme = join(dir, 'README.md');
+  expected.set('README.md', readmeWithTable(readFileSync(readme, 'utf8')));
+  const present = ['templates', 'crds'].flatMap((sub) =>
+    existsSync(join(dir, sub)) ? readdirSync(join(dir, sub)).map((f) => `${sub}/${f}`) : [],
+  );
+  const extra = present.filter((f) => !expected.has(f));
+  const differing = [...expected].filter(
+    ([path, text]) => !existsSync(join(dir, path)) || readFileSync(join(dir, path), 'utf8') !== text,
+  );
+  return [...differing.map(([path]) => path), ...extra].sort();
 }
 
 /** Replaces the chart folder's generated files (the README keeps its prose; its table is redone). */

@@ -5,7 +5,7 @@
 
 import type { ApiObject } from 'cdk8s';
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
-import { blocks, releaseName, scalar, spread, text } from '../helm.js';
+import { blocks, releaseName, scalar, spread, text, value } from '../helm.js';
 
 export const HTTP_PORT = 8080;
 const UID = 1000; // the `node` user of the images (Dockerfile: USER 1000:1000)
@@ -87,33 +87,19 @@ export function podBlocks(object: ApiObject, pod: string, resources: string): vo
 
 export const tmpMount: k8s.VolumeMount = { name: 'tmp', mountPath: '/tmp' };
 
-/** Environment from a Secret key named in values; `required` makes an empty name fail the install. */
-export function secretEnv(name: string, secretValues: string, message: string): k8s.EnvVar {
+/** Environment from the Secret key named in values (`secrets.<which>`). */
+export function secretEnv(name: string, which: string): k8s.EnvVar {
   return {
     name,
-    valueFrom: {
-      secretKeyRef: {
-        name: scalar(`{{ required ${JSON.stringify(message)} .Values.${secretValues}.name | toJson }}`),
-        key: scalar(`{{ .Values.${secretValues}.key | toJson }}`),
-      },
-    },
+    valueFrom: { secretKeyRef: { name: value(`secrets.${which}.name`), key: value(`secrets.${which}.key`) } },
   };
 }
 
-export const databasePassword = () =>
-  secretEnv(
-    'DATABASE_PASSWORD',
-    'secrets.store',
-    'secrets.store.name: name the Secret holding STORE_PASSWORD (the database password)',
-  );
+export const databasePassword = () => secretEnv('DATABASE_PASSWORD', 'store');
 
 /** AUTH_SECRET for HS algorithms, AUTH_PUBLIC_KEY for RS ones, from the one Secret key. */
 export const authKey = () => ({
-  ...secretEnv(
-    'AUTH_SECRET',
-    'secrets.auth',
-    'secrets.auth.name: name the Secret holding AUTH_SECRET or the public key',
-  ),
+  ...secretEnv('AUTH_SECRET', 'auth'),
   name: scalar(
     '{{ ternary "AUTH_PUBLIC_KEY" "AUTH_SECRET" (hasPrefix "RS" .Values.auth.algorithm) | toJson }}',
   ),

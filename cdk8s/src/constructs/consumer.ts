@@ -1,6 +1,6 @@
 /** The consumer: Kafka -> PostgreSQL; its HTTP listener is the admin API, /metrics and health. */
 import { Construct } from 'constructs';
-import { required, value } from '../helm.js';
+import { value } from '../helm.js';
 import { authKey, databasePassword } from './common.js';
 import { databaseSettings } from './database.js';
 import { HttpService } from './http-service.js';
@@ -11,10 +11,7 @@ export class Consumer extends Construct {
     new HttpService(this, {
       component: 'consumer',
       settings: {
-        BROKER_BOOTSTRAP_SERVERS: required(
-          'kafka.bootstrapServers',
-          'kafka.bootstrapServers: the Kafka bootstrap servers are required',
-        ),
+        BROKER_BOOTSTRAP_SERVERS: value('kafka.bootstrapServers'),
         BROKER_TOPIC: value('pipeline.topic'),
         BROKER_GROUP_ID: value('kafka.groupId'),
         ...databaseSettings(),

@@ -1,16 +1,21 @@
 /**
- * The Pipeline controller: 2 replicas, one leads through a Lease. Its RBAC is least privilege, from
- * what it calls: Pipelines (read, update, patch; status and finalizers), Events, and Leases in its
- * own namespace only.
+ * The Pipeline controller (services/controller): 2 replicas, one leads through a Lease. It watches
+ * the release's namespace only, so its RBAC is a Role (no cluster-wide object: two releases never
+ * collide), with exactly the rules of the controller README's RBAC table.
  */
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
-import { onlyIf, releaseName, required, text } from '../helm.js';
+import { onlyIf, releaseName, text, value } from '../helm.js';
 import { metadata } from './common.js';
 import { HttpService } from './http-service.js';
 
 const PIPELINES = 'observatory.dev'; // the Pipeline CRD's API group
+
+const fieldEnv = (name: string, fieldPath: string): k8s.EnvVar => ({
+  name,
+  valueFrom: { fieldRef: { fieldPath } },
+});
 
 export class Controller extends Construct {
   constructor(scope: Construct) {
@@ -18,14 +23,12 @@ export class Controller extends Construct {
     const service = new HttpService(this, {
       component: 'controller',
       settings: {
-        BROKER_BOOTSTRAP_SERVERS: required(
-          'kafka.bootstrapServers',
-          'kafka.bootstrapServers: the Kafka bootstrap servers are required',
-        ),
-        LEASE_NAME: releaseName('controller'),
-        LEASE_NAMESPACE: text('{{ .Release.Namespace }}'),
-        WATCH_NAMESPACE: text('{{ .Release.Namespace }}'),
+        BROKER_BOOTSTRAP_SERVERS: value('kafka.bootstrapServers'),
+        CONTROLLER_LEASE_NAME: releaseName('controller'),
+        CONTROLLER_LEASE_NAMESPACE: text('{{ .Release.Namespace }}'),
+        CONTROLLER_WATCH_NAMESPACE: text('{{ .Release.Namespace }}'),
       },
+      secretEnv: [fieldEnv('POD_NAME', 'metadata.name'), fieldEnv('POD_NAMESPACE', 'metadata.namespace')],
       terminationGracePeriodSeconds: 30,
       apiAccess: true,
     });
@@ -37,17 +40,9 @@ export class Controller extends Construct {
     const role = new k8s.KubeRole(this, 'controller-role', {
       metadata: metadata('controller'),
       rules: [
-        {
-          apiGroups: [PIPELINES],
-          resources: ['pipelines'],
-          verbs: ['get', 'list', 'watch', 'update', 'patch'],
-        },
-        {
-          apiGroups: [PIPELINES],
-          resources: ['pipelines/status', 'pipelines/finalizers'],
-          verbs: ['update', 'patch'],
-        },
-        { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+        { apiGroups: [PIPELINES], resources: ['pipelines'], verbs: ['list', 'watch', 'patch'] },
+        { apiGroups: [PIPELINES], resources: ['pipelines/status'], verbs: ['patch'] },
+        { apiGroups: [''], resources: ['events'], verbs: ['create'] },
         { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
       ],
     });

@@ -24,7 +24,7 @@ export interface HttpServiceProps {
   component: string;
   /** Settings put in its ConfigMap (values are token strings or literals). */
   settings: Record<string, string>;
-  /** Environment from Secrets. */
+  /** Environment from Secrets or the downward API. */
   secretEnv?: k8s.EnvVar[];
   /** Seconds between SIGTERM and SIGKILL: at least the service's shutdown budget. */
   terminationGracePeriodSeconds: number;

@@ -2,7 +2,7 @@
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
-import { blocks, onlyIf, releaseName, required, scalar, value } from '../helm.js';
+import { blocks, onlyIf, releaseName, scalar, value } from '../helm.js';
 import { authKey, HTTP_PORT, metadata } from './common.js';
 import { HttpService } from './http-service.js';
 
@@ -12,10 +12,7 @@ export class Ingest extends Construct {
     new HttpService(this, {
       component: 'ingest',
       settings: {
-        BROKER_BOOTSTRAP_SERVERS: required(
-          'kafka.bootstrapServers',
-          'kafka.bootstrapServers: the Kafka bootstrap servers are required',
-        ),
+        BROKER_BOOTSTRAP_SERVERS: value('kafka.bootstrapServers'),
         BROKER_TOPIC: value('pipeline.topic'),
         AUTH_ALGORITHM: value('auth.algorithm'),
         AUTH_ISSUER: value('auth.issuer'),

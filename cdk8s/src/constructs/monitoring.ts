@@ -11,6 +11,8 @@ import { parse } from 'yaml';
 import {
   PrometheusRule,
   type PrometheusRuleSpecGroups,
+  type PrometheusRuleSpecGroupsRules,
+  PrometheusRuleSpecGroupsRulesExpr,
 } from '../../imports/prometheusrules-monitoring.coreos.com.js';
 import { ServiceMonitor } from '../../imports/servicemonitors-monitoring.coreos.com.js';
 import { onlyIf, spread, value } from '../helm.js';
@@ -21,15 +23,18 @@ const MONITORING = join(REPO_ROOT, 'monitoring');
 
 export const SCRAPED = ['ingest', 'consumer', 'search', 'controller'] as const;
 
+/** A rule group as monitoring/alerts/*.yaml writes it (promtool's format). */
+interface RuleGroup extends Omit<PrometheusRuleSpecGroups, 'rules'> {
+  rules: (Omit<PrometheusRuleSpecGroupsRules, 'expr'> & { expr: string })[];
+}
+
 /** The rule groups of monitoring/alerts/*.yaml, in file order. */
-export function alertGroups(): PrometheusRuleSpecGroups[] {
+export function alertGroups(): RuleGroup[] {
   const dir = join(MONITORING, 'alerts');
   return readdirSync(dir)
     .filter((f) => f.endsWith('.yaml'))
     .sort()
-    .flatMap(
-      (f) => (parse(readFileSync(join(dir, f), 'utf8')) as { groups: PrometheusRuleSpecGroups[] }).groups,
-    );
+    .flatMap((f) => (parse(readFileSync(join(dir, f), 'utf8')) as { groups: RuleGroup[] }).groups);
 }
 
 const monitoringMetadata = (component: string, name = component) => {
@@ -51,9 +56,13 @@ export class Monitoring extends Construct {
       const condition = '.Values.monitoring.serviceMonitor';
       onlyIf(monitor, component === 'controller' ? `and ${condition} .Values.controller.enabled` : condition);
     }
+    const groups = alertGroups().map((group) => ({
+      ...group,
+      rules: group.rules.map((r) => ({ ...r, expr: PrometheusRuleSpecGroupsRulesExpr.fromString(r.expr) })),
+    }));
     const rule = new PrometheusRule(this, 'prometheusrule', {
       metadata: monitoringMetadata('monitoring', 'alerts'),
-      spec: { groups: alertGroups() },
+      spec: { groups },
     });
     onlyIf(rule, '.Values.monitoring.prometheusRule');
     const dashboards = join(MONITORING, 'dashboards');

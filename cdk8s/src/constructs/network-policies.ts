@@ -18,7 +18,9 @@ const instance = { 'app.kubernetes.io/instance': text('{{ .Release.Name }}') };
 export class NetworkPolicies extends Construct {
   constructor(scope: Construct) {
     super(scope, 'network-policies');
-    const policy = (component: string, ingress: k8s.NetworkPolicyIngressRule[]) =>
+    // An empty `from` or `to` list would mean "everyone": the operator's peers are appended to a
+    // non-empty list, and the schema refuses an empty egressTo.
+    const policy = (component: string, ingress: k8s.NetworkPolicyIngressRule[], internal = false) =>
       blocks(
         new k8s.KubeNetworkPolicy(this, `${component}-networkpolicy`, {
           metadata: metadata(component),
@@ -39,16 +41,16 @@ export class NetworkPolicies extends Construct {
         }),
         {
           '/spec/egress/1/to': '.Values.networkPolicies.egressTo',
-          ...(ingress.length > 1 ? { '/spec/ingress/1/from': '.Values.networkPolicies.allowFrom' } : {}),
+          ...(internal
+            ? {
+                '/spec/ingress/0/from':
+                  '(prepend .Values.networkPolicies.allowFrom (dict "podSelector" (dict "matchLabels" (dict "app.kubernetes.io/instance" .Release.Name))))',
+              }
+            : {}),
         },
       );
-    const fromRelease = { podSelector: { matchLabels: instance } };
-    const internal = [
-      { from: [fromRelease], ports: http },
-      { from: [], ports: http },
-    ];
     policy('ingest', [{ ports: http }]);
-    for (const component of ['consumer', 'search', 'controller']) policy(component, internal);
+    for (const component of ['consumer', 'search', 'controller']) policy(component, [{ ports: http }], true);
     policy('jobs', []);
     policy('migration', []);
     onlyIf(this, '.Values.networkPolicies.enabled');

@@ -22,14 +22,7 @@ export class Search extends Construct {
         ),
         NODE_ENV: text('production'),
       },
-      secretEnv: [
-        databasePassword(),
-        secretEnv(
-          'APPLICATION_SECRET',
-          'secrets.application',
-          'secrets.application.name: name the Secret holding APPLICATION_SECRET (search cursor key)',
-        ),
-      ],
+      secretEnv: [databasePassword(), secretEnv('APPLICATION_SECRET', 'application')],
       terminationGracePeriodSeconds: 30,
     });
   }
