@@ -97,6 +97,11 @@ export const values: Tree = {
   consumer: deployment('consumer', 2, resources('100m', '192Mi', '512Mi')),
   search: {
     ...deployment('search', 2, resources('50m', '128Mi', '384Mi')),
+    serviceType: oneOf(
+      ['ClusterIP', 'NodePort', 'LoadBalancer'],
+      'ClusterIP',
+      'the search Service: it has no login, so anything but ClusterIP opts in to exposing it',
+    ),
     allowedHosts: str('', 'ALLOWED_HOSTS, comma-separated (empty: the Service names in the namespace)'),
   },
   controller: {

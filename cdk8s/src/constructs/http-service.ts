@@ -30,6 +30,8 @@ export interface HttpServiceProps {
   terminationGracePeriodSeconds: number;
   /** The container listens on this port (named `http`). */
   containerPort?: number;
+  /** The Service's type comes from `.Values.<component>.serviceType` (else ClusterIP). */
+  serviceTypeFromValues?: boolean;
   /** Mounts a token for the Kubernetes API (the controller only). */
   apiAccess?: boolean;
 }
@@ -124,6 +126,7 @@ export class HttpService extends Construct {
     new k8s.KubeService(this, `${component}-service`, {
       metadata: metadata(component),
       spec: {
+        ...(props.serviceTypeFromValues ? { type: value(`${component}.serviceType`) } : {}),
         selector: selector(component),
         ports: [{ name: 'http', port: HTTP_PORT, targetPort: k8s.IntOrString.fromString('http') }],
       },

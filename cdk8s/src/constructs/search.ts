@@ -24,6 +24,7 @@ export class Search extends Construct {
       },
       secretEnv: [databasePassword(), secretEnv('APPLICATION_SECRET', 'application')],
       terminationGracePeriodSeconds: 30,
+      serviceTypeFromValues: true,
     });
   }
 }
