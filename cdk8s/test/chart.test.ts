@@ -249,6 +249,12 @@ describe('the rendered platform', () => {
     expect(emptyEgress).toMatch(/egressTo/);
   });
 
+  it('writes every ConfigMap value as a string (the API server refuses a number there)', () => {
+    for (const map of byKind(objects, 'ConfigMap')) {
+      for (const [key, v] of Object.entries(map.data ?? {})) expect(typeof v, `${map.metadata.name} ${key}`).toBe('string');
+    }
+  });
+
   it('takes images, replicas, labels and scheduling from values', () => {
     const custom = render({
       'image.registry': 'localhost',

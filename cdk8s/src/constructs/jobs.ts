@@ -6,7 +6,7 @@
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
-import { releaseName, value } from '../helm.js';
+import { releaseName, value, valueText } from '../helm.js';
 import {
   containerSecurityContext,
   databasePassword,
@@ -35,7 +35,7 @@ export class Jobs extends Construct {
       metadata: metadata('jobs'),
       data: {
         ...databaseSettings(),
-        MAINTENANCE_MONTHS_AHEAD: value('jobs.partitionMaintenance.monthsAhead'),
+        MAINTENANCE_MONTHS_AHEAD: valueText('jobs.partitionMaintenance.monthsAhead'),
       },
     });
     for (const job of JOBS) {
