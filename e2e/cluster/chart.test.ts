@@ -203,6 +203,9 @@ beforeAll(async () => {
     CHART,
     '--namespace',
     ns.name,
+    // The Pipeline CRD is cluster-wide and other suites apply it; without the controller the
+    // release needs none, and Helm 4's server-side apply of crds/ conflicts with their field manager.
+    '--skip-crds',
     '--wait',
     '--timeout',
     '6m',
