@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { brokerTopics, ensureTopics, topicSpecs } from '@event-observatory/broker';
 import { createDatabase } from '@event-observatory/devstack';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
-import { Kafka, logLevel } from 'kafkajs';
+import { type Admin, Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { REPO_ROOT } from './lib/cluster.js';
@@ -120,6 +120,21 @@ async function storedCounts(ids: string[]): Promise<Map<string, number>> {
   return new Map(rows.map((r) => [r.ce_id, Number(r.n)]));
 }
 
+async function withKafkaAdmin<T>(work: (admin: Admin) => Promise<T>): Promise<T> {
+  const kafka = new Kafka({
+    clientId: 'chart-e2e',
+    brokers: [podStack.bootstrapServers],
+    logLevel: logLevel.NOTHING,
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    return await work(admin);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 /** Names of every object of the release's kinds left in the namespace (defaults excluded). */
 async function leftovers(): Promise<string[]> {
   const kinds =
@@ -138,15 +153,7 @@ beforeAll(async () => {
   for (const crd of PROMETHEUS_CRDS) await kube.kubectl(['apply', '--server-side', '-f', crd]);
   ns = await kube.createNamespace('chart');
   // The topics: the controller would create them from the chart's Pipeline (see the README).
-  const kafka = new Kafka({
-    clientId: 'chart-e2e',
-    brokers: [podStack.bootstrapServers],
-    logLevel: logLevel.NOTHING,
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  await ensureTopics(admin, topicSpecs(brokerTopics({ topic })));
-  await admin.disconnect();
+  await withKafkaAdmin((admin) => ensureTopics(admin, topicSpecs(brokerTopics({ topic }))));
 
   const databaseUrl = await createDatabase(podStack.databaseUrl, `chart_${suffix}`);
   db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
@@ -415,15 +422,7 @@ describe('the chart on the cluster', () => {
       return l.length === 0 ? l : undefined;
     });
     expect(left).toEqual([]);
-    const kafka = new Kafka({
-      clientId: 'chart-e2e',
-      brokers: [podStack.bootstrapServers],
-      logLevel: logLevel.NOTHING,
-    });
-    const admin = kafka.admin();
-    await admin.connect();
-    const topics = await admin.listTopics();
-    await admin.disconnect();
+    const topics = await withKafkaAdmin((admin) => admin.listTopics());
     expect(topics).toContain(topic);
     expect(Number((await db.query('SELECT count(*) AS n FROM events.cloud_event')).rows[0].n)).toBe(stored);
   });
