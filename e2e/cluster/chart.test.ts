@@ -185,6 +185,7 @@ beforeAll(async () => {
     'kafka.bootstrapServers': podStack.bootstrapServers,
     'kafka.groupId': `chart-e2e-${suffix}`,
     'database.url': url.toString(),
+    'database.user': decodeURIComponent(url.username),
     'secrets.store.name': 'chart-secrets',
     'secrets.auth.name': 'chart-secrets',
     'secrets.application.name': 'chart-secrets',
