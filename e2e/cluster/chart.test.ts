@@ -222,7 +222,7 @@ beforeAll(async () => {
   ]);
   installed = true;
   process.stderr.write(`[chart] installed in ${Math.round((Date.now() - t0) / 1000)} s\n`);
-});
+}, 480_000);
 
 afterAll(async () => {
   await db?.end();
@@ -317,7 +317,7 @@ describe('the chart on the cluster', () => {
     expect(metrics).toMatch(
       /maintenance_last_success_timestamp_seconds\{[^}]*job="partition-maintenance"[^}]*\} \d/,
     );
-  });
+  }, 420_000);
 
   it('accepts the monitoring objects (Prometheus Operator CRDs) and labels the dashboard for the Grafana sidecar', async () => {
     const monitors = await kube.getJson<{ items: { metadata: { name: string } }[] }>([
@@ -412,7 +412,7 @@ describe('the chart on the cluster', () => {
       return c.size === acknowledged.length ? c : undefined;
     });
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
-  });
+  }, 420_000);
 
   it('helm uninstall leaves nothing of the release; the topics and the data stay (deletion policy Retain)', async () => {
     const stored = Number((await db.query('SELECT count(*) AS n FROM events.cloud_event')).rows[0].n);
@@ -426,5 +426,5 @@ describe('the chart on the cluster', () => {
     const topics = await withKafkaAdmin((admin) => admin.listTopics());
     expect(topics).toContain(topic);
     expect(Number((await db.query('SELECT count(*) AS n FROM events.cloud_event')).rows[0].n)).toBe(stored);
-  });
+  }, 420_000);
 });
