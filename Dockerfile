@@ -1,11 +1,10 @@
 # One image per component of the platform, from one file: `docker build --target <component> .`
-# (ingest, consumer, search, jobs)
+# (ingest, consumer, search, jobs, controller)
 # (`make images` builds them all). Stages: manifests -> deps (every dependency, for tsc) -> build
 # (dist/) -> modules, apps (per service: its production dependencies and compiled code only) -> one
-# final stage per component (node + that tree; non-root; no compiler, no npm cache, no sources).
-# The user is given by number (1000 = `node` of the base image): Kubernetes' runAsNonRoot can only
-# verify a numeric user.
-# Adding a component (the controller next): its name in SERVICES and a final stage below.
+# final stage per component on `runtime` (node + that tree; non-root; no compiler, no npm, no
+# package manager, no sources).
+# Adding a component: its name in SERVICES and a final stage below.
 #
 # NODE_IMAGE is the official Node.js LTS slim image wherever a registry is reachable. On a machine
 # that cannot pull (ours), `make images` first builds an equivalent base locally (Debian minbase +
@@ -35,7 +34,7 @@ RUN --mount=type=secret,id=extra_ca,required=false \
     npm install --no-audit --no-fund --ignore-scripts && npx patch-package && rm -rf /root/.npm
 
 FROM deps AS build
-ARG SERVICES="ingest consumer search jobs"
+ARG SERVICES="ingest consumer search jobs controller"
 COPY tsconfig.json tsconfig.base.json ./
 COPY packages/ packages/
 COPY services/ services/
@@ -48,7 +47,7 @@ RUN npx tsc -b $(for s in $SERVICES; do echo "services/$s"; done) \
 # Per service: production dependencies only (cached until a manifest or the lock changes), then
 # the compiled code of the service and of the workspace packages it depends on.
 FROM base AS modules
-ARG SERVICES="ingest consumer search jobs"
+ARG SERVICES="ingest consumer search jobs controller"
 COPY --from=manifests /manifests/ /manifests/
 COPY patches/ /manifests/patches/
 COPY scripts/images/service-tree.sh /usr/local/bin/
@@ -57,34 +56,53 @@ RUN --mount=type=secret,id=extra_ca,required=false \
     for s in $SERVICES; do service-tree.sh modules "$s" /manifests; done && rm -rf /root/.npm
 
 FROM modules AS apps
-ARG SERVICES="ingest consumer search jobs"
+ARG SERVICES="ingest consumer search jobs controller"
 COPY --from=build /out/ /build/
 RUN for s in $SERVICES; do service-tree.sh dist "$s" /build; done && rm -rf /build
 
-FROM base AS ingest
-ENV NODE_ENV=production
-COPY --from=apps /apps/ingest/ ./
+# The runtime root filesystem: the base without what only installs or builds software (npm,
+# corepack, yarn, apt and the libraries only apt uses (bookworm's names; dpkg skips a name that is
+# not installed), perl), squashed into one layer by the `runtime` stage so what is removed is
+# really gone (a removal in a later layer would only hide it). No package can be installed in the
+# final images: they are rebuilt from this file instead.
+FROM base AS runtime-root
+RUN rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \
+      /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-* /usr/local/include \
+ && dpkg --purge --force-remove-essential --force-depends >/dev/null \
+      apt libapt-pkg6.0 gpgv debian-archive-keyring perl-base \
+      libgnutls30 libp11-kit0 libunistring2 libhogweed6 libnettle8 libtasn1-6 libidn2-0 libxxhash0 \
+ && rm -rf /var/lib/apt /var/cache/apt /var/cache/debconf /var/log/* /tmp/*
+
+# What every component's image starts from: non-root by number (1000 = `node` of the base image),
+# since Kubernetes' runAsNonRoot can only verify a numeric user.
+FROM scratch AS runtime
+COPY --from=runtime-root / /
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin NODE_ENV=production
+WORKDIR /app
 USER 1000:1000
+
+FROM runtime AS ingest
+COPY --from=apps /apps/ingest/ ./
 EXPOSE 8080
 CMD ["node", "--max-semi-space-size=32", "services/ingest/dist/main.js"]
 
-FROM base AS consumer
-ENV NODE_ENV=production
+FROM runtime AS consumer
 COPY --from=apps /apps/consumer/ ./
-USER 1000:1000
 EXPOSE 8080
 CMD ["node", "services/consumer/dist/main.js"]
 
-FROM base AS search
-ENV NODE_ENV=production
+FROM runtime AS search
 COPY --from=apps /apps/search/ ./
-USER 1000:1000
 EXPOSE 8080
 CMD ["node", "services/search/dist/main.js"]
 
 # A CronJob's container: `args: [partition-maintenance]` or `[rollup-refresh]`; runs once, exits.
-FROM base AS jobs
-ENV NODE_ENV=production
+FROM runtime AS jobs
 COPY --from=apps /apps/jobs/ ./
-USER 1000:1000
 ENTRYPOINT ["node", "services/jobs/dist/main.js"]
+
+# The Pipeline controller (two replicas, one leader); talks to the API server and Kafka only.
+FROM runtime AS controller
+COPY --from=apps /apps/controller/ ./
+EXPOSE 8080
+CMD ["node", "services/controller/dist/main.js"]

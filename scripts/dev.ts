@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { applyPipelineCrd, clusterVersion, loadKubeConfig } from '@event-observatory/controller';
 import { createDatabase, repoRoot, type Stack, startStack } from '@event-observatory/devstack';
 import { readJobsConfig } from '@event-observatory/jobs';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
@@ -42,6 +43,7 @@ const ports = {
   ingest: port('INGEST_PORT', 8081),
   consumer: port('CONSUMER_PORT', 8082),
   search: port('SEARCH_PORT', 9000),
+  controller: port('CONTROLLER_PORT', 8083),
 };
 
 const children: { name: string; child: ChildProcess }[] = [];
@@ -137,6 +139,35 @@ async function stopAll(): Promise<void> {
   }
 }
 
+/**
+ * The controller, when `make cluster`'s API server answers at .dev/kubeconfig: the CRD is applied
+ * first; it reconciles the Pipelines of namespace `default` (CONTROLLER_WATCH_NAMESPACE to change),
+ * so a shared cluster's other namespaces are left to their own controllers.
+ */
+async function controllerPlan(): Promise<ServicePlan | undefined> {
+  const kubeconfig = join(devDir, 'kubeconfig');
+  const kubeConfig = existsSync(kubeconfig) ? loadKubeConfig(kubeconfig) : undefined;
+  const version = kubeConfig && (await clusterVersion(kubeConfig));
+  if (!kubeConfig || !version) {
+    log('no cluster answers at .dev/kubeconfig (make cluster): the controller is not started');
+    return undefined;
+  }
+  await applyPipelineCrd(kubeConfig);
+  log(`cluster ${version} answers: Pipeline CRD applied, starting the controller`);
+  return {
+    name: 'controller',
+    port: ports.controller,
+    urlVariable: 'CONTROLLER_URL',
+    env: {
+      HTTP_PORT: String(ports.controller),
+      KUBECONFIG: kubeconfig,
+      CONTROLLER_WATCH_NAMESPACE: process.env.CONTROLLER_WATCH_NAMESPACE ?? 'default',
+      CONTROLLER_LEASE_NAMESPACE: 'default',
+      POD_NAME: `make-dev-${process.pid}`,
+    },
+  };
+}
+
 async function main(): Promise<void> {
   mkdirSync(devDir, { recursive: true });
   log(`starting Kafka on 127.0.0.1:${ports.kafka} and PostgreSQL on 127.0.0.1:${ports.postgres}`);
@@ -181,6 +212,8 @@ async function main(): Promise<void> {
   ];
   const plans = candidates.filter((plan) => existsSync(join(root, 'services', plan.name, 'src', 'main.ts')));
 
+  const controller = await controllerPlan();
+  if (controller) plans.push(controller);
   for (const plan of plans) startService({ ...plan, env: { ...common, ...plan.env } });
   const urls = Object.fromEntries(plans.map((p) => [p.urlVariable, `http://127.0.0.1:${p.port}`]));
   await Promise.all(plans.map((p) => waitForLive(p.name, urls[p.urlVariable] as string)));

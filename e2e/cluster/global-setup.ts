@@ -16,7 +16,7 @@ declare module 'vitest' {
       local: boolean;
       /** The pinned version when the cluster is ours (scripts/cluster/config.sh). */
       version: string;
-      images: { ingest: string; consumer: string };
+      images: { ingest: string; consumer: string; controller: string };
     };
     podStack: { bootstrapServers: string; databaseUrl: string; host: string };
   }
@@ -54,7 +54,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
       kubeconfig: cluster.kubeconfig,
       local: cluster.local,
       version: clusterSetting('K8S_VERSION'),
-      images: { ingest: `${prefix}/ingest:${tag}`, consumer: `${prefix}/consumer:${tag}` },
+      images: {
+        ingest: `${prefix}/ingest:${tag}`,
+        consumer: `${prefix}/consumer:${tag}`,
+        controller: `${prefix}/controller:${tag}`,
+      },
     });
     project.provide('podStack', {
       bootstrapServers: stack.bootstrapServers,

@@ -23,7 +23,6 @@ trap '"$here/dockerd.sh" stop' EXIT
 out=$OBSERVATORY_CACHE/images
 mkdir -p "$out"
 mib() { echo "$(($1 / 1048576)) MiB"; }
-base_bytes=$($DOCKER image inspect -f '{{.Size}}' "$BASE_IMAGE")
 sizes=()
 # A TLS-inspecting proxy's CA (trusted here through NODE_EXTRA_CA_CERTS) for npm inside the build.
 ca_secret=()
@@ -37,9 +36,12 @@ for c in "${COMPONENTS[@]}"; do
     -t "$image" "$REPO_ROOT" >/dev/null
   $DOCKER save -o "$out/$c.tar" "$image"
   bytes=$($DOCKER image inspect -f '{{.Size}}' "$image")
-  sizes+=("$(printf '%-36s %8s  (base %s + application %s)' "$image" "$(mib "$bytes")" "$(mib "$base_bytes")" "$(mib $((bytes - base_bytes)))")")
+  app_mib=$($DOCKER run --rm --network none --entrypoint du "$image" -sm /app | cut -f1)
+  sizes+=("$(printf '%-36s %8s  (/app, its code and production dependencies: %s MiB)' "$image" "$(mib "$bytes")" "$app_mib")")
   echo "built $image in $((SECONDS - t)) s"
 done
+# Earlier builds' images, untagged by this one, would otherwise pile up in the cache.
+$DOCKER image prune --force >/dev/null
 node_bytes=$($DOCKER run --rm --network none --entrypoint stat "$BASE_IMAGE" -c %s /usr/local/bin/node 2>/dev/null || echo 0)
 "$here/dockerd.sh" stop
 
@@ -50,6 +52,6 @@ if [[ ${IMPORT:-1} == 1 && -S $sock ]]; then
   done
   echo "imported into the cluster's containerd ($sock)"
 fi
-echo "image sizes (uncompressed; of the base, the Node binary is $(mib "$node_bytes")):"
+echo "image sizes (uncompressed; the Node binary is $(mib "$node_bytes") of each, Debian's runtime libraries most of the rest):"
 printf '  %s\n' "${sizes[@]}"
 echo "images built in $((SECONDS - started)) s"

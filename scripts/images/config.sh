@@ -6,7 +6,7 @@ DEBIAN_SUITE=bookworm
 DEBIAN_MIRROR=http://deb.debian.org/debian
 # The locally built stand-in for the official node:<line>-<suite>-slim image.
 BASE_IMAGE=localhost/observatory/node:$NODE_VERSION-$DEBIAN_SUITE-slim
-COMPONENTS=(ingest consumer search jobs)  # one Dockerfile target each
+COMPONENTS=(ingest consumer search jobs controller)  # one Dockerfile target each
 IMAGE_PREFIX=${IMAGE_PREFIX:-localhost/observatory}
 IMAGE_TAG=${IMAGE_TAG:-dev}
 

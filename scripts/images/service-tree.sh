@@ -37,6 +37,8 @@ case $step in
     npm install --omit=dev --no-audit --no-fund --ignore-scripts >/dev/null
     npx --yes patch-package@8.0.1 >/dev/null
     rm -rf patches package-lock.json
+    # Type declarations and source maps are never loaded at run time (no --enable-source-maps).
+    find node_modules -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' \) -delete
     ;;
   dist)
     cd "$out"

@@ -1,9 +1,11 @@
+export { type AdminClientOptions, createAdminClient } from './clients/admin.js';
 export {
   type ConsumerClients,
   type ConsumerClientsOptions,
   createConsumerClients,
 } from './clients/consumer.js';
 export type { BrokerLogger } from './clients/kafka.js';
+export { type AdminBrokerConfig, readAdminBrokerConfig } from './config/admin.js';
 export {
   type BrokerTopics,
   brokerTopics,
@@ -28,6 +30,7 @@ export {
   type PublishReceipt,
 } from './producer/record.js';
 export {
+  deleteTopics,
   type EnsureTopicsOptions,
   type EnsureTopicsResult,
   ensureTopics,

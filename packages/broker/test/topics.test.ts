@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { deadLetterTopicSpec, ensureTopics, eventTopicSpec, type TopicSpec } from '../src/index.js';
+import {
+  deadLetterTopicSpec,
+  deleteTopics,
+  ensureTopics,
+  eventTopicSpec,
+  type TopicSpec,
+} from '../src/index.js';
 
 const { bootstrapServers } = inject('stack');
 const kafka = new Kafka({ clientId: 'topics-test', brokers: [bootstrapServers], logLevel: logLevel.NOTHING });
@@ -57,6 +63,9 @@ describe('ensureTopics against the real broker', () => {
     const shrink = await ensureTopics(admin, [{ ...spec, partitions: 3 }]);
     expect(shrink.topics[0]).toMatchObject({ action: 'unchanged', partitions: 5 });
     expect(shrink.topics[0]!.warnings).toEqual([expect.stringMatching(/never decreased/)]);
+    expect(shrink.topics[0]!.refused).toMatchObject([
+      { kind: 'cannot-decrease-partitions', current: 5, desired: 3 },
+    ]);
     expect((await state(spec.name)).partitions).toBe(5);
   });
 
@@ -129,5 +138,14 @@ describe('ensureTopics against the real broker', () => {
     } finally {
       await producer.disconnect();
     }
+  });
+
+  it('deletes the topics that exist and passes over those already gone', async () => {
+    const spec: TopicSpec = { ...eventTopicSpec(unique('gone')), partitions: 1 };
+    await ensureTopics(admin, [spec]);
+    const missing = unique('never-created');
+    expect(await deleteTopics(admin, [spec.name, missing])).toEqual([spec.name]);
+    expect(await admin.listTopics()).not.toContain(spec.name);
+    expect(await deleteTopics(admin, [spec.name])).toEqual([]);
   });
 });

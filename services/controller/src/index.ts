@@ -3,7 +3,11 @@
  * controller service that reconciles it.
  * @module
  */
+
+export { type ControllerConfig, readControllerConfig } from './config.js';
+export { applyPipelineCrd, clusterVersion, loadKubeConfig } from './kube/install.js';
 export { CLEANUP_POLICIES, pipelineCrd } from './pipeline/crd.js';
 export { defaultPipeline, pipelineTopic } from './pipeline/default.js';
 export { crdManifests } from './pipeline/manifests.js';
 export * from './pipeline/types.js';
+export { type ControllerService, type ControllerServiceOptions, createControllerService } from './service.js';

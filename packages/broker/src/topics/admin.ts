@@ -10,6 +10,7 @@ import {
   changeOf,
   planTopic,
   type TopicPlan,
+  type TopicRefusal,
   type TopicSpec,
   type TopicState,
   validateSpecs,
@@ -31,6 +32,8 @@ export interface TopicOutcome {
    * exist (partitions never shrink), another replication factor.
    */
   warnings: string[];
+  /** The same differences as values (what and why), e.g. for a resource's status. */
+  refused: TopicRefusal[];
 }
 
 export interface EnsureTopicsResult {
@@ -235,6 +238,7 @@ function outcomeOf(plan: TopicPlan, wasCreated: boolean, before: TopicState | un
     partitions: grown?.to ?? before?.partitions ?? changeOf(plan, 'create')?.spec.partitions ?? 0,
     changedConfigs,
     warnings: plan.refused.map((r) => r.message),
+    refused: plan.refused,
   };
 }
 
@@ -265,4 +269,18 @@ export async function ensureTopics(
   });
   await waitForLeaders(admin, specs, options.leaderTimeoutMs);
   return { topics: plans.map((plan) => outcomeOf(plan, created.has(plan.name), states.get(plan.name))) };
+}
+
+/**
+ * Deletes those of `names` that exist (a topic already gone is not an error) and returns the names
+ * deleted. `timeoutMs` bounds the broker's wait for the deletion to reach the controller quorum.
+ *
+ * @example
+ * await deleteTopics(admin, ['events.old']); // ['events.old']
+ */
+export async function deleteTopics(admin: Admin, names: string[], timeoutMs = 10_000): Promise<string[]> {
+  const existing = new Set(await admin.listTopics());
+  const present = names.filter((n) => existing.has(n));
+  if (present.length > 0) await admin.deleteTopics({ topics: present, timeout: timeoutMs });
+  return present;
 }

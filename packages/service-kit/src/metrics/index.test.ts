@@ -183,6 +183,7 @@ describe('ladders', () => {
       batchEvents: [1, 256],
       timeSkew: [1, 90 * 86400],
       searchResults: [1, 250],
+      reconcile: [0.01, 60],
     };
     for (const [name, [first, last]] of Object.entries(bounds)) {
       const ladder: readonly number[] = ladders[name as keyof typeof ladders];

@@ -17,6 +17,8 @@ export const ladders = {
   decode: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05],
   /** maintenance_job_duration_seconds: 100 ms to 15 min. */
   maintenanceJob: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 150, 300, 600, 900],
+  /** controller_reconcile_duration_seconds (not in the spec, which shows no controller): 10 ms to 60 s. */
+  reconcile: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
   /** consume_batch_size: 1 to 1000 records. */
   batchSize: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000],
   /** ingest_payload_bytes: 256 B to 1 MiB, powers of two. */

@@ -1,8 +1,9 @@
 /**
  * The generated files under `crds/`: the CRD and an example Pipeline (the default one), as YAML.
- * `scripts/write-crd.ts` writes them; `manifests.test.ts` checks the committed copies.
+ * `scripts/write-crd.ts` writes them; `manifests.test.ts` checks the committed copies. js-yaml
+ * directly: client-node's `dumpYaml` passes objects through its typed models, which drop keys.
  */
-import { dumpYaml } from '@kubernetes/client-node';
+import { dump } from 'js-yaml';
 import { pipelineCrd } from './crd.js';
 import { defaultPipeline } from './default.js';
 
@@ -10,7 +11,7 @@ const HEADER =
   '# Generated from services/controller/src/pipeline/ by `npm run crd -w @event-observatory/controller`: do not edit.\n';
 
 function yaml(object: unknown): string {
-  return HEADER + dumpYaml(object, { noRefs: true, lineWidth: -1, quotingType: '"' });
+  return HEADER + dump(object, { noRefs: true, lineWidth: -1, quotingType: '"' });
 }
 
 /** Path under the repository root -> content. */

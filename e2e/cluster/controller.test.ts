@@ -1,0 +1,533 @@
+/**
+ * The Pipeline controller against the cluster's real API server and the stack's real Kafka.
+ * Controllers run in this process (fast to start and stop; their API traffic goes through a TCP
+ * proxy so the suite can cut it), except for leader election, where two replicas of the
+ * controller image run as pods. Everything happens in namespaces of this suite; the CRD is
+ * applied from crds/pipeline.yaml and left installed (it is cluster-wide and shared).
+ */
+import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { readTopicStates } from '@event-observatory/broker';
+import {
+  type ControllerService,
+  createControllerService,
+  PAUSE_ANNOTATION,
+  type Pipeline,
+  type PipelineTopic,
+  readControllerConfig,
+  UNMANAGED_TOPICS_ANNOTATION,
+} from '@event-observatory/controller';
+import { createLogger, createMetrics } from '@event-observatory/service-kit';
+import { KubeConfig } from '@kubernetes/client-node';
+import { type Admin, Kafka, logLevel } from 'kafkajs';
+import type { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { REPO_ROOT } from './lib/cluster.js';
+import { Kube, type Manifest, type TestNamespace } from './lib/kube.js';
+import { TcpProxy } from './lib/tcp-proxy.js';
+
+const cluster = inject('cluster');
+const podStack = inject('podStack');
+const kube = new Kube(cluster.kubeconfig);
+const run = randomUUID().slice(0, 6);
+/** A topic name of this run. */
+const topicName = (base: string) => `ctl-e2e.${run}.${base}`;
+
+/** Short periods, so the suite waits seconds, not minutes. */
+const RESYNC_MS = 5_000;
+const WATCH_TIMEOUT = '5s'; // a silent watch is declared stalled after 5 s + 10 s
+
+let admin: Admin;
+let ns: TestNamespace;
+let proxy: TcpProxy;
+let local: { service: ControllerService; registry: Registry };
+
+beforeAll(async () => {
+  await kube.kubectl([
+    'apply',
+    '--server-side',
+    '--force-conflicts',
+    '-f',
+    resolve(REPO_ROOT, 'crds/pipeline.yaml'),
+  ]);
+  await kube.kubectl([
+    'wait',
+    '--for=condition=Established',
+    'crd/pipelines.observatory.dev',
+    '--timeout=60s',
+  ]);
+  const kafka = new Kafka({
+    clientId: 'controller-e2e',
+    brokers: [podStack.bootstrapServers],
+    logLevel: logLevel.NOTHING,
+  });
+  admin = kafka.admin();
+  await admin.connect();
+  ns = await kube.createNamespace('controller');
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(cluster.kubeconfig);
+  const server = new URL(kubeConfig.getCurrentCluster()?.server ?? '');
+  proxy = await TcpProxy.start({ host: server.hostname, port: Number(server.port || 443) });
+  kubeConfig.loadFromOptions({
+    ...kubeConfig,
+    clusters: kubeConfig.clusters.map((c) => ({ ...c, server: `https://${server.hostname}:${proxy.port}` })),
+  });
+  local = startLocalController(kubeConfig);
+});
+
+afterAll(async () => {
+  await local?.service.close();
+  await proxy?.close();
+  if (ns) await releaseAndDelete(ns);
+  await admin?.disconnect();
+});
+
+function startLocalController(kubeConfig: KubeConfig) {
+  const config = readControllerConfig({
+    BROKER_BOOTSTRAP_SERVERS: podStack.bootstrapServers,
+    CONTROLLER_WATCH_NAMESPACE: ns.name,
+    CONTROLLER_LEASE_NAMESPACE: ns.name,
+    POD_NAME: `local-${run}`,
+    CONTROLLER_RESYNC_PERIOD: `${RESYNC_MS}ms`,
+    CONTROLLER_WATCH_TIMEOUT: WATCH_TIMEOUT,
+    CONTROLLER_BACKOFF_MIN: '200ms',
+    CONTROLLER_BACKOFF_MAX: '3s',
+    CONTROLLER_KAFKA_TIMEOUT: '5s',
+  });
+  const logger = createLogger({
+    service: 'controller',
+    level: process.env.CONTROLLER_TEST_LOG_LEVEL ?? 'warn',
+  });
+  const { registry } = createMetrics({ service: 'controller', defaultMetrics: false });
+  const service = createControllerService({ config, kubeConfig, registry, logger });
+  service.start();
+  return { service, registry };
+}
+
+/** Pipelines keep a finalizer: without a controller left, remove it so the namespace can go. */
+async function releaseAndDelete(namespace: TestNamespace): Promise<void> {
+  const names = (await namespace.kubectl(['get', 'pipelines', '-o', 'name'])).split('\n').filter(Boolean);
+  for (const name of names) {
+    await namespace.kubectl(['patch', name, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+  }
+  await namespace.delete();
+}
+
+function pipeline(
+  name: string,
+  topics: PipelineTopic[],
+  extra: Partial<Pipeline['spec']> = {},
+): Pipeline & Manifest {
+  return {
+    apiVersion: 'observatory.dev/v1alpha1',
+    kind: 'Pipeline',
+    metadata: { name, namespace: ns.name },
+    spec: { kafka: { bootstrapServers: podStack.bootstrapServers }, topics, ...extra },
+  };
+}
+
+async function get(name: string, namespace = ns): Promise<Pipeline> {
+  return JSON.parse(await namespace.kubectl(['get', 'pipeline', name, '-o', 'json'])) as Pipeline;
+}
+
+function condition(p: Pipeline, type: string) {
+  return p.status?.conditions?.find((c) => c.type === type);
+}
+
+/** Waits until the Pipeline's Ready condition has `status` for its current generation. */
+async function waitReady(name: string, status: 'True' | 'False', timeout = 30_000, namespace = ns) {
+  return vi.waitFor(
+    async () => {
+      const p = await get(name, namespace);
+      const ready = condition(p, 'Ready');
+      expect(ready?.status).toBe(status);
+      expect(ready?.observedGeneration).toBe(p.metadata.generation);
+      expect(p.status?.observedGeneration).toBe(p.metadata.generation);
+      return p;
+    },
+    { timeout, interval: 250 },
+  );
+}
+
+async function kafkaTopic(name: string, keys: string[] = []) {
+  return (await readTopicStates(admin, [name], keys)).get(name);
+}
+
+async function eventReasons(name: string, namespace = ns): Promise<string[]> {
+  const list = JSON.parse(
+    await namespace.kubectl([
+      'get',
+      'events',
+      '--field-selector',
+      `involvedObject.name=${name}`,
+      '-o',
+      'json',
+    ]),
+  ) as { items: Array<{ reason: string }> };
+  return list.items.map((e) => e.reason);
+}
+
+async function patchSpec(name: string, patch: object, type: 'merge' | 'json' = 'merge') {
+  await ns.kubectl(['patch', 'pipeline', name, `--type=${type}`, '-p', JSON.stringify(patch)]);
+}
+
+async function metric(line: RegExp): Promise<number> {
+  const text = await local.registry.metrics();
+  const match = text.split('\n').find((l) => line.test(l));
+  return match ? Number(match.split(' ').at(-1)) : Number.NaN;
+}
+
+const retentionDay = '86400000';
+const events = topicName('events');
+const dlq = topicName('dlq');
+
+describe('Pipeline controller on a real API server and Kafka', () => {
+  it('creates the declared topics with their partitions and configs, and reports Ready=True for the current generation', async () => {
+    await ns.apply(
+      pipeline('main', [
+        { name: events, partitions: 3, replicationFactor: 1, config: { 'retention.ms': retentionDay } },
+        { name: dlq, partitions: 1, replicationFactor: 1, config: { 'cleanup.policy': 'compact' } },
+      ]),
+    );
+    const p = await waitReady('main', 'True');
+    expect(p.metadata.finalizers).toContain('observatory.dev/topics');
+    expect(await kafkaTopic(events, ['retention.ms'])).toMatchObject({
+      partitions: 3,
+      replicationFactor: 1,
+      configs: { 'retention.ms': retentionDay },
+    });
+    expect((await kafkaTopic(dlq, ['cleanup.policy']))?.configs['cleanup.policy']).toBe('compact');
+    expect(p.status?.topics).toEqual([
+      {
+        name: events,
+        phase: 'Ready',
+        partitions: 3,
+        replicationFactor: 1,
+        config: { 'retention.ms': retentionDay },
+      },
+      {
+        name: dlq,
+        phase: 'Ready',
+        partitions: 1,
+        replicationFactor: 1,
+        config: { 'cleanup.policy': 'compact' },
+      },
+    ]);
+    expect(await eventReasons('main')).toContain('TopicCreated');
+
+    const table = await ns.kubectl(['get', 'pipelines']);
+    expect(table).toMatch(/NAME\s+TOPICS\s+READY\s+REASON\s+AGE/);
+    expect(table).toMatch(/main\s+2\/2\s+True\s+Reconciled/);
+    expect(await metric(/^controller_reconciles_total\{.*outcome="success"/)).toBeGreaterThan(0);
+    expect(await metric(/^controller_topics_managed/)).toBe(2);
+    expect(await metric(/^controller_leader/)).toBe(1);
+  });
+
+  it('raises partitions in Kafka when the spec raises them', async () => {
+    await patchSpec('main', [{ op: 'replace', path: '/spec/topics/0/partitions', value: 5 }], 'json');
+    const p = await waitReady('main', 'True');
+    expect(p.status?.topics?.[0]?.partitions).toBe(5);
+    expect((await kafkaTopic(events))?.partitions).toBe(5);
+    expect(await eventReasons('main')).toContain('PartitionsIncreased');
+  });
+
+  it('is refused by the API server with a clear message: negative partitions, fewer partitions, unknown cleanup policy', async () => {
+    const bad = (topics: PipelineTopic[]) => ns.apply(pipeline(`bad-${randomUUID().slice(0, 4)}`, topics));
+    await expect(bad([{ name: topicName('neg'), partitions: -1, replicationFactor: 1 }])).rejects.toThrow(
+      /spec\.topics\[0\]\.partitions.*should be greater than or equal to 1/,
+    );
+    await expect(
+      bad([
+        {
+          name: topicName('policy'),
+          partitions: 1,
+          replicationFactor: 1,
+          config: { 'cleanup.policy': 'shred' },
+        },
+      ]),
+    ).rejects.toThrow(/cleanup\.policy must be one of delete, compact, compact,delete, delete,compact/);
+    await expect(
+      patchSpec('main', [{ op: 'replace', path: '/spec/topics/0/partitions', value: 2 }], 'json'),
+    ).rejects.toThrow(/partitions may not decrease: Kafka cannot remove partitions from a topic/);
+    await expect(
+      patchSpec('main', [{ op: 'replace', path: '/spec/topics/0/replicationFactor', value: 3 }], 'json'),
+    ).rejects.toThrow(/replicationFactor is immutable/);
+  });
+
+  it('adopts an existing topic with more partitions than declared: Ready=False with the reason, Kafka untouched', async () => {
+    const existing = topicName('existing');
+    await admin.createTopics({ topics: [{ topic: existing, numPartitions: 4, replicationFactor: 1 }] });
+    await ns.apply(
+      pipeline('adopter', [
+        { name: existing, partitions: 2, replicationFactor: 1, config: { 'retention.ms': retentionDay } },
+      ]),
+    );
+    const p = await waitReady('adopter', 'False');
+    const ready = condition(p, 'Ready');
+    expect(ready?.reason).toBe('PartitionDecreaseRefused');
+    expect(ready?.message).toContain(
+      `${existing}: has 4 partitions, spec asks 2; partitions are never decreased`,
+    );
+    expect(p.status?.topics?.[0]).toMatchObject({ name: existing, phase: 'Refused', partitions: 4 });
+    // Refused only what Kafka cannot do: the config was still applied.
+    expect(await kafkaTopic(existing, ['retention.ms'])).toMatchObject({
+      partitions: 4,
+      configs: { 'retention.ms': retentionDay },
+    });
+    const described = await ns.kubectl(['describe', 'pipeline', 'adopter']);
+    expect(described).toMatch(/Reason:\s+PartitionDecreaseRefused/);
+    expect(described).toMatch(/Warning\s+ChangeRefused/);
+    expect(await metric(/^controller_reconciles_total\{.*outcome="failure"/)).toBeGreaterThan(0);
+  });
+
+  it('sets a config changed directly in Kafka back within the resync period', async () => {
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [{ type: 2, name: events, configEntries: [{ name: 'retention.ms', value: '1234' }] }],
+    });
+    expect((await kafkaTopic(events, ['retention.ms']))?.configs['retention.ms']).toBe('1234');
+    const started = Date.now();
+    await vi.waitFor(
+      async () =>
+        expect((await kafkaTopic(events, ['retention.ms']))?.configs['retention.ms']).toBe(retentionDay),
+      { timeout: RESYNC_MS + 5_000, interval: 250 },
+    );
+    expect(Date.now() - started).toBeLessThan(RESYNC_MS + 5_000);
+    await vi.waitFor(async () => expect(await eventReasons('main')).toContain('ConfigsUpdated'), {
+      timeout: 5_000,
+    });
+  });
+
+  it('changes nothing while paused (ReconciliationPaused=True), and catches up when resumed', async () => {
+    await ns.kubectl(['annotate', 'pipeline', 'main', `${PAUSE_ANNOTATION}=true`]);
+    await vi.waitFor(
+      async () => expect(condition(await get('main'), 'ReconciliationPaused')?.status).toBe('True'),
+      {
+        timeout: 15_000,
+        interval: 250,
+      },
+    );
+    await patchSpec('main', [{ op: 'replace', path: '/spec/topics/0/partitions', value: 6 }], 'json');
+    await new Promise((r) => setTimeout(r, RESYNC_MS + 1_000)); // a resync passes: still nothing
+    expect((await kafkaTopic(events))?.partitions).toBe(5);
+
+    await ns.kubectl(['annotate', 'pipeline', 'main', `${PAUSE_ANNOTATION}-`]);
+    const p = await waitReady('main', 'True');
+    expect(condition(p, 'ReconciliationPaused')).toBeUndefined();
+    expect((await kafkaTopic(events))?.partitions).toBe(6);
+  });
+
+  it('gives a topic claimed by two Pipelines to the older; the newer reports the conflict and takes over when the older is deleted (Retain keeps the topics)', async () => {
+    await ns.apply(
+      pipeline('newer', [
+        { name: dlq, partitions: 1, replicationFactor: 1, config: { 'cleanup.policy': 'delete' } },
+      ]),
+    );
+    const newer = await waitReady('newer', 'False');
+    expect(condition(newer, 'Ready')?.reason).toBe('TopicConflict');
+    expect(condition(newer, 'Conflict')).toMatchObject({
+      status: 'True',
+      reason: 'TopicClaimedByOlderPipeline',
+    });
+    expect(condition(newer, 'Conflict')?.message).toContain(`managed by the older Pipeline ${ns.name}/main`);
+    expect((await kafkaTopic(dlq, ['cleanup.policy']))?.configs['cleanup.policy']).toBe('compact');
+
+    await ns.kubectl(['delete', 'pipeline', 'main', '--wait=true', '--timeout=30s']);
+    expect(await kafkaTopic(events)).toBeDefined(); // deletionPolicy Retain (default)
+    const tookOver = await waitReady('newer', 'True');
+    expect(condition(tookOver, 'Conflict')?.status).toBe('False');
+    expect((await kafkaTopic(dlq, ['cleanup.policy']))?.configs['cleanup.policy']).toBe('delete');
+  });
+
+  it('deletes the managed topics with deletionPolicy Delete, never an unmanaged one', async () => {
+    const doomed = topicName('doomed');
+    const kept = topicName('kept');
+    const p = pipeline(
+      'deleter',
+      [
+        { name: doomed, partitions: 1, replicationFactor: 1 },
+        { name: kept, partitions: 1, replicationFactor: 1 },
+      ],
+      { deletionPolicy: 'Delete' },
+    );
+    p.metadata.annotations = { [UNMANAGED_TOPICS_ANNOTATION]: kept };
+    await admin.createTopics({ topics: [{ topic: kept, numPartitions: 2, replicationFactor: 1 }] });
+    await ns.apply(p);
+    const ready = await waitReady('deleter', 'True');
+    expect(ready.status?.topics?.map((t) => [t.name, t.phase, t.partitions])).toEqual([
+      [doomed, 'Ready', 1],
+      [kept, 'Unmanaged', 2],
+    ]);
+    await ns.kubectl(['delete', 'pipeline', 'deleter', '--wait=true', '--timeout=30s']);
+    expect(await kafkaTopic(doomed)).toBeUndefined();
+    expect((await kafkaTopic(kept))?.partitions).toBe(2);
+  });
+
+  it('keeps reconciling when its watch connection is reset, and when it silently stops delivering (stall)', async () => {
+    const watched = topicName('watched');
+    await ns.apply(pipeline('watched', [{ name: watched, partitions: 1, replicationFactor: 1 }]));
+    await waitReady('watched', 'True');
+
+    const errorsBefore = await metric(/^controller_watch_restarts_total\{.*reason="error"/);
+    expect(proxy.resetAll()).toBeGreaterThan(0);
+    await patchSpec('watched', [{ op: 'replace', path: '/spec/topics/0/partitions', value: 2 }], 'json');
+    await vi.waitFor(async () => expect((await kafkaTopic(watched))?.partitions).toBe(2), {
+      timeout: 15_000,
+      interval: 250,
+    });
+    expect(await metric(/^controller_watch_restarts_total\{.*reason="error"/)).toBeGreaterThan(
+      Number.isNaN(errorsBefore) ? 0 : errorsBefore,
+    );
+
+    // Frozen: nothing arrives and nothing ends. Only the stall watchdog (5 s timeout + 10 s) ends it;
+    // the cache would otherwise keep the old spec forever and resyncs would apply the old spec.
+    proxy.freezeAll();
+    await patchSpec('watched', [{ op: 'replace', path: '/spec/topics/0/partitions', value: 3 }], 'json');
+    await vi.waitFor(async () => expect((await kafkaTopic(watched))?.partitions).toBe(3), {
+      timeout: 30_000,
+      interval: 500,
+    });
+    expect(await metric(/^controller_watch_restarts_total\{.*reason="stalled"/)).toBeGreaterThan(0);
+  });
+});
+
+describe('two controller replicas as pods', () => {
+  let podNs: TestNamespace;
+  const LEASE_SECONDS = 6;
+
+  beforeAll(async () => {
+    podNs = await kube.createNamespace('controller-pods');
+    const labels = { app: 'controller' };
+    await podNs.apply(
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'controller' } },
+      {
+        // The README's RBAC table, namespaced (CONTROLLER_WATCH_NAMESPACE is set).
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'controller' },
+        rules: [
+          { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'watch', 'patch'] },
+          { apiGroups: ['observatory.dev'], resources: ['pipelines/status'], verbs: ['patch'] },
+          { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+        ],
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'controller' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'controller' },
+        subjects: [{ kind: 'ServiceAccount', name: 'controller', namespace: podNs.name }],
+      },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'controller', labels },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: labels },
+          template: {
+            metadata: { labels },
+            spec: {
+              serviceAccountName: 'controller',
+              securityContext: { runAsNonRoot: true },
+              terminationGracePeriodSeconds: 5,
+              containers: [
+                {
+                  name: 'controller',
+                  image: cluster.images.controller,
+                  imagePullPolicy: 'IfNotPresent',
+                  ports: [{ name: 'http', containerPort: 8080 }],
+                  env: [
+                    { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                    { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                    { name: 'CONTROLLER_WATCH_NAMESPACE', value: podNs.name },
+                    { name: 'BROKER_BOOTSTRAP_SERVERS', value: podStack.bootstrapServers },
+                    { name: 'CONTROLLER_LEASE_DURATION', value: `${LEASE_SECONDS}s` },
+                    { name: 'CONTROLLER_RENEW_DEADLINE', value: '4s' },
+                    { name: 'CONTROLLER_RETRY_PERIOD', value: '1s' },
+                    { name: 'CONTROLLER_RESYNC_PERIOD', value: '30s' },
+                  ],
+                  readinessProbe: { httpGet: { path: '/health/ready', port: 'http' }, periodSeconds: 1 },
+                  livenessProbe: { httpGet: { path: '/health/live', port: 'http' }, periodSeconds: 5 },
+                  resources: { requests: { cpu: '20m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+                  securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true },
+                },
+              ],
+            },
+          },
+        },
+      },
+    );
+    await podNs.rolloutStatus('controller');
+  });
+
+  afterAll(async () => {
+    if (podNs) await releaseAndDelete(podNs);
+  });
+
+  async function holder(): Promise<{ holder: string; transitions: number }> {
+    const lease = await kube.getJson<{ spec: { holderIdentity?: string; leaseTransitions?: number } }>([
+      'lease',
+      'observatory-controller',
+      '--namespace',
+      podNs.name,
+    ]);
+    return { holder: lease.spec.holderIdentity ?? '', transitions: lease.spec.leaseTransitions ?? 0 };
+  }
+
+  it('has one leader; when its pod is killed the other replica takes over within the lease duration and reconciles a change made meanwhile', async () => {
+    const pods = await podNs.readyPods('app=controller');
+    expect(pods).toHaveLength(2);
+    const leader = await vi.waitFor(
+      async () => {
+        const { holder: h } = await holder();
+        expect(pods).toContain(h);
+        return h;
+      },
+      { timeout: 20_000, interval: 250 },
+    );
+    const standby = pods.find((p) => p !== leader) as string;
+    expect(await podNs.logs(leader)).toContain('became leader');
+    expect(await podNs.logs(standby)).not.toContain('became leader');
+
+    const topic = topicName('failover');
+    const p = pipeline('failover', [{ name: topic, partitions: 1, replicationFactor: 1 }]);
+    p.metadata.namespace = podNs.name;
+    await podNs.apply(p);
+    await waitReady('failover', 'True', 30_000, podNs);
+
+    const before = await holder();
+    const killed = Date.now();
+    await podNs.kubectl(['delete', 'pod', leader, '--grace-period=0', '--force', '--wait=false']);
+    await podNs.kubectl([
+      'patch',
+      'pipeline',
+      'failover',
+      '--type=json',
+      '-p',
+      JSON.stringify([{ op: 'replace', path: '/spec/topics/0/partitions', value: 2 }]),
+    ]);
+    const next = await vi.waitFor(
+      async () => {
+        const now = await holder();
+        expect(now.holder).not.toBe(leader);
+        expect(now.holder).not.toBe('');
+        return now;
+      },
+      { timeout: (LEASE_SECONDS + 10) * 1000, interval: 200 },
+    );
+    const takeoverMs = Date.now() - killed;
+    expect(next.holder).toBe(standby);
+    expect(next.transitions).toBe(before.transitions + 1);
+    expect(takeoverMs).toBeLessThanOrEqual((LEASE_SECONDS + 2) * 1000);
+    await vi.waitFor(async () => expect((await kafkaTopic(topic))?.partitions).toBe(2), {
+      timeout: 20_000,
+      interval: 250,
+    });
+    await waitReady('failover', 'True', 20_000, podNs);
+    process.stderr.write(
+      `[controller e2e] leader ${leader} killed; ${standby} took over after ${takeoverMs} ms\n`,
+    );
+  });
+});

@@ -1,0 +1,46 @@
+/**
+ * Configuration of the controller, every variable with its default (README has the table). The
+ * `BROKER_*` settings are read by the broker package; the API server comes from `KUBECONFIG`, else
+ * the pod's service account, else `~/.kube/config` (client-node's `loadFromDefault`).
+ */
+import { hostname } from 'node:os';
+import { readAdminBrokerConfig } from '@event-observatory/broker';
+import { duration, type Env, int, readConfig, str } from '@event-observatory/service-kit/config';
+
+export function readControllerConfig(env: Env) {
+  const own = readConfig(env, {
+    serviceVersion: str('SERVICE_VERSION').default('0.0.0-unknown'),
+    logLevel: str('LOG_LEVEL').default('info'),
+    httpHost: str('HTTP_HOST').default('0.0.0.0'),
+    httpPort: int('HTTP_PORT', { min: 0, max: 65535 }).default(8080),
+    kafkaTimeoutMs: duration('CONTROLLER_KAFKA_TIMEOUT', { min: 100 }).default('10s'),
+    watchNamespace: str('CONTROLLER_WATCH_NAMESPACE').default(''),
+    resyncMs: duration('CONTROLLER_RESYNC_PERIOD', { min: 1000 }).default('5m'),
+    watchTimeoutMs: duration('CONTROLLER_WATCH_TIMEOUT', { min: 1000 }).default('5m'),
+    backoffMinMs: duration('CONTROLLER_BACKOFF_MIN', { min: 1 }).default('1s'),
+    backoffMaxMs: duration('CONTROLLER_BACKOFF_MAX', { min: 1 }).default('5m'),
+    leaseName: str('CONTROLLER_LEASE_NAME').default('observatory-controller'),
+    leaseNamespace: str('CONTROLLER_LEASE_NAMESPACE').optional(),
+    leaseDurationMs: duration('CONTROLLER_LEASE_DURATION', { min: 1000 }).default('15s'),
+    renewDeadlineMs: duration('CONTROLLER_RENEW_DEADLINE', { min: 500 }).default('10s'),
+    retryPeriodMs: duration('CONTROLLER_RETRY_PERIOD', { min: 100 }).default('2s'),
+    podName: str('POD_NAME').optional(),
+    podNamespace: str('POD_NAMESPACE').optional(),
+  });
+  if (!(own.retryPeriodMs < own.renewDeadlineMs && own.renewDeadlineMs < own.leaseDurationMs)) {
+    throw new Error(
+      'CONTROLLER_RETRY_PERIOD < CONTROLLER_RENEW_DEADLINE < CONTROLLER_LEASE_DURATION must hold, so a leader steps down before another can take over',
+    );
+  }
+  return {
+    ...own,
+    /** Lease holder identity: the pod name, else host name and a random suffix. */
+    identity: own.podName ?? `${hostname()}-${Math.random().toString(36).slice(2, 8)}`,
+    leaseNamespace: own.leaseNamespace ?? own.podNamespace ?? 'default',
+    /** A watch silent for its timeout plus this much is presumed dead. */
+    stallMs: own.watchTimeoutMs + 10_000,
+    broker: readAdminBrokerConfig(env, 'observatory-controller'),
+  };
+}
+
+export type ControllerConfig = ReturnType<typeof readControllerConfig>;

@@ -1,0 +1,33 @@
+/**
+ * Entry point: configuration -> service -> listener -> shutdown. Wiring only.
+ */
+import {
+  createLogger,
+  createMetrics,
+  installShutdown,
+  runMain,
+  serveApp,
+} from '@event-observatory/service-kit';
+import { readControllerConfig } from './config.js';
+import { loadKubeConfig } from './kube/install.js';
+import { createControllerService } from './service.js';
+
+await runMain(async () => {
+  const config = readControllerConfig(process.env);
+  const logger = createLogger({ service: 'controller', level: config.logLevel });
+  const { registry } = createMetrics({ service: 'controller', version: config.serviceVersion });
+  const kubeConfig = loadKubeConfig(); // KUBECONFIG, else ~/.kube/config, else the pod's service account
+  const service = createControllerService({ config, kubeConfig, registry, logger });
+  const server = await serveApp(service.app, { host: config.httpHost, port: config.httpPort });
+  logger.info({ url: server.url, identity: service.identity }, 'controller listening');
+  service.start();
+  installShutdown({
+    steps: [
+      { name: 'controller', run: () => service.stop() },
+      { name: 'listener', run: () => server.close() },
+      { name: 'kafka', run: () => service.closeKafka() },
+    ],
+    timeoutMs: 15_000,
+    logger,
+  });
+});

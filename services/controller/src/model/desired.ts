@@ -1,0 +1,62 @@
+/**
+ * What a Pipeline asks of Kafka, read from its spec and annotations: which declared topics this
+ * Pipeline manages (the broker's `TopicSpec`s), which it leaves alone, which an older Pipeline owns.
+ */
+import type { TopicSpec } from '@event-observatory/broker';
+import {
+  keyOf,
+  PAUSE_ANNOTATION,
+  type Pipeline,
+  type PipelineTopic,
+  UNMANAGED_TOPICS_ANNOTATION,
+} from '../pipeline/types.js';
+
+export function isPaused(pipeline: Pipeline): boolean {
+  return pipeline.metadata.annotations?.[PAUSE_ANNOTATION]?.trim().toLowerCase() === 'true';
+}
+
+/** The topic names of the unmanaged-topics annotation. */
+export function unmanagedTopics(pipeline: Pipeline): Set<string> {
+  const raw = pipeline.metadata.annotations?.[UNMANAGED_TOPICS_ANNOTATION] ?? '';
+  return new Set(
+    raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  );
+}
+
+export function topicSpecOf(topic: PipelineTopic): TopicSpec {
+  return {
+    name: topic.name,
+    partitions: topic.partitions,
+    replicationFactor: topic.replicationFactor,
+    configs: { ...topic.config },
+  };
+}
+
+export interface DesiredTopics {
+  /** The topics this Pipeline makes Kafka match. */
+  managed: TopicSpec[];
+  unmanaged: string[];
+  /** Declared here, owned by an older Pipeline (its key). */
+  conflicts: Array<{ name: string; owner: string }>;
+}
+
+/** Sorts the declared topics of `pipeline` by who manages them (`owners` from `topicOwners`). */
+export function desiredTopics(
+  pipeline: Pipeline,
+  owners: Map<string, string>,
+  cluster: string,
+): DesiredTopics {
+  const self = keyOf(pipeline.metadata);
+  const skip = unmanagedTopics(pipeline);
+  const desired: DesiredTopics = { managed: [], unmanaged: [], conflicts: [] };
+  for (const topic of pipeline.spec.topics) {
+    const owner = owners.get(`${cluster}|${topic.name}`) ?? self;
+    if (skip.has(topic.name)) desired.unmanaged.push(topic.name);
+    else if (owner !== self) desired.conflicts.push({ name: topic.name, owner });
+    else desired.managed.push(topicSpecOf(topic));
+  }
+  return desired;
+}

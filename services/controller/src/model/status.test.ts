@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { API_VERSION, KIND, type Pipeline, UNMANAGED_TOPICS_ANNOTATION } from '../pipeline/types.js';
+import { findCondition } from './conditions.js';
+import { desiredTopics } from './desired.js';
+import { pausedStatus, pendingStatus, reconciledStatus, type TopicResult } from './status.js';
+
+const t0 = new Date('2026-01-01T00:00:00Z');
+const t1 = new Date('2026-01-01T00:01:00Z');
+
+function pipeline(generation = 3): Pipeline {
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: { namespace: 'ns', name: 'p', generation },
+    spec: {
+      topics: [
+        { name: 'a', partitions: 2, replicationFactor: 1, config: { 'retention.ms': '1000' } },
+        { name: 'b', partitions: 1, replicationFactor: 1 },
+      ],
+    },
+  };
+}
+
+const state = (name: string, partitions: number) => ({ name, partitions, replicationFactor: 1, configs: {} });
+const readyTopic = (name: string): TopicResult => ({ name, phase: 'Ready', state: state(name, 2) });
+
+describe('status of a reconcile', () => {
+  it('is Ready=True with the observed generation and each topic as read from Kafka', () => {
+    const status = reconciledStatus(pipeline(), [readyTopic('a'), readyTopic('b')], t0);
+    expect(status.observedGeneration).toBe(3);
+    expect(status.topicsReady).toBe('2/2');
+    expect(findCondition(status.conditions, 'Ready')).toMatchObject({
+      status: 'True',
+      reason: 'Reconciled',
+      observedGeneration: 3,
+    });
+    expect(findCondition(status.conditions, 'Conflict')?.status).toBe('False');
+    expect(status.topics?.[0]).toEqual({
+      name: 'a',
+      phase: 'Ready',
+      partitions: 2,
+      replicationFactor: 1,
+      config: {},
+    });
+  });
+
+  it('is Ready=False naming a refused decrease, which wins over a conflict', () => {
+    const status = reconciledStatus(
+      pipeline(),
+      [
+        {
+          name: 'a',
+          phase: 'Refused',
+          state: state('a', 4),
+          refused: [
+            { kind: 'cannot-decrease-partitions', current: 4, desired: 2, message: 'never decreased' },
+          ],
+          message: 'never decreased',
+        },
+        { name: 'b', phase: 'Conflict', message: 'managed by ns/older' },
+      ],
+      t0,
+    );
+    const ready = findCondition(status.conditions, 'Ready');
+    expect(ready).toMatchObject({ status: 'False', reason: 'PartitionDecreaseRefused' });
+    expect(ready?.message).toBe('a: never decreased; b: managed by ns/older');
+    expect(findCondition(status.conditions, 'Conflict')).toMatchObject({
+      status: 'True',
+      reason: 'TopicClaimedByOlderPipeline',
+    });
+    expect(status.topicsReady).toBe('0/2');
+  });
+
+  it('keeps lastTransitionTime across reconciles that do not change Ready, and drops the pause condition', () => {
+    const first = { ...pipeline(), status: pausedStatus(pipeline(), t0) };
+    expect(findCondition(first.status.conditions, 'ReconciliationPaused')?.status).toBe('True');
+    const once = { ...first, status: reconciledStatus(first, [readyTopic('a'), readyTopic('b')], t0) };
+    const twice = reconciledStatus(once, [readyTopic('a'), readyTopic('b')], t1);
+    expect(findCondition(twice.conditions, 'Ready')?.lastTransitionTime).toBe(t0.toISOString());
+    expect(findCondition(twice.conditions, 'ReconciliationPaused')).toBeUndefined();
+  });
+
+  it('starts as Ready=Unknown before the first reconcile', () => {
+    expect(findCondition(pendingStatus(pipeline(1), t0).conditions, 'Ready')).toMatchObject({
+      status: 'Unknown',
+      reason: 'Pending',
+      observedGeneration: 1,
+    });
+  });
+
+  it('does not count an unmanaged topic against Ready', () => {
+    const status = reconciledStatus(pipeline(), [readyTopic('a'), { name: 'b', phase: 'Unmanaged' }], t0);
+    expect(findCondition(status.conditions, 'Ready')?.status).toBe('True');
+  });
+});
+
+describe('desired topics', () => {
+  it('splits declared topics into managed, unmanaged (annotation) and owned by an older Pipeline', () => {
+    const p = pipeline();
+    p.spec.topics.push({ name: 'c', partitions: 1, replicationFactor: 1 });
+    p.metadata.annotations = { [UNMANAGED_TOPICS_ANNOTATION]: ' b , ' };
+    const desired = desiredTopics(p, new Map([['k:1|c', 'other/older']]), 'k:1');
+    expect(desired.managed).toEqual([
+      { name: 'a', partitions: 2, replicationFactor: 1, configs: { 'retention.ms': '1000' } },
+    ]);
+    expect(desired.unmanaged).toEqual(['b']);
+    expect(desired.conflicts).toEqual([{ name: 'c', owner: 'other/older' }]);
+  });
+});

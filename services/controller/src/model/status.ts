@@ -1,0 +1,154 @@
+/**
+ * The status a reconcile writes, computed from what it found: each topic's phase and state in
+ * Kafka, then the conditions (`Ready`, `Conflict`, `ReconciliationPaused`) per the API conventions.
+ */
+import type { TopicRefusal, TopicState } from '@event-observatory/broker';
+import {
+  type Condition,
+  PAUSE_ANNOTATION,
+  type Pipeline,
+  type PipelineStatus,
+  type TopicPhase,
+  type TopicStatus,
+} from '../pipeline/types.js';
+import { removeCondition, setCondition } from './conditions.js';
+
+/** One declared topic after a reconcile. */
+export interface TopicResult {
+  name: string;
+  phase: TopicPhase;
+  /** The topic in Kafka, when it was read. */
+  state?: TopicState;
+  refused?: TopicRefusal[];
+  message?: string;
+}
+
+/** `Ready=False` reasons, the first that applies wins. */
+const NOT_READY: Array<{ reason: string; applies: (t: TopicResult) => boolean }> = [
+  { reason: 'KafkaError', applies: (t) => t.phase === 'Error' },
+  {
+    reason: 'PartitionDecreaseRefused',
+    applies: (t) => t.refused?.some((r) => r.kind === 'cannot-decrease-partitions') ?? false,
+  },
+  {
+    reason: 'ReplicationFactorChangeRefused',
+    applies: (t) => t.refused?.some((r) => r.kind === 'cannot-change-replication-factor') ?? false,
+  },
+  { reason: 'TopicConflict', applies: (t) => t.phase === 'Conflict' },
+];
+
+export interface Verdict {
+  ready: boolean;
+  reason: string;
+  message: string;
+}
+
+/** Ready when no topic is in Error, Refused or Conflict (an unmanaged topic does not count). */
+export function verdict(topics: TopicResult[]): Verdict {
+  const problems = topics.filter((t) => t.phase !== 'Ready' && t.phase !== 'Unmanaged');
+  if (problems.length === 0) {
+    const n = topics.filter((t) => t.phase === 'Ready').length;
+    return { ready: true, reason: 'Reconciled', message: `${n} topic(s) match the spec` };
+  }
+  const reason = NOT_READY.find((r) => problems.some(r.applies))?.reason ?? 'KafkaError';
+  return {
+    ready: false,
+    reason,
+    message: problems.map((t) => `${t.name}: ${t.message ?? t.phase}`).join('; '),
+  };
+}
+
+function topicStatus(t: TopicResult): TopicStatus {
+  return {
+    name: t.name,
+    phase: t.phase,
+    ...(t.state
+      ? {
+          partitions: t.state.partitions,
+          replicationFactor: t.state.replicationFactor,
+          config: t.state.configs,
+        }
+      : {}),
+    ...(t.message ? { message: t.message } : {}),
+  };
+}
+
+/** The status after a reconcile of `pipeline` that found `topics`. */
+export function reconciledStatus(pipeline: Pipeline, topics: TopicResult[], now: Date): PipelineStatus {
+  const generation = pipeline.metadata.generation;
+  const v = verdict(topics);
+  const conflicts = topics.filter((t) => t.phase === 'Conflict');
+  let conditions: Condition[] = removeCondition(pipeline.status?.conditions ?? [], 'ReconciliationPaused');
+  conditions = setCondition(
+    conditions,
+    {
+      type: 'Ready',
+      status: v.ready ? 'True' : 'False',
+      reason: v.reason,
+      message: v.message,
+      observedGeneration: generation,
+    },
+    now,
+  );
+  conditions = setCondition(
+    conditions,
+    conflicts.length > 0
+      ? {
+          type: 'Conflict',
+          status: 'True',
+          reason: 'TopicClaimedByOlderPipeline',
+          message: conflicts.map((t) => `${t.name}: ${t.message}`).join('; '),
+          observedGeneration: generation,
+        }
+      : {
+          type: 'Conflict',
+          status: 'False',
+          reason: 'NoConflict',
+          message: '',
+          observedGeneration: generation,
+        },
+    now,
+  );
+  return {
+    observedGeneration: generation,
+    conditions,
+    topics: topics.map(topicStatus),
+    topicsReady: `${topics.filter((t) => t.phase === 'Ready').length}/${topics.length}`,
+  };
+}
+
+/** The first status of a Pipeline: `Ready=Unknown` until its first reconcile ends. */
+export function pendingStatus(pipeline: Pipeline, now: Date): PipelineStatus {
+  return {
+    ...pipeline.status,
+    conditions: setCondition(
+      pipeline.status?.conditions ?? [],
+      {
+        type: 'Ready',
+        status: 'Unknown',
+        reason: 'Pending',
+        message: 'not reconciled yet',
+        observedGeneration: pipeline.metadata.generation,
+      },
+      now,
+    ),
+  };
+}
+
+/** The status of a paused Pipeline: what it was, plus `ReconciliationPaused=True`. */
+export function pausedStatus(pipeline: Pipeline, now: Date): PipelineStatus {
+  return {
+    ...pipeline.status,
+    conditions: setCondition(
+      pipeline.status?.conditions ?? [],
+      {
+        type: 'ReconciliationPaused',
+        status: 'True',
+        reason: 'PauseAnnotation',
+        message: `${PAUSE_ANNOTATION} is "true": Kafka is not changed`,
+        observedGeneration: pipeline.metadata.generation,
+      },
+      now,
+    ),
+  };
+}

@@ -1,0 +1,199 @@
+/**
+ * One reconcile of one Pipeline, level-based: from the Pipeline as cached and every other
+ * Pipeline (for ownership), make Kafka match, then write what was found to `status` and tell
+ * people through Events. Throws when Kafka or the API server failed, so the queue retries with
+ * backoff; the status says so first.
+ */
+import type { TopicOutcome } from '@event-observatory/broker';
+import type { KafkaHandler } from './kafka-handler.js';
+import type { EventType, KubeApi } from './kube/api.js';
+import type { ReconcileOutcome } from './metrics.js';
+import { findCondition } from './model/conditions.js';
+import { desiredTopics, isPaused } from './model/desired.js';
+import { clusterOf, topicOwners } from './model/ownership.js';
+import { pausedStatus, pendingStatus, reconciledStatus, type TopicResult, verdict } from './model/status.js';
+import { FINALIZER, keyOf, type Pipeline, type PipelineStatus } from './pipeline/types.js';
+
+export interface ReconcilerOptions {
+  api: KubeApi;
+  kafka: KafkaHandler;
+  /** Kafka of Pipelines that name none (`BROKER_BOOTSTRAP_SERVERS`). */
+  defaultServers: string[];
+  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  now?: () => Date;
+}
+
+export interface ReconcileResult {
+  outcome: ReconcileOutcome;
+  /** Topics this Pipeline manages now. */
+  managed: number;
+}
+
+export class Reconciler {
+  private readonly now: () => Date;
+
+  constructor(private readonly opts: ReconcilerOptions) {
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  async reconcile(pipeline: Pipeline, all: Pipeline[]): Promise<ReconcileResult> {
+    if (pipeline.metadata.deletionTimestamp) return this.finalize(pipeline, all);
+    let current = pipeline;
+    const finalizers = current.metadata.finalizers ?? [];
+    if (!finalizers.includes(FINALIZER))
+      current = await this.opts.api.setFinalizers(current, [...finalizers, FINALIZER]);
+    if (isPaused(current)) {
+      await this.writeStatus(current, pausedStatus(current, this.now()));
+      return { outcome: 'skipped', managed: 0 };
+    }
+    if (!findCondition(current.status?.conditions, 'Ready')) {
+      current = await this.writeStatus(current, pendingStatus(current, this.now()));
+    }
+    const cluster = clusterOf(current, this.opts.defaultServers);
+    const desired = desiredTopics(current, topicOwners(all, this.opts.defaultServers), cluster);
+    const results = new Map<string, TopicResult>();
+    for (const { name, owner } of desired.conflicts) {
+      results.set(name, { name, phase: 'Conflict', message: `managed by the older Pipeline ${owner}` });
+    }
+    let failure: unknown;
+    try {
+      const { outcomes, states } = await this.opts.kafka.apply(
+        cluster.split(','),
+        desired.managed,
+        desired.unmanaged,
+        [...new Set(current.spec.topics.flatMap((t) => Object.keys(t.config ?? {})))],
+      );
+      for (const name of desired.unmanaged) {
+        const state = states.get(name);
+        results.set(name, { name, phase: 'Unmanaged', ...(state ? { state } : {}) });
+      }
+      for (const outcome of outcomes) {
+        const state = states.get(outcome.name);
+        results.set(outcome.name, {
+          name: outcome.name,
+          phase: outcome.refused.length > 0 ? 'Refused' : 'Ready',
+          ...(state ? { state } : {}),
+          refused: outcome.refused,
+          ...(outcome.refused.length > 0
+            ? // The model's messages start with the topic name, which the status prints already.
+              { message: outcome.refused.map((r) => r.message.replace(`${outcome.name}: `, '')).join('; ') }
+            : {}),
+        });
+        await this.announceChanges(current, outcome);
+      }
+    } catch (error) {
+      failure = error;
+      for (const name of [...desired.managed.map((s) => s.name), ...desired.unmanaged]) {
+        results.set(name, { name, phase: 'Error', message: `Kafka: ${(error as Error).message}` });
+      }
+    }
+    // In the order declared, so the status reads like the spec.
+    const topics = current.spec.topics.flatMap((t) => {
+      const result = results.get(t.name);
+      return result ? [onlyDeclaredConfigs(result, Object.keys(t.config ?? {}))] : [];
+    });
+    await this.announceProblems(current, topics);
+    await this.writeStatus(current, reconciledStatus(current, topics, this.now()));
+    if (failure) throw failure;
+    return { outcome: verdict(topics).ready ? 'success' : 'failure', managed: desired.managed.length };
+  }
+
+  /** Carries out the deletion policy, then lets the Pipeline go. */
+  private async finalize(pipeline: Pipeline, all: Pipeline[]): Promise<ReconcileResult> {
+    const finalizers = pipeline.metadata.finalizers ?? [];
+    if (!finalizers.includes(FINALIZER)) return { outcome: 'skipped', managed: 0 };
+    const cluster = clusterOf(pipeline, this.opts.defaultServers);
+    const { managed } = desiredTopics(pipeline, topicOwners(all, this.opts.defaultServers), cluster);
+    const names = managed.map((s) => s.name);
+    if (pipeline.spec.deletionPolicy === 'Delete' && !isPaused(pipeline)) {
+      const deleted = await this.opts.kafka.delete(cluster.split(','), names);
+      if (deleted.length > 0)
+        await this.event(pipeline, 'Normal', 'TopicDeleted', `deleted ${deleted.join(', ')}`);
+    } else if (names.length > 0) {
+      const why = isPaused(pipeline) ? 'reconciliation is paused' : 'deletionPolicy is Retain';
+      await this.event(pipeline, 'Normal', 'TopicsRetained', `kept ${names.join(', ')}: ${why}`);
+    }
+    await this.opts.api.setFinalizers(
+      pipeline,
+      finalizers.filter((f) => f !== FINALIZER),
+    );
+    this.opts.log.info(
+      { pipeline: keyOf(pipeline.metadata), policy: pipeline.spec.deletionPolicy },
+      'finalized',
+    );
+    return { outcome: 'success', managed: 0 };
+  }
+
+  private async announceChanges(pipeline: Pipeline, outcome: TopicOutcome): Promise<void> {
+    const { name } = outcome;
+    if (outcome.action === 'created') {
+      await this.event(
+        pipeline,
+        'Normal',
+        'TopicCreated',
+        `created ${name} with ${outcome.partitions} partitions`,
+      );
+      return;
+    }
+    if (outcome.partitionsBefore !== undefined && outcome.partitions > outcome.partitionsBefore) {
+      await this.event(
+        pipeline,
+        'Normal',
+        'PartitionsIncreased',
+        `${name}: partitions ${outcome.partitionsBefore} -> ${outcome.partitions}`,
+      );
+    }
+    if (outcome.changedConfigs.length > 0) {
+      await this.event(
+        pipeline,
+        'Normal',
+        'ConfigsUpdated',
+        `${name}: set ${outcome.changedConfigs.join(', ')}`,
+      );
+    }
+  }
+
+  /** A Warning when the reason Ready is False changes (not on every retry of the same failure). */
+  private async announceProblems(pipeline: Pipeline, topics: TopicResult[]): Promise<void> {
+    const v = verdict(topics);
+    const before = findCondition(pipeline.status?.conditions, 'Ready');
+    if (v.ready || (before?.status === 'False' && before.message === v.message)) return;
+    const reason =
+      v.reason === 'KafkaError'
+        ? 'ReconcileFailed'
+        : v.reason === 'TopicConflict'
+          ? 'TopicConflict'
+          : 'ChangeRefused';
+    await this.event(pipeline, 'Warning', reason, v.message);
+  }
+
+  private async event(pipeline: Pipeline, type: EventType, reason: string, message: string): Promise<void> {
+    this.opts.log.info({ pipeline: keyOf(pipeline.metadata), type, reason, message }, 'event');
+    await this.opts.api.event(pipeline, type, reason, message).catch((error: Error) => {
+      // An Event is information: failing to record one never fails the reconcile.
+      this.opts.log.warn({ err: error.message, reason }, 'recording an event failed');
+    });
+  }
+
+  /** Writes `status` unless it is what the Pipeline has; returns the Pipeline as it now is. */
+  private async writeStatus(pipeline: Pipeline, status: PipelineStatus): Promise<Pipeline> {
+    if (canonical(status) === canonical(pipeline.status ?? {})) return pipeline;
+    return this.opts.api.patchStatus(pipeline, status);
+  }
+}
+
+/** The result with only the configs its topic declares (Kafka was read for every declared key). */
+function onlyDeclaredConfigs(result: TopicResult, keys: string[]): TopicResult {
+  if (!result.state) return result;
+  const configs = Object.fromEntries(Object.entries(result.state.configs).filter(([k]) => keys.includes(k)));
+  return { ...result, state: { ...result.state, configs } };
+}
+
+/** JSON with object keys sorted, so equal values compare equal whatever order the API server used. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}

@@ -1,0 +1,101 @@
+/**
+ * Builds the controller from configuration and explicit dependencies: the API client, the Kafka
+ * handler, the reconciler, the leader elector and the HTTP app. `main.ts` adds the listener and
+ * signal handling; the cluster suite calls this directly to run controllers in-process.
+ */
+import { down, type Logger, up } from '@event-observatory/service-kit';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
+import { buildApp } from './app.js';
+import type { ControllerConfig } from './config.js';
+import { Controller } from './controller.js';
+import { KafkaHandler } from './kafka-handler.js';
+import { KubeApi } from './kube/api.js';
+import { LeaderElector } from './kube/leader.js';
+import { createControllerMetrics } from './metrics.js';
+import { Reconciler } from './reconciler.js';
+
+export interface ControllerServiceOptions {
+  config: ControllerConfig;
+  kubeConfig: KubeConfig;
+  registry: Registry;
+  logger: Logger;
+}
+
+export type ControllerService = ReturnType<typeof createControllerService>;
+
+export function createControllerService(opts: ControllerServiceOptions) {
+  const { config, logger, registry } = opts;
+  const metrics = createControllerMetrics(registry);
+  const api = new KubeApi(opts.kubeConfig, config.identity);
+  const kafka = new KafkaHandler({
+    clientId: config.broker.clientId,
+    requestTimeoutMs: config.kafkaTimeoutMs,
+    logger,
+  });
+  const backoff = { initialMs: config.backoffMinMs, maxMs: config.backoffMaxMs, randomFactor: 0.1 };
+  const controller = new Controller({
+    api,
+    reconciler: new Reconciler({ api, kafka, defaultServers: config.broker.bootstrapServers, log: logger }),
+    metrics,
+    namespace: config.watchNamespace,
+    defaultServers: config.broker.bootstrapServers,
+    resyncMs: config.resyncMs,
+    watchTimeoutMs: config.watchTimeoutMs,
+    stallMs: config.stallMs,
+    backoff,
+    log: logger,
+  });
+  const state = { leader: false, apiAnswered: false };
+  const elector = new LeaderElector({
+    api,
+    namespace: config.leaseNamespace,
+    name: config.leaseName,
+    identity: config.identity,
+    leaseDurationMs: config.leaseDurationMs,
+    renewDeadlineMs: config.renewDeadlineMs,
+    retryPeriodMs: config.retryPeriodMs,
+    log: logger,
+    onRole: (leader) => {
+      state.leader = leader;
+      metrics.leader(leader);
+    },
+    onAttempt: (answered) => {
+      state.apiAnswered = answered;
+    },
+  });
+  const app = buildApp({
+    registry,
+    logger,
+    checks: {
+      kubernetes: () => (state.apiAnswered ? up('UP') : down('unreachable')),
+      role: () => up(state.leader ? 'leader' : 'standby'),
+    },
+  });
+  const stopping = new AbortController();
+  let running: Promise<void> | undefined;
+
+  return {
+    app,
+    identity: config.identity,
+    /** Whether this replica leads now. */
+    isLeader: () => state.leader,
+    /** Starts campaigning; the leader runs the controller. */
+    start() {
+      running ??= elector.run(stopping.signal, (signal) => controller.run(signal));
+    },
+    /** Stops reconciling and releases the lease (if held). */
+    async stop() {
+      stopping.abort();
+      await running;
+    },
+    /** Everything: the controller, then the Kafka clients. */
+    async close() {
+      stopping.abort();
+      await running;
+      await kafka.close();
+    },
+    /** Closes the Kafka clients (after `stop`). */
+    closeKafka: () => kafka.close(),
+  };
+}
