@@ -167,6 +167,7 @@ describe('the rendered platform', () => {
     expect(named(objects, 'RoleBinding', 'obs-controller').subjects).toEqual([
       { kind: 'ServiceAccount', name: 'obs-controller', namespace: 'observatory' },
     ]);
+    expect(named(objects, 'Lease', 'obs-controller').spec).toEqual({});
     const env = named(objects, 'ConfigMap', 'obs-controller').data;
     expect(env).toMatchObject({
       CONTROLLER_WATCH_NAMESPACE: 'observatory',
@@ -251,7 +252,8 @@ describe('the rendered platform', () => {
 
   it('writes every ConfigMap value as a string (the API server refuses a number there)', () => {
     for (const map of byKind(objects, 'ConfigMap')) {
-      for (const [key, v] of Object.entries(map.data ?? {})) expect(typeof v, `${map.metadata.name} ${key}`).toBe('string');
+      for (const [key, v] of Object.entries(map.data ?? {}))
+        expect(typeof v, `${map.metadata.name} ${key}`).toBe('string');
     }
   });
 

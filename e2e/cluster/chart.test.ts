@@ -9,7 +9,6 @@
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { brokerTopics, ensureTopics, topicSpecs } from '@event-observatory/broker';
 import { createDatabase } from '@event-observatory/devstack';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
@@ -138,7 +137,7 @@ async function withKafkaAdmin<T>(work: (admin: Admin) => Promise<T>): Promise<T>
 /** Names of every object of the release's kinds left in the namespace (defaults excluded). */
 async function leftovers(): Promise<string[]> {
   const kinds =
-    'deployments,replicasets,pods,services,configmaps,secrets,serviceaccounts,roles,rolebindings,poddisruptionbudgets,networkpolicies,cronjobs,jobs,ingresses,servicemonitors,prometheusrules';
+    'deployments,replicasets,pods,services,configmaps,secrets,serviceaccounts,roles,rolebindings,poddisruptionbudgets,networkpolicies,cronjobs,jobs,ingresses,servicemonitors,prometheusrules,pipelines,leases';
   const list = await kube.getJson<{ items: { kind: string; metadata: { name: string } }[] }>([
     kinds,
     '--namespace',
@@ -151,9 +150,8 @@ async function leftovers(): Promise<string[]> {
 beforeAll(async () => {
   const t0 = Date.now();
   for (const crd of PROMETHEUS_CRDS) await kube.kubectl(['apply', '--server-side', '-f', crd]);
+  await kube.kubectl(['apply', '-f', join(CHART, 'crds/pipeline.yaml')]);
   ns = await kube.createNamespace('chart');
-  // The topics: the controller would create them from the chart's Pipeline (see the README).
-  await withKafkaAdmin((admin) => ensureTopics(admin, topicSpecs(brokerTopics({ topic }))));
 
   const databaseUrl = await createDatabase(podStack.databaseUrl, `chart_${suffix}`);
   db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
@@ -177,7 +175,7 @@ beforeAll(async () => {
     'image.registry': prefix.split('/')[0] as string,
     'image.tag': tag,
     ...Object.fromEntries(
-      ['ingest', 'consumer', 'search', 'jobs'].map((c) => [
+      ['ingest', 'consumer', 'search', 'jobs', 'controller'].map((c) => [
         `${c}.image.repository`,
         `${prefix.split('/').slice(1).join('/')}/${c}`,
       ]),
@@ -190,18 +188,18 @@ beforeAll(async () => {
     'secrets.auth.name': 'chart-secrets',
     'secrets.application.name': 'chart-secrets',
     'pipeline.topic': topic,
-    // The controller has no image yet (issue 11): its Deployment and the Pipeline stay out.
-    'controller.enabled': false,
+    // The topics do not exist: the controller creates them from the chart's Pipeline.
     'ingest.replicas': 1,
     'consumer.replicas': 1,
     'search.replicas': 1,
+    'controller.replicas': 1,
     'jobs.partitionMaintenance.schedule': '*/1 * * * *',
     'jobs.rollupRefresh.schedule': '*/1 * * * *',
     'monitoring.serviceMonitor': true,
     'monitoring.prometheusRule': true,
     'monitoring.dashboard': true,
   };
-  resourceArgs = ['ingest', 'consumer', 'search', 'jobs'].flatMap((c) => [
+  resourceArgs = ['ingest', 'consumer', 'search', 'jobs', 'controller'].flatMap((c) => [
     '--set-json',
     `${c}.resources=${JSON.stringify(small)}`,
   ]);
@@ -211,8 +209,8 @@ beforeAll(async () => {
     CHART,
     '--namespace',
     ns.name,
-    // The Pipeline CRD is cluster-wide and other suites apply it; without the controller the
-    // release needs none, and Helm 4's server-side apply of crds/ conflicts with their field manager.
+    // The Pipeline CRD is cluster-wide and other suites apply it (kubectl, another field manager,
+    // which Helm 4's server-side apply of crds/ would conflict with): applied in beforeAll.
     '--skip-crds',
     '--wait',
     '--timeout',
@@ -241,12 +239,28 @@ describe('the chart on the cluster', () => {
     const services = pods.items.filter((p) => p.status.phase !== 'Succeeded');
     expect(services.map((p) => p.metadata.labels['app.kubernetes.io/name']).sort()).toEqual([
       'consumer',
+      'controller',
       'ingest',
       'search',
     ]);
     for (const pod of services) {
       expect(pod.status.conditions?.find((c) => c.type === 'Ready')?.status, pod.metadata.name).toBe('True');
     }
+  });
+
+  it("made the controller create the Pipeline's topics (Ready), which ingest and the consumer use", async () => {
+    const pipeline = await eventually('the Pipeline to be Ready', 60_000, async () => {
+      const p = await kube.getJson<{ status?: { conditions?: { type: string; status: string }[] } }>([
+        'pipeline',
+        `${RELEASE}-events`,
+        '--namespace',
+        ns.name,
+      ]);
+      return p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? p : undefined;
+    });
+    expect(pipeline).toBeDefined();
+    const topics = await withKafkaAdmin((admin) => admin.listTopics());
+    expect(topics).toEqual(expect.arrayContaining([topic, `${topic}.dlq`]));
   });
 
   it('ran the migration once, as a hook Job that is gone after succeeding', async () => {
@@ -327,6 +341,7 @@ describe('the chart on the cluster', () => {
     ]);
     expect(monitors.items.map((m) => m.metadata.name).sort()).toEqual([
       'obs-consumer',
+      'obs-controller',
       'obs-ingest',
       'obs-search',
     ]);
@@ -416,6 +431,10 @@ describe('the chart on the cluster', () => {
 
   it('helm uninstall leaves nothing of the release; the topics and the data stay (deletion policy Retain)', async () => {
     const stored = Number((await db.query('SELECT count(*) AS n FROM events.cloud_event')).rows[0].n);
+    // The README's order: the Pipeline first, while the controller runs to handle its finalizer.
+    await ns.kubectl(['delete', 'pipeline', `${RELEASE}-events`, '--wait=true', '--timeout=60s'], {
+      timeoutMs: 70_000,
+    });
     await helm.run(['uninstall', RELEASE, '--namespace', ns.name, '--wait']);
     installed = false;
     const left = await eventually('the release objects to go', 120_000, async () => {

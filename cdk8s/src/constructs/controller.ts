@@ -51,6 +51,9 @@ export class Controller extends Construct {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: releaseName('controller') },
       subjects: [subject],
     });
-    for (const scope of [role, binding, service]) onlyIf(scope, '.Values.controller.enabled');
+    // The chart owns the (empty) Lease the replicas elect through, so an uninstall removes it; the
+    // controller only gets and updates it (it creates one only when missing).
+    const lease = new k8s.KubeLease(this, 'controller-lease', { metadata: metadata('controller'), spec: {} });
+    for (const scope of [role, binding, service, lease]) onlyIf(scope, '.Values.controller.enabled');
   }
 }
