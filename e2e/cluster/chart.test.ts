@@ -424,6 +424,7 @@ describe('the chart on the cluster', () => {
       '-l',
       'app.kubernetes.io/part-of=event-observatory,app.kubernetes.io/name in (ingest,consumer,search)',
     ]);
+    expect(after.items).toHaveLength(3);
     expect(after.items.filter((p) => before.has(p.metadata.name))).toEqual([]);
     process.stderr.write(
       `[chart] upgrade under load: ${acknowledged.length} acknowledged, ${refused} refused\n`,
