@@ -8,7 +8,7 @@ NODE_STAMP := node_modules/.install-stamp
 # The pure-logic suites run again on the current LTS line, so the Node 20 + 24 claim is tested.
 LTS_SUITES := -w @event-observatory/service-kit -w @event-observatory/events
 
-.PHONY: help install build lint test test-cluster soak dev migrate bench cluster images audit
+.PHONY: help install build lint test test-cluster soak dev migrate bench cluster images chart audit
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -68,3 +68,6 @@ images: ## Build every component's image and load it into the running cluster's 
 
 audit: ## Advisory gate: no high/critical advisory in production deps (exit 2 when the registry cannot be asked)
 	./scripts/audit-gate.sh
+
+chart: install ## Regenerate the Helm chart charts/observatory from the cdk8s constructs (cdk8s/)
+	npm run synth -w @event-observatory/cdk8s

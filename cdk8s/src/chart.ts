@@ -1,0 +1,25 @@
+/** The platform as one cdk8s chart: every component's construct. */
+import { App, Chart } from 'cdk8s';
+import { Consumer } from './constructs/consumer.js';
+import { Controller } from './constructs/controller.js';
+import { Ingest } from './constructs/ingest.js';
+import { Jobs } from './constructs/jobs.js';
+import { Migration } from './constructs/migration.js';
+import { Monitoring } from './constructs/monitoring.js';
+import { NetworkPolicies } from './constructs/network-policies.js';
+import { Pipeline } from './constructs/pipeline.js';
+import { Search } from './constructs/search.js';
+
+export function platformChart(): Chart {
+  const chart = new Chart(new App(), 'observatory', { disableResourceNameHashes: true });
+  new Ingest(chart);
+  new Consumer(chart);
+  new Search(chart);
+  new Controller(chart);
+  new Pipeline(chart);
+  new Jobs(chart);
+  new Migration(chart);
+  new NetworkPolicies(chart);
+  new Monitoring(chart);
+  return chart;
+}

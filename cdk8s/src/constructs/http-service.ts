@@ -1,0 +1,139 @@
+/**
+ * A long-running HTTP component: its ServiceAccount, settings ConfigMap, Deployment (probes on
+ * /health/live and /health/ready, restricted security context, topology spread, a config checksum
+ * so a changed setting rolls the pods), Service and PodDisruptionBudget.
+ */
+
+import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
+import { Construct } from 'constructs';
+import { releaseName, scalar, spread, text, value } from '../helm.js';
+import {
+  containerSecurityContext,
+  HTTP_PORT,
+  image,
+  labels,
+  metadata,
+  podBlocks,
+  podDefaults,
+  selector,
+  tmpMount,
+} from './common.js';
+
+export interface HttpServiceProps {
+  /** Component name: object names, labels, the key of its values. */
+  component: string;
+  /** Settings put in its ConfigMap (values are token strings or literals). */
+  settings: Record<string, string>;
+  /** Environment from Secrets or the downward API. */
+  secretEnv?: k8s.EnvVar[];
+  /** Seconds between SIGTERM and SIGKILL: at least the service's shutdown budget. */
+  terminationGracePeriodSeconds: number;
+  /** The container listens on this port (named `http`). */
+  containerPort?: number;
+  /** The Service's type comes from `.Values.<component>.serviceType` (else ClusterIP). */
+  serviceTypeFromValues?: boolean;
+  /** Mounts a token for the Kubernetes API (the controller only). */
+  apiAccess?: boolean;
+}
+
+export class HttpService extends Construct {
+  readonly serviceAccount: k8s.KubeServiceAccount;
+
+  constructor(scope: Construct, props: HttpServiceProps) {
+    super(scope, props.component);
+    const { component } = props;
+    const port = props.containerPort ?? HTTP_PORT;
+    this.serviceAccount = new k8s.KubeServiceAccount(this, `${component}-serviceaccount`, {
+      metadata: metadata(component),
+      automountServiceAccountToken: props.apiAccess ?? false,
+    });
+    new k8s.KubeConfigMap(this, `${component}-configmap`, {
+      metadata: metadata(component),
+      data: {
+        LOG_LEVEL: value(`${component}.logLevel`),
+        SERVICE_VERSION: text('{{ .Chart.AppVersion }}'),
+        OTEL_TRACES_EXPORTER: text('{{ if .Values.tracing.otlpEndpoint }}otlp{{ else }}none{{ end }}'),
+        OTEL_EXPORTER_OTLP_ENDPOINT: value('tracing.otlpEndpoint'),
+        ...props.settings,
+        [spread(`.Values.${component}.extraEnv`)]: '',
+      },
+    });
+    const defaults = podDefaults(component, props.apiAccess);
+    const deployment = new k8s.KubeDeployment(this, `${component}-deployment`, {
+      metadata: metadata(component),
+      spec: {
+        replicas: value<number>(`${component}.replicas`),
+        revisionHistoryLimit: 3,
+        selector: { matchLabels: selector(component) },
+        strategy: {
+          type: 'RollingUpdate',
+          // A new pod is Ready before an old one goes: capacity never drops during an upgrade.
+          rollingUpdate: {
+            maxUnavailable: k8s.IntOrString.fromNumber(0),
+            maxSurge: k8s.IntOrString.fromNumber(1),
+          },
+        },
+        template: {
+          metadata: {
+            labels: labels(component),
+            annotations: {
+              'checksum/config': scalar(
+                `{{ include (print $.Template.BasePath "/${component}-configmap.yaml") . | sha256sum | toJson }}`,
+              ),
+              [spread('.Values.podAnnotations')]: '',
+            },
+          },
+          spec: {
+            ...defaults,
+            terminationGracePeriodSeconds: props.terminationGracePeriodSeconds,
+            topologySpreadConstraints: [
+              {
+                maxSkew: 1,
+                topologyKey: 'kubernetes.io/hostname',
+                whenUnsatisfiable: 'ScheduleAnyway',
+                labelSelector: { matchLabels: selector(component) },
+              },
+            ],
+            containers: [
+              {
+                name: component,
+                ...image(component),
+                ports: [{ name: 'http', containerPort: port }],
+                envFrom: [{ configMapRef: { name: releaseName(component) } }],
+                env: props.secretEnv ?? [],
+                readinessProbe: {
+                  httpGet: { path: '/health/ready', port: k8s.IntOrString.fromString('http') },
+                  periodSeconds: 5,
+                  timeoutSeconds: 3,
+                  failureThreshold: 2,
+                },
+                livenessProbe: {
+                  httpGet: { path: '/health/live', port: k8s.IntOrString.fromString('http') },
+                  initialDelaySeconds: 10,
+                  periodSeconds: 10,
+                  timeoutSeconds: 3,
+                  failureThreshold: 3,
+                },
+                securityContext: containerSecurityContext,
+                volumeMounts: [tmpMount],
+              },
+            ],
+          },
+        },
+      },
+    });
+    podBlocks(deployment, '/spec/template/spec', `${component}.resources`);
+    new k8s.KubeService(this, `${component}-service`, {
+      metadata: metadata(component),
+      spec: {
+        ...(props.serviceTypeFromValues ? { type: value(`${component}.serviceType`) } : {}),
+        selector: selector(component),
+        ports: [{ name: 'http', port: HTTP_PORT, targetPort: k8s.IntOrString.fromString('http') }],
+      },
+    });
+    new k8s.KubePodDisruptionBudget(this, `${component}-pdb`, {
+      metadata: metadata(component),
+      spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: selector(component) } },
+    });
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The schema migration: a Job run as a Helm pre-install and pre-upgrade hook, so the schema is
+ * current before any new pod starts, once per install or upgrade (the consumer's own boot-time
+ * migration is switched off). Helm waits for it and stops the release when it fails. It runs
+ * `observatory-migrate` of the store package, which the jobs image carries. A hook runs before
+ * the release's ConfigMaps exist, so its settings are given directly; the hook Job is deleted
+ * when it succeeds (and before the next one), so an uninstall leaves none behind.
+ */
+
+import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
+import { Construct } from 'constructs';
+import { value } from '../helm.js';
+import {
+  containerSecurityContext,
+  databasePassword,
+  image,
+  labels,
+  metadata,
+  podBlocks,
+  podDefaults,
+  tmpMount,
+} from './common.js';
+import { databaseSettings } from './database.js';
+
+export class Migration extends Construct {
+  constructor(scope: Construct) {
+    super(scope, 'migration-component');
+    const { serviceAccountName: _, ...pod } = podDefaults('jobs');
+    const job = new k8s.KubeJob(this, 'migration-job', {
+      metadata: metadata('migration', 'migrate', {
+        'helm.sh/hook': 'pre-install,pre-upgrade',
+        'helm.sh/hook-weight': '0',
+        'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+      }),
+      spec: {
+        backoffLimit: 1,
+        activeDeadlineSeconds: value<number>('migration.activeDeadlineSeconds'),
+        template: {
+          metadata: { labels: labels('migration') },
+          spec: {
+            ...pod,
+            restartPolicy: 'Never',
+            containers: [
+              {
+                name: 'migrate',
+                ...image('jobs'),
+                command: ['node', 'packages/store/dist/migrate-cli.js'],
+                env: [
+                  ...Object.entries(databaseSettings()).map(([name, v]) => ({ name, value: v })),
+                  databasePassword(),
+                ],
+                securityContext: containerSecurityContext,
+                volumeMounts: [tmpMount],
+              },
+            ],
+          },
+        },
+      },
+    });
+    podBlocks(job, '/spec/template/spec', 'jobs.resources');
+  }
+}

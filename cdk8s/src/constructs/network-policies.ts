@@ -1,0 +1,58 @@
+/**
+ * NetworkPolicies: only what must talk talks. Ingest takes the producers' requests from anywhere
+ * (authenticated; the Ingress controller is in another namespace). The consumer's admin API, the
+ * search UI (no login) and the controller take connections only from the release's own pods and
+ * from the peers an operator lists (`networkPolicies.allowFrom`: Prometheus, an admin's namespace).
+ * The migration and the jobs take none. Egress: DNS, and `networkPolicies.egressTo` (Kafka,
+ * PostgreSQL, the API server, the collector).
+ */
+
+import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
+import { Construct } from 'constructs';
+import { blocks, onlyIf, text } from '../helm.js';
+import { metadata } from './common.js';
+
+const http = [{ protocol: 'TCP', port: k8s.IntOrString.fromString('http') }];
+const instance = { 'app.kubernetes.io/instance': text('{{ .Release.Name }}') };
+
+export class NetworkPolicies extends Construct {
+  constructor(scope: Construct) {
+    super(scope, 'network-policies');
+    // An empty `from` or `to` list would mean "everyone": the operator's peers are appended to a
+    // non-empty list, and the schema refuses an empty egressTo.
+    const policy = (component: string, ingress: k8s.NetworkPolicyIngressRule[], internal = false) =>
+      blocks(
+        new k8s.KubeNetworkPolicy(this, `${component}-networkpolicy`, {
+          metadata: metadata(component),
+          spec: {
+            podSelector: { matchLabels: { 'app.kubernetes.io/name': component, ...instance } },
+            policyTypes: ['Ingress', 'Egress'],
+            ingress,
+            egress: [
+              {
+                ports: [
+                  { protocol: 'UDP', port: k8s.IntOrString.fromNumber(53) },
+                  { protocol: 'TCP', port: k8s.IntOrString.fromNumber(53) },
+                ],
+              },
+              { to: [] },
+            ],
+          },
+        }),
+        {
+          '/spec/egress/1/to': '.Values.networkPolicies.egressTo',
+          ...(internal
+            ? {
+                '/spec/ingress/0/from':
+                  '(prepend .Values.networkPolicies.allowFrom (dict "podSelector" (dict "matchLabels" (dict "app.kubernetes.io/instance" .Release.Name))))',
+              }
+            : {}),
+        },
+      );
+    policy('ingest', [{ ports: http }]);
+    for (const component of ['consumer', 'search', 'controller']) policy(component, [{ ports: http }], true);
+    policy('jobs', []);
+    policy('migration', []);
+    onlyIf(this, '.Values.networkPolicies.enabled');
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The default Pipeline: the event topic and its dead-letter topic, created by the controller. The
+ * topic settings are those of the controller's default Pipeline (crds/examples/pipeline.yaml);
+ * names, partitions, replication and retention come from values.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Construct } from 'constructs';
+import { parse } from 'yaml';
+import {
+  Pipeline as PipelineObject,
+  type PipelineSpecTopics,
+} from '../../imports/pipelines-observatory.dev.js';
+import { onlyIf, scalar, value } from '../helm.js';
+import { REPO_ROOT } from '../paths.js';
+import { metadata } from './common.js';
+
+const example = parse(readFileSync(join(REPO_ROOT, 'crds/examples/pipeline.yaml'), 'utf8')) as {
+  spec: { topics: PipelineSpecTopics[] };
+};
+const [eventTopic, dlqTopic] = example.spec.topics as [PipelineSpecTopics, PipelineSpecTopics];
+const retentionMs = scalar('{{ mul .Values.pipeline.retentionHours 3600000 | toString | toJson }}');
+
+export class Pipeline extends Construct {
+  constructor(scope: Construct) {
+    super(scope, 'pipeline-component');
+    const pipeline = new PipelineObject(this, 'pipeline', {
+      metadata: metadata('pipeline', 'events'),
+      spec: {
+        deletionPolicy: value('pipeline.deletionPolicy'),
+        topics: [
+          {
+            name: value('pipeline.topic'),
+            partitions: value<number>('pipeline.partitions'),
+            replicationFactor: value<number>('pipeline.replicationFactor'),
+            config: { ...eventTopic.config, 'retention.ms': retentionMs },
+          },
+          {
+            name: scalar('{{ printf "%s.dlq" .Values.pipeline.topic | toJson }}'),
+            partitions: dlqTopic.partitions,
+            replicationFactor: value<number>('pipeline.replicationFactor'),
+            config: { ...dlqTopic.config, 'retention.ms': retentionMs },
+          },
+        ],
+      },
+    });
+    onlyIf(pipeline, 'and .Values.pipeline.create .Values.controller.enabled');
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * The search UI and API. It has no login (Document 2): its Service is ClusterIP only and no Ingress
+ * is made for it; an operator who wants it outside the cluster adds one knowingly.
+ */
+import { Construct } from 'constructs';
+import { scalar, text } from '../helm.js';
+import { databasePassword, HTTP_PORT, secretEnv } from './common.js';
+import { databaseSettings } from './database.js';
+import { HttpService } from './http-service.js';
+
+export class Search extends Construct {
+  constructor(scope: Construct) {
+    super(scope, 'search-component');
+    new HttpService(this, {
+      component: 'search',
+      settings: {
+        ...databaseSettings(),
+        PLAY_HTTP_PORT: String(HTTP_PORT),
+        // The Host header must be one of these: by default the Service's own names.
+        ALLOWED_HOSTS: scalar(
+          '{{ .Values.search.allowedHosts | default (printf "%s-search,%s-search.%s,%s-search.%s.svc,localhost,127.0.0.1" .Release.Name .Release.Name .Release.Namespace .Release.Name .Release.Namespace) | toJson }}',
+        ),
+        NODE_ENV: text('production'),
+      },
+      secretEnv: [databasePassword(), secretEnv('APPLICATION_SECRET', 'application')],
+      terminationGracePeriodSeconds: 30,
+      serviceTypeFromValues: true,
+    });
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * The bridge from cdk8s's static objects to Helm templates. A construct puts a placeholder where an
+ * operator's value belongs (`value('ingest.replicas')`, `block('ingest.resources')`, ...); the
+ * placeholder is a plain token string, so the typed API classes accept it and the YAML writer leaves
+ * it alone. `toTemplate` then escapes every literal `{{` (Prometheus annotations) and swaps each
+ * token for its template text. Objects can be made conditional (`onlyIf`).
+ */
+import { ApiObject } from 'cdk8s';
+import type { IConstruct } from 'constructs';
+import { stringify } from 'yaml';
+
+type Kind = 'scalar' | 'text' | 'block' | 'spread';
+const registry: { kind: Kind; template: string }[] = [];
+const conditions = new WeakMap<ApiObject, string>();
+const overlays = new WeakMap<ApiObject, Record<string, string>>();
+
+function token(kind: Kind, template: string): string {
+  registry.push({ kind, template });
+  return `HELM_${kind.toUpperCase()}_${registry.length - 1}`;
+}
+
+/**
+ * A value from values.yaml in a scalar field: strings are quoted by Helm, numbers and booleans are
+ * written as they are. Typed as `T` so it fits the field of the API class it is put in.
+ */
+export function value<T = string>(path: string): T {
+  return scalar<T>(`{{ .Values.${path} | toJson }}`);
+}
+
+/** A value from values.yaml as a string (ConfigMap data, env values), whatever its type. */
+export function valueText(path: string): string {
+  return scalar(`{{ .Values.${path} | toString | toJson }}`);
+}
+
+/** Any template text that writes one YAML scalar by itself (quoted if it is a string). */
+export function scalar<T = string>(template: string): T {
+  return token('scalar', template) as T;
+}
+
+/** Template text inside a string field, e.g. `text('{{ .Release.Name }}-ingest')`: written quoted. */
+export function text(template: string): string {
+  // Written between double quotes, which Helm's template syntax would then have to escape.
+  if (template.includes('"')) throw new Error(`text() takes no double quotes; use scalar(): ${template}`);
+  return token('text', template);
+}
+
+/**
+ * Whole maps or lists from values.yaml (resources, nodeSelector, tolerations) written with `toYaml`
+ * at JSON pointers of the object's output (`/spec/template/spec/tolerations`). They are placed after
+ * the typed API class has converted its fields, which would take a placeholder apart.
+ */
+export function blocks(object: ApiObject, at: Record<string, string>): void {
+  overlays.set(object, { ...overlays.get(object), ...at });
+}
+
+function place(json: Record<string, unknown>, pointer: string, expression: string): void {
+  const keys = pointer.split('/').slice(1);
+  const last = keys.pop() as string;
+  let node: Record<string, unknown> = json;
+  for (const key of keys) {
+    node[key] ??= {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[last] = token('block', expression);
+}
+
+/**
+ * Entries merged into a map from values.yaml (extra labels and annotations): use as a key,
+ * `{ ...fixed, [spread('commonLabels')]: '' }`.
+ */
+export function spread(expression: string): string {
+  return token('spread', expression);
+}
+
+/** The release's resource name of a component: `<release>-<name>`. */
+export function releaseName(name: string): string {
+  return text(`{{ .Release.Name }}-${name}`);
+}
+
+/** Renders the objects of `scope` only when the Helm condition holds (`.Values.monitoring.dashboard`). */
+export function onlyIf(scope: IConstruct, condition: string): void {
+  for (const child of scope.node.findAll()) {
+    if (child instanceof ApiObject) conditions.set(child, condition);
+  }
+}
+
+const template = (n: string) => (registry[Number(n)] as { template: string }).template;
+
+const escapeBraces = (yaml: string) => yaml.replace(/\{\{(.*?)\}\}/g, (m) => `{{\`${m}\`}}`);
+
+/** One object as a Helm template file's text. */
+export function toTemplate(object: ApiObject): string {
+  const json = object.toJson();
+  for (const [pointer, expression] of Object.entries(overlays.get(object) ?? {}))
+    place(json, pointer, expression);
+  let yaml = escapeBraces(stringify(json, { lineWidth: 0 }));
+  yaml = yaml.replace(/^( *)(- )?([^\s:]+): HELM_BLOCK_(\d+)$/gm, (_m, indent: string, dash, key, n) => {
+    const lead = `${indent}${dash ?? ''}`;
+    const width = lead.length + 2;
+    return `${lead}${key}:\n${' '.repeat(width)}{{- toYaml ${template(n)} | nindent ${width} }}`;
+  });
+  yaml = yaml.replace(/^( *)HELM_SPREAD_(\d+): ""$/gm, (_m, indent: string, n) =>
+    [`{{- with ${template(n)} }}`, `{{- toYaml . | nindent ${indent.length} }}`, '{{- end }}']
+      .map((line) => `${indent}${line}`)
+      .join('\n'),
+  );
+  yaml = yaml.replace(/HELM_(SCALAR|TEXT)_(\d+)/g, (_m, kind, n) =>
+    kind === 'TEXT' ? `"${template(n)}"` : template(n),
+  );
+  const condition = conditions.get(object);
+  return condition ? `{{- if ${condition} }}\n${yaml}{{- end }}\n` : yaml;
+}

@@ -1,0 +1,152 @@
+/**
+ * The chart's values: what an operator may change, with defaults and descriptions. values.yaml,
+ * values.schema.json and the README's values table are written from this tree (main.ts).
+ */
+import { bool, int, list, map, oneOf, str, type Tree } from './values-schema.js';
+
+const image = (component: string) => ({
+  registry: str('', `registry of the ${component} image (empty: image.registry)`),
+  repository: str(`observatory/${component}`, `repository of the ${component} image`),
+  tag: str('', `tag of the ${component} image (empty: image.tag)`),
+  pullPolicy: oneOf(['', 'Always', 'IfNotPresent', 'Never'], '', 'empty: image.pullPolicy'),
+});
+
+/** Requests from the memory each service was measured at (README), limits with headroom. */
+const resources = (cpu: string, memory: string, memoryLimit: string) =>
+  map(
+    { requests: { cpu, memory }, limits: { memory: memoryLimit } },
+    'container resources (requests from the measured memory; no CPU limit, so no throttling)',
+  );
+
+const deployment = (component: string, replicas: number, res: ReturnType<typeof resources>): Tree => ({
+  image: image(component),
+  replicas: int(replicas, `${component} pods`, 1),
+  resources: res,
+  logLevel: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal'], 'info', 'LOG_LEVEL'),
+  extraEnv: map({}, `extra environment variables of the ${component} container (name: value)`, 'string'),
+});
+
+const secretRef = (what: string, key: string): Tree => ({
+  name: str('', `name of the Secret holding ${what} (required)`),
+  key: str(key, `key in that Secret`),
+});
+
+/** Values without a usable default: `helm install` fails naming every one that is empty. */
+export const REQUIRED: Record<string, string> = {
+  'kafka.bootstrapServers': 'the Kafka bootstrap servers',
+  'database.url': 'the PostgreSQL URL',
+  'secrets.store.name': 'the Secret holding STORE_PASSWORD',
+  'secrets.auth.name': 'the Secret holding AUTH_SECRET (or the public key)',
+  'secrets.application.name': 'the Secret holding APPLICATION_SECRET',
+};
+
+export const values: Tree = {
+  image: {
+    registry: str('ghcr.io/event-observatory', 'default registry of every image'),
+    tag: str('', 'default tag of every image (empty: the chart appVersion)'),
+    pullPolicy: oneOf(['Always', 'IfNotPresent', 'Never'], 'IfNotPresent', 'default pull policy'),
+    pullSecrets: list([], 'imagePullSecrets of every pod ({name: ...} items)', { type: 'object' }),
+  },
+  commonLabels: map({}, 'labels added to every object', 'string'),
+  commonAnnotations: map({}, 'annotations added to every object', 'string'),
+  podAnnotations: map({}, 'annotations added to every pod', 'string'),
+  nodeSelector: map({}, 'nodeSelector of every pod', 'string'),
+  tolerations: list([], 'tolerations of every pod', { type: 'object' }),
+  kafka: {
+    bootstrapServers: str('', 'Kafka bootstrap servers, host:port[,host:port] (required)'),
+    groupId: str('cobalt-cloudevents-v1', "the consumer's group id (changing it replays the topic)"),
+  },
+  pipeline: {
+    create: bool(true, 'create the default Pipeline (the controller creates its topics)'),
+    topic: str('events.cloudevents.v1', 'the event topic (BROKER_TOPIC)'),
+    partitions: int(12, 'partitions of the event topic (never lowered)', 1),
+    replicationFactor: int(1, 'replication factor of the pipeline topics', 1),
+    retentionHours: int(168, 'retention of the pipeline topics', 1),
+    deletionPolicy: oneOf(['Retain', 'Delete'], 'Retain', 'what deleting the Pipeline does to its topics'),
+  },
+  database: {
+    url: str('', 'PostgreSQL URL without password, postgres:// or jdbc:postgresql:// (required)'),
+    user: str('observatory', 'database user (DATABASE_USER)'),
+  },
+  secrets: {
+    store: secretRef('the database password (STORE_PASSWORD)', 'STORE_PASSWORD'),
+    auth: secretRef('the token key: AUTH_SECRET (HS*) or the PEM public key (RS*)', 'AUTH_SECRET'),
+    application: secretRef(
+      'APPLICATION_SECRET (signs search cursors; 32 bytes or more)',
+      'APPLICATION_SECRET',
+    ),
+  },
+  auth: {
+    algorithm: oneOf(['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512'], 'HS256', 'AUTH_ALGORITHM'),
+    issuer: str('', 'AUTH_ISSUER (empty: not checked)'),
+    audience: str('', 'AUTH_AUDIENCE (empty: not checked)'),
+  },
+  tracing: {
+    otlpEndpoint: str('', 'OTLP gRPC endpoint of a collector (empty: traces off)'),
+  },
+  ingest: {
+    ...deployment('ingest', 2, resources('100m', '128Mi', '384Mi')),
+    ingress: {
+      enabled: bool(false, 'an Ingress for the ingestion API'),
+      className: str('', 'ingressClassName'),
+      host: str('events.example.com', 'host name of the ingestion API'),
+      tlsSecret: str('', 'Secret with the TLS certificate (empty: no TLS)'),
+      annotations: map({}, 'annotations of the Ingress', 'string'),
+    },
+  },
+  consumer: deployment('consumer', 2, resources('100m', '192Mi', '512Mi')),
+  search: {
+    ...deployment('search', 2, resources('50m', '128Mi', '384Mi')),
+    serviceType: oneOf(
+      ['ClusterIP', 'NodePort', 'LoadBalancer'],
+      'ClusterIP',
+      'the search Service: it has no login, so anything but ClusterIP opts in to exposing it',
+    ),
+    allowedHosts: str('', 'ALLOWED_HOSTS, comma-separated (empty: the Service names in the namespace)'),
+  },
+  controller: {
+    enabled: bool(true, 'the Pipeline controller (creates the topics of Pipelines)'),
+    ...deployment('controller', 2, resources('20m', '96Mi', '256Mi')),
+  },
+  jobs: {
+    image: image('jobs'),
+    resources: resources('50m', '96Mi', '256Mi'),
+    partitionMaintenance: {
+      schedule: str('0 */6 * * *', 'cron schedule of partition-maintenance'),
+      monthsAhead: int(3, 'MAINTENANCE_MONTHS_AHEAD', 0),
+    },
+    rollupRefresh: {
+      schedule: str('*/5 * * * *', 'cron schedule of rollup-refresh'),
+    },
+  },
+  migration: {
+    activeDeadlineSeconds: int(600, 'longest a migration run may take', 1),
+  },
+  networkPolicies: {
+    enabled: bool(true, 'NetworkPolicies: only what must talk talks'),
+    allowFrom: list(
+      [],
+      'peers besides the release allowed to reach consumer, search, controller (Prometheus)',
+      {
+        type: 'object',
+      },
+    ),
+    egressTo: list(
+      [{ ipBlock: { cidr: '0.0.0.0/0' } }],
+      'where pods may connect besides DNS: Kafka, PostgreSQL, the API server, the collector',
+      { type: 'object' },
+      1,
+    ),
+  },
+  monitoring: {
+    serviceMonitor: bool(false, 'ServiceMonitors (needs the Prometheus Operator CRDs)'),
+    prometheusRule: bool(false, 'the PrometheusRule with the alerts of monitoring/'),
+    dashboard: bool(false, 'the Grafana dashboard ConfigMap (label grafana_dashboard: "1")'),
+    interval: str('15s', 'scrape interval of the ServiceMonitors'),
+    labels: map(
+      {},
+      'extra labels of the monitoring objects (e.g. the Prometheus release selector)',
+      'string',
+    ),
+  },
+};

@@ -1,0 +1,292 @@
+/**
+ * The generated chart: committed as generated, accepted by `helm lint`, and rendered with what the
+ * issue asks for (probes, security contexts, RBAC, schedules, alerts, dashboard, policies); typos,
+ * wrong types and missing secrets refused with clear messages; two releases never collide.
+ */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { alertGroups } from '../src/constructs/monitoring.js';
+import { CHART_DIR, REPO_ROOT } from '../src/paths.js';
+import { chartDrift } from '../src/write-chart.js';
+import { helm, type K8sObject, REQUIRED_VALUES, render, renderError, setArgs } from './helm.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'chart-test-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const all = {
+  'monitoring.serviceMonitor': true,
+  'monitoring.prometheusRule': true,
+  'monitoring.dashboard': true,
+};
+const byKind = (objects: K8sObject[], kind: string) => objects.filter((o) => o.kind === kind);
+const named = (objects: K8sObject[], kind: string, name: string) => {
+  const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
+  if (!found) throw new Error(`no ${kind} ${name}`);
+  return found;
+};
+/** `[name, pod spec]` of every workload. */
+function podSpecs(objects: K8sObject[]): [string, K8sObject['spec']][] {
+  return objects.flatMap((o): [string, K8sObject['spec']][] => {
+    if (o.kind === 'Deployment' || o.kind === 'Job') return [[o.metadata.name, o.spec.template.spec]];
+    if (o.kind === 'CronJob') return [[o.metadata.name, o.spec.jobTemplate.spec.template.spec]];
+    return [];
+  });
+}
+
+describe('the generated chart', () => {
+  it('is committed exactly as the constructs generate it (run `make chart` after a change)', () => {
+    expect(chartDrift(CHART_DIR)).toEqual([]);
+  });
+
+  it('the drift check names a template that differs from the constructs, and a stray one', () => {
+    const copy = join(scratch, 'drift');
+    cpSync(CHART_DIR, copy, { recursive: true });
+    const file = join(copy, 'templates/ingest-deployment.yaml');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('periodSeconds: 5', 'periodSeconds: 6'));
+    writeFileSync(join(copy, 'templates/hand-written.yaml'), 'kind: ConfigMap\n');
+    expect(chartDrift(copy)).toEqual(['templates/hand-written.yaml', 'templates/ingest-deployment.yaml']);
+  });
+
+  it('passes helm lint --strict with the required values', () => {
+    const res = helm(['lint', '--strict', CHART_DIR, ...setArgs({ ...REQUIRED_VALUES, ...all })]);
+    expect(res.stderr + res.stdout).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+    expect(res.status).toBe(0);
+  });
+});
+
+describe('values are checked at install', () => {
+  it('refuses a misspelt value, naming it (values.schema.json: additionalProperties false)', () => {
+    const error = renderError(setArgs({ ...REQUIRED_VALUES, 'ingest.replica': 3 }));
+    expect(error).toMatch(/additional propert/i);
+    expect(error).toContain("'replica'");
+  });
+
+  it('refuses a value of the wrong type', () => {
+    const error = renderError(setArgs({ ...REQUIRED_VALUES, 'consumer.replicas': 'two' }));
+    expect(error).toMatch(/consumer\/replicas|consumer\.replicas/);
+    expect(error).toMatch(/integer/);
+  });
+
+  it('refuses an install without the mandatory settings, naming every missing one', () => {
+    const error = renderError([]);
+    for (const name of Object.keys(REQUIRED_VALUES)) expect(error).toContain(name);
+    expect(error).toContain('STORE_PASSWORD');
+    expect(error).toContain('APPLICATION_SECRET');
+  });
+
+  it('refuses only the one missing secret when the others are given', () => {
+    const { 'secrets.auth.name': _, ...others } = REQUIRED_VALUES;
+    const error = renderError(setArgs(others));
+    expect(error).toMatch(/these values are required: secrets\.auth\.name \(the Secret holding AUTH_SECRET/);
+    expect(error).not.toContain('secrets.store.name');
+  });
+});
+
+describe('the rendered platform', () => {
+  const objects = render(all);
+
+  it('runs every pod non-root with a read-only root filesystem, no privilege escalation, no capabilities', () => {
+    const pods = podSpecs(objects);
+    expect(pods.map(([name]) => name).sort()).toEqual([
+      'obs-consumer',
+      'obs-controller',
+      'obs-ingest',
+      'obs-migrate',
+      'obs-partition-maintenance',
+      'obs-rollup-refresh',
+      'obs-search',
+    ]);
+    for (const [name, pod] of pods) {
+      expect(pod.securityContext, name).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
+      expect(pod.securityContext.seccompProfile, name).toEqual({ type: 'RuntimeDefault' });
+      for (const container of pod.containers) {
+        expect(container.securityContext, name).toEqual({
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          runAsNonRoot: true,
+          capabilities: { drop: ['ALL'] },
+        });
+        expect(container.resources.requests.memory, name).toBeDefined();
+      }
+      expect(pod.automountServiceAccountToken, name).toBe(name === 'obs-controller');
+    }
+  });
+
+  it('probes every service on /health/live and /health/ready, and gives the consumer at least 70 s to stop', () => {
+    for (const deployment of byKind(objects, 'Deployment')) {
+      const pod = deployment.spec.template.spec;
+      const [container] = pod.containers;
+      expect(container.livenessProbe.httpGet, deployment.metadata.name).toEqual({
+        path: '/health/live',
+        port: 'http',
+      });
+      expect(container.readinessProbe.httpGet, deployment.metadata.name).toEqual({
+        path: '/health/ready',
+        port: 'http',
+      });
+      expect(container.ports).toEqual([{ name: 'http', containerPort: 8080 }]);
+      expect(pod.topologySpreadConstraints).toHaveLength(1);
+      expect(deployment.spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
+    }
+    expect(
+      named(objects, 'Deployment', 'obs-consumer').spec.template.spec.terminationGracePeriodSeconds,
+    ).toBeGreaterThanOrEqual(70);
+    expect(byKind(objects, 'PodDisruptionBudget')).toHaveLength(4);
+  });
+
+  it('schedules the CronJobs every 6 h and 5 min by default, one run at a time, with deadlines and history limits', () => {
+    const partition = named(objects, 'CronJob', 'obs-partition-maintenance');
+    const rollup = named(objects, 'CronJob', 'obs-rollup-refresh');
+    expect(partition.spec.schedule).toBe('0 */6 * * *');
+    expect(rollup.spec.schedule).toBe('*/5 * * * *');
+    for (const cron of [partition, rollup]) {
+      expect(cron.spec).toMatchObject({
+        concurrencyPolicy: 'Forbid',
+        successfulJobsHistoryLimit: 3,
+        failedJobsHistoryLimit: 3,
+      });
+      expect(cron.spec.startingDeadlineSeconds).toBeGreaterThan(0);
+      expect(cron.spec.jobTemplate.spec.activeDeadlineSeconds).toBeGreaterThan(0);
+    }
+    expect(partition.spec.jobTemplate.spec.template.spec.containers[0].args).toEqual([
+      'partition-maintenance',
+    ]);
+    const shortened = render({ 'jobs.rollupRefresh.schedule': '*/1 * * * *' });
+    expect(named(shortened, 'CronJob', 'obs-rollup-refresh').spec.schedule).toBe('*/1 * * * *');
+  });
+
+  it("grants the controller exactly the rules of its README's RBAC table, in its namespace only", () => {
+    expect(named(objects, 'Role', 'obs-controller').rules).toEqual([
+      { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'watch', 'patch'] },
+      { apiGroups: ['observatory.dev'], resources: ['pipelines/status'], verbs: ['patch'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+    ]);
+    expect(named(objects, 'RoleBinding', 'obs-controller').subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'obs-controller', namespace: 'observatory' },
+    ]);
+    expect(named(objects, 'Lease', 'obs-controller').spec).toEqual({});
+    const env = named(objects, 'ConfigMap', 'obs-controller').data;
+    expect(env).toMatchObject({
+      CONTROLLER_WATCH_NAMESPACE: 'observatory',
+      CONTROLLER_LEASE_NAME: 'obs-controller',
+    });
+  });
+
+  it('runs the migration once per install or upgrade, as a hook Job of the jobs image, and the consumer does not migrate', () => {
+    const job = named(objects, 'Job', 'obs-migrate');
+    expect(job.metadata.annotations).toMatchObject({
+      'helm.sh/hook': 'pre-install,pre-upgrade',
+      'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+    });
+    expect(job.spec.template.spec.containers[0]).toMatchObject({
+      image: 'ghcr.io/event-observatory/observatory/jobs:0.1.0',
+      command: ['node', 'packages/store/dist/migrate-cli.js'],
+    });
+    expect(named(objects, 'ConfigMap', 'obs-consumer').data?.CONSUMER_MIGRATE_ON_BOOT).toBe('false');
+  });
+
+  it('makes the PrometheusRule of the 13 alerts of monitoring/, with their template text intact', () => {
+    const rule = named(objects, 'PrometheusRule', 'obs-alerts');
+    const alerts = rule.spec.groups.flatMap((g: { rules: { alert: string }[] }) =>
+      g.rules.map((r) => r.alert),
+    );
+    expect(alerts).toHaveLength(13);
+    expect(rule.spec.groups).toEqual(JSON.parse(JSON.stringify(alertGroups())));
+    expect(JSON.stringify(rule)).toContain('{{ $labels.instance }}');
+  });
+
+  it('puts the dashboard in a ConfigMap with the Grafana sidecar label', () => {
+    const dashboard = named(objects, 'ConfigMap', 'obs-dashboard');
+    expect(dashboard.metadata.labels?.grafana_dashboard).toBe('1');
+    const json = readFileSync(join(REPO_ROOT, 'monitoring/dashboards/event-observatory.json'), 'utf8');
+    expect(dashboard.data?.['event-observatory.json']).toBe(json);
+    expect(byKind(objects, 'ServiceMonitor').map((m) => m.metadata.name)).toHaveLength(4);
+  });
+
+  it('leaves the monitoring objects out unless asked, and the Ingress off by default', () => {
+    const plain = render();
+    for (const kind of ['ServiceMonitor', 'PrometheusRule', 'Ingress'])
+      expect(byKind(plain, kind)).toEqual([]);
+    expect(plain.some((o) => o.metadata.labels?.grafana_dashboard)).toBe(false);
+    const withIngress = render({
+      'ingest.ingress.enabled': true,
+      'ingest.ingress.host': 'events.test',
+      'ingest.ingress.tlsSecret': 'events-tls',
+      'ingest.ingress.className': 'nginx',
+    });
+    expect(named(withIngress, 'Ingress', 'obs-ingest').spec).toMatchObject({
+      ingressClassName: 'nginx',
+      tls: [{ hosts: ['events.test'], secretName: 'events-tls' }],
+      rules: [{ host: 'events.test' }],
+    });
+  });
+
+  it('never writes an empty from/to in a NetworkPolicy (which would admit everyone), and lets only ingest take outside requests', () => {
+    const policies = byKind(objects, 'NetworkPolicy');
+    expect(policies).toHaveLength(6);
+    for (const policy of policies) {
+      for (const rule of policy.spec.ingress ?? [])
+        if ('from' in rule) expect(rule.from.length).toBeGreaterThan(0);
+      for (const rule of policy.spec.egress) if ('to' in rule) expect(rule.to.length).toBeGreaterThan(0);
+    }
+    expect(named(objects, 'NetworkPolicy', 'obs-search').spec.ingress).toEqual([
+      {
+        from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'obs' } } }],
+        ports: [{ protocol: 'TCP', port: 'http' }],
+      },
+    ]);
+    expect(named(objects, 'NetworkPolicy', 'obs-ingest').spec.ingress).toEqual([
+      { ports: [{ protocol: 'TCP', port: 'http' }] },
+    ]);
+    expect(named(objects, 'NetworkPolicy', 'obs-jobs').spec.ingress).toEqual([]);
+    const emptyEgress = renderError([
+      '--set-json',
+      'networkPolicies.egressTo=[]',
+      ...setArgs(REQUIRED_VALUES),
+    ]);
+    expect(emptyEgress).toMatch(/egressTo/);
+  });
+
+  it('writes every ConfigMap value as a string (the API server refuses a number there)', () => {
+    for (const map of byKind(objects, 'ConfigMap')) {
+      for (const [key, v] of Object.entries(map.data ?? {}))
+        expect(typeof v, `${map.metadata.name} ${key}`).toBe('string');
+    }
+  });
+
+  it('takes images, replicas, labels and scheduling from values', () => {
+    const custom = render({
+      'image.registry': 'localhost',
+      'image.tag': 'chart',
+      'ingest.image.tag': 'canary',
+      'image.pullPolicy': 'Never',
+      'search.replicas': 3,
+      'commonLabels.team': 'platform',
+      'nodeSelector.disk': 'ssd',
+    });
+    const ingest = named(custom, 'Deployment', 'obs-ingest').spec.template.spec;
+    expect(ingest.containers[0].image).toBe('localhost/observatory/ingest:canary');
+    expect(ingest.containers[0].imagePullPolicy).toBe('Never');
+    expect(ingest.nodeSelector).toEqual({ disk: 'ssd' });
+    expect(named(custom, 'Deployment', 'obs-search').spec.template.spec.containers[0].image).toBe(
+      'localhost/observatory/search:chart',
+    );
+    expect(named(custom, 'Deployment', 'obs-search').spec.replicas).toBe(3);
+    for (const object of custom)
+      expect(object.metadata.labels?.team, `${object.kind} ${object.metadata.name}`).toBe('platform');
+  });
+
+  it('lets two releases in two namespaces live side by side: no cluster-wide object, names per release', () => {
+    const a = render({}, { release: 'one', namespace: 'team-a' });
+    const b = render({}, { release: 'two', namespace: 'team-b' });
+    const clusterWide = ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Namespace'];
+    expect([...a, ...b].filter((o) => clusterWide.includes(o.kind))).toEqual([]);
+    const names = (objects: K8sObject[]) => new Set(objects.map((o) => `${o.kind}/${o.metadata.name}`));
+    const shared = [...names(a)].filter((n) => names(b).has(n));
+    expect(shared).toEqual([]);
+    expect(named(b, 'ConfigMap', 'two-search').data?.ALLOWED_HOSTS).toContain('two-search.team-b.svc');
+  });
+});

@@ -1,0 +1,450 @@
+/**
+ * The Helm chart (charts/observatory) on the real cluster: `helm install` with the images of
+ * `make images` and the suite's Kafka and PostgreSQL; every pod Ready; the migration hook ran once;
+ * an event POSTed through the ingest Service is stored and found through the search Service; the
+ * CronJobs (every minute here) run to completion and show in the store and the consumer's meters;
+ * `helm upgrade` with changed values rolls the pods under a steady load without losing or
+ * doubling an acknowledged event; `helm uninstall` leaves only what the deletion policy keeps.
+ */
+import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { createDatabase } from '@event-observatory/devstack';
+import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
+import { type Admin, Kafka, logLevel } from 'kafkajs';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { REPO_ROOT } from './lib/cluster.js';
+import { CHART, Helm, setArgs } from './lib/helm.js';
+import { Kube, type TestNamespace } from './lib/kube.js';
+
+const cluster = inject('cluster');
+const podStack = inject('podStack');
+const kube = new Kube(cluster.kubeconfig);
+const helm = new Helm(cluster.kubeconfig);
+const RELEASE = 'obs';
+const suffix = randomUUID().slice(0, 8);
+const topic = `chart-e2e.${suffix}`;
+const authSecret = randomDevSecret();
+const PROMETHEUS_CRDS = ['servicemonitors', 'prometheusrules'].map((crd) =>
+  join(REPO_ROOT, `cdk8s/vendor/prometheus-operator-crds/monitoring.coreos.com_${crd}.yaml`),
+);
+
+let ns: TestNamespace;
+let db: pg.Pool;
+let token: string;
+let values: Record<string, string | number | boolean>;
+/** Small requests for every component: a 2-core node shared with other suites. */
+let resourceArgs: string[];
+let installed = false;
+
+/** The ClusterIP of a Service of the release (this machine reaches ClusterIPs through kube-proxy). */
+async function serviceAddress(component: string): Promise<string> {
+  const svc = await kube.getJson<{ spec: { clusterIP: string } }>([
+    'service',
+    `${RELEASE}-${component}`,
+    '--namespace',
+    ns.name,
+  ]);
+  return `${svc.spec.clusterIP}:8080`;
+}
+
+/** One HTTP request with an explicit Host header (the search service checks it). */
+function httpRequest(
+  address: string,
+  path: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: string }> {
+  const [host, port] = address.split(':') as [string, string];
+  return new Promise((done, fail) => {
+    const req = request(
+      {
+        host,
+        port: Number(port),
+        path,
+        method: opts.method ?? 'GET',
+        headers: opts.headers,
+        timeout: 10_000,
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => {
+          body += c.toString();
+        });
+        res.on('end', () => done({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', fail);
+    req.end(opts.body);
+  });
+}
+
+function postEvent(ingest: string, id: string, subject = 'chart-e2e') {
+  return httpRequest(ingest, '/v1/events', {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      'ce-specversion': '1.0',
+      'ce-id': id,
+      'ce-source': '/chart-e2e',
+      'ce-type': 'com.example.chart.test',
+      'ce-subject': subject,
+      'ce-time': new Date().toISOString(),
+    },
+    body: JSON.stringify({ id }),
+  });
+}
+
+async function eventually<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined>,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+async function storedCounts(ids: string[]): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ ce_id: string; n: string }>(
+    'SELECT ce_id, count(*) AS n FROM events.cloud_event WHERE ce_id = ANY($1) GROUP BY ce_id',
+    [ids],
+  );
+  return new Map(rows.map((r) => [r.ce_id, Number(r.n)]));
+}
+
+async function withKafkaAdmin<T>(work: (admin: Admin) => Promise<T>): Promise<T> {
+  const kafka = new Kafka({
+    clientId: 'chart-e2e',
+    brokers: [podStack.bootstrapServers],
+    logLevel: logLevel.NOTHING,
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    return await work(admin);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Names of every object of the release's kinds left in the namespace (defaults excluded). */
+async function leftovers(): Promise<string[]> {
+  const kinds =
+    'deployments,replicasets,pods,services,configmaps,secrets,serviceaccounts,roles,rolebindings,poddisruptionbudgets,networkpolicies,cronjobs,jobs,ingresses,servicemonitors,prometheusrules,pipelines,leases';
+  const list = await kube.getJson<{ items: { kind: string; metadata: { name: string } }[] }>([
+    kinds,
+    '--namespace',
+    ns.name,
+  ]);
+  const defaults = new Set(['ConfigMap/kube-root-ca.crt', 'ServiceAccount/default', 'Secret/chart-secrets']);
+  return list.items.map((o) => `${o.kind}/${o.metadata.name}`).filter((n) => !defaults.has(n));
+}
+
+beforeAll(async () => {
+  const t0 = Date.now();
+  for (const crd of PROMETHEUS_CRDS) await kube.kubectl(['apply', '--server-side', '-f', crd]);
+  await kube.kubectl(['apply', '-f', join(CHART, 'crds/pipeline.yaml')]);
+  ns = await kube.createNamespace('chart');
+
+  const databaseUrl = await createDatabase(podStack.databaseUrl, `chart_${suffix}`);
+  db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  const url = new URL(databaseUrl);
+  const password = decodeURIComponent(url.password);
+  url.password = '';
+  token = await signDevToken({ secret: authSecret, scopes: ['events:write'], ttl: '1h' });
+  await ns.apply({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'chart-secrets' },
+    stringData: {
+      STORE_PASSWORD: password,
+      AUTH_SECRET: authSecret,
+      APPLICATION_SECRET: randomDevSecret(),
+    },
+  });
+  const [prefix, tag] = cluster.images.ingest.replace(/\/ingest:/, ' ').split(' ') as [string, string];
+  const small = { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '384Mi' } };
+  values = {
+    'image.registry': prefix.split('/')[0] as string,
+    'image.tag': tag,
+    ...Object.fromEntries(
+      ['ingest', 'consumer', 'search', 'jobs', 'controller'].map((c) => [
+        `${c}.image.repository`,
+        `${prefix.split('/').slice(1).join('/')}/${c}`,
+      ]),
+    ),
+    'kafka.bootstrapServers': podStack.bootstrapServers,
+    'kafka.groupId': `chart-e2e-${suffix}`,
+    'database.url': url.toString(),
+    'database.user': decodeURIComponent(url.username),
+    'secrets.store.name': 'chart-secrets',
+    'secrets.auth.name': 'chart-secrets',
+    'secrets.application.name': 'chart-secrets',
+    'pipeline.topic': topic,
+    // The topics do not exist: the controller creates them from the chart's Pipeline.
+    'ingest.replicas': 1,
+    'consumer.replicas': 1,
+    'search.replicas': 1,
+    'controller.replicas': 1,
+    'jobs.partitionMaintenance.schedule': '*/1 * * * *',
+    'jobs.rollupRefresh.schedule': '*/1 * * * *',
+    'monitoring.serviceMonitor': true,
+    'monitoring.prometheusRule': true,
+    'monitoring.dashboard': true,
+  };
+  resourceArgs = ['ingest', 'consumer', 'search', 'jobs', 'controller'].flatMap((c) => [
+    '--set-json',
+    `${c}.resources=${JSON.stringify(small)}`,
+  ]);
+  await helm.run([
+    'install',
+    RELEASE,
+    CHART,
+    '--namespace',
+    ns.name,
+    // The Pipeline CRD is cluster-wide and other suites apply it (kubectl, another field manager,
+    // which Helm 4's server-side apply of crds/ would conflict with): applied in beforeAll.
+    '--skip-crds',
+    '--wait',
+    '--timeout',
+    '6m',
+    ...setArgs(values),
+    ...resourceArgs,
+  ]);
+  installed = true;
+  process.stderr.write(`[chart] installed in ${Math.round((Date.now() - t0) / 1000)} s\n`);
+}, 480_000);
+
+afterAll(async () => {
+  await db?.end();
+  if (installed) await helm.run(['uninstall', RELEASE, '--namespace', ns.name, '--wait']).catch(() => {});
+  await ns?.delete();
+});
+
+describe('the chart on the cluster', () => {
+  it('brings every pod to Ready', async () => {
+    const pods = await kube.getJson<{
+      items: {
+        metadata: { name: string; labels: Record<string, string> };
+        status: { phase: string; conditions?: { type: string; status: string }[] };
+      }[];
+    }>([
+      'pods',
+      '--namespace',
+      ns.name,
+      '-l',
+      `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/name in (ingest,consumer,search,controller)`,
+    ]);
+    // The CronJobs' pods (every minute here) come and go; the services' pods must all be Ready.
+    const services = pods.items;
+    expect(services.map((p) => p.metadata.labels['app.kubernetes.io/name']).sort()).toEqual([
+      'consumer',
+      'controller',
+      'ingest',
+      'search',
+    ]);
+    for (const pod of services) {
+      expect(pod.status.conditions?.find((c) => c.type === 'Ready')?.status, pod.metadata.name).toBe('True');
+    }
+  });
+
+  it("made the controller create the Pipeline's topics (Ready), which ingest and the consumer use", async () => {
+    const pipeline = await eventually('the Pipeline to be Ready', 60_000, async () => {
+      const p = await kube.getJson<{ status?: { conditions?: { type: string; status: string }[] } }>([
+        'pipeline',
+        `${RELEASE}-events`,
+        '--namespace',
+        ns.name,
+      ]);
+      return p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? p : undefined;
+    });
+    expect(pipeline).toBeDefined();
+    const topics = await withKafkaAdmin((admin) => admin.listTopics());
+    expect(topics).toEqual(expect.arrayContaining([topic, `${topic}.dlq`]));
+  });
+
+  it('ran the migration once, as a hook Job that is gone after succeeding', async () => {
+    const { rows } = await db.query<{ name: string; n: string }>(
+      'SELECT name, count(*) AS n FROM events.schema_migration GROUP BY name ORDER BY name',
+    );
+    expect(rows.length).toBeGreaterThan(5);
+    expect(rows.every((r) => r.n === '1')).toBe(true);
+    const jobs = await kube.getJson<{ items: unknown[] }>([
+      'jobs',
+      '--namespace',
+      ns.name,
+      '-l',
+      'app.kubernetes.io/name=migration',
+    ]);
+    expect(jobs.items).toEqual([]);
+    const consumer = (await ns.readyPods('app.kubernetes.io/name=consumer'))[0] as string;
+    expect(await ns.logs(consumer)).not.toMatch(/migrations done|applying migration/i);
+  });
+
+  it('stores an event POSTed through the ingest Service and finds it through the search Service', async () => {
+    const ingest = await serviceAddress('ingest');
+    const id = `chart-${randomUUID()}`;
+    const subject = `subject-${suffix}`;
+    const res = await eventually('ingest to answer', 30_000, async () => {
+      const r = await postEvent(ingest, id, subject);
+      return r.status === 200 ? r : undefined;
+    });
+    expect(res.status).toBe(200);
+    const uid = await eventually('the event in the store', 60_000, async () => {
+      const { rows } = await db.query<{ event_uid: string }>(
+        'SELECT event_uid FROM events.cloud_event WHERE ce_id = $1',
+        [id],
+      );
+      return rows[0]?.event_uid;
+    });
+    const search = await serviceAddress('search');
+    const page = await httpRequest(search, `/events?subject=${subject}`, {
+      headers: { host: `${RELEASE}-search` },
+    });
+    expect(page.status).toBe(200);
+    expect(page.body).toContain(`/events/${uid}`);
+  });
+
+  it('runs both CronJobs to completion; their runs show in the store and in the exported meters', async () => {
+    const succeeded = await eventually('a successful Job of each CronJob', 200_000, async () => {
+      const jobs = await kube.getJson<{
+        items: { metadata: { name: string }; status: { succeeded?: number } }[];
+      }>(['jobs', '--namespace', ns.name]);
+      const done = jobs.items.filter((j) => (j.status.succeeded ?? 0) > 0).map((j) => j.metadata.name);
+      const both = ['partition-maintenance', 'rollup-refresh'].every((n) =>
+        done.some((d) => d.startsWith(`${RELEASE}-${n}-`)),
+      );
+      return both ? done : undefined;
+    });
+    expect(succeeded.length).toBeGreaterThanOrEqual(2);
+    const { rows } = await db.query<{ job: string }>(
+      "SELECT DISTINCT job FROM events.maintenance_run WHERE outcome = 'success' ORDER BY job",
+    );
+    expect(rows.map((r) => r.job)).toEqual(['partition-maintenance', 'rollup-refresh']);
+    const consumer = await serviceAddress('consumer');
+    const metrics = await eventually('the maintenance meters on the consumer', 90_000, async () => {
+      const { body } = await httpRequest(consumer, '/metrics');
+      return /maintenance_last_success_timestamp_seconds\{[^}]*job="rollup-refresh"/.test(body)
+        ? body
+        : undefined;
+    });
+    expect(metrics).toMatch(
+      /maintenance_last_success_timestamp_seconds\{[^}]*job="partition-maintenance"[^}]*\} \d/,
+    );
+  }, 420_000);
+
+  it('accepts the monitoring objects (Prometheus Operator CRDs) and labels the dashboard for the Grafana sidecar', async () => {
+    const monitors = await kube.getJson<{ items: { metadata: { name: string } }[] }>([
+      'servicemonitors',
+      '--namespace',
+      ns.name,
+    ]);
+    expect(monitors.items.map((m) => m.metadata.name).sort()).toEqual([
+      'obs-consumer',
+      'obs-controller',
+      'obs-ingest',
+      'obs-search',
+    ]);
+    const rule = await kube.getJson<{ spec: { groups: { rules: unknown[] }[] } }>([
+      'prometheusrule',
+      `${RELEASE}-alerts`,
+      '--namespace',
+      ns.name,
+    ]);
+    expect(rule.spec.groups.flatMap((g) => g.rules)).toHaveLength(13);
+    const dashboards = await kube.getJson<{ items: unknown[] }>([
+      'configmaps',
+      '--namespace',
+      ns.name,
+      '-l',
+      'grafana_dashboard=1',
+    ]);
+    expect(dashboards.items).toHaveLength(1);
+  });
+
+  it('rolls every pod on helm upgrade with changed values, losing and doubling no acknowledged event under load', async () => {
+    const before = new Set(
+      (
+        await kube.getJson<{ items: { metadata: { name: string } }[] }>([
+          'pods',
+          '--namespace',
+          ns.name,
+          '-l',
+          'app.kubernetes.io/part-of=event-observatory',
+        ])
+      ).items.map((p) => p.metadata.name),
+    );
+    const ingest = await serviceAddress('ingest');
+    const acknowledged: string[] = [];
+    let refused = 0;
+    let loading = true;
+    const load = (async () => {
+      for (let n = 0; loading && n < 2000; n++) {
+        const id = `upgrade-${suffix}-${n}`;
+        const res = await postEvent(ingest, id).catch(() => ({ status: 0 }));
+        if (res.status === 200) acknowledged.push(id);
+        else refused++;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    try {
+      values['ingest.logLevel'] = 'debug';
+      values['consumer.logLevel'] = 'debug';
+      values['search.logLevel'] = 'debug';
+      await helm.run([
+        'upgrade',
+        RELEASE,
+        CHART,
+        '--namespace',
+        ns.name,
+        '--wait',
+        '--timeout',
+        '6m',
+        ...setArgs(values),
+        ...resourceArgs,
+      ]);
+      await new Promise((r) => setTimeout(r, 3000));
+    } finally {
+      loading = false;
+      await load;
+    }
+    // Old pods still terminating (the consumer drains for up to 75 s) do not count.
+    const after = await ns.pods('app.kubernetes.io/name in (ingest,consumer,search)');
+    expect(after).toHaveLength(3);
+    expect(after.filter((p) => before.has(p.metadata.name))).toEqual([]);
+    process.stderr.write(
+      `[chart] upgrade under load: ${acknowledged.length} acknowledged, ${refused} refused\n`,
+    );
+    expect(acknowledged.length).toBeGreaterThan(20);
+    const counts = await eventually('every acknowledged event in the store', 120_000, async () => {
+      const c = await storedCounts(acknowledged);
+      return c.size === acknowledged.length ? c : undefined;
+    });
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+  }, 420_000);
+
+  it('helm uninstall leaves nothing of the release; the topics and the data stay (deletion policy Retain)', async () => {
+    const stored = Number((await db.query('SELECT count(*) AS n FROM events.cloud_event')).rows[0].n);
+    // The README's order: the Pipeline first, while the controller runs to handle its finalizer.
+    await ns.kubectl(['delete', 'pipeline', `${RELEASE}-events`, '--wait=true', '--timeout=60s'], {
+      timeoutMs: 70_000,
+    });
+    await helm.run(['uninstall', RELEASE, '--namespace', ns.name, '--wait']);
+    installed = false;
+    const left = await eventually('the release objects to go', 120_000, async () => {
+      const l = await leftovers();
+      return l.length === 0 ? l : undefined;
+    });
+    expect(left).toEqual([]);
+    const topics = await withKafkaAdmin((admin) => admin.listTopics());
+    expect(topics).toContain(topic);
+    expect(Number((await db.query('SELECT count(*) AS n FROM events.cloud_event')).rows[0].n)).toBe(stored);
+  }, 420_000);
+});
