@@ -289,4 +289,15 @@ describe('the rendered platform', () => {
     expect(shared).toEqual([]);
     expect(named(b, 'ConfigMap', 'two-search').data?.ALLOWED_HOSTS).toContain('two-search.team-b.svc');
   });
+
+  it("adds the search pod's own address to ALLOWED_HOSTS, so Prometheus can scrape it by pod IP", () => {
+    const env = named(render({}), 'Deployment', 'obs-search').spec.template.spec.containers[0].env;
+    const names = env.map((e: { name: string }) => e.name);
+    expect(env.find((e: { name: string }) => e.name === 'POD_IP')?.valueFrom).toEqual({
+      fieldRef: { fieldPath: 'status.podIP' },
+    });
+    // POD_IP must come first: kubelet expands $(VAR) only from envFrom and earlier entries.
+    expect(names.indexOf('POD_IP')).toBeLessThan(names.indexOf('ALLOWED_HOSTS'));
+    expect(env.find((e: { name: string }) => e.name === 'ALLOWED_HOSTS')?.value).toBe('$(ALLOWED_HOSTS),$(POD_IP)');
+  });
 });

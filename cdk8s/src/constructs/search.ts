@@ -22,7 +22,14 @@ export class Search extends Construct {
         ),
         NODE_ENV: text('production'),
       },
-      secretEnv: [databasePassword(), secretEnv('APPLICATION_SECRET', 'application')],
+      secretEnv: [
+        databasePassword(),
+        secretEnv('APPLICATION_SECRET', 'application'),
+        // Prometheus scrapes /metrics at the pod's address, and Document 2 wants the scrape host
+        // allowed: the pod IP joins the list (kubelet expands $(VAR) from envFrom and earlier env).
+        { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+        { name: 'ALLOWED_HOSTS', value: '$(ALLOWED_HOSTS),$(POD_IP)' },
+      ],
       terminationGracePeriodSeconds: 30,
       serviceTypeFromValues: true,
     });
