@@ -191,7 +191,7 @@ describe('Pipeline controller on a real API server and Kafka', () => {
       ]),
     );
     const p = await waitReady('main', 'True');
-    expect(p.metadata.finalizers).toContain('observatory.dev/topics');
+    expect(p.metadata.finalizers ?? []).not.toContain('observatory.dev/topics'); // Retain: no finalizer
     expect(await kafkaTopic(events, ['retention.ms'])).toMatchObject({
       partitions: 3,
       replicationFactor: 1,
@@ -355,6 +355,7 @@ describe('Pipeline controller on a real API server and Kafka', () => {
     await admin.createTopics({ topics: [{ topic: kept, numPartitions: 2, replicationFactor: 1 }] });
     await ns.apply(p);
     const ready = await waitReady('deleter', 'True');
+    expect(ready.metadata.finalizers).toContain('observatory.dev/topics');
     expect(ready.status?.topics?.map((t) => [t.name, t.phase, t.partitions])).toEqual([
       [doomed, 'Ready', 1],
       [kept, 'Unmanaged', 2],

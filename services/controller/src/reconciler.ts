@@ -39,9 +39,16 @@ export class Reconciler {
   async reconcile(pipeline: Pipeline, all: Pipeline[]): Promise<ReconcileResult> {
     if (pipeline.metadata.deletionTimestamp) return this.finalize(pipeline, all);
     let current = pipeline;
+    // A finalizer only where deletion has work to do (Kubernetes API conventions): a Retain
+    // Pipeline leaves at once, so `helm uninstall`, which stops this controller in the same pass,
+    // never strands one (and with it its namespace).
     const finalizers = current.metadata.finalizers ?? [];
-    if (!finalizers.includes(FINALIZER))
-      current = await this.opts.api.setFinalizers(current, [...finalizers, FINALIZER]);
+    const wanted = current.spec.deletionPolicy === 'Delete';
+    if (wanted !== finalizers.includes(FINALIZER))
+      current = await this.opts.api.setFinalizers(
+        current,
+        wanted ? [...finalizers, FINALIZER] : finalizers.filter((f) => f !== FINALIZER),
+      );
     if (isPaused(current)) {
       await this.writeStatus(current, pausedStatus(current, this.now()));
       return { outcome: 'skipped', managed: 0 };
