@@ -41,6 +41,8 @@ export interface KafkaOptions {
 export interface KafkaHandle {
   /** `<host>:<port>`, host `127.0.0.1` unless given */
   bootstrapServers: string;
+  /** The Kafka release running, e.g. `4.4.0`. */
+  version: string;
   port: number;
   controllerPort: number;
   dataDir: string;
@@ -226,6 +228,7 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
   await service.start();
   return {
     bootstrapServers,
+    version: dist.version,
     port,
     controllerPort,
     dataDir,

@@ -1,0 +1,125 @@
+/**
+ * The parts the ingest service cannot do without, alone: a plain `node:http` server answering the
+ * same requests (noop-server.ts), and the Kafka client sending the service's records with its
+ * producer guarantees (idempotent, one request in flight, acks=all, no compression). Used by
+ * floor.ts (the parts alone) and bench/hotpath (the service against the sum of its floors).
+ */
+import { fork } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { EVENT_TOPIC } from '@event-observatory/broker';
+import { freePort } from '@event-observatory/devstack';
+import { decodeHttpEvent, toKafkaRecord } from '@event-observatory/events';
+import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
+import { cpuSeconds } from '../lib/proc.js';
+import { SINGLE_PAYLOAD, singleEventHeaders } from './shapes.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** Starts noop-server.ts on a free port; resolves once it listens. */
+export async function startHttpFloor(): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
+  const port = await freePort();
+  const server = fork(join(here, 'noop-server.ts'), [String(port)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: 'inherit',
+  });
+  const exited = new Promise((r) => server.once('exit', r));
+  await new Promise((resolve) => server.once('message', resolve));
+  return {
+    port,
+    pid: server.pid!,
+    stop: async () => {
+      server.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+export interface ProduceResult {
+  /** What decided the send size: `N per send`, or `<rate>/s, linger <ms> ms` (the service's rule). */
+  mode: string;
+  records: number;
+  sends: number;
+  recordsPerSecond: number;
+  cpuMicrosPerRecord: number;
+  producerCores: number;
+  brokerCores: number;
+}
+
+export type ProducePacing =
+  /** As fast as one process sends them, `sendSize` records a send. */
+  | { sendSize: number }
+  /**
+   * Records arriving at `rate`/s, sent as the service's sender does: wait `lingerMs` from the
+   * oldest waiting record, then send all that arrived, one send at a time.
+   */
+  | { rate: number; lingerMs: number };
+
+/** The records the service makes of the bench's single 1 KiB event, a fresh id and source each. */
+function serviceRecord(i: number) {
+  return toKafkaRecord(decodeHttpEvent(singleEventHeaders(i), SINGLE_PAYLOAD).event);
+}
+
+/**
+ * Measures this process's CPU per record while producing to `bootstrapServers` for `seconds`
+ * (after 2 s of warm-up), with the service's producer guarantees.
+ */
+export async function produceFloor(
+  bootstrapServers: string,
+  brokerPid: number | undefined,
+  pacing: ProducePacing,
+  seconds: number,
+): Promise<ProduceResult> {
+  const client = new Kafka({ brokers: [bootstrapServers], logLevel: logLevel.NOTHING });
+  const producer = client.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  let n = 0;
+  const send = (count: number) =>
+    producer.send({
+      topic: EVENT_TOPIC,
+      acks: -1,
+      compression: CompressionTypes.None,
+      messages: Array.from({ length: count }, () => serviceRecord(n++)),
+    });
+  const run = async (runSeconds: number): Promise<ProduceResult> => {
+    const started = performance.now();
+    const cpu0 = process.cpuUsage();
+    const broker0 = cpuSeconds(brokerPid);
+    let records = 0;
+    let sends = 0;
+    while (performance.now() - started < runSeconds * 1000) {
+      let count: number;
+      if ('sendSize' in pacing) count = pacing.sendSize;
+      else {
+        const oldest = started + (records * 1000) / pacing.rate;
+        const wait = oldest + pacing.lingerMs - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        count = Math.floor(((performance.now() - started) * pacing.rate) / 1000) - records;
+        if (count <= 0) continue;
+      }
+      await send(count);
+      records += count;
+      sends += 1;
+    }
+    const elapsed = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    return {
+      mode:
+        'sendSize' in pacing
+          ? `${pacing.sendSize} per send`
+          : `${pacing.rate}/s, linger ${pacing.lingerMs} ms`,
+      records,
+      sends,
+      recordsPerSecond: Math.round(records / elapsed),
+      cpuMicrosPerRecord: Math.round((cpu.user + cpu.system) / records),
+      producerCores: (cpu.user + cpu.system) / 1e6 / elapsed,
+      brokerCores: (cpuSeconds(brokerPid) - broker0) / elapsed,
+    };
+  };
+  try {
+    await run(2);
+    return await run(seconds);
+  } finally {
+    await producer.disconnect();
+  }
+}
