@@ -126,6 +126,8 @@ async function main() {
   const dir = tempDataDir('bench-consume-');
   const deadline = setTimeout(() => {
     console.error(`benchmark exceeded ${TIMEOUT_MS / 1000}s; giving up`);
+    // process.exit skips the finally below: the consumer child would outlive the bench.
+    child?.kill('SIGKILL');
     process.exit(2);
   }, TIMEOUT_MS);
   deadline.unref();

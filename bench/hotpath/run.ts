@@ -114,6 +114,7 @@ async function measureHttpFloor(): Promise<Result> {
 
 interface ConsumeFigures {
   generatedAt: string;
+  records: number;
   consumerRowsPerSecond: number;
   copyRowsPerSecond: number;
 }
@@ -135,13 +136,15 @@ async function main(): Promise<void> {
     await admin.connect();
     await ensureTopics(admin, [eventTopicSpec(EVENT_TOPIC)]);
     await admin.disconnect();
-    const { lingerMs } = readProducerConfig({ BROKER_BOOTSTRAP_SERVERS: kafka.bootstrapServers });
+    const config = readProducerConfig({ BROKER_BOOTSTRAP_SERVERS: kafka.bootstrapServers });
+    const { lingerMs } = config;
+    const { maxBatchBytes } = config.producer;
     const ingest = await measureIngest(kafka.bootstrapServers, kafka.pid());
     const http = await measureHttpFloor();
     const pacedFloor = await produceFloor(
       kafka.bootstrapServers,
       kafka.pid(),
-      { rate: SINGLE_RATE, lingerMs },
+      { rate: SINGLE_RATE, lingerMs, maxBatchBytes },
       SECONDS,
     );
     const batchFloor = await produceFloor(
@@ -182,7 +185,7 @@ function render(
     `| ingest CPU per single event @ ${SINGLE_RATE}/s | ${us(svc)} | node:http ${us(httpUs)} + kafkajs ${us(paced.cpuMicrosPerRecord)} a record (${Math.round(paced.records / paced.sends)} a send) = ${us(floor)} | ${ratio(svc / floor)} | <= 1.5x |`,
     `| batch ingest at saturation (${ingest.batchSaturated.name}), events/s a core | ${perCore(batchUs)} (${us(batchUs)} an event) | kafkajs alone, ${BATCH_SIZE} a send: ${perCore(batchFloor.cpuMicrosPerRecord)} records/s a core (${us(batchFloor.cpuMicrosPerRecord)} a record) | ${pct(batchFloor.cpuMicrosPerRecord / batchUs)} | >= 50 % |`,
     consume
-      ? `| consumer rows/s (bench/consume, ${consume.generatedAt}) | ${consume.consumerRowsPerSecond} | COPY into the same table: ${consume.copyRowsPerSecond} rows/s | ${pct(consume.consumerRowsPerSecond / consume.copyRowsPerSecond)} | >= 60 % |`
+      ? `| consumer rows/s (bench/consume, ${consume.records} records, ${consume.generatedAt}) | ${consume.consumerRowsPerSecond} | COPY into the same table: ${consume.copyRowsPerSecond} rows/s | ${pct(consume.consumerRowsPerSecond / consume.copyRowsPerSecond)} | >= 60 % |`
       : '| consumer rows/s | not measured (run bench/consume first) | | | >= 60 % |',
     `| ingest peak RSS, ${ingest.singleSaturated.name} (achieved ${ingest.singleSaturated.eventsPerSecond}/s) | ${ingest.singleSaturated.peakRssMiB} MiB | | | < 256 MiB |`,
     `| ingest peak RSS, ${ingest.batchSaturated.name} (achieved ${batchRate} events/s) | ${ingest.batchSaturated.peakRssMiB} MiB | | | < 256 MiB |`,

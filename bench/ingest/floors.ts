@@ -51,14 +51,22 @@ export type ProducePacing =
   | { sendSize: number }
   /**
    * Records arriving at `rate`/s, sent as the service's sender does: wait `lingerMs` from the
-   * oldest waiting record, then send all that arrived, one send at a time.
+   * oldest waiting record, then send all that arrived up to `maxBatchBytes`, one send at a time.
    */
-  | { rate: number; lingerMs: number };
+  | { rate: number; lingerMs: number; maxBatchBytes: number };
 
 /** The records the service makes of the bench's single 1 KiB event, a fresh id and source each. */
 function serviceRecord(i: number) {
   return toKafkaRecord(decodeHttpEvent(singleEventHeaders(i), SINGLE_PAYLOAD).event);
 }
+
+/** A record's bytes as the service's queue counts them (key, value, header names and values). */
+const RECORD_BYTES = (() => {
+  const r = serviceRecord(0);
+  let size = r.key.length + (r.value?.byteLength ?? 0);
+  for (const [k, v] of Object.entries(r.headers ?? {})) size += k.length + String(v).length;
+  return size;
+})();
 
 /**
  * Measures this process's CPU per record while producing to `bootstrapServers` for `seconds`
@@ -94,7 +102,8 @@ export async function produceFloor(
         const oldest = started + (records * 1000) / pacing.rate;
         const wait = oldest + pacing.lingerMs - performance.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        count = Math.floor(((performance.now() - started) * pacing.rate) / 1000) - records;
+        const arrived = Math.floor(((performance.now() - started) * pacing.rate) / 1000) - records;
+        count = Math.min(arrived, Math.max(1, Math.floor(pacing.maxBatchBytes / RECORD_BYTES)));
         if (count <= 0) continue;
       }
       await send(count);
