@@ -1,5 +1,11 @@
 import { readFileSync, rmSync } from 'node:fs';
-import { KAFKA_3_VERSION, KAFKA_VERSION, kafkaVersion, startKafka, tempDataDir } from '@event-observatory/devstack';
+import {
+  KAFKA_3_VERSION,
+  KAFKA_VERSION,
+  kafkaVersion,
+  startKafka,
+  tempDataDir,
+} from '@event-observatory/devstack';
 import { afterAll, describe, expect, it } from 'vitest';
 
 describe('the Kafka release devstack runs', () => {
