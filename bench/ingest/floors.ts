@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { EVENT_TOPIC } from '@event-observatory/broker';
 import { freePort } from '@event-observatory/devstack';
 import { decodeHttpEvent, toKafkaRecord } from '@event-observatory/events';
+import { Producer as PlatformaticProducer, stringSerializer } from '@platformatic/kafka';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
 import { cpuSeconds } from '../lib/proc.js';
 import { SINGLE_PAYLOAD, singleEventHeaders } from './shapes.js';
@@ -35,7 +36,11 @@ export async function startHttpFloor(): Promise<{ port: number; pid: number; sto
   };
 }
 
+/** The Kafka client a floor measures: the project's (patched kafkajs) or the candidate of issue 18. */
+export type FloorClient = 'kafkajs' | '@platformatic/kafka';
+
 export interface ProduceResult {
+  client: FloorClient;
   /** What decided the send size: `N per send`, or `<rate>/s, linger <ms> ms` (the service's rule). */
   mode: string;
   records: number;
@@ -77,18 +82,11 @@ export async function produceFloor(
   brokerPid: number | undefined,
   pacing: ProducePacing,
   seconds: number,
+  client: FloorClient = 'kafkajs',
 ): Promise<ProduceResult> {
-  const client = new Kafka({ brokers: [bootstrapServers], logLevel: logLevel.NOTHING });
-  const producer = client.producer({ idempotent: true, maxInFlightRequests: 1 });
-  await producer.connect();
+  const producer = await connectProducer(client, bootstrapServers);
   let n = 0;
-  const send = (count: number) =>
-    producer.send({
-      topic: EVENT_TOPIC,
-      acks: -1,
-      compression: CompressionTypes.None,
-      messages: Array.from({ length: count }, () => serviceRecord(n++)),
-    });
+  const send = (count: number) => producer.send(Array.from({ length: count }, () => serviceRecord(n++)));
   const run = async (runSeconds: number): Promise<ProduceResult> => {
     const started = performance.now();
     const cpu0 = process.cpuUsage();
@@ -113,6 +111,7 @@ export async function produceFloor(
     const elapsed = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpu0);
     return {
+      client,
       mode:
         'sendSize' in pacing
           ? `${pacing.sendSize} per send`
@@ -129,6 +128,44 @@ export async function produceFloor(
     await run(2);
     return await run(seconds);
   } finally {
-    await producer.disconnect();
+    await producer.close();
   }
+}
+
+interface FloorProducer {
+  send(records: ReturnType<typeof serviceRecord>[]): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** Either client with the service's guarantees: idempotent, acks=all, no compression, one topic. */
+async function connectProducer(client: FloorClient, bootstrapServers: string): Promise<FloorProducer> {
+  if (client === 'kafkajs') {
+    const kafka = new Kafka({ brokers: [bootstrapServers], logLevel: logLevel.NOTHING });
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    return {
+      send: (messages) =>
+        producer.send({ topic: EVENT_TOPIC, acks: -1, compression: CompressionTypes.None, messages }),
+      close: () => producer.disconnect(),
+    };
+  }
+  const producer = new PlatformaticProducer<string, Buffer, string, string>({
+    clientId: 'bench-floor',
+    bootstrapBrokers: [bootstrapServers],
+    idempotent: true,
+    acks: -1,
+    serializers: { key: stringSerializer, headerKey: stringSerializer, headerValue: stringSerializer },
+  });
+  return {
+    send: (records) =>
+      producer.send({
+        messages: records.map((r) => ({
+          topic: EVENT_TOPIC,
+          key: r.key,
+          value: r.value ?? undefined,
+          headers: r.headers,
+        })),
+      }),
+    close: () => producer.close(),
+  };
 }
