@@ -9,24 +9,25 @@
  * Usage: `node --conditions=source --import tsx bench/clients/run.ts` (part of `make bench`);
  * writes bench/results/clients.md (BENCH_OUT=- prints only). `BENCH_SECONDS` per step (default 10).
  */
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EVENT_TOPIC, ensureTopics, eventTopicSpec, readProducerConfig } from '@event-observatory/broker';
-import { repoRoot, startKafka, tempDataDir } from '@event-observatory/devstack';
-import { Kafka, logLevel } from 'kafkajs';
-import { type FloorClient, type ProducePacing, type ProduceResult, produceFloor } from '../ingest/floors.js';
+import { readProducerConfig } from '@event-observatory/broker';
+import { repoRoot } from '@event-observatory/devstack';
+import {
+  type FloorClient,
+  type ProducePacing,
+  type ProduceResult,
+  produceFloor,
+  startFloorBroker,
+} from '../ingest/floors.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const OUT = process.env.BENCH_OUT ?? join(repoRoot(), 'bench/results/clients.md');
 const CLIENTS: FloorClient[] = ['kafkajs', '@platformatic/kafka'];
 
-const dir = tempDataDir('bench-clients');
-const kafka = await startKafka({ dataDir: join(dir, 'kafka'), settings: { 'message.max.bytes': '2097152' } });
+const broker = await startFloorBroker('bench-clients');
+const { kafka } = broker;
 try {
-  const admin = new Kafka({ brokers: [kafka.bootstrapServers], logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
-  await ensureTopics(admin, [eventTopicSpec(EVENT_TOPIC)]);
-  await admin.disconnect();
   const config = readProducerConfig({ BROKER_BOOTSTRAP_SERVERS: kafka.bootstrapServers });
   const pacings: ProducePacing[] = [
     { rate: 5000, lingerMs: config.lingerMs, maxBatchBytes: config.producer.maxBatchBytes },
@@ -56,6 +57,5 @@ try {
   if (OUT !== '-') writeFileSync(OUT, lines.join('\n'));
   console.log(lines.join('\n'));
 } finally {
-  await kafka.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await broker.stop();
 }

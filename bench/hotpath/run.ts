@@ -18,13 +18,12 @@
  * service instead of those of `start:prod` (e.g. add `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EVENT_TOPIC, ensureTopics, eventTopicSpec, readProducerConfig } from '@event-observatory/broker';
-import { repoRoot, startKafka, tempDataDir } from '@event-observatory/devstack';
+import { readProducerConfig } from '@event-observatory/broker';
+import { repoRoot } from '@event-observatory/devstack';
 import { signDevToken } from '@event-observatory/service-kit/auth';
-import { Kafka, logLevel } from 'kafkajs';
-import { type ProduceResult, produceFloor, startHttpFloor } from '../ingest/floors.js';
+import { type ProduceResult, produceFloor, startFloorBroker, startHttpFloor } from '../ingest/floors.js';
 import { productionNodeArgs, startIngestService } from '../ingest/service.js';
 import { createdOf, requestShapes } from '../ingest/shapes.js';
 import { type Result, step } from '../ingest/step.js';
@@ -126,16 +125,9 @@ function lastConsumeRun(): ConsumeFigures | undefined {
 
 async function main(): Promise<void> {
   execFileSync('npx', ['tsc', '-b'], { cwd: SERVICE_DIR, stdio: 'inherit' });
-  const dir = tempDataDir('bench-hotpath');
-  const kafka = await startKafka({
-    dataDir: join(dir, 'kafka'),
-    settings: { 'message.max.bytes': '2097152' },
-  });
+  const broker = await startFloorBroker('bench-hotpath');
+  const { kafka } = broker;
   try {
-    const admin = new Kafka({ brokers: [kafka.bootstrapServers], logLevel: logLevel.NOTHING }).admin();
-    await admin.connect();
-    await ensureTopics(admin, [eventTopicSpec(EVENT_TOPIC)]);
-    await admin.disconnect();
     const config = readProducerConfig({ BROKER_BOOTSTRAP_SERVERS: kafka.bootstrapServers });
     const { lingerMs } = config;
     const { maxBatchBytes } = config.producer;
@@ -157,8 +149,7 @@ async function main(): Promise<void> {
     if (OUT !== '-') writeFileSync(OUT, report);
     console.log(report);
   } finally {
-    await kafka.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await broker.stop();
   }
 }
 

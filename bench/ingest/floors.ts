@@ -5,10 +5,11 @@
  * floor.ts (the parts alone) and bench/hotpath (the service against the sum of its floors).
  */
 import { fork } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EVENT_TOPIC } from '@event-observatory/broker';
-import { freePort } from '@event-observatory/devstack';
+import { EVENT_TOPIC, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
+import { freePort, type KafkaHandle, startKafka, tempDataDir } from '@event-observatory/devstack';
 import { decodeHttpEvent, toKafkaRecord } from '@event-observatory/events';
 import { Producer as PlatformaticProducer, stringSerializer } from '@platformatic/kafka';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
@@ -16,6 +17,31 @@ import { cpuSeconds } from '../lib/proc.js';
 import { SINGLE_PAYLOAD, singleEventHeaders } from './shapes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * A broker of the floors' own (the service's 2 MiB message limit) with the event topic, in a
+ * temporary folder removed by `stop`.
+ */
+export async function startFloorBroker(
+  label: string,
+): Promise<{ kafka: KafkaHandle; stop(): Promise<void> }> {
+  const dir = tempDataDir(label);
+  const kafka = await startKafka({
+    dataDir: join(dir, 'kafka'),
+    settings: { 'message.max.bytes': '2097152' },
+  });
+  const admin = new Kafka({ brokers: [kafka.bootstrapServers], logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  await ensureTopics(admin, [eventTopicSpec(EVENT_TOPIC)]);
+  await admin.disconnect();
+  return {
+    kafka,
+    stop: async () => {
+      await kafka.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
 
 /** Starts noop-server.ts on a free port; resolves once it listens. */
 export async function startHttpFloor(): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
