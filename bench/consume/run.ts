@@ -11,7 +11,7 @@
  *
  * Starts its own Kafka and PostgreSQL (devstack), runs the compiled consumer as a child process
  * (`services/consumer/dist/main.js` after `tsc -b`, default configuration, authentication off), and writes
- * `bench/results/consume.md`. Bounded: it stops by itself after BENCH_TIMEOUT_S (default 600).
+ * `bench/results/consume.md` (and the two rates bench/hotpath quotes to `consume.json`). Bounded: it stops by itself after BENCH_TIMEOUT_S (default 600).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -126,6 +126,8 @@ async function main() {
   const dir = tempDataDir('bench-consume-');
   const deadline = setTimeout(() => {
     console.error(`benchmark exceeded ${TIMEOUT_MS / 1000}s; giving up`);
+    // process.exit skips the finally below: the consumer child would outlive the bench.
+    child?.kill('SIGKILL');
     process.exit(2);
   }, TIMEOUT_MS);
   deadline.unref();
@@ -327,7 +329,7 @@ async function main() {
 Command: \`flock /work/helpers/bench.lock node --conditions=source --import tsx bench/consume/run.ts\` (BENCH_RECORDS=${RECORDS})
 
 Machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node.js ${process.version}.
-Run: ${new Date().toISOString()}. Kafka 3.9 and PostgreSQL from devstack on the same machine; topic
+Run: ${new Date().toISOString()}. Kafka ${stack.kafka.version} and PostgreSQL from devstack on the same machine; topic
 \`${TOPIC}\` with 12 partitions pre-filled with ${RECORDS} binary-mode CloudEvents (~${Math.round(
       lines.reduce((s, l) => s + l.length, 0) / RECORDS,
     )} bytes a row); the consumer with its default configuration (batch 500, window 250 ms, two
@@ -380,6 +382,15 @@ Pre-filling the topic took ${fillSeconds.toFixed(1)} s. The consumer ran compile
 `;
     const out = join(root, 'bench/results/consume.md');
     writeFileSync(out, report);
+    // The figures bench/hotpath's table quotes (consumer against COPY, same run).
+    const summary = {
+      generatedAt: new Date().toISOString(),
+      node: process.version,
+      records: RECORDS,
+      consumerRowsPerSecond: Math.round(consumerRate),
+      copyRowsPerSecond: Math.round(copyRate),
+    };
+    writeFileSync(join(root, 'bench/results/consume.json'), `${JSON.stringify(summary, null, 2)}\n`);
     console.log(report);
   } finally {
     if (child) child.kill('SIGKILL');

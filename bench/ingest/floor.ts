@@ -15,17 +15,15 @@
  * Usage: `(cd bench/ingest && npm run floor)`; writes bench/results/ingest-floor.md (BENCH_OUT=-
  * prints only). `BENCH_SECONDS` seconds per step (default 10).
  */
-import { fork } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EVENT_TOPIC, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
-import { freePort, startKafka } from '@event-observatory/devstack';
-import { decodeHttpEvent, toKafkaRecord } from '@event-observatory/events';
-import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
-import { cpuSeconds } from '../lib/proc.js';
-import { createdOf, requestShapes, SINGLE_PAYLOAD, singleEventHeaders } from './shapes.js';
+import { startKafka } from '@event-observatory/devstack';
+import { Kafka, logLevel } from 'kafkajs';
+import { type ProduceResult, produceFloor, startHttpFloor } from './floors.js';
+import { createdOf, requestShapes } from './shapes.js';
 import { type Result, resultTable, step } from './step.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -34,14 +32,9 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const TOPIC = EVENT_TOPIC;
 
 async function httpFloor(): Promise<Result[]> {
-  const port = await freePort();
-  const server = fork(join(here, 'noop-server.ts'), [String(port)], {
-    execArgv: ['--import', 'tsx'],
-    stdio: 'inherit',
-  });
-  await new Promise((resolve) => server.once('message', resolve));
-  const { single, batch } = requestShapes(`127.0.0.1:${port}`, 'x'.repeat(180));
-  const at = { port, pid: server.pid!, seconds: SECONDS };
+  const server = await startHttpFloor();
+  const { single, batch } = requestShapes(`127.0.0.1:${server.port}`, 'x'.repeat(180));
+  const at = { port: server.port, pid: server.pid, seconds: SECONDS };
   const results: Result[] = [];
   await step({ ...at, name: 'warm-up', rate: 2000, eventsPerRequest: 1, request: single, seconds: 3 });
   for (const rate of [5000, 10000]) {
@@ -59,18 +52,8 @@ async function httpFloor(): Promise<Result[]> {
       acknowledged: createdOf,
     }),
   );
-  server.kill('SIGTERM');
-  await new Promise((r) => server.once('exit', r));
+  await server.stop();
   return results;
-}
-
-interface ProduceResult {
-  sendSize: number;
-  records: number;
-  recordsPerSecond: number;
-  cpuMicrosPerRecord: number;
-  producerCores: number;
-  brokerCores: number;
 }
 
 async function kafkajsFloor(): Promise<ProduceResult[]> {
@@ -80,44 +63,15 @@ async function kafkajsFloor(): Promise<ProduceResult[]> {
     dataDir: join(dir, 'kafka'),
     settings: { 'message.max.bytes': '2097152' },
   });
-  const client = new Kafka({ brokers: [kafka.bootstrapServers], logLevel: logLevel.NOTHING });
-  const admin = client.admin();
+  const admin = new Kafka({ brokers: [kafka.bootstrapServers], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   await ensureTopics(admin, [eventTopicSpec(TOPIC)]);
   await admin.disconnect();
-  const producer = client.producer({ idempotent: true, maxInFlightRequests: 1 });
-  await producer.connect();
-  // The records the service makes of run.ts's single event, with a fresh id and source each.
-  const record = (i: number) => toKafkaRecord(decodeHttpEvent(singleEventHeaders(i), SINGLE_PAYLOAD).event);
   const results: ProduceResult[] = [];
-  let n = 0;
   for (const sendSize of [10, 100, 1000]) {
-    const run = async (seconds: number) => {
-      const started = performance.now();
-      const cpu0 = process.cpuUsage();
-      const broker0 = cpuSeconds(kafka.pid());
-      let records = 0;
-      while (performance.now() - started < seconds * 1000) {
-        const messages = Array.from({ length: sendSize }, () => record(n++));
-        await producer.send({ topic: TOPIC, acks: -1, compression: CompressionTypes.None, messages });
-        records += sendSize;
-      }
-      const elapsed = (performance.now() - started) / 1000;
-      const cpu = process.cpuUsage(cpu0);
-      return {
-        sendSize,
-        records,
-        recordsPerSecond: Math.round(records / elapsed),
-        cpuMicrosPerRecord: Math.round((cpu.user + cpu.system) / records),
-        producerCores: (cpu.user + cpu.system) / 1e6 / elapsed,
-        brokerCores: (cpuSeconds(kafka.pid()) - broker0) / elapsed,
-      };
-    };
-    await run(2); // warm-up
-    results.push(await run(SECONDS));
+    results.push(await produceFloor(kafka.bootstrapServers, kafka.pid(), { sendSize }, SECONDS));
     console.error(JSON.stringify(results.at(-1)));
   }
-  await producer.disconnect();
   await kafka.stop();
   rmSync(dir, { recursive: true, force: true });
   return results;
@@ -144,7 +98,7 @@ const lines = [
   '|---|---|---|---|---|---|',
   ...produce.map(
     (r) =>
-      `| ${r.sendSize} | ${r.records} | ${r.recordsPerSecond} | ${r.cpuMicrosPerRecord} | ${r.producerCores.toFixed(2)} | ${r.brokerCores.toFixed(2)} |`,
+      `| ${r.mode} | ${r.records} | ${r.recordsPerSecond} | ${r.cpuMicrosPerRecord} | ${r.producerCores.toFixed(2)} | ${r.brokerCores.toFixed(2)} |`,
   ),
   '',
 ];

@@ -22,16 +22,17 @@
  * - `BENCH_CONFIGS` service configurations, `defaults,tuned` (see ALL_CONFIGS)
  * - `BENCH_OUT` output file (default bench/results/ingest.md; `-` prints only)
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EVENT_TOPIC, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
-import { freePort, startKafka } from '@event-observatory/devstack';
+import { startKafka } from '@event-observatory/devstack';
 import { signDevToken } from '@event-observatory/service-kit/auth';
 import { Kafka, logLevel } from 'kafkajs';
 import { procStatus } from '../lib/proc.js';
+import { productionNodeArgs, startIngestService } from './service.js';
 import { createdOf, requestShapes } from './shapes.js';
 import { type Result, resultTable, step } from './step.js';
 
@@ -52,20 +53,8 @@ const AUTH = (process.env.BENCH_AUTH ?? 'on') !== 'off';
 const FROM_SOURCE = process.env.BENCH_SOURCE === '1';
 /** The service's folder; another checkout's (e.g. an older commit's) to compare with the same generator. */
 const SERVICE_DIR = process.env.BENCH_SERVICE_DIR ?? join(repo, 'services/ingest');
-/**
- * The node flags of the service's `start:prod` script (`node <flags> dist/main.js` in its
- * package.json), so the bench runs the service as production does.
- */
-const PRODUCTION_NODE_ARGS: string[] = (() => {
-  const script: string = JSON.parse(readFileSync(join(SERVICE_DIR, 'package.json'), 'utf8')).scripts[
-    'start:prod'
-  ];
-  const words = script.split(/\s+/);
-  const entry = words.indexOf('dist/main.js');
-  if (words[0] !== 'node' || entry < 0)
-    throw new Error(`start:prod is not "node <flags> dist/main.js": ${script}`);
-  return words.slice(1, entry);
-})();
+/** The node flags of the service's `start:prod` script, so the bench runs it as production does. */
+const PRODUCTION_NODE_ARGS = productionNodeArgs(SERVICE_DIR);
 /** `BENCH_SERVICE_NODE_ARGS` replaces them (repeat them when adding a profiler flag). */
 const SERVICE_NODE_ARGS =
   process.env.BENCH_SERVICE_NODE_ARGS === undefined
@@ -135,35 +124,16 @@ async function measureService(
   kafka: Awaited<ReturnType<typeof startKafka>>,
   config: { name: string; env: Record<string, string> },
 ): Promise<string[]> {
-  const port = await freePort();
-  const entry = FROM_SOURCE ? ['--conditions=source', '--import', 'tsx', 'src/main.ts'] : ['dist/main.js'];
-  const service = spawn(process.execPath, [...SERVICE_NODE_ARGS, ...entry], {
-    cwd: SERVICE_DIR,
-    env: {
-      // The service's own settings come only from here, never from the caller's shell.
-      ...Object.fromEntries(
-        Object.entries(process.env).filter(([k]) => !/^(BROKER_|INGEST_|AUTH_|OTEL_)/.test(k)),
-      ),
-      HTTP_HOST: '127.0.0.1',
-      HTTP_PORT: String(port),
-      BROKER_BOOTSTRAP_SERVERS: kafka.bootstrapServers,
-      AUTH_ENABLED: AUTH ? 'true' : 'false',
-      AUTH_SECRET: SECRET,
-      OTEL_SDK_DISABLED: 'true',
-      LOG_LEVEL: 'info',
-      NODE_ENV: 'production',
-      ...config.env,
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
+  const service = await startIngestService({
+    serviceDir: SERVICE_DIR,
+    bootstrapServers: kafka.bootstrapServers,
+    nodeArgs: SERVICE_NODE_ARGS,
+    fromSource: FROM_SOURCE,
+    authSecret: AUTH ? SECRET : undefined,
+    env: config.env,
   });
+  const { port, pid } = service;
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`${base}/health/ready`)).status === 200) break;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  const pid = service.pid!;
   const brokerPid = kafka.pid();
   const token = await signDevToken({
     secret: SECRET,
@@ -239,8 +209,7 @@ async function measureService(
     bigLine = `64 concurrent 1 MiB uploads: statuses ${JSON.stringify(countBy(statuses))}, ${bigMs.toFixed(0)} ms, peak RSS during the burst ${Math.round(peak / 1048576)} MiB, process high-water mark over the whole run ${Math.round(procStatus(pid, 'VmHWM') / 1048576)} MiB.`;
   }
   const hwm = procStatus(pid, 'VmHWM');
-  service.kill('SIGTERM');
-  await new Promise((r) => service.once('exit', r));
+  await service.stop();
   const settings = Object.entries(config.env)
     .map(([k, v]) => `${k}=${v}`)
     .join(', ');

@@ -1,8 +1,9 @@
 /**
  * patches/kafkajs+2.2.4.patch (applied by `npm install`'s postinstall, patch-package) makes the
- * kafkajs encoder write varints in place and skip zero-filling its buffers. These tests fail if
- * the patch is missing, and check the patched encoder writes exactly the bytes of the Kafka
- * protocol's zig-zag LEB128 varints (the broker integration tests cover whole records).
+ * kafkajs encoder write varints in place and skip zero-filling its buffers, and stops the request
+ * queue's idle 1 ms timer loop. These tests fail if the patch is missing, and check the patched
+ * encoder writes exactly the bytes of the Kafka protocol's zig-zag LEB128 varints (the broker
+ * integration tests cover whole records).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -67,5 +68,49 @@ describe('kafkajs encoder patch', () => {
       expected.push(0, 0, 0, round);
     }
     expect([...encoder.buffer]).toEqual(expected);
+  });
+});
+
+interface RequestQueue {
+  pending: unknown[];
+  throttledUntil: number;
+  throttleCheckTimeoutId: unknown;
+  checkPendingRequests(): void;
+  destroy(): void;
+}
+const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as new (options: {
+  maxInFlightRequests: number;
+  requestTimeout: number;
+  enforceRequestTimeout: boolean;
+  clientId: string;
+  broker: string;
+  logger: Record<'debug' | 'info' | 'warn' | 'error', () => void>;
+}) => RequestQueue;
+
+describe('kafkajs request queue patch', () => {
+  const queue = () =>
+    new RequestQueue({
+      maxInFlightRequests: 1,
+      requestTimeout: 30_000,
+      enforceRequestTimeout: true,
+      clientId: 'patch-test',
+      broker: '127.0.0.1:9',
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+    });
+
+  it('arms no timer after a response while nothing waits (unpatched: a 1 ms timer re-arming itself)', () => {
+    const q = queue();
+    q.checkPendingRequests(); // what every response does
+    expect(q.throttleCheckTimeoutId).toBeNull();
+    q.destroy();
+  });
+
+  it('still checks again later while a request waits out a broker throttle', () => {
+    const q = queue();
+    q.pending.push({});
+    q.throttledUntil = Date.now() + 60_000;
+    q.checkPendingRequests();
+    expect(q.throttleCheckTimeoutId).not.toBeNull();
+    q.destroy();
   });
 });

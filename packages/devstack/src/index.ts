@@ -1,5 +1,11 @@
 export { brokerSettings, type KafkaHandle, type KafkaOptions, startKafka } from './kafka.js';
-export { ensureKafkaDistribution, KAFKA_VERSION, type KafkaDistribution } from './kafka-dist.js';
+export {
+  ensureKafkaDistribution,
+  KAFKA_3_VERSION,
+  KAFKA_VERSION,
+  type KafkaDistribution,
+  kafkaVersion,
+} from './kafka-dist.js';
 export { cacheDir, removeAbandonedTempDirs, repoRoot, tempDataDir } from './paths.js';
 export { freePort, isListening } from './ports.js';
 export {

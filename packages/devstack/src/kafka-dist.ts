@@ -10,11 +10,14 @@ import { join } from 'node:path';
 import { cacheDir } from './paths.js';
 import { runCommand } from './supervise.js';
 
-/** The newest 3.9 release on Maven Central (kafkajs 2.2.4 needs the 3.x protocol versions). */
-export const KAFKA_VERSION = '3.9.2';
-/** Versions matching what Kafka 3.9 itself is built with. */
+/** The default broker: the newest 4.x release on Maven Central. */
+export const KAFKA_VERSION = '4.4.0';
+/** The newest 3.9 release: the broker-facing suites run on it too, so both majors stay tested. */
+export const KAFKA_3_VERSION = '3.9.2';
+/** Logging backends matching what each line is built with (the broker POMs bring none). */
 const SLF4J_VERSION = '1.7.36';
 const RELOAD4J_VERSION = '1.2.25';
+const LOG4J2_VERSION = '2.25.5';
 const DEPENDENCY_PLUGIN = 'org.apache.maven.plugins:maven-dependency-plugin:3.8.1';
 
 export interface KafkaDistribution {
@@ -24,21 +27,56 @@ export interface KafkaDistribution {
   classPath: string;
 }
 
-function artifacts(version: string): Array<[group: string, artifact: string, version: string]> {
+/**
+ * The Kafka release to run: `OBSERVATORY_KAFKA_VERSION` when set, else {@link KAFKA_VERSION}. A bare
+ * major (`3`, `4`) names the newest supported release of that line; `make test` sets `3` for the
+ * second run of the broker-facing suites.
+ */
+export function kafkaVersion(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const wanted = env.OBSERVATORY_KAFKA_VERSION;
+  if (!wanted) return KAFKA_VERSION;
+  return ({ '3': KAFKA_3_VERSION, '4': KAFKA_VERSION } as Record<string, string>)[wanted] ?? wanted;
+}
+
+/** Kafka 4 logs with log4j2; 3.x with reload4j (log4j 1 syntax). */
+export function usesLog4j2(version: string): boolean {
+  return Number.parseInt(version, 10) >= 4;
+}
+
+type Artifact = [group: string, artifact: string, version: string, exclusions?: string[]];
+
+function artifacts(version: string): Artifact[] {
+  const logging: Artifact[] = usesLog4j2(version)
+    ? [
+        ['org.apache.logging.log4j', 'log4j-slf4j-impl', LOG4J2_VERSION],
+        ['org.apache.logging.log4j', 'log4j-core', LOG4J2_VERSION],
+      ]
+    : [
+        ['org.slf4j', 'slf4j-reload4j', SLF4J_VERSION],
+        ['ch.qos.reload4j', 'reload4j', RELOAD4J_VERSION],
+      ];
   return [
     ['org.apache.kafka', 'kafka_2.13', version],
-    ['org.apache.kafka', 'kafka-tools', version], // ProducerPerformance for the benchmarks
-    ['org.slf4j', 'slf4j-reload4j', SLF4J_VERSION],
-    ['ch.qos.reload4j', 'reload4j', RELOAD4J_VERSION],
+    // ProducerPerformance for the benchmarks. Kafka 4's kafka-tools also pulls Kafka Connect, whose
+    // Jetty (jetty-ee10-servlets 12.0.39 for 4.4.0) is missing from Maven Central; no broker or
+    // ProducerPerformance class needs it.
+    usesLog4j2(version)
+      ? ['org.apache.kafka', 'kafka-tools', version, ['org.apache.kafka:connect-runtime']]
+      : ['org.apache.kafka', 'kafka-tools', version],
+    ...logging,
   ];
 }
 
 function pom(version: string): string {
   const deps = artifacts(version)
-    .map(
-      ([g, a, v]) =>
-        `    <dependency><groupId>${g}</groupId><artifactId>${a}</artifactId><version>${v}</version></dependency>`,
-    )
+    .map(([g, a, v, exclusions]) => {
+      const excluded = (exclusions ?? [])
+        .map((e) => e.split(':'))
+        .map(([eg, ea]) => `<exclusion><groupId>${eg}</groupId><artifactId>${ea}</artifactId></exclusion>`)
+        .join('');
+      const tail = excluded ? `<exclusions>${excluded}</exclusions>` : '';
+      return `    <dependency><groupId>${g}</groupId><artifactId>${a}</artifactId><version>${v}</version>${tail}</dependency>`;
+    })
     .join('\n');
   return `<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -59,7 +97,7 @@ ${deps}
  * `log` receives one line when Maven is called (cold cache).
  */
 export async function ensureKafkaDistribution(
-  version = KAFKA_VERSION,
+  version = kafkaVersion(),
   log: (line: string) => void = () => {},
 ): Promise<KafkaDistribution> {
   const root = join(cacheDir(), 'kafka', version);

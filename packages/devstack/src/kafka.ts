@@ -1,14 +1,15 @@
 /**
  * One Apache Kafka node in KRaft combined mode (broker + controller) on 127.0.0.1 (or on `host`).
  *
- * Layout of `dataDir`: `server.properties`, `log4j.properties`, `kafka.log` (stdout/stderr of the JVM),
+ * Layout of `dataDir`: `server.properties`, `log4j2.properties` (4.x) or `log4j.properties` (3.x), `kafka.log` (stdout/stderr of the JVM),
  * `kafka.pid`, `cluster-id`, and `data/` (the log directory, formatted on the first start only).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import { ensureKafkaDistribution, KAFKA_VERSION } from './kafka-dist.js';
+import { ensureKafkaDistribution, kafkaVersion } from './kafka-dist.js';
+import { loggingConfig } from './kafka-logging.js';
 import { freePort, refuseBusyPorts } from './ports.js';
 import { killStale, pollReady, runCommand, type Supervised, supervisedService } from './supervise.js';
 
@@ -29,7 +30,7 @@ export interface KafkaOptions {
   settings?: Record<string, string>;
   /** JVM heap options; default `-Xms256m -Xmx512m` (or `$OBSERVATORY_KAFKA_HEAP_OPTS`). */
   heapOpts?: string;
-  /** Kafka release; default {@link KAFKA_VERSION}. */
+  /** Kafka release; default {@link kafkaVersion} (4.4.0 unless `OBSERVATORY_KAFKA_VERSION` says otherwise). */
   version?: string;
   /** Give up waiting for the broker after this long; default 120 s. */
   startTimeoutMs?: number;
@@ -40,6 +41,8 @@ export interface KafkaOptions {
 export interface KafkaHandle {
   /** `<host>:<port>`, host `127.0.0.1` unless given */
   bootstrapServers: string;
+  /** The Kafka release running, e.g. `4.4.0`. */
+  version: string;
   port: number;
   controllerPort: number;
   dataDir: string;
@@ -88,18 +91,6 @@ export function brokerSettings(opts: {
     'group.initial.rebalance.delay.ms': '0',
   };
 }
-
-const LOG4J = `# Quiet console logging for the devstack broker: warnings, plus the lines saying it started/stopped.
-log4j.rootLogger=WARN, stdout
-log4j.appender.stdout=org.apache.log4j.ConsoleAppender
-log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
-log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
-log4j.logger.kafka.server.KafkaRaftServer=INFO
-log4j.logger.kafka.server.BrokerServer=WARN
-log4j.logger.kafka.Kafka$=INFO
-log4j.logger.org.apache.kafka.clients.NetworkClient=ERROR
-log4j.logger.state.change.logger=WARN
-`;
 
 function properties(map: Record<string, string>): string {
   return `${Object.entries(map)
@@ -160,7 +151,7 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
   const dataDir = resolve(opts.dataDir);
   const logDir = join(dataDir, 'data');
   mkdirSync(logDir, { recursive: true });
-  const dist = await ensureKafkaDistribution(opts.version ?? KAFKA_VERSION, opts.log);
+  const dist = await ensureKafkaDistribution(opts.version ?? kafkaVersion(), opts.log);
   await killStale(dataDir, 'kafka', dataDir);
 
   await refuseBusyPorts('Kafka', [opts.port, opts.controllerPort]);
@@ -171,18 +162,19 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
   const bootstrapServers = `${host}:${port}`;
 
   const configFile = join(dataDir, 'server.properties');
-  const log4jFile = join(dataDir, 'log4j.properties');
+  const logging = loggingConfig(dist.version);
+  const log4jFile = join(dataDir, logging.fileName);
   const logFile = join(dataDir, 'kafka.log');
   writeFileSync(
     configFile,
     properties({ ...brokerSettings({ port, controllerPort, logDir, host }), ...(opts.settings ?? {}) }),
   );
-  writeFileSync(log4jFile, LOG4J);
+  writeFileSync(log4jFile, logging.contents);
 
   const env = { ...process.env };
   delete env.CLASSPATH;
   delete env.JAVA_TOOL_OPTIONS;
-  const log4jOpt = `-Dlog4j.configuration=file:${log4jFile}`;
+  const log4jOpt = `-D${logging.systemProperty}=file:${log4jFile}`;
 
   if (!existsSync(join(logDir, 'meta.properties'))) {
     const idFile = join(dataDir, 'cluster-id');
@@ -238,6 +230,7 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
   await service.start();
   return {
     bootstrapServers,
+    version: dist.version,
     port,
     controllerPort,
     dataDir,

@@ -1,0 +1,197 @@
+/**
+ * The parts the ingest service cannot do without, alone: a plain `node:http` server answering the
+ * same requests (noop-server.ts), and the Kafka client sending the service's records with its
+ * producer guarantees (idempotent, one request in flight, acks=all, no compression). Used by
+ * floor.ts (the parts alone) and bench/hotpath (the service against the sum of its floors).
+ */
+import { fork } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { EVENT_TOPIC, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
+import { freePort, type KafkaHandle, startKafka, tempDataDir } from '@event-observatory/devstack';
+import { decodeHttpEvent, toKafkaRecord } from '@event-observatory/events';
+import { Producer as PlatformaticProducer, stringSerializer } from '@platformatic/kafka';
+import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
+import { cpuSeconds } from '../lib/proc.js';
+import { SINGLE_PAYLOAD, singleEventHeaders } from './shapes.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * A broker of the floors' own (the service's 2 MiB message limit) with the event topic, in a
+ * temporary folder removed by `stop`.
+ */
+export async function startFloorBroker(
+  label: string,
+): Promise<{ kafka: KafkaHandle; stop(): Promise<void> }> {
+  const dir = tempDataDir(label);
+  const kafka = await startKafka({
+    dataDir: join(dir, 'kafka'),
+    settings: { 'message.max.bytes': '2097152' },
+  });
+  const admin = new Kafka({ brokers: [kafka.bootstrapServers], logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  await ensureTopics(admin, [eventTopicSpec(EVENT_TOPIC)]);
+  await admin.disconnect();
+  return {
+    kafka,
+    stop: async () => {
+      await kafka.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Starts noop-server.ts on a free port; resolves once it listens. */
+export async function startHttpFloor(): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
+  const port = await freePort();
+  const server = fork(join(here, 'noop-server.ts'), [String(port)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: 'inherit',
+  });
+  const exited = new Promise((r) => server.once('exit', r));
+  await new Promise((resolve) => server.once('message', resolve));
+  return {
+    port,
+    pid: server.pid!,
+    stop: async () => {
+      server.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** The Kafka client a floor measures: the project's (patched kafkajs) or the candidate of issue 18. */
+export type FloorClient = 'kafkajs' | '@platformatic/kafka';
+
+export interface ProduceResult {
+  client: FloorClient;
+  /** What decided the send size: `N per send`, or `<rate>/s, linger <ms> ms` (the service's rule). */
+  mode: string;
+  records: number;
+  sends: number;
+  recordsPerSecond: number;
+  cpuMicrosPerRecord: number;
+  producerCores: number;
+  brokerCores: number;
+}
+
+export type ProducePacing =
+  /** As fast as one process sends them, `sendSize` records a send. */
+  | { sendSize: number }
+  /**
+   * Records arriving at `rate`/s, sent as the service's sender does: wait `lingerMs` from the
+   * oldest waiting record, then send all that arrived up to `maxBatchBytes`, one send at a time.
+   */
+  | { rate: number; lingerMs: number; maxBatchBytes: number };
+
+/** The records the service makes of the bench's single 1 KiB event, a fresh id and source each. */
+function serviceRecord(i: number) {
+  return toKafkaRecord(decodeHttpEvent(singleEventHeaders(i), SINGLE_PAYLOAD).event);
+}
+
+/** A record's bytes as the service's queue counts them (key, value, header names and values). */
+const RECORD_BYTES = (() => {
+  const r = serviceRecord(0);
+  let size = r.key.length + (r.value?.byteLength ?? 0);
+  for (const [k, v] of Object.entries(r.headers ?? {})) size += k.length + String(v).length;
+  return size;
+})();
+
+/**
+ * Measures this process's CPU per record while producing to `bootstrapServers` for `seconds`
+ * (after 2 s of warm-up), with the service's producer guarantees.
+ */
+export async function produceFloor(
+  bootstrapServers: string,
+  brokerPid: number | undefined,
+  pacing: ProducePacing,
+  seconds: number,
+  client: FloorClient = 'kafkajs',
+): Promise<ProduceResult> {
+  const producer = await connectProducer(client, bootstrapServers);
+  let n = 0;
+  const send = (count: number) => producer.send(Array.from({ length: count }, () => serviceRecord(n++)));
+  const run = async (runSeconds: number): Promise<ProduceResult> => {
+    const started = performance.now();
+    const cpu0 = process.cpuUsage();
+    const broker0 = cpuSeconds(brokerPid);
+    let records = 0;
+    let sends = 0;
+    while (performance.now() - started < runSeconds * 1000) {
+      let count: number;
+      if ('sendSize' in pacing) count = pacing.sendSize;
+      else {
+        const oldest = started + (records * 1000) / pacing.rate;
+        const wait = oldest + pacing.lingerMs - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        const arrived = Math.floor(((performance.now() - started) * pacing.rate) / 1000) - records;
+        count = Math.min(arrived, Math.max(1, Math.floor(pacing.maxBatchBytes / RECORD_BYTES)));
+        if (count <= 0) continue;
+      }
+      await send(count);
+      records += count;
+      sends += 1;
+    }
+    const elapsed = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    return {
+      client,
+      mode:
+        'sendSize' in pacing
+          ? `${pacing.sendSize} per send`
+          : `${pacing.rate}/s, linger ${pacing.lingerMs} ms`,
+      records,
+      sends,
+      recordsPerSecond: Math.round(records / elapsed),
+      cpuMicrosPerRecord: Math.round((cpu.user + cpu.system) / records),
+      producerCores: (cpu.user + cpu.system) / 1e6 / elapsed,
+      brokerCores: (cpuSeconds(brokerPid) - broker0) / elapsed,
+    };
+  };
+  try {
+    await run(2);
+    return await run(seconds);
+  } finally {
+    await producer.close();
+  }
+}
+
+interface FloorProducer {
+  send(records: ReturnType<typeof serviceRecord>[]): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** Either client with the service's guarantees: idempotent, acks=all, no compression, one topic. */
+async function connectProducer(client: FloorClient, bootstrapServers: string): Promise<FloorProducer> {
+  if (client === 'kafkajs') {
+    const kafka = new Kafka({ brokers: [bootstrapServers], logLevel: logLevel.NOTHING });
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    return {
+      send: (messages) =>
+        producer.send({ topic: EVENT_TOPIC, acks: -1, compression: CompressionTypes.None, messages }),
+      close: () => producer.disconnect(),
+    };
+  }
+  const producer = new PlatformaticProducer<string, Buffer, string, string>({
+    clientId: 'bench-floor',
+    bootstrapBrokers: [bootstrapServers],
+    idempotent: true,
+    acks: -1,
+    serializers: { key: stringSerializer, headerKey: stringSerializer, headerValue: stringSerializer },
+  });
+  return {
+    send: (records) =>
+      producer.send({
+        messages: records.map((r) => ({
+          topic: EVENT_TOPIC,
+          key: r.key,
+          value: r.value ?? undefined,
+          headers: r.headers,
+        })),
+      }),
+    close: () => producer.close(),
+  };
+}
