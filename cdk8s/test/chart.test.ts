@@ -298,6 +298,8 @@ describe('the rendered platform', () => {
     });
     // POD_IP must come first: kubelet expands $(VAR) only from envFrom and earlier entries.
     expect(names.indexOf('POD_IP')).toBeLessThan(names.indexOf('ALLOWED_HOSTS'));
-    expect(env.find((e: { name: string }) => e.name === 'ALLOWED_HOSTS')?.value).toBe('$(ALLOWED_HOSTS),$(POD_IP)');
+    expect(env.find((e: { name: string }) => e.name === 'ALLOWED_HOSTS')?.value).toBe(
+      '$(ALLOWED_HOSTS),$(POD_IP)',
+    );
   });
 });
