@@ -212,7 +212,7 @@ describe('search shapes', () => {
     'full text and payload equality together': [
       `SELECT event_uid FROM events.cloud_event
         WHERE search_doc @@ to_tsquery('simple', 'pressure') AND data @> '{"deviceId":"boiler-7"}'`,
-      /Bitmap Index Scan on \w*search_doc_data_extensions_idx\n\s+Index Cond: \(\(search_doc @@ [^\n]+\) AND \(data @> /,
+      /Bitmap Index Scan on \w*search_doc_data_extensions_idx[^\n]*\n\s+Index Cond: \(\(search_doc @@ [^\n]+\) AND \(data @> /,
     ],
     'attribute: type': [
       `SELECT event_uid FROM events.cloud_event WHERE ce_type = 'com.example.alarm' ORDER BY occurred_at DESC LIMIT 50`,
