@@ -381,7 +381,7 @@ async function main() {
       `| ${label} | ${runs.map(of).join(' | ')} | ${ratio} | ${target} |`;
     const report = `# Consumer throughput (bench/consume)
 
-Command: \`flock /work/helpers/bench.lock node --conditions=source --import tsx bench/consume/run.ts\` (BENCH_RECORDS=${RECORDS}, BENCH_CLIENTS=${CLIENTS.join(',')})
+Command: \`PATH="$(./scripts/lts-node.sh):$PATH" node --conditions=source --import tsx bench/consume/run.ts\` (BENCH_RECORDS=${RECORDS}, BENCH_CLIENTS=${CLIENTS.join(',')})
 
 Machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node.js ${process.version}.
 Run: ${new Date().toISOString()}. Kafka ${stack.kafka.version} and PostgreSQL from devstack on the same machine; topic
