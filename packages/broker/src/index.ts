@@ -4,6 +4,13 @@ export {
   type ConsumerClientsOptions,
   createConsumerClients,
 } from './clients/consumer.js';
+export type {
+  GroupMember,
+  GroupMemberSettings,
+  GroupRunOptions,
+  InboundRecord,
+  PartitionBatch,
+} from './clients/group-member.js';
 export type { BrokerLogger } from './clients/kafka.js';
 export { type AdminBrokerConfig, readAdminBrokerConfig } from './config/admin.js';
 export {
