@@ -7,6 +7,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ServiceProcess, startServiceProcess } from '@event-observatory/devstack';
 import { signDevToken } from '@event-observatory/service-kit/auth';
@@ -149,7 +150,7 @@ describe('a body refused with 413 while the client is still sending it', () => {
     const chunked = async function* () {
       for (let i = 0; i < 128; i++) yield big.subarray(0, 64 * 1024);
     };
-    const upload = (body: Buffer | AsyncIterable<Buffer>, i: number) =>
+    const upload = (body: Buffer | Readable, i: number) =>
       request(`${ingest.url}/v1/events`, {
         method: 'POST',
         dispatcher: agent,
@@ -163,10 +164,12 @@ describe('a body refused with 413 while the client is still sending it', () => {
         (err: { code?: string }) => err.code ?? 'error',
       );
     const answers = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => upload(i % 2 === 0 ? big : chunked(), i)),
+      Array.from({ length: 40 }, (_, i) => upload(i % 2 === 0 ? big : Readable.from(chunked()), i)),
     );
     await agent.close();
-    console.log(`413: ${answers.filter((a) => a === 413).length} of 40 read, others: ${answers.filter((a) => a !== 413)}`);
+    console.log(
+      `413: ${answers.filter((a) => a === 413).length} of 40 read, others: ${answers.filter((a) => a !== 413)}`,
+    );
     expect(answers).toEqual(Array(40).fill(413));
   });
 });
