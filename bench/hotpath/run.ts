@@ -28,13 +28,7 @@ import { join } from 'node:path';
 import { KAFKA_CLIENTS, type KafkaClient, readProducerConfig } from '@event-observatory/broker';
 import { repoRoot } from '@event-observatory/devstack';
 import { signDevToken } from '@event-observatory/service-kit/auth';
-import {
-  type FloorClient,
-  type ProduceResult,
-  produceFloor,
-  startFloorBroker,
-  startHttpFloor,
-} from '../ingest/floors.js';
+import { type ProduceResult, produceFloor, startFloorBroker, startHttpFloor } from '../ingest/floors.js';
 import { productionNodeArgs, startIngestService } from '../ingest/service.js';
 import { createdOf, requestShapes } from '../ingest/shapes.js';
 import { type Result, step } from '../ingest/step.js';
@@ -57,11 +51,6 @@ const BATCH_SATURATION_RATE = 300;
 const BATCH_SIZE = 100;
 /** Batch requests a second both libraries sustain here: CPU per event for the same work. */
 const BATCH_RATE = 40;
-/** The library alone that matches the service's `KAFKA_CLIENT`. */
-const FLOOR_CLIENT: Record<KafkaClient, FloorClient> = {
-  kafkajs: 'kafkajs',
-  platformatic: '@platformatic/kafka',
-};
 
 interface IngestFigures {
   single: Result;
@@ -165,11 +154,10 @@ async function main(): Promise<void> {
     const { maxBatchBytes } = config.producer;
     const measureClient = async (client: KafkaClient): Promise<ClientFigures> => {
       const at = [kafka.bootstrapServers, kafka.pid()] as const;
-      const floor = FLOOR_CLIENT[client];
       return {
         ingest: await measureIngest(...at, client),
-        paced: await produceFloor(...at, { rate: SINGLE_RATE, lingerMs, maxBatchBytes }, SECONDS, floor),
-        batchFloor: await produceFloor(...at, { sendSize: BATCH_SIZE }, SECONDS, floor),
+        paced: await produceFloor(...at, { rate: SINGLE_RATE, lingerMs, maxBatchBytes }, SECONDS, client),
+        batchFloor: await produceFloor(...at, { sendSize: BATCH_SIZE }, SECONDS, client),
       };
     };
     const rounds: Round[] = [];
@@ -181,10 +169,11 @@ async function main(): Promise<void> {
       for (const client of order) round[client] = await measureClient(client);
       rounds.push(round as Round);
       https.push(await measureHttpFloor());
+      // Written after every round: a run cut short on a busy machine still leaves its figures.
+      const report = render(rounds, https, lastConsumeRun(), kafka.version);
+      if (OUT !== '-') writeFileSync(OUT, report);
+      console.log(report);
     }
-    const report = render(rounds, https, lastConsumeRun(), kafka.version);
-    if (OUT !== '-') writeFileSync(OUT, report);
-    console.log(report);
   } finally {
     await broker.stop();
   }
