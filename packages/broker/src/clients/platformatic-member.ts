@@ -5,10 +5,7 @@
  * and no batch in flight gets them as one batch (at most `concurrency` partitions at once), so a
  * partition's next batch starts after the previous one settled, as with kafkajs' `eachBatch`.
  * The client heartbeats on its own timer and rejoins the group by itself after a rebalance.
- *
- * The library is imported when a member runs: loading it compiles its option schemas (ajv), 0.76 s
- * in a CPU profile of the consumer's boot on the loaded 2-core machine, which a service on kafkajs
- * should not pay.
+ * The library is loaded when a member runs (`platformatic.ts`).
  */
 import type { Consumer, Message, MessagesStream } from '@platformatic/kafka';
 import {
@@ -19,6 +16,7 @@ import {
   type InboundRecord,
   type PartitionBatch,
 } from './group-member.js';
+import { platformaticKafka } from './platformatic.js';
 
 type Received = Message<Buffer | undefined, Buffer | undefined, string, Buffer | undefined>;
 type Client = Consumer<Buffer | undefined, Buffer | undefined, string, Buffer | undefined>;
@@ -56,7 +54,7 @@ export class PlatformaticMember implements GroupMember {
 
   async run(opts: GroupRunOptions): Promise<void> {
     this.run_ = opts;
-    const { Consumer } = await import('@platformatic/kafka');
+    const { Consumer } = platformaticKafka();
     const consumer: Client = new Consumer({
       ...this.connection,
       groupId: this.settings.groupId,

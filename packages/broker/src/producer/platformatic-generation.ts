@@ -5,7 +5,8 @@
  * nothing of the generation reaches the broker after the fence.
  */
 import { backoffDelay, settleWithin } from '@event-observatory/service-kit/resilience';
-import { Admin, type BaseOptions, Producer, stringSerializer } from '@platformatic/kafka';
+import type { Admin, BaseOptions, Producer } from '@platformatic/kafka';
+import { platformaticKafka } from '../clients/platformatic.js';
 import { FIXED_PRODUCER_PROPERTIES, type ProducerConfig, sendRetries } from '../config/producer.js';
 import type { OutboundMessage, ProbeGeneration, SendGeneration } from './generation.js';
 
@@ -64,7 +65,7 @@ abstract class PlatformaticGeneration<C extends Client> implements ProbeGenerati
 /** The readiness probe's metadata client. */
 export class PlatformaticProbeGeneration extends PlatformaticGeneration<Admin> {
   constructor(config: ProducerConfig) {
-    super(new Admin(baseOptions(config)));
+    super(new (platformaticKafka().Admin)(baseOptions(config)));
   }
 }
 
@@ -76,6 +77,7 @@ export class PlatformaticSendGeneration
   connected = false;
 
   constructor(private readonly config: ProducerConfig) {
+    const { Producer, stringSerializer } = platformaticKafka();
     super(
       new Producer<string, Buffer, string, string>({
         ...baseOptions(config),
