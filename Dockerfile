@@ -86,7 +86,7 @@ USER 1000:1000
 FROM runtime AS ingest
 COPY --from=apps /apps/ingest/ ./
 EXPOSE 8080
-CMD ["node", "--max-semi-space-size=32", "services/ingest/dist/main.js"]
+CMD ["node", "--max-semi-space-size=16", "--heap-growing-percent=100", "services/ingest/dist/main.js"]
 
 FROM runtime AS consumer
 COPY --from=apps /apps/consumer/ ./

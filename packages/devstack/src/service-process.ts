@@ -23,6 +23,8 @@ export interface ServiceProcessOptions {
 export interface ServiceProcess {
   url: string;
   logFile: string;
+  /** The process id while it runs (e.g. to read its memory from /proc). */
+  pid(): number | undefined;
   /** SIGTERM (the service's graceful shutdown, telemetry flushed last), SIGKILL after 45 s. */
   stop(): Promise<void>;
 }
@@ -63,5 +65,5 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
     stopGraceMs: 45_000,
   });
   await service.start();
-  return { url, logFile, stop: () => service.stop() };
+  return { url, logFile, pid: () => service.pid(), stop: () => service.stop() };
 }

@@ -16,7 +16,10 @@ export {
 } from './http.js';
 export { memberSpan, splitJsonArray } from './json-scan.js';
 export {
+  type DecodedKafkaRecord,
+  decodeKafkaRecord,
   encodeStructured,
+  encodeStructuredWithData,
   fromKafkaRecord,
   type KafkaRecordIn,
   type KafkaRecordOut,

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { decodeJsonEvent } from './http.js';
-import { encodeStructured, fromKafkaRecord, toKafkaRecord, toStructuredJson } from './kafka.js';
+import {
+  decodeKafkaRecord,
+  encodeStructured,
+  encodeStructuredWithData,
+  fromKafkaRecord,
+  toKafkaRecord,
+  toStructuredJson,
+} from './kafka.js';
 import { buildEvent } from './validate.js';
 
 const base = { specversion: '1.0', id: 'e1', source: '/src', type: 't.x', time: '2025-01-01T00:00:00Z' };
@@ -35,6 +42,36 @@ describe('Kafka binary mode', () => {
     const headers = Object.fromEntries(Object.entries(rec.headers).map(([k, v]) => [k, Buffer.from(v)]));
     const back = fromKafkaRecord({ key: Buffer.from(rec.key), value: rec.value, headers });
     expect(back).toEqual({ ...ev, data: Buffer.from([9]) });
+  });
+  it('hands out the JSON payload it parsed to check it, and only for a JSON content type', () => {
+    const json = toKafkaRecord(
+      buildEvent({
+        ...base,
+        extensions: {},
+        datacontenttype: 'application/json',
+        data: Buffer.from(' {"a": [1, 2]} '),
+      }),
+    );
+    const decoded = decodeKafkaRecord({
+      key: Buffer.from(json.key),
+      value: json.value,
+      headers: json.headers,
+    });
+    expect(decoded.json).toEqual({ text: ' {"a": [1, 2]} ', value: { a: [1, 2] } });
+    expect(decoded.event).toEqual(fromKafkaRecord({ key: null, value: json.value, headers: json.headers }));
+    const text = toKafkaRecord(
+      buildEvent({ ...base, extensions: {}, datacontenttype: 'text/plain', data: Buffer.from('hi') }),
+    );
+    expect(decodeKafkaRecord({ key: null, value: text.value, headers: text.headers }).json).toBeUndefined();
+  });
+  it('renders the same structured document from an already rendered payload', () => {
+    const ev = buildEvent({
+      ...base,
+      extensions: {},
+      datacontenttype: 'application/json',
+      data: Buffer.from('{"big":1e400}'),
+    });
+    expect(encodeStructuredWithData(ev, '{"big":1e400}')).toBe(encodeStructured(ev));
   });
   it('classifies broken records with the closed reasons', () => {
     expect(() => fromKafkaRecord({ value: null, headers: { ce_id: 'x' } })).toThrow(/missing/);

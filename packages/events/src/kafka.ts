@@ -101,6 +101,20 @@ function headerText(name: string, value: Buffer | string): string {
  * plausibility window is not applied (that is an ingestion rule).
  */
 export function fromKafkaRecord(record: KafkaRecordIn): CloudEvent {
+  return decodeKafkaRecord(record).event;
+}
+
+/** A decoded record; `json` is its payload's text and value when its content type is JSON. */
+export interface DecodedKafkaRecord {
+  event: CloudEvent;
+  json?: { text: string; value: unknown };
+}
+
+/**
+ * {@link fromKafkaRecord} that also hands out the JSON payload it parsed to check it, so a caller
+ * that needs the parsed payload (the consumer's `data` column) does not decode and parse it again.
+ */
+export function decodeKafkaRecord(record: KafkaRecordIn): DecodedKafkaRecord {
   const fields: EventFields = { extensions: {} };
   for (const [rawName, raw] of Object.entries(record.headers ?? {})) {
     if (raw === undefined) continue;
@@ -123,17 +137,20 @@ export function fromKafkaRecord(record: KafkaRecordIn): CloudEvent {
       fields.extensions[attr] = value;
     }
   }
+  let json: DecodedKafkaRecord['json'];
   if (record.value && record.value.byteLength > 0) {
     fields.data = record.value;
     if (isJsonMediaType(fields.datacontenttype)) {
       try {
-        JSON.parse(strictUtf8.decode(record.value));
+        const text = strictUtf8.decode(record.value);
+        json = { text, value: JSON.parse(text) };
       } catch {
         throw invalidPayload('content-type is JSON but the record value is not a UTF-8 JSON document');
       }
     }
   }
-  return buildEvent(fields);
+  const event = buildEvent(fields);
+  return json ? { event, json } : { event };
 }
 
 type PayloadRendering = { member: 'data'; json: string } | { member: 'data_base64'; json: string };
@@ -165,9 +182,20 @@ function renderPayload(event: CloudEvent): PayloadRendering | undefined {
  * verbatim, so large integers and the producer's formatting survive.
  */
 export function encodeStructured(event: CloudEvent): string {
-  const attrs = Object.fromEntries(orderedAttributes(event));
-  const head = JSON.stringify(attrs);
-  const payload = renderPayload(event);
+  return spliceStructured(event, renderPayload(event));
+}
+
+/**
+ * The same with the payload already rendered by the caller as the JSON text of the `data` member
+ * (the consumer decodes and parses it once for its own columns): spliced in without decoding and
+ * parsing it again.
+ */
+export function encodeStructuredWithData(event: CloudEvent, dataJson: string): string {
+  return spliceStructured(event, { member: 'data', json: dataJson });
+}
+
+function spliceStructured(event: CloudEvent, payload: PayloadRendering | undefined): string {
+  const head = JSON.stringify(Object.fromEntries(orderedAttributes(event)));
   if (!payload) return head;
   return `${head.slice(0, -1)},"${payload.member}":${payload.json}}`;
 }

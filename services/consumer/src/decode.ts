@@ -4,9 +4,11 @@
  */
 import {
   type CloudEvent,
+  type DecodedKafkaRecord,
+  decodeKafkaRecord,
   EventRejection,
   encodeStructured,
-  fromKafkaRecord,
+  encodeStructuredWithData,
   isJsonMediaType,
   isTextMediaType,
   REJECTION_REASONS,
@@ -57,9 +59,9 @@ export const TAG_SEPARATOR = '\u001f';
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 export function decodeRecord(record: ConsumedRecord): Decoded {
-  let event: CloudEvent;
+  let decoded: DecodedKafkaRecord;
   try {
-    event = fromKafkaRecord(record);
+    decoded = decodeKafkaRecord(record);
   } catch (err) {
     if (err instanceof EventRejection) {
       const reason = (POISON_REASONS as readonly string[]).includes(err.reason)
@@ -73,6 +75,7 @@ export function decodeRecord(record: ConsumedRecord): Decoded {
       detail: `record could not be decoded: ${(err as Error).message}`,
     };
   }
+  const { event } = decoded;
   if (event.time === undefined) {
     return {
       ok: false,
@@ -87,8 +90,11 @@ export function decodeRecord(record: ConsumedRecord): Decoded {
       detail: `time is not an RFC 3339 timestamp: ${event.time}`,
     };
   }
-  const raw = encodeStructured(event);
-  const { text: data, parsed } = dataOf(event);
+  const { text: data, parsed } = decoded.json
+    ? { text: decoded.json.text, parsed: decoded.json.value }
+    : dataOf(event);
+  // The payload is decoded and parsed once, here: the raw rendering splices the same text.
+  const raw = data === null ? encodeStructured(event) : encodeStructuredWithData(event, data);
   return {
     ok: true,
     event,
@@ -121,7 +127,8 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /**
  * The payload as JSON text for the `data` column, as the structured rendering carries it: a JSON
  * payload verbatim, a text payload as a JSON string; null when absent or binary. `parsed` is the
- * parsed JSON payload (for the derived columns), parsed once.
+ * parsed JSON payload (for the derived columns), parsed once. (A payload with a JSON content type
+ * comes parsed from `decodeKafkaRecord`; this handles the others.)
  */
 function dataOf(event: CloudEvent): { text: string | null; parsed: unknown } {
   const none = { text: null, parsed: null };

@@ -18,6 +18,7 @@ import type { HttpBindings } from '@hono/node-server';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { Registry } from 'prom-client';
+import { chargeOf, type InFlightBudget } from './admission.js';
 import type { BatchIngestor } from './batch.js';
 import { readBodyLimited } from './body.js';
 import type { Limits } from './config.js';
@@ -31,6 +32,8 @@ export interface AppDeps {
   verifier: Verifier;
   registry: Registry;
   limits: Pick<Limits, 'maxEventBytes' | 'maxBatchBytes'>;
+  /** Bytes of requests in flight (`INGEST_MAX_INFLIGHT_BYTES`). */
+  budget: InFlightBudget;
   /** Readiness checks by the field they fill in the body (`broker`, ...). */
   checks: Record<string, HealthCheck>;
   version: string;
@@ -48,8 +51,21 @@ function closing(err: ApiError): ApiError {
 export function buildApp(deps: AppDeps): OpenAPIHono<Env> {
   const { ingestor, batch, limits } = deps;
   const app = new OpenAPIHono<Env>();
-  const body = (c: Context<Env>, limit: number, what?: string) =>
-    readBodyLimited(c.req.raw, c.env?.incoming, requestHeader(c, 'content-length'), limit, what);
+  /**
+   * Runs a request's work within the in-flight budget (503 at once when it does not fit); `read`
+   * reads its body under `limit`.
+   */
+  const admitted = <T>(
+    c: Context<Env>,
+    limit: number,
+    work: (read: () => Promise<Uint8Array>) => Promise<T>,
+    what?: string,
+  ): Promise<T> => {
+    const declared = requestHeader(c, 'content-length');
+    return deps.budget.run(chargeOf(declared, limit), () =>
+      work(() => readBodyLimited(c.req.raw, c.env?.incoming, declared, limit, what)),
+    );
+  };
   /** Runs a request's work; a refusal is counted under its reason and answered with the spec's error. */
   const refusing = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
@@ -68,27 +84,36 @@ export function buildApp(deps: AppDeps): OpenAPIHono<Env> {
   app.use('/v1/*', requireAuth(deps.verifier));
 
   app.openapi(createEventRoute, async (c) => {
-    const created = await refusing(async () =>
-      ingestor.create(requestHeaderPairs(c), await body(c, limits.maxEventBytes)),
+    const created = await refusing(() =>
+      admitted(c, limits.maxEventBytes, async (read) => ingestor.create(requestHeaderPairs(c), await read())),
     );
     return c.json(created, 200);
   });
 
   app.openapi(batchCreateRoute, async (c) => {
-    const accepted = await refusing(async () =>
-      batch.accept(requestHeader(c, 'content-type'), await body(c, limits.maxBatchBytes, 'the batch body')),
+    const response = await refusing(() =>
+      admitted(
+        c,
+        limits.maxBatchBytes,
+        async (read) => batch.create(batch.accept(requestHeader(c, 'content-type'), await read())),
+        'the batch body',
+      ),
     );
-    return c.json(await batch.create(accepted), 200);
+    return c.json(response, 200);
   });
 
-  app.openapi(validateRoute, async (c) => {
-    try {
-      return c.json(ingestor.validate(requestHeaderPairs(c), await body(c, limits.maxEventBytes)), 200);
-    } catch (err) {
-      const api = closing(toApiError(err));
-      return c.json({ valid: false, error: errorBodyOf(api) }, 200, api.headers);
-    }
-  });
+  // Validate publishes nothing but holds the body like the others: within the budget too; only a
+  // refusal of the event itself is `valid: false`, an overload is the 503.
+  app.openapi(validateRoute, (c) =>
+    admitted(c, limits.maxEventBytes, async (read) => {
+      try {
+        return c.json(ingestor.validate(requestHeaderPairs(c), await read()), 200);
+      } catch (err) {
+        const api = closing(toApiError(err));
+        return c.json({ valid: false, error: errorBodyOf(api) }, 200, api.headers);
+      }
+    }),
+  );
 
   addDocsRoutes(app, { title: 'Event ingestion API', version: deps.version });
   app.get('/metrics', metricsHandler(deps.registry));

@@ -19,6 +19,17 @@ describe('ingest configuration', () => {
     expect(readIngestConfig({ INGEST_MAX_EVENT_BYTES: '2000000' }).maxEventBytes).toBe(2_000_000);
   });
 
+  it('refuses an in-flight budget smaller than the largest request it must admit', () => {
+    expect(readIngestConfig({}).maxInflightBytes).toBe(16_777_216);
+    expect(() => readIngestConfig({ INGEST_MAX_INFLIGHT_BYTES: '8388608' })).toThrow(
+      /^INGEST_MAX_INFLIGHT_BYTES: 8388608 is less than the largest request \(8390656 bytes/,
+    );
+    expect(
+      readIngestConfig({ INGEST_MAX_INFLIGHT_BYTES: '1100000', INGEST_MAX_BATCH_BYTES: '1000000' })
+        .maxInflightBytes,
+    ).toBe(1_100_000);
+  });
+
   it('refuses an unknown log level and a bad duration with one line naming the variable', () => {
     expect(() => readIngestConfig({ LOG_LEVEL: 'loud' })).toThrow(/^LOG_LEVEL/);
     expect(() => readIngestConfig({ INGEST_MAX_PAST_SKEW: 'soon' })).toThrow(/^INGEST_MAX_PAST_SKEW/);

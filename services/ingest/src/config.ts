@@ -3,8 +3,17 @@
  * the `AUTH_*` ones in service-kit's `authConfigFromEnv`).
  */
 import { EVENT_MAX_MESSAGE_BYTES, RECORD_OVERHEAD_BYTES } from '@event-observatory/broker';
-import { duration, type Env, int, list, readConfig, str } from '@event-observatory/service-kit/config';
+import {
+  ConfigError,
+  duration,
+  type Env,
+  int,
+  list,
+  readConfig,
+  str,
+} from '@event-observatory/service-kit/config';
 import { logLevel } from '@event-observatory/service-kit/logger';
+import { REQUEST_OVERHEAD_BYTES } from './admission.js';
 
 const schema = {
   host: str('HTTP_HOST').default('0.0.0.0'),
@@ -22,18 +31,30 @@ const schema = {
   maxFutureSkewMs: duration('INGEST_MAX_FUTURE_SKEW').default('24h'),
   maxPastSkewMs: duration('INGEST_MAX_PAST_SKEW').default('90d'),
   knownTypes: list('INGEST_KNOWN_TYPES', { min: 0 }).default([]),
+  // Bytes of requests in flight (admission.ts): what bounds memory under overload.
+  maxInflightBytes: int('INGEST_MAX_INFLIGHT_BYTES', { min: 1 }).default(16_777_216),
 };
 
 export type IngestConfig = ReturnType<typeof readIngestConfig>;
 
 /** Reads the ingest variables; throws a one-line `ConfigError` naming the bad one. */
 export function readIngestConfig(env: Env) {
-  return readConfig(env, schema);
+  const config = readConfig(env, schema);
+  // The largest request either route accepts must fit the budget, or it could never be admitted.
+  const largest = Math.max(config.maxEventBytes, config.maxBatchBytes) + REQUEST_OVERHEAD_BYTES;
+  if (config.maxInflightBytes < largest) {
+    throw new ConfigError(
+      'INGEST_MAX_INFLIGHT_BYTES',
+      `${config.maxInflightBytes} is less than the largest request (${largest} bytes: INGEST_MAX_BATCH_BYTES or INGEST_MAX_EVENT_BYTES plus ${REQUEST_OVERHEAD_BYTES} of overhead)`,
+    );
+  }
+  return config;
 }
 
 /** The limits that decide about one request (the defaults are the schema's). */
 export interface Limits {
   maxEventBytes: number;
+  maxInflightBytes: number;
   maxBatchEvents: number;
   maxBatchBytes: number;
   maxFutureSkewMs: number;

@@ -173,6 +173,9 @@ const judgedHeaders = binaryModeHeaders.map((p) => ({
 
 const security = [{ bearerAuth: [] as string[] }];
 
+const OVERLOADED =
+  'The in-flight byte budget (INGEST_MAX_INFLIGHT_BYTES) is full: refused before the body is read (UNAVAILABLE); retryable';
+
 export const createEventRoute = createRoute({
   method: 'post',
   path: '/v1/events',
@@ -188,7 +191,7 @@ export const createEventRoute = createRoute({
       401: 'No credential, or one that did not verify (UNAUTHENTICATED)',
       403: 'Verified credential without the required scope (PERMISSION_DENIED)',
       413: 'Body over INGEST_MAX_EVENT_BYTES (RESOURCE_EXHAUSTED)',
-      503: 'Broker did not acknowledge, is unreachable, or the send queue is full (UNAVAILABLE); retryable',
+      503: 'Broker did not acknowledge, is unreachable, or the send queue or the in-flight byte budget is full (UNAVAILABLE); retryable',
     }),
   },
 });
@@ -219,6 +222,7 @@ export const batchCreateRoute = createRoute({
       401: 'UNAUTHENTICATED',
       403: 'PERMISSION_DENIED',
       413: 'More events than INGEST_MAX_BATCH_EVENTS, or body over INGEST_MAX_BATCH_BYTES (RESOURCE_EXHAUSTED)',
+      503: OVERLOADED,
     }),
   },
 });
@@ -237,6 +241,6 @@ export const validateRoute = createRoute({
         'valid true with the event it would create (no destination), or valid false with the error',
       content: { 'application/json': { schema: ValidateResponseSchema } },
     },
-    ...errors({ 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED' }),
+    ...errors({ 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 503: OVERLOADED }),
   },
 });

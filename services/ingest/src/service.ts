@@ -13,6 +13,7 @@ import { type AuthConfig, createVerifier } from '@event-observatory/service-kit/
 import { down, up } from '@event-observatory/service-kit/health';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import type { Registry } from 'prom-client';
+import { InFlightBudget } from './admission.js';
 import { buildApp } from './app.js';
 import { createBatchIngestor } from './batch.js';
 import type { IngestConfig } from './config.js';
@@ -82,6 +83,7 @@ export async function createIngestService(opts: IngestServiceOptions) {
     verifier: createVerifier(opts.auth, { registry }),
     registry,
     limits: config,
+    budget: new InFlightBudget(config.maxInflightBytes),
     checks: {
       broker: () => (belief.isReachable ? up('reachable') : down('unreachable')),
       eventCeiling: () => ceiling.readiness(),
