@@ -1,11 +1,8 @@
 /**
  * The probe against a dedicated broker that goes away: `consume_running` turns NaN after three
  * missed reports (a tick whose group reading fails is no report) and `dlq_depth` reads NaN while
- * the broker is unreachable; both come back with the broker.
- *
- * The stream's own restarts are not under test here (supervision.test.ts has them): its backoff is
- * longer than the test, so it does not rejoin the group once the broker is back. A rejoin waits
- * out the crashed member's 30 s session, and closing the service in the middle of it waited too.
+ * the broker is unreachable (a lifecycle command meanwhile does not refresh it); both come back
+ * with the broker.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,7 +19,7 @@ beforeAll(async () => {
   kafka = await startKafka({ dataDir: join(dir, 'kafka') });
   h = await startHarness('probe-outage', {
     bootstrapServers: kafka.bootstrapServers,
-    restartPolicy: { minBackoffMs: 600_000, maxBackoffMs: 600_000 },
+    restartPolicy: { minBackoffMs: 500, maxBackoffMs: 1_000 },
     env: { LAG_REFRESH_INTERVAL: '1s', LAG_REQUEST_TIMEOUT: '1s' },
   });
 }, 120_000);
@@ -47,8 +44,12 @@ describe('probe with the broker unreachable (dedicated broker)', () => {
     // Not before three intervals (1 s each) have passed without a report. (Before the fix every
     // tick reported the local stream state first, so the gauge never turned NaN at all.)
     expect(Date.now() - stopping).toBeGreaterThanOrEqual(2_000);
-    // A lifecycle command does not make the gauge fresh again while the broker is gone.
-    h.service.probe.reportRunning();
+    // A lifecycle command does not make the gauge fresh again while the broker is gone. (Stopping
+    // also keeps the stream from rejoining once the broker is back: a rejoin, and a close during
+    // one, waits out the crashed member's 30 s session.)
+    const stop = await h.request('/admin/consumer:stop', { method: 'POST' });
+    expect(stop.status).toBe(200);
+    expect(((await stop.json()) as { consumer: { state: string } }).consumer.state).toBe('stopped');
     expect(await h.metric('consume_running')).toBeNaN();
 
     await kafka.start();
