@@ -23,6 +23,7 @@ let restarting: Harness;
 let exhausted: Harness;
 const BUDGET = 3;
 
+// A broker and two services: at load average 45 this took more than 120 s once.
 beforeAll(async () => {
   dir = tempDataDir('consumer-supervision-');
   kafka = await startKafka({ dataDir: join(dir, 'kafka') });
@@ -39,7 +40,7 @@ beforeAll(async () => {
     restartPolicy: { minBackoffMs: 200, maxBackoffMs: 200, maxRestarts: BUDGET, windowMs: 600_000 },
     env: { LAG_REQUEST_TIMEOUT: '1s', LOG_LEVEL: logLevel },
   });
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   await restarting?.close().catch(() => {});
