@@ -62,7 +62,8 @@ RUN for s in $SERVICES; do service-tree.sh dist "$s" /build; done && rm -rf /bui
 
 # The runtime root filesystem: the base without what only installs or builds software (npm,
 # corepack, yarn, apt and the libraries only apt uses (bookworm's names; dpkg skips a name that is
-# not installed), perl), squashed into one layer by the `runtime` stage so what is removed is
+# not installed), perl, and e2fsprogs with its libraries: a container never makes or checks a
+# file system), squashed into one layer by the `runtime` stage so what is removed is
 # really gone (a removal in a later layer would only hide it). No package can be installed in the
 # final images: they are rebuilt from this file instead.
 FROM base AS runtime-root
@@ -71,6 +72,7 @@ RUN rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /us
  && dpkg --purge --force-remove-essential --force-depends >/dev/null \
       apt libapt-pkg6.0 gpgv debian-archive-keyring perl-base \
       libgnutls30 libp11-kit0 libunistring2 libhogweed6 libnettle8 libtasn1-6 libidn2-0 libxxhash0 \
+      e2fsprogs logsave libext2fs2 libss2 libcom-err2 \
  && rm -rf /var/lib/apt /var/cache/apt /var/cache/debconf /var/log/* /tmp/*
 
 # What every component's image starts from: non-root by number (1000 = `node` of the base image),

@@ -83,8 +83,8 @@ migrate: install ## Apply pending migrations to DATABASE_URL (default: the make 
 	@if [ -z "$$DATABASE_URL" ] && [ -f .dev/stack.env ]; then set -a; . .dev/stack.env; set +a; fi; \
 	npm run migrate -w @event-observatory/store
 
-bench: install ## Run the benchmarks on Node 24 (consume, the hot path against its floors, the Kafka clients, rollup, search); figures in bench/results/
-	@export PATH="$$(./scripts/lts-node.sh):$$PATH"; set -e; for b in consume hotpath clients rollup search; do \
+bench: install ## Run the benchmarks on Node 24 (consume, the hot path against its floors with both Kafka clients, rollup, search); figures in bench/results/
+	@export PATH="$$(./scripts/lts-node.sh):$$PATH"; set -e; for b in consume hotpath rollup search; do \
 	  node --conditions=source --import tsx bench/$$b/run.ts; done
 
 cluster: ## Start a single-node Kubernetes in the foreground (writes .dev/kubeconfig); Ctrl-C stops it

@@ -8,7 +8,7 @@ import { fork } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EVENT_TOPIC, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
+import { EVENT_TOPIC, ensureTopics, eventTopicSpec, type KafkaClient } from '@event-observatory/broker';
 import { freePort, type KafkaHandle, startKafka, tempDataDir } from '@event-observatory/devstack';
 import { decodeHttpEvent, toKafkaRecord } from '@event-observatory/events';
 import { Producer as PlatformaticProducer, stringSerializer } from '@platformatic/kafka';
@@ -62,11 +62,8 @@ export async function startHttpFloor(): Promise<{ port: number; pid: number; sto
   };
 }
 
-/** The Kafka client a floor measures: the project's (patched kafkajs) or the candidate of issue 18. */
-export type FloorClient = 'kafkajs' | '@platformatic/kafka';
-
 export interface ProduceResult {
-  client: FloorClient;
+  client: KafkaClient;
   /** What decided the send size: `N per send`, or `<rate>/s, linger <ms> ms` (the service's rule). */
   mode: string;
   records: number;
@@ -108,7 +105,7 @@ export async function produceFloor(
   brokerPid: number | undefined,
   pacing: ProducePacing,
   seconds: number,
-  client: FloorClient = 'kafkajs',
+  client: KafkaClient = 'kafkajs',
 ): Promise<ProduceResult> {
   const producer = await connectProducer(client, bootstrapServers);
   let n = 0;
@@ -164,7 +161,7 @@ interface FloorProducer {
 }
 
 /** Either client with the service's guarantees: idempotent, acks=all, no compression, one topic. */
-async function connectProducer(client: FloorClient, bootstrapServers: string): Promise<FloorProducer> {
+async function connectProducer(client: KafkaClient, bootstrapServers: string): Promise<FloorProducer> {
   if (client === 'kafkajs') {
     const kafka = new Kafka({ brokers: [bootstrapServers], logLevel: logLevel.NOTHING });
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });

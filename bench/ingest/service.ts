@@ -41,7 +41,7 @@ export async function startIngestService(o: ServiceOptions): Promise<RunningServ
     cwd: o.serviceDir,
     env: {
       ...Object.fromEntries(
-        Object.entries(process.env).filter(([k]) => !/^(BROKER_|INGEST_|AUTH_|OTEL_)/.test(k)),
+        Object.entries(process.env).filter(([k]) => !/^(BROKER_|KAFKA_|INGEST_|AUTH_|OTEL_)/.test(k)),
       ),
       HTTP_HOST: '127.0.0.1',
       HTTP_PORT: String(port),

@@ -7,6 +7,9 @@
  *
  *   node --conditions=source --import tsx bench/search/run.ts      # BENCH_EVENTS=5000000 BENCH_RUNS=30
  *
+ * BENCH_SHAPES (comma-separated names, e.g. `text,text+attrs,subject (exact)`) measures only those
+ * rows of the report, for quick repeats of a few shapes.
+ *
  * Starts its own PostgreSQL (devstack), in a temporary folder, or in BENCH_DATA_DIR when set: a
  * store loaded there before with the same BENCH_EVENTS is measured again without loading (the
  * migrations it lacks are applied first). Rows come from `seedEvents` (SQL generate_series); the
@@ -38,6 +41,9 @@ const SPAN_MS = 182 * 86_400_000;
 const SECRET = 'bench-search-secret-0123456789abcdef';
 /** Report file under bench/results/ (a before/after pair keeps both). */
 const OUT = process.env.BENCH_OUT ?? 'search.md';
+/** Only these shapes (16 shapes and the unindexed filters, by name) when set. */
+const ONLY = process.env.BENCH_SHAPES ? new Set(process.env.BENCH_SHAPES.split(',')) : undefined;
+const chosen = (name: string) => ONLY === undefined || ONLY.has(name);
 
 const log = (line: string) => process.stdout.write(`[bench] ${line}\n`);
 
@@ -180,7 +186,7 @@ try {
   await refPool.end();
   log(`reference: p50 ${reference.p50.toFixed(1)} ms, p95 ${reference.p95.toFixed(1)} ms`);
   const rows: string[] = [];
-  for (const shape of SHAPES) {
+  for (const shape of SHAPES.filter(chosen)) {
     const whole = await measure((i) => page(paramsFor(shape, i, END)));
     rows.push(`| ${shape} | ${whole.p50.toFixed(1)} | ${whole.p95.toFixed(1)} | ${whole.failed} |`);
     log(
@@ -188,7 +194,7 @@ try {
     );
   }
   const unindexed: string[] = [];
-  for (const [name, params] of Object.entries(UNINDEXED)) {
+  for (const [name, params] of Object.entries(UNINDEXED).filter(([name]) => chosen(name))) {
     const whole = await measure((i) => page(params(i)));
     unindexed.push(`| ${name} | ${whole.p50.toFixed(1)} | ${whole.p95.toFixed(1)} | ${whole.failed} |`);
     log(
@@ -230,7 +236,7 @@ function report(r: {
 }): string {
   return `# Search latency
 
-Command: \`BENCH_EVENTS=${EVENTS} BENCH_RUNS=${RUNS} node --conditions=source --import tsx bench/search/run.ts\`
+Command: \`BENCH_EVENTS=${EVENTS} BENCH_RUNS=${RUNS}${ONLY ? ` BENCH_SHAPES='${[...ONLY].join(',')}'` : ''} node --conditions=source --import tsx bench/search/run.ts\`
 (${new Date().toISOString().slice(0, 16)}Z; ${cpus().length} cores shared with other work, load average
 ${loadavg()
   .map((l) => l.toFixed(1))

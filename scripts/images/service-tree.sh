@@ -39,6 +39,35 @@ case $step in
     rm -rf patches package-lock.json
     # Type declarations and source maps are never loaded at run time (no --enable-source-maps).
     find node_modules -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' \) -delete
+    # Nor are these: TypeScript sources (Node never strips types under node_modules), Markdown,
+    # packages' own test suites, the `bare-*` modules of the Bare runtime (chosen only under its
+    # `bare` condition; Node takes the `default` one), and the ES module builds a package names
+    # only in `module`/`esnext` (without `exports`, Node resolves `main` alone).
+    find node_modules -type f \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -iname '*.md' \) -delete
+    find node_modules -type d \( -name test -o -name tests -o -name __tests__ \) -prune -exec rm -rf {} +
+    rm -rf node_modules/bare-*
+    node -e '
+      const { existsSync, readdirSync, readFileSync, rmSync } = require("node:fs");
+      const { dirname, join, normalize } = require("node:path");
+      const prune = (pkgDir) => {
+        const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"));
+        if (pkg.exports !== undefined || typeof pkg.main !== "string") return;
+        const main = normalize(pkg.main);
+        for (const entry of [pkg.module, pkg.esnext]) {
+          const dir = typeof entry === "string" ? normalize(dirname(entry)) : ".";
+          if (dir !== "." && !main.startsWith(`${dir}/`)) rmSync(join(pkgDir, dir), { recursive: true, force: true });
+        }
+      };
+      const walk = (modules) => {
+        for (const name of readdirSync(modules)) {
+          const dir = join(modules, name);
+          if (name.startsWith("@")) walk(dir);
+          else if (existsSync(join(dir, "package.json"))) prune(dir);
+          if (existsSync(join(dir, "node_modules"))) walk(join(dir, "node_modules"));
+        }
+      };
+      walk("node_modules");
+    '
     ;;
   dist)
     cd "$out"

@@ -119,8 +119,9 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
       end: () => p.startIngest(),
     });
     await inFlight;
-    // A request sent on a keep-alive connection the draining server closes as idle is reset
-    // before it is read (the README's "not guaranteed"): never published, so never stored.
+    // The drain closes no idle connection, but on this loaded machine a keep-alive connection
+    // expires (server side) as the client reuses it, drain or not: that request is reset before
+    // it is read (the README's "not guaranteed"), never published, so never stored.
     expectExact(row);
     expect(row.resetStored).toBe(0);
     expect(row.deadLettered).toBe(0);

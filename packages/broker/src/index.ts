@@ -4,6 +4,13 @@ export {
   type ConsumerClientsOptions,
   createConsumerClients,
 } from './clients/consumer.js';
+export type {
+  GroupMember,
+  GroupMemberSettings,
+  GroupRunOptions,
+  InboundRecord,
+  PartitionBatch,
+} from './clients/group-member.js';
 export type { BrokerLogger } from './clients/kafka.js';
 export { type AdminBrokerConfig, readAdminBrokerConfig } from './config/admin.js';
 export {
@@ -12,6 +19,8 @@ export {
   DEAD_LETTER_TOPIC,
   deadLetterTopicName,
   EVENT_TOPIC,
+  KAFKA_CLIENTS,
+  type KafkaClient,
   readBrokerTopics,
 } from './config/connection.js';
 export { type ConsumerBrokerConfig, readConsumerBrokerConfig } from './config/consumer.js';

@@ -14,7 +14,12 @@ import {
 } from '@event-observatory/devstack';
 import { retry } from '@event-observatory/service-kit/resilience';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventProducer, PublishError, producerConfig } from '../src/index.js';
+import {
+  producerConfig as brokerProducerConfig,
+  EventProducer,
+  KAFKA_CLIENTS,
+  PublishError,
+} from '../src/index.js';
 
 let kafka: KafkaHandle;
 let dir: string;
@@ -65,9 +70,13 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('EventProducer when the broker stops answering', () => {
+// Every guarantee holds whichever Kafka library sends (KAFKA_CLIENT).
+describe.each(KAFKA_CLIENTS)('EventProducer on %s when the broker stops answering', (kafkaClient) => {
+  const producerConfig = (values: Parameters<typeof brokerProducerConfig>[0]) =>
+    brokerProducerConfig({ kafkaClient, ...values });
+
   it('fails a send at its delivery deadline, never succeeds it later, and sends nothing after the fence', async () => {
-    const topic = `deadline-${Date.now()}`;
+    const topic = `deadline-${kafkaClient}-${Date.now()}`;
     await createTopic(kafka.bootstrapServers, topic, 1);
     const lateAcks: string[] = [];
     const producer = new EventProducer({
@@ -76,7 +85,7 @@ describe('EventProducer when the broker stops answering', () => {
         topic,
         lingerMs: 0,
         maxBlockMs: 1_000,
-        // kafkajs' own retry of A (after one request timeout) is still waiting at the deadline
+        // the library's own retry of A (after one request timeout) is still waiting at the deadline
         requestTimeoutMs: 1_000,
         deliveryTimeoutMs: 1_500,
       }),
@@ -100,7 +109,7 @@ describe('EventProducer when the broker stops answering', () => {
     } finally {
       thaw();
     }
-    // Longer than any retry kafkajs had planned for A (request timeout plus backoff).
+    // Longer than any retry the library had planned for A (request timeout plus backoff).
     await sleep(3_000);
     await producer.publish(record('c'));
     await producer.close();
@@ -116,7 +125,7 @@ describe('EventProducer when the broker stops answering', () => {
   });
 
   it('closes within BROKER_CLOSE_TIMEOUT (plus one request timeout to disconnect) with records still queued, settling every one', async () => {
-    const topic = `drain-${Date.now()}`;
+    const topic = `drain-${kafkaClient}-${Date.now()}`;
     await createTopic(kafka.bootstrapServers, topic, 1);
     const closeTimeoutMs = 1_000;
     const requestTimeoutMs = 500;

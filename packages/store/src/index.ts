@@ -48,6 +48,7 @@ export {
   createReadPool,
   createWritePool,
   isAcquireTimeout,
+  isStatementTimeout,
   type PoolName,
   type PoolOptions,
   READ_POOL_SIZE,

@@ -89,6 +89,14 @@ export function isAcquireTimeout(err: unknown): boolean {
   return err instanceof Error && TIMEOUT_MESSAGES.has(err.message);
 }
 
+/** SQLSTATE 57014: the server cancelled the statement (its `statement_timeout` ran out). */
+const QUERY_CANCELED = '57014';
+
+/** Whether `err` is PostgreSQL's cancellation of a statement that ran out of its `statement_timeout`. */
+export function isStatementTimeout(err: unknown): boolean {
+  return (err as { code?: unknown } | undefined)?.code === QUERY_CANCELED;
+}
+
 /**
  * Adds the pool to the registry's `pool_connections_*` meters, creating them on first use:
  * gauges `pool_connections_active`, `_idle`, `_pending`, `pool_connections`, `_max`, `_min`;

@@ -1,7 +1,8 @@
 /**
- * The search totals on a real PostgreSQL: exact below the cap, capped above it, and not counted at
- * all when the planner expects at least twice the cap; and the statistics target of migration 0007
- * on every partition, including one created later.
+ * The search totals on a real PostgreSQL: exact below the cap, capped above it, counted even when
+ * the planner expects at least twice the cap (the estimate stands in only when that count runs out
+ * of its budget), exact at the cap's boundary whatever the estimate; and the statistics target of
+ * migration 0007 on every partition, including one created later.
  */
 import { createDatabase, seedEvents } from '@event-observatory/devstack';
 import pg from 'pg';
@@ -13,13 +14,18 @@ const SPAN_MS = 7 * 86_400_000;
 const end = new Date(Math.floor(Date.now() / 1000) * 1000);
 let pool: pg.Pool;
 
-beforeAll(async () => {
-  const stack = inject('stack');
-  const url = await createDatabase(stack.databaseUrl, `search_${Date.now().toString(36)}`);
+/** A migrated database of its own holding the standard seed, analysed. */
+async function seededPool(name: string): Promise<pg.Pool> {
+  const url = await createDatabase(inject('stack').databaseUrl, `${name}_${Date.now().toString(36)}`);
   await migrate({ url });
-  pool = new pg.Pool({ connectionString: url, max: 2 });
-  await seedEvents(pool, { count: SEEDED, spanMs: SPAN_MS, end });
-  await pool.query('ANALYZE events.cloud_event');
+  const db = new pg.Pool({ connectionString: url, max: 2 });
+  await seedEvents(db, { count: SEEDED, spanMs: SPAN_MS, end });
+  await db.query('ANALYZE events.cloud_event');
+  return db;
+}
+
+beforeAll(async () => {
+  pool = await seededPool('search');
 });
 
 afterAll(async () => {
@@ -40,11 +46,50 @@ describe('search totals', () => {
     expect(await totalEvents(pool, filter)).toEqual({ total: TOTAL_CAP, capped: true, estimated: false });
   });
 
-  it('are not counted when the planner expects at least twice the cap', async () => {
+  it('are counted, not taken from the estimate, when the planner expects at least twice the cap', async () => {
     const estimate = await estimateEvents(pool, {});
     expect(estimate).toBeGreaterThan(SEEDED * 0.9);
     expect(estimate).toBeLessThan(SEEDED * 1.1);
-    expect(await totalEvents(pool, {})).toEqual({ total: TOTAL_CAP, capped: true, estimated: true });
+    expect(await totalEvents(pool, {})).toEqual({ total: TOTAL_CAP, capped: true, estimated: false });
+  });
+
+  it('fall back to the capped estimate when the count of a large estimate runs out of its budget', async () => {
+    // Every row holds the word `reading`: 25,000 expected; counting 10,001 of them (a bitmap of
+    // 25,000 rows, then 10,001 heap visits) takes longer than a 1 ms budget.
+    const filter = { text: 'reading' };
+    expect(await estimateEvents(pool, filter)).toBeGreaterThanOrEqual(ESTIMATE_GATE);
+    expect(await totalEvents(pool, filter, 1)).toEqual({ total: TOTAL_CAP, capped: true, estimated: true });
+    expect(await totalEvents(pool, filter)).toEqual({ total: TOTAL_CAP, capped: true, estimated: false });
+  });
+});
+
+describe('search totals at the cap, with statistics that expect 25,000 matches', () => {
+  // Statistics taken on 25,000 rows, then rows deleted with autovacuum off: the planner still
+  // expects ~25,000 matches of an empty filter, so only the count can tell 10,000 from 10,001.
+  let stale: pg.Pool;
+
+  beforeAll(async () => {
+    stale = await seededPool('search_cap');
+    const { rows } = await stale.query<{ name: string }>(
+      `SELECT inhrelid::regclass::text AS name FROM pg_inherits WHERE inhparent = 'events.cloud_event'::regclass`,
+    );
+    for (const r of rows) await stale.query(`ALTER TABLE ${r.name} SET (autovacuum_enabled = false)`);
+    await stale.query(`DELETE FROM events.cloud_event WHERE (data ->> 'n')::int > $1`, [TOTAL_CAP + 1]);
+  });
+
+  afterAll(async () => {
+    await stale?.end();
+  });
+
+  it('shows 10,000+ for exactly 10,001 matches', async () => {
+    expect(await estimateEvents(stale, {})).toBeGreaterThanOrEqual(ESTIMATE_GATE);
+    expect(await totalEvents(stale, {})).toEqual({ total: TOTAL_CAP, capped: true, estimated: false });
+  });
+
+  it('shows exactly 10,000 for 10,000 matches', async () => {
+    await stale.query(`DELETE FROM events.cloud_event WHERE (data ->> 'n')::int = $1`, [TOTAL_CAP + 1]);
+    expect(await estimateEvents(stale, {})).toBeGreaterThanOrEqual(ESTIMATE_GATE);
+    expect(await totalEvents(stale, {})).toEqual({ total: TOTAL_CAP, capped: false, estimated: false });
   });
 });
 

@@ -1,16 +1,8 @@
+import type { InboundRecord } from '@event-observatory/broker';
 import type { Decoded } from './decode.js';
 
 /** A broker record as the consumer handles it, with its origin coordinates. */
-export interface ConsumedRecord {
-  topic: string;
-  partition: number;
-  /** Offset as kafkajs spells it (decimal string). */
-  offset: string;
-  key: Buffer | null;
-  value: Buffer | null;
-  headers: Record<string, Buffer | string | (Buffer | string)[] | undefined>;
-  /** Broker timestamp, epoch milliseconds as a decimal string. */
-  timestamp: string;
+export interface ConsumedRecord extends InboundRecord {
   /**
    * The decoded form, when it was decoded ahead of its group (the stream decodes a partition's
    * chunk while the previous group is being written); the processor decodes whatever lacks it.

@@ -1,7 +1,8 @@
 /**
- * The consumer stream: one kafkajs consumer in group `BROKER_GROUP_ID` on `BROKER_TOPIC`, its
- * lifecycle (start, stop, pause, resume, restart) and its supervision (restart after a failure
- * with backoff; stopped for good when the restart budget is used up).
+ * The consumer stream: one group member (kafkajs or `@platformatic/kafka`, by `KAFKA_CLIENT`) in
+ * group `BROKER_GROUP_ID` on `BROKER_TOPIC`, its lifecycle (start, stop, pause, resume, restart)
+ * and its supervision (restart after a failure with backoff; stopped for good when the restart
+ * budget is used up).
  *
  * Offsets: `autoCommit` is off and nothing is auto-resolved. A partition's records go to the
  * grouper in chunks of at most `CONSUMER_BATCH_SIZE`; only once the group that holds a chunk was
@@ -9,12 +10,11 @@
  * resolved and committed to the broker.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ConsumerClients } from '@event-observatory/broker';
+import type { ConsumerClients, GroupMember, PartitionBatch } from '@event-observatory/broker';
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
-import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import { BatchGrouper } from './grouper.js';
 import { Aborted, type BatchProcessor, type Log } from './processor.js';
-import { type ConsumedRecord, nextOffset } from './record.js';
+import { nextOffset } from './record.js';
 import { RestartPolicy } from './supervision.js';
 
 export type StreamState = 'stopped' | 'starting' | 'running' | 'paused' | 'stopping' | 'failed';
@@ -50,7 +50,7 @@ export interface StreamStatus {
 
 export class ConsumerStream {
   private stateValue: StreamState = 'stopped';
-  private consumer: Consumer | undefined;
+  private consumer: GroupMember | undefined;
   private abort = new AbortController();
   private restartTimer: NodeJS.Timeout | undefined;
   private lastError: string | undefined;
@@ -118,7 +118,7 @@ export class ConsumerStream {
   pause(): Promise<'success' | 'skipped'> {
     return this.serial(async () => {
       if (this.stateValue !== 'running' || !this.consumer) return 'skipped';
-      this.consumer.pause([{ topic: this.opts.topic }]);
+      this.consumer.pause();
       this.stateValue = 'paused';
       return 'success';
     });
@@ -127,7 +127,7 @@ export class ConsumerStream {
   resume(): Promise<'success' | 'skipped'> {
     return this.serial(async () => {
       if (this.stateValue !== 'paused' || !this.consumer) return 'skipped';
-      this.consumer.resume([{ topic: this.opts.topic }]);
+      this.consumer.resume();
       this.stateValue = 'running';
       return 'success';
     });
@@ -159,31 +159,27 @@ export class ConsumerStream {
     this.abort = new AbortController();
     const generation = ++this.generation;
     const { clients, topic, groupId } = this.opts;
-    const consumer = clients.groupConsumer({
+    const consumer = clients.groupMember({
       groupId,
       maxWaitTimeInMs: Math.max(100, this.opts.batchWindowMs),
     });
     this.consumer = consumer;
-    consumer.on(consumer.events.CRASH, (event) => {
+    consumer.onCrash((error) => {
       if (generation !== this.generation) return;
-      this.onFailure(event.payload.error);
+      this.onFailure(error);
     });
     try {
-      await consumer.connect();
-      await consumer.subscribe({ topics: [topic], fromBeginning: true });
       await consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        partitionsConsumedConcurrently: this.opts.partitionsConsumedConcurrently ?? 12,
-        eachBatch: (payload) => this.eachBatch(payload),
+        topic,
+        concurrency: this.opts.partitionsConsumedConcurrently ?? 12,
+        onBatch: (batch) => this.eachBatch(batch),
       });
-      // A join that fails inside run() is reported as a CRASH before run() resolves: onFailure
+      // A join that fails inside run() is reported as a crash before run() resolves: onFailure
       // has then scheduled the relaunch, and this consumer must not be called running.
       if (generation !== this.generation) return;
       this.stateValue = 'running';
       this.opts.log.info({ groupId, topic }, 'consumer stream started');
     } catch (err) {
-      await consumer.disconnect().catch(() => {});
       if (generation === this.generation) this.onFailure(err as Error);
     }
   }
@@ -193,13 +189,10 @@ export class ConsumerStream {
     this.consumer = undefined;
     this.generation++;
     this.stateValue = 'stopping';
-    const stopped = (async () => {
-      await consumer?.stop();
-      await consumer?.disconnect();
-    })();
+    const stopped = Promise.resolve(consumer?.stop());
     try {
       // Past the drain timeout the in-flight batch stops waiting for the store and stays
-      // uncommitted (redelivered later); kafkajs then finishes leaving the group.
+      // uncommitted (redelivered later); the member then finishes leaving the group.
       if ((await settleWithin(stopped, this.opts.drainTimeoutMs)) === TIMED_OUT) this.stopWaiting();
       await stopped;
     } catch (err) {
@@ -238,21 +231,19 @@ export class ConsumerStream {
     }, delay);
   }
 
-  private async eachBatch(payload: EachBatchPayload): Promise<void> {
-    const { batch } = payload;
-    const records = batch.messages.map((m) => toRecord(batch.topic, batch.partition, m));
+  private async eachBatch(batch: PartitionBatch): Promise<void> {
     this.grouper.sourceStarted();
     try {
-      await this.submitAll(payload, records);
+      await this.submitAll(batch);
     } finally {
       this.grouper.sourceFinished();
     }
   }
 
-  private async submitAll(payload: EachBatchPayload, records: ConsumedRecord[]): Promise<void> {
-    const { batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary } = payload;
+  private async submitAll(batch: PartitionBatch): Promise<void> {
+    const { records, heartbeat } = batch;
     for (let i = 0; i < records.length; i += this.opts.batchSize) {
-      if (!isRunning() || isStale()) return;
+      if (!batch.active()) return;
       const chunk = records.slice(i, i + this.opts.batchSize);
       // Decoded now, while the group before it is being written (the write is I/O-bound).
       this.opts.processor.prepare(chunk);
@@ -273,33 +264,9 @@ export class ConsumerStream {
         );
         await sleep(this.opts.holdAfterWriteMs);
       }
-      resolveOffset(last.offset);
-      // Not `consumer.commitOffsets`: once `stop()` has begun, kafkajs drops that call silently (the
-      // runner is no longer running), so the batch drained at shutdown would stay uncommitted. The
-      // payload's commit goes to the group directly; the member is still in the group until every
-      // eachBatch has returned (the SIGTERM test checks the drained batch is committed).
-      await commitOffsetsIfNecessary({
-        topics: [
-          {
-            topic: batch.topic,
-            partitions: [{ partition: batch.partition, offset: nextOffset(last.offset) }],
-          },
-        ],
-      });
+      await batch.commit(nextOffset(last.offset));
       this.policy.onProgress();
       await heartbeat().catch(() => {});
     }
   }
-}
-
-function toRecord(topic: string, partition: number, m: KafkaMessage): ConsumedRecord {
-  return {
-    topic,
-    partition,
-    offset: m.offset,
-    key: m.key,
-    value: m.value,
-    headers: (m.headers ?? {}) as ConsumedRecord['headers'],
-    timestamp: m.timestamp,
-  };
 }

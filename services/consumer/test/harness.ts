@@ -93,6 +93,8 @@ export async function startHarness(name: string, opts: HarnessOptions = {}): Pro
     CONSUMER_RETRY_DELAY: '50ms',
     CONSUMER_DRAIN_TIMEOUT: '5s',
     LOG_LEVEL: 'error',
+    // A run picks the group member's library (`KAFKA_CLIENT=platformatic npx vitest run ...`).
+    ...(process.env.KAFKA_CLIENT ? { KAFKA_CLIENT: process.env.KAFKA_CLIENT } : {}),
     ...opts.env,
   });
   const auth = authConfigFromEnv({ AUTH_SECRET: SECRET }, { defaultScope: ADMIN_SCOPE });

@@ -2,7 +2,7 @@
  * What a reader is told when the store fails a page: a statement that hit the 2 s statement
  * timeout, a connection not handed out within 3 s, or the store being unreachable. Never a stack.
  */
-import { isAcquireTimeout, READ_STATEMENT_TIMEOUT_MS } from '@event-observatory/store';
+import { isAcquireTimeout, isStatementTimeout, READ_STATEMENT_TIMEOUT_MS } from '@event-observatory/store';
 
 export interface Failure {
   status: 503 | 504;
@@ -10,11 +10,8 @@ export interface Failure {
   message: string;
 }
 
-/** SQLSTATE 57014: the statement was cancelled (statement_timeout). */
-const QUERY_CANCELED = '57014';
-
 export function failureOf(err: unknown): Failure {
-  if ((err as { code?: unknown })?.code === QUERY_CANCELED) {
+  if (isStatementTimeout(err)) {
     return {
       status: 504,
       title: 'The search took too long',

@@ -1,11 +1,16 @@
 /**
- * The consumer service's kafkajs clients, built from its checked settings: one kafkajs client
+ * The consumer service's clients, built from its checked settings: one kafkajs client
  * (`BROKER_CLIENT_ID`, every request bounded by `LAG_REQUEST_TIMEOUT`), and from it the admin,
- * the dead-letter producer, the stream's group member and the short-lived dead-letter readers.
+ * the dead-letter producer and the short-lived dead-letter readers; the stream's group member
+ * with the library `KAFKA_CLIENT` names (kafkajs, or `@platformatic/kafka` with the same id,
+ * bounds and group settings).
  */
 import { type Admin, type Consumer, Partitioners, type Producer } from 'kafkajs';
 import type { ConsumerBrokerConfig } from '../config/consumer.js';
+import type { GroupMember, GroupMemberSettings } from './group-member.js';
 import { type BrokerLogger, createKafka } from './kafka.js';
+import { KafkajsMember } from './kafkajs-member.js';
+import { PlatformaticMember } from './platformatic-member.js';
 
 /** Connection and retry of every consumer-side client (kafkajs retries a failed request itself). */
 const CONSUMER_CONNECTION = {
@@ -28,11 +33,8 @@ export interface ConsumerClients {
    * Its sends ask for acknowledgement from all replicas (`acks: -1`).
    */
   deadLetterProducer(): Producer;
-  /**
-   * The stream's member of `groupId`. kafkajs gives up after its retries and crashes the consumer
-   * instead of restarting it: the caller supervises restarts.
-   */
-  groupConsumer(opts: { groupId: string; maxWaitTimeInMs: number }): Consumer;
+  /** A new member of the stream's group; after a crash the caller builds another. */
+  groupMember(settings: GroupMemberSettings): GroupMember;
   /** A throw-away reader in its own group (dead-letter scans): short polls, few retries. */
   scanConsumer(groupId: string): Consumer;
 }
@@ -64,20 +66,20 @@ export function createConsumerClients(
         maxInFlightRequests: 1,
         createPartitioner: Partitioners.DefaultPartitioner,
       }),
-    groupConsumer: ({ groupId, maxWaitTimeInMs }) =>
-      kafka.consumer({
-        groupId,
-        sessionTimeout: 30_000,
-        rebalanceTimeout: 60_000,
-        heartbeatInterval: 3_000,
-        maxWaitTimeInMs,
-        // Bounded fetches keep the resident set small: at most ~4 MiB of records per fetch
-        // (about 370 records of 700 bytes per partition). Larger fetches (1 MiB a partition) were
-        // measured: no faster (the database write is the bottleneck) and twice the peak RSS.
-        maxBytesPerPartition: 256 * 1024,
-        maxBytes: 4 * 1024 * 1024,
-        retry: { retries: 5, restartOnFailure: async () => false },
-      }),
+    groupMember: (settings) =>
+      config.kafkaClient === 'platformatic'
+        ? new PlatformaticMember(
+            {
+              clientId: config.clientId,
+              bootstrapBrokers: config.bootstrapServers,
+              connectTimeout: CONSUMER_CONNECTION.connectionTimeout,
+              timeout: opts.requestTimeoutMs,
+              retries: CONSUMER_CONNECTION.retry.retries,
+              retryDelay: CONSUMER_CONNECTION.retry.initialRetryTime,
+            },
+            settings,
+          )
+        : new KafkajsMember(kafka, settings),
     scanConsumer: (groupId) => kafka.consumer({ groupId, maxWaitTimeInMs: 100, retry: { retries: 2 } }),
   };
 }

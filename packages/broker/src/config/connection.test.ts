@@ -47,7 +47,13 @@ describe('consumer broker settings', () => {
       dlqTopic: 'events.cloudevents.v1.dlq',
       groupId: 'cobalt-cloudevents-v1',
       clientId: 'observatory-consumer',
+      kafkaClient: 'kafkajs',
     });
     expect(readConsumerBrokerConfig({ BROKER_TOPIC: 't' }).dlqTopic).toBe('t.dlq');
+  });
+
+  it('pick the group member library by KAFKA_CLIENT and refuse any other name', () => {
+    expect(readConsumerBrokerConfig({ KAFKA_CLIENT: 'platformatic' }).kafkaClient).toBe('platformatic');
+    expect(() => readConsumerBrokerConfig({ KAFKA_CLIENT: 'rdkafka' })).toThrow(/KAFKA_CLIENT/);
   });
 });

@@ -6,9 +6,14 @@
  * |---|---|---|
  * | `BROKER_GROUP_ID` | `cobalt-cloudevents-v1` | consumer group; changing it replays the topic |
  * | `BROKER_CLIENT_ID` | `observatory-consumer` | kafkajs client id of the consumer's clients |
+ * | `KAFKA_CLIENT` | `kafkajs` | the library of the stream's group member: `kafkajs` or `platformatic` (`@platformatic/kafka`) |
  */
-import { type Env, readConfig, str } from '@event-observatory/service-kit/config';
+import { type Env, oneOf, readConfig, str } from '@event-observatory/service-kit/config';
 import { resolveDeadLetterTopic, sharedFields } from './connection.js';
+
+/** The Kafka libraries the consumer's group member can be built with. */
+export const KAFKA_CLIENTS = ['kafkajs', 'platformatic'] as const;
+export type KafkaClientName = (typeof KAFKA_CLIENTS)[number];
 
 const consumerSchema = {
   bootstrapServers: sharedFields.bootstrapServers,
@@ -16,6 +21,7 @@ const consumerSchema = {
   dlqTopic: sharedFields.dlqTopic,
   groupId: str('BROKER_GROUP_ID').default('cobalt-cloudevents-v1'),
   clientId: str('BROKER_CLIENT_ID').default('observatory-consumer'),
+  kafkaClient: oneOf('KAFKA_CLIENT', KAFKA_CLIENTS).default('kafkajs'),
 };
 
 export interface ConsumerBrokerConfig {
@@ -26,6 +32,8 @@ export interface ConsumerBrokerConfig {
   dlqTopic: string;
   groupId: string;
   clientId: string;
+  /** The library of the stream's group member (`KAFKA_CLIENT`); admin, dead letters and scans stay on kafkajs. */
+  kafkaClient: KafkaClientName;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { ConfigError } from '@event-observatory/service-kit/config';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PRODUCER_PROPERTIES, producerConfig, readProducerConfig } from './producer.js';
+import { DEFAULT_PRODUCER_PROPERTIES, producerConfig, readProducerConfig, sendRetries } from './producer.js';
 
 describe('producer configuration', () => {
   it('has the defaults of the Limits table', () => {
@@ -15,6 +15,7 @@ describe('producer configuration', () => {
       queueCapacity: 1024,
       queueBytes: 134_217_728,
       lingerMs: 5,
+      kafkaClient: 'kafkajs',
     });
     expect(c.producer).toEqual(DEFAULT_PRODUCER_PROPERTIES);
   });
@@ -45,5 +46,21 @@ describe('producer configuration', () => {
   it('built from values, keeps the defaults for the rest', () => {
     const c = producerConfig({ bootstrapServers: ['h:1'], topic: 't', queueCapacity: 2 });
     expect(c).toMatchObject({ topic: 't', queueCapacity: 2, deliveryTimeoutMs: 10_000 });
+  });
+});
+
+describe('KAFKA_CLIENT', () => {
+  it('picks the library that sends, kafkajs unless told, and refuses any other', () => {
+    expect(readProducerConfig({ KAFKA_CLIENT: 'platformatic' }).kafkaClient).toBe('platformatic');
+    expect(() => readProducerConfig({ KAFKA_CLIENT: 'librdkafka' })).toThrow(/KAFKA_CLIENT/);
+  });
+});
+
+describe('retries of one send inside the library', () => {
+  it('are bounded by the delivery timeout', () => {
+    expect(sendRetries(readProducerConfig({}))).toBe(1);
+    expect(
+      sendRetries(readProducerConfig({ BROKER_DELIVERY_TIMEOUT: '30s', BROKER_REQUEST_TIMEOUT: '1s' })),
+    ).toBe(14);
   });
 });

@@ -44,6 +44,7 @@ import { SpanKind } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import type { BrokerLogger } from '../clients/kafka.js';
 import type { ProducerConfig } from '../config/producer.js';
+import { generationsOf } from './generation.js';
 import { PartitionCache } from './partitions.js';
 import { Prober } from './prober.js';
 import { SendQueue } from './queue.js';
@@ -95,8 +96,9 @@ export class EventProducer {
         latency?.observe({ topic: this.topic, outcome }, (performance.now() - p.startedAt) / 1000),
     );
     const partitions = new PartitionCache(this.topic);
-    this.sender = new Sender({ config, queue: this.queue, partitions, logger, onOutcome });
-    this.prober = new Prober(config, partitions, onOutcome);
+    const generations = generationsOf(config.kafkaClient);
+    this.sender = new Sender({ config, queue: this.queue, partitions, generations, logger, onOutcome });
+    this.prober = new Prober(config, partitions, generations, onOutcome);
     if (config.ignoredOverrides.length > 0) {
       logger?.warn(
         { ignored: config.ignoredOverrides },

@@ -1,108 +1,66 @@
 /**
- * Generation fencing. A generation is one kafkajs client (and the producer and admin made from it)
- * with a socket factory of its own. Fencing destroys every socket it opened and makes the factory
- * refuse new ones, so nothing the generation still retries can reach the broker afterwards: what a
- * delivery deadline gave up on stays given up (the module comment of `event-producer.ts`).
+ * Generation fencing, the contract both Kafka libraries implement. A generation is one client (a
+ * producer, or the probe's metadata client) whose sockets are its own. `fence()` destroys every
+ * socket it opened and leaves it unable to open new ones, so nothing it still retries can reach
+ * the broker afterwards: what a delivery deadline gave up on stays given up (the module comment of
+ * `event-producer.ts`). `KAFKA_CLIENT` picks the library: `kafkajs-generation.ts` or
+ * `platformatic-generation.ts`.
  */
-import net from 'node:net';
-import { settleWithin } from '@event-observatory/service-kit/resilience';
-import type { Admin, ISocketFactory, Kafka, Producer } from 'kafkajs';
-import { type BrokerLogger, createKafka } from '../clients/kafka.js';
-import { FIXED_PRODUCER_PROPERTIES, type ProducerConfig } from '../config/producer.js';
+import type { BrokerLogger } from '../clients/kafka.js';
+import type { KafkaClient } from '../config/connection.js';
+import type { ProducerConfig } from '../config/producer.js';
+import { KafkajsProbeGeneration, KafkajsSendGeneration } from './kafkajs-generation.js';
+import { PlatformaticProbeGeneration, PlatformaticSendGeneration } from './platformatic-generation.js';
+
+/** A generation that reads the topic's partitions (the readiness probe). */
+export interface ProbeGeneration {
+  readonly fenced: boolean;
+  /** The leader of each partition of `topic` (-1: none), in partition order. */
+  partitionLeaders(topic: string): Promise<number[]>;
+  /** Closes every socket now and opens no new one: nothing of this generation reaches the broker. */
+  fence(): void;
+  /** Disconnects politely within `timeoutMs`, then fences whatever is left. */
+  close(timeoutMs: number): Promise<void>;
+}
+
+/** One record as the sender hands it to a generation: its partition is already chosen. */
+export interface OutboundMessage {
+  key: string;
+  value: Buffer | null;
+  headers: Record<string, string>;
+  partition: number;
+}
 
 /**
- * kafkajs retries for an idempotent send: as many attempts (each bounded by the request timeout,
- * separated by at most `maxRetryTime`) as fit in the delivery timeout, at least 1 (kafkajs
- * refuses 0 for an idempotent producer).
+ * A generation that sends to `config.topic` with the fixed durability properties (idempotent, one
+ * request in flight, acks from all in-sync replicas, no topic auto-creation).
  */
-export function kafkajsRetries(config: ProducerConfig): number {
-  const per = config.requestTimeoutMs + config.producer.maxRetryTime;
-  return Math.max(1, Math.floor((config.deliveryTimeoutMs - config.requestTimeoutMs) / per));
+export interface SendGeneration extends ProbeGeneration {
+  /** Set by the sender once connected and the topic's partitions are known. */
+  connected: boolean;
+  /** Connects and obtains a producer id. */
+  connect(): Promise<void>;
+  /** Sends one batch; resolves with the base offset each partition of the batch got. */
+  send(messages: OutboundMessage[]): Promise<Map<number, bigint>>;
 }
 
-/** A kafkajs client and its admin; `fence()` closes every socket it opened and refuses new ones. */
-export class Generation {
-  /** Set once the producer (or admin) connected and the topic's partitions are known. */
-  connected = false;
-  readonly admin: Admin;
-  protected readonly kafka: Kafka;
-  private isFenced = false;
-  private readonly sockets = new Set<net.Socket>();
-
-  constructor(config: ProducerConfig, logger?: BrokerLogger) {
-    const p = config.producer;
-    this.kafka = createKafka({
-      clientId: p.clientId,
-      brokers: config.bootstrapServers,
-      connectionTimeout: Math.min(p.connectionTimeout, config.maxBlockMs),
-      requestTimeout: config.requestTimeoutMs,
-      enforceRequestTimeout: true,
-      retry: {
-        retries: kafkajsRetries(config),
-        initialRetryTime: p.initialRetryTime,
-        maxRetryTime: p.maxRetryTime,
-      },
-      socketFactory: this.socketFactory,
-      logger,
-      muted: () => this.isFenced,
-    });
-    this.admin = this.kafka.admin({ retry: { retries: 0 } });
-  }
-
-  get fenced(): boolean {
-    return this.isFenced;
-  }
-
-  /** Closes every socket now and refuses new ones: nothing of this generation reaches the broker. */
-  fence(): void {
-    this.isFenced = true;
-    for (const s of this.sockets) s.destroy();
-    this.sockets.clear();
-    for (const client of this.clients()) client.disconnect().catch(() => {});
-  }
-
-  /** Disconnects politely within `timeoutMs`, then fences whatever is left. */
-  async close(timeoutMs: number): Promise<void> {
-    await settleWithin(Promise.allSettled(this.clients().map((c) => c.disconnect())), timeoutMs);
-    this.fence();
-  }
-
-  protected clients(): { disconnect(): Promise<void> }[] {
-    return [this.admin];
-  }
-
-  private readonly socketFactory: ISocketFactory = ({ host, port, onConnect }) => {
-    if (this.isFenced) {
-      const refused = new net.Socket();
-      process.nextTick(() =>
-        refused.destroy(new Error('producer generation fenced after a delivery timeout')),
-      );
-      return refused;
-    }
-    const socket = net.connect({ host, port }, onConnect);
-    socket.setKeepAlive(true, 60_000);
-    socket.setNoDelay(true);
-    this.sockets.add(socket);
-    socket.once('close', () => this.sockets.delete(socket));
-    return socket;
-  };
+export interface Generations {
+  probe(config: ProducerConfig): ProbeGeneration;
+  send(config: ProducerConfig, logger?: BrokerLogger): SendGeneration;
 }
 
-/** A generation that also sends: an idempotent producer with the fixed durability properties. */
-export class SendGeneration extends Generation {
-  readonly producer: Producer;
+const GENERATIONS: Record<KafkaClient, Generations> = {
+  kafkajs: {
+    probe: (config) => new KafkajsProbeGeneration(config),
+    send: (config, logger) => new KafkajsSendGeneration(config, logger),
+  },
+  platformatic: {
+    probe: (config) => new PlatformaticProbeGeneration(config),
+    send: (config) => new PlatformaticSendGeneration(config),
+  },
+};
 
-  constructor(config: ProducerConfig, logger?: BrokerLogger) {
-    super(config, logger);
-    this.producer = this.kafka.producer({
-      idempotent: FIXED_PRODUCER_PROPERTIES.idempotent,
-      maxInFlightRequests: FIXED_PRODUCER_PROPERTIES.maxInFlightRequests,
-      allowAutoTopicCreation: FIXED_PRODUCER_PROPERTIES.allowAutoTopicCreation,
-      metadataMaxAge: config.producer.metadataMaxAge,
-    });
-  }
-
-  protected override clients(): { disconnect(): Promise<void> }[] {
-    return [this.producer, this.admin];
-  }
+/** The generations of the library `KAFKA_CLIENT` names. */
+export function generationsOf(client: KafkaClient): Generations {
+  return GENERATIONS[client];
 }

@@ -4,11 +4,11 @@
  */
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
 import type { ProducerConfig } from '../config/producer.js';
-import { Generation } from './generation.js';
+import type { Generations, ProbeGeneration } from './generation.js';
 import type { PartitionCache } from './partitions.js';
 
 export class Prober {
-  private gen: Generation | undefined;
+  private gen: ProbeGeneration | undefined;
   private running: Promise<boolean> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -16,6 +16,7 @@ export class Prober {
   constructor(
     private readonly config: ProducerConfig,
     private readonly partitions: PartitionCache,
+    private readonly generations: Generations,
     private readonly onOutcome: (reachable: boolean) => void,
   ) {}
 
@@ -49,19 +50,16 @@ export class Prober {
 
   private async run(): Promise<boolean> {
     if (this.stopped) return false;
-    if (!this.gen || this.gen.fenced) this.gen = new Generation(this.config);
+    if (!this.gen || this.gen.fenced) this.gen = this.generations.probe(this.config);
     const gen = this.gen;
-    const attempt = (async () => {
-      await gen.admin.connect();
-      return gen.admin.fetchTopicMetadata({ topics: [this.config.topic] });
-    })();
+    const attempt = gen.partitionLeaders(this.config.topic);
     const outcome = await settleWithin(attempt, this.config.requestTimeoutMs).catch(
       (): typeof TIMED_OUT => TIMED_OUT,
     );
-    const partitions = outcome === TIMED_OUT ? [] : (outcome.topics[0]?.partitions ?? []);
-    const ok = partitions.length > 0 && partitions.every((p) => p.leader >= 0);
+    const leaders = outcome === TIMED_OUT ? [] : outcome;
+    const ok = leaders.length > 0 && leaders.every((leader) => leader >= 0);
     if (ok) {
-      this.partitions.observe(partitions.length);
+      this.partitions.observe(leaders.length);
     } else {
       attempt.catch(() => {});
       gen.fence();

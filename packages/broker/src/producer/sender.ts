@@ -6,10 +6,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
-import { CompressionTypes, type RecordMetadata } from 'kafkajs';
 import type { BrokerLogger } from '../clients/kafka.js';
-import { FIXED_PRODUCER_PROPERTIES, type ProducerConfig } from '../config/producer.js';
-import { SendGeneration } from './generation.js';
+import type { ProducerConfig } from '../config/producer.js';
+import type { Generations, OutboundMessage, SendGeneration } from './generation.js';
 import type { PartitionCache } from './partitions.js';
 import type { Pending, SendQueue } from './queue.js';
 
@@ -17,6 +16,8 @@ export interface SenderOptions {
   config: ProducerConfig;
   queue: SendQueue;
   partitions: PartitionCache;
+  /** The Kafka library's generations (`KAFKA_CLIENT`). */
+  generations: Generations;
   logger?: BrokerLogger | undefined;
   /** Evidence about broker reachability from each send. */
   onOutcome: (reachable: boolean) => void;
@@ -60,7 +61,7 @@ export class Sender {
         continue;
       }
       // Linger lets more records join a send (fewer, larger produce requests: far less CPU per
-      // record in kafkajs and in the broker). As Kafka's linger.ms, it counts from the oldest
+      // record in the client and in the broker). As Kafka's linger.ms, it counts from the oldest
       // waiting record's hand-over, so records that queued during the previous send go at once;
       // pointless once a full batch is already waiting.
       if (config.lingerMs > 0 && !queue.hasFullBatch) {
@@ -92,27 +93,22 @@ export class Sender {
       this.report(false);
       return;
     }
-    const messages = live.map((p) => ({
+    const messages: OutboundMessage[] = live.map((p) => ({
       key: p.record.key,
       value: p.record.value,
       headers: p.headers,
       partition: partitions.partitionOf(p.record.key),
     }));
-    const sent = gen.producer.send({
-      topic: config.topic,
-      acks: FIXED_PRODUCER_PROPERTIES.acks,
-      timeout: config.requestTimeoutMs,
-      compression: config.producer.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
-      messages,
-    });
-    let outcome: RecordMetadata[] | typeof TIMED_OUT;
+    const sent = gen.send(messages);
+    let outcome: Map<number, bigint> | typeof TIMED_OUT;
     try {
       outcome = await settleWithin(sent, deadline - performance.now(), { signal: this.cut.signal });
     } catch (err) {
       // kafkajs rolls back the sequence numbers of every partition of a failed request, even of
-      // partitions the broker may already have written. Reusing this producer id could then make
-      // the broker take the next batch for a duplicate of the old one (a 200 with another event's
-      // offset) or refuse it as out of order forever, so the generation is retired like on timeout.
+      // partitions the broker may already have written (platformatic drops its producer id).
+      // Reusing this producer id could then make the broker take the next batch for a duplicate
+      // of the old one (a 200 with another event's offset) or refuse it as out of order forever,
+      // so the generation is retired like on timeout.
       this.retire(gen);
       for (const p of live) queue.fail(p, 'unavailable', `broker error: ${(err as Error).message}`, false);
       this.report(false);
@@ -139,17 +135,13 @@ export class Sender {
 
   /** The connected generation, or a new one connected within `BROKER_MAX_BLOCK` and the deadline. */
   private async connect(deadline: number): Promise<SendGeneration> {
-    const { config, partitions, logger } = this.opts;
+    const { config, partitions, generations, logger } = this.opts;
     if (this.gen && !this.gen.fenced && this.gen.connected) return this.gen;
-    const gen = this.gen && !this.gen.fenced ? this.gen : new SendGeneration(config, logger);
+    const gen = this.gen && !this.gen.fenced ? this.gen : generations.send(config, logger);
     this.gen = gen;
     const connecting = (async () => {
-      await gen.producer.connect();
-      if (partitions.count === 0) {
-        await gen.admin.connect();
-        const meta = await gen.admin.fetchTopicMetadata({ topics: [config.topic] });
-        partitions.observe(meta.topics[0]?.partitions.length ?? 0);
-      }
+      await gen.connect();
+      if (partitions.count === 0) partitions.observe((await gen.partitionLeaders(config.topic)).length);
       if (partitions.count === 0) throw new Error(`topic ${config.topic} has no partitions`);
     })();
     connecting.catch(() => {}); // a failure after the bound has no one left to tell
@@ -172,10 +164,9 @@ export class Sender {
     if (this.gen === gen) this.gen = undefined;
   }
 
-  private resolve(live: Pending[], messages: { partition: number }[], meta: RecordMetadata[]): void {
+  /** Each record's offset: its partition's base offset plus its place among that partition's records. */
+  private resolve(live: Pending[], messages: OutboundMessage[], base: Map<number, bigint>): void {
     const { queue, config } = this.opts;
-    const base = new Map<number, bigint>();
-    for (const m of meta) base.set(m.partition, BigInt(m.baseOffset ?? '-1'));
     const next = new Map<number, bigint>();
     live.forEach((p, i) => {
       const partition = messages[i]!.partition;

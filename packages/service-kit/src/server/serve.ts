@@ -1,8 +1,10 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { type AddressInfo, Server as NetServer } from 'node:net';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { createAdaptorServer } from '@hono/node-server';
 import { checkListenerTimeouts, type ListenerTimeouts, readListenerTimeouts } from '../config/listener.js';
 import { answerClientErrors } from './client-error.js';
+import { lingerOnClose } from './serve-linger.js';
 
 /** Anything with Hono's `fetch` (a `Hono` app). */
 export interface FetchApp {
@@ -14,7 +16,10 @@ export interface ServeOptions {
   host?: string;
   /** Default 8080; 0 binds an ephemeral port. */
   port?: number;
-  /** On `close()`, in-flight requests get this long before their connections are cut. Default 10 s. */
+  /**
+   * On `close()`, connections get this long to finish before they are cut. Default 10 s. Keep it
+   * above the keep-alive timeout plus 1 s, so idle keep-alive connections expire before it.
+   */
   drainMs?: number;
   /**
    * Request, header and keep-alive timeouts. Default: read from the environment
@@ -31,8 +36,10 @@ export interface RunningServer {
   /** `http://host:port`, with `127.0.0.1` for a wildcard host. */
   url: string;
   /**
-   * Stops accepting connections, closes idle keep-alive connections, waits for in-flight
-   * requests up to `drainMs`, then cuts what is left. Safe to call twice.
+   * Drains: stops accepting connections, answers every request from then on (in flight or
+   * arriving on an open keep-alive connection) with `connection: close` and closes its connection
+   * after the answer, lets idle keep-alive connections expire as they were announced, and cuts
+   * what is left after `drainMs`. Resolves once no connection is left. Safe to call twice.
    */
   close(): Promise<void>;
 }
@@ -56,11 +63,29 @@ export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<Runnin
   } catch (err) {
     return Promise.reject(err);
   }
-  // Without a `createServer` option the adaptor builds a plain node:http server.
+  // Answers not started yet, so a drain can still make them say `connection: close`.
+  const unanswered = new Set<ServerResponse>();
+  let draining = false;
   const server = createAdaptorServer({
     fetch: app.fetch as never,
     hostname: host,
     port: opts.port ?? 8080,
+    // A plain node:http server whose listener runs before the app's.
+    createServer: ((options, appListener) =>
+      createServer(options, (req, res) => {
+        // Read after a `connection: close` answer (a client that ignored it): it cannot be answered.
+        if (!req.socket.writable) {
+          req.socket.destroy();
+          return;
+        }
+        if (draining) {
+          res.shouldKeepAlive = false;
+        } else {
+          unanswered.add(res);
+          res.once('close', () => unanswered.delete(res));
+        }
+        appListener?.(req, res);
+      })) as typeof createServer,
     serverOptions: {
       requestTimeout: timeouts.requestTimeoutMs,
       headersTimeout: timeouts.headersTimeoutMs,
@@ -73,6 +98,35 @@ export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<Runnin
   }) as Server;
   server.keepAliveTimeout = timeouts.keepAliveTimeoutMs;
   answerClientErrors(server);
+  lingerOnClose(server);
+
+  const drain = async () => {
+    // Connections the kernel completed before now wait in its accept queue, and closing the
+    // listening socket would reset them with the request a client may have sent: one more turn of
+    // the event loop's poll phase accepts them first.
+    await nextTurn();
+    await nextTurn();
+    await new Promise<void>((done) => {
+      const cut = setTimeout(() => server.closeAllConnections(), drainMs);
+      cut.unref();
+      // net's close, not http's: http.Server#close() first destroys every idle keep-alive
+      // connection, racing a client that has just sent its next request on one (issue 16's
+      // resets). Idle connections end instead when their announced keep-alive timeout expires,
+      // when the client closes them, or after an answer that said `connection: close`.
+      NetServer.prototype.close.call(server, () => {
+        clearTimeout(cut);
+        done();
+      });
+      // Only now that new connections are refused (a client told to reconnect earlier could have
+      // landed in the accept queue): Node writes `connection: close` on every answer from here on
+      // and closes its connection after it.
+      draining = true;
+      for (const res of unanswered) if (!res.headersSent) res.shouldKeepAlive = false;
+      unanswered.clear();
+    });
+    // Nothing is left to close: http's close only stops its request-timeout checker now.
+    server.close();
+  };
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => reject(err);
     server.once('error', onError);
@@ -86,20 +140,7 @@ export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<Runnin
         port,
         url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`,
         close() {
-          closing ??= new Promise<void>((done) => {
-            // Idle keep-alive connections would hold close() open: cut them now and as each
-            // in-flight request completes; cut everything once drainMs is over.
-            const sweep = setInterval(() => server.closeIdleConnections(), 50);
-            const cut = setTimeout(() => server.closeAllConnections(), drainMs);
-            sweep.unref();
-            cut.unref();
-            server.close(() => {
-              clearInterval(sweep);
-              clearTimeout(cut);
-              done();
-            });
-            server.closeIdleConnections();
-          });
+          closing ??= drain();
           return closing;
         },
       });

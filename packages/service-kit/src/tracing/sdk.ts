@@ -1,7 +1,22 @@
 import { hostname } from 'node:os';
-import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { NodeSDK, resources } from '@opentelemetry/sdk-node';
-import { NoopSpanProcessor } from '@opentelemetry/sdk-trace';
+import { DiagConsoleLogger, diag } from '@opentelemetry/api';
+import {
+  CompositePropagator,
+  diagLogLevelFromString,
+  getStringFromEnv,
+  W3CBaggagePropagator,
+  W3CTraceContextPropagator,
+} from '@opentelemetry/core';
+import {
+  defaultResource,
+  detectResources,
+  envDetector,
+  hostDetector,
+  processDetector,
+  resourceFromAttributes,
+} from '@opentelemetry/resources';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { spanProcessorsFromEnv } from './exporters.js';
 
 /** `OTEL_*` values of the spec (Document 2 section 8) applied when the variable is unset. */
 export const OTEL_SPEC_DEFAULTS = {
@@ -35,11 +50,13 @@ export interface Tracing {
 }
 
 /**
- * Starts OpenTelemetry tracing with `@opentelemetry/sdk-node`, configured by the standard `OTEL_*`
- * variables (exporter, endpoint, sampler, resource attributes, `OTEL_SDK_DISABLED`,
- * `OTEL_TRACES_EXPORTER=none`), with the spec's defaults where unset (sampler
- * `parentbased_traceidratio` 0.1; OTLP gRPC to `http://otel-collector:4317`). The SDK's metrics
- * and logs exporters are always off (metrics are served at `/metrics` only); propagation is W3C
+ * Starts OpenTelemetry tracing configured by the standard `OTEL_*` variables (exporter, protocol,
+ * endpoint, sampler, batch processor, span limits, resource attributes, `OTEL_LOG_LEVEL`,
+ * `OTEL_SDK_DISABLED`, `OTEL_TRACES_EXPORTER=none`), with the spec's defaults where unset
+ * (sampler `parentbased_traceidratio` 0.1; OTLP gRPC to `http://otel-collector:4317`). It builds
+ * what `@opentelemetry/sdk-node` would for traces from the narrow packages (tracer provider,
+ * OTLP exporters, resource detectors), without sdk-node's metrics and logs pipelines, which are
+ * off here anyway (metrics are served at `/metrics` only). Propagation is W3C
  * `traceparent`/`tracestate` plus baggage. No auto-instrumentation is loaded: HTTP server spans
  * come from `traceRequests()`, broker spans from `injectTraceContext`/`extractTraceContext`.
  *
@@ -57,39 +74,41 @@ export function startTracing(opts: TracingOptions): Tracing {
   }
   const enabled = (env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() !== 'true';
   if (!enabled) return { enabled, shutdown: async () => {} };
-  const sdk = new NodeSDK({
-    ...exportNothing(env),
-    resource: resources.defaultResource().merge(
-      resources.resourceFromAttributes({
-        'service.name': opts.service,
-        'service.version': opts.version?.trim() || '0.0.0-unknown',
-        'service.instance.id': env.HOSTNAME?.trim() || hostname(),
-      }),
-    ),
-    metricReaders: [],
-    logRecordProcessors: [],
-    instrumentations: [],
-    textMapPropagator: new CompositePropagator({
+  const logLevel = getStringFromEnv('OTEL_LOG_LEVEL');
+  if (logLevel !== undefined)
+    diag.setLogger(new DiagConsoleLogger(), { logLevel: diagLogLevelFromString(logLevel) });
+  const provider = new NodeTracerProvider({
+    resource: serviceResource(opts, env),
+    spanProcessors: spanProcessorsFromEnv(),
+  });
+  provider.register({
+    propagator: new CompositePropagator({
       propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
     }),
   });
-  sdk.start();
   let stopped: Promise<void> | undefined;
   return {
     enabled,
     shutdown: () => {
-      stopped ??= sdk.shutdown();
+      stopped ??= provider.shutdown();
       return stopped;
     },
   };
 }
 
 /**
- * With `OTEL_TRACES_EXPORTER=none` the SDK registers no tracer provider at all, so no span would
- * be opened and no `traceparent` injected. A processor that drops every span keeps spans,
- * sampling and propagation working while exporting nothing; only `OTEL_SDK_DISABLED` turns them off.
+ * The SDK's default resource, then this service's name, version and instance, then what
+ * sdk-node's default detectors find (`OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` win,
+ * then the process and the host).
  */
-function exportNothing(env: Record<string, string | undefined>): { spanProcessors?: NoopSpanProcessor[] } {
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim().toLowerCase());
-  return exporters[0] === 'none' ? { spanProcessors: [new NoopSpanProcessor()] } : {};
+function serviceResource(opts: TracingOptions, env: Record<string, string | undefined>) {
+  return defaultResource()
+    .merge(
+      resourceFromAttributes({
+        'service.name': opts.service,
+        'service.version': opts.version?.trim() || '0.0.0-unknown',
+        'service.instance.id': env.HOSTNAME?.trim() || hostname(),
+      }),
+    )
+    .merge(detectResources({ detectors: [envDetector, processDetector, hostDetector] }));
 }
