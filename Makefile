@@ -11,7 +11,7 @@ NODE_STAMP := node_modules/.install-stamp
 KAFKA3_SUITES := @event-observatory/broker: @event-observatory/ingest:test/outage.test.ts \
 	@event-observatory/consumer:test/consumer.test.ts,test/process.test.ts
 
-.PHONY: help install build lint test test-cluster soak dev migrate bench cluster images chart audit
+.PHONY: help install build lint test test-kafka3 test-forge test-cluster soak dev migrate bench cluster images chart audit
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -27,28 +27,48 @@ $(NODE_STAMP): package.json package-lock.json $(wildcard packages/*/package.json
 
 install: $(NODE_STAMP) ## Install the npm workspace (only when the lock file changed)
 
+# The checks after `tsc -b` are independent and each single-threaded: they run at once
+# (scripts/concurrently.sh prints each one's output whole when it ends).
+TYPE_CHECKS := 'npx tsc -p tsconfig.test.json' 'npx tsc -p scripts/tsconfig.json' 'npx tsc -p bench/tsconfig.json'
+LINT_CHECKS := 'npx biome check .' 'node --import tsx scripts/check-imports.ts'
+
 build: install ## Type-check and compile every workspace (tsc -b), and type-check the tests, scripts and benchmarks
 	npx tsc -b
-	npx tsc -p tsconfig.test.json
-	npx tsc -p scripts/tsconfig.json
-	npx tsc -p bench/tsconfig.json
+	./scripts/concurrently.sh $(TYPE_CHECKS)
 
 lint: install ## Lint and format-check the tree (biome), and check the import arrows of DESIGN.md
-	npx biome check .
-	node --import tsx scripts/check-imports.ts
+	./scripts/concurrently.sh $(LINT_CHECKS)
 
-test: build lint ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 20)
+# `test` type-checks and lints at once (what `build` and `lint` run, after `tsc -b`). The forge
+# client needs no Kafka: its two runs (Node 24, then the machine's Node) go alongside the Kafka 3.9
+# reruns instead of one after the other with the other workspaces.
+test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 20)
+	npx tsc -b
+	./scripts/concurrently.sh $(TYPE_CHECKS) $(LINT_CHECKS)
 	@tally=$$(mktemp); trap 'rm -f $$tally' EXIT; export TEST_TALLY_FILE=$$tally; \
 	lts=$$(./scripts/lts-node.sh) || exit 1; \
 	echo "Every suite on Node $$($$lts/node --version):"; \
-	PATH="$$lts:$$PATH" npm test --workspaces --if-present; status=$$?; \
+	ws=''; for d in $$(node -p 'require("./package.json").workspaces.join(" ")'); do \
+	  [ -f $$d/package.json ] && [ $$d != packages/forge-client ] && ws+=" -w $$d"; done; \
+	PATH="$$lts:$$PATH" npm test $$ws --if-present; status=$$?; \
+	./scripts/concurrently.sh '$(MAKE) --no-print-directory test-kafka3' '$(MAKE) --no-print-directory test-forge' || status=1; \
+	./scripts/test-summary.sh $$tally && exit $$status
+
+# Parts of `test` (TEST_TALLY_FILE comes from it): the broker-facing suites again on Kafka 3.9, and
+# the forge client on Node 24 and again on the machine's own Node.
+test-kafka3:
+	@lts=$$(./scripts/lts-node.sh) || exit 1; status=0; \
 	for run in $(KAFKA3_SUITES); do \
 	  echo "$${run%%:*} again on Kafka 3.9:"; \
 	  PATH="$$lts:$$PATH" OBSERVATORY_KAFKA_VERSION=3 npm test -w $${run%%:*} -- $$(echo $${run#*:} | tr , ' ') || status=1; \
-	done; \
+	done; exit $$status
+
+test-forge:
+	@lts=$$(./scripts/lts-node.sh) || exit 1; status=0; \
+	echo "forge-client on Node $$($$lts/node --version):"; \
+	PATH="$$lts:$$PATH" npm test -w @event-observatory/forge-client || status=1; \
 	echo "forge-client again on Node $$(node --version):"; \
-	npm test -w @event-observatory/forge-client || status=1; \
-	./scripts/test-summary.sh $$tally && exit $$status
+	npm test -w @event-observatory/forge-client || status=1; exit $$status
 
 test-cluster: build ## Run only the cluster suites (e2e/cluster): a cluster of their own unless KUBECONFIG is set
 	PATH="$$(./scripts/lts-node.sh):$$PATH" npm run test:cluster -w @event-observatory/e2e

@@ -24,6 +24,7 @@ import {
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { envList, serviceDeployment } from './lib/deployment.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
 import { startKubernetesSd } from './lib/kubernetes-sd.js';
 import { platformEndpoint, serviceMonitorScrapeConfig } from './lib/service-monitor.js';
@@ -108,40 +109,19 @@ beforeAll(async () => {
 
   ns = await kube.createNamespace('observe-alerts');
   await ns.apply(
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'ingest', labels },
-      spec: {
-        replicas: REPLICAS,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            securityContext: { runAsNonRoot: true },
-            terminationGracePeriodSeconds: 5,
-            containers: [
-              {
-                name: 'ingest',
-                image: cluster.images.ingest,
-                imagePullPolicy: 'IfNotPresent',
-                ports: [{ name: 'http', containerPort: 8080 }],
-                env: Object.entries({
-                  BROKER_BOOTSTRAP_SERVERS: kafka.bootstrapServers,
-                  BROKER_TOPIC: topic,
-                  BROKER_PROBE_INTERVAL: '1s',
-                  AUTH_SECRET: secret,
-                  OTEL_TRACES_EXPORTER: 'none',
-                }).map(([name, value]) => ({ name, value })),
-                readinessProbe: { httpGet: { path: '/health/ready', port: 'http' }, periodSeconds: 2 },
-                resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
-                securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true },
-              },
-            ],
-          },
-        },
-      },
-    },
+    serviceDeployment({
+      name: 'ingest',
+      image: cluster.images.ingest,
+      replicas: REPLICAS,
+      env: envList({
+        BROKER_BOOTSTRAP_SERVERS: kafka.bootstrapServers,
+        BROKER_TOPIC: topic,
+        BROKER_PROBE_INTERVAL: '1s',
+        AUTH_SECRET: secret,
+        OTEL_TRACES_EXPORTER: 'none',
+      }),
+      readiness: { periodSeconds: 2 },
+    }),
     {
       apiVersion: 'v1',
       kind: 'Service',

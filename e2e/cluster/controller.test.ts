@@ -23,6 +23,7 @@ import { type Admin, Kafka, logLevel } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { REPO_ROOT } from './lib/cluster.js';
+import { envList, serviceDeployment } from './lib/deployment.js';
 import { Kube, type Manifest, type TestNamespace } from './lib/kube.js';
 import { TcpProxy } from './lib/tcp-proxy.js';
 
@@ -399,7 +400,6 @@ describe('two controller replicas as pods', () => {
 
   beforeAll(async () => {
     podNs = await kube.createNamespace('controller-pods');
-    const labels = { app: 'controller' };
     await podNs.apply(
       { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'controller' } },
       {
@@ -421,47 +421,29 @@ describe('two controller replicas as pods', () => {
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'controller' },
         subjects: [{ kind: 'ServiceAccount', name: 'controller', namespace: podNs.name }],
       },
-      {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 'controller', labels },
-        spec: {
-          replicas: 2,
-          selector: { matchLabels: labels },
-          template: {
-            metadata: { labels },
-            spec: {
-              serviceAccountName: 'controller',
-              securityContext: { runAsNonRoot: true },
-              terminationGracePeriodSeconds: 5,
-              containers: [
-                {
-                  name: 'controller',
-                  image: cluster.images.controller,
-                  imagePullPolicy: 'IfNotPresent',
-                  ports: [{ name: 'http', containerPort: 8080 }],
-                  env: [
-                    { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-                    { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-                    { name: 'CONTROLLER_WATCH_NAMESPACE', value: podNs.name },
-                    { name: 'BROKER_BOOTSTRAP_SERVERS', value: podStack.bootstrapServers },
-                    { name: 'CONTROLLER_LEASE_DURATION', value: `${LEASE_SECONDS}s` },
-                    { name: 'CONTROLLER_RENEW_DEADLINE', value: '4s' },
-                    { name: 'CONTROLLER_RETRY_PERIOD', value: '1s' },
-                    // As if the leader crashed: no hand-over, the standby must wait for the lease to expire.
-                    { name: 'CONTROLLER_LEASE_RELEASE_ON_SHUTDOWN', value: 'false' },
-                    { name: 'CONTROLLER_RESYNC_PERIOD', value: '30s' },
-                  ],
-                  readinessProbe: { httpGet: { path: '/health/ready', port: 'http' }, periodSeconds: 1 },
-                  livenessProbe: { httpGet: { path: '/health/live', port: 'http' }, periodSeconds: 5 },
-                  resources: { requests: { cpu: '20m', memory: '64Mi' }, limits: { memory: '256Mi' } },
-                  securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true },
-                },
-              ],
-            },
-          },
-        },
-      },
+      serviceDeployment({
+        name: 'controller',
+        image: cluster.images.controller,
+        replicas: 2,
+        serviceAccountName: 'controller',
+        env: [
+          { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+          { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+          ...envList({
+            CONTROLLER_WATCH_NAMESPACE: podNs.name,
+            BROKER_BOOTSTRAP_SERVERS: podStack.bootstrapServers,
+            CONTROLLER_LEASE_DURATION: `${LEASE_SECONDS}s`,
+            CONTROLLER_RENEW_DEADLINE: '4s',
+            CONTROLLER_RETRY_PERIOD: '1s',
+            // As if the leader crashed: no hand-over, the standby must wait for the lease to expire.
+            CONTROLLER_LEASE_RELEASE_ON_SHUTDOWN: 'false',
+            CONTROLLER_RESYNC_PERIOD: '30s',
+          }),
+        ],
+        readiness: { periodSeconds: 1 },
+        liveness: true,
+        cpuRequest: '20m',
+      }),
     );
     await podNs.rolloutStatus('controller');
   });

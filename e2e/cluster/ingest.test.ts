@@ -9,6 +9,7 @@ import { ensureTopics, eventTopicSpec } from '@event-observatory/broker';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import { type Consumer, Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { envList, serviceDeployment } from './lib/deployment.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
 
 const cluster = inject('cluster');
@@ -47,27 +48,6 @@ beforeAll(async () => {
 
   token = await signDevToken({ secret, scopes: ['events:write'], ttl: '1h' });
   ns = await kube.createNamespace('cluster-ingest');
-  const container = {
-    name: 'ingest',
-    image: cluster.images.ingest,
-    imagePullPolicy: 'IfNotPresent',
-    ports: [{ name: 'http', containerPort: 8080 }],
-    env: [
-      { name: 'BROKER_BOOTSTRAP_SERVERS', value: podStack.bootstrapServers },
-      { name: 'BROKER_TOPIC', value: topic },
-      { name: 'BROKER_PROBE_INTERVAL', value: '1s' },
-      { name: 'LOG_LEVEL', value: 'INFO' },
-      { name: 'AUTH_SECRET', valueFrom: { secretKeyRef: { name: 'ingest-auth', key: 'AUTH_SECRET' } } },
-    ],
-    readinessProbe: {
-      httpGet: { path: '/health/ready', port: 'http' },
-      periodSeconds: 1,
-      failureThreshold: 2,
-    },
-    livenessProbe: { httpGet: { path: '/health/live', port: 'http' }, periodSeconds: 5 },
-    resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
-    securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true },
-  };
   await ns.apply(
     {
       apiVersion: 'v1',
@@ -75,23 +55,22 @@ beforeAll(async () => {
       metadata: { name: 'ingest-auth' },
       stringData: { AUTH_SECRET: secret },
     },
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'ingest', labels },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            securityContext: { runAsNonRoot: true },
-            terminationGracePeriodSeconds: 5,
-            containers: [container],
-          },
-        },
-      },
-    },
+    serviceDeployment({
+      name: 'ingest',
+      image: cluster.images.ingest,
+      replicas: 1,
+      env: [
+        ...envList({
+          BROKER_BOOTSTRAP_SERVERS: podStack.bootstrapServers,
+          BROKER_TOPIC: topic,
+          BROKER_PROBE_INTERVAL: '1s',
+          LOG_LEVEL: 'INFO',
+        }),
+        { name: 'AUTH_SECRET', valueFrom: { secretKeyRef: { name: 'ingest-auth', key: 'AUTH_SECRET' } } },
+      ],
+      readiness: { periodSeconds: 1, failureThreshold: 2 },
+      liveness: true,
+    }),
     {
       apiVersion: 'v1',
       kind: 'Service',

@@ -1,7 +1,8 @@
 /**
  * The probe against a dedicated broker that goes away: `consume_running` turns NaN after three
  * missed reports (a tick whose group reading fails is no report) and `dlq_depth` reads NaN while
- * the broker is unreachable; both come back with the broker.
+ * the broker is unreachable (a lifecycle command meanwhile does not refresh it); both come back
+ * with the broker.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,8 +44,12 @@ describe('probe with the broker unreachable (dedicated broker)', () => {
     // Not before three intervals (1 s each) have passed without a report. (Before the fix every
     // tick reported the local stream state first, so the gauge never turned NaN at all.)
     expect(Date.now() - stopping).toBeGreaterThanOrEqual(2_000);
-    // A lifecycle command does not make the gauge fresh again while the broker is gone.
-    h.service.probe.reportRunning();
+    // A lifecycle command does not make the gauge fresh again while the broker is gone. (Stopping
+    // also keeps the stream from rejoining once the broker is back: a rejoin, and a close during
+    // one, waits out the crashed member's 30 s session.)
+    const stop = await h.request('/admin/consumer:stop', { method: 'POST' });
+    expect(stop.status).toBe(200);
+    expect(((await stop.json()) as { consumer: { state: string } }).consumer.state).toBe('stopped');
     expect(await h.metric('consume_running')).toBeNaN();
 
     await kafka.start();
