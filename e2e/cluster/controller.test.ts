@@ -473,7 +473,7 @@ describe('two controller replicas as pods', () => {
     return { holder: lease.spec.holderIdentity ?? '', transitions: lease.spec.leaseTransitions ?? 0 };
   }
 
-  it('has one leader; when its pod is killed the other replica takes over within the lease duration and reconciles a change made meanwhile', async () => {
+  it('has one leader; when its pod is killed a surviving replica takes over within the lease duration and reconciles a change made meanwhile', async () => {
     const pods = await podNs.readyPods('app=controller');
     expect(pods).toHaveLength(2);
     const leader = await vi.waitFor(
@@ -515,7 +515,10 @@ describe('two controller replicas as pods', () => {
       { timeout: (LEASE_SECONDS + 10) * 1000, interval: 200 },
     );
     const takeoverMs = Date.now() - killed;
-    expect(next.holder).toBe(standby);
+    // The standby, or the pod the Deployment made in place of the killed one: whichever retries
+    // first after the lease expired takes it (CI saw the replacement win).
+    const survivors = (await podNs.pods('app=controller')).map((pod) => pod.metadata.name);
+    expect(survivors).toContain(next.holder);
     expect(next.transitions).toBe(before.transitions + 1);
     // Not released: taken after the lease expired, which is at most the lease duration after the
     // last renewal (plus one retry period of the standby and the request times).
@@ -527,7 +530,7 @@ describe('two controller replicas as pods', () => {
     });
     await waitReady('failover', 'True', 20_000, podNs);
     process.stderr.write(
-      `[controller e2e] leader ${leader} killed; ${standby} took over after ${takeoverMs} ms\n`,
+      `[controller e2e] leader ${leader} killed; ${next.holder} took over after ${takeoverMs} ms (standby ${standby})\n`,
     );
   });
 });
