@@ -102,6 +102,8 @@ export async function startPipeline(): Promise<Pipeline> {
           CONSUMER_BATCH_WINDOW: '50ms',
           CONSUMER_TEST_HOLD_AFTER_WRITE: CONSUMER_HOLD,
           LAG_REFRESH_INTERVAL: '1s',
+          // The killed consumer's partitions move to its successor after 10 s, not 30.
+          BROKER_SESSION_TIMEOUT: '10s',
           LOG_LEVEL: 'info',
         },
         join(dataDir, 'consumer.log'),

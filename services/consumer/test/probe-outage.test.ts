@@ -46,7 +46,7 @@ describe('probe with the broker unreachable (dedicated broker)', () => {
     expect(Date.now() - stopping).toBeGreaterThanOrEqual(2_000);
     // A lifecycle command does not make the gauge fresh again while the broker is gone. (Stopping
     // also keeps the stream from rejoining once the broker is back: a rejoin, and a close during
-    // one, waits out the crashed member's 30 s session.)
+    // one, waits out the crashed member's session.)
     const stop = await h.request('/admin/consumer:stop', { method: 'POST' });
     expect(stop.status).toBe(200);
     expect(((await stop.json()) as { consumer: { state: string } }).consumer.state).toBe('stopped');

@@ -77,7 +77,7 @@ describe('SIGKILL between the durable write and the commit', () => {
     expect((await first.exited).signal).toBe('SIGKILL');
     expect(await f.committed()).toBe(0);
 
-    // The restarted consumer joins once the killed member's session (30 s) has expired.
+    // The restarted consumer joins once the killed member's session (10 s) has expired.
     const second = await f.spawn();
     await waitFor('every offset committed', async () => (await f.committed()) === 40, 120_000);
     expect(await f.published()).toBe(40);

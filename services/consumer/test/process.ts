@@ -91,6 +91,8 @@ export async function processFixture(name: string): Promise<ProcessFixture> {
           OTEL_SDK_DISABLED: 'true',
           CONSUMER_BATCH_WINDOW: '50ms',
           LAG_REFRESH_INTERVAL: '1s',
+          // A killed member's partitions move after 10 s, not the default 30.
+          BROKER_SESSION_TIMEOUT: '10s',
           ...env,
         },
         stdio: ['ignore', 'pipe', 'inherit'],

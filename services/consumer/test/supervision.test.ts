@@ -73,7 +73,7 @@ describe('stream supervision (dedicated broker)', () => {
     // operator's :start would), though the broker served the other stream's join meanwhile.
     await kafka.start();
     await exhausted.publish([testEvent(99, { source: 'urn:test:unseen' })]);
-    // The rejoin waits out the crashed member's 30 s session, counted from the broker's start.
+    // The rejoin waits out the crashed member's 10 s session, counted from the broker's start.
     await waitFor('the stream running again', () => state(restarting).state === 'running', 90_000);
     const used = state(restarting).restartsInWindow;
     expect(used).toBeGreaterThanOrEqual(1);

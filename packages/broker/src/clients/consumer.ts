@@ -66,8 +66,9 @@ export function createConsumerClients(
         maxInFlightRequests: 1,
         createPartitioner: Partitioners.DefaultPartitioner,
       }),
-    groupMember: (settings) =>
-      config.kafkaClient === 'platformatic'
+    groupMember: (stream) => {
+      const settings = { ...stream, sessionTimeoutMs: config.sessionTimeoutMs };
+      return config.kafkaClient === 'platformatic'
         ? new PlatformaticMember(
             {
               clientId: config.clientId,
@@ -79,7 +80,8 @@ export function createConsumerClients(
             },
             settings,
           )
-        : new KafkajsMember(kafka, settings),
+        : new KafkajsMember(kafka, settings);
+    },
     scanConsumer: (groupId) => kafka.consumer({ groupId, maxWaitTimeInMs: 100, retry: { retries: 2 } }),
   };
 }

@@ -64,16 +64,25 @@ export interface GroupMemberSettings {
   maxWaitTimeInMs: number;
 }
 
+/** What a member is built with: the stream's choices and the configured session. */
+export interface MemberSettings extends GroupMemberSettings {
+  /** How long the group waits for a silent member (`BROKER_SESSION_TIMEOUT`) before rebalancing. */
+  sessionTimeoutMs: number;
+}
+
 /**
  * Session, rebalance and heartbeat timing; fetch sizes. Bounded fetches keep the resident set
  * small: at most ~4 MiB of records per fetch (about 370 records of 700 bytes per partition).
  * Larger fetches (1 MiB a partition) were measured with kafkajs: no faster (the database write
  * is the bottleneck) and twice the peak RSS.
  */
-export const GROUP_SETTINGS = {
-  sessionTimeout: 30_000,
-  rebalanceTimeout: 60_000,
-  heartbeatInterval: 3_000,
-  maxBytesPerPartition: 256 * 1024,
-  maxBytes: 4 * 1024 * 1024,
-} as const;
+export function groupSettings(sessionTimeoutMs: number) {
+  return {
+    sessionTimeout: sessionTimeoutMs,
+    rebalanceTimeout: 60_000,
+    // Kafka's guidance: heartbeats no further apart than a third of the session.
+    heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeoutMs / 3)),
+    maxBytesPerPartition: 256 * 1024,
+    maxBytes: 4 * 1024 * 1024,
+  };
+}

@@ -4,11 +4,11 @@
  */
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import {
-  GROUP_SETTINGS,
   type GroupMember,
-  type GroupMemberSettings,
   type GroupRunOptions,
+  groupSettings,
   type InboundRecord,
+  type MemberSettings,
   type PartitionBatch,
 } from './group-member.js';
 
@@ -16,9 +16,9 @@ export class KafkajsMember implements GroupMember {
   private readonly consumer: Consumer;
   private topic = '';
 
-  constructor(kafka: Kafka, settings: GroupMemberSettings) {
+  constructor(kafka: Kafka, settings: MemberSettings) {
     this.consumer = kafka.consumer({
-      ...GROUP_SETTINGS,
+      ...groupSettings(settings.sessionTimeoutMs),
       groupId: settings.groupId,
       maxWaitTimeInMs: settings.maxWaitTimeInMs,
       // kafkajs gives up after its retries and crashes the consumer instead of restarting it: the

@@ -9,11 +9,11 @@
  */
 import type { Consumer, Message, MessagesStream } from '@platformatic/kafka';
 import {
-  GROUP_SETTINGS,
   type GroupMember,
-  type GroupMemberSettings,
   type GroupRunOptions,
+  groupSettings,
   type InboundRecord,
+  type MemberSettings,
   type PartitionBatch,
 } from './group-member.js';
 import { platformaticKafka } from './platformatic.js';
@@ -49,7 +49,7 @@ export class PlatformaticMember implements GroupMember {
 
   constructor(
     private readonly connection: PlatformaticConnection,
-    private readonly settings: GroupMemberSettings,
+    private readonly settings: MemberSettings,
   ) {}
 
   async run(opts: GroupRunOptions): Promise<void> {
@@ -65,7 +65,7 @@ export class PlatformaticMember implements GroupMember {
     consumer.on('error', (error: Error) => this.crash(error));
     try {
       this.stream = await consumer.consume({
-        ...GROUP_SETTINGS,
+        ...groupSettings(this.settings.sessionTimeoutMs),
         topics: [opts.topic],
         mode: 'committed',
         fallbackMode: 'earliest',

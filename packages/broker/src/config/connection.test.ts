@@ -47,6 +47,7 @@ describe('consumer broker settings', () => {
       dlqTopic: 'events.cloudevents.v1.dlq',
       groupId: 'cobalt-cloudevents-v1',
       clientId: 'observatory-consumer',
+      sessionTimeoutMs: 30_000,
       kafkaClient: 'kafkajs',
     });
     expect(readConsumerBrokerConfig({ BROKER_TOPIC: 't' }).dlqTopic).toBe('t.dlq');
@@ -55,5 +56,15 @@ describe('consumer broker settings', () => {
   it('pick the group member library by KAFKA_CLIENT and refuse any other name', () => {
     expect(readConsumerBrokerConfig({ KAFKA_CLIENT: 'platformatic' }).kafkaClient).toBe('platformatic');
     expect(() => readConsumerBrokerConfig({ KAFKA_CLIENT: 'rdkafka' })).toThrow(/KAFKA_CLIENT/);
+  });
+
+  it('take a session timeout of 10 s to 30 min', () => {
+    expect(readConsumerBrokerConfig({ BROKER_SESSION_TIMEOUT: '10s' }).sessionTimeoutMs).toBe(10_000);
+    expect(() => readConsumerBrokerConfig({ BROKER_SESSION_TIMEOUT: '9s' })).toThrow(
+      /BROKER_SESSION_TIMEOUT/,
+    );
+    expect(() => readConsumerBrokerConfig({ BROKER_SESSION_TIMEOUT: '31m' })).toThrow(
+      /BROKER_SESSION_TIMEOUT/,
+    );
   });
 });
