@@ -11,7 +11,6 @@ import {
   errorBodyOf,
   type IngestErrorBody,
   type Ingestor,
-  sharedRefusals,
   toApiError,
 } from './ingest.js';
 import type { IngestMeters } from './metrics.js';
@@ -72,12 +71,11 @@ export function createBatchIngestor(deps: BatchDeps) {
     async create(batch: AcceptedBatch): Promise<BatchCreateResponse> {
       meters.batch(batch.elements.length);
       const judged = batch.elements.map(judge);
-      const refusal = sharedRefusals();
       const outcomes = await Promise.all(
         judged.map((j) =>
           j instanceof ApiError
             ? j
-            : ingestor.publish(j, 'structured', refusal).catch((err: unknown) => toApiError(err)),
+            : ingestor.publish(j, 'structured').catch((err: unknown) => toApiError(err)),
         ),
       );
       const events: EventResource[] = [];

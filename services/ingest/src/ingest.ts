@@ -65,33 +65,26 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof EventRejection) {
     return new ApiError(err.kind, err.message, { reason: err.reason, metadata: { ...err.metadata } });
   }
-  if (err instanceof PublishError) {
-    return new ApiError('Unavailable', `event not published: ${err.message}`, {
-      reason: 'unpersistable',
-      metadata: { failure: err.kind },
-      headers: { 'retry-after': '1' },
-    });
-  }
+  if (err instanceof PublishError) return unavailable(err);
   throw err;
 }
 
 /**
- * `toApiError` that makes one error per distinct publish failure and hands the same one out for
- * every later alike failure: the elements of a batch the full send queue refuses share it (an
- * error object with its stack trace for each was 6 % of the CPU under batch overload).
+ * The 503 of a publish failure, made once per failure: the producer refuses every record of a
+ * full queue with one shared error, so each refused event of an overload shares one answer too.
  */
-export function sharedRefusals(): (err: unknown) => ApiError {
-  const made = new Map<string, ApiError>();
-  return (err) => {
-    if (!(err instanceof PublishError)) return toApiError(err);
-    const key = `${err.kind}:${err.message}`;
-    let api = made.get(key);
-    if (api === undefined) {
-      api = toApiError(err);
-      made.set(key, api);
-    }
-    return api;
-  };
+const unavailableOf = new WeakMap<PublishError, ApiError>();
+function unavailable(err: PublishError): ApiError {
+  let api = unavailableOf.get(err);
+  if (api === undefined) {
+    api = new ApiError('Unavailable', `event not published: ${err.message}`, {
+      reason: 'unpersistable',
+      metadata: { failure: err.kind },
+      headers: { 'retry-after': '1' },
+    });
+    unavailableOf.set(err, api);
+  }
+  return api;
 }
 
 /** The closed-set reason of an error about one event. */
@@ -153,18 +146,14 @@ export function createIngestor(deps: IngestorDeps) {
 
   /**
    * Publishes and waits for acknowledgement; counts the event as received (and unrecognised)
-   * only then. Throws `ApiError` Unavailable (`unpersistable`), made by `refusal`.
+   * only then. Throws `ApiError` Unavailable (`unpersistable`).
    */
-  async function publish(
-    event: CloudEvent,
-    mode: Mode,
-    refusal: (err: unknown) => ApiError = toApiError,
-  ): Promise<EventResource> {
+  async function publish(event: CloudEvent, mode: Mode): Promise<EventResource> {
     let receipt: PublishReceipt;
     try {
       receipt = await deps.producer.publish(toKafkaRecord(event));
     } catch (err) {
-      throw refusal(err);
+      throw toApiError(err);
     }
     deps.meters.received(event.type, mode);
     countUnrecognised(event);

@@ -134,12 +134,12 @@ export class EventProducer {
       return Promise.reject(new PublishError('closed', 'the producer is shutting down', true));
     }
     const full = this.queue.refusal();
-    if (full) return Promise.reject(new PublishError('queue-full', full, true));
+    if (full) return Promise.reject(full);
     const headers = injectTraceContext({ ...record.headers });
     let size = record.key.length + (record.value?.byteLength ?? 0);
     for (const k in headers) size += k.length + headers[k]!.length;
     const tooBig = this.queue.refusal(size);
-    if (tooBig) return Promise.reject(new PublishError('queue-full', tooBig, true));
+    if (tooBig) return Promise.reject(tooBig);
     const startedAt = performance.now();
     return new Promise<PublishReceipt>((resolve, reject) => {
       this.queue.push({

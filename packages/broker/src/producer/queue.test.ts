@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type Pending, SendQueue } from './queue.js';
+import { PublishError } from './record.js';
 
 function pending(size: number, settled: string[], name: string): Pending {
   return {
@@ -18,10 +19,19 @@ describe('the send queue', () => {
     const q = new SendQueue({ capacity: 2, bytes: 100, maxBatchBytes: 1_000 }, () => {});
     expect(q.refusal(500)).toBeUndefined(); // an empty queue takes one record of any size
     q.push(pending(60, [], 'a'));
-    expect(q.refusal(50)).toMatch(/100 bytes/);
+    expect(q.refusal(50)).toMatchObject({ kind: 'queue-full', notSent: true, message: /100 bytes/ });
     expect(q.refusal(40)).toBeUndefined();
     q.push(pending(40, [], 'b'));
-    expect(q.refusal()).toMatch(/2 records/);
+    expect(q.refusal()).toMatchObject({ kind: 'queue-full', notSent: true, message: /2 records/ });
+  });
+
+  it('refuses every record with the one error of its limit (no stack trace per refused record)', () => {
+    const q = new SendQueue({ capacity: 1, bytes: 100, maxBatchBytes: 1_000 }, () => {});
+    q.push(pending(60, [], 'a'));
+    const first = q.refusal();
+    expect(first).toBeInstanceOf(PublishError);
+    expect(q.refusal()).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
   });
 
   it('hands out batches in order up to the batch bytes, at least one record each', () => {
