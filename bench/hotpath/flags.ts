@@ -8,6 +8,8 @@
  *     node --conditions=source --import tsx bench/hotpath/flags.ts
  *
  * `BENCH_SECONDS` per step (default 8). Add `--trace-gc` to a variant to see the heap at each GC.
+ * A word `NAME=value` in a variant sets that variable of the service instead (e.g.
+ * `INGEST_MAX_INFLIGHT_BYTES=9437184 --max-semi-space-size=16`).
  */
 import { join } from 'node:path';
 import { repoRoot } from '@event-observatory/devstack';
@@ -28,10 +30,13 @@ const MiB = (bytes: number) => Math.round(bytes / 1048576);
 const broker = await startFloorBroker('bench-hotpath-flags');
 try {
   for (const flags of VARIANTS) {
+    const words = flags.split(' ').filter(Boolean);
+    const isSetting = (word: string) => /^[A-Z_]+=/.test(word);
     const service = await startIngestService({
       serviceDir: SERVICE_DIR,
       bootstrapServers: broker.kafka.bootstrapServers,
-      nodeArgs: flags.split(' ').filter(Boolean),
+      nodeArgs: words.filter((word) => !isSetting(word)),
+      env: Object.fromEntries(words.filter(isSetting).map((word) => word.split(/=(.*)/s).slice(0, 2))),
       authSecret: SECRET,
     });
     try {

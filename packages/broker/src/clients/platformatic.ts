@@ -12,15 +12,19 @@ const PACKAGE = '@platformatic/kafka';
 let library: typeof Platformatic | undefined;
 
 export function platformaticKafka(): typeof Platformatic {
-  if (library) return library;
+  library ??= requireOptional<typeof Platformatic>(PACKAGE);
+  return library;
+}
+
+/** `require(name)`; when it is not installed, an error that names it and the setting that needs it. */
+export function requireOptional<T>(name: string): T {
   try {
-    library = createRequire(import.meta.url)(PACKAGE) as typeof Platformatic;
+    return createRequire(import.meta.url)(name) as T;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw error;
     throw new Error(
-      `KAFKA_CLIENT=platformatic needs ${PACKAGE} installed (an optional peer dependency of @event-observatory/broker; the images ship kafkajs only)`,
+      `KAFKA_CLIENT=platformatic needs ${name} installed (an optional peer dependency of @event-observatory/broker; the images ship kafkajs only)`,
       { cause: error },
     );
   }
-  return library;
 }
