@@ -82,7 +82,12 @@ export const values: Tree = {
     audience: str('', 'AUTH_AUDIENCE (empty: not checked)'),
   },
   tracing: {
-    otlpEndpoint: str('', 'OTLP gRPC endpoint of a collector (empty: traces off)'),
+    otlpEndpoint: str('', 'OTLP endpoint of a collector (empty: traces off)'),
+    otlpProtocol: oneOf(
+      ['grpc', 'http/protobuf', 'http/json'],
+      'grpc',
+      "OTEL_EXPORTER_OTLP_PROTOCOL: the endpoint's protocol (the spec's is gRPC on 4317)",
+    ),
   },
   ingest: {
     ...deployment('ingest', 2, resources('100m', '128Mi', '384Mi')),

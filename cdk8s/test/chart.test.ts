@@ -257,6 +257,25 @@ describe('the rendered platform', () => {
     }
   });
 
+  it('exports traces only to a configured collector, over gRPC unless told otherwise', () => {
+    const tracingOf = (rendered: K8sObject[]) =>
+      byKind(rendered, 'ConfigMap')
+        .filter((map) => map.data?.OTEL_TRACES_EXPORTER !== undefined)
+        .map((map) => [
+          map.data?.OTEL_TRACES_EXPORTER,
+          map.data?.OTEL_EXPORTER_OTLP_ENDPOINT,
+          map.data?.OTEL_EXPORTER_OTLP_PROTOCOL,
+        ]);
+    expect(tracingOf(objects).length).toBeGreaterThanOrEqual(4);
+    expect(new Set(tracingOf(objects).map(([exporter]) => exporter))).toEqual(new Set(['none']));
+    const endpoint = 'http://collector.observability:4317';
+    expect(new Set(tracingOf(render({ 'tracing.otlpEndpoint': endpoint })).map(String))).toEqual(
+      new Set([String(['otlp', endpoint, 'grpc'])]),
+    );
+    const http = render({ 'tracing.otlpEndpoint': 'http://c:4318', 'tracing.otlpProtocol': 'http/protobuf' });
+    expect(new Set(tracingOf(http).map(([, , protocol]) => protocol))).toEqual(new Set(['http/protobuf']));
+  });
+
   it('takes images, replicas, labels and scheduling from values', () => {
     const custom = render({
       'image.registry': 'localhost',

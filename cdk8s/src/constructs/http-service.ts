@@ -54,6 +54,8 @@ export class HttpService extends Construct {
         SERVICE_VERSION: text('{{ .Chart.AppVersion }}'),
         OTEL_TRACES_EXPORTER: text('{{ if .Values.tracing.otlpEndpoint }}otlp{{ else }}none{{ end }}'),
         OTEL_EXPORTER_OTLP_ENDPOINT: value('tracing.otlpEndpoint'),
+        // Set with the endpoint: without it the SDK would speak its own default, http/protobuf.
+        OTEL_EXPORTER_OTLP_PROTOCOL: value('tracing.otlpProtocol'),
         ...props.settings,
         [spread(`.Values.${component}.extraEnv`)]: '',
       },
