@@ -41,8 +41,12 @@ export function chargeOf(declared: string | undefined, ceiling: number): number 
 
 export class InFlightBudget {
   private used = 0;
+  /** One 503 for every refused request: an overload refuses thousands a second, each its own error (and stack) for nothing. */
+  private readonly refusal: ApiError;
 
-  constructor(readonly limitBytes: number) {}
+  constructor(readonly limitBytes: number) {
+    this.refusal = overloaded(limitBytes);
+  }
 
   /** Bytes charged to the requests in flight. */
   get inFlightBytes(): number {
@@ -54,7 +58,7 @@ export class InFlightBudget {
    * running it, when they do not fit.
    */
   async run<T>(bytes: number, work: () => Promise<T>): Promise<T> {
-    if (this.used + bytes > this.limitBytes) throw overloaded(this.limitBytes);
+    if (this.used + bytes > this.limitBytes) throw this.refusal;
     this.used += bytes;
     try {
       return await work();
