@@ -1,7 +1,8 @@
 /**
  * The ingest service's node flags against its memory at saturation: for each variant of flags,
  * the service from dist/ on one broker, a short warm-up, then one saturating step (single events
- * at 10,000/s, or batches of 100 at 300 requests/s), printing peak RSS and CPU µs an event. The
+ * at 10,000/s, batches of 100 at 300 requests/s, or `both` one after the other as
+ * bench/hotpath/run.ts runs them), printing peak RSS and CPU µs an event. The
  * variants run one after the other on the same broker, so compare them within one run.
  *
  *   BENCH_FLAG_VARIANTS='--max-semi-space-size=32|--max-semi-space-size=16' BENCH_MODE=single \
@@ -45,27 +46,26 @@ try {
       const at = { port: service.port, pid: service.pid, brokerPid: broker.kafka.pid(), seconds: SECONDS };
       const idle = MiB(procStatus(service.pid, 'VmRSS'));
       await step({ ...at, name: 'warm-up', rate: 3000, eventsPerRequest: 1, request: single, seconds: 5 });
-      const r =
-        MODE === 'batch'
-          ? await step({
-              ...at,
-              name: 'batch of 100 @ 300 req/s',
-              rate: 300,
-              eventsPerRequest: 100,
-              request: batch,
-              acknowledged: createdOf,
-            })
-          : await step({
-              ...at,
-              name: 'single @ 10000/s',
-              rate: 10000,
-              eventsPerRequest: 1,
-              request: single,
-            });
-      const micros = Math.round((r.serviceCores * 1e6) / r.eventsPerSecond);
-      console.log(
-        `${flags || '(no flags)'}: ${r.name}, idle ${idle} MiB, peak RSS ${r.peakRssMiB} MiB, high-water ${MiB(procStatus(service.pid, 'VmHWM'))} MiB, ${r.eventsPerSecond} events/s acknowledged, ${micros} µs an event, ${r.serviceCores.toFixed(2)} cores`,
-      );
+      const singleStep = () =>
+        step({ ...at, name: 'single @ 10000/s', rate: 10000, eventsPerRequest: 1, request: single });
+      const batchStep = () =>
+        step({
+          ...at,
+          name: 'batch of 100 @ 300 req/s',
+          rate: 300,
+          eventsPerRequest: 100,
+          request: batch,
+          acknowledged: createdOf,
+        });
+      // `both`: the saturating steps in the order of bench/hotpath/run.ts, one service for both.
+      const steps = MODE === 'batch' ? [batchStep] : MODE === 'both' ? [singleStep, batchStep] : [singleStep];
+      for (const run of steps) {
+        const r = await run();
+        const micros = Math.round((r.serviceCores * 1e6) / r.eventsPerSecond);
+        console.log(
+          `${flags || '(no flags)'}: ${r.name}, idle ${idle} MiB, peak RSS ${r.peakRssMiB} MiB, high-water ${MiB(procStatus(service.pid, 'VmHWM'))} MiB, ${r.eventsPerSecond} events/s acknowledged, ${micros} µs an event, ${r.serviceCores.toFixed(2)} cores`,
+        );
+      }
     } finally {
       await service.stop();
     }
