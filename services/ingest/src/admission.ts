@@ -41,12 +41,8 @@ export function chargeOf(declared: string | undefined, ceiling: number): number 
 
 export class InFlightBudget {
   private used = 0;
-  /** One 503 for every refused request: an overload refuses thousands a second, each its own error (and stack) for nothing. */
-  private readonly refusal: ApiError;
 
-  constructor(readonly limitBytes: number) {
-    this.refusal = overloaded(limitBytes);
-  }
+  constructor(readonly limitBytes: number) {}
 
   /** Bytes charged to the requests in flight. */
   get inFlightBytes(): number {
@@ -58,7 +54,7 @@ export class InFlightBudget {
    * running it, when they do not fit.
    */
   async run<T>(bytes: number, work: () => Promise<T>): Promise<T> {
-    if (this.used + bytes > this.limitBytes) throw this.refusal;
+    if (this.used + bytes > this.limitBytes) throw overloaded(this.limitBytes);
     this.used += bytes;
     try {
       return await work();
