@@ -17,11 +17,11 @@
  * afterwards (same indexes as the migrations, built in bulk), then the tables are analysed.
  * Also times a reference query that no search change touches (raw SQL: the newest 51 rows of one
  * hour, a different hour each run), so runs at different machine loads can be compared by ratio.
- * Writes `bench/results/$BENCH_OUT` (default `search.md`).
+ * Writes `bench/results/$BENCH_OUT` (default `search.md`; an absolute `BENCH_OUT` is used as it is).
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { resolve } from 'node:path';
 import {
   createDatabase,
   repoRoot,
@@ -40,7 +40,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 const SPAN_MS = 182 * 86_400_000;
 const SECRET = 'bench-search-secret-0123456789abcdef';
 /** Report file under bench/results/ (a before/after pair keeps both). */
-const OUT = process.env.BENCH_OUT ?? 'search.md';
+const OUT = resolve(repoRoot(), 'bench/results', process.env.BENCH_OUT ?? 'search.md');
 /** Only these shapes (16 shapes and the unindexed filters, by name) when set. */
 const ONLY = process.env.BENCH_SHAPES ? new Set(process.env.BENCH_SHAPES.split(',')) : undefined;
 const chosen = (name: string) => ONLY === undefined || ONLY.has(name);
@@ -203,11 +203,8 @@ try {
   }
   const text = await registry.metrics();
   await service.close();
-  writeFileSync(
-    join(repoRoot(), 'bench/results', OUT),
-    report({ loadS, indexS, reference, rows, unindexed, queryTimes: queryTimesFrom(text) }),
-  );
-  log(`wrote bench/results/${OUT}`);
+  writeFileSync(OUT, report({ loadS, indexS, reference, rows, unindexed, queryTimes: queryTimesFrom(text) }));
+  log(`wrote ${OUT}`);
 } finally {
   await pgh.stop();
 }
