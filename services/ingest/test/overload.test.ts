@@ -112,8 +112,8 @@ describe('overload: the in-flight byte budget', () => {
     }
     // 256 MB were offered at once; what the service holds grows by a few budgets (68 MiB
     // measured at first, 88-106 MiB on 2026-11-24 beside a CI run), not by that (211 MiB
-    // measured with the budget out of the way). One shared 503 for every refusal (tried) measured
-    // 108-135 MiB against 88-106 in the same conditions, so it was dropped.
+    // measured with the budget out of the way). On 2026-11-24 the growth ranged 88-135 MiB between
+    // runs of the same code, so this bound (128) fails now and then: see services/ingest/README.md.
     expect(peak - before, `RSS ${before.toFixed(0)} -> peak ${peak.toFixed(0)} MiB`).toBeLessThan(
       8 * BUDGET_MIB,
     );
