@@ -13,10 +13,10 @@
  * `INGEST_MAX_INFLIGHT_BYTES=9437184 --max-semi-space-size=16`).
  */
 import { join } from 'node:path';
-import { repoRoot } from '@event-observatory/devstack';
+import { productionNodeArgs, repoRoot } from '@event-observatory/devstack';
 import { signDevToken } from '@event-observatory/service-kit/auth';
 import { startFloorBroker } from '../ingest/floors.js';
-import { productionNodeArgs, startIngestService } from '../ingest/service.js';
+import { startIngestService } from '../ingest/service.js';
 import { createdOf, requestShapes } from '../ingest/shapes.js';
 import { step } from '../ingest/step.js';
 import { procStatus } from '../lib/proc.js';

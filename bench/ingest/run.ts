@@ -28,11 +28,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EVENT_TOPIC, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
-import { startKafka } from '@event-observatory/devstack';
+import { productionNodeArgs, startKafka } from '@event-observatory/devstack';
 import { signDevToken } from '@event-observatory/service-kit/auth';
 import { Kafka, logLevel } from 'kafkajs';
 import { procStatus } from '../lib/proc.js';
-import { productionNodeArgs, startIngestService } from './service.js';
+import { startIngestService } from './service.js';
 import { createdOf, requestShapes } from './shapes.js';
 import { type Result, resultTable, step } from './step.js';
 

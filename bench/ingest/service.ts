@@ -4,18 +4,7 @@
  * here (never from the caller's shell), LOG_LEVEL info, tracing off.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { freePort } from '@event-observatory/devstack';
-
-/** The node flags of the service's `start:prod` script (`node <flags> dist/main.js`). */
-export function productionNodeArgs(serviceDir: string): string[] {
-  const script: string = JSON.parse(readFileSync(`${serviceDir}/package.json`, 'utf8')).scripts['start:prod'];
-  const words = script.split(/\s+/);
-  const entry = words.indexOf('dist/main.js');
-  if (words[0] !== 'node' || entry < 0)
-    throw new Error(`start:prod is not "node <flags> dist/main.js": ${script}`);
-  return words.slice(1, entry);
-}
 
 export interface ServiceOptions {
   serviceDir: string;

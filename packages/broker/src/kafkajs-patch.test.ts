@@ -1,21 +1,24 @@
 /**
  * patches/kafkajs+2.2.4.patch (applied by `npm install`'s postinstall, patch-package) makes the
- * kafkajs encoder write varints in place and skip zero-filling its buffers, and stops the request
- * queue's idle 1 ms timer loop. These tests fail if the patch is missing, and check the patched
- * encoder writes exactly the bytes of the Kafka protocol's zig-zag LEB128 varints (the broker
- * integration tests cover whole records).
+ * kafkajs encoder write varints in place, skip zero-filling its buffers and share large pieces
+ * instead of copying them at every level of a produce request, and stops the request queue's idle
+ * 1 ms timer loop. These tests fail if the patch is missing, and check the patched encoder writes
+ * exactly the bytes of the Kafka protocol's zig-zag LEB128 varints, and of the copying encoder
+ * for whole produce requests (the broker integration tests send them to Kafka, which checks each
+ * batch's CRC).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import {
+  KafkajsEncoder as Encoder,
+  encodeProduceRequest,
+  type ProduceRecord,
+  withCopyingEncoder,
+} from './clients/kafkajs-encoding.js';
 
 const require = createRequire(import.meta.url);
 const encoderPath = require.resolve('kafkajs/src/protocol/encoder.js');
-const Encoder = require(encoderPath) as new () => {
-  writeVarInt(v: number): unknown;
-  writeInt32(v: number): unknown;
-  buffer: Buffer;
-};
 
 /** Zig-zag then unsigned LEB128, as the Kafka protocol defines varint. */
 function referenceVarInt(value: number): number[] {
@@ -68,6 +71,56 @@ describe('kafkajs encoder patch', () => {
       expected.push(0, 0, 0, round);
     }
     expect([...encoder.buffer]).toEqual(expected);
+  });
+});
+
+/** The same request from kafkajs' copying encoder: one piece. */
+function copiedRequest(records: ProduceRecord[]): Promise<Buffer> {
+  return withCopyingEncoder(async () => {
+    const encoded = await encodeProduceRequest(records);
+    expect(encoded.parts()).toHaveLength(1);
+    return encoded.buffer;
+  });
+}
+
+function messages(count: number, valueBytes: number): ProduceRecord[] {
+  const headers = Object.fromEntries(
+    ['ce_id', 'ce_source', 'ce_type', 'ce_specversion', 'ce_time', 'ce_subject', 'content-type'].map(
+      (name, i) => [name, Buffer.from(`${name}-value-${i}`)],
+    ),
+  );
+  return Array.from({ length: count }, (_, i) => ({
+    key: Buffer.from(`key-${i}`),
+    value: Buffer.alloc(valueBytes, 97 + (i % 26)),
+    headers,
+    timestamp: 1_700_000_000_000 + i,
+  }));
+}
+
+describe('kafkajs produce request patch: shared pieces', () => {
+  it('writes a large record byte for byte as the copying encoder, sharing its value instead of copying it', async () => {
+    const batch = messages(1, 1_000_000);
+    const encoded = await encodeProduceRequest(batch);
+    const parts = encoded.parts();
+    expect(Buffer.concat(parts).equals(await copiedRequest(batch))).toBe(true);
+    expect(encoded.size()).toBe(Buffer.concat(parts).byteLength);
+    expect(parts).toContain(batch[0]!.value);
+  });
+
+  it('writes a batch of small records with headers byte for byte as the copying encoder, in pieces', async () => {
+    for (const count of [1, 3, 100, 500]) {
+      const batch = messages(count, 1024);
+      const encoded = await encodeProduceRequest(batch);
+      const joined = Buffer.concat(encoded.parts());
+      expect(joined.equals(await copiedRequest(batch)), `${count} records`).toBe(true);
+      expect(encoded.buffer.equals(joined)).toBe(true);
+    }
+  });
+
+  it('leaves a small request in one piece', async () => {
+    const encoded = await encodeProduceRequest(messages(1, 100));
+    expect(encoded.parts()).toHaveLength(1);
+    expect(encoded.buffer.equals(await copiedRequest(messages(1, 100)))).toBe(true);
   });
 });
 

@@ -6,6 +6,7 @@ export {
   type KafkaDistribution,
   kafkaVersion,
 } from './kafka-dist.js';
+export { productionNodeArgs } from './node-args.js';
 export { cacheDir, removeAbandonedTempDirs, repoRoot, tempDataDir } from './paths.js';
 export { freePort, isListening } from './ports.js';
 export {

@@ -1,9 +1,11 @@
 /**
  * A service of services/ run as its own Node.js process from `src/main.ts`, exactly as it boots in
- * its image (configuration from the environment, its own telemetry setup), on a free port of
- * 127.0.0.1: for suites that must see what `main.ts` wires, e.g. the traces each process exports.
+ * its image (configuration from the environment, its own telemetry setup, the node flags of its
+ * `start:prod`), on a free port of 127.0.0.1: for suites that must see what `main.ts` wires, e.g.
+ * the traces each process exports or its memory under overload.
  */
 import { join } from 'node:path';
+import { productionNodeArgs } from './node-args.js';
 import { repoRoot } from './paths.js';
 import { freePort } from './ports.js';
 import { pollReady, supervisedService } from './supervise.js';
@@ -46,7 +48,7 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
   const service = supervisedService({
     name: opts.name,
     command: process.execPath,
-    args: ['--conditions=source', '--import', 'tsx', join(cwd, 'src', 'main.ts')],
+    args: [...productionNodeArgs(cwd), '--conditions=source', '--import', 'tsx', join(cwd, 'src', 'main.ts')],
     cwd,
     env: { ...process.env, ...opts.env, [listen.host]: '127.0.0.1', [listen.port]: String(port) },
     dataDir: opts.dataDir,
