@@ -3,10 +3,10 @@
  * more is offered than it can publish. A request is charged before its body is read (its declared
  * `content-length`, or its route's ceiling when the length is not declared, plus a fixed share for
  * what every request holds besides its body) and released once it is answered; a request that
- * does not fit is refused at once with 503 UNAVAILABLE and `retry-after`, its body never read
- * (Node discards it), so an overloaded service sheds the work instead of queueing it. Everything a
- * request allocates (the body, its decoded events, their Kafka records) lives only while it is in
- * flight, so the budget bounds all of it.
+ * does not fit is refused at once with 503 UNAVAILABLE and `retry-after`, its body never
+ * processed (only read off the connection and dropped), so an overloaded service sheds the work
+ * instead of queueing it. Everything a request allocates (the body, its decoded events, their
+ * Kafka records) lives only while it is in flight, so the budget bounds all of it.
  */
 import { ApiError } from '@event-observatory/service-kit/errors';
 

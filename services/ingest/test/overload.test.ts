@@ -1,8 +1,8 @@
 /**
- * Overload: the service as its own process (`src/main.ts`, default limits) under a flood of
- * concurrent 1 MiB events, far more bytes at once than its in-flight budget. It must shed the
- * excess with the spec's 503 before reading it, hold its memory near the budget instead of the
- * offered bytes, and have published every event it answered 200 (and none it refused).
+ * Overload: the service as its own process (`src/main.ts`, default limits, its production node
+ * flags) under a flood of concurrent 1 MiB events, far more bytes at once than its in-flight
+ * budget. It must shed the excess with the spec's 503 before processing it, keep its memory far
+ * below the offered bytes, and have published every event it answered 200 (and none it refused).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -77,7 +77,7 @@ describe('overload: the in-flight byte budget', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('sheds a flood of 1 MiB events with 503 overloaded and retry-after, stays near its budget in memory, and publishes exactly the events it accepted', async () => {
+  it('sheds a flood of 1 MiB events with 503 overloaded and retry-after, keeps its memory far below the offered bytes, and publishes exactly the events it accepted', async () => {
     const token = await signDevToken({ secret: SECRET, scopes: ['events:write'] });
     const payload = Buffer.alloc(EVENT_BYTES, 0x61);
     const pid = service.pid()!;
@@ -110,12 +110,15 @@ describe('overload: the in-flight byte budget', () => {
         details: [{ reason: 'unpersistable', metadata: { failure: 'overloaded' } }],
       });
     }
-    // 256 MB were offered at once; what the service holds grows by a few budgets (68 MiB
-    // measured at first, 88-106 MiB on 2026-11-24 beside a CI run), not by that (211 MiB
-    // measured with the budget out of the way). On 2026-11-24 the growth ranged 88-135 MiB between
-    // runs of the same code, so this bound (128) fails now and then: see services/ingest/README.md.
+    // 256 MB were offered at once. With the budget out of the way the service's memory rose
+    // 266-275 MiB (it held every body); with it, 98-153 MiB (13 runs on 2026-11-24, an idle
+    // machine), of which the budget's own share is small: with the budget at one request the
+    // rise was 101-151 MiB. The rest is the refused requests' bodies, which the server must read
+    // and drop to deliver their 503 (services/ingest/README.md, "Overload"): garbage the runtime
+    // collects late. So the bound sits between the two: memory that followed the offered bytes
+    // fails it, the noise of the collector does not.
     expect(peak - before, `RSS ${before.toFixed(0)} -> peak ${peak.toFixed(0)} MiB`).toBeLessThan(
-      8 * BUDGET_MIB,
+      12 * BUDGET_MIB,
     );
 
     const records = await readRecords(
