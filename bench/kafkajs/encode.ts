@@ -15,11 +15,11 @@ import { resolve } from 'node:path';
 import {
   encodeProduceRequest as encode,
   KafkajsEncoder,
-  type ProduceRecord,
   withCopyingEncoder,
-} from '@event-observatory/broker';
+} from '@event-observatory/broker/kafkajs-encoding';
 import { repoRoot } from '@event-observatory/devstack';
 import { decodeHttpEvent, toKafkaRecord } from '@event-observatory/events';
+import type { Message } from 'kafkajs';
 import { singleEventHeaders } from '../ingest/shapes.js';
 
 const OUT = resolve(repoRoot(), 'bench/results', process.env.BENCH_OUT ?? 'kafkajs-encode.md');
@@ -54,7 +54,7 @@ async function allocatedBy(work: () => Promise<unknown>): Promise<number> {
   return bytes;
 }
 
-async function cpuMicrosPerRecord(batch: ProduceRecord[], rounds: number): Promise<number> {
+async function cpuMicrosPerRecord(batch: Message[], rounds: number): Promise<number> {
   for (let i = 0; i < rounds / 5; i++) await encode(batch);
   const start = process.cpuUsage();
   for (let i = 0; i < rounds; i++) await encode(batch);
@@ -63,7 +63,7 @@ async function cpuMicrosPerRecord(batch: ProduceRecord[], rounds: number): Promi
 }
 
 /** Allocation and CPU of encoding `batch`, with kafkajs' copying or the patch's sharing. */
-async function measure(batch: ProduceRecord[], rounds: number, sharing: boolean) {
+async function measure(batch: Message[], rounds: number, sharing: boolean) {
   const run = async () => ({
     sharing,
     allocated: await allocatedBy(() => encode(batch)),

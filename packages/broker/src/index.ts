@@ -12,12 +12,6 @@ export type {
   PartitionBatch,
 } from './clients/group-member.js';
 export type { BrokerLogger } from './clients/kafka.js';
-export {
-  encodeProduceRequest,
-  KafkajsEncoder,
-  type ProduceRecord,
-  withCopyingEncoder,
-} from './clients/kafkajs-encoding.js';
 export { type AdminBrokerConfig, readAdminBrokerConfig } from './config/admin.js';
 export {
   type BrokerTopics,

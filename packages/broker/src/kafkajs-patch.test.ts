@@ -9,11 +9,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type { Message } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import {
   KafkajsEncoder as Encoder,
   encodeProduceRequest,
-  type ProduceRecord,
   withCopyingEncoder,
 } from './clients/kafkajs-encoding.js';
 
@@ -75,7 +75,7 @@ describe('kafkajs encoder patch', () => {
 });
 
 /** The same request from kafkajs' copying encoder: one piece. */
-function copiedRequest(records: ProduceRecord[]): Promise<Buffer> {
+function copiedRequest(records: Message[]): Promise<Buffer> {
   return withCopyingEncoder(async () => {
     const encoded = await encodeProduceRequest(records);
     expect(encoded.parts()).toHaveLength(1);
@@ -83,7 +83,7 @@ function copiedRequest(records: ProduceRecord[]): Promise<Buffer> {
   });
 }
 
-function messages(count: number, valueBytes: number): ProduceRecord[] {
+function messages(count: number, valueBytes: number): Message[] {
   const headers = Object.fromEntries(
     ['ce_id', 'ce_source', 'ce_type', 'ce_specversion', 'ce_time', 'ce_subject', 'content-type'].map(
       (name, i) => [name, Buffer.from(`${name}-value-${i}`)],
@@ -93,7 +93,7 @@ function messages(count: number, valueBytes: number): ProduceRecord[] {
     key: Buffer.from(`key-${i}`),
     value: Buffer.alloc(valueBytes, 97 + (i % 26)),
     headers,
-    timestamp: 1_700_000_000_000 + i,
+    timestamp: String(1_700_000_000_000 + i),
   }));
 }
 

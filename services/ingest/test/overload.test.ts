@@ -111,7 +111,7 @@ describe('overload: the in-flight byte budget', () => {
       });
     }
     // 256 MB were offered at once. With the budget out of the way the service's memory rose
-    // 266-275 MiB (it held every body); with it, 98-153 MiB (13 runs on 2026-11-24, an idle
+    // 266-275 MiB (it held every body); with it, 98-153 MiB (9 runs on 2026-11-24, an idle
     // machine), of which the budget's own share is small: with the budget at one request the
     // rise was 101-151 MiB. The rest is the refused requests' bodies, which the server must read
     // and drop to deliver their 503 (services/ingest/README.md, "Overload"): garbage the runtime

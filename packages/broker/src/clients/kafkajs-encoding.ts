@@ -1,9 +1,11 @@
 /**
  * A produce request as kafkajs encodes it, reached through its internal protocol modules (no
  * broker): for the test of the project's kafkajs patch and `bench/kafkajs`, which compare the
- * patched encoder's shared pieces with kafkajs' copying.
+ * patched encoder's shared pieces with kafkajs' copying. A subpath of its own
+ * (`@event-observatory/broker/kafkajs-encoding`), so the services never load it.
  */
 import { createRequire } from 'node:module';
+import type { Message } from 'kafkajs';
 
 const require = createRequire(import.meta.url);
 
@@ -28,19 +30,11 @@ const Produce = require('kafkajs/src/protocol/requests/produce') as {
 };
 const frame = require('kafkajs/src/protocol/request') as (request: object) => Promise<KafkajsEncoder>;
 
-/** A record as kafkajs takes it. */
-export interface ProduceRecord {
-  key: Buffer | string | null;
-  value: Buffer | string | null;
-  headers?: Record<string, Buffer | string>;
-  timestamp?: number | string;
-}
-
 /**
  * One framed produce request of `records` as the producer sends them: v7 (the newest kafkajs
  * speaks), idempotent, acks=all, no compression, to one partition.
  */
-export function encodeProduceRequest(records: ProduceRecord[]): Promise<KafkajsEncoder> {
+export function encodeProduceRequest(records: Message[]): Promise<KafkajsEncoder> {
   const { request } = Produce.protocol({ version: 7 })({
     acks: -1,
     timeout: 30_000,
