@@ -11,7 +11,6 @@ export type {
   InboundRecord,
   PartitionBatch,
 } from './clients/group-member.js';
-export type { BrokerLogger } from './clients/kafka.js';
 export { type AdminBrokerConfig, readAdminBrokerConfig } from './config/admin.js';
 export {
   type BrokerTopics,

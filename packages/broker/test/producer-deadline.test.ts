@@ -89,7 +89,7 @@ describe.each(KAFKA_CLIENTS)('EventProducer on %s when the broker stops answerin
         requestTimeoutMs: 1_000,
         deliveryTimeoutMs: 1_500,
       }),
-      logger: { warn: (_obj, msg) => lateAcks.push(msg) },
+      logger: { debug() {}, info() {}, warn: (_obj, msg) => void lateAcks.push(msg ?? ''), error() {} },
     });
     await warmUp(producer);
     let a: unknown;

@@ -14,10 +14,10 @@
  * Every `/admin` route needs a bearer JWT with the configured scope (`events:admin` by default);
  * the verifier is built without a registry, so auth decisions are not counted. No HTTP timer.
  */
+
 import {
   ApiError,
   type AuthVariables,
-  type ErrorLogger,
   errorHandler,
   type HealthCheck,
   healthRoutes,
@@ -26,6 +26,7 @@ import {
   requireAuth,
   type Verifier,
 } from '@event-observatory/service-kit';
+import type { Logger } from '@event-observatory/service-kit/logger';
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { Registry } from 'prom-client';
 import { POISON_REASONS, type PoisonReason } from './decode.js';
@@ -41,7 +42,7 @@ export interface AppDeps {
   verifier: Verifier | null;
   checks: { broker: HealthCheck; database: HealthCheck };
   replayMaxRecords: number;
-  logger?: ErrorLogger;
+  logger?: Logger;
 }
 
 export const DEFAULT_LIST_LIMIT = 100;

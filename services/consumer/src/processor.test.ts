@@ -106,7 +106,7 @@ class MemoryTopic implements DeadLetterSink {
   }
 }
 
-const quiet = { info() {}, warn() {}, error() {} };
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 function processorOn(store: EventSink, topic: DeadLetterSink, writeAttempts = 3) {
   const registry = new Registry();

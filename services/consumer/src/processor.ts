@@ -6,6 +6,7 @@
  * See DESIGN.md for why.
  */
 
+import type { Logger } from '@event-observatory/service-kit/logger';
 import { type Backoff, retry } from '@event-observatory/service-kit/resilience';
 import type { Checkpoint } from '@event-observatory/store';
 import {
@@ -34,12 +35,6 @@ export class Aborted extends Error {
   override name = 'Aborted';
 }
 
-export interface Log {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 export interface ProcessorOptions {
   sink: EventSink;
   deadLetters: DeadLetterSink;
@@ -47,7 +42,7 @@ export interface ProcessorOptions {
   group: string;
   writeAttempts: number;
   retryDelayMs: number;
-  log: Log;
+  log: Logger;
   /** Ceiling of the wait between retries during a store or broker outage. Default 5 s. */
   maxOutageDelayMs?: number;
   now?: () => Date;

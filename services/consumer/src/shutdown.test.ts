@@ -6,7 +6,7 @@ import { installShutdown } from '@event-observatory/service-kit';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type ConsumerClosers, consumerShutdown } from './shutdown.js';
 
-const quiet = { info() {}, warn() {}, error() {} };
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const hangs = () => new Promise<never>(() => {});
 const takes = (ms: number) => () => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -10,7 +10,9 @@
  * is durable (the invariant in DESIGN.md), so what is abandoned is a close, never data. A step that
  * fails is still a failure (exit 1).
  */
+
 import type { ShutdownStep } from '@event-observatory/service-kit';
+import type { Logger } from '@event-observatory/service-kit/logger';
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
 
 /** The coordinated-shutdown budget of Document 2, to which the drain timeout is added. */
@@ -36,7 +38,7 @@ export interface ConsumerClosers {
 
 export interface ShutdownPlanOptions {
   drainTimeoutMs: number;
-  log: { warn(obj: object, msg?: string): void };
+  log: Logger;
 }
 
 interface BoundedStep extends ShutdownStep {

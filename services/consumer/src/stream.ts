@@ -9,11 +9,13 @@
  * written (rows and checkpoints committed, dead letters acknowledged) is the chunk's last offset
  * resolved and committed to the broker.
  */
+
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConsumerClients, GroupMember, PartitionBatch } from '@event-observatory/broker';
+import type { Logger } from '@event-observatory/service-kit/logger';
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
 import { BatchGrouper } from './grouper.js';
-import { Aborted, type BatchProcessor, type Log } from './processor.js';
+import { Aborted, type BatchProcessor } from './processor.js';
 import { nextOffset } from './record.js';
 import { RestartPolicy } from './supervision.js';
 
@@ -27,7 +29,7 @@ export interface StreamOptions {
   batchWindowMs: number;
   drainTimeoutMs: number;
   processor: BatchProcessor;
-  log: Log;
+  log: Logger;
   policy?: RestartPolicy;
   /** Partitions whose batches are handled at once (their records share groups). Default 12. */
   partitionsConsumedConcurrently?: number;

@@ -9,21 +9,22 @@
  *
  * None of them is timed (the spec's rule for health and metrics routes); no other route.
  */
+
 import {
-  type ErrorLogger,
   errorHandler,
   type HealthCheck,
   healthRoutes,
   metricsHandler,
   notFoundHandler,
 } from '@event-observatory/service-kit';
+import type { Logger } from '@event-observatory/service-kit/logger';
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
 
 export interface AppDeps {
   registry: Registry;
   checks: { kubernetes: HealthCheck; role: HealthCheck };
-  logger?: ErrorLogger;
+  logger?: Logger;
 }
 
 export function buildApp(deps: AppDeps): Hono {

@@ -4,6 +4,7 @@
  * Strimzi's topic operator); every resync period every Pipeline is queued again, so drift made
  * directly in Kafka is corrected without any watch event.
  */
+import type { Logger } from '@event-observatory/service-kit/logger';
 import type { Backoff } from '@event-observatory/service-kit/resilience';
 import type { KubeApi } from './kube/api.js';
 import { PipelineInformer } from './kube/informer.js';
@@ -25,7 +26,7 @@ export interface ControllerOptions {
   stallMs: number;
   /** Per-key retry backoff; also the informer's between failed lists. */
   backoff: Backoff;
-  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  log: Logger;
 }
 
 /** Whether a change is one the controller acts on: not its own status writes. */

@@ -3,8 +3,8 @@
  * own), and the broker package's calls on it. No topic logic here: `ensureTopics` plans with the
  * topic model and applies the plan; `readTopicStates` reads what the status reports.
  */
+
 import {
-  type BrokerLogger,
   createAdminClient,
   deleteTopics,
   ensureTopics,
@@ -13,13 +13,14 @@ import {
   type TopicSpec,
   type TopicState,
 } from '@event-observatory/broker';
+import type { Logger } from '@event-observatory/service-kit/logger';
 
 type Admin = ReturnType<typeof createAdminClient>;
 
 export interface KafkaHandlerOptions {
   clientId: string;
   requestTimeoutMs: number;
-  logger?: BrokerLogger;
+  logger?: Logger;
 }
 
 export interface ApplyResult {

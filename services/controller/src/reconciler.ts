@@ -4,7 +4,9 @@
  * people through Events. Throws when Kafka or the API server failed, so the queue retries with
  * backoff; the status says so first.
  */
+
 import type { TopicOutcome } from '@event-observatory/broker';
+import type { Logger } from '@event-observatory/service-kit/logger';
 import type { KafkaHandler } from './kafka-handler.js';
 import type { EventType, KubeApi } from './kube/api.js';
 import type { ReconcileOutcome } from './metrics.js';
@@ -19,7 +21,7 @@ export interface ReconcilerOptions {
   kafka: KafkaHandler;
   /** Kafka of Pipelines that name none (`BROKER_BOOTSTRAP_SERVERS`). */
   defaultServers: string[];
-  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  log: Logger;
   now?: () => Date;
 }
 

@@ -4,13 +4,9 @@
  */
 
 import { type AuthVariables, requireAuth, type Verifier } from '@event-observatory/service-kit/auth';
-import {
-  type ApiError,
-  type ErrorLogger,
-  errorHandler,
-  notFoundHandler,
-} from '@event-observatory/service-kit/errors';
+import { type ApiError, errorHandler, notFoundHandler } from '@event-observatory/service-kit/errors';
 import { type HealthCheck, healthRoutes } from '@event-observatory/service-kit/health';
+import type { Logger } from '@event-observatory/service-kit/logger';
 import { httpServerTimer, metricsHandler } from '@event-observatory/service-kit/metrics';
 import { requestHeader, requestHeaderPairs } from '@event-observatory/service-kit/server';
 import { traceRequests } from '@event-observatory/service-kit/tracing';
@@ -37,7 +33,7 @@ export interface AppDeps {
   /** Readiness checks by the field they fill in the body (`broker`, ...). */
   checks: Record<string, HealthCheck>;
   version: string;
-  logger?: ErrorLogger;
+  logger?: Logger;
 }
 
 type Env = { Bindings: HttpBindings; Variables: AuthVariables };

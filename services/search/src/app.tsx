@@ -3,8 +3,10 @@
  * The search service's Hono app, built from explicit dependencies (service.ts, the tests and the
  * benchmark share it). Reads like the spec's endpoint table.
  */
-import { type ErrorLogger, errorHandler, notFoundHandler } from '@event-observatory/service-kit/errors';
+
+import { errorHandler, notFoundHandler } from '@event-observatory/service-kit/errors';
 import { down, healthRoutes, up } from '@event-observatory/service-kit/health';
+import type { Logger } from '@event-observatory/service-kit/logger';
 import { httpServerTimer, metricsHandler } from '@event-observatory/service-kit/metrics';
 import { traceRequests } from '@event-observatory/service-kit/tracing';
 import { getEvent } from '@event-observatory/store';
@@ -32,7 +34,7 @@ export interface AppDeps {
   cursors: CursorCodec;
   allowedHosts: readonly string[];
   shutdown: AbortSignal;
-  logger?: ErrorLogger;
+  logger?: Logger;
   /** Live-tail poll period; default 1 s. */
   tailPollMs?: number;
 }

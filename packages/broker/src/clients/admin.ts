@@ -2,15 +2,16 @@
  * A standalone admin client for topic administration of any Kafka cluster (the Pipeline
  * controller: each Pipeline may name its own bootstrap servers).
  */
+import type { Logger } from '@event-observatory/service-kit/logger';
 import type { Admin } from 'kafkajs';
-import { type BrokerLogger, createKafka } from './kafka.js';
+import { createKafka } from './kafka.js';
 
 export interface AdminClientOptions {
   bootstrapServers: string[];
   clientId: string;
   /** Bound on one request; kafkajs fails the request at this bound. */
   requestTimeoutMs: number;
-  logger?: BrokerLogger;
+  logger?: Logger;
 }
 
 /**

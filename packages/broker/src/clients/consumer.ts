@@ -5,10 +5,11 @@
  * with the library `KAFKA_CLIENT` names (kafkajs, or `@platformatic/kafka` with the same id,
  * bounds and group settings).
  */
+import type { Logger } from '@event-observatory/service-kit/logger';
 import { type Admin, type Consumer, Partitioners, type Producer } from 'kafkajs';
 import type { ConsumerBrokerConfig } from '../config/consumer.js';
 import type { GroupMember, GroupMemberSettings } from './group-member.js';
-import { type BrokerLogger, createKafka } from './kafka.js';
+import { createKafka } from './kafka.js';
 import { KafkajsMember } from './kafkajs-member.js';
 import { PlatformaticMember } from './platformatic-member.js';
 
@@ -21,7 +22,7 @@ const CONSUMER_CONNECTION = {
 export interface ConsumerClientsOptions {
   /** Bound on one request (the consumer's `LAG_REQUEST_TIMEOUT`). */
   requestTimeoutMs: number;
-  logger?: BrokerLogger;
+  logger?: Logger;
 }
 
 export interface ConsumerClients {

@@ -2,14 +2,8 @@
  * The one place a kafkajs `Kafka` is constructed: brokers, client id, timeouts and retry come from
  * checked settings, and kafkajs' log lines go to the service logger.
  */
+import type { Logger } from '@event-observatory/service-kit/logger';
 import { type ISocketFactory, Kafka, type LogEntry, logLevel, type RetryOptions } from 'kafkajs';
-
-/** What the broker package logs through (a pino logger fits). */
-export interface BrokerLogger {
-  warn(obj: object, msg: string): void;
-  /** The logger's level (pino's `level`); it sets how much kafkajs logs. */
-  level?: string;
-}
 
 export interface KafkaSettings {
   clientId: string;
@@ -20,7 +14,7 @@ export interface KafkaSettings {
   enforceRequestTimeout?: boolean;
   retry: RetryOptions;
   socketFactory?: ISocketFactory;
-  logger?: BrokerLogger | undefined;
+  logger?: Logger | undefined;
   /** While true, kafkajs log lines are dropped (a fenced producer generation's expected errors). */
   muted?: () => boolean;
 }
@@ -36,7 +30,7 @@ function kafkajsLevel(serviceLevel: string | undefined): logLevel {
     : logLevel.ERROR;
 }
 
-function forward(logger: BrokerLogger, muted: () => boolean) {
+function forward(logger: Logger, muted: () => boolean) {
   return (entry: LogEntry) => {
     if (muted()) return;
     logger.warn({ kafkajs: entry.namespace, error: entry.log.error }, entry.log.message);

@@ -37,12 +37,12 @@
  * record from hand-over to settlement; outcome `success` or `failure` (timeout, broker error,
  * expired in queue, closed). A `queue-full` refusal never reached the producer and is not a sample.
  */
+import type { Logger } from '@event-observatory/service-kit/logger';
 import { createTimer, ladders, type Timer } from '@event-observatory/service-kit/metrics';
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
 import { injectTraceContext, inSpan } from '@event-observatory/service-kit/tracing';
 import { SpanKind } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
-import type { BrokerLogger } from '../clients/kafka.js';
 import type { ProducerConfig } from '../config/producer.js';
 import { generationsOf } from './generation.js';
 import { PartitionCache } from './partitions.js';
@@ -55,7 +55,7 @@ export interface EventProducerOptions {
   config: ProducerConfig;
   /** Registry for `broker_produce_latency_seconds`; without one nothing is recorded. */
   registry?: Registry;
-  logger?: BrokerLogger;
+  logger?: Logger;
   /** Called with every piece of evidence about broker reachability (sends and probes). */
   onOutcome?: (reachable: boolean) => void;
 }

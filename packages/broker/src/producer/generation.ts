@@ -6,7 +6,7 @@
  * `event-producer.ts`). `KAFKA_CLIENT` picks the library: `kafkajs-generation.ts` or
  * `platformatic-generation.ts`.
  */
-import type { BrokerLogger } from '../clients/kafka.js';
+import type { Logger } from '@event-observatory/service-kit/logger';
 import type { KafkaClient } from '../config/connection.js';
 import type { ProducerConfig } from '../config/producer.js';
 import { KafkajsProbeGeneration, KafkajsSendGeneration } from './kafkajs-generation.js';
@@ -46,7 +46,7 @@ export interface SendGeneration extends ProbeGeneration {
 
 export interface Generations {
   probe(config: ProducerConfig): ProbeGeneration;
-  send(config: ProducerConfig, logger?: BrokerLogger): SendGeneration;
+  send(config: ProducerConfig, logger?: Logger): SendGeneration;
 }
 
 const GENERATIONS: Record<KafkaClient, Generations> = {

@@ -4,10 +4,12 @@
  * it opened and makes the factory refuse new ones, so kafkajs' own retries and reconnects cannot
  * reach the broker afterwards.
  */
+
 import net from 'node:net';
+import type { Logger } from '@event-observatory/service-kit/logger';
 import { settleWithin } from '@event-observatory/service-kit/resilience';
 import { type Admin, CompressionTypes, type ISocketFactory, type Kafka, type Producer } from 'kafkajs';
-import { type BrokerLogger, createKafka } from '../clients/kafka.js';
+import { createKafka } from '../clients/kafka.js';
 import { FIXED_PRODUCER_PROPERTIES, type ProducerConfig, sendRetries } from '../config/producer.js';
 import type { OutboundMessage, ProbeGeneration, SendGeneration } from './generation.js';
 
@@ -18,7 +20,7 @@ export class KafkajsProbeGeneration implements ProbeGeneration {
   private isFenced = false;
   private readonly sockets = new Set<net.Socket>();
 
-  constructor(config: ProducerConfig, logger?: BrokerLogger) {
+  constructor(config: ProducerConfig, logger?: Logger) {
     const p = config.producer;
     this.kafka = createKafka({
       clientId: p.clientId,
@@ -88,7 +90,7 @@ export class KafkajsSendGeneration extends KafkajsProbeGeneration implements Sen
 
   constructor(
     private readonly config: ProducerConfig,
-    logger?: BrokerLogger,
+    logger?: Logger,
   ) {
     super(config, logger);
     this.producer = this.kafka.producer({

@@ -4,9 +4,10 @@
  * delivery deadline. A batch that misses its deadline, or fails with a broker error, retires its
  * generation (fenced) so nothing of it reaches the broker later.
  */
+
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '@event-observatory/service-kit/logger';
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
-import type { BrokerLogger } from '../clients/kafka.js';
 import type { ProducerConfig } from '../config/producer.js';
 import type { Generations, OutboundMessage, SendGeneration } from './generation.js';
 import type { PartitionCache } from './partitions.js';
@@ -18,7 +19,7 @@ export interface SenderOptions {
   partitions: PartitionCache;
   /** The Kafka library's generations (`KAFKA_CLIENT`). */
   generations: Generations;
-  logger?: BrokerLogger | undefined;
+  logger?: Logger | undefined;
   /** Evidence about broker reachability from each send. */
   onOutcome: (reachable: boolean) => void;
 }

@@ -1,14 +1,9 @@
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Logger } from '../logger/index.js';
 import { ApiError, DEFAULT_ERROR_DOMAIN, type ErrorResponseBody, statusForHttpCode } from './api-error.js';
 import { declaredMethods, type RoutedApp } from './methods.js';
-
-/** What the error handler needs of a logger (a pino logger fits). */
-export interface ErrorLogger {
-  error(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-}
 
 /** Answers with an `ApiError`'s body, status and headers. */
 export function errorResponse(c: Context, err: ApiError): Response {
@@ -31,7 +26,7 @@ export function errorResponse(c: Context, err: ApiError): Response {
  * app.notFound(notFoundHandler());
  * ```
  */
-export function errorHandler(opts: { logger?: ErrorLogger; domain?: string } = {}): ErrorHandler {
+export function errorHandler(opts: { logger?: Logger; domain?: string } = {}): ErrorHandler {
   const domain = opts.domain ?? DEFAULT_ERROR_DOMAIN;
   return (err, c) => {
     if (err instanceof ApiError) {

@@ -76,7 +76,8 @@ describe('error body', () => {
 
 describe('Hono handlers', () => {
   const logged: object[] = [];
-  const logger = { error: (o: object) => void logged.push(o), warn: (o: object) => void logged.push(o) };
+  const log = (o: object) => void logged.push(o);
+  const logger = { debug: log, info: log, warn: log, error: log };
   const app = new Hono();
   app.onError(errorHandler({ logger }));
   app.notFound(notFoundHandler());

@@ -17,4 +17,4 @@ export {
   errorInfo,
   statusForHttpCode,
 } from './api-error.js';
-export { type ErrorLogger, errorHandler, errorResponse, notFoundHandler } from './hono.js';
+export { errorHandler, errorResponse, notFoundHandler } from './hono.js';

@@ -4,10 +4,21 @@
  * @module
  */
 import { context, isSpanContextValid, trace } from '@opentelemetry/api';
-import { type DestinationStream, type LevelWithSilent, type Logger, pino } from 'pino';
+import { type DestinationStream, type LevelWithSilent, type Logger as PinoLogger, pino } from 'pino';
 import { ConfigError, configProblem, custom, type Field } from '../config/index.js';
 
-export type { Logger } from 'pino';
+/**
+ * The one logger type of the workspace: what every module logs through. A pino logger from
+ * `createLogger` fits, and so does a test's recorder. `level` (pino's) tells a client library
+ * such as kafkajs how much of its own chatter to forward.
+ */
+export interface Logger {
+  readonly level?: string;
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
 
 const LEVEL_ALIASES: Record<string, LevelWithSilent> = {
   trace: 'trace',
@@ -126,7 +137,7 @@ export interface LoggerOptions {
  * // {"level":"info","time":"...","service":"ingest","trace_id":"...","span_id":"...","port":8080,"msg":"listening"}
  * ```
  */
-export function createLogger(opts: LoggerOptions): Logger {
+export function createLogger(opts: LoggerOptions): PinoLogger {
   const level = toPinoLevel(opts.level ?? 'info');
   if (!level) {
     throw new ConfigError(

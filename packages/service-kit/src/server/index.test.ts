@@ -8,7 +8,7 @@ import { installShutdown, serveApp } from './index.js';
 function quietLogger() {
   const lines: Array<{ msg?: string; [k: string]: unknown }> = [];
   const log = (o: object, msg?: string) => void lines.push({ ...o, msg });
-  return { lines, logger: { info: log, error: log } };
+  return { lines, logger: { debug: log, info: log, warn: log, error: log } };
 }
 
 describe('serveApp', () => {

@@ -10,7 +10,6 @@ export {
   installShutdown,
   installShutdown as gracefulShutdown,
   type ShutdownHandle,
-  type ShutdownLogger,
   type ShutdownOptions,
   type ShutdownStep,
 } from './shutdown.js';

@@ -1,3 +1,4 @@
+import type { Logger } from '../logger/index.js';
 import { settleWithin, TIMED_OUT } from '../resilience/index.js';
 
 /** One step of a graceful shutdown, e.g. `{ name: 'listener', run: server.close }`. */
@@ -6,18 +7,12 @@ export interface ShutdownStep {
   run: () => Promise<unknown> | unknown;
 }
 
-/** What the shutdown logs through (a pino logger fits). */
-export interface ShutdownLogger {
-  info(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 export interface ShutdownOptions {
   /** Run in order: stop the listener, drain producers/consumers, close pools, close telemetry. */
   steps: ShutdownStep[];
   /** Bound on the whole shutdown; past it the process exits with 1. */
   timeoutMs: number;
-  logger: ShutdownLogger;
+  logger: Logger;
   /** Default `['SIGTERM', 'SIGINT']`. */
   signals?: NodeJS.Signals[];
   /** Default `process.exit`; tests pass their own. */

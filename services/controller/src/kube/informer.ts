@@ -10,7 +10,9 @@
  *
  * Restarts after errors wait a backoff that resets once a watch worked.
  */
+
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '@event-observatory/service-kit/logger';
 import { type Backoff, backoffDelay } from '@event-observatory/service-kit/resilience';
 import { Watch } from '@kubernetes/client-node';
 import { keyOf, type Pipeline } from '../pipeline/types.js';
@@ -36,7 +38,7 @@ export interface InformerOptions {
   backoff: Backoff;
   handlers: InformerHandlers;
   onRestart?: (reason: RestartReason) => void;
-  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  log: Logger;
 }
 
 interface WatchEvent {

@@ -6,7 +6,9 @@
  * renewed for `renewDeadlineMs` stops leading before anyone else can take over. On shutdown the
  * leader releases the Lease so that another replica takes it at once.
  */
+
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '@event-observatory/service-kit/logger';
 import { withTimeout } from '@event-observatory/service-kit/resilience';
 import type { V1Lease, V1LeaseSpec } from '@kubernetes/client-node';
 import { type KubeApi, statusCode } from './api.js';
@@ -21,7 +23,7 @@ export interface LeaderElectionOptions {
   retryPeriodMs: number;
   /** Give the Lease up on shutdown (controller-runtime's LeaderElectionReleaseOnCancel); default true. */
   releaseOnShutdown?: boolean;
-  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  log: Logger;
   /** Told each time the role changes, and after each attempt whether the API server answered. */
   onRole?: (leader: boolean) => void;
   onAttempt?: (answered: boolean) => void;
