@@ -18,8 +18,6 @@ export {
   DEAD_LETTER_TOPIC,
   deadLetterTopicName,
   EVENT_TOPIC,
-  KAFKA_CLIENTS,
-  type KafkaClient,
   readBrokerTopics,
 } from './config/connection.js';
 export { type ConsumerBrokerConfig, readConsumerBrokerConfig } from './config/consumer.js';

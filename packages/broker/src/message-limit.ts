@@ -1,5 +1,5 @@
 /**
- * Whether an event of the ingest ceiling fits the event topic's `max.message.bytes`, and the admin
+ * Whether an event of `INGEST_MAX_EVENT_BYTES` fits the event topic's `max.message.bytes`, and the admin
  * read of that limit. Document 1: the API, not the broker, refuses an oversized event; a topic
  * whose limit is below a maximal event's record (created by someone else, with Kafka's default
  * 1048588 bytes) would refuse it instead, and the client would retry that 503 forever.
@@ -28,34 +28,34 @@ import type { ProducerConfig } from './config/producer.js';
  */
 export const RECORD_OVERHEAD_BYTES = 64 * 1024;
 
-/** The verdict on one ceiling against one topic limit, with the numbers a message needs. */
-export interface EventCeilingFit {
+/** The verdict on one event size limit against one topic limit, with the numbers a message needs. */
+export interface MaxEventBytesFit {
   fits: boolean;
-  /** The ingest ceiling (`INGEST_MAX_EVENT_BYTES`). */
-  ceilingBytes: number;
+  /** The ingest API's largest event (`INGEST_MAX_EVENT_BYTES`). */
+  maxEventBytes: number;
   /** The topic's `max.message.bytes`. */
   maxMessageBytes: number;
-  /** The largest ceiling this topic holds. */
+  /** The largest event this topic holds. */
   largestEventBytes: number;
-  /** The smallest `max.message.bytes` that holds this ceiling. */
+  /** The smallest `max.message.bytes` that holds an event of `maxEventBytes`. */
   requiredMessageBytes: number;
 }
 
 /**
- * Whether a raw event body of `ceilingBytes` still fits in one record under `maxMessageBytes`.
+ * Whether a raw event body of `maxEventBytes` still fits in one record under `maxMessageBytes`.
  *
  * @example
- * eventCeilingFit(1_048_576, 2_097_152).fits; // true
- * eventCeilingFit(1_048_576, 1_048_588);      // { fits: false, largestEventBytes: 983052, requiredMessageBytes: 1114112, ... }
+ * maxEventBytesFit(1_048_576, 2_097_152).fits; // true
+ * maxEventBytesFit(1_048_576, 1_048_588);      // { fits: false, largestEventBytes: 983052, requiredMessageBytes: 1114112, ... }
  */
-export function eventCeilingFit(ceilingBytes: number, maxMessageBytes: number): EventCeilingFit {
+export function maxEventBytesFit(maxEventBytes: number, maxMessageBytes: number): MaxEventBytesFit {
   const largestEventBytes = maxMessageBytes - RECORD_OVERHEAD_BYTES;
   return {
-    fits: ceilingBytes <= largestEventBytes,
-    ceilingBytes,
+    fits: maxEventBytes <= largestEventBytes,
+    maxEventBytes,
     maxMessageBytes,
     largestEventBytes,
-    requiredMessageBytes: ceilingBytes + RECORD_OVERHEAD_BYTES,
+    requiredMessageBytes: maxEventBytes + RECORD_OVERHEAD_BYTES,
   };
 }
 
@@ -94,7 +94,7 @@ export interface MessageLimitReader {
  *
  * @example
  * const limit = messageLimitReader(readProducerConfig(process.env));
- * const fit = eventCeilingFit(1_048_576, await limit.read());
+ * const fit = maxEventBytesFit(1_048_576, await limit.read());
  * await limit.close();
  */
 export function messageLimitReader(config: ProducerConfig): MessageLimitReader {

@@ -42,11 +42,8 @@ async function publish(topic: string, partitions: number, from: number, to: numb
 }
 
 /** Runs a member that records every batch and commits it whole, as the consumer stream does. */
-async function started(client: 'kafkajs' | 'platformatic', groupId: string, topic: string) {
-  const config = readConsumerBrokerConfig({
-    BROKER_BOOTSTRAP_SERVERS: bootstrapServers,
-    KAFKA_CLIENT: client,
-  });
+async function started(groupId: string, topic: string) {
+  const config = readConsumerBrokerConfig({ BROKER_BOOTSTRAP_SERVERS: bootstrapServers });
   const member: GroupMember = createConsumerClients(config, { requestTimeoutMs: 10_000 }).groupMember({
     groupId,
     maxWaitTimeInMs: 100,
@@ -74,11 +71,11 @@ async function until(check: () => boolean, ms = 60_000): Promise<void> {
 }
 
 // The first group on a fresh broker waits for the offsets topic to be created.
-describe.each(['kafkajs', 'platformatic'] as const)('the %s group member', { timeout: 120_000 }, (client) => {
+describe('the group member', { timeout: 120_000 }, () => {
   it('hands each partition over in offset order with key, value and headers; a new member resumes from the commits', async () => {
     const topic = await filledTopic(3, 10);
     const groupId = `g-${randomUUID()}`;
-    const first = await started(client, groupId, topic);
+    const first = await started(groupId, topic);
     await until(() => first.seen.length >= 30);
     await first.member.stop();
     expect(first.crashes).toEqual([]);
@@ -92,7 +89,7 @@ describe.each(['kafkajs', 'platformatic'] as const)('the %s group member', { tim
     expect(Number(sample.timestamp)).toBeGreaterThan(Date.now() - 120_000);
 
     await publish(topic, 3, 10, 20);
-    const second = await started(client, groupId, topic);
+    const second = await started(groupId, topic);
     await until(() => second.seen.length >= 30);
     await sleep(500); // nothing below the committed offsets arrives late
     await second.member.stop();
@@ -103,7 +100,7 @@ describe.each(['kafkajs', 'platformatic'] as const)('the %s group member', { tim
 
   it('hands nothing over while paused and the rest after resume', async () => {
     const topic = await filledTopic(2, 5);
-    const { member, seen } = await started(client, `g-${randomUUID()}`, topic);
+    const { member, seen } = await started(`g-${randomUUID()}`, topic);
     await until(() => seen.length >= 10);
     member.pause();
     await sleep(300); // a batch already fetched may still arrive

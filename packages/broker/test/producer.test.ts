@@ -11,20 +11,12 @@ import {
 } from '@opentelemetry/api';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  producerConfig as brokerProducerConfig,
-  EventProducer,
-  KAFKA_CLIENTS,
-  PublishError,
-} from '../src/index.js';
+import { EventProducer, PublishError, producerConfig } from '../src/index.js';
 
 const { bootstrapServers } = inject('stack');
 
-// Every guarantee holds whichever Kafka library sends (KAFKA_CLIENT).
-describe.each(KAFKA_CLIENTS)('EventProducer on %s against the real broker', (kafkaClient) => {
+describe('EventProducer against the real broker', () => {
   const topic = `producer-test-${randomUUID()}`;
-  const producerConfig = (values: Parameters<typeof brokerProducerConfig>[0]) =>
-    brokerProducerConfig({ kafkaClient, ...values });
   let producer: EventProducer;
   const registry = new Registry();
   const outcomes: boolean[] = [];

@@ -1,8 +1,7 @@
 /**
- * The consumer stream: one group member (kafkajs or `@platformatic/kafka`, by `KAFKA_CLIENT`) in
- * group `BROKER_GROUP_ID` on `BROKER_TOPIC`, its lifecycle (start, stop, pause, resume, restart)
- * and its supervision (restart after a failure with backoff; stopped for good when the restart
- * budget is used up).
+ * The consumer stream: one group member in group `BROKER_GROUP_ID` on `BROKER_TOPIC`, its
+ * lifecycle (start, stop, pause, resume, restart) and its supervision (restart after a failure
+ * with backoff; stopped for good when the restart budget is used up).
  *
  * Offsets: `autoCommit` is off and nothing is auto-resolved. A partition's records go to the
  * grouper in chunks of at most `CONSUMER_BATCH_SIZE`; only once the group that holds a chunk was

@@ -95,8 +95,6 @@ export async function startHarness(name: string, opts: HarnessOptions = {}): Pro
     LOG_LEVEL: 'error',
     // A crashed member's session is waited out in 10 s, not the default 30.
     BROKER_SESSION_TIMEOUT: '10s',
-    // A run picks the group member's library (`KAFKA_CLIENT=platformatic npx vitest run ...`).
-    ...(process.env.KAFKA_CLIENT ? { KAFKA_CLIENT: process.env.KAFKA_CLIENT } : {}),
     ...opts.env,
   });
   const auth = authConfigFromEnv({ AUTH_SECRET: SECRET }, { defaultScope: ADMIN_SCOPE });

@@ -21,7 +21,7 @@ const schema = {
   version: str('SERVICE_VERSION').default('0.0.0-unknown'),
   logLevel: logLevel(),
   // At most what the event topic as broker creates it holds; a topic someone else created is checked
-  // at start and by readiness (event-ceiling.ts).
+  // at start and by readiness (max-event-bytes-check.ts).
   maxEventBytes: int('INGEST_MAX_EVENT_BYTES', {
     min: 1,
     max: EVENT_MAX_MESSAGE_BYTES - RECORD_OVERHEAD_BYTES,

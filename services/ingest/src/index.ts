@@ -1,8 +1,8 @@
 export { type IngestConfig, type Limits, readIngestConfig } from './config.js';
 export {
+  type BrokerClients,
   createIngestService,
   type IngestProducer,
   type IngestService,
   type IngestServiceOptions,
-  type KafkaStandIn,
 } from './service.js';

@@ -1,6 +1,7 @@
 /**
- * Wiring only: configuration -> telemetry -> service (boot probe, event ceiling check) -> listener
- * -> shutdown (listener, then producer drain within BROKER_CLOSE_TIMEOUT, then telemetry).
+ * Wiring only: configuration -> telemetry -> service (boot probe, INGEST_MAX_EVENT_BYTES check)
+ * -> listener -> shutdown (listener, then producer drain within BROKER_CLOSE_TIMEOUT, then
+ * telemetry).
  */
 import { readProducerConfig } from '@event-observatory/broker';
 import { authConfigFromEnv } from '@event-observatory/service-kit/auth';

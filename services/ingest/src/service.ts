@@ -1,6 +1,6 @@
 /**
  * Builds the ingestion service from configuration: producer (boot probe, then periodic probes),
- * reachability belief, event ceiling check, verifier, meters, rules and the app. `main.ts` adds
+ * broker reachability, the `INGEST_MAX_EVENT_BYTES` check, verifier, meters, rules and the app. `main.ts` adds
  * the listener, telemetry and signal handling; the tests, e2e and the benchmarks call this too.
  */
 import {
@@ -16,18 +16,21 @@ import type { Registry } from 'prom-client';
 import { InFlightBudget } from './admission.js';
 import { buildApp } from './app.js';
 import { createBatchIngestor } from './batch.js';
+import { BrokerReachability } from './broker-reachability.js';
 import type { IngestConfig } from './config.js';
-import { EventCeiling } from './event-ceiling.js';
 import { createIngestor } from './ingest.js';
 import { KnownTypes } from './known-types.js';
+import { MaxEventBytesCheck } from './max-event-bytes-check.js';
 import { createIngestMeters } from './metrics.js';
-import { BrokerBelief } from './readiness.js';
 
 /** What the service needs of its producer (`EventProducer` unless replaced). */
 export type IngestProducer = Pick<EventProducer, 'publish' | 'probe' | 'startProbing' | 'close'>;
 
-/** Stand-ins for Kafka, for measuring the HTTP path without a broker (bench/ingest/cost.ts). */
-export interface KafkaStandIn {
+/**
+ * The service's two Kafka clients: the producer and the reader of the topic's `max.message.bytes`.
+ * Replaced to measure the HTTP path without a broker (bench/ingest/cost.ts).
+ */
+export interface BrokerClients {
   /** Builds the producer; it reports every reachability outcome (sends and probes) to `onOutcome`. */
   producer(onOutcome: (reachable: boolean) => void): IngestProducer;
   messageLimit: MessageLimitReader;
@@ -42,7 +45,7 @@ export interface IngestServiceOptions {
   /** Service clock in epoch ms (tests move it); default `Date.now`. */
   now?: () => number;
   /** Default: an `EventProducer` and a `messageLimitReader` on `broker`. */
-  kafka?: KafkaStandIn;
+  kafka?: BrokerClients;
 }
 
 export type IngestService = Awaited<ReturnType<typeof createIngestService>>;
@@ -59,12 +62,12 @@ export type IngestService = Awaited<ReturnType<typeof createIngestService>>;
  */
 export async function createIngestService(opts: IngestServiceOptions) {
   const { config, broker, logger, registry } = opts;
-  const belief = new BrokerBelief();
-  const onOutcome = (ok: boolean) => belief.observe(ok);
+  const reachability = new BrokerReachability();
+  const onOutcome = (ok: boolean) => reachability.observe(ok);
   const producer =
     opts.kafka?.producer(onOutcome) ?? new EventProducer({ config: broker, registry, logger, onOutcome });
-  const ceiling = new EventCeiling({
-    ceilingBytes: config.maxEventBytes,
+  const maxEventBytes = new MaxEventBytesCheck({
+    maxEventBytes: config.maxEventBytes,
     topic: broker.topic,
     limit: opts.kafka?.messageLimit ?? messageLimitReader(broker),
     intervalMs: broker.probeIntervalMs,
@@ -85,8 +88,8 @@ export async function createIngestService(opts: IngestServiceOptions) {
     limits: config,
     budget: new InFlightBudget(config.maxInflightBytes),
     checks: {
-      broker: () => (belief.isReachable ? up('reachable') : down('unreachable')),
-      eventCeiling: () => ceiling.readiness(),
+      broker: () => (reachability.isReachable ? up('reachable') : down('unreachable')),
+      eventCeiling: () => maxEventBytes.readiness(),
     },
     version: config.version,
     logger,
@@ -94,9 +97,9 @@ export async function createIngestService(opts: IngestServiceOptions) {
 
   const steps = [
     { name: 'producer', run: () => producer.close(broker.closeTimeoutMs) },
-    { name: 'topic limit reader', run: () => ceiling.close() },
+    { name: 'topic limit reader', run: () => maxEventBytes.close() },
   ];
-  const [reachable, misfit] = await Promise.all([producer.probe(), ceiling.check()]);
+  const [reachable, misfit] = await Promise.all([producer.probe(), maxEventBytes.check()]);
   if (misfit) {
     for (const step of steps) await step.run();
     throw misfit;
@@ -105,17 +108,17 @@ export async function createIngestService(opts: IngestServiceOptions) {
     {
       broker: reachable ? 'reachable' : 'unreachable',
       topic: broker.topic,
-      eventCeiling: ceiling.readiness().value,
+      eventCeiling: maxEventBytes.readiness().value,
     },
     'boot probe',
   );
   producer.startProbing();
-  ceiling.start();
+  maxEventBytes.start();
 
   return {
     app,
     producer,
-    belief,
+    reachability,
     /** Shutdown steps after the listener: drain the producer (spec order), stop the limit reads. */
     shutdownSteps: () => steps,
     async close() {

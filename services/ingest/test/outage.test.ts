@@ -1,7 +1,6 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KAFKA_CLIENTS } from '@event-observatory/broker';
 import { type KafkaHandle, startKafka } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -71,112 +70,103 @@ async function sendBatch(h: Harness, ids: string[]): Promise<BatchAnswer> {
   return { status: res.status, body: (await res.json()) as never, ms: Date.now() - started };
 }
 
-// One dedicated broker for both Kafka libraries (KAFKA_CLIENT): each outage ends with it running.
+// A broker of its own, stopped and started again by the test.
 describe('broker outage (dedicated broker)', () => {
   let kafka: KafkaHandle;
   let dir: string;
+  let h: Harness;
+  const topic = uniqueTopic('ingest-outage');
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ingest-outage-'));
     chmodSync(dir, 0o755);
     kafka = await startKafka({ dataDir: dir, settings: INGEST_BROKER_SETTINGS });
-  }, 180_000);
+    await createTopic(kafka.bootstrapServers, topic, 3);
+    h = await startHarness({
+      bootstrapServers: kafka.bootstrapServers,
+      topic,
+      broker: {
+        deliveryTimeoutMs: DELIVERY_TIMEOUT_MS,
+        requestTimeoutMs: 1000,
+        maxBlockMs: 1000,
+        probeIntervalMs: 500,
+      },
+    });
+  }, 240_000);
   afterAll(async () => {
+    await h?.close();
     await kafka?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  describe.each(KAFKA_CLIENTS)('sending with %s', (kafkaClient) => {
-    let h: Harness;
-    const topic = uniqueTopic(`ingest-outage-${kafkaClient}`);
+  it('sheds with 503 (every batch element too) within the delivery timeout, turns readiness 503, keeps liveness, recovers, loses no acknowledged event', async () => {
+    const acknowledged: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await send(h, `before-${i}`);
+      expect(r.status).toBe(200);
+      acknowledged.push(`before-${i}`);
+    }
+    await kafka.stop();
 
-    beforeAll(async () => {
-      await createTopic(kafka.bootstrapServers, topic, 3);
-      h = await startHarness({
-        bootstrapServers: kafka.bootstrapServers,
-        topic,
-        broker: {
-          kafkaClient,
-          deliveryTimeoutMs: DELIVERY_TIMEOUT_MS,
-          requestTimeoutMs: 1000,
-          maxBlockMs: 1000,
-          probeIntervalMs: 500,
-        },
-      });
-    }, 60_000);
-    afterAll(async () => {
-      await h?.close();
+    const during = await Promise.all(Array.from({ length: 5 }, (_, i) => send(h, `during-${i}`)));
+    for (const r of during) {
+      if (r.status === 200) continue; // acknowledged just before the broker went away
+      expect(r.status).toBe(503);
+      expect(r.body.error?.status).toBe('UNAVAILABLE');
+      expect(r.ms).toBeLessThanOrEqual(DELIVERY_TIMEOUT_MS + 1000);
+    }
+    during.forEach((r, i) => {
+      if (r.status === 200) acknowledged.push(`during-${i}`);
     });
+    expect(during.some((r) => r.status === 503)).toBe(true);
 
-    it('sheds with 503 (every batch element too) within the delivery timeout, turns readiness 503, keeps liveness, recovers, loses no acknowledged event', async () => {
-      const acknowledged: string[] = [];
-      for (let i = 0; i < 5; i++) {
-        const r = await send(h, `before-${i}`);
-        expect(r.status).toBe(200);
-        acknowledged.push(`before-${i}`);
-      }
-      await kafka.stop();
-
-      const during = await Promise.all(Array.from({ length: 5 }, (_, i) => send(h, `during-${i}`)));
-      for (const r of during) {
-        if (r.status === 200) continue; // acknowledged just before the broker went away
-        expect(r.status).toBe(503);
-        expect(r.body.error?.status).toBe('UNAVAILABLE');
-        expect(r.ms).toBeLessThanOrEqual(DELIVERY_TIMEOUT_MS + 1000);
-      }
-      during.forEach((r, i) => {
-        if (r.status === 200) acknowledged.push(`during-${i}`);
+    // A batch is judged per element: every element is refused 503 inside a 200.
+    const batch = await sendBatch(h, ['during-batch-0', 'during-batch-1', 'during-batch-2']);
+    expect(batch.status).toBe(200);
+    expect(batch.body).toMatchObject({ created: 0, failed: 3 });
+    for (const entry of batch.body.entries) {
+      expect(entry.error).toMatchObject({
+        code: 503,
+        status: 'UNAVAILABLE',
+        details: [{ reason: 'unpersistable' }],
       });
-      expect(during.some((r) => r.status === 503)).toBe(true);
+    }
+    expect(batch.ms).toBeLessThanOrEqual(DELIVERY_TIMEOUT_MS + 1000);
 
-      // A batch is judged per element: every element is refused 503 inside a 200.
-      const batch = await sendBatch(h, ['during-batch-0', 'during-batch-1', 'during-batch-2']);
-      expect(batch.status).toBe(200);
-      expect(batch.body).toMatchObject({ created: 0, failed: 3 });
-      for (const entry of batch.body.entries) {
-        expect(entry.error).toMatchObject({
-          code: 503,
-          status: 'UNAVAILABLE',
-          details: [{ reason: 'unpersistable' }],
-        });
-      }
-      expect(batch.ms).toBeLessThanOrEqual(DELIVERY_TIMEOUT_MS + 1000);
+    const ready = await fetch(`${h.url}/health/ready`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({ broker: 'unreachable' });
+    expect((await fetch(`${h.url}/health/live`)).status).toBe(200);
 
-      const ready = await fetch(`${h.url}/health/ready`);
-      expect(ready.status).toBe(503);
-      expect(await ready.json()).toMatchObject({ broker: 'unreachable' });
-      expect((await fetch(`${h.url}/health/live`)).status).toBe(200);
+    await kafka.start();
+    await waitFor(
+      async () => ((await fetch(`${h.url}/health/ready`)).status === 200 ? true : undefined),
+      60_000,
+    );
+    const after = await waitFor(async () => {
+      const r = await send(h, 'after-0');
+      return r.status === 200 ? r : undefined;
+    }, 10_000);
+    expect(after.status).toBe(200);
+    acknowledged.push('after-0');
 
-      await kafka.start();
-      await waitFor(
-        async () => ((await fetch(`${h.url}/health/ready`)).status === 200 ? true : undefined),
-        60_000,
-      );
-      const after = await waitFor(async () => {
-        const r = await send(h, 'after-0');
-        return r.status === 200 ? r : undefined;
-      }, 10_000);
-      expect(after.status).toBe(200);
-      acknowledged.push('after-0');
-
-      const records = await readRecords(kafka.bootstrapServers, topic, (rs) => {
-        const ids = new Set(rs.map((r) => r.headers.ce_id?.toString()));
-        return acknowledged.every((id) => ids.has(id));
-      });
-      const ids = new Set(records.map((r) => r.headers.ce_id?.toString()));
-      for (const id of acknowledged) expect(ids.has(id), `acknowledged ${id} is on the topic`).toBe(true);
-    }, 150_000);
-  });
+    const records = await readRecords(kafka.bootstrapServers, topic, (rs) => {
+      const ids = new Set(rs.map((r) => r.headers.ce_id?.toString()));
+      return acknowledged.every((id) => ids.has(id));
+    });
+    const ids = new Set(records.map((r) => r.headers.ce_id?.toString()));
+    for (const id of acknowledged) expect(ids.has(id), `acknowledged ${id} is on the topic`).toBe(true);
+  }, 150_000);
 });
 
-describe.each(KAFKA_CLIENTS)('queue full, sending with %s', (kafkaClient) => {
+describe('queue full', () => {
   const { bootstrapServers } = inject('kafka');
   let h: Harness;
-  const topic = uniqueTopic(`ingest-queue-${kafkaClient}`);
+  const topic = uniqueTopic('ingest-queue');
 
   beforeAll(async () => {
     await createTopic(bootstrapServers, topic, 3);
-    h = await startHarness({ bootstrapServers, topic, broker: { kafkaClient, queueCapacity: 2 } });
+    h = await startHarness({ bootstrapServers, topic, broker: { queueCapacity: 2 } });
   });
   afterAll(async () => {
     await h?.close();

@@ -1,17 +1,13 @@
 /**
  * The consumer service's clients, built from its checked settings: one kafkajs client
  * (`BROKER_CLIENT_ID`, every request bounded by `LAG_REQUEST_TIMEOUT`), and from it the admin,
- * the dead-letter producer and the short-lived dead-letter readers; the stream's group member
- * with the library `KAFKA_CLIENT` names (kafkajs, or `@platformatic/kafka` with the same id,
- * bounds and group settings).
+ * the dead-letter producer, the stream's group member and the short-lived dead-letter readers.
  */
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { type Admin, type Consumer, Partitioners, type Producer } from 'kafkajs';
 import type { ConsumerBrokerConfig } from '../config/consumer.js';
-import type { GroupMember, GroupMemberSettings } from './group-member.js';
+import { GroupMember, type GroupMemberSettings } from './group-member.js';
 import { createKafka } from './kafka.js';
-import { KafkajsMember } from './kafkajs-member.js';
-import { PlatformaticMember } from './platformatic-member.js';
 
 /** Connection and retry of every consumer-side client (kafkajs retries a failed request itself). */
 const CONSUMER_CONNECTION = {
@@ -67,22 +63,7 @@ export function createConsumerClients(
         maxInFlightRequests: 1,
         createPartitioner: Partitioners.DefaultPartitioner,
       }),
-    groupMember: (stream) => {
-      const settings = { ...stream, sessionTimeoutMs: config.sessionTimeoutMs };
-      return config.kafkaClient === 'platformatic'
-        ? new PlatformaticMember(
-            {
-              clientId: config.clientId,
-              bootstrapBrokers: config.bootstrapServers,
-              connectTimeout: CONSUMER_CONNECTION.connectionTimeout,
-              timeout: opts.requestTimeoutMs,
-              retries: CONSUMER_CONNECTION.retry.retries,
-              retryDelay: CONSUMER_CONNECTION.retry.initialRetryTime,
-            },
-            settings,
-          )
-        : new KafkajsMember(kafka, settings);
-    },
+    groupMember: (stream) => new GroupMember(kafka, { ...stream, sessionTimeoutMs: config.sessionTimeoutMs }),
     scanConsumer: (groupId) => kafka.consumer({ groupId, maxWaitTimeInMs: 100, retry: { retries: 2 } }),
   };
 }

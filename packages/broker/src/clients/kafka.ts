@@ -15,7 +15,7 @@ export interface KafkaSettings {
   retry: RetryOptions;
   socketFactory?: ISocketFactory;
   logger?: Logger | undefined;
-  /** While true, kafkajs log lines are dropped (a fenced producer generation's expected errors). */
+  /** While true, kafkajs log lines are dropped (a fenced producer's expected errors). */
   muted?: () => boolean;
 }
 

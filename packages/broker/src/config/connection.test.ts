@@ -48,14 +48,8 @@ describe('consumer broker settings', () => {
       groupId: 'cobalt-cloudevents-v1',
       clientId: 'observatory-consumer',
       sessionTimeoutMs: 30_000,
-      kafkaClient: 'kafkajs',
     });
     expect(readConsumerBrokerConfig({ BROKER_TOPIC: 't' }).dlqTopic).toBe('t.dlq');
-  });
-
-  it('pick the group member library by KAFKA_CLIENT and refuse any other name', () => {
-    expect(readConsumerBrokerConfig({ KAFKA_CLIENT: 'platformatic' }).kafkaClient).toBe('platformatic');
-    expect(() => readConsumerBrokerConfig({ KAFKA_CLIENT: 'rdkafka' })).toThrow(/KAFKA_CLIENT/);
   });
 
   it('take a session timeout of 10 s to 30 min', () => {

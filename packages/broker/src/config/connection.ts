@@ -8,17 +8,8 @@
  * | `BROKER_TOPIC` | `events.cloudevents.v1` | the event topic |
  * | `BROKER_DLQ_TOPIC` | `<BROKER_TOPIC>.dlq` | the dead-letter topic |
  * | `BROKER_LOG_RETENTION_HOURS` | `168` | how long both topics keep records (`retention.ms`) |
- * | `KAFKA_CLIENT` | `kafkajs` | the Kafka library behind the broker's interfaces: `kafkajs` or `platformatic` |
  */
-import {
-  configProblem,
-  custom,
-  type Env,
-  int,
-  oneOf,
-  readConfig,
-  str,
-} from '@event-observatory/service-kit/config';
+import { configProblem, custom, type Env, int, readConfig, str } from '@event-observatory/service-kit/config';
 
 /** The spec's event topic, the default of `BROKER_TOPIC`. */
 export const EVENT_TOPIC = 'events.cloudevents.v1';
@@ -30,10 +21,6 @@ export function deadLetterTopicName(topic: string): string {
 
 /** The spec's dead-letter topic, the default of `BROKER_DLQ_TOPIC`. */
 export const DEAD_LETTER_TOPIC = deadLetterTopicName(EVENT_TOPIC);
-
-/** The Kafka libraries the broker's interfaces can run on (issue 18 chooses between them by measurement). */
-export const KAFKA_CLIENTS = ['kafkajs', 'platformatic'] as const;
-export type KafkaClient = (typeof KAFKA_CLIENTS)[number];
 
 const TOPIC_NAME = { pattern: /^[A-Za-z0-9._-]{1,249}$/, hint: 'a Kafka topic name' };
 
@@ -57,7 +44,6 @@ export const sharedFields = {
   topic: str('BROKER_TOPIC', TOPIC_NAME).default(EVENT_TOPIC),
   dlqTopic: str('BROKER_DLQ_TOPIC', TOPIC_NAME).optional(),
   retentionHours: int('BROKER_LOG_RETENTION_HOURS', { min: 1 }).default(168),
-  kafkaClient: oneOf('KAFKA_CLIENT', KAFKA_CLIENTS).default('kafkajs'),
 };
 
 /** `BROKER_DLQ_TOPIC` when set, else the dead-letter topic of `topic`. */

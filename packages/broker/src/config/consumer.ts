@@ -7,10 +7,9 @@
  * | `BROKER_GROUP_ID` | `cobalt-cloudevents-v1` | consumer group; changing it replays the topic |
  * | `BROKER_CLIENT_ID` | `observatory-consumer` | kafkajs client id of the consumer's clients |
  * | `BROKER_SESSION_TIMEOUT` | `30s` | how long the group waits for a member that stopped heartbeating (a killed process) before its partitions move; 10s..30m |
- * | `KAFKA_CLIENT` | `kafkajs` | the library of the stream's group member: `kafkajs` or `platformatic` (`@platformatic/kafka`) |
  */
 import { duration, type Env, readConfig, str } from '@event-observatory/service-kit/config';
-import { type KafkaClient, resolveDeadLetterTopic, sharedFields } from './connection.js';
+import { resolveDeadLetterTopic, sharedFields } from './connection.js';
 
 const consumerSchema = {
   bootstrapServers: sharedFields.bootstrapServers,
@@ -21,7 +20,6 @@ const consumerSchema = {
   // At least 10 s: the stream heartbeats every 3 s during a long write. At most the broker's
   // default group.max.session.timeout.ms (30 min).
   sessionTimeoutMs: duration('BROKER_SESSION_TIMEOUT', { min: 10_000, max: 1_800_000 }).default('30s'),
-  kafkaClient: sharedFields.kafkaClient,
 };
 
 export interface ConsumerBrokerConfig {
@@ -34,8 +32,6 @@ export interface ConsumerBrokerConfig {
   clientId: string;
   /** The group's session timeout (`BROKER_SESSION_TIMEOUT`). */
   sessionTimeoutMs: number;
-  /** The library of the stream's group member (`KAFKA_CLIENT`); admin, dead letters and scans stay on kafkajs. */
-  kafkaClient: KafkaClient;
 }
 
 /**

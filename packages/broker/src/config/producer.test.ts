@@ -15,7 +15,6 @@ describe('producer configuration', () => {
       queueCapacity: 1024,
       queueBytes: 134_217_728,
       lingerMs: 5,
-      kafkaClient: 'kafkajs',
     });
     expect(c.producer).toEqual(DEFAULT_PRODUCER_PROPERTIES);
   });
@@ -46,13 +45,6 @@ describe('producer configuration', () => {
   it('built from values, keeps the defaults for the rest', () => {
     const c = producerConfig({ bootstrapServers: ['h:1'], topic: 't', queueCapacity: 2 });
     expect(c).toMatchObject({ topic: 't', queueCapacity: 2, deliveryTimeoutMs: 10_000 });
-  });
-});
-
-describe('KAFKA_CLIENT', () => {
-  it('picks the library that sends, kafkajs unless told, and refuses any other', () => {
-    expect(readProducerConfig({ KAFKA_CLIENT: 'platformatic' }).kafkaClient).toBe('platformatic');
-    expect(() => readProducerConfig({ KAFKA_CLIENT: 'librdkafka' })).toThrow(/KAFKA_CLIENT/);
   });
 });
 

@@ -13,7 +13,6 @@
  * | `BROKER_QUEUE_CAPACITY` | `1024` | records queued or in flight; beyond it publishing is refused |
  * | `BROKER_PROBE_INTERVAL` | `5s` | period of the readiness probe |
  * | `BROKER_PRODUCER_OVERRIDES` | (empty) | `key=value,...` producer properties, merged under the fixed defaults |
- * | `KAFKA_CLIENT` | `kafkajs` | the library that sends: `kafkajs` or `platformatic` (`@platformatic/kafka`) |
  *
  * Start-up refuses `BROKER_DELIVERY_TIMEOUT < BROKER_LINGER + BROKER_REQUEST_TIMEOUT`.
  *
@@ -117,7 +116,6 @@ function parseOverrides(raw: string): ParsedOverrides {
 const producerSchema = {
   bootstrapServers: sharedFields.bootstrapServers,
   topic: sharedFields.topic,
-  kafkaClient: sharedFields.kafkaClient,
   maxBlockMs: duration('BROKER_MAX_BLOCK', { min: 1 }).default('2s'),
   deliveryTimeoutMs: duration('BROKER_DELIVERY_TIMEOUT', { min: 1 }).default('10s'),
   requestTimeoutMs: duration('BROKER_REQUEST_TIMEOUT', { min: 1 }).default('5s'),
@@ -179,7 +177,7 @@ function finish(raw: Raw): ProducerConfig {
 }
 
 /**
- * Retries of one send inside the Kafka library: as many attempts (each bounded by the request
+ * Retries of one send inside kafkajs: as many attempts (each bounded by the request
  * timeout, separated by at most `maxRetryTime`) as fit in the delivery timeout, at least 1 (kafkajs
  * refuses 0 for an idempotent producer). The deadline fence ends whatever is left of them.
  */

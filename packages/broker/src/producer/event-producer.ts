@@ -1,7 +1,8 @@
 /**
  * The event producer: a bounded hand-over queue (`queue.ts`), one sender (`sender.ts`), and a hard
- * delivery deadline enforced by fencing producer generations (`generation.ts`); the readiness probe
- * in `prober.ts`, the partition of a key in `partitions.ts`.
+ * delivery deadline enforced by fencing the kafkajs producer that missed it (`fenceable-client.ts`);
+ * the readiness probe in `prober.ts`, the partition of a key in `partitions.ts`. Why it is built
+ * this way: packages/broker/DESIGN.md.
  *
  * Guarantees (what a caller may rely on):
  *
@@ -18,11 +19,11 @@
  *   jitter). A record whose deadline passes while it is still queued is failed without being
  *   sent. Connecting and fetching metadata are bounded by `BROKER_MAX_BLOCK`.
  * - **No silent late success**: kafkajs retries an idempotent send almost forever and
- *   reconnects by itself. When a batch reaches its deadline, the producer *generation* that
+ *   reconnects by itself. When a batch reaches its deadline, the `FenceableProducer` that
  *   carried it (kafkajs client, producer, admin and every socket they opened) is fenced: its
  *   sockets are destroyed at once, and its socket factory refuses to open new ones, so no retry
- *   of that batch can reach the broker after the deadline; the next batch uses a new generation
- *   (new producer id). A batch that fails with a broker error retires its generation too:
+ *   of that batch can reach the broker after the deadline; the next batch uses a new producer
+ *   (new producer id). A batch that fails with a broker error retires its producer too:
  *   kafkajs rolls back the sequence numbers of the whole request, and reusing that producer id
  *   could make the broker take the next batch for a duplicate of the failed one. What remains
  *   possible, and is inherent to any network client: a produce
@@ -44,7 +45,6 @@ import { injectTraceContext, inSpan } from '@event-observatory/service-kit/traci
 import { SpanKind } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import type { ProducerConfig } from '../config/producer.js';
-import { generationsOf } from './generation.js';
 import { PartitionCache } from './partitions.js';
 import { Prober } from './prober.js';
 import { SendQueue } from './queue.js';
@@ -96,9 +96,8 @@ export class EventProducer {
         latency?.observe({ topic: this.topic, outcome }, (performance.now() - p.startedAt) / 1000),
     );
     const partitions = new PartitionCache(this.topic);
-    const generations = generationsOf(config.kafkaClient);
-    this.sender = new Sender({ config, queue: this.queue, partitions, generations, logger, onOutcome });
-    this.prober = new Prober(config, partitions, generations, onOutcome);
+    this.sender = new Sender({ config, queue: this.queue, partitions, logger, onOutcome });
+    this.prober = new Prober(config, partitions, onOutcome);
     if (config.ignoredOverrides.length > 0) {
       logger?.warn(
         { ignored: config.ignoredOverrides },

@@ -1,14 +1,14 @@
 /**
  * The readiness probe: the broker answers and the topic has partitions with leaders, within the
- * request timeout, on a generation of its own (fenced and replaced after a failed probe).
+ * request timeout, on a fenceable client of its own (fenced and replaced after a failed probe).
  */
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
 import type { ProducerConfig } from '../config/producer.js';
-import type { Generations, ProbeGeneration } from './generation.js';
+import { FenceableClient } from './fenceable-client.js';
 import type { PartitionCache } from './partitions.js';
 
 export class Prober {
-  private gen: ProbeGeneration | undefined;
+  private client: FenceableClient | undefined;
   private running: Promise<boolean> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -16,7 +16,6 @@ export class Prober {
   constructor(
     private readonly config: ProducerConfig,
     private readonly partitions: PartitionCache,
-    private readonly generations: Generations,
     private readonly onOutcome: (reachable: boolean) => void,
   ) {}
 
@@ -44,15 +43,15 @@ export class Prober {
   async stop(): Promise<void> {
     this.stopTimer();
     this.stopped = true;
-    await this.gen?.close(this.config.requestTimeoutMs);
-    this.gen = undefined;
+    await this.client?.close(this.config.requestTimeoutMs);
+    this.client = undefined;
   }
 
   private async run(): Promise<boolean> {
     if (this.stopped) return false;
-    if (!this.gen || this.gen.fenced) this.gen = this.generations.probe(this.config);
-    const gen = this.gen;
-    const attempt = gen.partitionLeaders(this.config.topic);
+    if (!this.client || this.client.fenced) this.client = new FenceableClient(this.config);
+    const client = this.client;
+    const attempt = client.partitionLeaders(this.config.topic);
     const outcome = await settleWithin(attempt, this.config.requestTimeoutMs).catch(
       (): typeof TIMED_OUT => TIMED_OUT,
     );
@@ -62,8 +61,8 @@ export class Prober {
       this.partitions.observe(leaders.length);
     } else {
       attempt.catch(() => {});
-      gen.fence();
-      if (this.gen === gen) this.gen = undefined;
+      client.fence();
+      if (this.client === client) this.client = undefined;
     }
     if (!this.stopped) this.onOutcome(ok);
     return ok;

@@ -1,15 +1,16 @@
 /**
  * The one sender: takes batches from the queue in order, lingers for more records, connects a
- * generation (bounded by `BROKER_MAX_BLOCK`), and waits for each send at most until the batch's
- * delivery deadline. A batch that misses its deadline, or fails with a broker error, retires its
- * generation (fenced) so nothing of it reaches the broker later.
+ * fenceable producer (bounded by `BROKER_MAX_BLOCK`), and waits for each send at most until the
+ * batch's delivery deadline. A batch that misses its deadline, or fails with a broker error,
+ * retires its producer (fenced) so nothing of it reaches the broker later; the next batch connects
+ * a new one.
  */
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
 import type { ProducerConfig } from '../config/producer.js';
-import type { Generations, OutboundMessage, SendGeneration } from './generation.js';
+import { FenceableProducer, type OutboundMessage } from './fenceable-client.js';
 import type { PartitionCache } from './partitions.js';
 import type { Pending, SendQueue } from './queue.js';
 
@@ -17,15 +18,13 @@ export interface SenderOptions {
   config: ProducerConfig;
   queue: SendQueue;
   partitions: PartitionCache;
-  /** The Kafka library's generations (`KAFKA_CLIENT`). */
-  generations: Generations;
   logger?: Logger | undefined;
   /** Evidence about broker reachability from each send. */
   onOutcome: (reachable: boolean) => void;
 }
 
 export class Sender {
-  private gen: SendGeneration | undefined;
+  private producer: FenceableProducer | undefined;
   private stopped = false;
   /** Aborted by `abortInFlight`: ends the wait for the batch in flight (shutdown). */
   private readonly cut = new AbortController();
@@ -35,7 +34,7 @@ export class Sender {
     this.done = this.run();
   }
 
-  /** Gives up the batch in flight now: it fails as timed out and its generation is fenced. */
+  /** Gives up the batch in flight now: it fails as timed out and its producer is fenced. */
   abortInFlight(): void {
     this.cut.abort();
   }
@@ -45,8 +44,8 @@ export class Sender {
     this.stopped = true;
     this.opts.queue.interrupt();
     await this.done;
-    await this.gen?.close(this.opts.config.requestTimeoutMs);
-    this.gen = undefined;
+    await this.producer?.close(this.opts.config.requestTimeoutMs);
+    this.producer = undefined;
   }
 
   private report(reachable: boolean): void {
@@ -85,9 +84,9 @@ export class Sender {
     }
     if (live.length === 0) return;
     const deadline = live[0]!.deadline; // FIFO: the first record has the earliest deadline
-    let gen: SendGeneration;
+    let producer: FenceableProducer;
     try {
-      gen = await this.connect(deadline);
+      producer = await this.connect(deadline);
     } catch (err) {
       for (const p of live)
         queue.fail(p, 'unavailable', `broker unreachable: ${(err as Error).message}`, true);
@@ -100,23 +99,22 @@ export class Sender {
       headers: p.headers,
       partition: partitions.partitionOf(p.record.key),
     }));
-    const sent = gen.send(messages);
+    const sent = producer.send(messages);
     let outcome: Map<number, bigint> | typeof TIMED_OUT;
     try {
       outcome = await settleWithin(sent, deadline - performance.now(), { signal: this.cut.signal });
     } catch (err) {
       // kafkajs rolls back the sequence numbers of every partition of a failed request, even of
-      // partitions the broker may already have written (platformatic drops its producer id).
-      // Reusing this producer id could then make the broker take the next batch for a duplicate
-      // of the old one (a 200 with another event's offset) or refuse it as out of order forever,
-      // so the generation is retired like on timeout.
-      this.retire(gen);
+      // partitions the broker may already have written. Reusing this producer id could then make
+      // the broker take the next batch for a duplicate of the old one (a 200 with another event's
+      // offset) or refuse it as out of order forever, so the producer is retired like on timeout.
+      this.retire(producer);
       for (const p of live) queue.fail(p, 'unavailable', `broker error: ${(err as Error).message}`, false);
       this.report(false);
       return;
     }
     if (outcome === TIMED_OUT) {
-      this.retire(gen);
+      this.retire(producer);
       sent.then(
         () =>
           this.opts.logger?.warn(
@@ -134,15 +132,16 @@ export class Sender {
     this.report(true);
   }
 
-  /** The connected generation, or a new one connected within `BROKER_MAX_BLOCK` and the deadline. */
-  private async connect(deadline: number): Promise<SendGeneration> {
-    const { config, partitions, generations, logger } = this.opts;
-    if (this.gen && !this.gen.fenced && this.gen.connected) return this.gen;
-    const gen = this.gen && !this.gen.fenced ? this.gen : generations.send(config, logger);
-    this.gen = gen;
+  /** The connected producer, or a new one connected within `BROKER_MAX_BLOCK` and the deadline. */
+  private async connect(deadline: number): Promise<FenceableProducer> {
+    const { config, partitions, logger } = this.opts;
+    if (this.producer && !this.producer.fenced && this.producer.connected) return this.producer;
+    const producer =
+      this.producer && !this.producer.fenced ? this.producer : new FenceableProducer(config, logger);
+    this.producer = producer;
     const connecting = (async () => {
-      await gen.connect();
-      if (partitions.count === 0) partitions.observe((await gen.partitionLeaders(config.topic)).length);
+      await producer.connect();
+      if (partitions.count === 0) partitions.observe((await producer.partitionLeaders(config.topic)).length);
       if (partitions.count === 0) throw new Error(`topic ${config.topic} has no partitions`);
     })();
     connecting.catch(() => {}); // a failure after the bound has no one left to tell
@@ -153,16 +152,16 @@ export class Sender {
       );
       if (outcome === TIMED_OUT) throw new Error('connecting took longer than BROKER_MAX_BLOCK');
     } catch (err) {
-      this.retire(gen);
+      this.retire(producer);
       throw err;
     }
-    gen.connected = true;
-    return gen;
+    producer.connected = true;
+    return producer;
   }
 
-  private retire(gen: SendGeneration): void {
-    gen.fence();
-    if (this.gen === gen) this.gen = undefined;
+  private retire(producer: FenceableProducer): void {
+    producer.fence();
+    if (this.producer === producer) this.producer = undefined;
   }
 
   /** Each record's offset: its partition's base offset plus its place among that partition's records. */

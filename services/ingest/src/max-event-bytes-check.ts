@@ -1,44 +1,46 @@
 /**
  * `INGEST_MAX_EVENT_BYTES` against the event topic's `max.message.bytes` (Document 1: the API, not
- * the broker, refuses an oversized event). The limit is read at start, where a ceiling that does
- * not fit stops the service, and again every `BROKER_PROBE_INTERVAL` for readiness, since the topic
+ * the broker, refuses an oversized event). The limit is read at start, where events that do not
+ * fit stop the service, and again every `BROKER_PROBE_INTERVAL` for readiness, since the topic
  * can be changed under a running service.
  */
 import {
-  type EventCeilingFit,
-  eventCeilingFit,
+  type MaxEventBytesFit,
   type MessageLimitReader,
+  maxEventBytesFit,
   RECORD_OVERHEAD_BYTES,
 } from '@event-observatory/broker';
 import { ConfigError } from '@event-observatory/service-kit/config';
 import { type CheckResult, down, up } from '@event-observatory/service-kit/health';
 
 /** The one-line refusal, naming both numbers and both settings. */
-function misfit(fit: EventCeilingFit, topic: string): ConfigError {
+function misfit(fit: MaxEventBytesFit, topic: string): ConfigError {
   return new ConfigError(
     'INGEST_MAX_EVENT_BYTES',
-    `${fit.ceilingBytes} does not fit topic ${topic}, whose max.message.bytes is ${fit.maxMessageBytes} ` +
+    `${fit.maxEventBytes} does not fit topic ${topic}, whose max.message.bytes is ${fit.maxMessageBytes} ` +
       `(${RECORD_OVERHEAD_BYTES} bytes are kept for the key, headers and framing of a record): lower ` +
       `INGEST_MAX_EVENT_BYTES to at most ${fit.largestEventBytes} or raise the topic's max.message.bytes ` +
       `to at least ${fit.requiredMessageBytes}`,
   );
 }
 
-export interface EventCeilingOptions {
-  ceilingBytes: number;
+export interface MaxEventBytesCheckOptions {
+  /** `INGEST_MAX_EVENT_BYTES`. */
+  maxEventBytes: number;
   topic: string;
   limit: MessageLimitReader;
   /** Period of the readiness re-check (`BROKER_PROBE_INTERVAL`). */
   intervalMs: number;
 }
 
-export class EventCeiling {
+/** Checks that an event of `INGEST_MAX_EVENT_BYTES` fits the topic's limit, at start and periodically. */
+export class MaxEventBytesCheck {
   /** Undefined until a read succeeded. */
-  private fit: EventCeilingFit | undefined;
+  private fit: MaxEventBytesFit | undefined;
   private checking: Promise<ConfigError | undefined> | undefined;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly opts: EventCeilingOptions) {}
+  constructor(private readonly opts: MaxEventBytesCheckOptions) {}
 
   /**
    * Reads the topic's limit now and answers the misfit, if any. A failed read keeps the last
@@ -57,7 +59,7 @@ export class EventCeiling {
     this.timer.unref();
   }
 
-  /** The readiness check: DOWN, naming the problem, while the ceiling does not fit. */
+  /** The readiness check: DOWN, naming the problem, while the events do not fit. */
   readiness(): CheckResult {
     if (!this.fit) return up('unchecked');
     return this.fit.fits ? up('fits') : down(misfit(this.fit, this.opts.topic).message);
@@ -70,7 +72,7 @@ export class EventCeiling {
 
   private async read(): Promise<ConfigError | undefined> {
     try {
-      this.fit = eventCeilingFit(this.opts.ceilingBytes, await this.opts.limit.read());
+      this.fit = maxEventBytesFit(this.opts.maxEventBytes, await this.opts.limit.read());
     } catch {
       // keep the last verdict
     }

@@ -1,8 +1,10 @@
 /**
- * Generations on kafkajs (`KAFKA_CLIENT=kafkajs`, the default): one kafkajs client, and the
- * producer and admin made from it, with a socket factory of its own. Fencing destroys every socket
- * it opened and makes the factory refuse new ones, so kafkajs' own retries and reconnects cannot
- * reach the broker afterwards.
+ * The kafkajs clients the producer can fence. A `FenceableClient` is one kafkajs client (and the
+ * admin made from it) on sockets of its own; `FenceableProducer` adds the idempotent producer.
+ * `fence()` destroys every socket the client opened and makes its socket factory refuse new ones,
+ * so nothing kafkajs still retries or reconnects for can reach the broker afterwards: what a
+ * delivery deadline gave up on stays given up (the module comment of `event-producer.ts`). A
+ * fenced client is never used again; the sender and the prober build a new one.
  */
 
 import net from 'node:net';
@@ -11,10 +13,17 @@ import { settleWithin } from '@event-observatory/service-kit/resilience';
 import { type Admin, CompressionTypes, type ISocketFactory, type Kafka, type Producer } from 'kafkajs';
 import { createKafka } from '../clients/kafka.js';
 import { FIXED_PRODUCER_PROPERTIES, type ProducerConfig, sendRetries } from '../config/producer.js';
-import type { OutboundMessage, ProbeGeneration, SendGeneration } from './generation.js';
 
-/** A kafkajs client and its admin; `fence()` closes every socket it opened and refuses new ones. */
-export class KafkajsProbeGeneration implements ProbeGeneration {
+/** One record as the sender hands it over: its partition is already chosen. */
+export interface OutboundMessage {
+  key: string;
+  value: Buffer | null;
+  headers: Record<string, string>;
+  partition: number;
+}
+
+/** A kafkajs client and its admin (the readiness probe's metadata reads), fenceable. */
+export class FenceableClient {
   protected readonly admin: Admin;
   protected readonly kafka: Kafka;
   private isFenced = false;
@@ -44,12 +53,14 @@ export class KafkajsProbeGeneration implements ProbeGeneration {
     return this.isFenced;
   }
 
+  /** The leader of each partition of `topic` (-1: none), in partition order. */
   async partitionLeaders(topic: string): Promise<number[]> {
     await this.admin.connect();
     const meta = await this.admin.fetchTopicMetadata({ topics: [topic] });
     return (meta.topics[0]?.partitions ?? []).map((p) => p.leader);
   }
 
+  /** Closes every socket now and opens no new one: nothing of this client reaches the broker. */
   fence(): void {
     this.isFenced = true;
     for (const s of this.sockets) s.destroy();
@@ -57,6 +68,7 @@ export class KafkajsProbeGeneration implements ProbeGeneration {
     for (const client of this.clients()) client.disconnect().catch(() => {});
   }
 
+  /** Disconnects politely within `timeoutMs`, then fences whatever is left. */
   async close(timeoutMs: number): Promise<void> {
     await settleWithin(Promise.allSettled(this.clients().map((c) => c.disconnect())), timeoutMs);
     this.fence();
@@ -69,9 +81,7 @@ export class KafkajsProbeGeneration implements ProbeGeneration {
   private readonly socketFactory: ISocketFactory = ({ host, port, onConnect }) => {
     if (this.isFenced) {
       const refused = new net.Socket();
-      process.nextTick(() =>
-        refused.destroy(new Error('producer generation fenced after a delivery timeout')),
-      );
+      process.nextTick(() => refused.destroy(new Error('producer fenced after a delivery timeout')));
       return refused;
     }
     const socket = net.connect({ host, port }, onConnect);
@@ -83,8 +93,13 @@ export class KafkajsProbeGeneration implements ProbeGeneration {
   };
 }
 
-/** A kafkajs generation that also sends: an idempotent producer with the fixed durability properties. */
-export class KafkajsSendGeneration extends KafkajsProbeGeneration implements SendGeneration {
+/**
+ * A fenceable client that also sends to `config.topic`: an idempotent producer with the fixed
+ * durability properties (one request in flight, acks from all in-sync replicas, no topic
+ * auto-creation).
+ */
+export class FenceableProducer extends FenceableClient {
+  /** Set by the sender once connected and the topic's partitions are known. */
   connected = false;
   private readonly producer: Producer;
 
@@ -101,10 +116,12 @@ export class KafkajsSendGeneration extends KafkajsProbeGeneration implements Sen
     });
   }
 
+  /** Connects and obtains a producer id. */
   connect(): Promise<void> {
     return this.producer.connect();
   }
 
+  /** Sends one batch; resolves with the base offset each partition of the batch got. */
   async send(messages: OutboundMessage[]): Promise<Map<number, bigint>> {
     const { config } = this;
     const meta = await this.producer.send({

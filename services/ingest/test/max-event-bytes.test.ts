@@ -43,7 +43,7 @@ async function runMain(env: Record<string, string>, timeoutMs: number) {
   return { code: await exited, stderr };
 }
 
-describe('event ceiling against the topic limit', () => {
+describe('INGEST_MAX_EVENT_BYTES against the topic limit', () => {
   const small = uniqueTopic('ingest-small-limit');
 
   beforeAll(async () => {
