@@ -31,7 +31,7 @@ COPY --from=manifests /manifests/ ./
 COPY patches/ patches/
 RUN --mount=type=secret,id=extra_ca,required=false \
     export NODE_EXTRA_CA_CERTS=/run/secrets/extra_ca; [ -f "$NODE_EXTRA_CA_CERTS" ] || unset NODE_EXTRA_CA_CERTS; \
-    npm install --no-audit --no-fund --ignore-scripts && npx patch-package && rm -rf /root/.npm
+    npm install --no-audit --no-fund --ignore-scripts && npx patch-package --error-on-fail && rm -rf /root/.npm
 
 FROM deps AS build
 ARG SERVICES="ingest consumer search jobs controller"
