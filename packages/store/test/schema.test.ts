@@ -57,7 +57,9 @@ function createTableSql(table: PgTable, into: string): string {
   ];
   if (primary.length > 0) parts.push(`PRIMARY KEY (${primary.map(ident).join(', ')})`);
   for (const u of config.uniqueConstraints) {
-    parts.push(`CONSTRAINT ${ident(u.getName())} UNIQUE (${u.columns.map((c) => ident(c.name)).join(', ')})`);
+    const name = u.getName();
+    const columns = u.columns.map((c) => ident(c.name)).join(', ');
+    parts.push(`${name ? `CONSTRAINT ${ident(name)} ` : ''}UNIQUE (${columns})`);
   }
   for (const c of config.checks) parts.push(`CONSTRAINT ${ident(c.name)} CHECK (${render(c.value)})`);
   return `CREATE TABLE ${ident(into)}.${ident(config.name)} (\n  ${parts.join(',\n  ')}\n)`;
