@@ -78,6 +78,15 @@ interface PoolMeters {
 
 const tracked = new WeakMap<Registry, PoolMeters>();
 
+/**
+ * Whether the database answers a trivial statement through `db`, for readiness checks; rejects
+ * when it cannot be reached.
+ */
+export async function databaseAnswers(db: pg.Pool | pg.ClientBase): Promise<boolean> {
+  const { rows } = await db.query<{ ok: number }>('SELECT 1 AS ok');
+  return rows[0]?.ok === 1;
+}
+
 /** pg-pool's errors when `connectionTimeoutMillis` elapses (queued, or opening a new connection). */
 const TIMEOUT_MESSAGES = new Set([
   'timeout exceeded when trying to connect',
