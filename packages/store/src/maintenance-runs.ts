@@ -12,7 +12,7 @@
  * await recordMaintenanceRun(client, { job: 'rollup-refresh', outcome: 'skipped', startedAt, durationSeconds: 0.01 });
  * await client.query('COMMIT');
  */
-import { asc, gt, sql } from 'drizzle-orm';
+import { asc, gt } from 'drizzle-orm';
 import { orm } from './orm.js';
 import type { DatabaseConnection, Queryable } from './queryable.js';
 import { maintenanceRun } from './schema.js';
@@ -44,21 +44,23 @@ export interface StoredMaintenanceRun extends MaintenanceRun {
 
 /** Inserts the run. Call inside a transaction that commits right after (see the module comment). */
 export async function recordMaintenanceRun(client: DatabaseConnection, run: MaintenanceRun): Promise<void> {
-  const db = orm(client);
-  await db.execute(sql`LOCK TABLE ${maintenanceRun} IN SHARE ROW EXCLUSIVE MODE`);
-  await db.insert(maintenanceRun).values({
-    job: run.job,
-    outcome: run.outcome,
-    startedAt: run.startedAt,
-    durationSeconds: run.durationSeconds,
-    partitionsCreated: run.partitionsCreated ?? 0,
-    partitionsDetached: run.partitionsDetached ?? 0,
-    partitionsBlocked: run.partitionsBlocked ?? null,
-    headroomMonths: run.headroomMonths ?? null,
-    defaultRows: run.defaultRows ?? null,
-    hoursRefreshed: run.hoursRefreshed ?? null,
-    error: run.error ?? null,
-  });
+  // Raw SQL: a table lock, which the query builder has no statement for.
+  await client.query('LOCK TABLE events.maintenance_run IN SHARE ROW EXCLUSIVE MODE');
+  await orm(client)
+    .insert(maintenanceRun)
+    .values({
+      job: run.job,
+      outcome: run.outcome,
+      startedAt: run.startedAt,
+      durationSeconds: run.durationSeconds,
+      partitionsCreated: run.partitionsCreated ?? 0,
+      partitionsDetached: run.partitionsDetached ?? 0,
+      partitionsBlocked: run.partitionsBlocked ?? null,
+      headroomMonths: run.headroomMonths ?? null,
+      defaultRows: run.defaultRows ?? null,
+      hoursRefreshed: run.hoursRefreshed ?? null,
+      error: run.error ?? null,
+    });
 }
 
 /** Runs with an id above `afterId` ('0' for all), in id order. */
