@@ -39,7 +39,8 @@ build: install ## Type-check and compile every workspace (tsc -b), and type-chec
 lint: install ## Lint and format-check the tree (biome), and check the import arrows of DESIGN.md
 	./scripts/concurrently.sh $(LINT_CHECKS)
 
-# `test` type-checks and lints at once (what `build` and `lint` run, after `tsc -b`). The forge
+# `test` type-checks and lints at once (what `build` and `lint` run, after `tsc -b`), then runs every
+# workspace's suites and the tests of scripts/ (scripts/vitest.config.ts). The forge
 # client needs no Kafka: its two runs (Node 24, then the machine's Node) go alongside the Kafka 3.9
 # reruns instead of one after the other with the other workspaces.
 test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 20)
@@ -51,6 +52,8 @@ test: install ## Run every test of the repo on Node 24 (broker suites also on Ka
 	ws=''; for d in $$(node -p 'require("./package.json").workspaces.join(" ")'); do \
 	  [ -f $$d/package.json ] && [ $$d != packages/forge-client ] && ws+=" -w $$d"; done; \
 	PATH="$$lts:$$PATH" npm test $$ws --if-present; status=$$?; \
+	echo "The tools' own tests (scripts/):"; \
+	PATH="$$lts:$$PATH" npx vitest run --config scripts/vitest.config.ts || status=1; \
 	./scripts/concurrently.sh '$(MAKE) --no-print-directory test-kafka3' '$(MAKE) --no-print-directory test-forge' || status=1; \
 	./scripts/test-summary.sh $$tally && exit $$status
 

@@ -25,12 +25,14 @@ import { benchEvent, COPY_COLUMNS, copyLine } from './events.js';
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);
 const BATCH = Number(process.env.CONSUMER_BATCH_SIZE ?? 500);
 const TOPIC = EVENT_TOPIC;
+/** MIGRATIONS_DIR: a copy of migrations/ (to measure without an index); default the repository's. */
+const MIGRATIONS = process.env.MIGRATIONS_DIR ? { dir: process.env.MIGRATIONS_DIR } : {};
 
 const dir = tempDataDir('bench-consume-db-');
 const pgHandle = await startPostgres({ dataDir: join(dir, 'pg') });
 try {
   const url = await createDatabase(pgHandle.url, 'bench_db');
-  await migrate({ url });
+  await migrate({ url, ...MIGRATIONS });
   const now = Date.now();
   const records: ConsumedRecord[] = [];
   const rows: EventRow[] = [];

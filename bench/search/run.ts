@@ -43,6 +43,8 @@ const SECRET = 'bench-search-secret-0123456789abcdef';
 const OUT = resolve(repoRoot(), 'bench/results', process.env.BENCH_OUT ?? 'search.md');
 /** Only these shapes (16 shapes and the unindexed filters, by name) when set. */
 const ONLY = process.env.BENCH_SHAPES ? new Set(process.env.BENCH_SHAPES.split(',')) : undefined;
+/** MIGRATIONS_DIR: a copy of migrations/ (to measure before a migration); default the repository's. */
+const MIGRATIONS = process.env.MIGRATIONS_DIR ? { dir: process.env.MIGRATIONS_DIR } : {};
 const chosen = (name: string) => ONLY === undefined || ONLY.has(name);
 
 const log = (line: string) => process.stdout.write(`[bench] ${line}\n`);
@@ -152,11 +154,11 @@ try {
     log(`reusing the ${EVENTS.toLocaleString('en-US')} events of ${process.env.BENCH_DATA_DIR}`);
     // A reused store gets the migrations written since it was loaded (indexes, statistics).
     const t = performance.now();
-    const { applied } = await migrate({ url });
+    const { applied } = await migrate({ url, ...MIGRATIONS });
     if (applied.length > 0)
       log(`applied ${applied.join(', ')} in ${Math.round((performance.now() - t) / 1000)} s`);
   } else {
-    await migrate({ url });
+    await migrate({ url, ...MIGRATIONS });
     log(`loading ${EVENTS.toLocaleString('en-US')} events over 182 days`);
     times = await load(url);
   }

@@ -10,7 +10,10 @@
  * await upsertCheckpoints(client, 'cobalt-cloudevents-v1', [{ topic, partition: 3, nextOffset: '1208' }]);
  * const stored = await readCheckpoints(pool, 'cobalt-cloudevents-v1', topic); // Map { 3 => 1208n }
  */
+import { and, eq, sql } from 'drizzle-orm';
+import { orm } from './orm.js';
 import type { Queryable } from './queryable.js';
+import { consumerCheckpoint as checkpoint } from './schema.js';
 
 /** The offset to record for one partition (the next record to read). */
 export interface Checkpoint {
@@ -19,23 +22,14 @@ export interface Checkpoint {
   nextOffset: string;
 }
 
-// `GREATEST`: a redelivered batch never moves a checkpoint back.
-const UPSERT = `
-INSERT INTO events.consumer_checkpoint AS c (consumer_group, topic, partition, next_offset, updated_at)
-SELECT $1, t.topic, t.part, t.off, now()
-FROM unnest($2::text[], $3::int[], $4::bigint[]) AS t(topic, part, off)
-ON CONFLICT (consumer_group, topic, partition)
-DO UPDATE SET next_offset = GREATEST(c.next_offset, EXCLUDED.next_offset), updated_at = now()`;
-
-const READ =
-  'SELECT partition, next_offset FROM events.consumer_checkpoint WHERE consumer_group = $1 AND topic = $2';
-
-const DELETE = 'DELETE FROM events.consumer_checkpoint WHERE consumer_group = $1 AND topic = $2';
+const ofTopic = (group: string, topic: string) =>
+  and(eq(checkpoint.consumerGroup, group), eq(checkpoint.topic, topic));
 
 /**
  * Records the checkpoints of `group`, never moving one back. One named statement (parsed once per
- * connection) whatever the number of partitions. Callers pass the checkpoints in a fixed order
- * (topic, partition), so concurrent transactions lock the rows in the same order.
+ * connection) whatever the number of partitions: the rows come as three arrays through `unnest`.
+ * Callers pass the checkpoints in a fixed order (topic, partition), so concurrent transactions lock
+ * the rows in the same order.
  */
 export async function upsertCheckpoints(
   db: Queryable,
@@ -43,16 +37,24 @@ export async function upsertCheckpoints(
   checkpoints: readonly Checkpoint[],
 ): Promise<void> {
   if (checkpoints.length === 0) return;
-  await db.query({
-    name: 'observatory_upsert_checkpoints',
-    text: UPSERT,
-    values: [
-      group,
-      checkpoints.map((c) => c.topic),
-      checkpoints.map((c) => c.partition),
-      checkpoints.map((c) => c.nextOffset),
-    ],
-  });
+  await orm(db)
+    .insert(checkpoint)
+    .select(
+      sql`SELECT ${group}, t.topic, t.part, t.off, now()
+            FROM unnest(${sql.param(checkpoints.map((c) => c.topic))}::text[],
+                        ${sql.param(checkpoints.map((c) => c.partition))}::int[],
+                        ${sql.param(checkpoints.map((c) => c.nextOffset))}::bigint[]) AS t(topic, part, off)`,
+    )
+    .onConflictDoUpdate({
+      target: [checkpoint.consumerGroup, checkpoint.topic, checkpoint.partition],
+      // `GREATEST`: a redelivered batch never moves a checkpoint back.
+      set: {
+        nextOffset: sql`GREATEST(${checkpoint.nextOffset}, excluded.next_offset)`,
+        updatedAt: sql`now()`,
+      },
+    })
+    .prepare('observatory_upsert_checkpoints')
+    .execute();
 }
 
 /** The stored next offset of each partition of `topic` for `group`. */
@@ -61,12 +63,15 @@ export async function readCheckpoints(
   group: string,
   topic: string,
 ): Promise<Map<number, bigint>> {
-  const { rows } = await db.query<{ partition: number; next_offset: string }>(READ, [group, topic]);
-  return new Map(rows.map((r) => [r.partition, BigInt(r.next_offset)]));
+  const rows = await orm(db)
+    .select({ partition: checkpoint.partition, nextOffset: checkpoint.nextOffset })
+    .from(checkpoint)
+    .where(ofTopic(group, topic));
+  return new Map(rows.map((r) => [r.partition, r.nextOffset]));
 }
 
 /** Forgets every checkpoint of `group` on `topic`; returns how many rows went. */
 export async function deleteCheckpoints(db: Queryable, group: string, topic: string): Promise<number> {
-  const { rowCount } = await db.query(DELETE, [group, topic]);
+  const { rowCount } = await orm(db).delete(checkpoint).where(ofTopic(group, topic));
   return rowCount ?? 0;
 }

@@ -20,8 +20,10 @@
  * The reads behind the search service's overview page (`rollupVolume`, `rollupTop`,
  * `rollupSeverities`) each scan a range of `bucket_start`, the leading column of the primary key.
  */
-import type pg from 'pg';
-import type { Queryable } from './queryable.js';
+import { exists, sql } from 'drizzle-orm';
+import { orm } from './orm.js';
+import type { DatabaseConnection, DatabasePool, Queryable } from './queryable.js';
+import { eventRollupHourly, eventRollupWatermark as watermark } from './schema.js';
 import { SEVERE_RANK } from './severity.js';
 
 /**
@@ -36,7 +38,8 @@ export const REFRESH_HORIZON_LIMIT = '1 hour';
  * role without `pg_read_all_stats` sees only those), `now()` when none is, and never more than
  * `REFRESH_HORIZON_LIMIT` back. Read it before the refresh's snapshot, outside its transaction.
  */
-export async function refreshHorizon(db: pg.ClientBase): Promise<Date> {
+export async function refreshHorizon(db: DatabaseConnection): Promise<Date> {
+  // Raw SQL: a question to the server's activity view, not to a table of ours.
   const { rows } = await db.query<{ horizon: Date }>(
     `SELECT greatest(now() - $1::interval, least(now(), (
               SELECT min(xact_start) FROM pg_stat_activity
@@ -51,15 +54,15 @@ export async function refreshHorizon(db: pg.ClientBase): Promise<Date> {
  * Recomputes the hours touched since the watermark and moves it to `horizon`. Run it in a
  * REPEATABLE READ transaction, so the hours found and the rows counted come from one snapshot.
  */
-export async function refreshRollup(client: pg.ClientBase, horizon: Date): Promise<{ hours: number }> {
-  const mark = await client.query<{ ingested_from: Date }>(
-    'SELECT ingested_from FROM events.event_rollup_watermark',
-  );
-  const since = mark.rows[0]?.ingested_from ?? '-infinity';
+export async function refreshRollup(client: DatabaseConnection, horizon: Date): Promise<{ hours: number }> {
+  const db = orm(client);
+  const [mark] = await db.select({ ingestedFrom: watermark.ingestedFrom }).from(watermark);
+  // Raw SQL from here to the watermark: set-based reads and writes over the event table, one
+  // statement each whatever the number of hours (bench/rollup).
   const touched = await client.query<{ hours: Date[] | null; newest: Date | null }>(
     `SELECT array_agg(DISTINCT date_trunc('hour', occurred_at, 'UTC')) AS hours, max(ingested_at) AS newest
        FROM events.cloud_event WHERE ingested_at >= $1`,
-    [since],
+    [mark?.ingestedFrom ?? '-infinity'],
   );
   const hours = touched.rows[0]?.hours ?? [];
   if (hours.length > 0) {
@@ -77,27 +80,36 @@ export async function refreshRollup(client: pg.ClientBase, horizon: Date): Promi
       [hours, SEVERE_RANK],
     );
   }
-  await client.query(
-    `INSERT INTO events.event_rollup_watermark AS w (ingested_from, newest_ingested_at, refreshed_at)
-     VALUES ($1, $2, now())
-     ON CONFLICT (singleton) DO UPDATE SET ingested_from = EXCLUDED.ingested_from,
-       newest_ingested_at = greatest(w.newest_ingested_at, EXCLUDED.newest_ingested_at),
-       refreshed_at = EXCLUDED.refreshed_at`,
-    [horizon, touched.rows[0]?.newest ?? null],
-  );
+  await db
+    .insert(watermark)
+    .values({
+      ingestedFrom: horizon,
+      newestIngestedAt: touched.rows[0]?.newest ?? null,
+      refreshedAt: sql`now()`,
+    })
+    .onConflictDoUpdate({
+      target: watermark.singleton,
+      set: {
+        ingestedFrom: sql`excluded.ingested_from`,
+        newestIngestedAt: sql`greatest(${watermark.newestIngestedAt}, excluded.newest_ingested_at)`,
+        refreshedAt: sql`excluded.refreshed_at`,
+      },
+    });
   return { hours: hours.length };
 }
 
 /** The `ingested_at` of the newest event the rollup counts; null when the rollup is empty. */
 export async function rollupNewestIngestedAt(db: Queryable): Promise<Date | null> {
-  const { rows } = await db.query<{ newest: Date | null }>(
-    `SELECT CASE WHEN EXISTS (SELECT 1 FROM events.event_rollup_hourly)
-                 THEN (SELECT newest_ingested_at FROM events.event_rollup_watermark) END AS newest`,
-  );
-  return rows[0]?.newest ?? null;
+  const query = orm(db);
+  const [row] = await query
+    .select({ newest: watermark.newestIngestedAt })
+    .from(watermark)
+    .where(exists(query.select({ one: sql`1` }).from(eventRollupHourly)));
+  return row?.newest ?? null;
 }
 
-// Reads for the overview page.
+// Reads for the overview page. Raw SQL: the search service's aggregate reads, shaped for the
+// primary key's range scan on bucket_start.
 
 export interface VolumeBucket {
   start: Date;
@@ -106,7 +118,11 @@ export interface VolumeBucket {
 }
 
 /** Events and errors (severity >= error) per `unit` since `since`, oldest first. */
-export async function rollupVolume(db: pg.Pool, since: Date, unit: 'hour' | 'day'): Promise<VolumeBucket[]> {
+export async function rollupVolume(
+  db: DatabasePool,
+  since: Date,
+  unit: 'hour' | 'day',
+): Promise<VolumeBucket[]> {
   const { rows } = await db.query<{ start: Date; events: string; errors: string }>(
     `SELECT date_trunc($2, bucket_start) AS start, sum(event_count) AS events, sum(error_count) AS errors
        FROM events.event_rollup_hourly WHERE bucket_start >= $1 GROUP BY 1 ORDER BY 1`,
@@ -122,7 +138,7 @@ export interface RollupCount {
 
 /** The `limit` types or sources with the most events since `since`. */
 export async function rollupTop(
-  db: pg.Pool,
+  db: DatabasePool,
   since: Date,
   column: 'ce_type' | 'ce_source',
   limit: number,
@@ -145,7 +161,7 @@ export interface SeveritySummary {
 }
 
 /** Totals and the spread of highest severities since `since`. */
-export async function rollupSeverities(db: pg.Pool, since: Date): Promise<SeveritySummary> {
+export async function rollupSeverities(db: DatabasePool, since: Date): Promise<SeveritySummary> {
   const { rows } = await db.query<{
     rank: number | null;
     groups: number;

@@ -14,12 +14,13 @@
  * cap; the planner's estimate stands in only when it expects twice the cap and the count runs out
  * of its budget (`totalEvents`).
  *
+ * Raw SQL on purpose: each query is written for its index path above and measured by bench/search.
+ *
  * @example
  * const page = await searchEvents(pool, { text: 'boiler', types: ['com.example.alarm'] }, { limit: 50 });
  */
-import type pg from 'pg';
 import { isStatementTimeout } from './pools.js';
-import type { Queryable } from './queryable.js';
+import type { DatabasePool, PooledConnection, Queryable } from './queryable.js';
 import { SEVERE_RANK } from './severity.js';
 
 export const TOTAL_CAP = 10_000;
@@ -192,7 +193,11 @@ function clause(where: string[]): string {
 }
 
 /** One page of matches, newest first. */
-export async function searchEvents(db: pg.Pool, filter: EventFilter, page: PageRequest): Promise<EventPage> {
+export async function searchEvents(
+  db: DatabasePool,
+  filter: EventFilter,
+  page: PageRequest,
+): Promise<EventPage> {
   const p = new Params();
   const where = whereOf(filter, p);
   const older = page.before === undefined;
@@ -222,7 +227,7 @@ export interface EventTotal {
  * capped count of a common match pays one heap visit per match (GIN answers bitmaps, which cannot
  * be answered from the index alone), 10,001 random page reads over every partition.
  */
-export async function estimateEvents(db: pg.Pool, filter: EventFilter): Promise<number> {
+export async function estimateEvents(db: DatabasePool, filter: EventFilter): Promise<number> {
   const p = new Params();
   const where = whereOf(filter, p);
   const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
@@ -239,7 +244,7 @@ export async function estimateEvents(db: pg.Pool, filter: EventFilter): Promise<
  * it runs out.
  */
 export async function countEvents(
-  db: pg.Pool,
+  db: DatabasePool,
   filter: EventFilter,
   budgetMs?: number,
 ): Promise<{ total: number; capped: boolean }> {
@@ -255,9 +260,9 @@ export async function countEvents(
 
 /** Runs `work` on one connection inside a transaction whose statements time out after `ms`. */
 async function withStatementTimeout<T>(
-  db: pg.Pool,
+  db: DatabasePool,
   ms: number,
-  work: (client: pg.PoolClient) => Promise<T>,
+  work: (client: PooledConnection) => Promise<T>,
 ): Promise<T> {
   const client = await db.connect();
   let broken: Error | undefined;
@@ -286,7 +291,7 @@ async function withStatementTimeout<T>(
  * the planner expected at least 20,000 and counting 10,001 of them took longer than the budget.
  */
 export async function totalEvents(
-  db: pg.Pool,
+  db: DatabasePool,
   filter: EventFilter,
   verifyBudgetMs: number = VERIFY_BUDGET_MS,
 ): Promise<EventTotal> {
@@ -314,7 +319,7 @@ export interface Facets {
 }
 
 /** The most frequent types and sources among the newest `FACET_SAMPLE_CAP` matches, `FACET_VALUES` each. */
-export async function facetEvents(db: pg.Pool, filter: EventFilter): Promise<Facets> {
+export async function facetEvents(db: DatabasePool, filter: EventFilter): Promise<Facets> {
   const p = new Params();
   const where = whereOf(filter, p);
   const sql = `WITH sample AS (
@@ -348,7 +353,7 @@ export interface StoredEvent extends EventRow {
 
 /** The event with this uid, or undefined. No index on event_uid: the time bound (from the link) narrows it. */
 export async function getEvent(
-  db: pg.Pool,
+  db: DatabasePool,
   uid: string,
   occurredAt?: string,
 ): Promise<StoredEvent | undefined> {
@@ -371,7 +376,7 @@ export async function getEvent(
  * older time than `since` is never returned: the tail can miss it.
  */
 export async function tailEvents(
-  db: pg.Pool,
+  db: DatabasePool,
   filter: EventFilter,
   since: EventKey | undefined,
   limit: number,
@@ -388,7 +393,7 @@ export async function tailEvents(
 }
 
 /** The newest match's key: where a tail starts. */
-export async function newestEventKey(db: pg.Pool, filter: EventFilter): Promise<EventKey | undefined> {
+export async function newestEventKey(db: DatabasePool, filter: EventFilter): Promise<EventKey | undefined> {
   const page = await searchEvents(db, filter, { limit: 1 });
   return page.rows[0]?.key;
 }

@@ -47,6 +47,7 @@ export {
   CONNECTION_TIMEOUT_MS,
   createReadPool,
   createWritePool,
+  databaseAnswers,
   isAcquireTimeout,
   isStatementTimeout,
   type PoolName,
@@ -56,7 +57,7 @@ export {
   registerPoolMetrics,
   WRITE_POOL_SIZE,
 } from './pools.js';
-export type { Queryable } from './queryable.js';
+export type { DatabaseConnection, DatabasePool, PooledConnection, Queryable } from './queryable.js';
 export * from './schema.js';
 export {
   SEVERE_RANK,
@@ -67,3 +68,12 @@ export {
   severityRank,
   severityRankOfNumber,
 } from './severity.js';
+export {
+  beginLockedTransaction,
+  commitTransaction,
+  type IsolationLevel,
+  inTransaction,
+  type LockedTransactionOptions,
+  rollbackTransaction,
+  stepUnderLockTimeout,
+} from './transactions.js';

@@ -25,11 +25,11 @@
  */
 import { withTimeout } from '@event-observatory/service-kit';
 import { ladders, WindowMax } from '@event-observatory/service-kit/metrics';
-import type pg from 'pg';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { rollupNewestIngestedAt } from './event-rollup.js';
 import { MAINTENANCE_JOBS, RUN_OUTCOMES, readMaintenanceRunsAfter } from './maintenance-runs.js';
 import { headroomMonths, listPartitions } from './partitions.js';
+import type { DatabasePool } from './queryable.js';
 
 export interface MaintenanceMetersOptions {
   /** Milliseconds clock; default `Date.now`. */
@@ -42,7 +42,7 @@ const MAX_WINDOW_MS = 120_000;
 
 export function registerMaintenanceMeters(
   registry: Registry,
-  pool: pg.Pool,
+  pool: DatabasePool,
   opts: MaintenanceMetersOptions = {},
 ): void {
   const clock = opts.clock ?? Date.now;

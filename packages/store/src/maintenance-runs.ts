@@ -12,8 +12,10 @@
  * await recordMaintenanceRun(client, { job: 'rollup-refresh', outcome: 'skipped', startedAt, durationSeconds: 0.01 });
  * await client.query('COMMIT');
  */
-import type pg from 'pg';
-import type { Queryable } from './queryable.js';
+import { asc, gt } from 'drizzle-orm';
+import { orm } from './orm.js';
+import type { DatabaseConnection, Queryable } from './queryable.js';
+import { maintenanceRun } from './schema.js';
 
 export const MAINTENANCE_JOBS = ['partition-maintenance', 'rollup-refresh'] as const;
 export type MaintenanceJob = (typeof MAINTENANCE_JOBS)[number];
@@ -41,26 +43,24 @@ export interface StoredMaintenanceRun extends MaintenanceRun {
 }
 
 /** Inserts the run. Call inside a transaction that commits right after (see the module comment). */
-export async function recordMaintenanceRun(client: pg.ClientBase, run: MaintenanceRun): Promise<void> {
+export async function recordMaintenanceRun(client: DatabaseConnection, run: MaintenanceRun): Promise<void> {
+  // Raw SQL: a table lock, which the query builder has no statement for.
   await client.query('LOCK TABLE events.maintenance_run IN SHARE ROW EXCLUSIVE MODE');
-  await client.query(
-    `INSERT INTO events.maintenance_run (job, outcome, started_at, duration_seconds, partitions_created,
-       partitions_detached, partitions_blocked, headroom_months, default_rows, hours_refreshed, error)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-    [
-      run.job,
-      run.outcome,
-      run.startedAt,
-      run.durationSeconds,
-      run.partitionsCreated ?? 0,
-      run.partitionsDetached ?? 0,
-      run.partitionsBlocked ?? null,
-      run.headroomMonths ?? null,
-      run.defaultRows ?? null,
-      run.hoursRefreshed ?? null,
-      run.error ?? null,
-    ],
-  );
+  await orm(client)
+    .insert(maintenanceRun)
+    .values({
+      job: run.job,
+      outcome: run.outcome,
+      startedAt: run.startedAt,
+      durationSeconds: run.durationSeconds,
+      partitionsCreated: run.partitionsCreated ?? 0,
+      partitionsDetached: run.partitionsDetached ?? 0,
+      partitionsBlocked: run.partitionsBlocked ?? null,
+      headroomMonths: run.headroomMonths ?? null,
+      defaultRows: run.defaultRows ?? null,
+      hoursRefreshed: run.hoursRefreshed ?? null,
+      error: run.error ?? null,
+    });
 }
 
 /** Runs with an id above `afterId` ('0' for all), in id order. */
@@ -68,32 +68,23 @@ export async function readMaintenanceRunsAfter(
   db: Queryable,
   afterId: string,
 ): Promise<StoredMaintenanceRun[]> {
-  const { rows } = await db.query<{
-    id: string;
-    job: MaintenanceJob;
-    outcome: RunOutcome;
-    started_at: Date;
-    duration_seconds: number;
-    partitions_created: number;
-    partitions_detached: number;
-    partitions_blocked: number | null;
-    headroom_months: number | null;
-    default_rows: string | null;
-    hours_refreshed: number | null;
-    error: string | null;
-  }>('SELECT * FROM events.maintenance_run WHERE id > $1 ORDER BY id', [afterId]);
+  const rows = await orm(db)
+    .select()
+    .from(maintenanceRun)
+    .where(gt(maintenanceRun.id, BigInt(afterId)))
+    .orderBy(asc(maintenanceRun.id));
   return rows.map((r) => ({
-    id: r.id,
+    id: r.id.toString(),
     job: r.job,
     outcome: r.outcome,
-    startedAt: r.started_at,
-    durationSeconds: r.duration_seconds,
-    partitionsCreated: r.partitions_created,
-    partitionsDetached: r.partitions_detached,
-    ...(r.partitions_blocked !== null && { partitionsBlocked: r.partitions_blocked }),
-    ...(r.headroom_months !== null && { headroomMonths: r.headroom_months }),
-    ...(r.default_rows !== null && { defaultRows: Number(r.default_rows) }),
-    ...(r.hours_refreshed !== null && { hoursRefreshed: r.hours_refreshed }),
+    startedAt: r.startedAt,
+    durationSeconds: r.durationSeconds,
+    partitionsCreated: r.partitionsCreated,
+    partitionsDetached: r.partitionsDetached,
+    ...(r.partitionsBlocked !== null && { partitionsBlocked: r.partitionsBlocked }),
+    ...(r.headroomMonths !== null && { headroomMonths: r.headroomMonths }),
+    ...(r.defaultRows !== null && { defaultRows: r.defaultRows }),
+    ...(r.hoursRefreshed !== null && { hoursRefreshed: r.hoursRefreshed }),
     ...(r.error !== null && { error: r.error }),
   }));
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * `observatory-migrate`: applies pending migrations to the database named by DATABASE_URL
- * (DATABASE_USER / DATABASE_PASSWORD override its credentials) and prints one JSON line.
+ * (DATABASE_USER / DATABASE_PASSWORD override its credentials) from the folder MIGRATIONS_DIR
+ * (default the repository's `migrations/`) and prints one JSON line.
  * Exit 0 on success, 1 on failure (with the reason on stderr).
  */
 import { databaseUrlFromEnv, redactDatabaseUrl } from './config.js';
@@ -9,7 +10,8 @@ import { migrate } from './migrate.js';
 
 try {
   const url = databaseUrlFromEnv(process.env);
-  const result = await migrate({ url });
+  const dir = process.env.MIGRATIONS_DIR?.trim() || undefined;
+  const result = await migrate({ url, ...(dir && { dir }) });
   process.stdout.write(
     `${JSON.stringify({ msg: 'migrations done', database: redactDatabaseUrl(url), ...result })}\n`,
   );

@@ -3,9 +3,10 @@
  * in its own transaction, recording name and SHA-256 in `events.schema_migration`. A session-level
  * advisory lock serialises concurrent runners (replicas booting together): the second waits, then
  * finds nothing left to do. An applied file whose content changed is refused, never re-run.
+ * Raw SQL on purpose: it runs DDL, before the tables the drizzle schema describes exist.
  *
  * @example
- * const result = await migrate({ url: process.env.DATABASE_URL! });
+ * const result = await migrate({ url: databaseUrl });
  * result.applied; // ['0001_events_schema.sql', ...] on a fresh database, [] afterwards
  */
 import { createHash } from 'node:crypto';
@@ -22,7 +23,7 @@ export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations
 
 export interface MigrateOptions {
   url: string;
-  /** Folder of `NNNN_name.sql` files; default `MIGRATIONS_DIR` env or the repository's `migrations/`. */
+  /** Folder of `NNNN_name.sql` files; default the repository's `migrations/` (`DEFAULT_MIGRATIONS_DIR`). */
   dir?: string;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
@@ -53,7 +54,7 @@ export async function readMigrations(dir: string): Promise<MigrationFile[]> {
 }
 
 export async function migrate(opts: MigrateOptions): Promise<MigrateResult> {
-  const dir = opts.dir ?? process.env.MIGRATIONS_DIR ?? DEFAULT_MIGRATIONS_DIR;
+  const dir = opts.dir ?? DEFAULT_MIGRATIONS_DIR;
   const files = await readMigrations(dir);
   if (files.length === 0) throw new MigrationError(`no migrations found in ${dir}`);
   const log = opts.log ?? (() => {});

@@ -2,7 +2,8 @@
  * The monthly partitions of `events.cloud_event`: their names and bounds as
  * `events.create_month_partition(date)` writes them (`events.cloud_event_YYYY_MM`,
  * `[YYYY-MM-01 00:00:00+00, next month)`), UTC month arithmetic, and the SQL the
- * partition-maintenance job runs against the catalog and the default partition.
+ * partition-maintenance job runs against the catalog and the default partition. Raw SQL on
+ * purpose: catalog reads and partition DDL, which the drizzle schema does not describe.
  *
  * @example
  * monthPartitionName(new Date('2026-11-21T10:00:00Z')); // 'cloud_event_2026_11'

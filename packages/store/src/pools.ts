@@ -12,6 +12,7 @@
 import { createTimer, type Timer } from '@event-observatory/service-kit/metrics';
 import pg from 'pg';
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { DatabasePool, Queryable } from './queryable.js';
 
 export type PoolName = 'observatory-write' | 'observatory-read';
 
@@ -31,12 +32,12 @@ export const READ_STATEMENT_TIMEOUT_MS = 2_000;
 const READ_WORK_MEM = '32MB';
 
 /** Pool of the writers: UTC sessions, 6 connections, 3 s connection timeout. */
-export function createWritePool(opts: PoolOptions): pg.Pool {
+export function createWritePool(opts: PoolOptions): DatabasePool {
   return createPool('observatory-write', opts, opts.max ?? WRITE_POOL_SIZE, '-c TimeZone=UTC');
 }
 
 /** Pool of the readers: UTC, read-only, statement timeout 2 s, 8 connections. */
-export function createReadPool(opts: PoolOptions): pg.Pool {
+export function createReadPool(opts: PoolOptions): DatabasePool {
   return createPool(
     'observatory-read',
     opts,
@@ -78,6 +79,15 @@ interface PoolMeters {
 
 const tracked = new WeakMap<Registry, PoolMeters>();
 
+/**
+ * Whether the database answers a trivial statement through `db`, for readiness checks; rejects
+ * when it cannot be reached.
+ */
+export async function databaseAnswers(db: Queryable): Promise<boolean> {
+  const { rows } = await db.query<{ ok: number }>('SELECT 1 AS ok');
+  return rows[0]?.ok === 1;
+}
+
 /** pg-pool's errors when `connectionTimeoutMillis` elapses (queued, or opening a new connection). */
 const TIMEOUT_MESSAGES = new Set([
   'timeout exceeded when trying to connect',
@@ -108,7 +118,12 @@ export function isStatementTimeout(err: unknown): boolean {
  * The timers are the service kit's (`createTimer`): they wrap the pool's `connect` (which `query`
  * goes through) and listen to its `acquire` and `release` events, a stopwatch each per checkout.
  */
-export function registerPoolMetrics(registry: Registry, name: PoolName, pool: pg.Pool, max: number): void {
+export function registerPoolMetrics(
+  registry: Registry,
+  name: PoolName,
+  pool: DatabasePool,
+  max: number,
+): void {
   let meters = tracked.get(registry);
   if (!meters) {
     const pools: Tracked[] = [];

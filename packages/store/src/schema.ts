@@ -1,12 +1,18 @@
 /**
- * Drizzle description of the `events` schema for typed queries. The DDL itself (partitioning,
- * generated-column expressions, indexes) lives in the SQL files of `migrations/`; generated
+ * The one typed description of the tables of the `events` schema: every table the migrations
+ * create (and the runner's `schema_migration`), column by column, with types, nullability,
+ * defaults, generated columns, keys and checks. test/schema.test.ts compares it with what the
+ * migrations create, so the two cannot drift apart. The DDL itself (partitioning, indexes, the
+ * functions behind the generated columns) lives in the SQL files of `migrations/`; generated
  * columns are declared with `generatedAlwaysAs` so inserts never try to write them.
  */
 import { sql } from 'drizzle-orm';
 import {
   bigint,
+  boolean,
+  check,
   customType,
+  doublePrecision,
   integer,
   jsonb,
   pgSchema,
@@ -63,7 +69,7 @@ export const consumerCheckpoint = eventsSchema.table(
     consumerGroup: text('consumer_group').notNull(),
     topic: text('topic').notNull(),
     partition: integer('partition').notNull(),
-    nextOffset: bigint('next_offset', { mode: 'number' }).notNull(),
+    nextOffset: bigint('next_offset', { mode: 'bigint' }).notNull(),
     updatedAt: tstz('updated_at').notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.consumerGroup, t.topic, t.partition] })],
@@ -83,6 +89,7 @@ export const eventRollupHourly = eventsSchema.table(
   (t) => [primaryKey({ columns: [t.bucketStart, t.ceType, t.ceSource] })],
 );
 
+/** Created as the spec asks; nothing reads or writes it yet. */
 export const savedSearch = eventsSchema.table('saved_search', {
   id: uuid('id').primaryKey().defaultRandom(),
   name: text('name').notNull(),
@@ -90,7 +97,57 @@ export const savedSearch = eventsSchema.table('saved_search', {
   createdAt: tstz('created_at').notNull().defaultNow(),
 });
 
-export const schema = { cloudEvent, consumerCheckpoint, eventRollupHourly, savedSearch };
+/** The refresh's bookkeeping: one row, where the next rollup refresh resumes. */
+export const eventRollupWatermark = eventsSchema.table(
+  'event_rollup_watermark',
+  {
+    singleton: boolean('singleton').primaryKey().default(true),
+    ingestedFrom: tstz('ingested_from').notNull(),
+    newestIngestedAt: tstz('newest_ingested_at'),
+    refreshedAt: tstz('refreshed_at').notNull(),
+  },
+  (t) => [check('event_rollup_watermark_singleton_check', sql`${t.singleton}`)],
+);
+
+export const maintenanceRun = eventsSchema.table(
+  'maintenance_run',
+  {
+    id: bigint('id', { mode: 'bigint' }).primaryKey().generatedAlwaysAsIdentity(),
+    job: text('job', { enum: ['partition-maintenance', 'rollup-refresh'] }).notNull(),
+    outcome: text('outcome', { enum: ['success', 'failure', 'skipped'] }).notNull(),
+    startedAt: tstz('started_at').notNull(),
+    durationSeconds: doublePrecision('duration_seconds').notNull(),
+    partitionsCreated: integer('partitions_created').notNull().default(0),
+    partitionsDetached: integer('partitions_detached').notNull().default(0),
+    partitionsBlocked: integer('partitions_blocked'),
+    headroomMonths: integer('headroom_months'),
+    defaultRows: bigint('default_rows', { mode: 'number' }),
+    hoursRefreshed: integer('hours_refreshed'),
+    error: text('error'),
+  },
+  (t) => [
+    check('maintenance_run_job_check', sql`${t.job} IN ('partition-maintenance', 'rollup-refresh')`),
+    check('maintenance_run_outcome_check', sql`${t.outcome} IN ('success', 'failure', 'skipped')`),
+    check('maintenance_run_duration_seconds_check', sql`${t.durationSeconds} >= 0`),
+  ],
+);
+
+/** The migration runner's record of applied files (migrate.ts creates it, not a migration). */
+export const schemaMigration = eventsSchema.table('schema_migration', {
+  name: text('name').primaryKey(),
+  checksum: text('checksum').notNull(),
+  appliedAt: tstz('applied_at').notNull().defaultNow(),
+});
+
+export const schema = {
+  cloudEvent,
+  consumerCheckpoint,
+  eventRollupHourly,
+  eventRollupWatermark,
+  maintenanceRun,
+  savedSearch,
+  schemaMigration,
+};
 
 export type CloudEventRow = typeof cloudEvent.$inferSelect;
 export type NewCloudEventRow = typeof cloudEvent.$inferInsert;

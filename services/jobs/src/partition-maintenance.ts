@@ -16,8 +16,8 @@ import {
   listPartitions,
   monthPartitionName,
   moveDefaultRowsStatements,
+  stepUnderLockTimeout,
 } from '@event-observatory/store';
-import type pg from 'pg';
 import type { JobsConfig } from './config.js';
 import { planPartitions } from './partition-plan.js';
 import type { JobWork } from './run-job.js';
@@ -50,7 +50,7 @@ export function partitionMaintenance(settings: PartitionMaintenanceSettings, log
           );
           continue;
         }
-        const error = await underLockTimeout(client, settings.detachLockTimeoutMs, async () => {
+        const error = await stepUnderLockTimeout(client, settings.detachLockTimeoutMs, async () => {
           if (await createMonthPartition(client, month)) created++;
         });
         if (error) {
@@ -60,7 +60,7 @@ export function partitionMaintenance(settings: PartitionMaintenanceSettings, log
       }
       let detached = 0;
       for (const name of plan.detach) {
-        const error = await underLockTimeout(client, settings.detachLockTimeoutMs, () =>
+        const error = await stepUnderLockTimeout(client, settings.detachLockTimeoutMs, () =>
           detachPartition(client, name),
         );
         if (error) {
@@ -82,27 +82,4 @@ export function partitionMaintenance(settings: PartitionMaintenanceSettings, log
       return failures.length ? { counts, failure: failures.join('; ') } : { counts };
     },
   };
-}
-
-/**
- * Runs a DDL step under a savepoint with `lock_timeout`: the error message when it failed (the step
- * is then undone alone), else undefined. Creating and detaching a partition both need exclusive
- * locks; waiting for them without a bound would queue the consumer's inserts behind the wait.
- */
-async function underLockTimeout(
-  client: pg.ClientBase,
-  lockTimeoutMs: number,
-  step: () => Promise<unknown>,
-): Promise<string | undefined> {
-  await client.query('SAVEPOINT ddl_step');
-  try {
-    await client.query(`SET LOCAL lock_timeout = ${Math.round(lockTimeoutMs)}`);
-    await step();
-    await client.query('SET LOCAL lock_timeout = 0');
-    await client.query('RELEASE SAVEPOINT ddl_step');
-    return undefined;
-  } catch (err) {
-    await client.query('ROLLBACK TO SAVEPOINT ddl_step');
-    return (err as Error).message;
-  }
 }

@@ -7,12 +7,19 @@
  */
 import type { Logger } from '@event-observatory/service-kit';
 import {
+  beginLockedTransaction,
+  commitTransaction,
+  type DatabaseConnection,
+  type DatabasePool,
+  type IsolationLevel,
+  inTransaction,
   type MaintenanceJob,
   type MaintenanceRun,
+  type PooledConnection,
   type RunOutcome,
   recordMaintenanceRun,
+  rollbackTransaction,
 } from '@event-observatory/store';
-import type pg from 'pg';
 
 /** The top of the duration ladder: no statement of a run may take longer. */
 export const RUN_STATEMENT_TIMEOUT = '15min';
@@ -34,11 +41,11 @@ export interface JobWork {
   job: MaintenanceJob;
   /** Advisory lock key; one per job, so the two jobs never skip each other. */
   lockKey: number;
-  isolation: 'READ COMMITTED' | 'REPEATABLE READ';
+  isolation: IsolationLevel;
   /** Runs on the connection before the transaction begins (rollup-refresh reads its horizon). */
-  prepare?(client: pg.ClientBase): Promise<void>;
+  prepare?(client: DatabaseConnection): Promise<void>;
   /** Inside the locked transaction. `failure` marks a step that failed while the rest committed. */
-  run(client: pg.ClientBase, now: Date): Promise<{ counts: RunCounts; failure?: string }>;
+  run(client: DatabaseConnection, now: Date): Promise<{ counts: RunCounts; failure?: string }>;
 }
 
 export interface RunReport extends RunCounts {
@@ -48,7 +55,12 @@ export interface RunReport extends RunCounts {
   error?: string;
 }
 
-export async function runJob(pool: pg.Pool, work: JobWork, clock: Clock, logger: Logger): Promise<RunReport> {
+export async function runJob(
+  pool: DatabasePool,
+  work: JobWork,
+  clock: Clock,
+  logger: Logger,
+): Promise<RunReport> {
   const startedAt = clock();
   const started = performance.now();
   const elapsed = () => (performance.now() - started) / 1000;
@@ -57,7 +69,7 @@ export async function runJob(pool: pg.Pool, work: JobWork, clock: Clock, logger:
     logger[level]({ ...report }, `${work.job} ${report.outcome}`);
     return report;
   };
-  let client: pg.PoolClient | undefined;
+  let client: PooledConnection | undefined;
   let failed = false;
   try {
     client = await pool.connect();
@@ -65,13 +77,12 @@ export async function runJob(pool: pg.Pool, work: JobWork, clock: Clock, logger:
     // listener its 'error' event would also crash the process before the failure is recorded.
     client.on('error', ignore);
     await work.prepare?.(client);
-    await client.query(`BEGIN ISOLATION LEVEL ${work.isolation}`);
-    await client.query(`SET LOCAL statement_timeout = '${RUN_STATEMENT_TIMEOUT}'`);
-    const lock = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [
-      work.lockKey,
-    ]);
-    if (!lock.rows[0]?.ok) {
-      await client.query('ROLLBACK');
+    const locked = await beginLockedTransaction(client, {
+      isolation: work.isolation,
+      statementTimeout: RUN_STATEMENT_TIMEOUT,
+      lockKey: work.lockKey,
+    });
+    if (!locked) {
       const report: RunReport = { job: work.job, outcome: 'skipped', durationSeconds: elapsed() };
       await record(client, { ...report, startedAt });
       return finish(report);
@@ -85,14 +96,14 @@ export async function runJob(pool: pg.Pool, work: JobWork, clock: Clock, logger:
       ...(failure && { error: failure }),
     };
     await recordMaintenanceRun(client, { ...report, startedAt });
-    await client.query('COMMIT');
+    await commitTransaction(client);
     return finish(report);
   } catch (err) {
     failed = true;
     const error = (err as Error).message;
     const report: RunReport = { job: work.job, outcome: 'failure', durationSeconds: elapsed(), error };
     if (client) {
-      await client.query('ROLLBACK').catch(() => {});
+      await rollbackTransaction(client);
       await record(client, { ...report, startedAt }).catch((e: unknown) =>
         logger.error({ err: (e as Error).message }, 'could not record the failed run'),
       );
@@ -107,13 +118,6 @@ export async function runJob(pool: pg.Pool, work: JobWork, clock: Clock, logger:
 
 function ignore(): void {}
 
-async function record(client: pg.ClientBase, run: MaintenanceRun): Promise<void> {
-  await client.query('BEGIN');
-  try {
-    await recordMaintenanceRun(client, run);
-    await client.query('COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  }
+function record(client: DatabaseConnection, run: MaintenanceRun): Promise<void> {
+  return inTransaction(client, (c) => recordMaintenanceRun(c, run));
 }

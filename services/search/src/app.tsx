@@ -9,9 +9,8 @@ import { down, healthRoutes, up } from '@event-observatory/service-kit/health';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { httpServerTimer, metricsHandler } from '@event-observatory/service-kit/metrics';
 import { traceRequests } from '@event-observatory/service-kit/tracing';
-import { getEvent } from '@event-observatory/store';
+import { type DatabasePool, databaseAnswers, getEvent } from '@event-observatory/store';
 import { Hono } from 'hono';
-import type pg from 'pg';
 import type { Registry } from 'prom-client';
 import { STYLESHEET, TAIL_SCRIPT } from './assets.js';
 import type { CursorCodec } from './cursor.js';
@@ -28,7 +27,7 @@ import { OverviewPage } from './views/overview.js';
 import { SearchPage } from './views/search.js';
 
 export interface AppDeps {
-  pool: pg.Pool;
+  pool: DatabasePool;
   registry: Registry;
   meters: SearchMeters;
   cursors: CursorCodec;
@@ -126,8 +125,7 @@ export function buildApp(deps: AppDeps): Hono {
     healthRoutes({
       checks: {
         database: async () => {
-          const { rows } = await deps.pool.query<{ ok: number }>('SELECT 1 AS ok');
-          return rows[0]?.ok === 1 ? up() : down('unexpected answer');
+          return (await databaseAnswers(deps.pool)) ? up() : down('unexpected answer');
         },
       },
     }),

@@ -3,6 +3,7 @@
  * severities, read concurrently (four of the eight read connections; the spec allows seven).
  */
 import {
+  type DatabasePool,
   type RollupCount,
   rollupSeverities,
   rollupTop,
@@ -10,7 +11,6 @@ import {
   type SeveritySummary,
   type VolumeBucket,
 } from '@event-observatory/store';
-import type pg from 'pg';
 
 export const RANGES = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 } as const;
 export type RangeName = keyof typeof RANGES;
@@ -32,7 +32,11 @@ export function rangeOf(raw: string | undefined): RangeName | undefined {
   return Object.hasOwn(RANGES, raw) ? (raw as RangeName) : undefined;
 }
 
-export async function runOverview(pool: pg.Pool, range: RangeName, now = Date.now()): Promise<OverviewView> {
+export async function runOverview(
+  pool: DatabasePool,
+  range: RangeName,
+  now = Date.now(),
+): Promise<OverviewView> {
   const unit = range === '24h' ? 'hour' : 'day';
   // Whole hours, so the first bucket is not cut.
   const since = new Date(Math.floor((now - RANGES[range]) / 3_600_000) * 3_600_000);

@@ -3,6 +3,7 @@
  * concurrently (three of the eight read connections), with the page links' cursors.
  */
 import {
+  type DatabasePool,
   type EventPage,
   type EventTotal,
   type Facets,
@@ -10,14 +11,13 @@ import {
   searchEvents,
   totalEvents,
 } from '@event-observatory/store';
-import type pg from 'pg';
 import type { CursorCodec } from './cursor.js';
 import { type Failure, failureOf } from './failures.js';
 import type { ParsedSearch } from './filters.js';
 import type { SearchMeters } from './metrics.js';
 
 export interface SearchDeps {
-  pool: pg.Pool;
+  pool: DatabasePool;
   meters: SearchMeters;
   cursors: CursorCodec;
 }

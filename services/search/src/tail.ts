@@ -7,10 +7,15 @@
  * EventSource (Last-Event-ID) resumes where it stopped.
  */
 import { ApiError } from '@event-observatory/service-kit/errors';
-import { type EventKey, newestEventKey, severityName, tailEvents } from '@event-observatory/store';
+import {
+  type DatabasePool,
+  type EventKey,
+  newestEventKey,
+  severityName,
+  tailEvents,
+} from '@event-observatory/store';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import type pg from 'pg';
 import type { CursorCodec } from './cursor.js';
 import { parseSearch } from './filters.js';
 import type { SearchMeters } from './metrics.js';
@@ -21,7 +26,7 @@ export const TAIL_POLL_MS = 1_000;
 const TAIL_BATCH = 100;
 
 export interface TailDeps {
-  pool: pg.Pool;
+  pool: DatabasePool;
   meters: SearchMeters;
   cursors: CursorCodec;
   /** Aborted when the service shuts down: every stream ends. */

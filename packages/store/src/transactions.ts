@@ -1,0 +1,91 @@
+/**
+ * Transaction control on one connection, for work that commits or rolls back as one (the
+ * maintenance jobs): a transaction with its isolation level and statement timeout that first
+ * takes a transaction-level advisory lock, a statement batch of its own, and a DDL step undone
+ * alone when it cannot get its locks in time. Raw SQL on purpose: these are transaction-control
+ * statements on a connection the caller holds, which drizzle's transaction API would take over.
+ *
+ * @example
+ * if (await beginLockedTransaction(client, { isolation: 'READ COMMITTED', statementTimeout: '15min', lockKey: 42 })) {
+ *   await work(client);
+ *   await commitTransaction(client);
+ * }
+ */
+import type { DatabaseConnection } from './queryable.js';
+
+export type IsolationLevel = 'READ COMMITTED' | 'REPEATABLE READ';
+
+export interface LockedTransactionOptions {
+  isolation: IsolationLevel;
+  /** `statement_timeout` of every statement of the transaction, as PostgreSQL spells it ('15min'). */
+  statementTimeout: string;
+  /** Key of the transaction-level advisory lock: one per kind of work. */
+  lockKey: number;
+}
+
+/**
+ * Begins a transaction and takes its advisory lock. False when another session holds the lock:
+ * the transaction is then rolled back and the connection is free again.
+ */
+export async function beginLockedTransaction(
+  client: DatabaseConnection,
+  opts: LockedTransactionOptions,
+): Promise<boolean> {
+  await client.query(`BEGIN ISOLATION LEVEL ${opts.isolation}`);
+  await client.query(`SET LOCAL statement_timeout = '${opts.statementTimeout}'`);
+  const lock = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [
+    opts.lockKey,
+  ]);
+  if (lock.rows[0]?.ok) return true;
+  await client.query('ROLLBACK');
+  return false;
+}
+
+export async function commitTransaction(client: DatabaseConnection): Promise<void> {
+  await client.query('COMMIT');
+}
+
+/** Rolls back the open transaction; never throws (the connection may be the broken part). */
+export async function rollbackTransaction(client: DatabaseConnection): Promise<void> {
+  await client.query('ROLLBACK').catch(() => {});
+}
+
+/** Runs `work` in a transaction of its own: committed when it resolves, rolled back when it throws. */
+export async function inTransaction<T>(
+  client: DatabaseConnection,
+  work: (client: DatabaseConnection) => Promise<T>,
+): Promise<T> {
+  await client.query('BEGIN');
+  try {
+    const result = await work(client);
+    await commitTransaction(client);
+    return result;
+  } catch (err) {
+    await rollbackTransaction(client);
+    throw err;
+  }
+}
+
+/**
+ * Runs a DDL step of the open transaction under a savepoint with `lock_timeout`: the error message
+ * when it failed (the step is then undone alone, the rest of the transaction stays), else
+ * undefined. Creating and detaching a partition both need exclusive locks; waiting for them without
+ * a bound would queue the writers' inserts behind the wait.
+ */
+export async function stepUnderLockTimeout(
+  client: DatabaseConnection,
+  lockTimeoutMs: number,
+  step: () => Promise<unknown>,
+): Promise<string | undefined> {
+  await client.query('SAVEPOINT ddl_step');
+  try {
+    await client.query(`SET LOCAL lock_timeout = ${Math.round(lockTimeoutMs)}`);
+    await step();
+    await client.query('SET LOCAL lock_timeout = 0');
+    await client.query('RELEASE SAVEPOINT ddl_step');
+    return undefined;
+  } catch (err) {
+    await client.query('ROLLBACK TO SAVEPOINT ddl_step');
+    return (err as Error).message;
+  }
+}
