@@ -3,8 +3,8 @@
  * exactly these): list and watch Pipelines, patch their finalizers and status, create Events,
  * and get / create / update the leader-election Lease.
  *
- * `PipelineApi` is the part the controller loop and the reconciler use; the fast tests put an
- * in-memory API server behind it (test/fake-api-server.ts), the service this class.
+ * `PipelineApi` is the part the controller loop and the reconciler use: this class in the
+ * service, an in-memory API server in the fast tests (test/fake-api-server.ts).
  */
 
 import { withTimeout } from '@event-observatory/service-kit/resilience';
@@ -116,7 +116,7 @@ export class KubeApi implements PipelineApi {
       path,
       { ...query },
       (type, object) => onEvent({ type, object } as PipelineWatchEvent),
-      (error) => onEnd(error ?? undefined),
+      onEnd,
     );
   }
 
