@@ -247,7 +247,7 @@ describe('reconciling Pipelines into Kafka', () => {
   });
 
   it('sets a config changed directly in Kafka back at the next resync, and keeps configs the spec does not name', async () => {
-    const resyncMs = 1_000;
+    const resyncMs = 500;
     const { server } = startController({ resyncMs });
     const drifting = topicName('drifting');
     server.create(
@@ -312,7 +312,7 @@ describe('reconciling Pipelines into Kafka', () => {
   });
 
   it('changes nothing while paused (ReconciliationPaused=True), and catches up when resumed', async () => {
-    const resyncMs = 500;
+    const resyncMs = 300;
     const { server } = startController({ resyncMs });
     const held = createWithTopic(server, 'paused');
     await waitReady(server, 'paused', 'True');
@@ -523,11 +523,11 @@ describe('the watch', () => {
   });
 
   it('resumes a watch the server ended, and lists again after one that went silent (stalled)', async () => {
-    const { server, metric } = startController({ watchTimeoutMs: 1_000, stallMs: 2_500 });
+    const { server, metric } = startController({ watchTimeoutMs: 1_000, stallMs: 2_000 });
     const quiet = createWithTopic(server, 'watched');
     await waitReady(server, 'watched', 'True');
     // The server ends each watch after its 1 s timeout; the informer watches on from where it was.
-    await vi.waitFor(() => expect(server.watchesStarted).toBeGreaterThanOrEqual(3), { timeout: 5_000 });
+    await vi.waitFor(() => expect(server.watchesStarted).toBeGreaterThanOrEqual(2), { timeout: 5_000 });
     setPartitions(server, 'watched', 0, 2);
     await vi.waitFor(async () => expect((await kafkaTopic(quiet))?.partitions).toBe(2), { interval: 100 });
     expect(await metric('controller_watch_restarts_total')).toBe(0); // resumed, never listed again
