@@ -6,7 +6,7 @@
  */
 import type { Logger } from '@event-observatory/service-kit/logger';
 import type { Backoff } from '@event-observatory/service-kit/resilience';
-import type { KubeApi } from './kube/api.js';
+import type { PipelineApi } from './kube/api.js';
 import { PipelineInformer } from './kube/informer.js';
 import type { ControllerMetrics } from './metrics.js';
 import { sharingPipelines } from './model/ownership.js';
@@ -15,7 +15,7 @@ import { WorkQueue } from './queue.js';
 import type { Reconciler } from './reconciler.js';
 
 export interface ControllerOptions {
-  api: KubeApi;
+  api: PipelineApi;
   reconciler: Reconciler;
   metrics: ControllerMetrics;
   /** Empty: every namespace. */

@@ -8,7 +8,7 @@
 import type { TopicOutcome } from '@event-observatory/broker';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import type { KafkaHandler } from './kafka-handler.js';
-import type { EventType, KubeApi } from './kube/api.js';
+import type { EventType, PipelineApi } from './kube/api.js';
 import type { ReconcileOutcome } from './metrics.js';
 import { findCondition } from './model/conditions.js';
 import { desiredTopics, isPaused } from './model/desired.js';
@@ -17,7 +17,7 @@ import { pausedStatus, pendingStatus, reconciledStatus, type TopicResult, verdic
 import { FINALIZER, keyOf, type Pipeline, type PipelineStatus } from './pipeline/types.js';
 
 export interface ReconcilerOptions {
-  api: KubeApi;
+  api: PipelineApi;
   kafka: KafkaHandler;
   /** Kafka of Pipelines that name none (`BROKER_BOOTSTRAP_SERVERS`). */
   defaultServers: string[];

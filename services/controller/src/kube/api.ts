@@ -2,6 +2,9 @@
  * Every call the controller makes to the API server, in one place (README's RBAC table lists
  * exactly these): list and watch Pipelines, patch their finalizers and status, create Events,
  * and get / create / update the leader-election Lease.
+ *
+ * `PipelineApi` is the part the controller loop and the reconciler use: this class in the
+ * service, an in-memory API server in the fast tests (test/fake-api-server.ts).
  */
 
 import { withTimeout } from '@event-observatory/service-kit/resilience';
@@ -14,6 +17,7 @@ import {
   PatchStrategy,
   setHeaderOptions,
   type V1Lease,
+  Watch,
 } from '@kubernetes/client-node';
 import { GROUP, type Pipeline, type PipelineStatus, PLURAL, VERSION } from '../pipeline/types.js';
 
@@ -31,13 +35,49 @@ export interface PipelineList {
 
 export type EventType = 'Normal' | 'Warning';
 
-export class KubeApi {
+/** One event of a Pipeline watch; `ERROR` carries a Status (`code` 410: the version is gone). */
+export interface PipelineWatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: Pipeline & { code?: number; message?: string };
+}
+
+/** The query of one watch request, as the API server takes it. */
+export interface WatchQuery {
+  resourceVersion: string;
+  allowWatchBookmarks: boolean;
+  timeoutSeconds: number;
+}
+
+/** What the controller loop and the reconciler need of the API server. */
+export interface PipelineApi {
+  /** Pipelines of `namespace`, or of every namespace when it is empty. */
+  listPipelines(namespace: string): Promise<PipelineList>;
+  /**
+   * One watch request (same scope as `listPipelines`): `onEvent` for each event, then `onEnd`
+   * once (with the error, if it failed). Abort the returned controller to end it.
+   */
+  watchPipelines(
+    namespace: string,
+    query: WatchQuery,
+    onEvent: (event: PipelineWatchEvent) => void,
+    onEnd: (error?: unknown) => void,
+  ): Promise<AbortController>;
+  /** Sets `metadata.finalizers`; fails with 409 if the object changed since `resourceVersion`. */
+  setFinalizers(pipeline: Pipeline, finalizers: string[]): Promise<Pipeline>;
+  /** Writes `status` (a merge patch of the status subresource; lists such as conditions are replaced whole). */
+  patchStatus(pipeline: Pipeline, status: PipelineStatus): Promise<Pipeline>;
+  /** A core/v1 Event about `pipeline`, shown by `kubectl describe`. */
+  event(pipeline: Pipeline, type: EventType, reason: string, message: string): Promise<void>;
+}
+
+export class KubeApi implements PipelineApi {
   private readonly custom: CustomObjectsApi;
   private readonly core: CoreV1Api;
   private readonly coordination: CoordinationV1Api;
+  private readonly watch: Watch;
 
   constructor(
-    readonly config: KubeConfig,
+    config: KubeConfig,
     /** The Events' `reportingInstance` (the pod name). */
     private readonly instance: string,
     /**
@@ -49,9 +89,9 @@ export class KubeApi {
     this.custom = config.makeApiClient(CustomObjectsApi);
     this.core = config.makeApiClient(CoreV1Api);
     this.coordination = config.makeApiClient(CoordinationV1Api);
+    this.watch = new Watch(config);
   }
 
-  /** Pipelines of `namespace`, or of every namespace when it is empty. */
   async listPipelines(namespace: string): Promise<PipelineList> {
     const base = { group: GROUP, version: VERSION, plural: PLURAL };
     const list = await this.bounded(
@@ -63,14 +103,23 @@ export class KubeApi {
     return { items: list.items as Pipeline[], resourceVersion: list.metadata.resourceVersion as string };
   }
 
-  /** The watch path for `Watch.watch` (same scope as `listPipelines`). */
-  pipelinesPath(namespace: string): string {
-    return namespace
+  watchPipelines(
+    namespace: string,
+    query: WatchQuery,
+    onEvent: (event: PipelineWatchEvent) => void,
+    onEnd: (error?: unknown) => void,
+  ): Promise<AbortController> {
+    const path = namespace
       ? `/apis/${GROUP}/${VERSION}/namespaces/${encodeURIComponent(namespace)}/${PLURAL}`
       : `/apis/${GROUP}/${VERSION}/${PLURAL}`;
+    return this.watch.watch(
+      path,
+      { ...query },
+      (type, object) => onEvent({ type, object } as PipelineWatchEvent),
+      onEnd,
+    );
   }
 
-  /** Sets `metadata.finalizers`; fails with 409 if the object changed since `resourceVersion`. */
   async setFinalizers(pipeline: Pipeline, finalizers: string[]): Promise<Pipeline> {
     const { name, namespace, resourceVersion } = pipeline.metadata;
     return this.bounded(
@@ -89,7 +138,6 @@ export class KubeApi {
     );
   }
 
-  /** Writes `status` (a merge patch of the status subresource; lists such as conditions are replaced whole). */
   async patchStatus(pipeline: Pipeline, status: PipelineStatus): Promise<Pipeline> {
     const { name, namespace } = pipeline.metadata;
     return this.bounded(
@@ -108,7 +156,6 @@ export class KubeApi {
     );
   }
 
-  /** A core/v1 Event about `pipeline`, shown by `kubectl describe`. */
   async event(pipeline: Pipeline, type: EventType, reason: string, message: string): Promise<void> {
     const { name, namespace, uid, resourceVersion } = pipeline.metadata;
     const now = new Date();

@@ -14,9 +14,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { type Backoff, backoffDelay } from '@event-observatory/service-kit/resilience';
-import { Watch } from '@kubernetes/client-node';
 import { keyOf, type Pipeline } from '../pipeline/types.js';
-import type { KubeApi } from './api.js';
+import type { PipelineApi, PipelineWatchEvent } from './api.js';
 
 export type RestartReason = 'closed' | 'gone' | 'stalled' | 'error';
 
@@ -27,7 +26,7 @@ export interface InformerHandlers {
 }
 
 export interface InformerOptions {
-  api: KubeApi;
+  api: PipelineApi;
   /** Empty: every namespace. */
   namespace: string;
   /** Server-side timeout of one watch request. */
@@ -41,21 +40,13 @@ export interface InformerOptions {
   log: Logger;
 }
 
-interface WatchEvent {
-  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
-  object: Pipeline & { code?: number; message?: string };
-}
-
 export class PipelineInformer {
   readonly cache = new Map<string, Pipeline>();
   /** True once the first list has filled the cache. */
   synced = false;
   private resourceVersion = '';
-  private readonly watch: Watch;
 
-  constructor(private readonly opts: InformerOptions) {
-    this.watch = new Watch(opts.api.config);
-  }
+  constructor(private readonly opts: InformerOptions) {}
 
   /** Lists and watches until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
@@ -102,7 +93,7 @@ export class PipelineInformer {
     this.synced = true;
   }
 
-  private apply(event: WatchEvent): void {
+  private apply(event: PipelineWatchEvent): void {
     const pipeline = event.object;
     if (pipeline.metadata?.resourceVersion) this.resourceVersion = pipeline.metadata.resourceVersion;
     if (event.type === 'BOOKMARK') return;
@@ -143,18 +134,18 @@ export class PipelineInformer {
         allowWatchBookmarks: true,
         timeoutSeconds: Math.max(1, Math.round(this.opts.watchTimeoutMs / 1000)),
       };
-      this.watch
-        .watch(
-          this.opts.api.pipelinesPath(this.opts.namespace),
+      this.opts.api
+        .watchPipelines(
+          this.opts.namespace,
           query,
-          (type, object) => {
+          (event) => {
             if (ended) return;
             arm();
-            if (type === 'ERROR') {
-              end(object?.code === 410 ? 'gone' : 'error');
+            if (event.type === 'ERROR') {
+              end(event.object?.code === 410 ? 'gone' : 'error');
               return;
             }
-            this.apply({ type, object } as WatchEvent);
+            this.apply(event);
           },
           (err) => end(err ? 'error' : 'closed'),
         )

@@ -1,0 +1,543 @@
+/**
+ * The controller's fast tier: the whole loop (informer, work queue, reconciler, Kafka handler) in
+ * this process, against an in-memory API server (fake-api-server.ts) and the devstack's real
+ * Kafka, as Strimzi tests its topic operator with a real Kafka and a mocked Kubernetes. No root,
+ * no cluster. The cluster suite (e2e/cluster/controller.test.ts) stays the end-to-end proof on a
+ * real API server: CRD validation, RBAC, the image, leader election across pods.
+ */
+import { randomUUID } from 'node:crypto';
+import { createAdminClient, readTopicStates } from '@event-observatory/broker';
+import { createLogger } from '@event-observatory/service-kit';
+import { Registry } from 'prom-client';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { Controller } from '../src/controller.js';
+import { KafkaHandler } from '../src/kafka-handler.js';
+import { createControllerMetrics } from '../src/metrics.js';
+import {
+  API_VERSION,
+  FINALIZER,
+  KIND,
+  PAUSE_ANNOTATION,
+  type Pipeline,
+  type PipelineSpec,
+  type PipelineTopic,
+  UNMANAGED_TOPICS_ANNOTATION,
+} from '../src/pipeline/types.js';
+import { Reconciler } from '../src/reconciler.js';
+import { FakeApiServer } from './fake-api-server.js';
+
+const { bootstrapServers } = inject('kafka');
+const run = randomUUID().slice(0, 6);
+/** A topic name of this run. */
+const topicName = (base: string) => `ctl-fast.${run}.${base}`;
+const NAMESPACE = 'observatory';
+const log = createLogger({ service: 'controller', level: process.env.CONTROLLER_TEST_LOG_LEVEL ?? 'silent' });
+const retentionDay = '86400000';
+
+/** Shared like the service's: one admin client per Kafka cluster. */
+let kafka: KafkaHandler;
+/** The test's own view of Kafka. */
+let admin: ReturnType<typeof createAdminClient>;
+let stopController: (() => Promise<void>) | undefined;
+
+beforeAll(async () => {
+  kafka = new KafkaHandler({ clientId: 'controller-fast', requestTimeoutMs: 5_000, logger: log });
+  admin = createAdminClient({
+    clientId: 'controller-fast-witness',
+    bootstrapServers: [bootstrapServers],
+    requestTimeoutMs: 5_000,
+  });
+  await admin.connect();
+});
+
+afterEach(async () => {
+  await stopController?.();
+  stopController = undefined;
+});
+
+afterAll(async () => {
+  await kafka?.close();
+  await admin?.disconnect();
+});
+
+interface LoopOptions {
+  /** Default a minute: longer than any test, so only watch events and retries reconcile. */
+  resyncMs?: number;
+  watchTimeoutMs?: number;
+  stallMs?: number;
+}
+
+/** A fresh API server and the controller loop on it, stopped after the test. */
+function startController(opts: LoopOptions = {}) {
+  const server = new FakeApiServer();
+  const registry = new Registry();
+  const metrics = createControllerMetrics(registry);
+  const controller = new Controller({
+    api: server,
+    reconciler: new Reconciler({ api: server, kafka, defaultServers: [bootstrapServers], log }),
+    metrics,
+    namespace: NAMESPACE,
+    defaultServers: [bootstrapServers],
+    resyncMs: opts.resyncMs ?? 60_000,
+    watchTimeoutMs: opts.watchTimeoutMs ?? 60_000,
+    stallMs: opts.stallMs ?? 70_000,
+    backoff: { initialMs: 50, maxMs: 400 },
+    log,
+  });
+  const stopping = new AbortController();
+  const running = controller.run(stopping.signal);
+  stopController = async () => {
+    stopping.abort();
+    await running;
+  };
+  /** The sum of a counter's or gauge's values with these labels. */
+  const metric = async (name: string, labels: Record<string, string> = {}) => {
+    const values = (await registry.getSingleMetric(name)?.get())?.values ?? [];
+    return values
+      .filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
+      .reduce((sum, v) => sum + v.value, 0);
+  };
+  return { server, metric };
+}
+
+function pipeline(
+  name: string,
+  topics: PipelineTopic[],
+  spec: Partial<PipelineSpec> = {},
+  annotations?: Record<string, string>,
+): Omit<Pipeline, 'status'> {
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: { name, namespace: NAMESPACE, ...(annotations ? { annotations } : {}) },
+    spec: { topics, ...spec },
+  };
+}
+
+const meta = (name: string) => ({ namespace: NAMESPACE, name });
+
+function condition(p: Pipeline | undefined, type: string) {
+  return p?.status?.conditions?.find((c) => c.type === type);
+}
+
+/** Waits until the Pipeline's Ready condition has `status` for its current generation. */
+function waitReady(server: FakeApiServer, name: string, status: 'True' | 'False', timeout = 15_000) {
+  return vi.waitFor(
+    () => {
+      const p = server.get(meta(name));
+      expect(condition(p, 'Ready')?.status).toBe(status);
+      expect(condition(p, 'Ready')?.observedGeneration).toBe(p?.metadata.generation);
+      expect(p?.status?.observedGeneration).toBe(p?.metadata.generation);
+      return p as Pipeline;
+    },
+    { timeout, interval: 50 },
+  );
+}
+
+async function kafkaTopic(name: string, keys: string[] = []) {
+  return (await readTopicStates(admin, [name], keys)).get(name);
+}
+
+function reasons(server: FakeApiServer, name: string): string[] {
+  return server.events.filter((e) => e.object === `${NAMESPACE}/${name}`).map((e) => e.reason);
+}
+
+function setPartitions(server: FakeApiServer, name: string, index: number, partitions: number) {
+  server.update(meta(name), (p) => {
+    const topic = p.spec.topics[index];
+    if (topic) topic.partitions = partitions;
+  });
+}
+
+/** Creates a Pipeline `name` with one topic of one partition, named after it; returns the topic. */
+function createWithTopic(server: FakeApiServer, name: string, spec: Partial<PipelineSpec> = {}): string {
+  const topic = topicName(name);
+  server.create(pipeline(name, [{ name: topic, partitions: 1, replicationFactor: 1 }], spec));
+  return topic;
+}
+
+/** Creates a topic in Kafka, then a Pipeline `name` declaring it (with a retention); returns the topic. */
+async function adoptTopic(
+  server: FakeApiServer,
+  name: string,
+  partitions: { existing: number; declared: number },
+) {
+  const topic = topicName(name);
+  await admin.createTopics({ topics: [{ topic, numPartitions: partitions.existing, replicationFactor: 1 }] });
+  const config = { 'retention.ms': retentionDay };
+  server.create(
+    pipeline(name, [{ name: topic, partitions: partitions.declared, replicationFactor: 1, config }]),
+  );
+  return topic;
+}
+
+describe('reconciling Pipelines into Kafka', () => {
+  it('creates the declared topics with their partitions and configs, and reports Ready=True for the current generation', async () => {
+    const { server, metric } = startController();
+    const events = topicName('events');
+    const dlq = topicName('dlq');
+    server.create(
+      pipeline('main', [
+        { name: events, partitions: 3, replicationFactor: 1, config: { 'retention.ms': retentionDay } },
+        { name: dlq, partitions: 1, replicationFactor: 1, config: { 'cleanup.policy': 'compact' } },
+      ]),
+    );
+    const p = await waitReady(server, 'main', 'True');
+    expect(p.metadata.finalizers ?? []).not.toContain(FINALIZER); // Retain: no finalizer
+    const ready = (name: string, partitions: number, config: Record<string, string>) =>
+      ({ name, phase: 'Ready', partitions, replicationFactor: 1, config }) as const;
+    expect(p.status?.topics).toEqual([
+      ready(events, 3, { 'retention.ms': retentionDay }),
+      ready(dlq, 1, { 'cleanup.policy': 'compact' }),
+    ]);
+    expect(p.status?.topicsReady).toBe('2/2');
+    expect(condition(p, 'Ready')?.reason).toBe('Reconciled');
+    expect(condition(p, 'Conflict')?.status).toBe('False');
+    expect(await kafkaTopic(events, ['retention.ms'])).toMatchObject({
+      partitions: 3,
+      replicationFactor: 1,
+      configs: { 'retention.ms': retentionDay },
+    });
+    expect((await kafkaTopic(dlq, ['cleanup.policy']))?.configs['cleanup.policy']).toBe('compact');
+    expect(reasons(server, 'main')).toEqual(['TopicCreated', 'TopicCreated']);
+    expect(await metric('controller_reconciles_total', { outcome: 'success' })).toBeGreaterThan(0);
+    expect(await metric('controller_topics_managed')).toBe(2);
+  });
+
+  it('raises partitions in Kafka when the spec raises them', async () => {
+    const { server } = startController();
+    const grown = createWithTopic(server, 'grower');
+    await waitReady(server, 'grower', 'True');
+    setPartitions(server, 'grower', 0, 4);
+    const p = await waitReady(server, 'grower', 'True');
+    expect(p.metadata.generation).toBe(2);
+    expect(p.status?.topics?.[0]?.partitions).toBe(4);
+    expect((await kafkaTopic(grown))?.partitions).toBe(4);
+    expect(reasons(server, 'grower')).toContain('PartitionsIncreased');
+  });
+
+  it('adopts a topic that exists already and no Pipeline declares: no conflict, partitions and configs brought in line', async () => {
+    const { server } = startController();
+    const existing = await adoptTopic(server, 'adopter', { existing: 1, declared: 2 });
+    const p = await waitReady(server, 'adopter', 'True');
+    expect(condition(p, 'Conflict')?.status).toBe('False');
+    expect(await kafkaTopic(existing, ['retention.ms'])).toMatchObject({
+      partitions: 2,
+      configs: { 'retention.ms': retentionDay },
+    });
+    expect(reasons(server, 'adopter')).toEqual(['PartitionsIncreased', 'ConfigsUpdated']);
+  });
+
+  it('refuses to decrease partitions: Ready=False with the reason, the topic keeps its partitions, its configs are still applied', async () => {
+    const { server, metric } = startController();
+    const existing = await adoptTopic(server, 'narrow', { existing: 4, declared: 2 });
+    const p = await waitReady(server, 'narrow', 'False');
+    expect(condition(p, 'Ready')).toMatchObject({
+      reason: 'PartitionDecreaseRefused',
+      message: `${existing}: has 4 partitions, spec asks 2; partitions are never decreased`,
+    });
+    expect(p.status?.topics?.[0]).toMatchObject({ name: existing, phase: 'Refused', partitions: 4 });
+    expect(p.status?.topicsReady).toBe('0/1');
+    expect(await kafkaTopic(existing, ['retention.ms'])).toMatchObject({
+      partitions: 4,
+      configs: { 'retention.ms': retentionDay },
+    });
+    expect(server.events.filter((e) => e.type === 'Warning').map((e) => e.reason)).toEqual(['ChangeRefused']);
+    expect(await metric('controller_reconciles_total', { outcome: 'failure' })).toBeGreaterThan(0);
+  });
+
+  it('sets a config changed directly in Kafka back at the next resync, and keeps configs the spec does not name', async () => {
+    const resyncMs = 500;
+    const { server } = startController({ resyncMs });
+    const drifting = topicName('drifting');
+    server.create(
+      pipeline('drift', [
+        { name: drifting, partitions: 1, replicationFactor: 1, config: { 'retention.ms': retentionDay } },
+      ]),
+    );
+    await waitReady(server, 'drift', 'True');
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [
+        {
+          type: 2,
+          name: drifting,
+          configEntries: [
+            { name: 'retention.ms', value: '1234' },
+            { name: 'segment.ms', value: '3600000' },
+          ],
+        },
+      ],
+    });
+    await vi.waitFor(
+      async () =>
+        expect(await kafkaTopic(drifting, ['retention.ms', 'segment.ms'])).toMatchObject({
+          configs: { 'retention.ms': retentionDay, 'segment.ms': '3600000' },
+        }),
+      { timeout: resyncMs + 5_000, interval: 100 },
+    );
+    await vi.waitFor(() => expect(reasons(server, 'drift')).toContain('ConfigsUpdated'));
+  });
+
+  it('gives a topic two Pipelines declare to the older; the newer reports the conflict and takes over once the older is deleted', async () => {
+    const { server } = startController();
+    const shared = topicName('shared');
+    server.create(
+      pipeline('first', [
+        { name: shared, partitions: 1, replicationFactor: 1, config: { 'cleanup.policy': 'compact' } },
+      ]),
+    );
+    await waitReady(server, 'first', 'True');
+    server.create(
+      pipeline('second', [
+        { name: shared, partitions: 1, replicationFactor: 1, config: { 'cleanup.policy': 'delete' } },
+      ]),
+    );
+    const second = await waitReady(server, 'second', 'False');
+    expect(condition(second, 'Ready')?.reason).toBe('TopicConflict');
+    expect(condition(second, 'Conflict')).toMatchObject({
+      status: 'True',
+      reason: 'TopicClaimedByOlderPipeline',
+      message: `${shared}: managed by the older Pipeline ${NAMESPACE}/first`,
+    });
+    expect(second.status?.topics?.[0]).toMatchObject({ name: shared, phase: 'Conflict' });
+    expect(reasons(server, 'second')).toEqual(['TopicConflict']);
+    expect((await kafkaTopic(shared, ['cleanup.policy']))?.configs['cleanup.policy']).toBe('compact');
+
+    server.delete(meta('first')); // Retain, no finalizer: gone at once, the topic stays
+    expect(server.get(meta('first'))).toBeUndefined();
+    const tookOver = await waitReady(server, 'second', 'True');
+    expect(condition(tookOver, 'Conflict')?.status).toBe('False');
+    expect((await kafkaTopic(shared, ['cleanup.policy']))?.configs['cleanup.policy']).toBe('delete');
+  });
+
+  it('changes nothing while paused (ReconciliationPaused=True), and catches up when resumed', async () => {
+    const resyncMs = 300;
+    const { server } = startController({ resyncMs });
+    const held = createWithTopic(server, 'paused');
+    await waitReady(server, 'paused', 'True');
+    server.update(meta('paused'), (p) => {
+      p.metadata.annotations = { [PAUSE_ANNOTATION]: 'true' };
+    });
+    await vi.waitFor(() =>
+      expect(condition(server.get(meta('paused')), 'ReconciliationPaused')?.status).toBe('True'),
+    );
+    setPartitions(server, 'paused', 0, 3);
+    await new Promise((r) => setTimeout(r, 3 * resyncMs)); // resyncs pass: still nothing
+    expect((await kafkaTopic(held))?.partitions).toBe(1);
+
+    server.update(meta('paused'), (p) => {
+      p.metadata.annotations = {};
+    });
+    const resumed = await waitReady(server, 'paused', 'True');
+    expect(condition(resumed, 'ReconciliationPaused')).toBeUndefined();
+    expect((await kafkaTopic(held))?.partitions).toBe(3);
+  });
+
+  it('leaves the topics of the unmanaged-topics annotation alone: reported as Unmanaged, never changed, never deleted', async () => {
+    const { server } = startController();
+    const managed = topicName('managed');
+    const untouched = topicName('untouched');
+    await admin.createTopics({ topics: [{ topic: untouched, numPartitions: 2, replicationFactor: 1 }] });
+    server.create(
+      pipeline(
+        'partly',
+        [
+          { name: managed, partitions: 1, replicationFactor: 1 },
+          { name: untouched, partitions: 5, replicationFactor: 1, config: { 'retention.ms': retentionDay } },
+        ],
+        { deletionPolicy: 'Delete' },
+        { [UNMANAGED_TOPICS_ANNOTATION]: untouched },
+      ),
+    );
+    const p = await waitReady(server, 'partly', 'True');
+    expect(p.status?.topics?.map((t) => [t.name, t.phase, t.partitions])).toEqual([
+      [managed, 'Ready', 1],
+      [untouched, 'Unmanaged', 2],
+    ]);
+    expect(p.status?.topicsReady).toBe('1/2');
+    const state = await kafkaTopic(untouched, ['retention.ms']);
+    expect(state?.partitions).toBe(2);
+    expect(state?.configs['retention.ms']).not.toBe(retentionDay);
+
+    server.delete(meta('partly'));
+    await vi.waitFor(() => expect(server.get(meta('partly'))).toBeUndefined());
+    expect(await kafkaTopic(managed)).toBeUndefined();
+    expect((await kafkaTopic(untouched))?.partitions).toBe(2);
+  });
+});
+
+describe('deletion policy', () => {
+  it('Retain: no finalizer, the Pipeline goes at once and its topics stay; switching to Delete adds the finalizer, back removes it', async () => {
+    const { server, metric } = startController();
+    const kept = createWithTopic(server, 'retainer');
+    expect((await waitReady(server, 'retainer', 'True')).metadata.finalizers).toBeUndefined();
+
+    const policy = (deletionPolicy: 'Retain' | 'Delete') =>
+      server.update(meta('retainer'), (p) => {
+        p.spec.deletionPolicy = deletionPolicy;
+      });
+    policy('Delete');
+    await vi.waitFor(() => expect(server.get(meta('retainer'))?.metadata.finalizers).toEqual([FINALIZER]));
+    policy('Retain');
+    await vi.waitFor(() => expect(server.get(meta('retainer'))?.metadata.finalizers).toBeUndefined());
+
+    server.delete(meta('retainer'));
+    expect(server.get(meta('retainer'))).toBeUndefined();
+    await vi.waitFor(async () => expect(await metric('controller_topics_managed')).toBe(0));
+    expect((await kafkaTopic(kept))?.partitions).toBe(1);
+  });
+
+  it('Delete: the finalizer holds the Pipeline until its topics are deleted', async () => {
+    const { server } = startController();
+    const doomed = createWithTopic(server, 'deleter', {
+      deletionPolicy: 'Delete',
+    });
+    expect((await waitReady(server, 'deleter', 'True')).metadata.finalizers).toEqual([FINALIZER]);
+    expect(await kafkaTopic(doomed)).toBeDefined();
+
+    server.delete(meta('deleter'));
+    expect(server.get(meta('deleter'))?.metadata.deletionTimestamp).toBeDefined(); // held
+    await vi.waitFor(() => expect(server.get(meta('deleter'))).toBeUndefined());
+    expect(await kafkaTopic(doomed)).toBeUndefined();
+    expect(server.events.filter((e) => e.reason === 'TopicDeleted').map((e) => e.message)).toEqual([
+      `deleted ${doomed}`,
+    ]);
+  });
+
+  it('Delete while paused: the finalizer goes, the topics stay', async () => {
+    const { server } = startController();
+    const paused = createWithTopic(server, 'careful', {
+      deletionPolicy: 'Delete',
+    });
+    await waitReady(server, 'careful', 'True');
+    server.update(meta('careful'), (p) => {
+      p.metadata.annotations = { [PAUSE_ANNOTATION]: 'true' };
+    });
+    await vi.waitFor(() =>
+      expect(condition(server.get(meta('careful')), 'ReconciliationPaused')?.status).toBe('True'),
+    );
+    server.delete(meta('careful'));
+    await vi.waitFor(() => expect(server.get(meta('careful'))).toBeUndefined());
+    expect(await kafkaTopic(paused)).toBeDefined();
+    expect(server.events.find((e) => e.reason === 'TopicsRetained')?.message).toBe(
+      `kept ${paused}: reconciliation is paused`,
+    );
+  });
+});
+
+describe('failures', () => {
+  it('a failed status write fails the reconcile, which is retried after its backoff', async () => {
+    const { server, metric } = startController();
+    server.failNext('patchStatus');
+    const retried = createWithTopic(server, 'flaky');
+    await waitReady(server, 'flaky', 'True'); // no resync within the test: only the retry got here
+    expect(await metric('controller_reconciles_total', { outcome: 'failure' })).toBe(1);
+    expect(await metric('controller_reconciles_total', { outcome: 'success' })).toBe(1);
+    expect((await kafkaTopic(retried))?.partitions).toBe(1);
+  });
+
+  it('an Event that cannot be recorded does not fail the reconcile', async () => {
+    const { server, metric } = startController();
+    server.failNext('event');
+    createWithTopic(server, 'quiet');
+    await waitReady(server, 'quiet', 'True');
+    expect(reasons(server, 'quiet')).toEqual([]); // the one Event failed
+    expect(await metric('controller_reconciles_total', { outcome: 'failure' })).toBe(0);
+  });
+
+  it('a finalizer patch of a stale object is refused with 409 before Kafka is touched; the fresh object reconciles', async () => {
+    const server = new FakeApiServer();
+    const reconciler = new Reconciler({ api: server, kafka, defaultServers: [bootstrapServers], log });
+    const late = topicName('late');
+    const stale = server.create(
+      pipeline('stale', [{ name: late, partitions: 1, replicationFactor: 1 }], { deletionPolicy: 'Delete' }),
+    );
+    server.update(stale.metadata, (p) => {
+      p.metadata.labels = { touched: 'yes' };
+    });
+    await expect(reconciler.reconcile(stale, [stale])).rejects.toMatchObject({ code: 409 });
+    expect(server.get(stale.metadata)?.metadata.finalizers).toBeUndefined();
+    expect(await kafkaTopic(late)).toBeUndefined();
+
+    const fresh = server.get(stale.metadata) as Pipeline;
+    expect(await reconciler.reconcile(fresh, [fresh])).toEqual({ outcome: 'success', managed: 1 });
+    expect(server.get(stale.metadata)?.metadata.finalizers).toEqual([FINALIZER]);
+    expect(await kafkaTopic(late)).toBeDefined();
+  });
+
+  it('Kafka unreachable: Ready=False KafkaError, topics in Error, retried with backoff, one Warning for the same message', async () => {
+    const { server, metric } = startController();
+    createWithTopic(server, 'unreachable', { kafka: { bootstrapServers: '127.0.0.1:1' } });
+    const p = await waitReady(server, 'unreachable', 'False');
+    expect(condition(p, 'Ready')?.reason).toBe('KafkaError');
+    expect(p.status?.topics?.[0]).toMatchObject({
+      phase: 'Error',
+      message: expect.stringMatching(/^Kafka: /),
+    });
+    // Retried (the same failure again): still the one Warning.
+    await vi.waitFor(
+      async () =>
+        expect(await metric('controller_reconciles_total', { outcome: 'failure' })).toBeGreaterThanOrEqual(2),
+      { timeout: 15_000 },
+    );
+    expect(server.events.filter((e) => e.type === 'Warning').map((e) => e.reason)).toEqual([
+      'ReconcileFailed',
+    ]);
+  });
+
+  it('a failed list is retried after the backoff', async () => {
+    const { server, metric } = startController();
+    server.failNext('listPipelines');
+    createWithTopic(server, 'listed');
+    await waitReady(server, 'listed', 'True');
+    expect(await metric('controller_watch_restarts_total', { reason: 'error' })).toBe(1);
+  });
+});
+
+describe('the watch', () => {
+  it('410 Gone after the history was compacted: lists again and reconciles what changed meanwhile', async () => {
+    const { server, metric } = startController();
+    const a = createWithTopic(server, 'changed');
+    const b = createWithTopic(server, 'removed', { deletionPolicy: 'Delete' });
+    await waitReady(server, 'changed', 'True');
+    await waitReady(server, 'removed', 'True');
+
+    // The connection drops; before the controller watches again, three changes are made and the
+    // history that held them is compacted away, so it cannot resume where it was.
+    expect(server.endWatches()).toBe(1);
+    setPartitions(server, 'changed', 0, 2);
+    server.delete(meta('removed'));
+    const c = createWithTopic(server, 'added');
+    server.compact();
+
+    await waitReady(server, 'added', 'True');
+    await waitReady(server, 'changed', 'True');
+    await vi.waitFor(() => expect(server.get(meta('removed'))).toBeUndefined());
+    expect((await kafkaTopic(a))?.partitions).toBe(2);
+    expect((await kafkaTopic(c))?.partitions).toBe(1);
+    expect(await kafkaTopic(b)).toBeUndefined();
+    expect(await metric('controller_watch_restarts_total', { reason: 'gone' })).toBe(1);
+    expect(server.openWatches).toBe(1);
+  });
+
+  it('resumes a watch the server ended, and lists again after one that went silent (stalled)', async () => {
+    const { server, metric } = startController({ watchTimeoutMs: 1_000, stallMs: 2_000 });
+    const quiet = createWithTopic(server, 'watched');
+    await waitReady(server, 'watched', 'True');
+    // The server ends each watch after its 1 s timeout; the informer watches on from where it was.
+    await vi.waitFor(() => expect(server.watchesStarted).toBeGreaterThanOrEqual(2), { timeout: 5_000 });
+    setPartitions(server, 'watched', 0, 2);
+    await vi.waitFor(async () => expect((await kafkaTopic(quiet))?.partitions).toBe(2), { interval: 100 });
+    expect(await metric('controller_watch_restarts_total')).toBe(0); // resumed, never listed again
+
+    // Frozen: nothing arrives and nothing ends; only the stall watchdog ends it and lists again.
+    expect(server.freezeWatches()).toBe(1);
+    setPartitions(server, 'watched', 0, 3);
+    await vi.waitFor(async () => expect((await kafkaTopic(quiet))?.partitions).toBe(3), {
+      timeout: 10_000,
+      interval: 100,
+    });
+    expect(await metric('controller_watch_restarts_total', { reason: 'stalled' })).toBe(1);
+  });
+});
