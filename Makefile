@@ -83,9 +83,11 @@ migrate: install ## Apply pending migrations to DATABASE_URL (default: the make 
 	@if [ -z "$$DATABASE_URL" ] && [ -f .dev/stack.env ]; then set -a; . .dev/stack.env; set +a; fi; \
 	npm run migrate -w @event-observatory/store
 
-bench: install ## Run the benchmarks on Node 24 (consume, the hot path against its floors with both Kafka clients, rollup, search); figures in bench/results/
-	@export PATH="$$(./scripts/lts-node.sh):$$PATH"; set -e; for b in consume hotpath rollup search; do \
-	  node --conditions=source --import tsx bench/$$b/run.ts; done
+# Each bench replaces its own section of bench/results/latest.md (bench/lib/report.ts).
+bench: install ## Run the benchmarks on Node 24 (consume, hot path, rollup, search, kafkajs encoding); figures in bench/results/latest.md
+	@export PATH="$$(./scripts/lts-node.sh):$$PATH"; set -e; \
+	for b in consume/run hotpath/run rollup/run search/run kafkajs/encode; do \
+	  node --conditions=source --import tsx bench/$$b.ts; done
 
 cluster: ## Start a single-node Kubernetes in the foreground (writes .dev/kubeconfig); Ctrl-C stops it
 	./scripts/cluster/up.sh
