@@ -7,7 +7,8 @@ export OBSERVATORY_CACHE ?= $(CURDIR)/.cache
 NODE_STAMP := node_modules/.install-stamp
 # Every suite runs on Node 24 LTS (scripts/lts-node.sh) and Kafka 4.x (devstack's default). The
 # broker-facing suites run again on Kafka 3.9 (workspace:files, files comma-separated, none = all),
-# and the published forge client again on the machine's own Node, the oldest line it supports.
+# and the published forge client again on the oldest maintained Node line it supports (its engines).
+FORGE_OLDEST_NODE := 22.23.3
 KAFKA3_SUITES := @event-observatory/broker: @event-observatory/ingest:test/outage.test.ts \
 	@event-observatory/consumer:test/consumer.test.ts,test/process.test.ts
 
@@ -40,9 +41,9 @@ lint: install ## Lint and format-check the tree (biome), and check the import ar
 	./scripts/concurrently.sh $(LINT_CHECKS)
 
 # `test` type-checks and lints at once (what `build` and `lint` run, after `tsc -b`). The forge
-# client needs no Kafka: its two runs (Node 24, then the machine's Node) go alongside the Kafka 3.9
-# reruns instead of one after the other with the other workspaces.
-test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 20)
+# client needs no Kafka: its two runs (Node 24, then Node 22) go alongside the Kafka 3.9 reruns
+# instead of one after the other with the other workspaces.
+test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 22)
 	npx tsc -b
 	./scripts/concurrently.sh $(TYPE_CHECKS) $(LINT_CHECKS)
 	@tally=$$(mktemp); trap 'rm -f $$tally' EXIT; export TEST_TALLY_FILE=$$tally; \
@@ -55,7 +56,7 @@ test: install ## Run every test of the repo on Node 24 (broker suites also on Ka
 	./scripts/test-summary.sh $$tally && exit $$status
 
 # Parts of `test` (TEST_TALLY_FILE comes from it): the broker-facing suites again on Kafka 3.9, and
-# the forge client on Node 24 and again on the machine's own Node.
+# the forge client on Node 24 and again on FORGE_OLDEST_NODE.
 test-kafka3:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; status=0; \
 	for run in $(KAFKA3_SUITES); do \
@@ -67,8 +68,9 @@ test-forge:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; status=0; \
 	echo "forge-client on Node $$($$lts/node --version):"; \
 	PATH="$$lts:$$PATH" npm test -w @event-observatory/forge-client || status=1; \
-	echo "forge-client again on Node $$(node --version):"; \
-	npm test -w @event-observatory/forge-client || status=1; exit $$status
+	oldest=$$(./scripts/lts-node.sh $(FORGE_OLDEST_NODE)) || exit 1; \
+	echo "forge-client again on Node $$($$oldest/node --version):"; \
+	PATH="$$oldest:$$PATH" npm test -w @event-observatory/forge-client || status=1; exit $$status
 
 test-cluster: build ## Run only the cluster suites (e2e/cluster): a cluster of their own unless KUBECONFIG is set
 	PATH="$$(./scripts/lts-node.sh):$$PATH" npm run test:cluster -w @event-observatory/e2e
