@@ -189,7 +189,7 @@ function render(rounds: Round[], https: Result[]): string {
   return [
     '# The hot path against its floors (bench/hotpath)',
     '',
-    `One local KRaft broker, 12 partitions, ${SECONDS} s a step, ${rounds.length} rounds; the ingest service from dist/ with its defaults (\`node ${NODE_ARGS.join(' ')} dist/main.js\`, auth on), the generator, the floors and the broker on the same machine, one after the other; a figure is the median of the rounds.`,
+    `One local KRaft broker, 12 partitions, ${SECONDS} s a step, ${rounds.length} round${rounds.length === 1 ? '' : 's'}; the ingest service from dist/ with its defaults (\`node ${NODE_ARGS.join(' ')} dist/main.js\`, auth on), the generator, the floors and the broker on the same machine, one after the other; a figure is the median of the rounds.`,
     "Floors: kafkajs alone with the service's guarantees (idempotent, one request in flight, acks=all), the records `toKafkaRecord` makes of the same event; for single events it sends as the service does (records arriving at the same rate, sent after the same linger, one send at a time).",
     '',
     '| measure | value | floor (same run) | ratio | target |',
