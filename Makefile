@@ -7,7 +7,8 @@ export OBSERVATORY_CACHE ?= $(CURDIR)/.cache
 NODE_STAMP := node_modules/.install-stamp
 # Every suite runs on Node 24 LTS (scripts/lts-node.sh) and Kafka 4.x (devstack's default). The
 # broker-facing suites run again on Kafka 3.9 (workspace:files, files comma-separated, none = all),
-# and the published forge client again on the machine's own Node, the oldest line it supports.
+# and the published forge client again on the oldest maintained Node line it supports (its engines).
+FORGE_OLDEST_NODE := 22.23.3
 KAFKA3_SUITES := @event-observatory/broker: @event-observatory/ingest:test/outage.test.ts \
 	@event-observatory/consumer:test/consumer.test.ts,test/process.test.ts
 
@@ -40,10 +41,10 @@ lint: install ## Lint and format-check the tree (biome), and check the import ar
 	./scripts/concurrently.sh $(LINT_CHECKS)
 
 # `test` type-checks and lints at once (what `build` and `lint` run, after `tsc -b`), then runs every
-# workspace's suites and the tests of scripts/ (scripts/vitest.config.ts). The forge
-# client needs no Kafka: its two runs (Node 24, then the machine's Node) go alongside the Kafka 3.9
-# reruns instead of one after the other with the other workspaces.
-test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 20)
+# workspace's suites and the tests of scripts/ (scripts/vitest.config.ts). The forge client needs
+# no Kafka: its two runs (Node 24, then Node 22) go alongside the Kafka 3.9 reruns instead of one
+# after the other with the other workspaces.
+test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 22)
 	npx tsc -b
 	./scripts/concurrently.sh $(TYPE_CHECKS) $(LINT_CHECKS)
 	@tally=$$(mktemp); trap 'rm -f $$tally' EXIT; export TEST_TALLY_FILE=$$tally; \
@@ -58,7 +59,7 @@ test: install ## Run every test of the repo on Node 24 (broker suites also on Ka
 	./scripts/test-summary.sh $$tally && exit $$status
 
 # Parts of `test` (TEST_TALLY_FILE comes from it): the broker-facing suites again on Kafka 3.9, and
-# the forge client on Node 24 and again on the machine's own Node.
+# the forge client on Node 24 and again on FORGE_OLDEST_NODE.
 test-kafka3:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; status=0; \
 	for run in $(KAFKA3_SUITES); do \
@@ -70,8 +71,9 @@ test-forge:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; status=0; \
 	echo "forge-client on Node $$($$lts/node --version):"; \
 	PATH="$$lts:$$PATH" npm test -w @event-observatory/forge-client || status=1; \
-	echo "forge-client again on Node $$(node --version):"; \
-	npm test -w @event-observatory/forge-client || status=1; exit $$status
+	oldest=$$(./scripts/lts-node.sh $(FORGE_OLDEST_NODE)) || exit 1; \
+	echo "forge-client again on Node $$($$oldest/node --version):"; \
+	PATH="$$oldest:$$PATH" npm test -w @event-observatory/forge-client || status=1; exit $$status
 
 test-cluster: build ## Run only the cluster suites (e2e/cluster): a cluster of their own unless KUBECONFIG is set
 	PATH="$$(./scripts/lts-node.sh):$$PATH" npm run test:cluster -w @event-observatory/e2e
@@ -86,9 +88,11 @@ migrate: install ## Apply pending migrations to DATABASE_URL (default: the make 
 	@if [ -z "$$DATABASE_URL" ] && [ -f .dev/stack.env ]; then set -a; . .dev/stack.env; set +a; fi; \
 	npm run migrate -w @event-observatory/store
 
-bench: install ## Run the benchmarks on Node 24 (consume, the hot path against its floors with both Kafka clients, rollup, search); figures in bench/results/
-	@export PATH="$$(./scripts/lts-node.sh):$$PATH"; set -e; for b in consume hotpath rollup search; do \
-	  node --conditions=source --import tsx bench/$$b/run.ts; done
+# Each bench replaces its own section of bench/results/latest.md (bench/lib/report.ts).
+bench: install ## Run the benchmarks on Node 24 (consume, hot path, rollup, search, kafkajs encoding); figures in bench/results/latest.md
+	@export PATH="$$(./scripts/lts-node.sh):$$PATH"; set -e; \
+	for b in consume/run hotpath/run rollup/run search/run kafkajs/encode; do \
+	  node --conditions=source --import tsx bench/$$b.ts; done
 
 cluster: ## Start a single-node Kubernetes in the foreground (writes .dev/kubeconfig); Ctrl-C stops it
 	./scripts/cluster/up.sh

@@ -1,24 +1,23 @@
 /**
- * Consumer throughput benchmark (issues 4 and 18): rows per second the consumer persists from a
- * pre-filled topic, once per Kafka client of its group member (`KAFKA_CLIENT`: kafkajs, then
- * `@platformatic/kafka`; `BENCH_CLIENTS=platformatic,kafkajs` swaps the order), next to a plain
- * server-side `COPY` of the same rows into the same table as the ceiling, and the consumer's peak
- * resident memory (VmHWM) at the default batch size. Then, to show where the floor is: the CPU per
- * row of each party during each consumer run (consumer, PostgreSQL, Kafka), each client's group
- * member alone reading the same topic (with and without the consumer's decoding), and COPYs of
- * the same rows into scratch tables with the identity index only (with and without the generated
- * columns) and with no index at all.
+ * Consumer throughput benchmark: rows per second the consumer persists from a pre-filled topic,
+ * next to a plain server-side `COPY` of the same rows into the same table as the ceiling, and the
+ * consumer's peak resident memory (VmHWM) at the default batch size. Then, to show where the floor
+ * is: the CPU per row of each party during the consumer run (consumer, PostgreSQL, Kafka), the
+ * broker package's group member alone reading the same topic (with and without the consumer's
+ * decoding), and COPYs of the same rows into scratch tables with the identity index only (with and
+ * without the generated columns) and with no index at all.
  *
  *   node --conditions=source --import tsx bench/consume/run.ts        # BENCH_RECORDS=200000 default
  *
  * Starts its own Kafka and PostgreSQL (devstack), runs the compiled consumer as a child process
- * (`services/consumer/dist/main.js` after `tsc -b`, default configuration, authentication off), and writes
- * `bench/results/consume.md` (and the two rates bench/hotpath quotes to `consume.json`). Bounded: it stops by itself after BENCH_TIMEOUT_S (default 600).
+ * (`services/consumer/dist/main.js` after `tsc -b`, default configuration, authentication off), and
+ * writes its section of bench/results/latest.md (bench/lib/report.ts). Bounded: it stops by itself
+ * after BENCH_TIMEOUT_S (default 600).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import {
   brokerTopics,
@@ -34,6 +33,7 @@ import { migrate } from '@event-observatory/store';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { cpuSeconds, machineTicks, postgresCpuSeconds, procStatus } from '../lib/proc.js';
+import { benchRun } from '../lib/report.js';
 import { COPY_COLUMNS as COLUMNS, copyLine, benchEvent as event } from './events.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 200_000);
@@ -41,25 +41,19 @@ const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 600) * 1000;
 const TOPICS = brokerTopics();
 const TOPIC = TOPICS.topic;
 const root = repoRoot();
-
-const CLIENTS = (process.env.BENCH_CLIENTS ?? 'kafkajs,platformatic').split(',') as Client[];
-type Client = 'kafkajs' | 'platformatic';
+const run = benchRun('consume');
 
 /**
- * Reads the whole pre-filled topic with `client`'s group member alone (the seam the consumer
- * stream uses: a fresh group from the beginning, the service's fetch settings, no offset commits);
- * `work` sees every batch. Rate and CPU from the start to the last record.
+ * Reads the whole pre-filled topic with the broker package's group member alone (the seam the
+ * consumer stream uses: a fresh group from the beginning, the service's fetch settings, no offset
+ * commits); `work` sees every batch. Rate and CPU from the start to the last record.
  */
 async function readTopic(
-  client: Client,
   bootstrapServers: string,
   kafkaPid: number,
   work: (records: ConsumedRecord[]) => void,
 ) {
-  const config = readConsumerBrokerConfig({
-    BROKER_BOOTSTRAP_SERVERS: bootstrapServers,
-    KAFKA_CLIENT: client,
-  });
+  const config = readConsumerBrokerConfig({ BROKER_BOOTSTRAP_SERVERS: bootstrapServers });
   const member = createConsumerClients(config, { requestTimeoutMs: 30_000 }).groupMember({
     groupId: `bench-read-${randomUUID()}`,
     maxWaitTimeInMs: 250,
@@ -133,14 +127,12 @@ interface RunStack {
   postmasterPid: number;
 }
 
-type ConsumerRun = Awaited<ReturnType<typeof runConsumer>>;
-
 /**
- * The compiled consumer with `client`'s group member (`KAFKA_CLIENT`) in a fresh group, reading the
- * whole topic into the emptied event table: rates, peak RSS, the CPU of every party per row from the
- * first stored row to the last, and the consumer's own meters.
+ * The compiled consumer in a fresh group, reading the whole topic into the emptied event table:
+ * rates, peak RSS, the CPU of every party per row from the first stored row to the last, and the
+ * consumer's own meters.
  */
-async function runConsumer(client: Client, s: RunStack, db: pg.Pool) {
+async function runConsumer(s: RunStack, db: pg.Pool) {
   await db.query('TRUNCATE events.cloud_event');
   await db.query('DELETE FROM events.consumer_checkpoint');
   const adminPort = await freePort();
@@ -150,8 +142,7 @@ async function runConsumer(client: Client, s: RunStack, db: pg.Pool) {
     env: {
       ...process.env,
       BROKER_BOOTSTRAP_SERVERS: s.bootstrapServers,
-      BROKER_GROUP_ID: `bench-${client}-${randomUUID()}`,
-      KAFKA_CLIENT: client,
+      BROKER_GROUP_ID: `bench-${randomUUID()}`,
       DATABASE_URL: s.databaseUrl,
       AUTH_ENABLED: 'false',
       HTTP_PORT: String(adminPort),
@@ -235,7 +226,6 @@ async function runConsumer(client: Client, s: RunStack, db: pg.Pool) {
     ((atDone[party] - atFirst[party]) * 1e6) / steadyRows;
   const consumerSeconds = (doneAt - firstAt) / 1000;
   return {
-    client,
     rate: steadyRows / consumerSeconds,
     spanRate: RECORDS / (span.rows[0].s as number),
     peakMiB: peakBytes / 1048576,
@@ -259,7 +249,6 @@ async function runConsumer(client: Client, s: RunStack, db: pg.Pool) {
 }
 
 async function main() {
-  const loadAtStart = loadavg();
   const dir = tempDataDir('bench-consume-');
   const deadline = setTimeout(() => {
     console.error(`benchmark exceeded ${TIMEOUT_MS / 1000}s; giving up`);
@@ -298,27 +287,20 @@ async function main() {
     const fillSeconds = (Date.now() - fillStarted) / 1000;
     console.log(`pre-filled ${RECORDS} records in ${fillSeconds.toFixed(1)} s`);
 
-    // The consumer as a child process, default batch settings, once per client.
+    // The consumer as a child process, default batch settings.
     const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     // The compiled consumer (tsc -b), as a container runs it.
     execFileSync('npx', ['tsc', '-b', 'services/consumer'], { cwd: root, stdio: 'inherit' });
-    const runs: ConsumerRun[] = [];
-    for (const client of CLIENTS) {
-      runs.push(await runConsumer(client, { ...stack, databaseUrl, kafkaPid, postmasterPid }, db));
-      console.log(`${client}: ${Math.round(runs.at(-1)!.rate)} rows/s`);
-    }
+    const r = await runConsumer({ ...stack, databaseUrl, kafkaPid, postmasterPid }, db);
+    console.log(`consumer: ${Math.round(r.rate)} rows/s`);
 
-    // Each client's group member alone over the same topic: fetching only, then fetching and the
-    // consumer's decoding.
+    // The group member alone over the same topic: fetching only, then fetching and the consumer's
+    // decoding.
     let decodeFailures = 0;
-    const reads = [];
-    for (const client of CLIENTS) {
-      const readOnly = await readTopic(client, stack.bootstrapServers, kafkaPid, () => {});
-      const readDecode = await readTopic(client, stack.bootstrapServers, kafkaPid, (records) => {
-        for (const r of records) if (!decodeRecord(r).ok) decodeFailures++;
-      });
-      reads.push({ client, readOnly, readDecode });
-    }
+    const readOnly = await readTopic(stack.bootstrapServers, kafkaPid, () => {});
+    const readDecode = await readTopic(stack.bootstrapServers, kafkaPid, (records) => {
+      for (const record of records) if (!decodeRecord(record).ok) decodeFailures++;
+    });
     if (decodeFailures > 0) throw new Error(`${decodeFailures} records did not decode`);
 
     // The ceiling: a plain COPY of the same rows into the same (emptied) table.
@@ -371,74 +353,26 @@ async function main() {
       `${c.indexes} ${c.indexes === 1 ? 'index' : 'indexes'}, ${c.generated} generated columns`;
     const copyRow = (label: string, c: typeof copyFull) =>
       `| ${label} (${shape(c)}) | ${int(c.rate)} | backend ${us(c.backendUs)}, all PostgreSQL processes ${us(c.serverUs)} |`;
-    const partySum = (r: ConsumerRun) => r.us.consumer + r.us.postgres + r.us.kafka + r.us.bench;
-    // platformatic against kafkajs, where both ran: above 1 is more (rows/s) or more CPU (a row).
-    const kafkajs = runs.find((r) => r.client === 'kafkajs');
-    const platformatic = runs.find((r) => r.client === 'platformatic');
-    const versus = (of: (r: ConsumerRun) => number) =>
-      kafkajs && platformatic ? `${(of(platformatic) / of(kafkajs)).toFixed(2)}x` : 'n/a';
-    const measure = (label: string, of: (r: ConsumerRun) => string, ratio: string, target: string) =>
-      `| ${label} | ${runs.map(of).join(' | ')} | ${ratio} | ${target} |`;
+    const partySum = r.us.consumer + r.us.postgres + r.us.kafka + r.us.bench;
     const report = `# Consumer throughput (bench/consume)
 
-Command: \`PATH="$(./scripts/lts-node.sh):$PATH" node --conditions=source --import tsx bench/consume/run.ts\` (BENCH_RECORDS=${RECORDS}, BENCH_CLIENTS=${CLIENTS.join(',')})
-
-Machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node.js ${process.version}.
-Run: ${new Date().toISOString()}. Kafka ${stack.kafka.version} and PostgreSQL from devstack on the same machine; topic
-\`${TOPIC}\` with 12 partitions pre-filled with ${RECORDS} binary-mode CloudEvents (~${Math.round(
+Kafka and PostgreSQL from devstack on the same machine; topic \`${TOPIC}\` with 12 partitions
+pre-filled with ${RECORDS} binary-mode CloudEvents (~${Math.round(
       lines.reduce((s, l) => s + l.length, 0) / RECORDS,
     )} bytes a row); the consumer with its default configuration (batch 500, window 250 ms, two
-groups written at once, write pool 6) as a child process, once per Kafka client of its group member
-(\`KAFKA_CLIENT\`, in the order of the columns, each in a fresh group into the emptied table); every
-index of the migrations in place.
-Run it alone on the machine: \`flock /work/helpers/bench.lock <command>\` where benchmarks share it.
-History and analysis: [services/consumer/README.md](../../services/consumer/README.md#throughput).
+groups written at once, write pool 6) as a child process in a fresh group; every index of the
+migrations in place. Rates on a busy machine are lower bounds: run it alone.
 
-| measure | ${runs.map((r) => r.client).join(' | ')} | platformatic / kafkajs | target |
-|---|${runs.map(() => '---|').join('')}---|---|
-${measure(
-  'consumer rows/s (first row to last)',
-  (r) => int(r.rate),
-  versus((r) => r.rate),
-  '>= 20,000',
-)}
-${measure(
-  'consumer rows/s (by ingested_at span)',
-  (r) => int(r.spanRate),
-  versus((r) => r.spanRate),
-  '',
-)}
-${measure('consumer / COPY (same rows, same table)', (r) => pct(r.rate / copyRate), '', '>= 60 %')}
-${measure(
-  'consumer CPU a row (first row to last)',
-  (r) => us(r.us.consumer),
-  versus((r) => r.us.consumer),
-  '',
-)}
-${measure(
-  'consumer CPU per 1,000 rows (user+system, boot included)',
-  (r) => `${r.cpuMsPerKRows.toFixed(0)} ms`,
-  versus((r) => r.cpuMsPerKRows),
-  '',
-)}
-${measure(
-  'PostgreSQL CPU a row (all processes)',
-  (r) => us(r.us.postgres),
-  versus((r) => r.us.postgres),
-  '',
-)}
-${measure(
-  'Kafka broker CPU a row',
-  (r) => us(r.us.kafka),
-  versus((r) => r.us.kafka),
-  '',
-)}
-${measure(
-  'consumer peak RSS (VmHWM)',
-  (r) => `${r.peakMiB.toFixed(0)} MiB`,
-  versus((r) => r.peakMiB),
-  '<= 384 MiB',
-)}
+| measure | value | target |
+|---|---|---|
+| consumer rows/s (first row to last) | ${int(r.rate)} | >= 20,000 |
+| consumer rows/s (by ingested_at span) | ${int(r.spanRate)} | |
+| consumer / COPY (same rows, same table) | ${pct(r.rate / copyRate)} | >= 60 % |
+| consumer CPU a row (first row to last) | ${us(r.us.consumer)} | |
+| consumer CPU per 1,000 rows (user+system, boot included) | ${r.cpuMsPerKRows.toFixed(0)} ms | |
+| PostgreSQL CPU a row (all processes) | ${us(r.us.postgres)} | |
+| Kafka broker CPU a row | ${us(r.us.kafka)} | |
+| consumer peak RSS (VmHWM) | ${r.peakMiB.toFixed(0)} MiB | <= 384 MiB |
 
 Plain COPY of the same rows into the same table: ${int(copyRate)} rows/s (the ceiling).
 
@@ -447,70 +381,28 @@ Where the floor is (same run, same rows, one step after the other; CPU is user+s
 
 | step | rows/s | CPU a row |
 |---|---|---|
-${runs
-  .map(
-    (r) =>
-      `| consumer run with ${r.client}, by party (first row to last, machine ${pct(r.machineBusy)} busy) | ${int(r.rate)} | consumer ${us(r.us.consumer)}, PostgreSQL (all processes) ${us(r.us.postgres)}, Kafka broker ${us(r.us.kafka)}, bench polling ${us(r.us.bench)}; sum ${us(partySum(r))} = at most ${int((cpus().length * 1e6) / partySum(r))} rows/s on ${cpus().length} cores |`,
-  )
-  .join('\n')}
+| consumer run, by party (first row to last, machine ${pct(r.machineBusy)} busy) | ${int(r.rate)} | consumer ${us(r.us.consumer)}, PostgreSQL (all processes) ${us(r.us.postgres)}, Kafka broker ${us(r.us.kafka)}, bench polling ${us(r.us.bench)}; sum ${us(partySum)} = at most ${int((cpus().length * 1e6) / partySum)} rows/s on ${cpus().length} cores |
 ${copyRow('COPY into events.cloud_event, partitioned, as above', copyFull)}
 ${copyRow('COPY into a scratch table, identity index only', copyIdentity)}
 ${copyRow('COPY into a scratch table, identity index only, no generated columns', copyIdentityPlain)}
 ${copyRow('COPY into a scratch table, no index, no generated columns', copyHeap)}
-${reads
-  .map(
-    ({ client, readOnly, readDecode }) =>
-      `| ${client} group member alone: fresh group, service fetch settings, batches counted (records/s) | ${int(readOnly.rate)} | Node ${us(readOnly.nodeUs)}, Kafka broker ${us(readOnly.kafkaUs)} |
-| ${client} group member + the consumer's \`decodeRecord\` of every record (records/s) | ${int(readDecode.rate)} | Node ${us(readDecode.nodeUs)}, Kafka broker ${us(readDecode.kafkaUs)} |`,
-  )
-  .join('\n')}
+| group member alone: fresh group, service fetch settings, batches counted (records/s) | ${int(readOnly.rate)} | Node ${us(readOnly.nodeUs)}, Kafka broker ${us(readOnly.kafkaUs)} |
+| group member + the consumer's \`decodeRecord\` of every record (records/s) | ${int(readDecode.rate)} | Node ${us(readDecode.nodeUs)}, Kafka broker ${us(readDecode.kafkaUs)} |
 
-PostgreSQL during the consumer runs: the writer's backends, background processes and autovacuum
-(${runs.map((r) => `${r.vacuums.vacuums} vacuums and ${r.vacuums.analyzes} analyzes of event partitions by the end of the ${r.client} run`).join('; ')}).
+PostgreSQL during the consumer run: the writer's backends, background processes and autovacuum
+(${r.vacuums.vacuums} vacuums and ${r.vacuums.analyzes} analyzes of event partitions by its end).
 Scratch tables: \`CREATE TABLE ... (LIKE events.cloud_event INCLUDING DEFAULTS [INCLUDING GENERATED])\`
 plus \`UNIQUE (occurred_at, ce_source, ce_id)\`, not partitioned, dropped after their COPY; the counts
 of indexes and generated columns above are read from the catalog. Without generated columns
 \`severity_rank\` and \`search_doc\` stay NULL (not computed).
 
 Consumer meters (groups being processed: decode of what was not decoded ahead, write, commit of
-rows and checkpoints, summed over the groups in flight):
-${runs
-  .map(
-    (r) =>
-      `- ${r.client}: ${r.groups} groups, ${(r.groupRecords / r.groups).toFixed(0)} records a group on average; ${r.writeSeconds.toFixed(1)} s in the ${r.consumerSeconds.toFixed(1)} s run (${pct(r.writeSeconds / r.consumerSeconds)}); decoding ${r.decodeSeconds.toFixed(1)} s in all.`,
-  )
-  .join('\n')}
-
-Load average when the run started: ${loadAtStart
-      .map((l) => l.toFixed(1))
-      .join(', ')}; when it ended: ${loadavg()
-      .map((l) => l.toFixed(1))
-      .join(', ')} (${cpus().length} cores); rates on a busy machine are lower bounds.
+rows and checkpoints, summed over the groups in flight): ${r.groups} groups, ${(r.groupRecords / r.groups).toFixed(0)} records a group on average; ${r.writeSeconds.toFixed(1)} s writing in the ${r.consumerSeconds.toFixed(1)} s run (${pct(r.writeSeconds / r.consumerSeconds)}); decoding ${r.decodeSeconds.toFixed(1)} s in all.
 
 Pre-filling the topic took ${fillSeconds.toFixed(1)} s. The consumer ran compiled
 (\`services/consumer/dist/main.js\`).
 `;
-    const out = join(root, 'bench/results/consume.md');
-    writeFileSync(out, report);
-    // The figures bench/hotpath's table quotes (consumer against COPY, same run).
-    // The default client's run (kafkajs) where it ran.
-    const reference = kafkajs ?? runs[0]!;
-    const summary = {
-      generatedAt: new Date().toISOString(),
-      node: process.version,
-      records: RECORDS,
-      client: reference.client,
-      consumerRowsPerSecond: Math.round(reference.rate),
-      copyRowsPerSecond: Math.round(copyRate),
-      clients: Object.fromEntries(
-        runs.map((r) => [
-          r.client,
-          { rowsPerSecond: Math.round(r.rate), cpuUsPerRow: Math.round(r.us.consumer) },
-        ]),
-      ),
-    };
-    writeFileSync(join(root, 'bench/results/consume.json'), `${JSON.stringify(summary, null, 2)}\n`);
-    console.log(report);
+    run.write(report, { kafkaVersion: stack.kafka.version });
   } finally {
     if (child) child.kill('SIGKILL');
     await stack.stop();

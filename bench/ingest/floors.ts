@@ -8,10 +8,9 @@ import { fork } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EVENT_TOPIC, ensureTopics, eventTopicSpec, type KafkaClient } from '@event-observatory/broker';
+import { EVENT_TOPIC, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
 import { freePort, type KafkaHandle, startKafka, tempDataDir } from '@event-observatory/devstack';
 import { decodeHttpEvent, toKafkaRecord } from '@event-observatory/events';
-import { Producer as PlatformaticProducer, stringSerializer } from '@platformatic/kafka';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
 import { cpuSeconds } from '../lib/proc.js';
 import { SINGLE_PAYLOAD, singleEventHeaders } from './shapes.js';
@@ -63,7 +62,6 @@ export async function startHttpFloor(): Promise<{ port: number; pid: number; sto
 }
 
 export interface ProduceResult {
-  client: KafkaClient;
   /** What decided the send size: `N per send`, or `<rate>/s, linger <ms> ms` (the service's rule). */
   mode: string;
   records: number;
@@ -105,9 +103,8 @@ export async function produceFloor(
   brokerPid: number | undefined,
   pacing: ProducePacing,
   seconds: number,
-  client: KafkaClient = 'kafkajs',
 ): Promise<ProduceResult> {
-  const producer = await connectProducer(client, bootstrapServers);
+  const producer = await connectProducer(bootstrapServers);
   let n = 0;
   const send = (count: number) => producer.send(Array.from({ length: count }, () => serviceRecord(n++)));
   const run = async (runSeconds: number): Promise<ProduceResult> => {
@@ -134,7 +131,6 @@ export async function produceFloor(
     const elapsed = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpu0);
     return {
-      client,
       mode:
         'sendSize' in pacing
           ? `${pacing.sendSize} per send`
@@ -160,35 +156,14 @@ interface FloorProducer {
   close(): Promise<void>;
 }
 
-/** Either client with the service's guarantees: idempotent, acks=all, no compression, one topic. */
-async function connectProducer(client: KafkaClient, bootstrapServers: string): Promise<FloorProducer> {
-  if (client === 'kafkajs') {
-    const kafka = new Kafka({ brokers: [bootstrapServers], logLevel: logLevel.NOTHING });
-    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-    await producer.connect();
-    return {
-      send: (messages) =>
-        producer.send({ topic: EVENT_TOPIC, acks: -1, compression: CompressionTypes.None, messages }),
-      close: () => producer.disconnect(),
-    };
-  }
-  const producer = new PlatformaticProducer<string, Buffer, string, string>({
-    clientId: 'bench-floor',
-    bootstrapBrokers: [bootstrapServers],
-    idempotent: true,
-    acks: -1,
-    serializers: { key: stringSerializer, headerKey: stringSerializer, headerValue: stringSerializer },
-  });
+/** kafkajs with the service's guarantees: idempotent, acks=all, no compression, one topic. */
+async function connectProducer(bootstrapServers: string): Promise<FloorProducer> {
+  const kafka = new Kafka({ brokers: [bootstrapServers], logLevel: logLevel.NOTHING });
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
   return {
-    send: (records) =>
-      producer.send({
-        messages: records.map((r) => ({
-          topic: EVENT_TOPIC,
-          key: r.key,
-          value: r.value ?? undefined,
-          headers: r.headers,
-        })),
-      }),
-    close: () => producer.close(),
+    send: (messages) =>
+      producer.send({ topic: EVENT_TOPIC, acks: -1, compression: CompressionTypes.None, messages }),
+    close: () => producer.disconnect(),
   };
 }

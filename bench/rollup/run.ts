@@ -3,21 +3,24 @@
  * (generated with SQL, spread over the hours from the start of last month to two hours ago), 10,000
  * new events are inserted in two fresh hours and the real job (`observatory-jobs rollup-refresh`,
  * through `createJobsService`) refreshes the rollup; three rounds each, the median is compared.
- * The incremental refresh must stay within 2x between the two sizes. Writes bench/results/rollup.md.
+ * The incremental refresh must stay within 2x between the two sizes. Writes its section of
+ * bench/results/latest.md.
  *
  *   node --conditions=source --import tsx bench/rollup/run.ts
  *   # BENCH_ROLLUP_SIZES=100000,5000000 (default), BENCH_ROLLUP_NEW=10000
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createDatabase, repoRoot, startPostgres, tempDataDir } from '@event-observatory/devstack';
+import { createDatabase, startPostgres, tempDataDir } from '@event-observatory/devstack';
 import { createJobsService, readJobsConfig } from '@event-observatory/jobs';
 import { createLogger } from '@event-observatory/service-kit';
 import { createWritePool, migrate } from '@event-observatory/store';
+import { benchRun } from '../lib/report.js';
 
 const SIZES = (process.env.BENCH_ROLLUP_SIZES ?? '100000,5000000').split(',').map(Number);
 const NEW_EVENTS = Number(process.env.BENCH_ROLLUP_NEW ?? 10_000);
 const ROUNDS = 3;
+const run = benchRun('rollup');
 
 interface Figures {
   size: number;
@@ -94,11 +97,7 @@ function report(all: Figures[]): void {
   const ms = (s: number) => `${(s * 1000).toFixed(0)} ms`;
   const md = `# rollup-refresh against the size of the store (bench/rollup)
 
-Command: \`node --conditions=source --import tsx bench/rollup/run.ts\`
-(BENCH_ROLLUP_SIZES=${SIZES.join(',')}, BENCH_ROLLUP_NEW=${NEW_EVENTS})
-
-Run: ${new Date().toISOString()}, Node.js ${process.version}, PostgreSQL from devstack (own server),
-2 shared cores. Each size: a fresh database with every migration, the store generated with SQL
+Sizes ${SIZES.join(', ')} rows, PostgreSQL from devstack (own server). Each size: a fresh database with every migration, the store generated with SQL
 (lean rows spread from the start of last month to two hours ago, 12 types x 40 sources), VACUUM
 ANALYZE (what autovacuum does in steady state), a first full refresh, then
 ${ROUNDS} rounds of ${NEW_EVENTS.toLocaleString('en')} new events in two fresh hours followed by the
@@ -115,7 +114,5 @@ ${all
 
 Ratio of the medians, ${last.size.toLocaleString('en')} / ${first.size.toLocaleString('en')} rows: **${ratio.toFixed(2)}x** (target: within 2x).
 `;
-  mkdirSync(join(repoRoot(), 'bench/results'), { recursive: true });
-  writeFileSync(join(repoRoot(), 'bench/results/rollup.md'), md);
-  console.log(md);
+  run.write(md);
 }

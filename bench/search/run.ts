@@ -17,14 +17,10 @@
  * afterwards (same indexes as the migrations, built in bulk), then the tables are analysed.
  * Also times a reference query that no search change touches (raw SQL: the newest 51 rows of one
  * hour, a different hour each run), so runs at different machine loads can be compared by ratio.
- * Writes `bench/results/$BENCH_OUT` (default `search.md`; an absolute `BENCH_OUT` is used as it is).
+ * Writes its section of bench/results/latest.md.
  */
-import { writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
-import { resolve } from 'node:path';
 import {
   createDatabase,
-  repoRoot,
   SEED_WORDS,
   seedEvents,
   startPostgres,
@@ -34,13 +30,13 @@ import { createSearchService, SHAPES } from '@event-observatory/search';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { migrate } from '@event-observatory/store';
 import pg from 'pg';
+import { benchRun } from '../lib/report.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 5_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 const SPAN_MS = 182 * 86_400_000;
 const SECRET = 'bench-search-secret-0123456789abcdef';
-/** Report file under bench/results/ (a before/after pair keeps both). */
-const OUT = resolve(repoRoot(), 'bench/results', process.env.BENCH_OUT ?? 'search.md');
+const run = benchRun('search');
 /** Only these shapes (16 shapes and the unindexed filters, by name) when set. */
 const ONLY = process.env.BENCH_SHAPES ? new Set(process.env.BENCH_SHAPES.split(',')) : undefined;
 /** MIGRATIONS_DIR: a copy of migrations/ (to measure before a migration); default the repository's. */
@@ -205,8 +201,7 @@ try {
   }
   const text = await registry.metrics();
   await service.close();
-  writeFileSync(OUT, report({ loadS, indexS, reference, rows, unindexed, queryTimes: queryTimesFrom(text) }));
-  log(`wrote ${OUT}`);
+  run.write(report({ loadS, indexS, reference, rows, unindexed, queryTimes: queryTimesFrom(text) }));
 } finally {
   await pgh.stop();
 }
@@ -233,13 +228,7 @@ function report(r: {
   unindexed: string[];
   queryTimes: Map<string, number>;
 }): string {
-  return `# Search latency
-
-Command: \`BENCH_EVENTS=${EVENTS} BENCH_RUNS=${RUNS}${ONLY ? ` BENCH_SHAPES='${[...ONLY].join(',')}'` : ''} node --conditions=source --import tsx bench/search/run.ts\`
-(${new Date().toISOString().slice(0, 16)}Z; ${cpus().length} cores shared with other work, load average
-${loadavg()
-  .map((l) => l.toFixed(1))
-  .join(' / ')}).
+  return `# Search latency (bench/search)
 
 Store: ${EVENTS.toLocaleString('en-US')} events over 182 days (7 monthly partitions), loaded with
 generate_series${Number.isNaN(r.loadS) ? ' (by an earlier run, reused)' : ` in ${Math.round(r.loadS)} s, secondary indexes built in ${Math.round(r.indexS)} s`}.

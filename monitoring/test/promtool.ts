@@ -12,7 +12,7 @@ import { parse, stringify } from 'yaml';
 const run = promisify(execFile);
 export const monitoringDir = new URL('..', import.meta.url).pathname;
 export const alertsDir = join(monitoringDir, 'alerts');
-export const testsDir = join(monitoringDir, 'tests');
+export const testsDir = join(monitoringDir, 'promtool-tests');
 
 export interface PromtoolResult {
   ok: boolean;
@@ -55,7 +55,7 @@ interface TestFile {
   }[];
 }
 
-/** Every case of every file under tests/, each as a promtool file of its own. */
+/** Every case of every file under promtool-tests/, each as a promtool file of its own. */
 export function ruleTestCases(): RuleTestCase[] {
   return readdirSync(testsDir)
     .filter((f) => f.endsWith('.test.yaml'))

@@ -1,0 +1,91 @@
+/**
+ * The one report of the benchmarks: `bench/results/latest.md` (`BENCH_REPORT` names another file,
+ * e.g. for a smoke run). Each bench replaces its own section when it runs and leaves the others, so
+ * after `make bench` every section is from that run; a bench run alone refreshes only its own.
+ * Every section opens with when it ran, the machine, its load and the command: a figure is read
+ * against the reference measured in the same section, never against another section's run.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { repoRoot } from '@event-observatory/devstack';
+
+/** Section order in the file: `make bench`'s order, then the benches run by hand. */
+const ORDER = ['consume', 'hotpath', 'rollup', 'search', 'kafkajs-encode', 'ingest', 'ingest-floor'] as const;
+export type BenchName = (typeof ORDER)[number];
+
+const reportFile = () => process.env.BENCH_REPORT ?? join(repoRoot(), 'bench/results/latest.md');
+
+const HEADER = `# Benchmark figures
+
+Written by the benchmarks of \`bench/\`: \`make bench\` runs consume, hotpath, rollup, search and
+kafkajs-encode, each replacing its own section; the ingest sweep and floor (\`bench/ingest\`) are run
+by hand and replace theirs. Each section says when it ran, on what machine, at what load and with
+which command, and sets each figure beside the reference measured in the same run. Earlier figures
+are in git's history of this file.
+`;
+
+const marks = (name: BenchName) => [`<!-- bench:${name} -->`, `<!-- /bench:${name} -->`] as const;
+const loads = () =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' / ');
+
+/** The command that ran this bench: its BENCH_* settings and the script, as run from the repo root. */
+function command(): string {
+  const settings = Object.entries(process.env)
+    .filter(([k]) => k.startsWith('BENCH_') && k !== 'BENCH_REPORT')
+    .map(([k, v]) => `${k}=${v} `)
+    .join('');
+  return `${settings}node --conditions=source --import tsx ${relative(repoRoot(), process.argv[1] ?? '')}`;
+}
+
+/**
+ * Starts the clock of one bench's run (its start time and load); `write` puts its report, a
+ * Markdown text whose first line is its `# title`, into its section.
+ */
+export function benchRun(name: BenchName) {
+  const started = new Date();
+  const startLoad = loads();
+  return {
+    write(markdown: string, opts: { kafkaVersion?: string } = {}): string {
+      const [title, ...rest] = markdown
+        .trim()
+        .replace(/^(#+) /gm, '#$1 ')
+        .split('\n');
+      const cpu = cpus();
+      const machine = [
+        `${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown'})`,
+        `${(totalmem() / 2 ** 30).toFixed(0)} GiB`,
+        `Node ${process.version}`,
+        ...(opts.kafkaVersion ? [`Kafka ${opts.kafkaVersion}`] : []),
+      ].join(', ');
+      const section = [
+        marks(name)[0],
+        title,
+        '',
+        `Run ${started.toISOString()} to ${new Date().toISOString()} on ${machine}; load average ${startLoad} at the start, ${loads()} at the end.`,
+        `Command: \`${command()}\``,
+        ...rest,
+        marks(name)[1],
+      ].join('\n');
+      const file = reportFile();
+      const sections = new Map<BenchName, string>();
+      const old = existsSync(file) ? readFileSync(file, 'utf8') : '';
+      for (const other of ORDER) {
+        const [open, close] = marks(other);
+        const at = old.indexOf(open);
+        const end = old.indexOf(close, at);
+        if (at >= 0 && end > at) sections.set(other, old.slice(at, end + close.length));
+      }
+      sections.set(name, section);
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(
+        file,
+        `${[HEADER.trim(), ...ORDER.flatMap((n) => sections.get(n) ?? [])].join('\n\n')}\n`,
+      );
+      console.log(`${section}\n\nwritten to ${file}`);
+      return section;
+    },
+  };
+}
