@@ -112,7 +112,7 @@ function insertParams(rows: readonly EventInsertRow[]): string[] {
   ];
 }
 
-/** Inserts `rows` (autocommit on a pool, or within the caller's transaction); rows already stored are skipped. */
+/** Inserts `rows` (autocommit on a pool, or in the caller's transaction); skips rows already stored. */
 export async function insertEvents(
   db: Queryable,
   rows: readonly EventInsertRow[],

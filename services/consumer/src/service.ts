@@ -1,7 +1,7 @@
 /**
  * Builds the consumer service from configuration: pools, migrations, the broker's clients (group
- * admin, dead-letter producer), processor, stream, probe, lifecycle, DLQ admin and the admin app. `main.ts` adds the
- * listener, telemetry and signal handling; tests call this directly.
+ * admin, dead-letter producer), processor, stream, probe, lifecycle, DLQ admin and the admin app.
+ * `main.ts` adds the listener, telemetry and signal handling; tests call this directly.
  */
 
 import { createConsumerClients, DeadLetterProducer, GroupAdmin } from '@event-observatory/broker';

@@ -1,7 +1,7 @@
 import type { ConsumerClients } from '../clients/consumer.js';
 import { GroupAdmin, type TopicDepth, topicDepth } from '../groups/admin.js';
 
-/** Records retained in the dead-letter topic, through an admin connection of its own for this one reading. */
+/** Records retained in the dead-letter topic, read through an admin connection of its own. */
 export async function readDeadLetterDepth(clients: ConsumerClients, dlqTopic: string): Promise<TopicDepth> {
   const admin = new GroupAdmin(clients);
   await admin.connect();

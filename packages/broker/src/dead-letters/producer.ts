@@ -20,7 +20,8 @@ export interface DeadLetterTopics {
  * @example
  * ```ts
  * const deadLetters = new DeadLetterProducer(clients, { topic, dlqTopic });
- * await deadLetters.publish([{ key: 'events/3/1207', value: letterJson, headers: { 'content-type': type } }]);
+ * await deadLetters.connect();
+ * await deadLetters.publish([{ key: 'events/3/1207', value: letterJson }]);
  * ```
  */
 export class DeadLetterProducer {

@@ -8,8 +8,8 @@
  * ```ts
  * const admin = new GroupAdmin(clients);
  * await admin.connect();
- * const [committed, ranges] = await Promise.all([admin.committedOffsets(group, topic), admin.partitionRanges(topic)]);
- * groupLag(committed, ranges); // Map { 0 => 12n, ... }
+ * const committed = await admin.committedOffsets(group, topic);
+ * groupLag(committed, await admin.partitionRanges(topic)); // Map { 0 => 12n, ... }
  * ```
  */
 import type { Admin } from 'kafkajs';
@@ -53,7 +53,7 @@ export class GroupAdmin {
     await this.admin.describeCluster();
   }
 
-  /** The next offset `groupId` committed for each partition of `topic`; partitions without a commit are absent. */
+  /** The next offset `groupId` committed per partition of `topic` (partitions without a commit are absent). */
   async committedOffsets(groupId: string, topic: string): Promise<Map<number, bigint>> {
     const offsets = await this.admin.fetchOffsets({ groupId, topics: [topic] });
     const committed = new Map<number, bigint>();
@@ -83,7 +83,10 @@ export class GroupAdmin {
   }
 }
 
-/** Records behind the group per partition: `high` minus the committed offset, never below 0; only partitions with a commit. */
+/**
+ * Records behind the group per partition: `high` minus the committed offset, never below 0. Only
+ * partitions with a commit have a lag.
+ */
 export function groupLag(
   committed: ReadonlyMap<number, bigint>,
   ranges: readonly PartitionRange[],
