@@ -1,5 +1,6 @@
 /** A group's offsets through `GroupAdmin` against the devstack's real Kafka; lag and depth arithmetic. */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createTopic } from '@event-observatory/devstack';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -41,6 +42,17 @@ beforeAll(async () => {
   );
   admin = new GroupAdmin(clients);
   await admin.connect();
+  // A fresh broker creates its offsets topic at the first group request and answers "not the
+  // coordinator" until it is ready (the probe would just read again at its next tick).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await admin.committedOffsets('offsets-warm-up', topic);
+      break;
+    } catch (err) {
+      if (attempt === 50) throw err;
+      await sleep(200);
+    }
+  }
 });
 afterAll(async () => {
   await admin?.disconnect();
