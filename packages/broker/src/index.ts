@@ -27,6 +27,24 @@ export {
   producerConfig,
   readProducerConfig,
 } from './config/producer.js';
+export { readDeadLetterDepth } from './dead-letters/depth.js';
+export { DeadLetterProducer, type DeadLetterTopics } from './dead-letters/producer.js';
+export type { RawRecord, RecordHeaders, RecordPosition } from './dead-letters/record.js';
+export {
+  type DeadLetterScanOptions,
+  type DeadLetterScanOutcome,
+  type ScannedRecord,
+  type ScanStep,
+  scanDeadLetters,
+} from './dead-letters/scan.js';
+export {
+  GroupAdmin,
+  groupLag,
+  type PartitionDepth,
+  type PartitionRange,
+  type TopicDepth,
+  topicDepth,
+} from './groups/admin.js';
 export * from './message-limit.js';
 export { EventProducer, type EventProducerOptions } from './producer/event-producer.js';
 export {

@@ -11,6 +11,14 @@ export {
   redactDatabaseUrl,
 } from './config.js';
 export { deviceIdOf, tagsOf } from './derive.js';
+export {
+  type EventInsertResult,
+  type EventInsertRow,
+  insertEvents,
+  insertEventsWithCheckpoints,
+  TAG_SEPARATOR,
+  textArrayLiteral,
+} from './event-insert.js';
 export * from './event-rollup.js';
 export * from './event-search.js';
 export { type MaintenanceMetersOptions, registerMaintenanceMeters } from './maintenance-meters.js';

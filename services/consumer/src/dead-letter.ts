@@ -17,7 +17,7 @@
  * `record` holds the original bytes, so replay re-publishes key, value, headers and timestamp
  * unchanged.
  */
-import type { IHeaders, Message } from 'kafkajs';
+import type { RawRecord, RecordHeaders } from '@event-observatory/broker';
 import type { PoisonReason } from './decode.js';
 import { POISON_REASONS } from './decode.js';
 import { type ConsumedRecord, coordinates } from './record.js';
@@ -54,7 +54,7 @@ export function buildDeadLetter(
   detail: string,
   group: string,
   now: Date,
-): { letter: DeadLetter; message: Message } {
+): { letter: DeadLetter; message: RawRecord } {
   const key = coordinates(record);
   const headers: { key: string; value: string | null }[] = [];
   for (const [name, value] of Object.entries(record.headers)) {
@@ -106,8 +106,8 @@ export function parseDeadLetter(value: Buffer | null): DeadLetter | undefined {
 }
 
 /** The original record of a dead letter, ready to re-publish byte for byte. */
-export function originalMessage(letter: DeadLetter): Message {
-  const headers: IHeaders = {};
+export function originalMessage(letter: DeadLetter): RawRecord {
+  const headers: RecordHeaders = {};
   for (const h of letter.data.record.headers) {
     const value = h.value === null ? undefined : Buffer.from(h.value, 'base64');
     if (value === undefined) continue;

@@ -1,6 +1,7 @@
 import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
+import { TAG_SEPARATOR } from '@event-observatory/store';
 import { describe, expect, it } from 'vitest';
-import { decodeRecord, TAG_SEPARATOR } from './decode.js';
+import { decodeRecord } from './decode.js';
 import type { ConsumedRecord } from './record.js';
 
 const event: CloudEvent = {

@@ -14,33 +14,11 @@ import {
   REJECTION_REASONS,
   type RejectionReason,
 } from '@event-observatory/events';
-import { deviceIdOf, tagsOf } from '@event-observatory/store';
+import { deviceIdOf, type EventInsertRow, TAG_SEPARATOR, tagsOf } from '@event-observatory/store';
 import type { ConsumedRecord } from './record.js';
 
-/** Values of the parameters of one row (see `writer.ts` for the column order). */
-export interface EventRow {
-  occurredAt: string;
-  source: string;
-  id: string;
-  type: string;
-  specversion: string;
-  subject: string | null;
-  datacontenttype: string | null;
-  dataschema: string | null;
-  partitionKey: string | null;
-  /** The verbatim CloudEvent in JSON format (text, spliced into a jsonb parameter). */
-  raw: string;
-  /** The payload as JSON text, or null. */
-  data: string | null;
-  extensions: string;
-  /** Derived by `deviceIdOf` (store package). */
-  deviceId: string | null;
-  /** Derived by `tagsOf`, joined with U+001F (tags never contain it: it is stripped). */
-  tags: string;
-  topic: string;
-  partition: number;
-  offset: string;
-}
+/** The row a record decodes to: the store's insert row (`insertEvents`). */
+export type EventRow = EventInsertRow;
 
 /** The closed set of poison reasons (Document 2, section 7): the rejection reasons but size. */
 export type PoisonReason = Exclude<RejectionReason, 'too-large'>;
@@ -52,9 +30,6 @@ export const POISON_REASONS: readonly PoisonReason[] = REJECTION_REASONS.filter(
 export type Decoded =
   | { ok: true; row: EventRow; event: CloudEvent }
   | { ok: false; reason: PoisonReason; detail: string };
-
-/** Separator of the tags travelling as one text per row (`string_to_array` in the writer). */
-export const TAG_SEPARATOR = '\u001f';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 

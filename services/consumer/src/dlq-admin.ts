@@ -1,7 +1,7 @@
 /**
  * Dead-letter administration: depth per partition, a bounded listing, and replay.
  *
- * A listing or replay scans the dead-letter topic (`dlq-scan.ts`: from its start, at most
+ * A listing or replay scans the dead-letter topic (the broker's `scanDeadLetters`: from its start, at most
  * `REPLAY_MAX_RECORDS` records and 20 s) and applies the topic's compaction rule itself
  * (`dlq-compaction.ts`: the latest record of a key wins, a tombstone removes its key). Only then
  * are the `reason` filter and the `limit` applied, so a replayed letter is neither listed nor
@@ -18,12 +18,17 @@
  * one was acknowledged, so a failure stops the run with a clear boundary and the replay keeps the
  * dead letters' order), then writes a tombstone for the dead letter's key.
  */
-import type { ConsumerClients } from '@event-observatory/broker';
-import type { Producer } from 'kafkajs';
+import {
+  type ConsumerClients,
+  type DeadLetterProducer,
+  type PartitionDepth,
+  type RecordPosition,
+  readDeadLetterDepth,
+  scanDeadLetters,
+} from '@event-observatory/broker';
 import { type DeadLetter, originalMessage, parseDeadLetter } from './dead-letter.js';
 import type { PoisonReason } from './decode.js';
 import { CompactedLog, compactionKey } from './dlq-compaction.js';
-import { scanDeadLetters } from './dlq-scan.js';
 import type { ConsumerMetrics } from './metrics.js';
 
 /** Most dead-letter bytes one replay scan holds for re-publishing (64 MiB). */
@@ -31,9 +36,8 @@ export const REPLAY_MAX_HELD_BYTES = 64 * 1024 * 1024;
 
 export interface DlqAdminOptions {
   clients: ConsumerClients;
-  producer: Producer;
+  deadLetters: DeadLetterProducer;
   metrics: ConsumerMetrics;
-  topic: string;
   dlqTopic: string;
   groupId: string;
   maxRecords: number;
@@ -43,18 +47,11 @@ export interface DlqAdminOptions {
   maxHeldBytes?: number;
 }
 
-export interface DlqPartitionDepth {
-  partition: number;
-  low: string;
-  high: string;
-  depth: number;
-}
-
 /** The dead-letter topic's depth, in all and per partition (`GET /admin/dlq`). */
 export interface DlqDepth {
   topic: string;
   depth: number;
-  partitions: DlqPartitionDepth[];
+  partitions: PartitionDepth[];
 }
 
 export interface DlqListedRecord {
@@ -78,7 +75,7 @@ export interface DlqListing {
 
 export interface ReplayEntry extends DlqListedRecord {
   outcome: 'success' | 'failure' | 'skipped';
-  destination?: { topic: string; partition: number; offset: string };
+  destination?: RecordPosition;
   error?: string;
 }
 
@@ -110,22 +107,8 @@ export class DlqAdmin {
   constructor(private readonly opts: DlqAdminOptions) {}
 
   async depth(): Promise<DlqDepth> {
-    const admin = this.opts.clients.admin();
-    await admin.connect();
-    try {
-      const offsets = await admin.fetchTopicOffsets(this.opts.dlqTopic);
-      const partitions = offsets
-        .map((p) => ({
-          partition: p.partition,
-          low: p.low,
-          high: p.high,
-          depth: Number(BigInt(p.high) - BigInt(p.low)),
-        }))
-        .sort((a, b) => a.partition - b.partition);
-      return { topic: this.opts.dlqTopic, depth: partitions.reduce((s, p) => s + p.depth, 0), partitions };
-    } finally {
-      await admin.disconnect();
-    }
+    const { depth, partitions } = await readDeadLetterDepth(this.opts.clients, this.opts.dlqTopic);
+    return { topic: this.opts.dlqTopic, depth, partitions };
   }
 
   async list(limit: number, reason?: PoisonReason): Promise<DlqListing> {
@@ -163,24 +146,10 @@ export class DlqAdmin {
       const letter = parseDeadLetter(item.value ?? null) as DeadLetter;
       item.value = undefined; // let it go as soon as it is used
       try {
-        const [meta] = await this.opts.producer.send({
-          topic: this.opts.topic,
-          acks: -1,
-          messages: [originalMessage(letter)],
-        });
-        entry.destination = {
-          topic: this.opts.topic,
-          partition: meta!.partition,
-          offset: meta!.baseOffset ?? '',
-        };
-        await this.opts.producer.send({
-          topic: this.opts.dlqTopic,
-          acks: -1,
-          messages: [{ key: item.key, value: null, partition: item.listed.partition }],
-        });
+        entry.destination = await this.opts.deadLetters.replay(originalMessage(letter));
+        await this.opts.deadLetters.tombstone(item.key, item.listed.partition);
         report.replayed++;
       } catch (err) {
-        await this.opts.producer.connect().catch(() => {});
         entry.outcome = 'failure';
         entry.error = (err as Error).message;
         report.failed++;
@@ -208,26 +177,26 @@ export class DlqAdmin {
     const maxHeldBytes = this.opts.maxHeldBytes ?? REPLAY_MAX_HELD_BYTES;
     const live = new CompactedLog<Scanned>();
     const { scanned, complete } = await scanDeadLetters(
+      this.opts.clients,
       {
-        clients: this.opts.clients,
         dlqTopic: this.opts.dlqTopic,
         groupId: this.opts.groupId,
         maxRecords: this.opts.maxRecords,
         timeoutMs: this.opts.scanTimeoutMs ?? 20_000,
       },
-      (message, partition) => {
-        const key = compactionKey(message.key, partition, message.offset);
+      ({ partition, offset, key: recordKey, value }) => {
+        const key = compactionKey(recordKey, partition, offset);
         live.remove(key); // the latest record of a key wins; a tombstone only removes
-        const letter = message.value ? parseDeadLetter(message.value) : undefined;
+        const letter = value ? parseDeadLetter(value) : undefined;
         if (!letter || (reason && letter.data.reason !== reason)) return 'next';
-        const item: Scanned = { key, listed: describe(key, partition, message.offset, letter) };
+        const item: Scanned = { key, listed: describe(key, partition, offset, letter) };
         let bytes = 0;
         if (keepValues) {
-          bytes = message.value!.byteLength;
+          bytes = value!.byteLength;
           if (live.heldBytes + bytes > maxHeldBytes) return 'stop';
-          item.value = Buffer.from(message.value!); // a copy: do not retain the fetch buffer
+          item.value = Buffer.from(value!); // a copy: do not retain the fetch buffer
         }
-        live.keep(key, item, { partition, offset: message.offset }, bytes);
+        live.keep(key, item, { partition, offset }, bytes);
         return 'next';
       },
     );

@@ -13,10 +13,9 @@
  * Each command is counted in `consume_lifecycle_commands_total{command,outcome}` and reports
  * `consume_running` at once.
  */
+import type { GroupAdmin } from '@event-observatory/broker';
 import { ApiError } from '@event-observatory/service-kit';
-import { deleteCheckpoints } from '@event-observatory/store';
-import type { Admin } from 'kafkajs';
-import type pg from 'pg';
+import { deleteCheckpoints, type Queryable } from '@event-observatory/store';
 import type { CommandOutcome, ConsumerMetrics, LifecycleCommand } from './metrics.js';
 import type { Probe } from './probe.js';
 import type { ConsumerStream, StreamStatus } from './stream.js';
@@ -25,8 +24,8 @@ export interface LifecycleOptions {
   stream: ConsumerStream;
   probe: Probe;
   metrics: ConsumerMetrics;
-  pool: pg.Pool;
-  admin: Admin;
+  pool: Queryable;
+  admin: GroupAdmin;
   groupId: string;
   topic: string;
 }
@@ -103,7 +102,7 @@ export class Lifecycle {
       );
     }
     await deleteCheckpoints(pool, groupId, topic);
-    await admin.resetOffsets({ groupId, topic, earliest: true });
+    await admin.resetToEarliest(groupId, topic);
     return 'success';
   }
 }

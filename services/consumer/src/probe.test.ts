@@ -68,17 +68,14 @@ describe('consume_checkpoint_divergence', () => {
     // The consumer's order: the checkpoint's transaction, then the broker commit. Here both land
     // while the committed offsets are being fetched.
     const state = { checkpoint: 5, committed: 5 };
-    const partitionEnds = async () => [{ partition: 0, offset: '10', high: '10', low: '0' }];
     const admin = {
-      fetchOffsets: async () => {
+      committedOffsets: async () => {
         await new Promise((r) => setTimeout(r, 10));
         state.checkpoint = 10;
         state.committed = 10;
-        return [
-          { topic: 't', partitions: [{ partition: 0, offset: String(state.committed), metadata: null }] },
-        ];
+        return new Map([[0, BigInt(state.committed)]]);
       },
-      fetchTopicOffsets: partitionEnds,
+      partitionRanges: async () => [{ partition: 0, high: '10', low: '0' }],
       connect: async () => {},
     } as unknown as ProbeOptions['admin'];
     const pool = {

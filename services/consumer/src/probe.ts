@@ -13,16 +13,15 @@
  *   committed offsets, a broker request) succeeds: the stream's state is local and always known,
  *   so counting every tick would make "three missed ones" unreachable while the broker is gone.
  */
+import { type GroupAdmin, groupLag, topicDepth } from '@event-observatory/broker';
 import { withTimeout } from '@event-observatory/service-kit/resilience';
-import { readCheckpoints } from '@event-observatory/store';
-import type { Admin } from 'kafkajs';
-import type pg from 'pg';
+import { countDefaultRows, type Queryable, readCheckpoints } from '@event-observatory/store';
 import { Gauge, type Registry } from 'prom-client';
 import type { ConsumerMetrics } from './metrics.js';
 
 export interface ProbeOptions {
-  admin: Admin;
-  pool: pg.Pool;
+  admin: GroupAdmin;
+  pool: Queryable;
   metrics: ConsumerMetrics;
   registry: Registry;
   groupId: string;
@@ -96,7 +95,7 @@ export class Probe {
   private async run(): Promise<void> {
     const { metrics } = this.opts;
     const committedOffsets = this.bounded(
-      this.opts.admin.fetchOffsets({ groupId: this.opts.groupId, topics: [this.opts.topic] }),
+      this.opts.admin.committedOffsets(this.opts.groupId, this.opts.topic),
     );
     // Checkpoints are read only after the committed offsets: the consumer commits an offset after
     // the transaction holding its checkpoint, so every offset read first already has its
@@ -107,12 +106,10 @@ export class Probe {
       .then(() => this.bounded(readCheckpoints(this.opts.pool, this.opts.groupId, this.opts.topic)));
     const [committed, ends, dlq, checkpoints, defaults] = await Promise.allSettled([
       committedOffsets,
-      this.bounded(this.opts.admin.fetchTopicOffsets(this.opts.topic)),
-      this.bounded(this.opts.admin.fetchTopicOffsets(this.opts.dlqTopic)),
+      this.bounded(this.opts.admin.partitionRanges(this.opts.topic)),
+      this.bounded(this.opts.admin.partitionRanges(this.opts.dlqTopic)),
       storedCheckpoints,
-      this.bounded(
-        this.opts.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events.cloud_event_default'),
-      ),
+      this.bounded(countDefaultRows(this.opts.pool)),
     ]);
 
     if ([committed, ends, dlq].some((r) => r.status === 'rejected')) {
@@ -121,29 +118,16 @@ export class Probe {
     }
     if (committed.status === 'fulfilled') this.reported();
     metrics.groupLag.reset();
-    const commits = new Map<number, bigint>();
-    if (committed.status === 'fulfilled') {
-      for (const p of committed.value.find((t) => t.topic === this.opts.topic)?.partitions ?? []) {
-        const off = BigInt(p.offset);
-        if (off >= 0n) commits.set(p.partition, off);
-      }
-    }
+    const commits = committed.status === 'fulfilled' ? committed.value : new Map<number, bigint>();
     if (committed.status === 'fulfilled' && ends.status === 'fulfilled') {
-      for (const p of ends.value) {
-        const c = commits.get(p.partition);
-        if (c === undefined) continue;
-        const lag = BigInt(p.high) - c;
+      for (const [partition, lag] of groupLag(commits, ends.value)) {
         metrics.groupLag.set(
-          { group: this.opts.groupId, topic: this.opts.topic, partition: String(p.partition) },
-          Number(lag > 0n ? lag : 0n),
+          { group: this.opts.groupId, topic: this.opts.topic, partition: String(partition) },
+          Number(lag),
         );
       }
     }
-    metrics.dlqDepth.set(
-      dlq.status === 'fulfilled'
-        ? dlq.value.reduce((sum, p) => sum + Number(BigInt(p.high) - BigInt(p.low)), 0)
-        : Number.NaN,
-    );
+    metrics.dlqDepth.set(dlq.status === 'fulfilled' ? topicDepth(dlq.value).depth : Number.NaN);
     if (committed.status === 'fulfilled' && checkpoints.status === 'fulfilled') {
       let divergence = 0n;
       for (const [partition, off] of commits) {
@@ -154,7 +138,7 @@ export class Probe {
     } else {
       metrics.checkpointDivergence.set(Number.NaN);
     }
-    metrics.defaultRows.set(defaults.status === 'fulfilled' ? (defaults.value.rows[0]?.n ?? 0) : Number.NaN);
+    metrics.defaultRows.set(defaults.status === 'fulfilled' ? defaults.value : Number.NaN);
   }
 
   private bounded<T>(p: Promise<T>): Promise<T> {

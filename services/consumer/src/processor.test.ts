@@ -2,9 +2,9 @@
  * The batch processor's retry and bisection against an in-memory store and dead-letter topic (our
  * own sink interfaces; the integration tests run the same paths on PostgreSQL and Kafka).
  */
+import type { RawRecord } from '@event-observatory/broker';
 import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
 import type { Checkpoint } from '@event-observatory/store';
-import type { Message } from 'kafkajs';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parseDeadLetter } from './dead-letter.js';
@@ -90,10 +90,10 @@ class MemoryStore implements EventSink {
 }
 
 class MemoryTopic implements DeadLetterSink {
-  readonly messages: Message[] = [];
+  readonly messages: RawRecord[] = [];
   failures = 0;
 
-  async publish(messages: Message[]): Promise<void> {
+  async publish(messages: RawRecord[]): Promise<void> {
     if (this.failures > 0) {
       this.failures--;
       throw new Error('broker unreachable');

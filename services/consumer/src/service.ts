@@ -1,10 +1,10 @@
 /**
- * Builds the consumer service from configuration: pools, migrations, kafkajs client, dead-letter
- * producer, processor, stream, probe, lifecycle, DLQ admin and the admin app. `main.ts` adds the
- * listener, telemetry and signal handling; tests call this directly.
+ * Builds the consumer service from configuration: pools, migrations, the broker's clients (group
+ * admin, dead-letter producer), processor, stream, probe, lifecycle, DLQ admin and the admin app.
+ * `main.ts` adds the listener, telemetry and signal handling; tests call this directly.
  */
 
-import { createConsumerClients } from '@event-observatory/broker';
+import { createConsumerClients, DeadLetterProducer, GroupAdmin } from '@event-observatory/broker';
 import { createVerifier, down, type Logger, up } from '@event-observatory/service-kit';
 import type { AuthConfig } from '@event-observatory/service-kit/auth';
 import { createWritePool, migrate, registerMaintenanceMeters } from '@event-observatory/store';
@@ -49,25 +49,14 @@ export async function createConsumerService(opts: ServiceOptions) {
     requestTimeoutMs: config.lagRequestTimeoutMs,
     logger,
   });
-  const producer = clients.deadLetterProducer();
-  const admin = clients.admin();
-  await Promise.all([producer.connect(), admin.connect()]).catch((err) => {
+  const deadLetters = new DeadLetterProducer(clients, { topic, dlqTopic });
+  const admin = new GroupAdmin(clients);
+  await Promise.all([deadLetters.connect(), admin.connect()]).catch((err) => {
     logger.warn({ err: (err as Error).message }, 'broker not reachable at boot; will retry');
   });
   const processor = new BatchProcessor({
     sink: new EventWriter(pool, group),
-    deadLetters: {
-      publish: async (messages) => {
-        try {
-          await producer.send({ topic: dlqTopic, acks: -1, messages });
-        } catch (err) {
-          // A producer that never connected (broker down at boot) or lost its connection: connect
-          // again so the processor's next retry can succeed.
-          await producer.connect().catch(() => {});
-          throw err;
-        }
-      },
-    },
+    deadLetters,
     metrics,
     group,
     writeAttempts: config.writeAttempts,
@@ -112,9 +101,8 @@ export async function createConsumerService(opts: ServiceOptions) {
   });
   const dlq = new DlqAdmin({
     clients,
-    producer,
+    deadLetters,
     metrics,
-    topic,
     dlqTopic,
     groupId: group,
     maxRecords: config.replayMaxRecords,
@@ -129,7 +117,7 @@ export async function createConsumerService(opts: ServiceOptions) {
     checks: {
       broker: async () => {
         try {
-          await admin.describeCluster();
+          await admin.ping();
           return up('UP');
         } catch (err) {
           void admin.connect().catch(() => {});
@@ -165,7 +153,7 @@ export async function createConsumerService(opts: ServiceOptions) {
         probe.stop();
         await stream.stop();
       },
-      deadLetterProducer: () => producer.disconnect(),
+      deadLetterProducer: () => deadLetters.disconnect(),
       adminClient: () => admin.disconnect(),
       pools: () => pool.end(),
     },

@@ -1,18 +1,14 @@
 /**
  * What the batch processor writes to, as two small interfaces: the store (`EventWriter` on the
- * write pool) and the dead-letter topic (the service's producer). The processor's retry and
+ * write pool) and the dead-letter topic (the broker's `DeadLetterProducer`). The processor's retry and
  * bisection are unit-tested against in-memory implementations of these.
  */
-import type { Checkpoint } from '@event-observatory/store';
-import type { Message } from 'kafkajs';
+import type { RawRecord } from '@event-observatory/broker';
+import type { Checkpoint, EventInsertResult } from '@event-observatory/store';
 import type { EventRow } from './decode.js';
 
-export interface InsertResult {
-  attempted: number;
-  /** Inserted rows per CloudEvents type. */
-  insertedByType: Map<string, number>;
-  inserted: number;
-}
+/** What a write reports: rows attempted, and inserted per CloudEvents type. */
+export type InsertResult = EventInsertResult;
 
 /** The store side. A failure is classified by its SQLSTATE (`store-errors.ts`). */
 export interface EventSink {
@@ -26,5 +22,5 @@ export interface EventSink {
 
 export interface DeadLetterSink {
   /** Publishes dead letters and resolves once the broker acknowledged all of them. */
-  publish(messages: Message[]): Promise<void>;
+  publish(letters: RawRecord[]): Promise<void>;
 }

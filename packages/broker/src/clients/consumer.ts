@@ -6,6 +6,7 @@
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { type Admin, type Consumer, Partitioners, type Producer } from 'kafkajs';
 import type { ConsumerBrokerConfig } from '../config/consumer.js';
+import { DEAD_LETTER_PRODUCER_PROPERTIES } from '../config/producer.js';
 import { GroupMember, type GroupMemberSettings } from './group-member.js';
 import { createKafka } from './kafka.js';
 
@@ -27,7 +28,7 @@ export interface ConsumerClients {
   /**
    * The dead-letter producer: not idempotent (a dead letter is keyed by its origin and the topic
    * is compacted, so a duplicate overwrites itself), one request in flight, no topic creation.
-   * Its sends ask for acknowledgement from all replicas (`acks: -1`).
+   * Its properties are `DEAD_LETTER_PRODUCER_PROPERTIES`; `DeadLetterProducer` sends with their `acks`.
    */
   deadLetterProducer(): Producer;
   /** A new member of the stream's group; after a crash the caller builds another. */
@@ -56,13 +57,10 @@ export function createConsumerClients(
   });
   return {
     admin: () => kafka.admin(),
-    deadLetterProducer: () =>
-      kafka.producer({
-        allowAutoTopicCreation: false,
-        idempotent: false,
-        maxInFlightRequests: 1,
-        createPartitioner: Partitioners.DefaultPartitioner,
-      }),
+    deadLetterProducer: () => {
+      const { acks: _sentWithEachRequest, ...properties } = DEAD_LETTER_PRODUCER_PROPERTIES;
+      return kafka.producer({ ...properties, createPartitioner: Partitioners.DefaultPartitioner });
+    },
     groupMember: (stream) => new GroupMember(kafka, { ...stream, sessionTimeoutMs: config.sessionTimeoutMs }),
     scanConsumer: (groupId) => kafka.consumer({ groupId, maxWaitTimeInMs: 100, retry: { retries: 2 } }),
   };

@@ -43,6 +43,12 @@ export const FIXED_PRODUCER_PROPERTIES = {
   allowAutoTopicCreation: false,
 } as const;
 
+/**
+ * The dead-letter producer's properties: the event producer's, but not idempotent. A dead letter is
+ * keyed by its origin and the dead-letter topic is compacted, so a duplicate overwrites itself.
+ */
+export const DEAD_LETTER_PRODUCER_PROPERTIES = { ...FIXED_PRODUCER_PROPERTIES, idempotent: false } as const;
+
 /** Producer properties a deployment may override, with their defaults. */
 export interface ProducerProperties {
   clientId: string;

@@ -4,12 +4,11 @@
  * and by `timeoutMs` of wall time; the visitor may stop the scan early too. Nothing is committed.
  */
 import { randomUUID } from 'node:crypto';
-import type { ConsumerClients } from '@event-observatory/broker';
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
-import type { KafkaMessage } from 'kafkajs';
+import type { ConsumerClients } from '../clients/consumer.js';
+import { GroupAdmin } from '../groups/admin.js';
 
-export interface DlqScanOptions {
-  clients: ConsumerClients;
+export interface DeadLetterScanOptions {
   dlqTopic: string;
   /** The service's group; the scan's own group is named after it. */
   groupId: string;
@@ -17,10 +16,20 @@ export interface DlqScanOptions {
   timeoutMs: number;
 }
 
+/** A record of the dead-letter topic as a scan hands it over. */
+export interface ScannedRecord {
+  partition: number;
+  /** Offset as a decimal string. */
+  offset: string;
+  key: Buffer | null;
+  /** Null for a tombstone. */
+  value: Buffer | null;
+}
+
 /** A visitor's answer: go on with the next record, or stop the scan here. */
 export type ScanStep = 'next' | 'stop';
 
-export interface DlqScanOutcome {
+export interface DeadLetterScanOutcome {
   /** Records handed to the visitor. */
   scanned: number;
   /** False when a bound or the visitor stopped the scan before the end of some partition. */
@@ -29,17 +38,18 @@ export interface DlqScanOutcome {
 
 /** Visits every record of `dlqTopic` in offset order per partition (see the module note). */
 export async function scanDeadLetters(
-  opts: DlqScanOptions,
-  visit: (message: KafkaMessage, partition: number) => ScanStep,
-): Promise<DlqScanOutcome> {
-  const { clients, dlqTopic, maxRecords } = opts;
-  const admin = clients.admin();
+  clients: ConsumerClients,
+  opts: DeadLetterScanOptions,
+  visit: (record: ScannedRecord) => ScanStep,
+): Promise<DeadLetterScanOutcome> {
+  const { dlqTopic, maxRecords } = opts;
+  const admin = new GroupAdmin(clients);
   await admin.connect();
   let ends: Map<number, bigint>;
   try {
-    const offsets = await admin.fetchTopicOffsets(dlqTopic);
+    const ranges = await admin.partitionRanges(dlqTopic);
     ends = new Map(
-      offsets.filter((p) => BigInt(p.high) > BigInt(p.low)).map((p) => [p.partition, BigInt(p.high)]),
+      ranges.filter((p) => BigInt(p.high) > BigInt(p.low)).map((p) => [p.partition, BigInt(p.high)]),
     );
   } catch (err) {
     await admin.disconnect();
@@ -62,24 +72,24 @@ export async function scanDeadLetters(
         .run({
           autoCommit: false,
           eachBatch: async ({ batch }) => {
-            if (!remaining.has(batch.partition)) return;
-            const end = ends.get(batch.partition)!;
-            for (const message of batch.messages) {
+            const { partition } = batch;
+            if (!remaining.has(partition)) return;
+            const end = ends.get(partition)!;
+            for (const { offset, key, value } of batch.messages) {
               if (remaining.size === 0 || stoppedEarly) break;
-              if (BigInt(message.offset) >= end) break;
+              if (BigInt(offset) >= end) break;
               if (scanned >= maxRecords) {
                 stoppedEarly = true;
                 break;
               }
               scanned++;
-              if (visit(message, batch.partition) === 'stop') {
+              if (visit({ partition, offset, key, value }) === 'stop') {
                 stoppedEarly = true;
                 break;
               }
-              if (BigInt(message.offset) >= end - 1n) remaining.delete(batch.partition);
+              if (BigInt(offset) >= end - 1n) remaining.delete(partition);
             }
-            if (BigInt(batch.highWatermark) <= BigInt(batch.lastOffset()) + 1n)
-              remaining.delete(batch.partition);
+            if (BigInt(batch.highWatermark) <= BigInt(batch.lastOffset()) + 1n) remaining.delete(partition);
             if (remaining.size === 0 || stoppedEarly) resolve();
           },
         })
@@ -88,7 +98,7 @@ export async function scanDeadLetters(
     if ((await settleWithin(done, opts.timeoutMs)) === TIMED_OUT) stoppedEarly = true;
   } finally {
     await consumer.disconnect().catch(() => {});
-    await admin.deleteGroups([groupId]).catch(() => {});
+    await admin.deleteGroup(groupId).catch(() => {});
     await admin.disconnect().catch(() => {});
   }
   return { scanned, complete: !stoppedEarly && remaining.size === 0 };

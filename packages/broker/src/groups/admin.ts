@@ -1,0 +1,108 @@
+/**
+ * A consumer group's offsets through one admin connection: the group's committed offsets, the
+ * retained range of a topic's partitions they are measured against, resetting them to the earliest
+ * retained records, and deleting a group. `groupLag` and `topicDepth` turn the readings into lag
+ * and depth.
+ *
+ * @example
+ * ```ts
+ * const admin = new GroupAdmin(clients);
+ * await admin.connect();
+ * const committed = await admin.committedOffsets(group, topic);
+ * groupLag(committed, await admin.partitionRanges(topic)); // Map { 0 => 12n, ... }
+ * ```
+ */
+import type { Admin } from 'kafkajs';
+import type { ConsumerClients } from '../clients/consumer.js';
+
+/** A partition's retained offsets: from `low` up to `high` (the next offset written), decimal. */
+export interface PartitionRange {
+  partition: number;
+  low: string;
+  high: string;
+}
+
+export interface PartitionDepth extends PartitionRange {
+  /** Records retained: `high - low`. */
+  depth: number;
+}
+
+/** Records retained in a topic, in all and per partition (in partition order). */
+export interface TopicDepth {
+  depth: number;
+  partitions: PartitionDepth[];
+}
+
+export class GroupAdmin {
+  private readonly admin: Admin;
+
+  constructor(clients: ConsumerClients) {
+    this.admin = clients.admin();
+  }
+
+  connect(): Promise<void> {
+    return this.admin.connect();
+  }
+
+  disconnect(): Promise<void> {
+    return this.admin.disconnect();
+  }
+
+  /** Resolves when a broker answers (a readiness check). */
+  async ping(): Promise<void> {
+    await this.admin.describeCluster();
+  }
+
+  /** The next offset `groupId` committed per partition of `topic` (partitions without a commit are absent). */
+  async committedOffsets(groupId: string, topic: string): Promise<Map<number, bigint>> {
+    const offsets = await this.admin.fetchOffsets({ groupId, topics: [topic] });
+    const committed = new Map<number, bigint>();
+    for (const p of offsets.find((t) => t.topic === topic)?.partitions ?? []) {
+      const offset = BigInt(p.offset);
+      if (offset >= 0n) committed.set(p.partition, offset);
+    }
+    return committed;
+  }
+
+  /** Each partition's retained range, in partition order. */
+  async partitionRanges(topic: string): Promise<PartitionRange[]> {
+    const offsets = await this.admin.fetchTopicOffsets(topic);
+    return offsets
+      .map(({ partition, low, high }) => ({ partition, low, high }))
+      .sort((a, b) => a.partition - b.partition);
+  }
+
+  /** Moves `groupId`'s offsets on `topic` to the earliest retained records (the group must be empty). */
+  resetToEarliest(groupId: string, topic: string): Promise<void> {
+    return this.admin.resetOffsets({ groupId, topic, earliest: true });
+  }
+
+  /** Deletes an empty group and its committed offsets. */
+  async deleteGroup(groupId: string): Promise<void> {
+    await this.admin.deleteGroups([groupId]);
+  }
+}
+
+/**
+ * Records behind the group per partition: `high` minus the committed offset, never below 0. Only
+ * partitions with a commit have a lag.
+ */
+export function groupLag(
+  committed: ReadonlyMap<number, bigint>,
+  ranges: readonly PartitionRange[],
+): Map<number, bigint> {
+  const lag = new Map<number, bigint>();
+  for (const { partition, high } of ranges) {
+    const offset = committed.get(partition);
+    if (offset === undefined) continue;
+    const behind = BigInt(high) - offset;
+    lag.set(partition, behind > 0n ? behind : 0n);
+  }
+  return lag;
+}
+
+/** Records retained per partition and in all. */
+export function topicDepth(ranges: readonly PartitionRange[]): TopicDepth {
+  const partitions = ranges.map((r) => ({ ...r, depth: Number(BigInt(r.high) - BigInt(r.low)) }));
+  return { depth: partitions.reduce((sum, p) => sum + p.depth, 0), partitions };
+}

@@ -1,0 +1,130 @@
+/** The dead-letter API (publish, depth, scan, replay) against the devstack's real Kafka. */
+import { randomUUID } from 'node:crypto';
+import { createTopic, readRecords } from '@event-observatory/devstack';
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  type ConsumerClients,
+  createConsumerClients,
+  DeadLetterProducer,
+  readConsumerBrokerConfig,
+  readDeadLetterDepth,
+  type ScannedRecord,
+  scanDeadLetters,
+} from '../src/index.js';
+
+const { bootstrapServers } = inject('stack');
+const topic = `dl-events-${randomUUID().slice(0, 8)}`;
+const dlqTopic = `${topic}.dlq`;
+const groupId = `dl-test-${randomUUID().slice(0, 8)}`;
+let clients: ConsumerClients;
+let deadLetters: DeadLetterProducer;
+
+beforeAll(async () => {
+  await createTopic(bootstrapServers, topic, 3);
+  await createTopic(bootstrapServers, dlqTopic, 3);
+  clients = createConsumerClients(readConsumerBrokerConfig({ BROKER_BOOTSTRAP_SERVERS: bootstrapServers }), {
+    requestTimeoutMs: 10_000,
+  });
+  deadLetters = new DeadLetterProducer(clients, { topic, dlqTopic });
+  await deadLetters.connect();
+});
+afterAll(async () => {
+  await deadLetters?.disconnect();
+});
+
+const scan = (maxRecords: number, visit: (r: ScannedRecord) => 'next' | 'stop' = () => 'next') =>
+  scanDeadLetters(clients, { dlqTopic, groupId, maxRecords, timeoutMs: 20_000 }, visit);
+
+/** The groups the broker knows, by a client of the test's own. */
+async function groups(): Promise<string[]> {
+  const admin = new Kafka({ brokers: [bootstrapServers], logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    return (await admin.listGroups()).groups.map((g) => g.groupId);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+describe('dead letters on the real broker', () => {
+  it('scans an empty dead-letter topic as complete without joining a group', async () => {
+    expect(await scan(10)).toEqual({ scanned: 0, complete: true });
+    expect(await readDeadLetterDepth(clients, dlqTopic)).toMatchObject({ depth: 0 });
+  });
+
+  it('publishes dead letters with their keys and headers, counts them, and scans them in offset order', async () => {
+    const letters = Array.from({ length: 9 }, (_, i) => ({
+      key: `${topic}/${i % 3}/${i}`,
+      value: JSON.stringify({ n: i }),
+      headers: { 'content-type': 'application/cloudevents+json' },
+    }));
+    await deadLetters.publish(letters);
+    const stored = await readRecords(bootstrapServers, dlqTopic, (rs) => rs.length >= 9);
+    expect(stored.map((r) => r.key?.toString()).sort()).toEqual(letters.map((l) => l.key).sort());
+    for (const r of stored)
+      expect(r.headers['content-type']?.toString()).toBe('application/cloudevents+json');
+
+    const depth = await readDeadLetterDepth(clients, dlqTopic);
+    expect(depth.depth).toBe(9);
+    expect(depth.partitions.map((p) => p.partition)).toEqual([0, 1, 2]);
+    for (const p of depth.partitions) {
+      const inPartition = stored.filter((r) => r.partition === p.partition).length;
+      expect(p).toEqual({ partition: p.partition, low: '0', high: String(inPartition), depth: inPartition });
+    }
+
+    const seen: ScannedRecord[] = [];
+    const groupsBefore = await groups();
+    const visit = (r: ScannedRecord) => {
+      seen.push(r);
+      return 'next' as const;
+    };
+    expect(await scan(100, visit)).toEqual({ scanned: 9, complete: true });
+    expect(seen.map((r) => JSON.parse(r.value!.toString()).n).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    for (const p of [0, 1, 2]) {
+      const offsets = seen.filter((r) => r.partition === p).map((r) => Number(r.offset));
+      expect(offsets).toEqual(offsets.map((_, i) => i));
+    }
+    // The scan's throw-away group is gone afterwards.
+    expect(
+      (await groups()).filter((g) => g.startsWith(`${groupId}.dlq-admin.`) && !groupsBefore.includes(g)),
+    ).toEqual([]);
+  });
+
+  it('stops at maxRecords or when the visitor says so, and reports the scan incomplete', async () => {
+    expect(await scan(4)).toEqual({ scanned: 4, complete: false });
+    let visited = 0;
+    expect(await scan(100, () => (++visited === 2 ? 'stop' : 'next'))).toEqual({
+      scanned: 2,
+      complete: false,
+    });
+  });
+
+  it('replays an original record byte for byte to the event topic, and tombstones the dead letter', async () => {
+    const original = {
+      key: Buffer.from([0, 1, 255]),
+      value: Buffer.from([9, 0, 8]),
+      headers: { ce_id: Buffer.from('r-1'), multi: [Buffer.from('a'), Buffer.from('b')] },
+      timestamp: '1700000000000',
+    };
+    const position = await deadLetters.replay(original);
+    expect(position.topic).toBe(topic);
+    const [replayed] = await readRecords(bootstrapServers, topic, (rs) => rs.length >= 1);
+    expect(replayed).toMatchObject({ partition: position.partition, offset: position.offset });
+    expect([...replayed!.key!]).toEqual([0, 1, 255]);
+    expect([...replayed!.value!]).toEqual([9, 0, 8]);
+    expect(replayed!.headers.ce_id?.toString()).toBe('r-1');
+    expect((replayed!.headers.multi as Buffer[]).map(String)).toEqual(['a', 'b']);
+
+    await deadLetters.tombstone(`${topic}/2/7`, 2);
+    const tombstones: ScannedRecord[] = [];
+    await scan(100, (r) => {
+      if (r.value === null) tombstones.push(r);
+      return 'next';
+    });
+    expect(tombstones.map((r) => ({ key: r.key?.toString(), partition: r.partition }))).toEqual([
+      { key: `${topic}/2/7`, partition: 2 },
+    ]);
+    expect((await readDeadLetterDepth(clients, dlqTopic)).depth).toBe(10);
+  });
+});
