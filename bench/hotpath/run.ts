@@ -77,7 +77,6 @@ async function measureIngest(
   client: KafkaClient,
 ): Promise<IngestFigures> {
   const service = await startIngestService({
-    serviceDir: SERVICE_DIR,
     bootstrapServers,
     nodeArgs: NODE_ARGS,
     authSecret: SECRET,

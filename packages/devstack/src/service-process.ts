@@ -39,8 +39,8 @@ export interface ServiceProcessOptions {
   dataDir: string;
   /** Name of the log and pid file; default `name`. Distinct when one service runs twice at once. */
   instance?: string;
-  /** Each line the process writes (stdout and stderr), besides the log file. */
-  onLine?: (line: string) => void;
+  /** Each line the process writes, and where, besides the log file. */
+  onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
   startTimeoutMs?: number;
 }
 

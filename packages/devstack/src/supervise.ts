@@ -31,8 +31,8 @@ export interface SpawnOptions {
   gid?: number;
   /** Seconds the watchdog gives the child between SIGTERM and SIGKILL when the parent died. */
   watchdogGraceSeconds?: number;
-  /** Each line the child writes (stdout and stderr), besides the log file. */
-  onLine?: (line: string) => void;
+  /** Each line the child writes, and where, besides the log file. */
+  onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
   /**
    * Own process group: a Ctrl-C in the terminal reaches only this process, which then stops the
    * child itself (one SIGTERM, not the terminal's SIGINT beside it).
@@ -179,18 +179,21 @@ export function spawnSupervised(opts: SpawnOptions): Supervised {
 }
 
 /** Appends the child's output to `logFile` and hands each whole line to `onLine`. */
-function copyLines(child: ChildProcess, logFile: string, onLine: (line: string) => void): void {
-  for (const stream of [child.stdout, child.stderr]) {
+function copyLines(child: ChildProcess, logFile: string, onLine: NonNullable<SpawnOptions['onLine']>): void {
+  for (const [stream, name] of [
+    [child.stdout, 'stdout'],
+    [child.stderr, 'stderr'],
+  ] as const) {
     if (!stream) continue;
     let rest = '';
     stream.setEncoding('utf8').on('data', (chunk: string) => {
       appendFileSync(logFile, chunk);
       const lines = (rest + chunk).split('\n');
       rest = lines.pop() ?? '';
-      for (const line of lines) onLine(line);
+      for (const line of lines) onLine(line, name);
     });
     stream.on('end', () => {
-      if (rest !== '') onLine(rest);
+      if (rest !== '') onLine(rest, name);
     });
   }
 }

@@ -4,18 +4,15 @@
  * with Kafka's default 1048588 bytes), the service refuses to start, or reports not ready when the
  * topic changes under it.
  */
-import { spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { rmSync } from 'node:fs';
 import { eventTopicSpec, RECORD_OVERHEAD_BYTES, type TopicSpec } from '@event-observatory/broker';
-import { ensureStackTopics } from '@event-observatory/devstack';
+import { ensureStackTopics, startServiceProcess, tempDataDir } from '@event-observatory/devstack';
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ceHeaders, type Harness, startHarness, uniqueTopic, waitFor } from './harness.js';
 
 const { bootstrapServers } = inject('kafka');
 const KAFKA_DEFAULT_LIMIT = 1_048_588;
-const serviceDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The event topic's spec with another `max.message.bytes`, as someone else might have set it. */
 function topicWithLimit(name: string, maxMessageBytes: number): TopicSpec {
@@ -27,20 +24,27 @@ function topicWithLimit(name: string, maxMessageBytes: number): TopicSpec {
   };
 }
 
-/** Runs the service's real entry point until it exits (or `timeoutMs` passes: then it is killed). */
+/**
+ * Runs the service's real entry point, with nothing inherited but PATH, until it exits (or
+ * `timeoutMs` passes: then it is killed).
+ */
 async function runMain(env: Record<string, string>, timeoutMs: number) {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/main.ts'], {
-    cwd: serviceDir,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const dataDir = tempDataDir('ingest-event-ceiling');
   let stderr = '';
-  child.stderr.on('data', (d) => {
-    stderr += d.toString();
+  const service = await startServiceProcess({
+    name: 'ingest',
+    env,
+    baseEnv: { PATH: process.env.PATH ?? '' },
+    listen: false,
+    dataDir,
+    onLine: (line, stream) => {
+      if (stream === 'stderr') stderr += `${line}\n`;
+    },
   });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  if ((await settleWithin(exited, timeoutMs)) === TIMED_OUT) child.kill('SIGKILL');
-  return { code: await exited, stderr };
+  if ((await settleWithin(service.exited(), timeoutMs)) === TIMED_OUT) await service.kill();
+  const code = await service.exited();
+  rmSync(dataDir, { recursive: true, force: true });
+  return { code, stderr };
 }
 
 describe('event ceiling against the topic limit', () => {
