@@ -142,7 +142,7 @@ export function spawnSupervised(opts: SpawnOptions): Supervised {
   } finally {
     closeSync(out);
   }
-  if (opts.onLine) copyLines(child, opts.logFile, opts.onLine);
+  const copied = opts.onLine ? copyLines(child, opts.logFile, opts.onLine) : Promise.resolve();
   if (child.pid === undefined) {
     throw new Error(`${opts.name}: could not start ${opts.command}`);
   }
@@ -151,7 +151,10 @@ export function spawnSupervised(opts: SpawnOptions): Supervised {
   writeFileSync(pidFile, `${pid}\n`);
   let done = false;
   const exited = new Promise<number | string>((resolve) => {
-    child.once('exit', (code, signal) => {
+    child.once('exit', async (code, signal) => {
+      // Its last lines may still be in the pipe: hand them over first (a grandchild holding the
+      // pipe open gets a second).
+      await Promise.race([copied, sleep(1_000)]);
       done = true;
       running.delete(supervised);
       rmSync(pidFile, { force: true });
@@ -178,13 +181,22 @@ export function spawnSupervised(opts: SpawnOptions): Supervised {
   return supervised;
 }
 
-/** Appends the child's output to `logFile` and hands each whole line to `onLine`. */
-function copyLines(child: ChildProcess, logFile: string, onLine: NonNullable<SpawnOptions['onLine']>): void {
+/**
+ * Appends the child's output to `logFile` and hands each whole line to `onLine`; resolves once
+ * both streams have ended.
+ */
+function copyLines(
+  child: ChildProcess,
+  logFile: string,
+  onLine: NonNullable<SpawnOptions['onLine']>,
+): Promise<unknown> {
+  const ended: Promise<void>[] = [];
   for (const [stream, name] of [
     [child.stdout, 'stdout'],
     [child.stderr, 'stderr'],
   ] as const) {
     if (!stream) continue;
+    ended.push(new Promise((resolve) => stream.once('close', resolve)));
     let rest = '';
     stream.setEncoding('utf8').on('data', (chunk: string) => {
       appendFileSync(logFile, chunk);
@@ -196,6 +208,7 @@ function copyLines(child: ChildProcess, logFile: string, onLine: NonNullable<Spa
       if (rest !== '') onLine(rest, name);
     });
   }
+  return Promise.all(ended);
 }
 
 /** Stops a supervised child: `signal` first, SIGKILL after `graceMs`. Resolves when it is gone. */
