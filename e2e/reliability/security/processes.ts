@@ -4,8 +4,7 @@
  * on its own, and everything they write to stdout and stderr is kept, so a suite can search it.
  */
 import { readFileSync } from 'node:fs';
-import { type ServiceProcessOptions, startServiceProcess, tempDataDir } from '@event-observatory/devstack';
-import { withTimeout } from '@event-observatory/service-kit/resilience';
+import { runServiceProcess, startServiceProcess, tempDataDir } from '@event-observatory/devstack';
 
 export type ServiceName = 'ingest' | 'consumer' | 'search' | 'jobs';
 
@@ -15,22 +14,16 @@ const BASE_ENV = { OTEL_SDK_DISABLED: 'true', NO_COLOR: '1', TZ: 'UTC' };
 let dataDir: string | undefined;
 let started = 0;
 
-/** Starts `services/<name>` with its output kept in memory. */
-async function start(name: ServiceName, env: Record<string, string>, opts: Partial<ServiceProcessOptions>) {
+/** What every process of these suites shares: its own log, BASE_ENV and `env`, nothing else inherited. */
+function common(name: ServiceName, env: Record<string, string>) {
   dataDir ??= tempDataDir('security-services');
-  let output = '';
-  const service = await startServiceProcess({
+  return {
     name,
     instance: `${name}-${++started}`,
     dataDir,
     baseEnv: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
     env: { ...BASE_ENV, ...env },
-    onLine: (line) => {
-      output += `${line}\n`;
-    },
-    ...opts,
-  });
-  return { service, output: () => output };
+  };
 }
 
 export interface ServiceProcess {
@@ -51,11 +44,18 @@ export async function spawnService(
 ): Promise<ServiceProcess> {
   // The search service keeps the spec's Play-era names for its listener.
   const listen = name === 'search' ? { host: 'PLAY_HTTP_ADDRESS', port: 'PLAY_HTTP_PORT' } : undefined;
-  const { service, output } = await start(name, env, { listen });
+  let output = '';
+  const service = await startServiceProcess({
+    ...common(name, env),
+    listen,
+    onLine: (line) => {
+      output += `${line}\n`;
+    },
+  });
   return {
     url: service.url,
     port: service.port,
-    output,
+    output: () => output,
     rssBytes() {
       const status = readFileSync(`/proc/${service.pid()}/status`, 'utf8');
       return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)![1]) * 1024;
@@ -72,7 +72,6 @@ export async function runJob(
   job: string,
   env: Record<string, string>,
 ): Promise<{ code: number | string; output: string }> {
-  const { service, output } = await start('jobs', env, { args: [job], listen: false });
-  const code = await withTimeout(service.exited(), 120_000, `job ${job}`);
-  return { code, output: output() };
+  const { code, stdout, stderr } = await runServiceProcess({ ...common('jobs', env), args: [job] });
+  return { code, output: stdout + stderr };
 }

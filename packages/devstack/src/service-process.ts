@@ -122,3 +122,35 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
     restart: () => service.start(),
   };
 }
+
+export interface ServiceRun {
+  /** The exit code, or the signal's name when one ended it. */
+  code: number | string;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a process of a service that serves nothing (a job, a start that must fail) to its exit,
+ * through `startServiceProcess`, with its output kept by stream; SIGKILL after `timeoutMs`.
+ *
+ * @example
+ * const { code, stdout } = await runServiceProcess({ name: 'jobs', args: ['rollup-refresh'], dataDir, env });
+ */
+export async function runServiceProcess(
+  opts: Omit<ServiceProcessOptions, 'listen' | 'port' | 'onLine'>,
+  timeoutMs = 120_000,
+): Promise<ServiceRun> {
+  const output = { stdout: '', stderr: '' };
+  const run = await startServiceProcess({
+    ...opts,
+    listen: false,
+    onLine: (line, stream) => {
+      output[stream] += `${line}\n`;
+    },
+  });
+  const timer = setTimeout(() => void run.kill(), timeoutMs);
+  const code = await run.exited();
+  clearTimeout(timer);
+  return { code, ...output };
+}

@@ -6,8 +6,7 @@
  */
 import { rmSync } from 'node:fs';
 import { eventTopicSpec, RECORD_OVERHEAD_BYTES, type TopicSpec } from '@event-observatory/broker';
-import { ensureStackTopics, startServiceProcess, tempDataDir } from '@event-observatory/devstack';
-import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
+import { ensureStackTopics, runServiceProcess, tempDataDir } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ceHeaders, type Harness, startHarness, uniqueTopic, waitFor } from './harness.js';
 
@@ -24,27 +23,15 @@ function topicWithLimit(name: string, maxMessageBytes: number): TopicSpec {
   };
 }
 
-/**
- * Runs the service's real entry point, with nothing inherited but PATH, until it exits (or
- * `timeoutMs` passes: then it is killed).
- */
+/** Runs the service's real entry point, with nothing inherited but PATH, until it exits (killed after `timeoutMs`). */
 async function runMain(env: Record<string, string>, timeoutMs: number) {
   const dataDir = tempDataDir('ingest-event-ceiling');
-  let stderr = '';
-  const service = await startServiceProcess({
-    name: 'ingest',
-    env,
-    baseEnv: { PATH: process.env.PATH ?? '' },
-    listen: false,
-    dataDir,
-    onLine: (line, stream) => {
-      if (stream === 'stderr') stderr += `${line}\n`;
-    },
-  });
-  if ((await settleWithin(service.exited(), timeoutMs)) === TIMED_OUT) await service.kill();
-  const code = await service.exited();
+  const run = await runServiceProcess(
+    { name: 'ingest', env, baseEnv: { PATH: process.env.PATH }, dataDir },
+    timeoutMs,
+  );
   rmSync(dataDir, { recursive: true, force: true });
-  return { code, stderr };
+  return run;
 }
 
 describe('event ceiling against the topic limit', () => {
