@@ -3,7 +3,8 @@
 # (`make images` builds them all). Stages: manifests -> deps (every dependency, for tsc) -> build
 # (dist/) -> modules, apps (per service: its production dependencies and compiled code only) -> one
 # final stage per component on `runtime` (node + that tree; non-root; no compiler, no npm, no
-# package manager, no sources).
+# package manager, no sources). Each image runs `/app/start`, written by service-tree.sh from the
+# service's `start:prod` script: its node flags are written there only.
 # Adding a component: its name in SERVICES and a final stage below.
 #
 # NODE_IMAGE is the official Node.js LTS slim image wherever a registry is reachable. On a machine
@@ -86,25 +87,25 @@ USER 1000:1000
 FROM runtime AS ingest
 COPY --from=apps /apps/ingest/ ./
 EXPOSE 8080
-CMD ["node", "--max-semi-space-size=16", "--heap-growing-percent=100", "services/ingest/dist/main.js"]
+CMD ["/app/start"]
 
 FROM runtime AS consumer
 COPY --from=apps /apps/consumer/ ./
 EXPOSE 8080
-CMD ["node", "services/consumer/dist/main.js"]
+CMD ["/app/start"]
 
 FROM runtime AS search
 COPY --from=apps /apps/search/ ./
 EXPOSE 8080
-CMD ["node", "services/search/dist/main.js"]
+CMD ["/app/start"]
 
 # A CronJob's container: `args: [partition-maintenance]` or `[rollup-refresh]`; runs once, exits.
 FROM runtime AS jobs
 COPY --from=apps /apps/jobs/ ./
-ENTRYPOINT ["node", "services/jobs/dist/main.js"]
+ENTRYPOINT ["/app/start"]
 
 # The Pipeline controller (two replicas, one leader); talks to the API server and Kafka only.
 FROM runtime AS controller
 COPY --from=apps /apps/controller/ ./
 EXPOSE 8080
-CMD ["node", "services/controller/dist/main.js"]
+CMD ["/app/start"]

@@ -6,18 +6,17 @@
  * Prometheus scraping the services every 15 s with the rules of monitoring/alerts loaded.
  * Ctrl-C (or SIGTERM) stops everything it started, services first, then the infrastructure.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { applyPipelineCrd, clusterVersion, loadKubeConfig } from '@event-observatory/controller';
 import {
   createDatabase,
   repoRoot,
+  type ServiceProcess,
   type Stack,
   startPostgresExporter,
   startPrometheus,
+  startServiceProcess,
   startStack,
 } from '@event-observatory/devstack';
 import { readJobsConfig } from '@event-observatory/jobs';
@@ -25,7 +24,6 @@ import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import { migrate } from '@event-observatory/store';
 
 const DEV_SCOPES = ['events:write', 'events:admin', 'events:read'];
-const SERVICE_STOP_TIMEOUT_MS = 45_000;
 
 function port(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -42,6 +40,8 @@ interface ServicePlan {
   port: number;
   env: Record<string, string>;
   urlVariable: string;
+  /** The service's listen variables when they are not `HTTP_HOST`/`HTTP_PORT`. */
+  listen?: { host: string; port: string };
 }
 
 const root = repoRoot();
@@ -56,7 +56,8 @@ const ports = {
   prometheus: port('PROMETHEUS_PORT', 9090),
 };
 
-const children: { name: string; child: ChildProcess }[] = [];
+/** Services and job runs that have not exited yet. */
+const children = new Set<ServiceProcess>();
 /** Stops of postgres_exporter and Prometheus, run before the infrastructure's. */
 const monitors: (() => Promise<void>)[] = [];
 let stack: Stack | undefined;
@@ -66,85 +67,65 @@ function log(line: string): void {
   process.stdout.write(`[dev] ${line}\n`);
 }
 
-function startService(plan: ServicePlan): void {
-  const main = join(root, 'services', plan.name, 'src', 'main.ts');
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', main], {
-    cwd: join(root, 'services', plan.name),
-    env: { ...process.env, ...plan.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // Own process group: Ctrl-C reaches only this script, which then sends exactly one SIGTERM.
-    detached: true,
+/** Output of a child on this terminal, each line prefixed with its name. */
+function prefixed(name: string): (line: string) => void {
+  return (line) => process.stdout.write(`[${name}] ${line}\n`);
+}
+
+/** Starts a service as the tests do (devstack's `startServiceProcess`) and waits until it is live. */
+async function startService(plan: ServicePlan): Promise<void> {
+  const service = await startServiceProcess({
+    name: plan.name,
+    env: plan.env,
+    port: plan.port,
+    listen: plan.listen,
+    dataDir: devDir,
+    onLine: prefixed(plan.name),
   });
-  for (const stream of [child.stdout, child.stderr]) {
-    if (!stream) continue;
-    createInterface({ input: stream }).on('line', (line) => process.stdout.write(`[${plan.name}] ${line}\n`));
-  }
-  child.on('exit', (code, signal) => {
-    if (!stopping) log(`${plan.name} exited (${signal ?? code}); the rest keeps running`);
+  children.add(service);
+  void service.exited().then((code) => {
+    children.delete(service);
+    if (!stopping) log(`${plan.name} exited (${code}); the rest keeps running`);
   });
-  children.push({ name: plan.name, child });
 }
 
 /**
  * Runs `observatory-jobs <job>` now and every `intervalMs`, as its CronJob would; a run that is
- * still going when the next starts makes that one skip (the job's advisory lock).
+ * still going when the next is due makes that one skip (as the job's advisory lock would).
  */
 function scheduleJob(job: string, intervalMs: number, env: Record<string, string>): void {
-  const run = () => {
-    if (stopping) return;
-    const child = spawn(
-      process.execPath,
-      ['--conditions=source', '--import', 'tsx', join(root, 'services', 'jobs', 'src', 'main.ts'), job],
-      {
-        cwd: join(root, 'services', 'jobs'),
-        env: { ...process.env, ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true,
-      },
-    );
-    for (const stream of [child.stdout, child.stderr]) {
-      createInterface({ input: stream }).on('line', (line) => process.stdout.write(`[${job}] ${line}\n`));
-    }
-    const entry = { name: job, child };
-    children.push(entry);
-    child.on('exit', () => children.splice(children.indexOf(entry), 1));
+  let running = false;
+  const run = async () => {
+    if (stopping || running) return;
+    running = true;
+    const once = await startServiceProcess({
+      name: 'jobs',
+      instance: job,
+      args: [job],
+      env,
+      listen: false,
+      dataDir: devDir,
+      onLine: prefixed(job),
+    });
+    children.add(once);
+    await once.exited();
+    children.delete(once);
+    running = false;
   };
-  run();
-  setInterval(run, intervalMs).unref();
-}
-
-async function waitForLive(name: string, url: string): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    try {
-      const res = await fetch(`${url}/health/live`);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(500);
-  }
-  throw new Error(`${name} did not answer ${url}/health/live within 120s`);
+  const runLogged = () =>
+    run().catch((err: Error) => {
+      running = false;
+      log(`${job} did not start: ${err.message}`);
+    });
+  void runLogged();
+  setInterval(runLogged, intervalMs).unref();
 }
 
 async function stopAll(): Promise<void> {
   if (stopping) return;
   stopping = true;
   log('stopping services');
-  await Promise.all(
-    children.map(
-      ({ child }) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          const timer = setTimeout(() => child.kill('SIGKILL'), SERVICE_STOP_TIMEOUT_MS);
-          child.once('exit', () => {
-            clearTimeout(timer);
-            resolve();
-          });
-          child.kill('SIGTERM');
-        }),
-    ),
-  );
+  await Promise.all([...children].map((child) => child.stop()));
   for (const stop of monitors) await stop().catch(() => undefined);
   if (stack) {
     log('stopping Kafka and PostgreSQL');
@@ -172,7 +153,6 @@ async function controllerPlan(): Promise<ServicePlan | undefined> {
     port: ports.controller,
     urlVariable: 'CONTROLLER_URL',
     env: {
-      HTTP_PORT: String(ports.controller),
       KUBECONFIG: kubeconfig,
       CONTROLLER_WATCH_NAMESPACE: process.env.CONTROLLER_WATCH_NAMESPACE ?? 'default',
       CONTROLLER_LEASE_NAMESPACE: 'default',
@@ -240,28 +220,29 @@ async function main(): Promise<void> {
       name: 'ingest',
       port: ports.ingest,
       urlVariable: 'INGEST_URL',
-      env: { HTTP_PORT: String(ports.ingest) },
+      env: {},
     },
     {
       name: 'consumer',
       port: ports.consumer,
       urlVariable: 'CONSUMER_URL',
-      env: { HTTP_PORT: String(ports.consumer) },
+      env: {},
     },
     {
       name: 'search',
       port: ports.search,
       urlVariable: 'SEARCH_URL',
-      env: { PLAY_HTTP_PORT: String(ports.search), APPLICATION_SECRET: authSecret },
+      env: { APPLICATION_SECRET: authSecret },
+      // The search service keeps the spec's Play-era names for its listener.
+      listen: { host: 'PLAY_HTTP_ADDRESS', port: 'PLAY_HTTP_PORT' },
     },
   ];
   const plans = candidates.filter((plan) => existsSync(join(root, 'services', plan.name, 'src', 'main.ts')));
 
   const controller = await controllerPlan();
   if (controller) plans.push(controller);
-  for (const plan of plans) startService({ ...plan, env: { ...common, ...plan.env } });
+  await Promise.all(plans.map((plan) => startService({ ...plan, env: { ...common, ...plan.env } })));
   const urls = Object.fromEntries(plans.map((p) => [p.urlVariable, `http://127.0.0.1:${p.port}`]));
-  await Promise.all(plans.map((p) => waitForLive(p.name, urls[p.urlVariable] as string)));
 
   const prometheusUrl = await startMonitoring(plans, databaseUrl);
 
@@ -295,13 +276,8 @@ async function main(): Promise<void> {
   log('Ctrl-C stops everything');
 }
 
-// Last resort if this script dies without a graceful stop: take the services down with it.
-process.on('exit', () => {
-  for (const { child } of children) if (child.exitCode === null) child.kill('SIGKILL');
-});
-
 // `on`, not `once`: while this listener stays registered, devstack leaves signal handling to us.
-// A second Ctrl-C gives up waiting; the exit hooks still kill every child.
+// A second Ctrl-C gives up waiting; devstack's exit hook and watchdogs still stop every child.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (stopping) {

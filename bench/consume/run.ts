@@ -14,7 +14,7 @@
  * writes its section of bench/results/latest.md (bench/lib/report.ts). Bounded: it stops by itself
  * after BENCH_TIMEOUT_S (default 600).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -27,7 +27,15 @@ import {
   topicSpecs,
 } from '@event-observatory/broker';
 import { type ConsumedRecord, decodeRecord } from '@event-observatory/consumer';
-import { createDatabase, freePort, repoRoot, startStack, tempDataDir } from '@event-observatory/devstack';
+import {
+  createDatabase,
+  freePort,
+  repoRoot,
+  type ServiceProcess,
+  startServiceProcess,
+  startStack,
+  tempDataDir,
+} from '@event-observatory/devstack';
 import { toKafkaRecord } from '@event-observatory/events';
 import { migrate } from '@event-observatory/store';
 import { Kafka, logLevel } from 'kafkajs';
@@ -118,9 +126,10 @@ async function timedCopy(client: pg.Client, postmasterPid: number, table: string
 }
 
 /** The consumer child process being measured (killed when the bench gives up or fails). */
-let child: ReturnType<typeof spawn> | undefined;
+let child: ServiceProcess | undefined;
 
 interface RunStack {
+  dataDir: string;
   bootstrapServers: string;
   databaseUrl: string;
   kafkaPid: number;
@@ -136,23 +145,24 @@ async function runConsumer(s: RunStack, db: pg.Pool) {
   await db.query('TRUNCATE events.cloud_event');
   await db.query('DELETE FROM events.consumer_checkpoint');
   const adminPort = await freePort();
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  child = spawn(process.execPath, [...nodeArgs, join(root, 'services/consumer/dist/main.js')], {
-    cwd: root,
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean);
+  child = await startServiceProcess({
+    name: 'consumer',
+    build: 'dist',
+    nodeArgs,
+    port: adminPort,
+    dataDir: s.dataDir,
     env: {
-      ...process.env,
       BROKER_BOOTSTRAP_SERVERS: s.bootstrapServers,
       BROKER_GROUP_ID: `bench-${randomUUID()}`,
       DATABASE_URL: s.databaseUrl,
       AUTH_ENABLED: 'false',
-      HTTP_PORT: String(adminPort),
-      HTTP_HOST: '127.0.0.1',
       OTEL_SDK_DISABLED: 'true',
       LOG_LEVEL: 'warn',
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    onLine: (line, stream) => process[stream].write(`${line}\n`),
   });
-  const pid = child.pid!;
+  const pid = child.pid()!;
   let peakBytes = 0;
   let cpu = 0;
   const rss = () => {
@@ -218,8 +228,7 @@ async function runConsumer(s: RunStack, db: pg.Pool) {
       .split('\n')
       .filter((l) => l.startsWith(name))
       .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
-  child.kill('SIGTERM');
-  await new Promise((r) => child!.once('exit', r));
+  await child.stop();
   child = undefined;
   const steadyRows = RECORDS - firstCount;
   const usPerRow = (party: 'consumer' | 'postgres' | 'kafka' | 'bench') =>
@@ -252,8 +261,7 @@ async function main() {
   const dir = tempDataDir('bench-consume-');
   const deadline = setTimeout(() => {
     console.error(`benchmark exceeded ${TIMEOUT_MS / 1000}s; giving up`);
-    // process.exit skips the finally below: the consumer child would outlive the bench.
-    child?.kill('SIGKILL');
+    // process.exit skips the finally below: devstack's exit hook stops the consumer child.
     process.exit(2);
   }, TIMEOUT_MS);
   deadline.unref();
@@ -291,7 +299,7 @@ async function main() {
     const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     // The compiled consumer (tsc -b), as a container runs it.
     execFileSync('npx', ['tsc', '-b', 'services/consumer'], { cwd: root, stdio: 'inherit' });
-    const r = await runConsumer({ ...stack, databaseUrl, kafkaPid, postmasterPid }, db);
+    const r = await runConsumer({ ...stack, dataDir: dir, databaseUrl, kafkaPid, postmasterPid }, db);
     console.log(`consumer: ${Math.round(r.rate)} rows/s`);
 
     // The group member alone over the same topic: fetching only, then fetching and the consumer's
@@ -404,7 +412,7 @@ Pre-filling the topic took ${fillSeconds.toFixed(1)} s. The consumer ran compile
 `;
     run.write(report, { kafkaVersion: stack.kafka.version });
   } finally {
-    if (child) child.kill('SIGKILL');
+    await child?.kill();
     await stack.stop();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -34,7 +34,6 @@ try {
     const words = flags.split(' ').filter(Boolean);
     const isSetting = (word: string) => /^[A-Z_]+=/.test(word);
     const service = await startIngestService({
-      serviceDir: SERVICE_DIR,
       bootstrapServers: broker.kafka.bootstrapServers,
       nodeArgs: words.filter((word) => !isSetting(word)),
       env: Object.fromEntries(words.filter(isSetting).map((word) => word.split(/=(.*)/s).slice(0, 2))),

@@ -72,7 +72,6 @@ async function measureIngest(
   brokerPid: number | undefined,
 ): Promise<IngestFigures> {
   const service = await startIngestService({
-    serviceDir: SERVICE_DIR,
     bootstrapServers,
     nodeArgs: NODE_ARGS,
     authSecret: SECRET,

@@ -124,7 +124,6 @@ async function measureService(
   config: { name: string; env: Record<string, string> },
 ): Promise<string[]> {
   const service = await startIngestService({
-    serviceDir: SERVICE_DIR,
     bootstrapServers: kafka.bootstrapServers,
     nodeArgs: SERVICE_NODE_ARGS,
     fromSource: FROM_SOURCE,

@@ -3,11 +3,10 @@
  * (`node <start:prod flags> dist/main.js`, or from sources through tsx), its settings only from
  * here (never from the caller's shell), LOG_LEVEL info, tracing off.
  */
-import { spawn } from 'node:child_process';
-import { freePort } from '@event-observatory/devstack';
+import { rmSync } from 'node:fs';
+import { startServiceProcess, tempDataDir } from '@event-observatory/devstack';
 
 export interface ServiceOptions {
-  serviceDir: string;
   bootstrapServers: string;
   nodeArgs: string[];
   fromSource?: boolean;
@@ -22,18 +21,18 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** Starts the service and resolves once /health/ready answers 200 (50 s at most). */
+/** Starts the service (devstack's `startServiceProcess`) and resolves once /health/ready answers 200 (50 s at most). */
 export async function startIngestService(o: ServiceOptions): Promise<RunningService> {
-  const port = await freePort();
-  const entry = o.fromSource ? ['--conditions=source', '--import', 'tsx', 'src/main.ts'] : ['dist/main.js'];
-  const service = spawn(process.execPath, [...o.nodeArgs, ...entry], {
-    cwd: o.serviceDir,
+  const dataDir = tempDataDir('bench-ingest-service');
+  const service = await startServiceProcess({
+    name: 'ingest',
+    build: o.fromSource ? 'source' : 'dist',
+    nodeArgs: o.nodeArgs,
+    dataDir,
+    baseEnv: Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !/^(BROKER_|KAFKA_|INGEST_|AUTH_|OTEL_)/.test(k)),
+    ),
     env: {
-      ...Object.fromEntries(
-        Object.entries(process.env).filter(([k]) => !/^(BROKER_|KAFKA_|INGEST_|AUTH_|OTEL_)/.test(k)),
-      ),
-      HTTP_HOST: '127.0.0.1',
-      HTTP_PORT: String(port),
       BROKER_BOOTSTRAP_SERVERS: o.bootstrapServers,
       AUTH_ENABLED: o.authSecret ? 'true' : 'false',
       ...(o.authSecret ? { AUTH_SECRET: o.authSecret } : {}),
@@ -42,21 +41,20 @@ export async function startIngestService(o: ServiceOptions): Promise<RunningServ
       NODE_ENV: 'production',
       ...o.env,
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    onLine: (line, stream) => process[stream].write(`${line}\n`),
   });
-  const exited = new Promise((r) => service.once('exit', r));
   for (let i = 0; i < 200; i++) {
     try {
-      if ((await fetch(`http://127.0.0.1:${port}/health/ready`)).status === 200) break;
+      if ((await fetch(`${service.url}/health/ready`)).status === 200) break;
     } catch {}
     await new Promise((r) => setTimeout(r, 250));
   }
   return {
-    port,
-    pid: service.pid!,
+    port: service.port,
+    pid: service.pid()!,
     stop: async () => {
-      service.kill('SIGTERM');
-      await exited;
+      await service.stop();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -4,7 +4,9 @@
 #   service-tree.sh modules <service> <manifests>: its manifest and those of the workspace packages
 #     among its production dependencies (transitively), and their production dependencies only
 #     (`npm install --omit=dev` of the locked versions, patches/ applied);
-#   service-tree.sh dist <service> <build tree>: their compiled dist/, and migrations/.
+#   service-tree.sh dist <service> <build tree>: their compiled dist/, migrations/, and `start`, the
+#     image's command: the service's `start:prod` script run where npm runs it, so the node flags
+#     written there (which `make dev`, the tests and the benchmarks also read) are the image's.
 set -eu
 step=$1 service=$2 from=$3
 out=/apps/$service
@@ -74,6 +76,9 @@ case $step in
     while read -r dir; do cp -r "$from/$dir/dist" "$dir/"; done <.workspaces
     cp -r "$from/migrations" .
     rm .workspaces
+    command=$(node -p 'require(process.argv[1]).scripts["start:prod"]' "./services/$service/package.json")
+    printf '#!/bin/sh\ncd /app/services/%s && exec %s "$@"\n' "$service" "$command" >start
+    chmod 755 start
     ;;
   *)
     echo "usage: $0 modules|dist <service> <folder>" >&2

@@ -74,8 +74,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
       name: 'consumer kill -9',
       async begin() {
         await p.consumer.waitForLog(HELD, 30_000);
-        p.consumer.child.kill('SIGKILL');
-        await p.consumer.exited;
+        await p.consumer.kill();
       },
       holdMs: 0,
       end: () => p.startConsumer(),
@@ -112,8 +111,8 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
       async begin(load) {
         inFlight = load.burst(100);
         await sleep(20);
-        p.ingest.child.kill('SIGTERM');
-        exit = await p.ingest.exited;
+        await p.ingest.stop();
+        exit = await p.ingest.exited();
       },
       holdMs: 0,
       end: () => p.startIngest(),

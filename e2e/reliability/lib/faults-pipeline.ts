@@ -78,7 +78,7 @@ export async function startPipeline(): Promise<Pipeline> {
       return running(consumer, 'consumer');
     },
     async startIngest() {
-      ingest = spawnService(
+      ingest = await spawnService(
         'ingest',
         ingestPort,
         {
@@ -87,12 +87,12 @@ export async function startPipeline(): Promise<Pipeline> {
           BROKER_QUEUE_CAPACITY: String(INGEST_QUEUE_CAPACITY),
           LOG_LEVEL: 'warn',
         },
-        join(dataDir, 'ingest.log'),
+        dataDir,
       );
       await until('ingest ready', () => ready(p.ingest.url).catch(() => false), START_TIMEOUT_MS);
     },
     async startConsumer() {
-      consumer = spawnService(
+      consumer = await spawnService(
         'consumer',
         consumerPort,
         {
@@ -106,7 +106,7 @@ export async function startPipeline(): Promise<Pipeline> {
           BROKER_SESSION_TIMEOUT: '10s',
           LOG_LEVEL: 'info',
         },
-        join(dataDir, 'consumer.log'),
+        dataDir,
       );
       await until('consumer ready', () => ready(p.consumer.url).catch(() => false), START_TIMEOUT_MS);
     },
@@ -132,10 +132,7 @@ export async function startPipeline(): Promise<Pipeline> {
       }
     },
     async close() {
-      for (const service of [ingest, consumer]) {
-        service?.child.kill('SIGTERM');
-        await service?.exited;
-      }
+      for (const service of [ingest, consumer]) await service?.stop();
       await db.end();
       await stack.stop();
       if (!process.env.OBSERVATORY_KEEP_STACK) rmSync(dataDir, { recursive: true, force: true });

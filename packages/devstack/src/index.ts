@@ -27,5 +27,11 @@ export {
 } from './prometheus.js';
 export { createTopic, type ReadRecord, readRecords } from './read-records.js';
 export { rollupFromEvents, SEED_WORDS, type SeedOptions, seedEvents } from './seed-events.js';
-export { type ServiceProcess, type ServiceProcessOptions, startServiceProcess } from './service-process.js';
+export {
+  runServiceProcess,
+  type ServiceProcess,
+  type ServiceProcessOptions,
+  type ServiceRun,
+  startServiceProcess,
+} from './service-process.js';
 export { ensureStackTopics, type Stack, type StackOptions, stackTopics, startStack } from './stack.js';

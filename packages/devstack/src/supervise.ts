@@ -13,7 +13,7 @@
  *    survives even a hard kill of the test runner.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface SpawnOptions {
@@ -31,6 +31,13 @@ export interface SpawnOptions {
   gid?: number;
   /** Seconds the watchdog gives the child between SIGTERM and SIGKILL when the parent died. */
   watchdogGraceSeconds?: number;
+  /** Each line the child writes, and where, besides the log file. */
+  onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /**
+   * Own process group: a Ctrl-C in the terminal reaches only this process, which then stops the
+   * child itself (one SIGTERM, not the terminal's SIGINT beside it).
+   */
+  detached?: boolean;
 }
 
 export interface Supervised {
@@ -127,13 +134,15 @@ export function spawnSupervised(opts: SpawnOptions): Supervised {
     child = spawn(opts.command, opts.args, {
       cwd: opts.cwd,
       env: opts.env ?? process.env,
-      stdio: ['ignore', out, out],
+      stdio: ['ignore', opts.onLine ? 'pipe' : out, opts.onLine ? 'pipe' : out],
       uid: opts.uid,
       gid: opts.gid,
+      detached: opts.detached,
     });
   } finally {
     closeSync(out);
   }
+  const copied = opts.onLine ? copyLines(child, opts.logFile, opts.onLine) : Promise.resolve();
   if (child.pid === undefined) {
     throw new Error(`${opts.name}: could not start ${opts.command}`);
   }
@@ -142,7 +151,10 @@ export function spawnSupervised(opts: SpawnOptions): Supervised {
   writeFileSync(pidFile, `${pid}\n`);
   let done = false;
   const exited = new Promise<number | string>((resolve) => {
-    child.once('exit', (code, signal) => {
+    child.once('exit', async (code, signal) => {
+      // Its last lines may still be in the pipe: hand them over first (a grandchild holding the
+      // pipe open gets a second).
+      await Promise.race([copied, sleep(1_000)]);
       done = true;
       running.delete(supervised);
       rmSync(pidFile, { force: true });
@@ -167,6 +179,36 @@ export function spawnSupervised(opts: SpawnOptions): Supervised {
   running.add(supervised);
   startWatchdog(pid, opts.watchdogGraceSeconds ?? 20);
   return supervised;
+}
+
+/**
+ * Appends the child's output to `logFile` and hands each whole line to `onLine`; resolves once
+ * both streams have ended.
+ */
+function copyLines(
+  child: ChildProcess,
+  logFile: string,
+  onLine: NonNullable<SpawnOptions['onLine']>,
+): Promise<unknown> {
+  const ended: Promise<void>[] = [];
+  for (const [stream, name] of [
+    [child.stdout, 'stdout'],
+    [child.stderr, 'stderr'],
+  ] as const) {
+    if (!stream) continue;
+    ended.push(new Promise((resolve) => stream.once('close', resolve)));
+    let rest = '';
+    stream.setEncoding('utf8').on('data', (chunk: string) => {
+      appendFileSync(logFile, chunk);
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) onLine(line, name);
+    });
+    stream.on('end', () => {
+      if (rest !== '') onLine(rest, name);
+    });
+  }
+  return Promise.all(ended);
 }
 
 /** Stops a supervised child: `signal` first, SIGKILL after `graceMs`. Resolves when it is gone. */
@@ -324,11 +366,14 @@ export interface ServiceControl {
   /** SIGKILL at once, as a crash would (fault tests); resolves when the process is gone. */
   kill(): Promise<void>;
   pid(): number | undefined;
+  /** The exit code (or signal name) of the current or last run; undefined before the first start. */
+  exited(): Promise<number | string> | undefined;
 }
 
 /** start/stop/pid around one long-running process, restartable any number of times. */
 export function supervisedService(def: ServiceDefinition): ServiceControl {
   let proc: Supervised | undefined;
+  let last: Supervised | undefined;
   let starting: Promise<void> | undefined;
   return {
     async start() {
@@ -337,6 +382,7 @@ export function supervisedService(def: ServiceDefinition): ServiceControl {
       writeFileSync(def.logFile, `${def.banner()}\n`, { flag: 'a' });
       const current = spawnSupervised({ ...def, pidDir: def.dataDir });
       proc = current;
+      last = current;
       starting = def.waitReady(current).catch(async (error) => {
         await stopChild(current, 'SIGKILL', 5_000);
         throw error;
@@ -356,6 +402,7 @@ export function supervisedService(def: ServiceDefinition): ServiceControl {
       proc = undefined;
     },
     pid: () => (proc && !proc.hasExited() ? proc.pid : undefined),
+    exited: () => last?.exited,
   };
 }
 

@@ -6,6 +6,7 @@ import {
   createLogger,
   createMetrics,
   installShutdown,
+  readListenerTimeouts,
   runMain,
   serveApp,
   startTracing,
@@ -17,13 +18,14 @@ import { consumerShutdown } from './shutdown.js';
 
 await runMain(async () => {
   const config = readConsumerConfig(process.env);
+  const timeouts = readListenerTimeouts(process.env);
   const auth = authConfigFromEnv(process.env, { defaultScope: ADMIN_SCOPE });
   const databaseUrl = databaseUrlFromEnv(process.env);
-  const tracing = startTracing({ service: 'consumer', version: config.serviceVersion });
+  const tracing = startTracing({ service: 'consumer', version: config.serviceVersion, env: process.env });
   const logger = createLogger({ service: 'consumer', level: config.logLevel });
   const { registry } = createMetrics({ service: 'consumer', version: config.serviceVersion });
   const service = await createConsumerService({ config, databaseUrl, auth, registry, logger });
-  const server = await serveApp(service.app, { host: config.httpHost, port: config.httpPort });
+  const server = await serveApp(service.app, { host: config.httpHost, port: config.httpPort, timeouts });
   logger.info({ url: server.url }, 'admin listener up');
   await service.start();
   installShutdown({

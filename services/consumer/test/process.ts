@@ -1,31 +1,31 @@
 /**
- * The consumer as a real process (`src/main.ts` under tsx), for tests that signal or kill it: its
- * own topic and database on the shared stack, JSON log lines collected from stdout.
+ * The consumer as a real process (devstack's `startServiceProcess`, as `make dev` runs it), for
+ * tests that signal or kill it: its own topic and database on the shared stack, JSON log lines
+ * collected from its output.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { connect } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { brokerTopics, ensureTopics, topicSpecs } from '@event-observatory/broker';
-import { createDatabase, freePort } from '@event-observatory/devstack';
+import {
+  createDatabase,
+  type ServiceProcess,
+  startServiceProcess,
+  tempDataDir,
+} from '@event-observatory/devstack';
 import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { waitFor } from './harness.js';
 
-const serviceDir = fileURLToPath(new URL('..', import.meta.url));
-
 export interface LogLine {
   msg?: string;
   [k: string]: unknown;
 }
 
-export interface ConsumerProcess {
-  child: ChildProcess;
-  port: number;
+export interface ConsumerProcess extends ServiceProcess {
   logs: LogLine[];
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Resolves with the first log line with this message (or throws after `timeoutMs`). */
   waitForLog(msg: string, timeoutMs?: number): Promise<LogLine>;
 }
@@ -63,7 +63,8 @@ export async function processFixture(name: string): Promise<ProcessFixture> {
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
   const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-  const children: ChildProcess[] = [];
+  const dataDir = tempDataDir(`consumer-${name}`);
+  const children: ServiceProcess[] = [];
 
   return {
     topic,
@@ -75,18 +76,17 @@ export async function processFixture(name: string): Promise<ProcessFixture> {
       await producer.send({ topic, acks: -1, messages: events.map(toKafkaRecord) });
     },
     async spawn(env = {}) {
-      const port = await freePort();
-      const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/main.ts'], {
-        cwd: serviceDir,
+      const logs: LogLine[] = [];
+      const service = await startServiceProcess({
+        name: 'consumer',
+        instance: `consumer-${children.length + 1}`,
+        dataDir,
         env: {
-          ...process.env,
           BROKER_BOOTSTRAP_SERVERS: stack.bootstrapServers,
           BROKER_TOPIC: topic,
           BROKER_GROUP_ID: groupId,
           DATABASE_URL: databaseUrl,
           AUTH_ENABLED: 'false',
-          HTTP_HOST: '127.0.0.1',
-          HTTP_PORT: String(port),
           LOG_LEVEL: 'info',
           OTEL_SDK_DISABLED: 'true',
           CONSUMER_BATCH_WINDOW: '50ms',
@@ -95,30 +95,18 @@ export async function processFixture(name: string): Promise<ProcessFixture> {
           BROKER_SESSION_TIMEOUT: '10s',
           ...env,
         },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      children.push(child);
-      const logs: LogLine[] = [];
-      let rest = '';
-      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-        const parts = (rest + chunk).split('\n');
-        rest = parts.pop()!;
-        for (const line of parts) {
+        onLine: (line) => {
           try {
             logs.push(JSON.parse(line) as LogLine);
           } catch {
             logs.push({ msg: line });
           }
-        }
+        },
       });
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-        child.once('exit', (code, signal) => resolve({ code, signal })),
-      );
+      children.push(service);
       return {
-        child,
-        port,
+        ...service,
         logs,
-        exited,
         async waitForLog(msg, timeoutMs = 60_000) {
           await waitFor(`log "${msg}"`, () => logs.some((l) => l.msg === msg), timeoutMs);
           return logs.find((l) => l.msg === msg)!;
@@ -138,10 +126,11 @@ export async function processFixture(name: string): Promise<ProcessFixture> {
       return rows[0].n as number;
     },
     async close() {
-      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      await Promise.all(children.map((c) => c.kill()));
       await producer.disconnect();
       await admin.disconnect();
       await db.end();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -5,6 +5,7 @@ import {
   createLogger,
   createMetrics,
   installShutdown,
+  readListenerTimeouts,
   runMain,
   serveApp,
 } from '@event-observatory/service-kit';
@@ -14,11 +15,12 @@ import { createControllerService } from './service.js';
 
 await runMain(async () => {
   const config = readControllerConfig(process.env);
+  const timeouts = readListenerTimeouts(process.env);
   const logger = createLogger({ service: 'controller', level: config.logLevel });
   const { registry } = createMetrics({ service: 'controller', version: config.serviceVersion });
   const kubeConfig = loadKubeConfig(); // KUBECONFIG, else ~/.kube/config, else the pod's service account
   const service = createControllerService({ config, kubeConfig, registry, logger });
-  const server = await serveApp(service.app, { host: config.httpHost, port: config.httpPort });
+  const server = await serveApp(service.app, { host: config.httpHost, port: config.httpPort, timeouts });
   logger.info({ url: server.url, identity: service.identity }, 'controller listening');
   service.start();
   installShutdown({

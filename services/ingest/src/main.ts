@@ -5,7 +5,7 @@
  */
 import { readProducerConfig } from '@event-observatory/broker';
 import { authConfigFromEnv } from '@event-observatory/service-kit/auth';
-import { runMain } from '@event-observatory/service-kit/config';
+import { readListenerTimeouts, runMain } from '@event-observatory/service-kit/config';
 import { createLogger } from '@event-observatory/service-kit/logger';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { installShutdown, serveApp } from '@event-observatory/service-kit/server';
@@ -15,15 +15,16 @@ import { createIngestService } from './service.js';
 
 runMain(async () => {
   const config = readIngestConfig(process.env);
+  const timeouts = readListenerTimeouts(process.env);
   const broker = readProducerConfig(process.env);
   const auth = authConfigFromEnv(process.env, { defaultScope: 'events:write' });
   const logger = createLogger({ service: 'ingest', version: config.version, level: config.logLevel });
-  const tracing = startTracing({ service: 'ingest', version: config.version });
+  const tracing = startTracing({ service: 'ingest', version: config.version, env: process.env });
   const { registry } = createMetrics({ service: 'ingest', version: config.version });
   const service = await createIngestService({ config, broker, auth, registry, logger });
   // In-flight requests wait at most for their own delivery deadline, so that bounds the drain.
   const drainMs = broker.deliveryTimeoutMs;
-  const server = await serveApp(service.app, { host: config.host, port: config.port, drainMs });
+  const server = await serveApp(service.app, { host: config.host, port: config.port, timeouts, drainMs });
   logger.info({ url: server.url, auth: auth.enabled }, 'listening');
   installShutdown({
     steps: [

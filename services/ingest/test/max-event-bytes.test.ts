@@ -4,18 +4,14 @@
  * with Kafka's default 1048588 bytes), the service refuses to start, or reports not ready when the
  * topic changes under it.
  */
-import { spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { rmSync } from 'node:fs';
 import { eventTopicSpec, RECORD_OVERHEAD_BYTES, type TopicSpec } from '@event-observatory/broker';
-import { ensureStackTopics } from '@event-observatory/devstack';
-import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
+import { ensureStackTopics, runServiceProcess, tempDataDir } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ceHeaders, type Harness, startHarness, uniqueTopic, waitFor } from './harness.js';
 
 const { bootstrapServers } = inject('kafka');
 const KAFKA_DEFAULT_LIMIT = 1_048_588;
-const serviceDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The event topic's spec with another `max.message.bytes`, as someone else might have set it. */
 function topicWithLimit(name: string, maxMessageBytes: number): TopicSpec {
@@ -27,20 +23,15 @@ function topicWithLimit(name: string, maxMessageBytes: number): TopicSpec {
   };
 }
 
-/** Runs the service's real entry point until it exits (or `timeoutMs` passes: then it is killed). */
+/** Runs the service's real entry point, with nothing inherited but PATH, until it exits (killed after `timeoutMs`). */
 async function runMain(env: Record<string, string>, timeoutMs: number) {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/main.ts'], {
-    cwd: serviceDir,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (d) => {
-    stderr += d.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  if ((await settleWithin(exited, timeoutMs)) === TIMED_OUT) child.kill('SIGKILL');
-  return { code: await exited, stderr };
+  const dataDir = tempDataDir('ingest-event-ceiling');
+  const run = await runServiceProcess(
+    { name: 'ingest', env, baseEnv: { PATH: process.env.PATH }, dataDir },
+    timeoutMs,
+  );
+  rmSync(dataDir, { recursive: true, force: true });
+  return run;
 }
 
 describe('INGEST_MAX_EVENT_BYTES against the topic limit', () => {

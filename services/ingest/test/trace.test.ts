@@ -9,7 +9,7 @@ let tracing: Tracing;
 beforeAll(async () => {
   // `make dev`'s setting: spans and propagation must work although nothing is exported.
   process.env.OTEL_TRACES_EXPORTER = 'none';
-  tracing = startTracing({ service: 'ingest-test', version: 'test' });
+  tracing = startTracing({ service: 'ingest-test', version: 'test', env: process.env });
   const topic = uniqueTopic('ingest-trace');
   await createTopic(bootstrapServers, topic);
   h = await startHarness({ bootstrapServers, topic });

@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { rmSync } from 'node:fs';
+import { runServiceProcess, tempDataDir } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from './harness.js';
 
@@ -13,20 +13,12 @@ afterAll(async () => {
   await h?.close();
 });
 
-const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-
-function program(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--conditions=source', '--import', 'tsx', main, ...args],
-      { env: { ...process.env, ...env }, timeout: 60_000 },
-      (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
+/** `observatory-jobs <args>` as its CronJob runs it (devstack's `runServiceProcess`). */
+async function program(args: string[], env: Record<string, string>) {
+  const dataDir = tempDataDir('jobs-program');
+  const run = await runServiceProcess({ name: 'jobs', args, env, dataDir }, 60_000);
+  rmSync(dataDir, { recursive: true, force: true });
+  return run;
 }
 
 async function runs(): Promise<number> {

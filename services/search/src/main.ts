@@ -2,7 +2,7 @@
  * Wiring only: configuration -> telemetry -> service -> listener -> shutdown (live tails, then
  * listener, then pool, then telemetry).
  */
-import { runMain } from '@event-observatory/service-kit/config';
+import { readListenerTimeouts, runMain } from '@event-observatory/service-kit/config';
 import { createLogger } from '@event-observatory/service-kit/logger';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { installShutdown, serveApp } from '@event-observatory/service-kit/server';
@@ -13,14 +13,15 @@ import { createSearchService } from './service.js';
 
 runMain(async () => {
   const config = readSearchConfig(process.env);
+  const timeouts = readListenerTimeouts(process.env);
   const databaseUrl = databaseUrlFromEnv(process.env);
-  const tracing = startTracing({ service: 'search', version: config.version });
+  const tracing = startTracing({ service: 'search', version: config.version, env: process.env });
   const logger = createLogger({ service: 'search', version: config.version, level: config.logLevel });
   const { registry } = createMetrics({ service: 'search', version: config.version });
   const service = createSearchService({ config, databaseUrl, registry, logger });
   // The default drain (10 s) outlasts the keep-alive timeout plus Node's extra second, so idle
   // connections expire as announced before any is cut; a page takes at most its 2 s statements.
-  const server = await serveApp(service.app, { host: config.host, port: config.port });
+  const server = await serveApp(service.app, { host: config.host, port: config.port, timeouts });
   logger.info({ url: server.url, allowedHosts: config.allowedHosts }, 'listening');
   installShutdown({
     steps: [

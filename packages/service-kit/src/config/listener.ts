@@ -1,6 +1,6 @@
 /**
- * The HTTP listener's timeouts, read in one place for every service (`serveApp` reads them from
- * the environment unless given). Node's own defaults are not deliberate bounds: a stalled body is
+ * The HTTP listener's timeouts, read in one place for every service (each `main.ts` reads them
+ * and hands them to `serveApp`). Node's own defaults are not deliberate bounds: a stalled body is
  * answered only after `requestTimeout` (300 s) and a stalled header block after ~65 s.
  */
 import { ConfigError, duration, type Env, readConfig } from './schema.js';

@@ -22,9 +22,9 @@ export interface ServeOptions {
    */
   drainMs?: number;
   /**
-   * Request, header and keep-alive timeouts. Default: read from the environment
-   * (`HTTP_REQUEST_TIMEOUT` 30s, `HTTP_HEADERS_TIMEOUT` 10s, `HTTP_KEEP_ALIVE_TIMEOUT` 5s), so
-   * every service's listener has them without wiring; a bad value rejects with a `ConfigError`.
+   * Request, header and keep-alive timeouts; a service reads them in its `main.ts` with
+   * `readListenerTimeouts(process.env)`. Default those variables' defaults (request 30 s, headers
+   * 10 s, keep-alive 5 s); a headers timeout above the request timeout rejects with a `ConfigError`.
    */
   timeouts?: ListenerTimeouts;
 }
@@ -50,7 +50,7 @@ export interface RunningServer {
  *
  * @example
  * ```ts
- * const server = await serveApp(app, { host: cfg.host, port: cfg.port });
+ * const server = await serveApp(app, { host: cfg.host, port: cfg.port, timeouts: readListenerTimeouts(process.env) });
  * logger.info({ url: server.url }, 'listening');
  * ```
  */
@@ -59,7 +59,7 @@ export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<Runnin
   const drainMs = opts.drainMs ?? 10_000;
   let timeouts: ListenerTimeouts;
   try {
-    timeouts = checkListenerTimeouts(opts.timeouts ?? readListenerTimeouts(process.env));
+    timeouts = checkListenerTimeouts(opts.timeouts ?? readListenerTimeouts({}));
   } catch (err) {
     return Promise.reject(err);
   }

@@ -17,7 +17,7 @@ describe('startTracing switched off', () => {
     delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
     delete process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
     delete process.env.OTEL_TRACES_SAMPLER;
-    const tracing = startTracing({ service: 'none' });
+    const tracing = startTracing({ service: 'none', env: process.env });
     expect(tracing.enabled).toBe(true);
     expect(process.env.OTEL_TRACES_SAMPLER).toBe('parentbased_traceidratio');
     expect(process.env.OTEL_TRACES_SAMPLER_ARG).toBe('0.1');

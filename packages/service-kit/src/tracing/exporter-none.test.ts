@@ -6,7 +6,7 @@ import { injectTraceContext, startTracing } from './index.js';
 describe('startTracing with OTEL_TRACES_EXPORTER=none', () => {
   it('opens spans and propagates their own context while exporting nothing', async () => {
     process.env.OTEL_TRACES_EXPORTER = 'none';
-    const tracing = startTracing({ service: 'none-spans' });
+    const tracing = startTracing({ service: 'none-spans', env: process.env });
     const tracer = trace.getTracer('test');
     const parent = trace.setSpanContext(context.active(), {
       traceId: '4bf92f3577b34da6a3ce929d0e0e4736',

@@ -45,7 +45,7 @@ describe('startTracing exporting over OTLP gRPC (the spec default protocol)', ()
       OTEL_TRACES_SAMPLER: 'always_on',
       OTEL_TRACES_EXPORTER: 'otlp',
     });
-    tracing = startTracing({ service: 'grpc-test', version: '7.7.7' });
+    tracing = startTracing({ service: 'grpc-test', version: '7.7.7', env: process.env });
   });
 
   afterAll(async () => {

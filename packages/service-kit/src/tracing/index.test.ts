@@ -61,7 +61,7 @@ describe('startTracing exporting to an OTLP endpoint', () => {
       OTEL_METRICS_EXPORTER: 'otlp', // forced off by startTracing all the same
       OTEL_LOGS_EXPORTER: 'otlp',
     });
-    tracing = startTracing({ service: 'tracing-test', version: '9.9.9' });
+    tracing = startTracing({ service: 'tracing-test', version: '9.9.9', env: process.env });
   });
 
   afterAll(async () => {

@@ -36,10 +36,11 @@ export interface TracingOptions {
   /** `service.version`; default `0.0.0-unknown`. */
   version?: string;
   /**
-   * The environment the SDK reads. The SDK reads `process.env` itself, so the spec's defaults are
-   * written into this object for unset variables; default `process.env`.
+   * The environment, handed in by the service's `main.ts` (`process.env`). The OpenTelemetry SDK
+   * reads `process.env` itself, so the spec's defaults are written into this object for unset
+   * variables.
    */
-  env?: Record<string, string | undefined>;
+  env: Record<string, string | undefined>;
 }
 
 export interface Tracing {
@@ -62,12 +63,12 @@ export interface Tracing {
  *
  * @example
  * ```ts
- * const tracing = startTracing({ service: 'ingest', version: process.env.SERVICE_VERSION });
+ * const tracing = startTracing({ service: 'ingest', version: config.version, env: process.env });
  * installShutdown({ steps: [..., { name: 'telemetry', run: tracing.shutdown }], timeoutMs, logger });
  * ```
  */
 export function startTracing(opts: TracingOptions): Tracing {
-  const env = opts.env ?? process.env;
+  const env = opts.env;
   for (const [name, value] of Object.entries(OTEL_SPEC_DEFAULTS)) if (!env[name]?.trim()) env[name] = value;
   if (!env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() && !env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim()) {
     Object.assign(env, OTEL_SPEC_EXPORTER);

@@ -1,0 +1,71 @@
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { productionNodeArgs, repoRoot, startServiceProcess, tempDataDir } from '@event-observatory/devstack';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
+const stack = inject('stack');
+let dataDir: string;
+
+beforeAll(() => {
+  dataDir = tempDataDir('service-process');
+});
+afterAll(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('startServiceProcess', () => {
+  it('runs a service with the node flags of its start:prod, live on 127.0.0.1, and stops it gracefully', async () => {
+    const flags = productionNodeArgs(join(repoRoot(), 'services', 'ingest'));
+    expect(flags).toContain('--max-semi-space-size=16');
+    const ingest = await startServiceProcess({
+      name: 'ingest',
+      dataDir,
+      env: {
+        BROKER_BOOTSTRAP_SERVERS: stack.bootstrapServers,
+        AUTH_ENABLED: 'false',
+        OTEL_SDK_DISABLED: 'true',
+      },
+    });
+    const cmdline = readFileSync(`/proc/${ingest.pid()}/cmdline`, 'utf8').split('\0');
+    expect(cmdline.slice(1, 1 + flags.length)).toEqual(flags);
+    expect(ingest.url).toBe(`http://127.0.0.1:${ingest.port}`);
+    expect((await fetch(`${ingest.url}/health/live`)).status).toBe(200);
+    await ingest.stop();
+    // Its own exit code, not a signal's name: the SIGTERM ran its shutdown to the end.
+    expect(await ingest.exited()).toBe(0);
+    expect(ingest.pid()).toBeUndefined();
+  }, 120_000);
+
+  it('runs two instances of one service in one folder side by side', async () => {
+    const env = {
+      DATABASE_URL: stack.databaseUrl,
+      APPLICATION_SECRET: 'a'.repeat(32),
+      OTEL_SDK_DISABLED: 'true',
+    };
+    const listen = { host: 'PLAY_HTTP_ADDRESS', port: 'PLAY_HTTP_PORT' };
+    const first = await startServiceProcess({ name: 'search', instance: 'search-1', dataDir, env, listen });
+    const second = await startServiceProcess({ name: 'search', instance: 'search-2', dataDir, env, listen });
+    // The second start did not take the first for a survivor of a crashed run.
+    expect((await fetch(`${first.url}/health/live`)).status).toBe(200);
+    expect((await fetch(`${second.url}/health/live`)).status).toBe(200);
+    await Promise.all([first.stop(), second.stop()]);
+    expect([await first.exited(), await second.exited()]).toEqual([0, 0]);
+  }, 120_000);
+
+  it('runs a process that serves nothing to its exit, with nothing inherited, each line handed over by stream and kept in its log', async () => {
+    const lines: string[] = [];
+    const job = await startServiceProcess({
+      name: 'jobs',
+      args: ['no-such-job'],
+      listen: false,
+      baseEnv: { PATH: process.env.PATH },
+      env: {},
+      dataDir,
+      onLine: (line, stream) => lines.push(`${stream}: ${line}`),
+    });
+    expect(await job.exited()).toBe(1);
+    const usage = 'Error: usage: observatory-jobs partition-maintenance | rollup-refresh (got "no-such-job")';
+    expect(lines).toEqual([`stderr: ${usage}`]);
+    expect(readFileSync(job.logFile, 'utf8')).toContain(usage);
+  }, 60_000);
+});
