@@ -29,10 +29,10 @@ import {
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { Registry } from 'prom-client';
-import { POISON_REASONS, type PoisonReason } from './decode.js';
-import type { DlqAdmin } from './dlq-admin.js';
-import type { Lifecycle } from './lifecycle.js';
+import type { DlqAdmin } from './dlq/admin.js';
 import type { CommandOutcome, LifecycleCommand } from './metrics.js';
+import type { Lifecycle } from './operations/lifecycle.js';
+import { POISON_REASONS, type PoisonReason } from './write/decode.js';
 
 export interface AppDeps {
   registry: Registry;

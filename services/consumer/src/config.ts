@@ -25,6 +25,7 @@ export function readConsumerConfig(env: Env) {
     lagRequestTimeoutMs: duration('LAG_REQUEST_TIMEOUT', { min: 100 }).default('5s'),
     replayMaxRecords: int('REPLAY_MAX_RECORDS', { min: 1, max: 100_000 }).default(1000),
     migrateOnBoot: bool('CONSUMER_MIGRATE_ON_BOOT').default(true),
+    migrationsDir: str('MIGRATIONS_DIR').optional(),
     autoStart: bool('CONSUMER_AUTO_START').default(true),
     /**
      * Test only: wait this long after a chunk's group was durably written and before its offset is

@@ -6,9 +6,9 @@ export {
   type DeadLetter,
   originalMessage,
   parseDeadLetter,
-} from './dead-letter.js';
-export { decodeRecord, type EventRow, POISON_REASONS, type PoisonReason } from './decode.js';
-export { checkpointsOf } from './processor.js';
-export type { ConsumedRecord } from './record.js';
+} from './dlq/dead-letter.js';
 export { type ConsumerService, createConsumerService, type ServiceOptions } from './service.js';
-export { EventWriter } from './writer.js';
+export { decodeRecord, type EventRow, POISON_REASONS, type PoisonReason } from './write/decode.js';
+export { checkpointsOf } from './write/processor.js';
+export type { ConsumedRecord } from './write/record.js';
+export { EventWriter } from './write/writer.js';

@@ -1,7 +1,7 @@
 /**
  * The consumer's meters (Document 2, metrics catalogue), registered on the service registry.
  * Gauges that a probe feeds (`consume_group_lag`, `consume_running`, `consume_checkpoint_divergence`,
- * `dlq_depth`, `partition_default_rows`) are set by `probe.ts`.
+ * `dlq_depth`, `partition_default_rows`) are set by `operations/probe.ts`.
  */
 import {
   cappedLabel,
@@ -10,7 +10,7 @@ import {
   ladders,
 } from '@event-observatory/service-kit/metrics';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { POISON_REASONS, type PoisonReason } from './decode.js';
+import { POISON_REASONS, type PoisonReason } from './write/decode.js';
 
 export type BatchOutcome = 'success' | 'failure' | 'duplicate' | 'skipped';
 export type LifecycleCommand = 'start' | 'stop' | 'pause' | 'resume' | 'restart' | 'clear-checkpoints';

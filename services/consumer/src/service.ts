@@ -11,14 +11,14 @@ import { createWritePool, migrate, registerMaintenanceMeters } from '@event-obse
 import type { Registry } from 'prom-client';
 import { buildApp } from './app.js';
 import type { ConsumerConfig } from './config.js';
-import { DlqAdmin } from './dlq-admin.js';
-import { Lifecycle } from './lifecycle.js';
+import { DlqAdmin } from './dlq/admin.js';
 import { createConsumerMetrics } from './metrics.js';
-import { Probe } from './probe.js';
-import { BatchProcessor } from './processor.js';
-import { ConsumerStream } from './stream.js';
-import { RestartPolicy, type RestartPolicyOptions } from './supervision.js';
-import { EventWriter } from './writer.js';
+import { Lifecycle } from './operations/lifecycle.js';
+import { Probe } from './operations/probe.js';
+import { ConsumerStream } from './stream/stream.js';
+import { RestartPolicy, type RestartPolicyOptions } from './stream/supervision.js';
+import { BatchProcessor } from './write/processor.js';
+import { EventWriter } from './write/writer.js';
 
 export interface ServiceOptions {
   config: ConsumerConfig;
@@ -38,6 +38,7 @@ export async function createConsumerService(opts: ServiceOptions) {
   if (config.migrateOnBoot) {
     const result = await migrate({
       url: opts.databaseUrl,
+      ...(config.migrationsDir !== undefined && { dir: config.migrationsDir }),
       log: (msg, fields) => logger.info(fields ?? {}, msg),
     });
     logger.info({ applied: result.applied.length, already: result.alreadyApplied.length }, 'migrations done');

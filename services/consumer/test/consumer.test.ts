@@ -1,6 +1,6 @@
 import { encodeStructured, toKafkaRecord } from '@event-observatory/events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DlqDepth, DlqListing, ReplayReport } from '../src/dlq-admin.js';
+import type { DlqDepth, DlqListing, ReplayReport } from '../src/dlq/admin.js';
 import { type Harness, metricSum, startHarness, testEvent, waitFor } from './harness.js';
 
 let h: Harness;

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { ADMIN_SCOPE, readConsumerConfig } from '../src/config.js';
 import { type ConsumerService, createConsumerService } from '../src/service.js';
-import type { RestartPolicyOptions } from '../src/supervision.js';
+import type { RestartPolicyOptions } from '../src/stream/supervision.js';
 
 export const SECRET = 'consumer-test-secret-0123456789abcdef';
 

@@ -3,7 +3,7 @@
  * over the B-tree size limit) is dead-lettered `unpersistable`; the rest of its batch is stored.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DlqListing } from '../src/dlq-admin.js';
+import type { DlqListing } from '../src/dlq/admin.js';
 import { type Harness, metricSum, startHarness, testEvent, waitFor } from './harness.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';

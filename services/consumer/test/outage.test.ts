@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { type PostgresHandle, startPostgres, tempDataDir } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DlqDepth } from '../src/dlq-admin.js';
+import type { DlqDepth } from '../src/dlq/admin.js';
 import { type Harness, metricSum, startHarness, testEvent, waitFor } from './harness.js';
 
 let pg: PostgresHandle;

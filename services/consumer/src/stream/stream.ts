@@ -13,9 +13,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConsumerClients, GroupMember, PartitionBatch } from '@event-observatory/broker';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
+import { Aborted, type BatchProcessor } from '../write/processor.js';
+import { nextOffset } from '../write/record.js';
 import { BatchGrouper } from './grouper.js';
-import { Aborted, type BatchProcessor } from './processor.js';
-import { nextOffset } from './record.js';
 import { RestartPolicy } from './supervision.js';
 
 export type StreamState = 'stopped' | 'starting' | 'running' | 'paused' | 'stopping' | 'failed';

@@ -17,7 +17,7 @@ import { type GroupAdmin, groupLag, topicDepth } from '@event-observatory/broker
 import { withTimeout } from '@event-observatory/service-kit/resilience';
 import { countDefaultRows, type Queryable, readCheckpoints } from '@event-observatory/store';
 import { Gauge, type Registry } from 'prom-client';
-import type { ConsumerMetrics } from './metrics.js';
+import type { ConsumerMetrics } from '../metrics.js';
 
 export interface ProbeOptions {
   admin: GroupAdmin;

@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { createConsumerMetrics } from './metrics.js';
+import { createConsumerMetrics } from '../metrics.js';
 import { Probe, type ProbeOptions } from './probe.js';
 
 function probeAt(clock: { now: number }, consuming: { value: boolean }) {
@@ -60,44 +60,5 @@ describe('consume_running', () => {
     clock.now = 60_001;
     probe.reportRunning();
     expect(probe.runningValue()).toBeNaN();
-  });
-});
-
-describe('consume_checkpoint_divergence', () => {
-  it('reads checkpoints after the committed offsets, so a commit between the reads is no divergence', async () => {
-    // The consumer's order: the checkpoint's transaction, then the broker commit. Here both land
-    // while the committed offsets are being fetched.
-    const state = { checkpoint: 5, committed: 5 };
-    const admin = {
-      committedOffsets: async () => {
-        await new Promise((r) => setTimeout(r, 10));
-        state.checkpoint = 10;
-        state.committed = 10;
-        return new Map([[0, BigInt(state.committed)]]);
-      },
-      partitionRanges: async () => [{ partition: 0, high: '10', low: '0' }],
-      connect: async () => {},
-    } as unknown as ProbeOptions['admin'];
-    const pool = {
-      query: async (sql: string) =>
-        sql.includes('consumer_checkpoint')
-          ? { rows: [{ partition: 0, next_offset: String(state.checkpoint) }] }
-          : { rows: [{ n: 0 }] },
-    } as unknown as ProbeOptions['pool'];
-    const registry = new Registry();
-    const probe = new Probe({
-      admin,
-      pool,
-      metrics: createConsumerMetrics(registry),
-      registry,
-      groupId: 'g',
-      topic: 't',
-      dlqTopic: 't.dlq',
-      intervalMs: 20_000,
-      requestTimeoutMs: 5_000,
-      consuming: () => true,
-    });
-    await probe.tick();
-    expect(await registry.metrics()).toMatch(/^consume_checkpoint_divergence 0$/m);
   });
 });

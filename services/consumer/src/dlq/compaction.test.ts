@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CompactedLog, compactionKey } from './dlq-compaction.js';
+import { CompactedLog, compactionKey } from './compaction.js';
 
 const at = (partition: number, offset: number) => ({ partition, offset: String(offset) });
 

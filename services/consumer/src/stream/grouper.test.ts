@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { BatchResult } from '../write/processor.js';
+import type { ConsumedRecord } from '../write/record.js';
 import { BatchGrouper } from './grouper.js';
-import type { BatchResult } from './processor.js';
-import type { ConsumedRecord } from './record.js';
 
 const recs = (partition: number, n: number): ConsumedRecord[] =>
   Array.from({ length: n }, (_, i) => ({

@@ -16,9 +16,9 @@
 import type { GroupAdmin } from '@event-observatory/broker';
 import { ApiError } from '@event-observatory/service-kit';
 import { deleteCheckpoints, type Queryable } from '@event-observatory/store';
-import type { CommandOutcome, ConsumerMetrics, LifecycleCommand } from './metrics.js';
+import type { CommandOutcome, ConsumerMetrics, LifecycleCommand } from '../metrics.js';
+import type { ConsumerStream, StreamStatus } from '../stream/stream.js';
 import type { Probe } from './probe.js';
-import type { ConsumerStream, StreamStatus } from './stream.js';
 
 export interface LifecycleOptions {
   stream: ConsumerStream;

@@ -3,7 +3,7 @@
  *
  * A listing or replay scans the dead-letter topic (the broker's `scanDeadLetters`: from its start, at most
  * `REPLAY_MAX_RECORDS` records and 20 s) and applies the topic's compaction rule itself
- * (`dlq-compaction.ts`: the latest record of a key wins, a tombstone removes its key). Only then
+ * (`compaction.ts`: the latest record of a key wins, a tombstone removes its key). Only then
  * are the `reason` filter and the `limit` applied, so a replayed letter is neither listed nor
  * replayed again. A letter whose tombstone lies beyond the scan bound is still listed (until
  * compaction).
@@ -26,10 +26,10 @@ import {
   readDeadLetterDepth,
   scanDeadLetters,
 } from '@event-observatory/broker';
+import type { ConsumerMetrics } from '../metrics.js';
+import type { PoisonReason } from '../write/decode.js';
+import { CompactedLog, compactionKey } from './compaction.js';
 import { type DeadLetter, originalMessage, parseDeadLetter } from './dead-letter.js';
-import type { PoisonReason } from './decode.js';
-import { CompactedLog, compactionKey } from './dlq-compaction.js';
-import type { ConsumerMetrics } from './metrics.js';
 
 /** Most dead-letter bytes one replay scan holds for re-publishing (64 MiB). */
 export const REPLAY_MAX_HELD_BYTES = 64 * 1024 * 1024;

@@ -5,8 +5,8 @@
  * offset. At most `maxInFlight` groups are processed at once; records submitted meanwhile wait
  * for the next group.
  */
-import type { BatchResult } from './processor.js';
-import type { ConsumedRecord } from './record.js';
+import type { BatchResult } from '../write/processor.js';
+import type { ConsumedRecord } from '../write/record.js';
 
 interface Waiter {
   records: readonly ConsumedRecord[];

@@ -20,9 +20,9 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { buildDeadLetter } from './dead-letter.js';
+import { buildDeadLetter } from '../dlq/dead-letter.js';
+import type { BatchOutcome, ConsumerMetrics } from '../metrics.js';
 import { type Decoded, decodeRecord, type EventRow, type PoisonReason } from './decode.js';
-import type { BatchOutcome, ConsumerMetrics } from './metrics.js';
 import { type ConsumedRecord, nextOffset } from './record.js';
 import type { DeadLetterSink, EventSink, InsertResult } from './sink.js';
 import { classifyStoreError, describeStoreFailure, type StoreFailure } from './store-errors.js';

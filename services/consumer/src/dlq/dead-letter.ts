@@ -18,9 +18,9 @@
  * unchanged.
  */
 import type { RawRecord, RecordHeaders } from '@event-observatory/broker';
-import type { PoisonReason } from './decode.js';
-import { POISON_REASONS } from './decode.js';
-import { type ConsumedRecord, coordinates } from './record.js';
+import type { PoisonReason } from '../write/decode.js';
+import { POISON_REASONS } from '../write/decode.js';
+import { type ConsumedRecord, coordinates } from '../write/record.js';
 
 export const DEAD_LETTER_TYPE = 'io.event-observatory.consumer.deadletter.v1';
 export const DEAD_LETTER_CONTENT_TYPE = 'application/cloudevents+json';

@@ -1,7 +1,7 @@
 import { EVENT_TOPIC } from '@event-observatory/broker';
 import { describe, expect, it } from 'vitest';
+import type { ConsumedRecord } from '../write/record.js';
 import { buildDeadLetter, DEAD_LETTER_TYPE, originalMessage, parseDeadLetter } from './dead-letter.js';
-import type { ConsumedRecord } from './record.js';
 
 const record: ConsumedRecord = {
   topic: EVENT_TOPIC,
