@@ -1,38 +1,21 @@
 /** The statements on `events.consumer_checkpoint`, on the devstack PostgreSQL. */
-import { createDatabase } from '@event-observatory/devstack';
-import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  createWritePool,
-  deleteCheckpoints,
-  migrate,
-  readCheckpoints,
-  upsertCheckpoints,
-} from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { deleteCheckpoints, readCheckpoints, upsertCheckpoints } from '../src/index.js';
+import { useMigratedDatabase } from './migrated-database.js';
 
-let pool: pg.Pool;
-
-beforeAll(async () => {
-  const url = await createDatabase(inject('stack').databaseUrl, `store_cp_${Date.now().toString(36)}`);
-  await migrate({ url });
-  pool = createWritePool({ url });
-});
-
-afterAll(async () => {
-  await pool?.end();
-});
+const db = useMigratedDatabase('store_cp');
 
 describe('consumer checkpoints', () => {
   it('records the next offset per partition and never moves one back', async () => {
-    await upsertCheckpoints(pool, 'g1', [
+    await upsertCheckpoints(db(), 'g1', [
       { topic: 't', partition: 0, nextOffset: '10' },
       { topic: 't', partition: 1, nextOffset: '7' },
     ]);
-    await upsertCheckpoints(pool, 'g1', [
+    await upsertCheckpoints(db(), 'g1', [
       { topic: 't', partition: 0, nextOffset: '4' }, // a redelivered batch
       { topic: 't', partition: 1, nextOffset: '9000000000' }, // beyond 32 bits
     ]);
-    expect(await readCheckpoints(pool, 'g1', 't')).toEqual(
+    expect(await readCheckpoints(db(), 'g1', 't')).toEqual(
       new Map([
         [0, 10n],
         [1, 9_000_000_000n],
@@ -41,7 +24,7 @@ describe('consumer checkpoints', () => {
   });
 
   it('joins the transaction of the client it is given', async () => {
-    const client = await pool.connect();
+    const client = await db().connect();
     try {
       await client.query('BEGIN');
       await upsertCheckpoints(client, 'g2', [{ topic: 't', partition: 0, nextOffset: '5' }]);
@@ -49,24 +32,24 @@ describe('consumer checkpoints', () => {
     } finally {
       client.release();
     }
-    expect((await readCheckpoints(pool, 'g2', 't')).size).toBe(0);
+    expect((await readCheckpoints(db(), 'g2', 't')).size).toBe(0);
   });
 
   it('deletes only the rows of the given group and topic', async () => {
-    await upsertCheckpoints(pool, 'g3', [
+    await upsertCheckpoints(db(), 'g3', [
       { topic: 'a', partition: 0, nextOffset: '1' },
       { topic: 'a', partition: 1, nextOffset: '2' },
       { topic: 'b', partition: 0, nextOffset: '3' },
     ]);
-    await upsertCheckpoints(pool, 'g4', [{ topic: 'a', partition: 0, nextOffset: '4' }]);
-    expect(await deleteCheckpoints(pool, 'g3', 'a')).toBe(2);
-    expect((await readCheckpoints(pool, 'g3', 'a')).size).toBe(0);
-    expect(await readCheckpoints(pool, 'g3', 'b')).toEqual(new Map([[0, 3n]]));
-    expect(await readCheckpoints(pool, 'g4', 'a')).toEqual(new Map([[0, 4n]]));
+    await upsertCheckpoints(db(), 'g4', [{ topic: 'a', partition: 0, nextOffset: '4' }]);
+    expect(await deleteCheckpoints(db(), 'g3', 'a')).toBe(2);
+    expect((await readCheckpoints(db(), 'g3', 'a')).size).toBe(0);
+    expect(await readCheckpoints(db(), 'g3', 'b')).toEqual(new Map([[0, 3n]]));
+    expect(await readCheckpoints(db(), 'g4', 'a')).toEqual(new Map([[0, 4n]]));
   });
 
   it('writes nothing for an empty list', async () => {
-    await upsertCheckpoints(pool, 'g5', []);
-    expect((await readCheckpoints(pool, 'g5', 't')).size).toBe(0);
+    await upsertCheckpoints(db(), 'g5', []);
+    expect((await readCheckpoints(db(), 'g5', 't')).size).toBe(0);
   });
 });

@@ -1,29 +1,17 @@
 /** The event insert (`event-insert.ts`) on the devstack PostgreSQL, and its own array literals. */
-import { createDatabase } from '@event-observatory/devstack';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
-  createWritePool,
   type EventInsertRow,
   insertEvents,
   insertEventsWithCheckpoints,
-  migrate,
   readCheckpoints,
   TAG_SEPARATOR,
   textArrayLiteral,
 } from '../src/index.js';
+import { useMigratedDatabase } from './migrated-database.js';
 
-let pool: pg.Pool;
-
-beforeAll(async () => {
-  const url = await createDatabase(inject('stack').databaseUrl, `store_ins_${Date.now().toString(36)}`);
-  await migrate({ url });
-  pool = createWritePool({ url });
-});
-
-afterAll(async () => {
-  await pool?.end();
-});
+const db = useMigratedDatabase('store_ins');
 
 function row(id: string, overrides: Partial<EventInsertRow> = {}): EventInsertRow {
   const raw = { specversion: '1.0', id, source: '/s', type: 'io.t.a', time: '2026-01-02T03:04:05Z' };
@@ -51,7 +39,7 @@ function row(id: string, overrides: Partial<EventInsertRow> = {}): EventInsertRo
 
 describe('insertEvents', () => {
   it('inserts rows once, counts them per type, and skips rows already stored or repeated in the batch', async () => {
-    const first = await insertEvents(pool, [row('i1'), row('i2', { type: 'io.t.b', offset: '1' })]);
+    const first = await insertEvents(db(), [row('i1'), row('i2', { type: 'io.t.b', offset: '1' })]);
     expect(first).toEqual({
       attempted: 2,
       inserted: 2,
@@ -60,9 +48,9 @@ describe('insertEvents', () => {
         ['io.t.b', 1],
       ]),
     });
-    const again = await insertEvents(pool, [row('i1'), row('i3', { offset: '9000000000' }), row('i3')]);
+    const again = await insertEvents(db(), [row('i1'), row('i3', { offset: '9000000000' }), row('i3')]);
     expect(again).toEqual({ attempted: 3, inserted: 1, insertedByType: new Map([['io.t.a', 1]]) });
-    const { rows } = await pool.query(
+    const { rows } = await db().query(
       `SELECT ce_id, tags, device_id, broker_offset::text AS off, data FROM events.cloud_event
        WHERE ce_id IN ('i1', 'i3') ORDER BY ce_id`,
     );
@@ -70,27 +58,27 @@ describe('insertEvents', () => {
       { ce_id: 'i1', tags: ['a', 'b'], device_id: 'd-1', off: '0', data: { deviceId: 'd-1' } },
       { ce_id: 'i3', tags: ['a', 'b'], device_id: 'd-1', off: '9000000000', data: { deviceId: 'd-1' } },
     ]);
-    expect(await insertEvents(pool, [])).toEqual({ attempted: 0, inserted: 0, insertedByType: new Map() });
+    expect(await insertEvents(db(), [])).toEqual({ attempted: 0, inserted: 0, insertedByType: new Map() });
   });
 
   it('stores rows and checkpoints together, or neither when a row is refused', async () => {
     const cps = [{ topic: 'events', partition: 0, nextOffset: '12' }];
-    const ok = await insertEventsWithCheckpoints(pool, 'g-ins', [row('t1')], cps);
+    const ok = await insertEventsWithCheckpoints(db(), 'g-ins', [row('t1')], cps);
     expect(ok.inserted).toBe(1);
-    expect(await readCheckpoints(pool, 'g-ins', 'events')).toEqual(new Map([[0, 12n]]));
+    expect(await readCheckpoints(db(), 'g-ins', 'events')).toEqual(new Map([[0, 12n]]));
 
     const refused = insertEventsWithCheckpoints(
-      pool,
+      db(),
       'g-ins',
       [row('t2'), row('t3', { data: '{not json' })],
       [{ topic: 'events', partition: 0, nextOffset: '20' }],
     );
     await expect(refused).rejects.toMatchObject({ code: '22P02' });
-    expect(await readCheckpoints(pool, 'g-ins', 'events')).toEqual(new Map([[0, 12n]]));
-    const { rows } = await pool.query("SELECT count(*)::int AS n FROM events.cloud_event WHERE ce_id = 't2'");
+    expect(await readCheckpoints(db(), 'g-ins', 'events')).toEqual(new Map([[0, 12n]]));
+    const { rows } = await db().query("SELECT count(*)::int AS n FROM events.cloud_event WHERE ce_id = 't2'");
     expect(rows[0].n).toBe(0);
-    // The connection went back to the pool usable: the next transaction on it commits.
-    expect((await insertEventsWithCheckpoints(pool, 'g-ins', [row('t2')], [])).inserted).toBe(1);
+    // The connection went back to the db() usable: the next transaction on it commits.
+    expect((await insertEventsWithCheckpoints(db(), 'g-ins', [row('t2')], [])).inserted).toBe(1);
   });
 });
 

@@ -5,27 +5,17 @@
  * catalog with the same query: columns (type, nullability, default, generation expression,
  * identity), primary keys, unique and check constraints.
  */
-import { createDatabase } from '@event-observatory/devstack';
 import { is, SQL } from 'drizzle-orm';
 import { getTableConfig, integer, PgDialect, type PgTable, text } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createWritePool, eventsSchema, migrate, schema } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { eventsSchema, schema } from '../src/index.js';
+import { useMigratedDatabase } from './migrated-database.js';
 
 const PROBE = 'drizzle_probe';
 const dialect = new PgDialect();
 
-let pool: pg.Pool;
-
-beforeAll(async () => {
-  const url = await createDatabase(inject('stack').databaseUrl, `store_schema_${Date.now().toString(36)}`);
-  await migrate({ url });
-  pool = createWritePool({ url });
-});
-
-afterAll(async () => {
-  await pool?.end();
-});
+const db = useMigratedDatabase('store_schema');
 
 const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
 // Column references unqualified, as DDL needs them.
@@ -100,7 +90,7 @@ async function describeSchema(db: pg.ClientBase, schemaName: string): Promise<De
 
 /** The migrated `events` schema, and the same tables created from `tables`' drizzle descriptions. */
 async function compare(tables: readonly PgTable[]): Promise<{ migrated: Description; drizzle: Description }> {
-  const client = await pool.connect();
+  const client = await db().connect();
   try {
     await client.query('BEGIN');
     await client.query(`CREATE SCHEMA ${PROBE}`);

@@ -25,7 +25,7 @@ function topicWithLimit(name: string, maxMessageBytes: number): TopicSpec {
 
 /** Runs the service's real entry point, with nothing inherited but PATH, until it exits (killed after `timeoutMs`). */
 async function runMain(env: Record<string, string>, timeoutMs: number) {
-  const dataDir = tempDataDir('ingest-event-ceiling');
+  const dataDir = tempDataDir('ingest-max-event-bytes');
   const run = await runServiceProcess(
     { name: 'ingest', env, baseEnv: { PATH: process.env.PATH }, dataDir },
     timeoutMs,
