@@ -107,6 +107,11 @@ function scheduleJob(job: string, intervalMs: number, env: Record<string, string
       dataDir: devDir,
       onLine: prefixed(job),
     });
+    if (stopping) {
+      // Ctrl-C came while it started: the stop already took its list of children.
+      await once.stop();
+      return;
+    }
     children.add(once);
     await once.exited();
     children.delete(once);

@@ -50,6 +50,7 @@ describe('checkImportArrows', () => {
         'services/controller/src/admin.ts': "import { Admin } from '@platformatic/kafka';\n",
         'services/search/src/tail.ts': "import type pg from 'pg';\n",
         'services/jobs/src/copy.ts': "import { from } from 'pg-copy-streams';\n",
+        'services/search/src/legacy.ts': "const kafka = require('kafkajs');\n",
         'services/consumer/src/probe.ts': "const pool = await import('pg');\n",
         'services/jobs/src/run.ts':
           "import { createWritePool } from '../../../packages/store/src/pools.js';\n",
@@ -61,6 +62,7 @@ describe('checkImportArrows', () => {
       'services/ingest/src/send.ts:2: services/ingest may not import kafkajs (the Kafka client, owned by packages/broker)',
       'services/jobs/src/copy.ts:1: services/jobs may not import pg-copy-streams (the PostgreSQL client, owned by packages/store)',
       'services/jobs/src/run.ts:1: reaches into packages/store/src/pools.js by path; import the package instead',
+      'services/search/src/legacy.ts:1: services/search may not import kafkajs (the Kafka client, owned by packages/broker)',
       'services/search/src/tail.ts:1: services/search may not import pg (the PostgreSQL client, owned by packages/store)',
     ]);
   });

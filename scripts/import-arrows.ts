@@ -86,8 +86,8 @@ export function checkImportArrows(root: string): ImportArrowsReport {
       const isTest = /\.test\.tsx?$|[/\\]test[/\\]|vitest\.config\.ts$/.test(relative(root, file));
       const text = readFileSync(file, 'utf8');
       // Static imports and re-exports (also spread over several lines, type-only ones too),
-      // side-effect and dynamic imports.
-      for (const m of text.matchAll(/\b(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)) {
+      // side-effect and dynamic imports, and CommonJS `require`.
+      for (const m of text.matchAll(/\b(?:from|import|require)\s*\(?\s*['"]([^'"]+)['"]/g)) {
         const spec = m[1]!;
         const where = `${relative(root, file)}:${text.slice(0, m.index).split('\n').length}`;
         const pkg = /^@event-observatory\/([a-z-]+)/.exec(spec)?.[1];

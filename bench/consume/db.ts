@@ -10,16 +10,10 @@
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EVENT_TOPIC } from '@event-observatory/broker';
-import {
-  type ConsumedRecord,
-  checkpointsOf,
-  decodeRecord,
-  type EventRow,
-  EventWriter,
-} from '@event-observatory/consumer';
+import { type ConsumedRecord, checkpointsOf, decodeRecord, EventWriter } from '@event-observatory/consumer';
 import { createDatabase, startPostgres, tempDataDir } from '@event-observatory/devstack';
 import { toKafkaRecord } from '@event-observatory/events';
-import { createWritePool, migrate } from '@event-observatory/store';
+import { createWritePool, type EventInsertRow, migrate } from '@event-observatory/store';
 import { benchEvent, COPY_COLUMNS, copyLine } from './events.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);
@@ -35,7 +29,7 @@ try {
   await migrate({ url, ...MIGRATIONS });
   const now = Date.now();
   const records: ConsumedRecord[] = [];
-  const rows: EventRow[] = [];
+  const rows: EventInsertRow[] = [];
   for (let i = 0; i < RECORDS; i++) {
     const rec = toKafkaRecord(benchEvent(i, now));
     const r: ConsumedRecord = {

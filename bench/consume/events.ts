@@ -1,7 +1,7 @@
 /** The benchmark's CloudEvents and the COPY rendering of their rows (shared by run.ts and db.ts). */
 
-import type { EventRow } from '@event-observatory/consumer';
 import type { CloudEvent } from '@event-observatory/events';
+import type { EventInsertRow } from '@event-observatory/store';
 
 export function benchEvent(i: number, now: number): CloudEvent {
   const device = `device-${i % 5000}`;
@@ -44,7 +44,7 @@ function arrayLiteral(joined: string): string {
 export const COPY_COLUMNS =
   'occurred_at, ce_source, ce_id, ce_type, ce_specversion, ce_subject, ce_datacontenttype, ce_dataschema, partition_key, raw, data, extensions, broker_topic, broker_partition, broker_offset, device_id, tags';
 
-export function copyLine(r: EventRow): string {
+export function copyLine(r: EventInsertRow): string {
   return [
     r.occurredAt,
     r.source,

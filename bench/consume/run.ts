@@ -160,7 +160,6 @@ async function runConsumer(s: RunStack, db: pg.Pool) {
       OTEL_SDK_DISABLED: 'true',
       LOG_LEVEL: 'warn',
     },
-    onLine: (line, stream) => process[stream].write(`${line}\n`),
   });
   const pid = child.pid()!;
   let peakBytes = 0;

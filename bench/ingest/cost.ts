@@ -83,7 +83,7 @@ if (SCENARIO !== 'bare') {
     registry: createMetrics({ service: 'ingest-cost', version: '0' }).registry,
     logger: createLogger({ service: 'ingest-cost', level: 'silent' }),
     // No broker: a producer that acknowledges at once, and the event topic's own limit.
-    kafka: {
+    brokerClients: {
       producer: (onOutcome) => ({
         publish: async (record) => ({ topic: 't', partition: 0, offset: String(offset++), key: record.key }),
         probe: async () => {

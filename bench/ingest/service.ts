@@ -41,7 +41,6 @@ export async function startIngestService(o: ServiceOptions): Promise<RunningServ
       NODE_ENV: 'production',
       ...o.env,
     },
-    onLine: (line, stream) => process[stream].write(`${line}\n`),
   });
   for (let i = 0; i < 200; i++) {
     try {

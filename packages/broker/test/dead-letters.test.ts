@@ -87,7 +87,7 @@ describe('dead letters on the real broker', () => {
     }
     // The scan's throw-away group is gone afterwards.
     expect(
-      (await groups()).filter((g) => g.startsWith(`${groupId}.dlq-scan.`) && !groupsBefore.includes(g)),
+      (await groups()).filter((g) => g.startsWith(`${groupId}.dlq-admin.`) && !groupsBefore.includes(g)),
     ).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
 /**
  * The node flags a service runs with in production: those of its `start:prod` script
- * (`node <flags> dist/main.js`), which the image's command repeats. Local processes and the
+ * (`node <flags> dist/main.js`), which the image runs as its `/app/start`. Local processes and the
  * benchmarks take them from here, so what they measure is the memory and CPU of the real thing.
  */
 import { readFileSync } from 'node:fs';

@@ -13,7 +13,7 @@
  *    survives even a hard kill of the test runner.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { appendFileSync, closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, createWriteStream, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface SpawnOptions {
@@ -190,6 +190,7 @@ function copyLines(
   logFile: string,
   onLine: NonNullable<SpawnOptions['onLine']>,
 ): Promise<unknown> {
+  const log = createWriteStream(logFile, { flags: 'a' });
   const ended: Promise<void>[] = [];
   for (const [stream, name] of [
     [child.stdout, 'stdout'],
@@ -199,7 +200,7 @@ function copyLines(
     ended.push(new Promise((resolve) => stream.once('close', resolve)));
     let rest = '';
     stream.setEncoding('utf8').on('data', (chunk: string) => {
-      appendFileSync(logFile, chunk);
+      log.write(chunk);
       const lines = (rest + chunk).split('\n');
       rest = lines.pop() ?? '';
       for (const line of lines) onLine(line, name);
@@ -208,7 +209,7 @@ function copyLines(
       if (rest !== '') onLine(rest, name);
     });
   }
-  return Promise.all(ended);
+  return Promise.all(ended).then(() => new Promise((resolve) => log.end(resolve)));
 }
 
 /** Stops a supervised child: `signal` first, SIGKILL after `graceMs`. Resolves when it is gone. */

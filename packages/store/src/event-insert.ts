@@ -13,9 +13,8 @@
  * const result = await insertEventsWithCheckpoints(pool, 'cobalt-cloudevents-v1', rows, checkpoints);
  * result.attempted - result.inserted; // rows that were already stored
  */
-import type pg from 'pg';
 import { type Checkpoint, upsertCheckpoints } from './checkpoints.js';
-import type { Queryable } from './queryable.js';
+import type { DatabasePool, Queryable } from './queryable.js';
 
 /** Separator of the tags travelling as one text per row (`string_to_array` in the statement). */
 export const TAG_SEPARATOR = '\u001f';
@@ -134,7 +133,7 @@ export async function insertEvents(
  * rather than returned to the pool.
  */
 export async function insertEventsWithCheckpoints(
-  pool: pg.Pool,
+  pool: DatabasePool,
   group: string,
   rows: readonly EventInsertRow[],
   checkpoints: readonly Checkpoint[],

@@ -8,7 +8,7 @@ export {
   parseDeadLetter,
 } from './dlq/dead-letter.js';
 export { type ConsumerService, createConsumerService, type ServiceOptions } from './service.js';
-export { decodeRecord, type EventRow, POISON_REASONS, type PoisonReason } from './write/decode.js';
+export { decodeRecord, POISON_REASONS, type PoisonReason } from './write/decode.js';
 export { checkpointsOf } from './write/processor.js';
 export type { ConsumedRecord } from './write/record.js';
 export { EventWriter } from './write/writer.js';

@@ -1,7 +1,7 @@
 /**
  * Builds the ingestion service from configuration: producer (boot probe, then periodic probes),
- * broker reachability, the `INGEST_MAX_EVENT_BYTES` check, verifier, meters, rules and the app. `main.ts` adds
- * the listener, telemetry and signal handling; the tests, e2e and the benchmarks call this too.
+ * broker reachability, the `INGEST_MAX_EVENT_BYTES` check, verifier, meters, rules and the app.
+ * `main.ts` adds the listener, telemetry and signal handling; the tests, e2e and the benchmarks call this too.
  */
 import {
   EventProducer,
@@ -45,7 +45,7 @@ export interface IngestServiceOptions {
   /** Service clock in epoch ms (tests move it); default `Date.now`. */
   now?: () => number;
   /** Default: an `EventProducer` and a `messageLimitReader` on `broker`. */
-  kafka?: BrokerClients;
+  brokerClients?: BrokerClients;
 }
 
 export type IngestService = Awaited<ReturnType<typeof createIngestService>>;
@@ -65,11 +65,12 @@ export async function createIngestService(opts: IngestServiceOptions) {
   const reachability = new BrokerReachability();
   const onOutcome = (ok: boolean) => reachability.observe(ok);
   const producer =
-    opts.kafka?.producer(onOutcome) ?? new EventProducer({ config: broker, registry, logger, onOutcome });
+    opts.brokerClients?.producer(onOutcome) ??
+    new EventProducer({ config: broker, registry, logger, onOutcome });
   const maxEventBytes = new MaxEventBytesCheck({
     maxEventBytes: config.maxEventBytes,
     topic: broker.topic,
-    limit: opts.kafka?.messageLimit ?? messageLimitReader(broker),
+    limit: opts.brokerClients?.messageLimit ?? messageLimitReader(broker),
     intervalMs: broker.probeIntervalMs,
   });
   const meters = createIngestMeters(registry);

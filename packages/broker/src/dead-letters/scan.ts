@@ -60,7 +60,7 @@ export async function scanDeadLetters(
     await admin.disconnect();
     return { scanned, complete: true };
   }
-  const groupId = `${opts.groupId}.dlq-scan.${randomUUID()}`;
+  const groupId = `${opts.groupId}.dlq-admin.${randomUUID()}`;
   const consumer = clients.scanConsumer(groupId);
   const remaining = new Set(ends.keys());
   let stoppedEarly = false;

@@ -36,11 +36,12 @@ export interface TracingOptions {
   /** `service.version`; default `0.0.0-unknown`. */
   version?: string;
   /**
-   * The environment, handed in by the service's `main.ts` (`process.env`). The OpenTelemetry SDK
-   * reads `process.env` itself, so the spec's defaults are written into this object for unset
-   * variables.
+   * The process environment, handed in by the service's `main.ts`: it must be `process.env`
+   * itself. The OpenTelemetry exporters, processors and resource detectors read the process
+   * environment on their own (the `OTEL_*` contract), so this function cannot hand them another
+   * object; it writes the spec's defaults into this one for unset variables, where they will look.
    */
-  env: Record<string, string | undefined>;
+  env: NodeJS.ProcessEnv;
 }
 
 export interface Tracing {

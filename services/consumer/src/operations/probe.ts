@@ -8,8 +8,8 @@
  *   with a committed offset only.
  * - consume_checkpoint_divergence: sum over partitions of max(0, broker committed offset -
  *   stored checkpoint): offsets committed without a durable checkpoint. 0 is the only healthy value.
- * - consume_running: 1 consuming (or failed for good: only lag shows that), 0 paused/stopped; NaN before the first tick and when the
- *   last report is older than three intervals. A tick reports only when its group reading (the
+ * - consume_running: 1 consuming (or failed for good: only lag shows that), 0 paused/stopped;
+ *   NaN before the first tick and when the last report is older than three intervals. A tick reports only when its group reading (the
  *   committed offsets, a broker request) succeeds: the stream's state is local and always known,
  *   so counting every tick would make "three missed ones" unreachable while the broker is gone.
  */

@@ -17,9 +17,6 @@ import {
 import { deviceIdOf, type EventInsertRow, TAG_SEPARATOR, tagsOf } from '@event-observatory/store';
 import type { ConsumedRecord } from './record.js';
 
-/** The row a record decodes to: the store's insert row (`insertEvents`). */
-export type EventRow = EventInsertRow;
-
 /** The closed set of poison reasons (Document 2, section 7): the rejection reasons but size. */
 export type PoisonReason = Exclude<RejectionReason, 'too-large'>;
 
@@ -28,7 +25,7 @@ export const POISON_REASONS: readonly PoisonReason[] = REJECTION_REASONS.filter(
 );
 
 export type Decoded =
-  | { ok: true; row: EventRow; event: CloudEvent }
+  | { ok: true; row: EventInsertRow; event: CloudEvent }
   | { ok: false; reason: PoisonReason; detail: string };
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;

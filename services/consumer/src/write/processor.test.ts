@@ -4,15 +4,14 @@
  */
 import type { RawRecord } from '@event-observatory/broker';
 import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
-import type { Checkpoint } from '@event-observatory/store';
+import type { Checkpoint, EventInsertResult, EventInsertRow } from '@event-observatory/store';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parseDeadLetter } from '../dlq/dead-letter.js';
 import { createConsumerMetrics } from '../metrics.js';
-import type { EventRow } from './decode.js';
 import { Aborted, BatchProcessor } from './processor.js';
 import type { ConsumedRecord } from './record.js';
-import type { DeadLetterSink, EventSink, InsertResult } from './sink.js';
+import type { DeadLetterSink, EventSink } from './sink.js';
 
 /** A PostgreSQL-like error: SQLSTATE in `code`. */
 function sqlError(code: string, message: string): Error {
@@ -24,16 +23,19 @@ function sqlError(code: string, message: string): Error {
  * deterministically (as a constraint would); `outages` fails that many next calls transiently.
  */
 class MemoryStore implements EventSink {
-  readonly rows = new Map<string, EventRow>();
+  readonly rows = new Map<string, EventInsertRow>();
   readonly checkpoints = new Map<number, string>();
   readonly calls: { op: 'batch' | 'insert' | 'checkpoint'; rows: number }[] = [];
   outages = 0;
   /** Deterministic refusals of whole batches still to come, whatever their rows. */
   refuseBatches = 0;
 
-  constructor(private readonly refuse: (row: EventRow) => boolean = () => false) {}
+  constructor(private readonly refuse: (row: EventInsertRow) => boolean = () => false) {}
 
-  async writeWithCheckpoints(rows: readonly EventRow[], cps: readonly Checkpoint[]): Promise<InsertResult> {
+  async writeWithCheckpoints(
+    rows: readonly EventInsertRow[],
+    cps: readonly Checkpoint[],
+  ): Promise<EventInsertResult> {
     this.calls.push({ op: 'batch', rows: rows.length });
     this.failIfDown();
     if (this.refuseBatches > 0) {
@@ -45,7 +47,7 @@ class MemoryStore implements EventSink {
     return result;
   }
 
-  async insert(rows: readonly EventRow[]): Promise<InsertResult> {
+  async insert(rows: readonly EventInsertRow[]): Promise<EventInsertResult> {
     this.calls.push({ op: 'insert', rows: rows.length });
     this.failIfDown();
     return this.store(rows);
@@ -65,7 +67,7 @@ class MemoryStore implements EventSink {
   }
 
   /** All or nothing, as one statement. */
-  private store(rows: readonly EventRow[]): InsertResult {
+  private store(rows: readonly EventInsertRow[]): EventInsertResult {
     const bad = rows.find(this.refuse);
     if (bad) throw sqlError('23514', `no partition for ${bad.occurredAt}`);
     const insertedByType = new Map<string, number>();

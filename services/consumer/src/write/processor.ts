@@ -8,7 +8,7 @@
 
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { type Backoff, retry } from '@event-observatory/service-kit/resilience';
-import type { Checkpoint } from '@event-observatory/store';
+import type { Checkpoint, EventInsertResult, EventInsertRow } from '@event-observatory/store';
 import {
   type Context,
   context,
@@ -22,9 +22,9 @@ import {
 } from '@opentelemetry/api';
 import { buildDeadLetter } from '../dlq/dead-letter.js';
 import type { BatchOutcome, ConsumerMetrics } from '../metrics.js';
-import { type Decoded, decodeRecord, type EventRow, type PoisonReason } from './decode.js';
+import { type Decoded, decodeRecord, type PoisonReason } from './decode.js';
 import { type ConsumedRecord, nextOffset } from './record.js';
-import type { DeadLetterSink, EventSink, InsertResult } from './sink.js';
+import type { DeadLetterSink, EventSink } from './sink.js';
 import { classifyStoreError, describeStoreFailure, type StoreFailure } from './store-errors.js';
 
 /**
@@ -60,7 +60,7 @@ export interface BatchResult {
 
 interface Pending {
   record: ConsumedRecord;
-  row: EventRow;
+  row: EventInsertRow;
 }
 
 interface Poison {
@@ -140,7 +140,7 @@ export class BatchProcessor {
     await this.deadLetter(decodePoison, signal);
 
     const rows = pending.map((p) => p.row);
-    let result: InsertResult;
+    let result: EventInsertResult;
     let storePoison: Poison[] = [];
     try {
       result = await this.writeBatch(rows, checkpoints, signal);
@@ -181,10 +181,10 @@ export class BatchProcessor {
    * `CONSUMER_RETRY_DELAY` apart, and then rejects: the caller bisects.
    */
   private writeBatch(
-    rows: EventRow[],
+    rows: EventInsertRow[],
     checkpoints: Checkpoint[],
     signal: AbortSignal,
-  ): Promise<InsertResult> {
+  ): Promise<EventInsertResult> {
     const { log, retryDelayMs, writeAttempts } = this.opts;
     return retry(
       (attempt) =>
@@ -237,11 +237,11 @@ export class BatchProcessor {
   private async isolate(
     pending: Pending[],
     signal: AbortSignal,
-  ): Promise<{ result: InsertResult; poison: Poison[] }> {
-    const result: InsertResult = { attempted: 0, inserted: 0, insertedByType: new Map() };
+  ): Promise<{ result: EventInsertResult; poison: Poison[] }> {
+    const result: EventInsertResult = { attempted: 0, inserted: 0, insertedByType: new Map() };
     const poison: Poison[] = [];
     const bisect = async (part: Pending[]): Promise<void> => {
-      let r: InsertResult;
+      let r: EventInsertResult;
       try {
         r = await this.untilStoreUp(() => this.opts.sink.insert(part.map((p) => p.row)), signal);
       } catch (err) {

@@ -4,18 +4,17 @@
  * bisection are unit-tested against in-memory implementations of these.
  */
 import type { RawRecord } from '@event-observatory/broker';
-import type { Checkpoint, EventInsertResult } from '@event-observatory/store';
-import type { EventRow } from './decode.js';
-
-/** What a write reports: rows attempted, and inserted per CloudEvents type. */
-export type InsertResult = EventInsertResult;
+import type { Checkpoint, EventInsertResult, EventInsertRow } from '@event-observatory/store';
 
 /** The store side. A failure is classified by its SQLSTATE (`store-errors.ts`). */
 export interface EventSink {
   /** Rows and checkpoints in one transaction: both become durable together or not at all. */
-  writeWithCheckpoints(rows: readonly EventRow[], checkpoints: readonly Checkpoint[]): Promise<InsertResult>;
+  writeWithCheckpoints(
+    rows: readonly EventInsertRow[],
+    checkpoints: readonly Checkpoint[],
+  ): Promise<EventInsertResult>;
   /** Rows alone, durable on their own (bisection: each part stands alone). */
-  insert(rows: readonly EventRow[]): Promise<InsertResult>;
+  insert(rows: readonly EventInsertRow[]): Promise<EventInsertResult>;
   /** Checkpoints alone (after bisection, or for a batch of nothing but dead letters). */
   checkpoint(checkpoints: readonly Checkpoint[]): Promise<void>;
 }

@@ -6,12 +6,13 @@
 import {
   type Checkpoint,
   type DatabasePool,
+  type EventInsertResult,
+  type EventInsertRow,
   insertEvents,
   insertEventsWithCheckpoints,
   upsertCheckpoints,
 } from '@event-observatory/store';
-import type { EventRow } from './decode.js';
-import type { EventSink, InsertResult } from './sink.js';
+import type { EventSink } from './sink.js';
 
 /** The sink of the batch processor on the write pool. */
 export class EventWriter implements EventSink {
@@ -21,12 +22,15 @@ export class EventWriter implements EventSink {
   ) {}
 
   /** Rows and checkpoints in one transaction: both become durable together or not at all. */
-  writeWithCheckpoints(rows: readonly EventRow[], cps: readonly Checkpoint[]): Promise<InsertResult> {
+  writeWithCheckpoints(
+    rows: readonly EventInsertRow[],
+    cps: readonly Checkpoint[],
+  ): Promise<EventInsertResult> {
     return insertEventsWithCheckpoints(this.pool, this.group, rows, cps);
   }
 
   /** One autocommit insert (bisection: each half stands alone). */
-  insert(rows: readonly EventRow[]): Promise<InsertResult> {
+  insert(rows: readonly EventInsertRow[]): Promise<EventInsertResult> {
     return insertEvents(this.pool, rows);
   }
 
