@@ -27,7 +27,6 @@ export {
   producerConfig,
   readProducerConfig,
 } from './config/producer.js';
-export { readDeadLetterDepth } from './dead-letters/depth.js';
 export { DeadLetterProducer, type DeadLetterTopics } from './dead-letters/producer.js';
 export type { RawRecord, RecordHeaders, RecordPosition } from './dead-letters/record.js';
 export {

@@ -7,10 +7,11 @@ import {
   type ConsumerClients,
   createConsumerClients,
   DeadLetterProducer,
+  GroupAdmin,
   readConsumerBrokerConfig,
-  readDeadLetterDepth,
   type ScannedRecord,
   scanDeadLetters,
+  topicDepth,
 } from '../src/index.js';
 
 const { bootstrapServers } = inject('stack');
@@ -19,6 +20,7 @@ const dlqTopic = `${topic}.dlq`;
 const groupId = `dl-test-${randomUUID().slice(0, 8)}`;
 let clients: ConsumerClients;
 let deadLetters: DeadLetterProducer;
+let admin: GroupAdmin;
 
 beforeAll(async () => {
   await createTopic(bootstrapServers, topic, 3);
@@ -27,14 +29,16 @@ beforeAll(async () => {
     requestTimeoutMs: 10_000,
   });
   deadLetters = new DeadLetterProducer(clients, { topic, dlqTopic });
-  await deadLetters.connect();
+  admin = new GroupAdmin(clients);
+  await Promise.all([deadLetters.connect(), admin.connect()]);
 });
 afterAll(async () => {
   await deadLetters?.disconnect();
+  await admin?.disconnect();
 });
 
 const scan = (maxRecords: number, visit: (r: ScannedRecord) => 'next' | 'stop' = () => 'next') =>
-  scanDeadLetters(clients, { dlqTopic, groupId, maxRecords, timeoutMs: 20_000 }, visit);
+  scanDeadLetters(clients, admin, { dlqTopic, groupId, maxRecords, timeoutMs: 20_000 }, visit);
 
 /** The groups the broker knows, by a client of the test's own. */
 async function groups(): Promise<string[]> {
@@ -50,7 +54,7 @@ async function groups(): Promise<string[]> {
 describe('dead letters on the real broker', () => {
   it('scans an empty dead-letter topic as complete without joining a group', async () => {
     expect(await scan(10)).toEqual({ scanned: 0, complete: true });
-    expect(await readDeadLetterDepth(clients, dlqTopic)).toMatchObject({ depth: 0 });
+    expect(topicDepth(await admin.partitionRanges(dlqTopic))).toMatchObject({ depth: 0 });
   });
 
   it('publishes dead letters with their keys and headers, counts them, and scans them in offset order', async () => {
@@ -65,7 +69,7 @@ describe('dead letters on the real broker', () => {
     for (const r of stored)
       expect(r.headers['content-type']?.toString()).toBe('application/cloudevents+json');
 
-    const depth = await readDeadLetterDepth(clients, dlqTopic);
+    const depth = topicDepth(await admin.partitionRanges(dlqTopic));
     expect(depth.depth).toBe(9);
     expect(depth.partitions.map((p) => p.partition)).toEqual([0, 1, 2]);
     for (const p of depth.partitions) {
@@ -125,6 +129,6 @@ describe('dead letters on the real broker', () => {
     expect(tombstones.map((r) => ({ key: r.key?.toString(), partition: r.partition }))).toEqual([
       { key: `${topic}/2/7`, partition: 2 },
     ]);
-    expect((await readDeadLetterDepth(clients, dlqTopic)).depth).toBe(10);
+    expect(topicDepth(await admin.partitionRanges(dlqTopic)).depth).toBe(10);
   });
 });

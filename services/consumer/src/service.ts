@@ -102,6 +102,7 @@ export async function createConsumerService(opts: ServiceOptions) {
   });
   const dlq = new DlqAdmin({
     clients,
+    admin,
     deadLetters,
     metrics,
     dlqTopic,

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
 import type { ConsumerClients } from '../clients/consumer.js';
-import { GroupAdmin } from '../groups/admin.js';
+import type { GroupAdmin } from '../groups/admin.js';
 
 export interface DeadLetterScanOptions {
   dlqTopic: string;
@@ -36,30 +36,23 @@ export interface DeadLetterScanOutcome {
   complete: boolean;
 }
 
-/** Visits every record of `dlqTopic` in offset order per partition (see the module note). */
+/**
+ * Visits every record of `dlqTopic` in offset order per partition (see the module note). `admin` is
+ * the caller's connected group admin: it reads the end offsets and deletes the scan's group.
+ */
 export async function scanDeadLetters(
   clients: ConsumerClients,
+  admin: GroupAdmin,
   opts: DeadLetterScanOptions,
   visit: (record: ScannedRecord) => ScanStep,
 ): Promise<DeadLetterScanOutcome> {
   const { dlqTopic, maxRecords } = opts;
-  const admin = new GroupAdmin(clients);
-  await admin.connect();
-  let ends: Map<number, bigint>;
-  try {
-    const ranges = await admin.partitionRanges(dlqTopic);
-    ends = new Map(
-      ranges.filter((p) => BigInt(p.high) > BigInt(p.low)).map((p) => [p.partition, BigInt(p.high)]),
-    );
-  } catch (err) {
-    await admin.disconnect();
-    throw err;
-  }
+  const ranges = await admin.partitionRanges(dlqTopic);
+  const ends = new Map(
+    ranges.filter((p) => BigInt(p.high) > BigInt(p.low)).map((p) => [p.partition, BigInt(p.high)]),
+  );
   let scanned = 0;
-  if (ends.size === 0) {
-    await admin.disconnect();
-    return { scanned, complete: true };
-  }
+  if (ends.size === 0) return { scanned, complete: true };
   const groupId = `${opts.groupId}.dlq-admin.${randomUUID()}`;
   const consumer = clients.scanConsumer(groupId);
   const remaining = new Set(ends.keys());
@@ -99,7 +92,6 @@ export async function scanDeadLetters(
   } finally {
     await consumer.disconnect().catch(() => {});
     await admin.deleteGroup(groupId).catch(() => {});
-    await admin.disconnect().catch(() => {});
   }
   return { scanned, complete: !stoppedEarly && remaining.size === 0 };
 }

@@ -21,10 +21,11 @@
 import {
   type ConsumerClients,
   type DeadLetterProducer,
+  type GroupAdmin,
   type PartitionDepth,
   type RecordPosition,
-  readDeadLetterDepth,
   scanDeadLetters,
+  topicDepth,
 } from '@event-observatory/broker';
 import type { ConsumerMetrics } from '../metrics.js';
 import type { PoisonReason } from '../write/decode.js';
@@ -36,6 +37,8 @@ export const REPLAY_MAX_HELD_BYTES = 64 * 1024 * 1024;
 
 export interface DlqAdminOptions {
   clients: ConsumerClients;
+  /** The service's connected group admin (shared with the probe): depth and the scan's end offsets. */
+  admin: GroupAdmin;
   deadLetters: DeadLetterProducer;
   metrics: ConsumerMetrics;
   dlqTopic: string;
@@ -107,7 +110,7 @@ export class DlqAdmin {
   constructor(private readonly opts: DlqAdminOptions) {}
 
   async depth(): Promise<DlqDepth> {
-    const { depth, partitions } = await readDeadLetterDepth(this.opts.clients, this.opts.dlqTopic);
+    const { depth, partitions } = topicDepth(await this.opts.admin.partitionRanges(this.opts.dlqTopic));
     return { topic: this.opts.dlqTopic, depth, partitions };
   }
 
@@ -178,6 +181,7 @@ export class DlqAdmin {
     const live = new CompactedLog<Scanned>();
     const { scanned, complete } = await scanDeadLetters(
       this.opts.clients,
+      this.opts.admin,
       {
         dlqTopic: this.opts.dlqTopic,
         groupId: this.opts.groupId,
