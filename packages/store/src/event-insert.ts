@@ -15,6 +15,7 @@
  */
 import { type Checkpoint, upsertCheckpoints } from './checkpoints.js';
 import type { DatabasePool, Queryable } from './queryable.js';
+import { inPooledTransaction } from './transactions.js';
 
 /** Separator of the tags travelling as one text per row (`string_to_array` in the statement). */
 export const TAG_SEPARATOR = '\u001f';
@@ -138,30 +139,9 @@ export async function insertEventsWithCheckpoints(
   rows: readonly EventInsertRow[],
   checkpoints: readonly Checkpoint[],
 ): Promise<EventInsertResult> {
-  const client = await pool.connect();
-  let broken = false;
-  try {
-    await client.query('BEGIN');
-    try {
-      const result = await insertEvents(client, rows);
-      await upsertCheckpoints(client, group, checkpoints);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {
-        broken = true;
-      });
-      throw err;
-    }
-  } catch (err) {
-    broken ||= isConnectionError(err);
-    throw err;
-  } finally {
-    client.release(broken);
-  }
-}
-
-function isConnectionError(err: unknown): boolean {
-  const code = (err as { code?: string }).code;
-  return code === undefined || code.startsWith('08') || code.startsWith('57P') || code.startsWith('E');
+  return inPooledTransaction(pool, async (client) => {
+    const result = await insertEvents(client, rows);
+    await upsertCheckpoints(client, group, checkpoints);
+    return result;
+  });
 }

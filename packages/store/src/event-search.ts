@@ -20,8 +20,9 @@
  * const page = await searchEvents(pool, { text: 'boiler', types: ['com.example.alarm'] }, { limit: 50 });
  */
 import { isStatementTimeout } from './pools.js';
-import type { DatabasePool, PooledConnection, Queryable } from './queryable.js';
+import type { DatabasePool, Queryable } from './queryable.js';
 import { SEVERE_RANK } from './severity.js';
+import { inPooledTransaction } from './transactions.js';
 
 export const TOTAL_CAP = 10_000;
 /** From this many estimated matches on, the total is counted within `VERIFY_BUDGET_MS` only (`totalEvents`). */
@@ -253,33 +254,12 @@ export async function countEvents(
   const sql = `SELECT count(*)::int AS n FROM
     (SELECT 1 FROM events.cloud_event ${clause(where)} LIMIT ${p.add(TOTAL_CAP + 1)}) AS capped`;
   const count = (q: Queryable) => q.query<{ n: number }>(sql, p.values);
-  const { rows } = budgetMs === undefined ? await count(db) : await withStatementTimeout(db, budgetMs, count);
+  const { rows } =
+    budgetMs === undefined
+      ? await count(db)
+      : await inPooledTransaction(db, count, { statementTimeoutMs: budgetMs });
   const n = rows[0]!.n;
   return { total: Math.min(n, TOTAL_CAP), capped: n > TOTAL_CAP };
-}
-
-/** Runs `work` on one connection inside a transaction whose statements time out after `ms`. */
-async function withStatementTimeout<T>(
-  db: DatabasePool,
-  ms: number,
-  work: (client: PooledConnection) => Promise<T>,
-): Promise<T> {
-  const client = await db.connect();
-  let broken: Error | undefined;
-  try {
-    // SET LOCAL ends with the transaction: the session goes back to the pool with its own timeout.
-    await client.query(`BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.round(ms))}`);
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch((rollback: Error) => {
-      broken = rollback;
-    });
-    throw error;
-  } finally {
-    client.release(broken);
-  }
 }
 
 /**

@@ -11,7 +11,7 @@
  *   await commitTransaction(client);
  * }
  */
-import type { DatabaseConnection } from './queryable.js';
+import type { DatabaseConnection, DatabasePool, PooledConnection } from './queryable.js';
 
 export type IsolationLevel = 'READ COMMITTED' | 'REPEATABLE READ';
 
@@ -64,6 +64,50 @@ export async function inTransaction<T>(
     await rollbackTransaction(client);
     throw err;
   }
+}
+
+/**
+ * Runs `work` in a transaction on a connection of its own from `pool`: committed when it resolves,
+ * rolled back when it throws. With `statementTimeoutMs`, every statement of the transaction times
+ * out after it (`SET LOCAL`: the session goes back to the pool with its own timeout). A connection
+ * whose ROLLBACK failed, or that failed with a connection error, is discarded rather than returned
+ * to the pool.
+ */
+export async function inPooledTransaction<T>(
+  pool: DatabasePool,
+  work: (client: PooledConnection) => Promise<T>,
+  opts: { statementTimeoutMs?: number } = {},
+): Promise<T> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query(
+      opts.statementTimeoutMs === undefined
+        ? 'BEGIN'
+        : `BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.round(opts.statementTimeoutMs))}`,
+    );
+    try {
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
+      throw err;
+    }
+  } catch (err) {
+    broken ||= isConnectionError(err);
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** A failure that leaves the connection unusable: class 08, 57P (shutdown), or no SQLSTATE at all. */
+function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  return code === undefined || code.startsWith('08') || code.startsWith('57P') || code.startsWith('E');
 }
 
 /**
