@@ -47,7 +47,7 @@ lint: install ## Lint and format-check the tree (biome), and check the import ar
 test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 22)
 	npx tsc -b
 	./scripts/concurrently.sh $(TYPE_CHECKS) $(LINT_CHECKS)
-	@tally=$$(mktemp); trap 'rm -f $$tally' EXIT; export TEST_TALLY_FILE=$$tally; \
+	@tally=$$(mktemp); trap 'rm -f $$tally $$tally.failed' EXIT; export TEST_TALLY_FILE=$$tally; \
 	lts=$$(./scripts/lts-node.sh) || exit 1; \
 	echo "Every suite on Node $$($$lts/node --version):"; \
 	ws=''; for d in $$(node -p 'require("./package.json").workspaces.join(" ")'); do \

@@ -3,7 +3,8 @@ import type { Reporter, TestModule } from 'vitest/node';
 
 /**
  * Appends one line "passed failed skipped" per vitest run to the file named by TEST_TALLY_FILE,
- * so `make test` can print one closing line for all workspaces together.
+ * and the name of each failed test (file and title) to `<TEST_TALLY_FILE>.failed`, so `make test`
+ * can end with one closing line for all workspaces together and the failures above it.
  */
 export default class TallyReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
@@ -12,15 +13,22 @@ export default class TallyReporter implements Reporter {
     let passed = 0;
     let failed = 0;
     let skipped = 0;
+    const failures: string[] = [];
     for (const mod of testModules) {
-      if (mod.state() === 'failed' && [...mod.children.allTests()].length === 0) failed += 1;
+      if (mod.state() === 'failed' && [...mod.children.allTests()].length === 0) {
+        failed += 1;
+        failures.push(`${mod.moduleId} (the file failed to load or a hook failed)`);
+      }
       for (const test of mod.children.allTests()) {
         const state = test.result().state;
         if (state === 'passed') passed += 1;
-        else if (state === 'failed') failed += 1;
-        else skipped += 1;
+        else if (state === 'failed') {
+          failed += 1;
+          failures.push(`${mod.moduleId} > ${test.fullName}`);
+        } else skipped += 1;
       }
     }
     appendFileSync(file, `${passed} ${failed} ${skipped}\n`);
+    if (failures.length > 0) appendFileSync(`${file}.failed`, failures.map((f) => `FAILED ${f}\n`).join(''));
   }
 }

@@ -1,3 +1,10 @@
+export {
+  type CertificateAuthority,
+  type CertificateRequest,
+  createCertificateAuthority,
+  type IssuedCertificate,
+  issueCertificate,
+} from './certificates.js';
 export { brokerSettings, type KafkaHandle, type KafkaOptions, startKafka } from './kafka.js';
 export {
   ensureKafkaDistribution,
