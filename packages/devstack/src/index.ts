@@ -13,6 +13,14 @@ export {
   type KafkaDistribution,
   kafkaVersion,
 } from './kafka-dist.js';
+export {
+  SCRAM_MECHANISMS,
+  type ScramMechanism,
+  type ScramUser,
+  type SecuredListenerOptions,
+  type SecuredListeners,
+  securedClientEnv,
+} from './kafka-secured.js';
 export { productionNodeArgs } from './node-args.js';
 export { cacheDir, removeAbandonedTempDirs, repoRoot, tempDataDir } from './paths.js';
 export { freePort, isListening } from './ports.js';

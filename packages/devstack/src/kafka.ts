@@ -1,8 +1,10 @@
 /**
- * One Apache Kafka node in KRaft combined mode (broker + controller) on 127.0.0.1 (or on `host`).
+ * One Apache Kafka node in KRaft combined mode (broker + controller) on 127.0.0.1 (or on `host`),
+ * optionally with secured client listeners beside the PLAINTEXT one (`kafka-secured.ts`).
  *
  * Layout of `dataDir`: `server.properties`, `log4j2.properties` (4.x) or `log4j.properties` (3.x), `kafka.log` (stdout/stderr of the JVM),
- * `kafka.pid`, `cluster-id`, and `data/` (the log directory, formatted on the first start only).
+ * `kafka.pid`, `cluster-id`, and `data/` (the log directory, formatted on the first start only);
+ * with secured listeners also `tls/` (the run's certificates) and `scram-users.json`.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,6 +12,13 @@ import { join, resolve } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { ensureKafkaDistribution, kafkaVersion } from './kafka-dist.js';
 import { loggingConfig } from './kafka-logging.js';
+import {
+  addScramArgs,
+  type SecuredListenerOptions,
+  type SecuredListeners,
+  scramUsers,
+  securedListeners,
+} from './kafka-secured.js';
 import { freePort, refuseBusyPorts } from './ports.js';
 import { killStale, pollReady, runCommand, type Supervised, supervisedService } from './supervise.js';
 
@@ -26,6 +35,11 @@ export interface KafkaOptions {
   host?: string;
   /** Controller (KRaft quorum) port; 0 or absent picks a free port once. */
   controllerPort?: number;
+  /**
+   * Also listen with `SASL_SSL` (SCRAM users made at format time) and `SSL` (client certificate
+   * required) on `host`, with certificates issued for this start; `{}` for the defaults.
+   */
+  secured?: SecuredListenerOptions;
   /** Extra or overriding broker settings (server.properties keys). */
   settings?: Record<string, string>;
   /** JVM heap options; default `-Xms256m -Xmx512m` (or `$OBSERVATORY_KAFKA_HEAP_OPTS`). */
@@ -45,6 +59,8 @@ export interface KafkaHandle {
   version: string;
   port: number;
   controllerPort: number;
+  /** The secured listeners, their CA, client certificate and users (when `secured` was given). */
+  secured?: SecuredListeners;
   dataDir: string;
   /** File receiving the broker's console output (WARN and above, plus start/stop lines). */
   logFile: string;
@@ -154,21 +170,47 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
   const dist = await ensureKafkaDistribution(opts.version ?? kafkaVersion(), opts.log);
   await killStale(dataDir, 'kafka', dataDir);
 
-  await refuseBusyPorts('Kafka', [opts.port, opts.controllerPort]);
-  const port = opts.port || (await freePort());
-  let controllerPort = opts.controllerPort || (await freePort());
-  while (controllerPort === port) controllerPort = await freePort();
+  await refuseBusyPorts('Kafka', [
+    opts.port,
+    opts.controllerPort,
+    opts.secured?.saslSslPort,
+    opts.secured?.sslPort,
+  ]);
+  const taken = new Set<number>();
+  const pick = async (wanted: number | undefined): Promise<number> => {
+    let port = wanted || (await freePort());
+    while (taken.has(port)) port = await freePort();
+    taken.add(port);
+    return port;
+  };
+  const port = await pick(opts.port);
+  const controllerPort = await pick(opts.controllerPort);
   const host = opts.host ?? '127.0.0.1';
   const bootstrapServers = `${host}:${port}`;
+  const formatted = existsSync(join(logDir, 'meta.properties'));
 
   const configFile = join(dataDir, 'server.properties');
   const logging = loggingConfig(dist.version);
   const log4jFile = join(dataDir, logging.fileName);
   const logFile = join(dataDir, 'kafka.log');
-  writeFileSync(
-    configFile,
-    properties({ ...brokerSettings({ port, controllerPort, logDir, host }), ...(opts.settings ?? {}) }),
-  );
+  const base = brokerSettings({ port, controllerPort, logDir, host });
+  const secured =
+    opts.secured &&
+    securedListeners(
+      {
+        saslSslPort: await pick(opts.secured.saslSslPort),
+        sslPort: await pick(opts.secured.sslPort),
+        host,
+        users: scramUsers(dataDir, opts.secured.users ?? ['observatory'], formatted),
+        tlsDir: join(dataDir, 'tls'),
+      },
+      {
+        listeners: base.listeners as string,
+        advertised: base['advertised.listeners'] as string,
+        protocolMap: base['listener.security.protocol.map'] as string,
+      },
+    );
+  writeFileSync(configFile, properties({ ...base, ...secured?.settings, ...(opts.settings ?? {}) }));
   writeFileSync(log4jFile, logging.contents);
 
   const env = { ...process.env };
@@ -176,7 +218,7 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
   delete env.JAVA_TOOL_OPTIONS;
   const log4jOpt = `-D${logging.systemProperty}=file:${log4jFile}`;
 
-  if (!existsSync(join(logDir, 'meta.properties'))) {
+  if (!formatted) {
     const idFile = join(dataDir, 'cluster-id');
     const clusterId = existsSync(idFile) ? readFileSync(idFile, 'utf8').trim() : newClusterId();
     writeFileSync(idFile, `${clusterId}\n`);
@@ -188,6 +230,8 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
         dist.classPath,
         'kafka.tools.StorageTool',
         'format',
+        // Before the last argument, which is what a failure message quotes (not a password).
+        ...addScramArgs(secured?.listeners.users ?? []),
         '-t',
         clusterId,
         '-c',
@@ -233,6 +277,7 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
     version: dist.version,
     port,
     controllerPort,
+    ...(secured && { secured: secured.listeners }),
     dataDir,
     logFile,
     pid: service.pid,

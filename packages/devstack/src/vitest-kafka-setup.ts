@@ -1,7 +1,8 @@
 /**
  * A Vitest global setup for suites that need Kafka and no PostgreSQL: one real broker for the run,
  * in a temporary folder on a free port, so the run does not pay for a database. Tests read
- * `inject('kafka').bootstrapServers`.
+ * `inject('kafka').bootstrapServers`, and `inject('kafka').secured` for the broker's `SASL_SSL` and
+ * `SSL` (mutual TLS) listeners (see `kafka-secured.ts`).
  *
  * @example
  * // test/kafka-setup.ts, named in vitest.config.ts `globalSetup`
@@ -11,11 +12,12 @@ import { rmSync } from 'node:fs';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { startKafka } from './kafka.js';
+import type { SecuredListeners } from './kafka-secured.js';
 import { removeAbandonedTempDirs, tempDataDir } from './paths.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    kafka: { bootstrapServers: string };
+    kafka: { bootstrapServers: string; secured: SecuredListeners };
   }
 }
 
@@ -31,8 +33,12 @@ export function kafkaGlobalSetup(options: KafkaGlobalSetupOptions) {
   return async (project: TestProject): Promise<() => Promise<void>> => {
     removeAbandonedTempDirs();
     const dataDir = tempDataDir(`${options.name}-kafka`);
-    const kafka = await startKafka({ dataDir, ...(options.settings && { settings: options.settings }) });
-    project.provide('kafka', { bootstrapServers: kafka.bootstrapServers });
+    const kafka = await startKafka({
+      dataDir,
+      secured: {},
+      ...(options.settings && { settings: options.settings }),
+    });
+    project.provide('kafka', { bootstrapServers: kafka.bootstrapServers, secured: kafka.secured! });
     return async () => {
       await kafka.stop();
       rmSync(dataDir, { recursive: true, force: true });

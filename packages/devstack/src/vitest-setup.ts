@@ -1,6 +1,7 @@
 /**
  * Vitest global setup: one Kafka and one PostgreSQL for the whole test run, in a temporary folder on
- * free ports, with the spec's topics. Tests read the connection settings with `inject('stack')`.
+ * free ports, with the spec's topics. Tests read the connection settings with `inject('stack')`;
+ * the broker also has the secured listeners (`stack.secured`, see `kafka-secured.ts`).
  *
  * @example
  * // vitest.config.ts
@@ -14,6 +15,7 @@
 import { rmSync } from 'node:fs';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
+import type { SecuredListeners } from './kafka-secured.js';
 import { removeAbandonedTempDirs, tempDataDir } from './paths.js';
 import { type Stack, startStack } from './stack.js';
 
@@ -22,6 +24,8 @@ export interface ProvidedStack {
   bootstrapServers: string;
   /** Superuser URL of the run's PostgreSQL (`postgres` database). Use createDatabase for your own. */
   databaseUrl: string;
+  /** The broker's `SASL_SSL` and `SSL` (mutual TLS) listeners, their CA, client certificate and users. */
+  secured: SecuredListeners;
 }
 
 declare module 'vitest' {
@@ -35,12 +39,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const dir = tempDataDir('stack');
   let stack: Stack | undefined;
   try {
-    stack = await startStack({ dataDir: dir, log: (line) => console.log(line) });
+    stack = await startStack({ dataDir: dir, kafka: { secured: {} }, log: (line) => console.log(line) });
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
-  project.provide('stack', { bootstrapServers: stack.bootstrapServers, databaseUrl: stack.databaseUrl });
+  project.provide('stack', {
+    bootstrapServers: stack.bootstrapServers,
+    databaseUrl: stack.databaseUrl,
+    secured: stack.kafka.secured!,
+  });
   let tornDown = false;
   return async () => {
     if (tornDown) return;
