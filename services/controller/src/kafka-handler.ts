@@ -5,6 +5,7 @@
  */
 
 import {
+  type BrokerSecurity,
   createAdminClient,
   deleteTopics,
   ensureTopics,
@@ -20,6 +21,8 @@ type Admin = ReturnType<typeof createAdminClient>;
 export interface KafkaHandlerOptions {
   clientId: string;
   requestTimeoutMs: number;
+  /** TLS and SASL of every cluster's admin client (the controller's `BROKER_*` settings). */
+  security?: BrokerSecurity;
   logger?: Logger;
 }
 
