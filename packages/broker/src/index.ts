@@ -1,4 +1,5 @@
 export { type AdminClientOptions, createAdminClient } from './clients/admin.js';
+export { brokerFailureReason } from './clients/failure.js';
 export {
   type ConsumerClients,
   type ConsumerClientsOptions,

@@ -6,9 +6,11 @@
 
 import {
   type BrokerSecurity,
+  brokerFailureReason,
   createAdminClient,
   deleteTopics,
   ensureTopics,
+  PLAINTEXT,
   readTopicStates,
   type TopicOutcome,
   type TopicSpec,
@@ -68,7 +70,11 @@ export class KafkaHandler {
     await Promise.all(admins.map((a) => a.then((admin) => admin.disconnect()).catch(() => {})));
   }
 
-  /** Runs `work` on the cluster's admin client; a failure drops the client so the next call reconnects. */
+  /**
+   * Runs `work` on the cluster's admin client; a failure drops the client so the next call
+   * reconnects, and is rethrown with its reason explained (`brokerFailureReason`: a wrong
+   * password or an untrusted certificate reads as such in the Pipeline's status and events).
+   */
   private async using<T>(servers: string[], work: (admin: Admin) => Promise<T>): Promise<T> {
     const key = [...servers].sort().join(',');
     let admin = this.admins.get(key);
@@ -82,7 +88,7 @@ export class KafkaHandler {
     } catch (error) {
       this.admins.delete(key);
       void admin.then((a) => a.disconnect()).catch(() => {});
-      throw error;
+      throw new Error(brokerFailureReason(error, this.opts.security ?? PLAINTEXT), { cause: error });
     }
   }
 }
