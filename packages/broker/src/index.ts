@@ -1,10 +1,10 @@
 export { type AdminClientOptions, createAdminClient } from './clients/admin.js';
-export { brokerFailureReason } from './clients/failure.js';
 export {
   type ConsumerClients,
   type ConsumerClientsOptions,
   createConsumerClients,
 } from './clients/consumer.js';
+export { brokerFailureReason } from './clients/failure.js';
 export type {
   GroupMember,
   GroupMemberSettings,
