@@ -20,9 +20,11 @@ export {
   createDatabase,
   type PostgresHandle,
   type PostgresOptions,
+  type PostgresTls,
   serverSettings,
   startPostgres,
 } from './postgres.js';
+export { createDatabaseRoles, type DatabaseRole, type DatabaseRoles } from './postgres-roles.js';
 export {
   type ExporterHandle,
   type PrometheusHandle,

@@ -6,10 +6,16 @@ export {
 } from './checkpoints.js';
 export {
   DatabaseConfigError,
+  type DatabaseTls,
   DEFAULT_DATABASE_URL,
+  databaseTls,
   databaseUrlFromEnv,
   redactDatabaseUrl,
+  SSL_MODES,
+  type SslMode,
+  writePoolSettingsFromEnv,
 } from './config.js';
+export { type ConnectionConfig, connectionConfig } from './connection.js';
 export { deviceIdOf, tagsOf } from './derive.js';
 export {
   type EventInsertResult,
@@ -54,6 +60,9 @@ export {
 export {
   CONNECTION_TIMEOUT_MS,
   createReadPool,
+  IDLE_IN_TRANSACTION_TIMEOUT_MS,
+  KEEPALIVE_DELAY_MS,
+  queryTimeoutMs,
   createWritePool,
   databaseAnswers,
   isAcquireTimeout,
@@ -64,6 +73,8 @@ export {
   READ_STATEMENT_TIMEOUT_MS,
   registerPoolMetrics,
   WRITE_POOL_SIZE,
+  WRITE_STATEMENT_TIMEOUT_MS,
+  type WritePoolOptions,
 } from './pools.js';
 export type { DatabaseConnection, DatabasePool, PooledConnection, Queryable } from './queryable.js';
 export * from './schema.js';
@@ -80,8 +91,10 @@ export {
   beginLockedTransaction,
   commitTransaction,
   type IsolationLevel,
+  inPooledTransaction,
   inTransaction,
   type LockedTransactionOptions,
+  mustDiscard,
   rollbackTransaction,
   stepUnderLockTimeout,
 } from './transactions.js';
