@@ -117,7 +117,7 @@ const READ_ONLY_SQL_TRANSACTION = '25006';
  * standby, and a fresh connection reaches the new one.
  */
 export function mustDiscard(err: unknown): boolean {
-  return isConnectionError(err) || (err as { code?: string } | undefined)?.code === READ_ONLY_SQL_TRANSACTION;
+  return isConnectionError(err) || codeOf(err) === READ_ONLY_SQL_TRANSACTION;
 }
 
 /**
@@ -125,8 +125,15 @@ export function mustDiscard(err: unknown): boolean {
  * (a socket error, node-postgres' `Query read timeout`, after which the connection is out of step).
  */
 function isConnectionError(err: unknown): boolean {
-  const code = (err as { code?: string } | undefined)?.code;
+  const code = codeOf(err);
   return code === undefined || code.startsWith('08') || code.startsWith('57P') || code.startsWith('E');
+}
+
+/** The error's code, or its cause's: drizzle wraps the driver's error in one of its own. */
+function codeOf(err: unknown): string | undefined {
+  const e = err as { code?: unknown; cause?: unknown } | undefined;
+  if (typeof e?.code === 'string') return e.code;
+  return e?.cause === undefined || e.cause === err ? undefined : codeOf(e.cause);
 }
 
 /**
