@@ -214,7 +214,11 @@ async function main(): Promise<void> {
   const roles = await createDatabaseRoles(stack.databaseUrl, 'observatory');
   const databaseUrl = roles.owner.url;
   const grants = { DATABASE_WRITER_ROLE: roles.writer.name, DATABASE_READER_ROLE: roles.reader.name };
-  const migrations = await migrate({ url: databaseUrl, writerRole: roles.writer.name, readerRole: roles.reader.name });
+  const migrations = await migrate({
+    url: databaseUrl,
+    writerRole: roles.writer.name,
+    readerRole: roles.reader.name,
+  });
   log(`migrations: ${JSON.stringify(migrations)}`);
 
   const authSecret = process.env.AUTH_SECRET || randomDevSecret();

@@ -43,4 +43,5 @@ export {
   type ServiceRun,
   startServiceProcess,
 } from './service-process.js';
+export { type SilentProxy, startSilentProxy } from './silent-proxy.js';
 export { ensureStackTopics, type Stack, type StackOptions, stackTopics, startStack } from './stack.js';

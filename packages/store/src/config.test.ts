@@ -40,7 +40,11 @@ describe('databaseTls', () => {
 
   it('reads no TLS when sslmode is absent, and sslmode=disable likewise', () => {
     expect(databaseTls(url('')).mode).toBe('disable');
-    expect(databaseTls(url('sslmode=disable'))).toEqual({ mode: 'disable', verifyChain: false, verifyHost: false });
+    expect(databaseTls(url('sslmode=disable'))).toEqual({
+      mode: 'disable',
+      verifyChain: false,
+      verifyHost: false,
+    });
   });
 
   it('encrypts without checks under require, but verifies the chain once sslrootcert names a file (libpq)', () => {

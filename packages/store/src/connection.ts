@@ -57,9 +57,11 @@ function choosingClient(ask: () => Promise<boolean>, ssl: ConnectionOptions): ty
   return class ChoosingClient extends pg.Client {
     override connect(): Promise<pg.Client>;
     override connect(callback: Callback): void;
-    override connect(callback?: Callback): Promise<pg.Client> | void {
+    override connect(callback?: Callback): Promise<pg.Client> | undefined {
+      answer ??= ask().catch(() => false);
+      const settled = answer;
       const done = new Promise<pg.Client>((resolve, reject) => {
-        (answer ??= ask().catch(() => false)).then((useTls) => {
+        settled.then((useTls) => {
           if (useTls) {
             const self = this as unknown as TlsSwitch;
             self.ssl = ssl;
@@ -67,14 +69,18 @@ function choosingClient(ask: () => Promise<boolean>, ssl: ConnectionOptions): ty
           }
           super.connect((err: Error | null) => {
             if (err) {
-              answer = undefined;
+              answer = undefined; // ask again: the server may have changed
               reject(err);
             } else resolve(this);
           });
         }, reject);
       });
       if (!callback) return done;
-      done.then((c) => callback(null, c), (err: Error) => callback(err));
+      done.then(
+        (c) => callback(null, c),
+        (err: Error) => callback(err),
+      );
+      return undefined;
     }
   };
 }

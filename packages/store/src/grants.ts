@@ -36,10 +36,7 @@ const WRITER_TABLES: Record<string, string> = {
   'events.event_rollup_watermark': 'INSERT, UPDATE',
 };
 
-const WRITER_FUNCTIONS = [
-  'events.create_month_partition(date)',
-  'events.detach_month_partition(text)',
-];
+const WRITER_FUNCTIONS = ['events.create_month_partition(date)', 'events.detach_month_partition(text)'];
 
 /** Grants `roles` their privileges on the events schema; run it in the migrating role's transaction. */
 export async function grantRoles(client: DatabaseConnection, roles: RoleGrants): Promise<void> {
@@ -56,7 +53,9 @@ export async function grantRoles(client: DatabaseConnection, roles: RoleGrants):
   }
   // jobs: recordMaintenanceRun inserts under LOCK TABLE ... SHARE ROW EXCLUSIVE, which needs
   // MAINTAIN (PostgreSQL 17+: lock, vacuum, analyze) or, before 17, UPDATE.
-  const { rows } = await client.query<{ v: number }>(`SELECT current_setting('server_version_num')::int AS v`);
+  const { rows } = await client.query<{ v: number }>(
+    `SELECT current_setting('server_version_num')::int AS v`,
+  );
   const lock = (rows[0]?.v ?? 0) >= 170_000 ? 'MAINTAIN' : 'UPDATE';
   await client.query(`GRANT INSERT, ${lock} ON events.maintenance_run TO ${writer}`);
   await client.query(`GRANT EXECUTE ON FUNCTION ${WRITER_FUNCTIONS.join(', ')} TO ${writer}`);

@@ -89,7 +89,8 @@ export function createReadPool(opts: PoolOptions): DatabasePool {
 }
 
 function ms(value: number): number {
-  if (!Number.isFinite(value) || value < 1) throw new RangeError(`timeout must be at least 1 ms (got ${value})`);
+  if (!Number.isFinite(value) || value < 1)
+    throw new RangeError(`timeout must be at least 1 ms (got ${value})`);
   return Math.round(value);
 }
 

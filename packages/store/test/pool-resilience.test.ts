@@ -4,8 +4,7 @@
  * answers read-only (25006, a primary demoted by a failover): the write fails in bounded time,
  * the connection leaves the pool, and the retry the consumer makes succeeds on a fresh one.
  */
-import { connect, createServer, type Server, type Socket } from 'node:net';
-import { createDatabase } from '@event-observatory/devstack';
+import { createDatabase, startSilentProxy } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   createWritePool,
@@ -17,41 +16,6 @@ import {
   upsertCheckpoints,
 } from '../src/index.js';
 import { row } from './rows.js';
-
-/** Forwards to `target`; `freeze()` makes the connections open at that moment drop every byte. */
-class SilentProxy {
-  private readonly open = new Set<{ frozen: boolean; sockets: Socket[] }>();
-  private readonly server: Server;
-  port = 0;
-
-  constructor(target: URL) {
-    this.server = createServer((client) => {
-      const upstream = connect(Number(target.port), target.hostname);
-      const conn = { frozen: false, sockets: [client, upstream] };
-      this.open.add(conn);
-      client.on('data', (b) => conn.frozen || upstream.write(b));
-      upstream.on('data', (b) => conn.frozen || client.write(b));
-      for (const s of conn.sockets) {
-        s.on('error', () => {});
-        s.on('close', () => conn.frozen || conn.sockets.forEach((o) => o.destroy()));
-      }
-    });
-  }
-
-  async start(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-
-  freeze(): void {
-    for (const conn of this.open) conn.frozen = true;
-  }
-
-  async close(): Promise<void> {
-    for (const conn of this.open) for (const s of conn.sockets) s.destroy();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
 
 const stack = inject('stack');
 let url: string;
@@ -74,8 +38,8 @@ async function storedIds(): Promise<string[]> {
 
 describe('a silent network drop', () => {
   it('fails a stuck write within the bound, the server ends its transaction, and the retry succeeds', async () => {
-    const proxy = new SilentProxy(new URL(url));
-    await proxy.start();
+    const direct = new URL(url);
+    const proxy = await startSilentProxy({ host: direct.hostname, port: Number(direct.port) });
     const proxied = new URL(url);
     proxied.hostname = '127.0.0.1';
     proxied.port = String(proxy.port);
@@ -114,9 +78,12 @@ describe('a silent network drop', () => {
       expect(await storedIds()).toEqual(['before-drop']);
 
       // The consumer's retry of the batch: a new connection (the stuck one left the pool).
-      const retried = await insertEventsWithCheckpoints(pool, 'g', [row('during-drop', { offset: '1' })], [
-        { topic: 'events', partition: 0, nextOffset: '2' },
-      ]);
+      const retried = await insertEventsWithCheckpoints(
+        pool,
+        'g',
+        [row('during-drop', { offset: '1' })],
+        [{ topic: 'events', partition: 0, nextOffset: '2' }],
+      );
       expect(retried.inserted).toBe(1);
       expect(await storedIds()).toEqual(['before-drop', 'during-drop']);
     } finally {
@@ -128,7 +95,10 @@ describe('a silent network drop', () => {
 
 describe('a connection that answers read-only (25006)', () => {
   async function backendPid(pool: DatabasePool): Promise<number> {
-    return inPooledTransaction(pool, async (c) => (await c.query('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+    return inPooledTransaction(
+      pool,
+      async (c) => (await c.query('SELECT pg_backend_pid() AS pid')).rows[0].pid,
+    );
   }
 
   it('is evicted from the pool after the failed write, not reused', async () => {
@@ -144,7 +114,9 @@ describe('a connection that answers read-only (25006)', () => {
       ).rejects.toMatchObject({ code: '25006' });
       const second = await backendPid(pool);
       expect(second).not.toBe(first);
-      expect((await insertEventsWithCheckpoints(pool, 'g', [row('ro-1', { offset: '10' })], [])).inserted).toBe(1);
+      expect(
+        (await insertEventsWithCheckpoints(pool, 'g', [row('ro-1', { offset: '10' })], [])).inserted,
+      ).toBe(1);
 
       // A failover: every new session is read-only for a while, then the primary is back.
       await admin.query(`ALTER DATABASE ${database} SET default_transaction_read_only = on`);
@@ -155,7 +127,9 @@ describe('a connection that answers read-only (25006)', () => {
       ).rejects.toMatchObject({ code: '25006' });
       await admin.query(`ALTER DATABASE ${database} RESET default_transaction_read_only`);
       // Were the read-only connection still pooled, its session default would refuse this too.
-      expect((await insertEventsWithCheckpoints(pool, 'g', [row('ro-2', { offset: '11' })], [])).inserted).toBe(1);
+      expect(
+        (await insertEventsWithCheckpoints(pool, 'g', [row('ro-2', { offset: '11' })], [])).inserted,
+      ).toBe(1);
     } finally {
       await admin.query(`ALTER DATABASE ${database} RESET default_transaction_read_only`);
       await pool.end();

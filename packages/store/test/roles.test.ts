@@ -59,9 +59,12 @@ const INSUFFICIENT_PRIVILEGE = '42501';
 
 describe('the writer', () => {
   it("runs the consumer's writes: events with checkpoints, autocommit inserts, clearing checkpoints", async () => {
-    const result = await insertEventsWithCheckpoints(writer, 'g', [row('w1'), row('w2', { offset: '1' })], [
-      { topic: 'events', partition: 0, nextOffset: '2' },
-    ]);
+    const result = await insertEventsWithCheckpoints(
+      writer,
+      'g',
+      [row('w1'), row('w2', { offset: '1' })],
+      [{ topic: 'events', partition: 0, nextOffset: '2' }],
+    );
     expect(result.inserted).toBe(2);
     expect((await insertEvents(writer, [row('w1'), row('w3', { offset: '2' })])).inserted).toBe(1);
     expect(await readCheckpoints(writer, 'g', 'events')).toEqual(new Map([[0, 2n]]));
@@ -103,7 +106,12 @@ describe('the writer', () => {
       const horizon = await refreshHorizon(client);
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
       expect((await refreshRollup(client, horizon)).hours).toBeGreaterThan(0);
-      await recordMaintenanceRun(client, { job: 'rollup-refresh', outcome: 'success', startedAt, durationSeconds: 0.1 });
+      await recordMaintenanceRun(client, {
+        job: 'rollup-refresh',
+        outcome: 'success',
+        startedAt,
+        durationSeconds: 0.1,
+      });
       await commitTransaction(client);
     } finally {
       client.release();
@@ -132,7 +140,9 @@ describe('the writer', () => {
     ]) {
       expect(await sqlstate(writer, sql), sql).toBe(INSUFFICIENT_PRIVILEGE);
     }
-    expect(await sqlstate(writer, "SELECT events.detach_month_partition('cloud_event_default')")).toBe('22023');
+    expect(await sqlstate(writer, "SELECT events.detach_month_partition('cloud_event_default')")).toBe(
+      '22023',
+    );
   });
 });
 

@@ -78,9 +78,9 @@ describe('sslmode against a server that requires TLS', () => {
 
   it('verify-ca checks the authority but not the name', async () => {
     expect((await session(at('127.0.0.1', `sslmode=verify-ca&sslrootcert=${caFile}`))).ssl).toBe(true);
-    await expect(session(at('localhost', `sslmode=verify-ca&sslrootcert=${untrustedCaFile}`))).rejects.toThrow(
-      /self-signed certificate in certificate chain|unable to verify/,
-    );
+    await expect(
+      session(at('localhost', `sslmode=verify-ca&sslrootcert=${untrustedCaFile}`)),
+    ).rejects.toThrow(/self-signed certificate in certificate chain|unable to verify/);
   });
 
   it('require encrypts without checking the certificate, as libpq does', async () => {
