@@ -201,3 +201,24 @@ describe('the migration runner', () => {
     expect(again.alreadyApplied.length).toBeGreaterThan(0);
   });
 });
+
+describe('roles added to a database the superuser migrated (a make dev folder from before)', () => {
+  it('hand the schema to the owner, whose run then grants the writer', async () => {
+    const legacy = `${name}_legacy`;
+    await migrate({ url: await createDatabase(stack.databaseUrl, legacy) });
+    const late = await createDatabaseRoles(stack.databaseUrl, legacy);
+    const again = await migrate({
+      url: late.owner.url,
+      writerRole: late.writer.name,
+      readerRole: late.reader.name,
+    });
+    expect(again.applied).toEqual([]);
+    const pool = createWritePool({ url: late.writer.url, max: 1 });
+    try {
+      expect((await insertEvents(pool, [row('legacy')])).inserted).toBe(1);
+      expect(await createMonthPartition(pool, new Date('2093-03-01T00:00:00Z'))).toBe('cloud_event_2093_03');
+    } finally {
+      await pool.end();
+    }
+  });
+});
