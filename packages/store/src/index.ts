@@ -94,7 +94,6 @@ export {
   inPooledTransaction,
   inTransaction,
   type LockedTransactionOptions,
-  mustDiscard,
   rollbackTransaction,
   stepUnderLockTimeout,
 } from './transactions.js';

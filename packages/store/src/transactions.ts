@@ -116,7 +116,7 @@ const READ_ONLY_SQL_TRANSACTION = '25006';
  * or it answered read-only (25006): after a failover it may still point at the old primary, now a
  * standby, and a fresh connection reaches the new one.
  */
-export function mustDiscard(err: unknown): boolean {
+function mustDiscard(err: unknown): boolean {
   return isConnectionError(err) || codeOf(err) === READ_ONLY_SQL_TRANSACTION;
 }
 

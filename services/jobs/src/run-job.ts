@@ -19,6 +19,7 @@ import {
   type MaintenanceJob,
   type MaintenanceRun,
   type PooledConnection,
+  queryTimeoutMs,
   type RunOutcome,
   recordMaintenanceRun,
   rollbackTransaction,
@@ -27,7 +28,7 @@ import {
 /** The top of the duration ladder: no statement of a run may take longer. */
 export const RUN_STATEMENT_TIMEOUT = '15min';
 /** The client's bound on one statement of a run: `RUN_STATEMENT_TIMEOUT` and 5 s for the cancel to arrive. */
-export const RUN_QUERY_TIMEOUT_MS = 15 * 60_000 + 5_000;
+export const RUN_QUERY_TIMEOUT_MS = queryTimeoutMs(15 * 60_000);
 
 /** Wall clock of the jobs; tests set their own. */
 export type Clock = () => Date;
