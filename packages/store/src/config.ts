@@ -12,12 +12,15 @@
  * // { mode: 'verify-full', verifyChain: true, verifyHost: true, ca: '-----BEGIN CERTIFICATE-----…' }
  */
 import { readFileSync } from 'node:fs';
-import { duration, type Env, readConfig } from '@event-observatory/service-kit/config';
+import { ConfigError, duration, type Env, readConfig } from '@event-observatory/service-kit/config';
 
 export const DEFAULT_DATABASE_URL = 'jdbc:postgresql://localhost:5432/observatory';
 
-export class DatabaseConfigError extends Error {
-  override name = 'DatabaseConfigError';
+/** A bad `DATABASE_URL`: a service kit `ConfigError`, so start-up prints `configuration error: DATABASE_URL: …`. */
+export class DatabaseConfigError extends ConfigError {
+  constructor(problem: string) {
+    super('DATABASE_URL', problem);
+  }
 }
 
 export function databaseUrlFromEnv(env: Record<string, string | undefined>): string {
@@ -27,12 +30,10 @@ export function databaseUrlFromEnv(env: Record<string, string | undefined>): str
   try {
     url = new URL(normalised);
   } catch {
-    throw new DatabaseConfigError('DATABASE_URL: not a URL'); // the value may hold a password
+    throw new DatabaseConfigError('not a URL'); // the value may hold a password
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new DatabaseConfigError(
-      `DATABASE_URL: expected postgres:// or jdbc:postgresql://, got ${url.protocol}`,
-    );
+    throw new DatabaseConfigError(`expected postgres:// or jdbc:postgresql://, got ${url.protocol}`);
   }
   const user = env.DATABASE_USER?.trim();
   if (user) url.username = encodeURIComponent(user);
@@ -102,31 +103,31 @@ export function databaseTls(url: string): DatabaseTls {
   for (const name of params.keys()) {
     if (/^ssl|^uselibpqcompat$/i.test(name) && !(TLS_PARAMETERS as readonly string[]).includes(name)) {
       throw new DatabaseConfigError(
-        `DATABASE_URL: parameter ${name} is not supported (TLS takes libpq's ${TLS_PARAMETERS.join(', ')})`,
+        `parameter ${name} is not supported (TLS takes libpq's ${TLS_PARAMETERS.join(', ')})`,
       );
     }
   }
   const mode = (params.get('sslmode') ?? 'disable') as SslMode;
   if (!SSL_MODES.includes(mode)) {
     throw new DatabaseConfigError(
-      `DATABASE_URL: sslmode must be one of ${SSL_MODES.join(', ')} (got ${JSON.stringify(mode)})`,
+      `sslmode must be one of ${SSL_MODES.join(', ')} (got ${JSON.stringify(mode)})`,
     );
   }
   if (mode === 'disable') return { mode, verifyChain: false, verifyHost: false };
   const rootcert = params.get('sslrootcert') ?? undefined;
   if (mode.startsWith('verify') && !rootcert) {
     throw new DatabaseConfigError(
-      `DATABASE_URL: sslmode=${mode} needs sslrootcert (a PEM file of the authorities to trust, or system)`,
+      `sslmode=${mode} needs sslrootcert (a PEM file of the authorities to trust, or system)`,
     );
   }
   if (rootcert === 'system' && mode !== 'verify-full') {
-    throw new DatabaseConfigError(`DATABASE_URL: sslrootcert=system needs sslmode=verify-full (got ${mode})`);
+    throw new DatabaseConfigError(`sslrootcert=system needs sslmode=verify-full (got ${mode})`);
   }
   const ca = rootcert && rootcert !== 'system' ? readPem('sslrootcert', rootcert) : undefined;
   const certFile = params.get('sslcert');
   const keyFile = params.get('sslkey');
   if (!certFile !== !keyFile) {
-    throw new DatabaseConfigError('DATABASE_URL: sslcert and sslkey must be given together');
+    throw new DatabaseConfigError('sslcert and sslkey must be given together');
   }
   return {
     mode,
@@ -142,6 +143,6 @@ function readPem(param: string, file: string): string {
     return readFileSync(file, 'utf8');
   } catch (err) {
     const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    throw new DatabaseConfigError(`DATABASE_URL: ${param} ${file} cannot be read (${reason})`);
+    throw new DatabaseConfigError(`${param} ${file} cannot be read (${reason})`);
   }
 }
