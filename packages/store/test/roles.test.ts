@@ -15,6 +15,8 @@ import {
   type DatabasePool,
   deleteCheckpoints,
   detachPartition,
+  facetEvents,
+  getEvent,
   insertEvents,
   insertEventsWithCheckpoints,
   listPartitions,
@@ -23,7 +25,13 @@ import {
   recordMaintenanceRun,
   refreshHorizon,
   refreshRollup,
+  rollupNewestIngestedAt,
+  rollupSeverities,
+  rollupVolume,
+  searchEvents,
   stepUnderLockTimeout,
+  tailEvents,
+  totalEvents,
 } from '../src/index.js';
 import { row } from './rows.js';
 
@@ -147,9 +155,17 @@ describe('the writer', () => {
 });
 
 describe('the reader', () => {
-  it("reads through the search's read pool", async () => {
-    const { rows } = await reader.query('SELECT count(*)::int AS n FROM events.cloud_event');
-    expect(rows[0].n).toBeGreaterThan(0);
+  it("runs the search service's reads through its read pool", async () => {
+    const filter = { text: 'io' };
+    const page = await searchEvents(reader, {}, { limit: 10 });
+    expect(page.rows.length).toBeGreaterThan(0);
+    expect((await totalEvents(reader, {})).total).toBeGreaterThan(0);
+    await facetEvents(reader, filter);
+    expect(await getEvent(reader, page.rows[0]!.key.uid)).toBeDefined();
+    await tailEvents(reader, {}, undefined, 5);
+    await rollupVolume(reader, new Date(0), 'day');
+    await rollupSeverities(reader, new Date(0));
+    await rollupNewestIngestedAt(reader);
   });
 
   it('cannot write or create even after turning default_transaction_read_only off', async () => {
