@@ -1,5 +1,6 @@
 /**
- * `make dev`: starts Kafka and PostgreSQL (packages/devstack), applies the migrations, ensures the
+ * `make dev`: starts Kafka and PostgreSQL (packages/devstack), creates the store's three roles and
+ * applies the migrations as the owner (granting the writer and the reader), ensures the
  * topics, starts every service under services/ that has a `src/main.ts`, runs the jobs of
  * services/jobs on their intervals, writes `.dev/stack.env` and prints where everything listens.
  * When Prometheus is installed (scripts/install-prometheus.sh) it also starts postgres_exporter and
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { applyPipelineCrd, clusterVersion, loadKubeConfig } from '@event-observatory/controller';
 import {
   createDatabase,
+  createDatabaseRoles,
   repoRoot,
   type ServiceProcess,
   type Stack,
@@ -207,15 +209,23 @@ async function main(): Promise<void> {
     postgresPort: ports.postgres,
     log: (line) => log(line),
   });
-  const databaseUrl = await createDatabase(stack.databaseUrl, 'observatory');
-  const migrations = await migrate({ url: databaseUrl });
+  const superuserUrl = await createDatabase(stack.databaseUrl, 'observatory');
+  // As in a cluster: the owner migrates, the consumer and the jobs write, the search reads.
+  const roles = await createDatabaseRoles(stack.databaseUrl, 'observatory');
+  const databaseUrl = roles.owner.url;
+  const grants = { DATABASE_WRITER_ROLE: roles.writer.name, DATABASE_READER_ROLE: roles.reader.name };
+  const migrations = await migrate({
+    url: databaseUrl,
+    writerRole: roles.writer.name,
+    readerRole: roles.reader.name,
+  });
   log(`migrations: ${JSON.stringify(migrations)}`);
 
   const authSecret = process.env.AUTH_SECRET || randomDevSecret();
   const devToken = await signDevToken({ secret: authSecret, scopes: DEV_SCOPES, subject: 'dev', ttl: '24h' });
   const common = {
     BROKER_BOOTSTRAP_SERVERS: stack.bootstrapServers,
-    DATABASE_URL: databaseUrl,
+    DATABASE_URL: roles.writer.url,
     AUTH_SECRET: authSecret,
     OTEL_TRACES_EXPORTER: process.env.OTEL_TRACES_EXPORTER ?? 'none',
     SERVICE_VERSION: process.env.SERVICE_VERSION ?? '0.0.0-dev',
@@ -237,7 +247,7 @@ async function main(): Promise<void> {
       name: 'search',
       port: ports.search,
       urlVariable: 'SEARCH_URL',
-      env: { APPLICATION_SECRET: authSecret },
+      env: { APPLICATION_SECRET: authSecret, DATABASE_URL: roles.reader.url },
       // The search service keeps the spec's Play-era names for its listener.
       listen: { host: 'PLAY_HTTP_ADDRESS', port: 'PLAY_HTTP_PORT' },
     },
@@ -249,7 +259,7 @@ async function main(): Promise<void> {
   await Promise.all(plans.map((plan) => startService({ ...plan, env: { ...common, ...plan.env } })));
   const urls = Object.fromEntries(plans.map((p) => [p.urlVariable, `http://127.0.0.1:${p.port}`]));
 
-  const prometheusUrl = await startMonitoring(plans, databaseUrl);
+  const prometheusUrl = await startMonitoring(plans, superuserUrl);
 
   const jobs = readJobsConfig(process.env);
   scheduleJob('partition-maintenance', jobs.partitionIntervalMs, common);
@@ -258,7 +268,9 @@ async function main(): Promise<void> {
   const env: Record<string, string> = {
     ...urls,
     ...(prometheusUrl ? { PROMETHEUS_URL: prometheusUrl } : {}),
+    // The owner's, for `make migrate` (which then grants the two roles again).
     DATABASE_URL: databaseUrl,
+    ...grants,
     BROKER_BOOTSTRAP_SERVERS: stack.bootstrapServers,
     AUTH_SECRET: authSecret,
     DEV_TOKEN: devToken,

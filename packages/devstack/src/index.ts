@@ -28,9 +28,11 @@ export {
   createDatabase,
   type PostgresHandle,
   type PostgresOptions,
+  type PostgresTls,
   serverSettings,
   startPostgres,
 } from './postgres.js';
+export { createDatabaseRoles, type DatabaseRole, type DatabaseRoles } from './postgres-roles.js';
 export {
   type ExporterHandle,
   type PrometheusHandle,
@@ -49,4 +51,5 @@ export {
   type ServiceRun,
   startServiceProcess,
 } from './service-process.js';
+export { type SilentProxy, startSilentProxy } from './silent-proxy.js';
 export { ensureStackTopics, type Stack, type StackOptions, stackTopics, startStack } from './stack.js';

@@ -7,12 +7,14 @@
  * installs process-wide SIGINT/SIGTERM handlers that call `process.exit()`, hides the server's output,
  * and cannot report why a start failed. Owning the process lets the supervisor track and reap it.
  *
- * Layout of `dataDir`: `pgdata/` (PGDATA), `postgres.log`, `postgres.pid`, `credentials.json`.
+ * Layout of `dataDir`: `pgdata/` (PGDATA), `postgres.log`, `postgres.pid`, `credentials.json`,
+ * and with `tls` the server's certificate files in `tls/`.
  */
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
+  copyFileSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -52,6 +54,26 @@ export interface PostgresOptions {
   settings?: Record<string, string>;
   /** Give up waiting for the server after this long; default 60 s. */
   startTimeoutMs?: number;
+  /** Serve TLS (`ssl = on`) with this certificate; see `PostgresTls`. */
+  tls?: PostgresTls;
+}
+
+/**
+ * TLS of the devstack PostgreSQL. The files are copied into `<dataDir>/tls/`, owned by the
+ * server's user (PostgreSQL refuses a key others can read; when this process is root the server
+ * runs as `postgres`, which cannot read the caller's 0600 files).
+ */
+export interface PostgresTls {
+  /** Server certificate and its key (PEM), e.g. from `issueCertificate`. */
+  certFile: string;
+  keyFile: string;
+  /**
+   * Authorities whose client certificates the server accepts (`ssl_ca_file`): a client that sends
+   * `sslcert`/`sslkey` is verified against it (`pg_stat_ssl.client_dn`). Not required of clients.
+   */
+  clientCaFile?: string;
+  /** Refuse connections without TLS: pg_hba.conf gets `hostssl` lines only. Default false. */
+  required?: boolean;
 }
 
 export interface PostgresHandle {
@@ -202,6 +224,37 @@ function checkReachable(dir: string, user: RunAs): void {
   }
 }
 
+/** The server settings of `tls`, its files copied to `<dataDir>/tls/` for the server's user. */
+function tlsSettings(tls: PostgresTls, dataDir: string, user: RunAs | undefined): Record<string, string> {
+  const dir = join(dataDir, 'tls');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const place = (from: string, name: string): string => {
+    const to = join(dir, name);
+    copyFileSync(from, to);
+    chmodSync(to, 0o600);
+    if (user) chownSync(to, user.uid, user.gid);
+    return to;
+  };
+  if (user) chownSync(dir, user.uid, user.gid);
+  return {
+    ssl: 'on',
+    ssl_cert_file: place(tls.certFile, 'server.crt'),
+    ssl_key_file: place(tls.keyFile, 'server.key'),
+    ...(tls.clientCaFile && { ssl_ca_file: place(tls.clientCaFile, 'client-ca.crt') }),
+  };
+}
+
+/**
+ * A client for the devstack's own statements. node-postgres reads `sslmode=require` as
+ * verify-full unless told to follow libpq (`uselibpqcompat`), and the devstack checks no
+ * certificate.
+ */
+export function adminClient(url: string, connectionTimeoutMillis?: number): pg.Client {
+  const u = new URL(url);
+  if (u.searchParams.has('sslmode')) u.searchParams.set('uselibpqcompat', 'true');
+  return new pg.Client({ connectionString: u.toString(), connectionTimeoutMillis });
+}
+
 /** Ready once a client can log in and run a query. */
 async function waitReady(url: string, proc: Supervised, timeoutMs: number): Promise<void> {
   await pollReady(
@@ -209,7 +262,7 @@ async function waitReady(url: string, proc: Supervised, timeoutMs: number): Prom
     timeoutMs,
     100,
     async () => {
-      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+      const client = adminClient(url, 1000);
       client.on('error', () => {});
       try {
         await client.connect();
@@ -285,21 +338,25 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
   await refuseBusyPorts('PostgreSQL', [opts.port]);
   const port = opts.port || (await freePort());
   const host = opts.host ?? '127.0.0.1';
-  const url = `postgres://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}@${host}:${port}/postgres`;
+  // With TLS the URL asks for it without checking the certificate (libpq's sslmode=require): the
+  // devstack's own clients and tests that do not care; TLS tests set their own sslmode.
+  const url = `postgres://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}@${host}:${port}/postgres${opts.tls ? '?sslmode=require' : ''}`;
   const settings: Record<string, string> = {
     ...serverSettings(),
     listen_addresses: host,
     ...(opts.settings ?? {}),
   };
+  if (opts.tls) Object.assign(settings, tlsSettings(opts.tls, dataDir, user));
   // Clients on `host` itself (their source address is `host`, not loopback) and `allowedClients`.
   const clients = [...(host === '127.0.0.1' ? [] : [`${host}/32`]), ...(opts.allowedClients ?? [])];
-  if (clients.length > 0) {
+  if (clients.length > 0 || opts.tls?.required) {
     // initdb's file admits loopback only; keep it and add the given ranges, password required.
+    // With TLS required, every `host` line becomes `hostssl`: a plaintext login finds no line.
     const hbaFile = join(dataDir, 'pg_hba.conf');
-    const extra = clients.map((cidr) => `host all all ${cidr} scram-sha-256`);
-    writeFileSync(hbaFile, `${readFileSync(join(pgdata, 'pg_hba.conf'), 'utf8')}\n${extra.join('\n')}\n`, {
-      mode: 0o644,
-    });
+    const kind = opts.tls?.required ? 'hostssl' : 'host';
+    const initial = readFileSync(join(pgdata, 'pg_hba.conf'), 'utf8').replace(/^host(\s)/gm, `${kind}$1`);
+    const extra = clients.map((cidr) => `${kind} all all ${cidr} scram-sha-256`);
+    writeFileSync(hbaFile, `${initial}\n${extra.join('\n')}\n`, { mode: 0o644 });
     settings.hba_file = hbaFile;
   }
   const args = [
@@ -349,7 +406,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
  * with the database part replaced.
  */
 export async function createDatabase(adminUrl: string, name: string): Promise<string> {
-  const client = new pg.Client({ connectionString: adminUrl });
+  const client = adminClient(adminUrl);
   await client.connect();
   try {
     const exists = await client.query('select 1 from pg_database where datname = $1', [name]);

@@ -6,10 +6,16 @@ export {
 } from './checkpoints.js';
 export {
   DatabaseConfigError,
+  type DatabaseTls,
   DEFAULT_DATABASE_URL,
+  databaseTls,
   databaseUrlFromEnv,
   redactDatabaseUrl,
+  SSL_MODES,
+  type SslMode,
+  writePoolSettingsFromEnv,
 } from './config.js';
+export { type ConnectionConfig, connectionConfig } from './connection.js';
 export { deviceIdOf, tagsOf } from './derive.js';
 export {
   type EventInsertResult,
@@ -56,14 +62,19 @@ export {
   createReadPool,
   createWritePool,
   databaseAnswers,
+  IDLE_IN_TRANSACTION_TIMEOUT_MS,
   isAcquireTimeout,
   isStatementTimeout,
+  KEEPALIVE_DELAY_MS,
   type PoolName,
   type PoolOptions,
+  queryTimeoutMs,
   READ_POOL_SIZE,
   READ_STATEMENT_TIMEOUT_MS,
   registerPoolMetrics,
   WRITE_POOL_SIZE,
+  WRITE_STATEMENT_TIMEOUT_MS,
+  type WritePoolOptions,
 } from './pools.js';
 export type { DatabaseConnection, DatabasePool, PooledConnection, Queryable } from './queryable.js';
 export * from './schema.js';
@@ -80,6 +91,7 @@ export {
   beginLockedTransaction,
   commitTransaction,
   type IsolationLevel,
+  inPooledTransaction,
   inTransaction,
   type LockedTransactionOptions,
   rollbackTransaction,

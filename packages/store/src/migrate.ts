@@ -3,10 +3,14 @@
  * in its own transaction, recording name and SHA-256 in `events.schema_migration`. A session-level
  * advisory lock serialises concurrent runners (replicas booting together): the second waits, then
  * finds nothing left to do. An applied file whose content changed is refused, never re-run.
+ * With `writerRole` / `readerRole`, it then grants those roles their privileges (`grants.ts`), on
+ * every run, in one transaction; without them nothing is granted (one role for everything).
+ * When nothing is pending it runs no DDL at all, so a role without CREATE (the consumer's writer,
+ * migrating at boot after the owner's migration job) finds nothing to do instead of failing.
  * Raw SQL on purpose: it runs DDL, before the tables the drizzle schema describes exist.
  *
  * @example
- * const result = await migrate({ url: databaseUrl });
+ * const result = await migrate({ url: databaseUrl, writerRole: 'observatory_writer', readerRole: 'observatory_reader' });
  * result.applied; // ['0001_events_schema.sql', ...] on a fresh database, [] afterwards
  */
 import { createHash } from 'node:crypto';
@@ -14,6 +18,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { connectionConfig } from './connection.js';
+import { grantRoles } from './grants.js';
+import { inTransaction } from './transactions.js';
 
 /** Advisory lock key of the migration runner (any replica, any service). */
 export const MIGRATION_LOCK_KEY = 4_242_001n;
@@ -26,6 +33,10 @@ export interface MigrateOptions {
   /** Folder of `NNNN_name.sql` files; default the repository's `migrations/` (`DEFAULT_MIGRATIONS_DIR`). */
   dir?: string;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
+  /** Role granted the consumer's and the jobs' privileges; unset: no grants to a writer. */
+  writerRole?: string;
+  /** Role granted SELECT (the search service); unset: no grants to a reader. */
+  readerRole?: string;
 }
 
 export interface MigrateResult {
@@ -58,8 +69,9 @@ export async function migrate(opts: MigrateOptions): Promise<MigrateResult> {
   const files = await readMigrations(dir);
   if (files.length === 0) throw new MigrationError(`no migrations found in ${dir}`);
   const log = opts.log ?? (() => {});
-  const client = new pg.Client({
-    connectionString: opts.url,
+  const { Client = pg.Client, ...connection } = connectionConfig(opts.url);
+  const client = new Client({
+    ...connection,
     application_name: 'observatory-migrate',
     options: '-c TimeZone=UTC',
     connectionTimeoutMillis: 10_000,
@@ -68,12 +80,17 @@ export async function migrate(opts: MigrateOptions): Promise<MigrateResult> {
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
     try {
-      await client.query(`CREATE SCHEMA IF NOT EXISTS events;
-        CREATE TABLE IF NOT EXISTS events.schema_migration (
-          name text PRIMARY KEY,
-          checksum text NOT NULL,
-          applied_at timestamptz NOT NULL DEFAULT now()
-        )`);
+      const found = await client.query<{ table: string | null }>(
+        `SELECT to_regclass('events.schema_migration')::text AS table`,
+      );
+      if (found.rows[0]?.table === null) {
+        await client.query(`CREATE SCHEMA IF NOT EXISTS events;
+          CREATE TABLE IF NOT EXISTS events.schema_migration (
+            name text PRIMARY KEY,
+            checksum text NOT NULL,
+            applied_at timestamptz NOT NULL DEFAULT now()
+          )`);
+      }
       const { rows } = await client.query<{ name: string; checksum: string }>(
         'SELECT name, checksum FROM events.schema_migration',
       );
@@ -107,6 +124,13 @@ export async function migrate(opts: MigrateOptions): Promise<MigrateResult> {
         }
         log('migration applied', { migration: file.name, duration_ms: Date.now() - started });
         result.applied.push(file.name);
+      }
+      const roles = { writer: opts.writerRole, reader: opts.readerRole };
+      if (roles.writer || roles.reader) {
+        await inTransaction(client, (c) => grantRoles(c, roles)).catch((err: Error) => {
+          throw new MigrationError(`grants failed: ${err.message}`, { cause: err });
+        });
+        log('grants applied', { writer: roles.writer ?? null, reader: roles.reader ?? null });
       }
       return result;
     } finally {

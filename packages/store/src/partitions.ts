@@ -82,9 +82,13 @@ export async function createMonthPartition(db: Queryable, month: Date): Promise<
   return rows[0]?.name ?? null;
 }
 
-/** Detaches (never drops) a partition: the table stays, outside `events.cloud_event`. */
+/**
+ * Detaches (never drops) a month partition: the table stays, outside `events.cloud_event`. Through
+ * the migration's `events.detach_month_partition`, which the writer role may run without owning
+ * the table (migration 0009).
+ */
 export async function detachPartition(db: Queryable, name: string): Promise<void> {
-  await db.query(`ALTER TABLE events.cloud_event DETACH PARTITION events.${quoteIdent(name)}`);
+  await db.query('SELECT events.detach_month_partition($1)', [name]);
 }
 
 /**
@@ -114,8 +118,4 @@ export async function moveDefaultRowsStatements(db: Queryable, month: Date): Pro
     `INSERT INTO events.cloud_event (${columns}) SELECT ${columns} FROM ${moving};`,
     'COMMIT;',
   ].join('\n');
-}
-
-function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
 }

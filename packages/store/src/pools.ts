@@ -1,9 +1,16 @@
 /**
  * The two connection pools of the store and their `pool_connections_*` gauges and timers.
  *
- * - `observatory-write` (consumer, jobs): 6 connections.
+ * - `observatory-write` (consumer, jobs): 6 connections; server-side `statement_timeout` 30 s and
+ *   `idle_in_transaction_session_timeout` 60 s by default (`statementTimeoutMs`,
+ *   `idleInTransactionTimeoutMs`).
  * - `observatory-read` (search): 8 connections, read-only sessions, server-side statement timeout
- *   2 s, work_mem 32 MB. Both: connection timeout 3 s, sessions in UTC.
+ *   2 s, work_mem 32 MB.
+ * - Both: connection timeout 3 s, sessions in UTC, TLS as the URL's libpq parameters say
+ *   (`connection.ts`), TCP keepalive after 10 s idle, and a client-side bound on every round trip
+ *   (`queryTimeoutMs`: the statement timeout plus as much again, at most 5 s more), so a
+ *   statement whose connection went silent (a dropped network path, no RST) fails instead of
+ *   waiting for TCP's retransmissions to give up (~15 minutes).
  *
  * @example
  * const pool = createWritePool({ url, registry });
@@ -12,6 +19,7 @@
 import { createTimer, type Timer } from '@event-observatory/service-kit/metrics';
 import pg from 'pg';
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { connectionConfig } from './connection.js';
 import type { DatabasePool, Queryable } from './queryable.js';
 
 export type PoolName = 'observatory-write' | 'observatory-read';
@@ -25,15 +33,46 @@ export interface PoolOptions {
   connectionTimeoutMs?: number;
 }
 
+export interface WritePoolOptions extends PoolOptions {
+  /** Session `statement_timeout`; default `WRITE_STATEMENT_TIMEOUT_MS`. A transaction may `SET LOCAL` more. */
+  statementTimeoutMs?: number;
+  /** Session `idle_in_transaction_session_timeout`; default `IDLE_IN_TRANSACTION_TIMEOUT_MS`. */
+  idleInTransactionTimeoutMs?: number;
+  /**
+   * Client-side bound on one statement's answer; default `queryTimeoutMs(statementTimeoutMs)`. A
+   * user whose transactions `SET LOCAL` a longer statement timeout (the jobs) raises it above that.
+   */
+  queryTimeoutMs?: number;
+}
+
 export const WRITE_POOL_SIZE = 6;
 export const READ_POOL_SIZE = 8;
 export const CONNECTION_TIMEOUT_MS = 3_000;
 export const READ_STATEMENT_TIMEOUT_MS = 2_000;
+/** The consumer's batch insert takes milliseconds; 30 s is an outage, not a slow batch. */
+export const WRITE_STATEMENT_TIMEOUT_MS = 30_000;
+/** The server ends a transaction whose client went quiet this long, releasing its locks. */
+export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
+/** TCP keepalive starts probing an idle connection after this long. */
+export const KEEPALIVE_DELAY_MS = 10_000;
 const READ_WORK_MEM = '32MB';
 
-/** Pool of the writers: UTC sessions, 6 connections, 3 s connection timeout. */
-export function createWritePool(opts: PoolOptions): DatabasePool {
-  return createPool('observatory-write', opts, opts.max ?? WRITE_POOL_SIZE, '-c TimeZone=UTC');
+/** How long the client waits for a statement's answer: its server-side timeout, plus up to 5 s. */
+export function queryTimeoutMs(statementTimeoutMs: number): number {
+  return statementTimeoutMs + Math.min(5_000, statementTimeoutMs);
+}
+
+/** Pool of the writers: UTC sessions, 6 connections, statement and idle-in-transaction timeouts. */
+export function createWritePool(opts: WritePoolOptions): DatabasePool {
+  const statementTimeout = opts.statementTimeoutMs ?? WRITE_STATEMENT_TIMEOUT_MS;
+  const idleTimeout = opts.idleInTransactionTimeoutMs ?? IDLE_IN_TRANSACTION_TIMEOUT_MS;
+  return createPool(
+    'observatory-write',
+    opts,
+    opts.max ?? WRITE_POOL_SIZE,
+    `-c TimeZone=UTC -c statement_timeout=${ms(statementTimeout)} -c idle_in_transaction_session_timeout=${ms(idleTimeout)}`,
+    ms(opts.queryTimeoutMs ?? queryTimeoutMs(statementTimeout)),
+  );
 }
 
 /** Pool of the readers: UTC, read-only, statement timeout 2 s, 8 connections. */
@@ -45,16 +84,32 @@ export function createReadPool(opts: PoolOptions): DatabasePool {
     // work_mem 32 MB: the search's bitmap scans (GIN AND B-tree) stay exact instead of lossy, which
     // took a capped count of a common word and a type from ~1.2 s to ~0.2 s on 5 M rows (bench/search).
     `-c TimeZone=UTC -c default_transaction_read_only=on -c statement_timeout=${READ_STATEMENT_TIMEOUT_MS} -c work_mem=${READ_WORK_MEM}`,
+    queryTimeoutMs(READ_STATEMENT_TIMEOUT_MS),
   );
 }
 
-function createPool(name: PoolName, opts: PoolOptions, max: number, options: string): pg.Pool {
+function ms(value: number): number {
+  if (!Number.isFinite(value) || value < 1)
+    throw new RangeError(`timeout must be at least 1 ms (got ${value})`);
+  return Math.round(value);
+}
+
+function createPool(
+  name: PoolName,
+  opts: PoolOptions,
+  max: number,
+  options: string,
+  queryTimeout: number,
+): pg.Pool {
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`pool ${name}: max must be a positive integer`);
   const pool = new pg.Pool({
-    connectionString: opts.url,
+    ...connectionConfig(opts.url),
     max,
     connectionTimeoutMillis: opts.connectionTimeoutMs ?? CONNECTION_TIMEOUT_MS,
     idleTimeoutMillis: 60_000,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+    query_timeout: queryTimeout,
     application_name: name,
     options,
   });

@@ -70,8 +70,9 @@ export async function inTransaction<T>(
  * Runs `work` in a transaction on a connection of its own from `pool`: committed when it resolves,
  * rolled back when it throws. With `statementTimeoutMs`, every statement of the transaction times
  * out after it (`SET LOCAL`: the session goes back to the pool with its own timeout). A connection
- * whose ROLLBACK failed, or that failed with a connection error, is discarded rather than returned
- * to the pool.
+ * that must not be reused (`mustDiscard`: broken, or read-only after a failover), or whose
+ * ROLLBACK failed, is destroyed rather than returned to the pool; a broken one is not even asked
+ * to roll back (it would wait out another query timeout).
  */
 export async function inPooledTransaction<T>(
   pool: DatabasePool,
@@ -79,7 +80,7 @@ export async function inPooledTransaction<T>(
   opts: { statementTimeoutMs?: number } = {},
 ): Promise<T> {
   const client = await pool.connect();
-  let broken = false;
+  let discard: Error | undefined;
   try {
     await client.query(
       opts.statementTimeoutMs === undefined
@@ -91,23 +92,48 @@ export async function inPooledTransaction<T>(
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {
-        broken = true;
-      });
+      if (!isConnectionError(err)) {
+        await client.query('ROLLBACK').catch((e: Error) => {
+          discard = e;
+        });
+      }
       throw err;
     }
   } catch (err) {
-    broken ||= isConnectionError(err);
+    if (mustDiscard(err)) discard ??= err as Error;
     throw err;
   } finally {
-    client.release(broken);
+    // pg-pool destroys a connection released with an error.
+    client.release(discard ?? false);
   }
 }
 
-/** A failure that leaves the connection unusable: class 08, 57P (shutdown), or no SQLSTATE at all. */
+/** SQLSTATE 25006: the session is read-only, as on a standby or a primary demoted by a failover. */
+const READ_ONLY_SQL_TRANSACTION = '25006';
+
+/**
+ * Whether the connection that gave `err` must leave the pool: it is broken (`isConnectionError`),
+ * or it answered read-only (25006): after a failover it may still point at the old primary, now a
+ * standby, and a fresh connection reaches the new one.
+ */
+function mustDiscard(err: unknown): boolean {
+  return isConnectionError(err) || codeOf(err) === READ_ONLY_SQL_TRANSACTION;
+}
+
+/**
+ * A failure that leaves the connection unusable: class 08, 57P (shutdown), or no SQLSTATE at all
+ * (a socket error, node-postgres' `Query read timeout`, after which the connection is out of step).
+ */
 function isConnectionError(err: unknown): boolean {
-  const code = (err as { code?: string }).code;
+  const code = codeOf(err);
   return code === undefined || code.startsWith('08') || code.startsWith('57P') || code.startsWith('E');
+}
+
+/** The error's code, or its cause's: drizzle wraps the driver's error in one of its own. */
+function codeOf(err: unknown): string | undefined {
+  const e = err as { code?: unknown; cause?: unknown } | undefined;
+  if (typeof e?.code === 'string') return e.code;
+  return e?.cause === undefined || e.cause === err ? undefined : codeOf(e.cause);
 }
 
 /**

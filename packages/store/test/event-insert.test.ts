@@ -2,40 +2,15 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
-  type EventInsertRow,
   insertEvents,
   insertEventsWithCheckpoints,
   readCheckpoints,
-  TAG_SEPARATOR,
   textArrayLiteral,
 } from '../src/index.js';
 import { useMigratedDatabase } from './migrated-database.js';
+import { row } from './rows.js';
 
 const db = useMigratedDatabase('store_ins');
-
-function row(id: string, overrides: Partial<EventInsertRow> = {}): EventInsertRow {
-  const raw = { specversion: '1.0', id, source: '/s', type: 'io.t.a', time: '2026-01-02T03:04:05Z' };
-  return {
-    occurredAt: raw.time,
-    source: raw.source,
-    id,
-    type: raw.type,
-    specversion: '1.0',
-    subject: null,
-    datacontenttype: 'application/json',
-    dataschema: null,
-    partitionKey: 'k',
-    raw: JSON.stringify(raw),
-    data: '{"deviceId":"d-1"}',
-    extensions: '{}',
-    deviceId: 'd-1',
-    tags: ['a', 'b'].join(TAG_SEPARATOR),
-    topic: 'events',
-    partition: 0,
-    offset: '0',
-    ...overrides,
-  };
-}
 
 describe('insertEvents', () => {
   it('inserts rows once, counts them per type, and skips rows already stored or repeated in the batch', async () => {

@@ -1,11 +1,12 @@
 /**
  * Configuration of the consumer service, every variable with its default (README has the table).
  * The `BROKER_*` settings are read by `readConsumerBrokerConfig` of the broker package; database
- * settings by `databaseUrlFromEnv` of the store package; authentication by `authConfigFromEnv` of
+ * settings by `databaseUrlFromEnv` and `writePoolSettingsFromEnv` of the store package; authentication by `authConfigFromEnv` of
  * the service kit (scope `events:admin` by default).
  */
 import { readConsumerBrokerConfig } from '@event-observatory/broker';
 import { bool, duration, type Env, int, readConfig, str } from '@event-observatory/service-kit/config';
+import { writePoolSettingsFromEnv } from '@event-observatory/store';
 
 export const ADMIN_SCOPE = 'events:admin';
 
@@ -33,7 +34,7 @@ export function readConsumerConfig(env: Env) {
      */
     testHoldAfterWriteMs: duration('CONSUMER_TEST_HOLD_AFTER_WRITE', { min: 0 }).default('0ms'),
   });
-  return { ...own, broker: readConsumerBrokerConfig(env) };
+  return { ...own, broker: readConsumerBrokerConfig(env), writePool: writePoolSettingsFromEnv(env) };
 }
 
 export type ConsumerConfig = ReturnType<typeof readConsumerConfig>;

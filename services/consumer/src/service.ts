@@ -48,7 +48,7 @@ export async function createConsumerService(opts: ServiceOptions) {
     });
     logger.info({ applied: result.applied.length, already: result.alreadyApplied.length }, 'migrations done');
   }
-  const pool = createWritePool({ url: opts.databaseUrl, registry });
+  const pool = createWritePool({ url: opts.databaseUrl, registry, ...config.writePool });
   registerMaintenanceMeters(registry, pool); // the CronJobs' meters, from events.maintenance_run (services/jobs)
   const metrics = createConsumerMetrics(registry);
   const clients = createConsumerClients(config.broker, {

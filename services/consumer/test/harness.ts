@@ -22,6 +22,8 @@ export interface HarnessOptions {
   databaseAdminUrl?: string;
   bootstrapServers?: string;
   restartPolicy?: RestartPolicyOptions;
+  /** The URL the service gets for the test's database (e.g. through a proxy); default that URL. */
+  serviceDatabaseUrl?: (databaseUrl: string) => string;
 }
 
 export interface Harness {
@@ -102,7 +104,7 @@ export async function startHarness(name: string, opts: HarnessOptions = {}): Pro
   const logger = createLogger({ service: 'consumer', level: config.logLevel });
   const service = await createConsumerService({
     config,
-    databaseUrl,
+    databaseUrl: opts.serviceDatabaseUrl?.(databaseUrl) ?? databaseUrl,
     auth,
     registry,
     logger,

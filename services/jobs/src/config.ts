@@ -1,11 +1,12 @@
 /**
  * Configuration of the jobs, every variable with its default (README has the table). Database
- * settings are read by `databaseUrlFromEnv` of the store package.
+ * settings are read by `databaseUrlFromEnv` and `writePoolSettingsFromEnv` of the store package.
  */
 import { bool, duration, type Env, int, readConfig, str } from '@event-observatory/service-kit/config';
+import { writePoolSettingsFromEnv } from '@event-observatory/store';
 
 export function readJobsConfig(env: Env) {
-  return readConfig(env, {
+  const own = readConfig(env, {
     serviceVersion: str('SERVICE_VERSION').default('0.0.0-unknown'),
     logLevel: str('LOG_LEVEL').default('info'),
     enabled: bool('MAINTENANCE_ENABLED').default(true),
@@ -18,6 +19,7 @@ export function readJobsConfig(env: Env) {
     /** How often `make dev` runs rollup-refresh. */
     refreshIntervalMs: duration('MAINTENANCE_REFRESH_INTERVAL', { min: 1_000 }).default('5m'),
   });
+  return { ...own, writePool: writePoolSettingsFromEnv(env) };
 }
 
 export type JobsConfig = ReturnType<typeof readJobsConfig>;

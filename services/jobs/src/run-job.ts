@@ -3,7 +3,9 @@
  * advisory lock first (held by another run: rolled back, outcome `skipped`), does the work, records
  * the run in `events.maintenance_run` and commits, so the work and its record land together or not
  * at all, and a killed run (its connection gone) leaves nothing half-done. A failure rolls back and
- * is recorded in a transaction of its own. Every statement is bounded by `RUN_STATEMENT_TIMEOUT`.
+ * is recorded in a transaction of its own (on a fresh connection when the failure broke the run's).
+ * Every statement is bounded by `RUN_STATEMENT_TIMEOUT` on the server and `RUN_QUERY_TIMEOUT_MS`
+ * on the client (a connection gone silent).
  */
 import type { Logger } from '@event-observatory/service-kit';
 import {
@@ -12,10 +14,12 @@ import {
   type DatabaseConnection,
   type DatabasePool,
   type IsolationLevel,
+  inPooledTransaction,
   inTransaction,
   type MaintenanceJob,
   type MaintenanceRun,
   type PooledConnection,
+  queryTimeoutMs,
   type RunOutcome,
   recordMaintenanceRun,
   rollbackTransaction,
@@ -23,6 +27,8 @@ import {
 
 /** The top of the duration ladder: no statement of a run may take longer. */
 export const RUN_STATEMENT_TIMEOUT = '15min';
+/** The client's bound on one statement of a run: `RUN_STATEMENT_TIMEOUT` and 5 s for the cancel to arrive. */
+export const RUN_QUERY_TIMEOUT_MS = queryTimeoutMs(15 * 60_000);
 
 /** Wall clock of the jobs; tests set their own. */
 export type Clock = () => Date;
@@ -102,12 +108,23 @@ export async function runJob(
     failed = true;
     const error = (err as Error).message;
     const report: RunReport = { job: work.job, outcome: 'failure', durationSeconds: elapsed(), error };
-    if (client) {
-      await rollbackTransaction(client);
-      await record(client, { ...report, startedAt }).catch((e: unknown) =>
-        logger.error({ err: (e as Error).message }, 'could not record the failed run'),
-      );
-    }
+    const recorded = (() => {
+      if (!client) return Promise.resolve();
+      // A connection that gave no answer at all (gone silent: node-postgres' query timeout) is not
+      // asked to roll back, which would wait out the timeout again: it is closed, and the failure
+      // is recorded through a new one.
+      if ((err as { code?: unknown }).code === undefined) {
+        client.off('error', ignore);
+        client.release(true);
+        client = undefined;
+        return inPooledTransaction(pool, (c) => recordMaintenanceRun(c, { ...report, startedAt }));
+      }
+      const c = client;
+      return rollbackTransaction(c).then(() => record(c, { ...report, startedAt }));
+    })();
+    await recorded.catch((e: unknown) =>
+      logger.error({ err: (e as Error).message }, 'could not record the failed run'),
+    );
     return finish(report);
   } finally {
     // A connection that saw a failure is closed rather than pooled: it may be the broken one.

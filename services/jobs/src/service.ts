@@ -7,7 +7,7 @@ import { createWritePool, type MaintenanceJob } from '@event-observatory/store';
 import type { JobsConfig } from './config.js';
 import { partitionMaintenance } from './partition-maintenance.js';
 import { rollupRefresh } from './rollup-refresh.js';
-import { type Clock, type RunReport, runJob } from './run-job.js';
+import { type Clock, RUN_QUERY_TIMEOUT_MS, type RunReport, runJob } from './run-job.js';
 
 export interface JobsServiceOptions {
   config: JobsConfig;
@@ -22,8 +22,14 @@ export type JobsService = ReturnType<typeof createJobsService>;
 export function createJobsService(opts: JobsServiceOptions) {
   const { config, logger } = opts;
   const clock = opts.clock ?? (() => new Date());
-  // A run uses one connection from start to end.
-  const pool = createWritePool({ url: opts.databaseUrl, max: 1 });
+  // A run uses one connection from start to end. Its transaction raises the statement timeout to
+  // RUN_STATEMENT_TIMEOUT, so the client waits that long (and a little more) for an answer.
+  const pool = createWritePool({
+    url: opts.databaseUrl,
+    max: 1,
+    ...config.writePool,
+    queryTimeoutMs: RUN_QUERY_TIMEOUT_MS,
+  });
   const works = {
     'partition-maintenance': () => partitionMaintenance(config, logger),
     'rollup-refresh': () => rollupRefresh(),

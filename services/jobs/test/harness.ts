@@ -3,7 +3,7 @@
  * the test sets, captured log lines, and the maintenance meters on a registry of their own.
  */
 import { randomUUID } from 'node:crypto';
-import { createDatabase } from '@event-observatory/devstack';
+import { createDatabase, createDatabaseRoles } from '@event-observatory/devstack';
 import { createLogger } from '@event-observatory/service-kit';
 import { createWritePool, migrate, registerMaintenanceMeters } from '@event-observatory/store';
 import type pg from 'pg';
@@ -18,6 +18,7 @@ export interface LogLine {
 }
 
 export interface Harness {
+  /** What the jobs log in with: the superuser's URL, or the writer's with `roles`. */
   databaseUrl: string;
   db: pg.Pool;
   logs: LogLine[];
@@ -30,13 +31,23 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(name: string): Promise<Harness> {
-  const databaseUrl = await createDatabase(
-    inject('stack').databaseUrl,
-    `jobs_${name}_${randomUUID().slice(0, 8)}`.replace(/[^a-z0-9_]/g, '_'),
-  );
-  await migrate({ url: databaseUrl });
-  const db = createWritePool({ url: databaseUrl });
+/**
+ * With `roles`, the database gets the store's three roles: the owner migrates and grants, the jobs
+ * log in as the writer (as in a cluster); `db` stays the superuser's.
+ */
+export async function startHarness(name: string, opts: { roles?: boolean } = {}): Promise<Harness> {
+  const { databaseUrl: adminUrl } = inject('stack');
+  const database = `jobs_${name}_${randomUUID().slice(0, 8)}`.replace(/[^a-z0-9_]/g, '_');
+  const superuserUrl = await createDatabase(adminUrl, database);
+  let databaseUrl = superuserUrl;
+  if (opts.roles) {
+    const roles = await createDatabaseRoles(adminUrl, database);
+    await migrate({ url: roles.owner.url, writerRole: roles.writer.name, readerRole: roles.reader.name });
+    databaseUrl = roles.writer.url;
+  } else {
+    await migrate({ url: databaseUrl });
+  }
+  const db = createWritePool({ url: superuserUrl });
   const logs: LogLine[] = [];
   const logger = createLogger({
     service: 'jobs',

@@ -1,0 +1,62 @@
+/**
+ * The privileges of the writer and reader roles (packages/store/DESIGN.md, "Three roles"), granted
+ * by the migration runner after the migrations on every run (GRANT is idempotent), so a table a
+ * later migration adds is covered on the run that adds it. The role running the migrations owns
+ * every object; the roles must exist already. Raw SQL on purpose: privileges, which the drizzle
+ * schema does not describe.
+ *
+ * - both: USAGE on schema `events`, SELECT on its tables, and by default on every table the
+ *   migrating role creates later there (ALTER DEFAULT PRIVILEGES): the months that
+ *   `events.create_month_partition` (SECURITY DEFINER, so owned by that role) adds, and the tables
+ *   of future migrations.
+ * - writer, besides: exactly the writes of the consumer and the jobs, and EXECUTE on the two
+ *   partition functions of migration 0009.
+ *
+ * @example
+ * await grantRoles(client, { writer: 'observatory_writer', reader: 'observatory_reader' });
+ */
+import type { DatabaseConnection } from './queryable.js';
+
+export interface RoleGrants {
+  /** Role of the consumer and the jobs. */
+  writer?: string;
+  /** Role of the search service. */
+  reader?: string;
+}
+
+/** Table -> what the writer does to it besides SELECT, and who does it. */
+const WRITER_TABLES: Record<string, string> = {
+  // consumer: insertEvents (ON CONFLICT DO NOTHING ... RETURNING reads through SELECT)
+  'events.cloud_event': 'INSERT',
+  // consumer: upsertCheckpoints (ON CONFLICT DO UPDATE), deleteCheckpoints (clear-checkpoints)
+  'events.consumer_checkpoint': 'INSERT, UPDATE, DELETE',
+  // jobs, rollup-refresh: DELETE then INSERT of the hours touched
+  'events.event_rollup_hourly': 'INSERT, DELETE',
+  // jobs, rollup-refresh: the watermark's upsert
+  'events.event_rollup_watermark': 'INSERT, UPDATE',
+};
+
+const WRITER_FUNCTIONS = ['events.create_month_partition(date)', 'events.detach_month_partition(text)'];
+
+/** Grants `roles` their privileges on the events schema; run it in the migrating role's transaction. */
+export async function grantRoles(client: DatabaseConnection, roles: RoleGrants): Promise<void> {
+  const names = [roles.writer, roles.reader].filter((r): r is string => !!r);
+  if (names.length === 0) return;
+  const all = names.map((r) => client.escapeIdentifier(r)).join(', ');
+  await client.query(`GRANT USAGE ON SCHEMA events TO ${all}`);
+  await client.query(`GRANT SELECT ON ALL TABLES IN SCHEMA events TO ${all}`);
+  await client.query(`ALTER DEFAULT PRIVILEGES IN SCHEMA events GRANT SELECT ON TABLES TO ${all}`);
+  if (!roles.writer) return;
+  const writer = client.escapeIdentifier(roles.writer);
+  for (const [table, privileges] of Object.entries(WRITER_TABLES)) {
+    await client.query(`GRANT ${privileges} ON ${table} TO ${writer}`);
+  }
+  // jobs: recordMaintenanceRun inserts under LOCK TABLE ... SHARE ROW EXCLUSIVE, which needs
+  // MAINTAIN (PostgreSQL 17+: lock, vacuum, analyze) or, before 17, UPDATE.
+  const { rows } = await client.query<{ v: number }>(
+    `SELECT current_setting('server_version_num')::int AS v`,
+  );
+  const lock = (rows[0]?.v ?? 0) >= 170_000 ? 'MAINTAIN' : 'UPDATE';
+  await client.query(`GRANT INSERT, ${lock} ON events.maintenance_run TO ${writer}`);
+  await client.query(`GRANT EXECUTE ON FUNCTION ${WRITER_FUNCTIONS.join(', ')} TO ${writer}`);
+}
