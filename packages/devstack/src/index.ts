@@ -14,6 +14,16 @@ export {
   kafkaVersion,
 } from './kafka-dist.js';
 export { productionNodeArgs } from './node-args.js';
+export {
+  OIDC_CLIENT_SECRET,
+  OIDC_SCOPES,
+  type OidcIssuer,
+  type OidcIssuerOptions,
+  type OidcSigningAlgorithm,
+  type SigningKey,
+  startOidcIssuer,
+  type TokenRequest,
+} from './oidc-issuer.js';
 export { cacheDir, removeAbandonedTempDirs, repoRoot, tempDataDir } from './paths.js';
 export { freePort, isListening } from './ports.js';
 export {

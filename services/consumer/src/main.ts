@@ -19,7 +19,7 @@ import { consumerShutdown } from './shutdown.js';
 await runMain(async () => {
   const config = readConsumerConfig(process.env);
   const timeouts = readListenerTimeouts(process.env);
-  const auth = authConfigFromEnv(process.env, { defaultScope: ADMIN_SCOPE });
+  const auth = authConfigFromEnv(process.env, { defaultScope: ADMIN_SCOPE, prefix: 'ADMIN_AUTH' });
   const databaseUrl = databaseUrlFromEnv(process.env);
   const tracing = startTracing({ service: 'consumer', version: config.serviceVersion, env: process.env });
   const logger = createLogger({ service: 'consumer', level: config.logLevel });

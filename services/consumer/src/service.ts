@@ -35,6 +35,12 @@ export type ConsumerService = Awaited<ReturnType<typeof createConsumerService>>;
 export async function createConsumerService(opts: ServiceOptions) {
   const { config, logger, registry } = opts;
   const { topic, dlqTopic, groupId: group } = config.broker;
+  // First: an admin key set that cannot be fetched refuses the start. Decisions are not counted
+  // (Document 2 section 5); the key set meters are.
+  const verifier = opts.auth.enabled
+    ? createVerifier(opts.auth, { registry, countDecisions: false, logger })
+    : null;
+  await verifier?.start();
   if (config.migrateOnBoot) {
     const result = await migrate({
       url: opts.databaseUrl,
@@ -113,7 +119,7 @@ export async function createConsumerService(opts: ServiceOptions) {
     registry,
     lifecycle,
     dlq,
-    verifier: opts.auth.enabled ? createVerifier(opts.auth) : null,
+    verifier,
     replayMaxRecords: config.replayMaxRecords,
     logger,
     checks: {
@@ -134,6 +140,7 @@ export async function createConsumerService(opts: ServiceOptions) {
           return down(`unreachable: ${(err as Error).message}`);
         }
       },
+      ...verifier?.checks,
     },
   });
 

@@ -97,7 +97,10 @@ export async function startHarness(name: string, opts: HarnessOptions = {}): Pro
     BROKER_SESSION_TIMEOUT: '10s',
     ...opts.env,
   });
-  const auth = authConfigFromEnv({ AUTH_SECRET: SECRET }, { defaultScope: ADMIN_SCOPE });
+  const auth = authConfigFromEnv(
+    { ADMIN_AUTH_SECRET: SECRET },
+    { defaultScope: ADMIN_SCOPE, prefix: 'ADMIN_AUTH' },
+  );
   const { registry } = createMetrics({ service: 'consumer', version: 'test' });
   const logger = createLogger({ service: 'consumer', level: config.logLevel });
   const service = await createConsumerService({

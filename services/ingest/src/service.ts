@@ -51,8 +51,8 @@ export interface IngestServiceOptions {
 export type IngestService = Awaited<ReturnType<typeof createIngestService>>;
 
 /**
- * Composes the service and runs its start checks: one broker probe (its outcome only sets
- * readiness) and one read of the topic's `max.message.bytes`, which throws a `ConfigError` naming
+ * Composes the service and runs its start checks: the verifier's key set fetched (a key set that
+ * cannot be fetched throws `KeySetError`), one broker probe (its outcome only sets readiness) and one read of the topic's `max.message.bytes`, which throws a `ConfigError` naming
  * both numbers when `INGEST_MAX_EVENT_BYTES` does not fit it.
  *
  * @example
@@ -62,6 +62,9 @@ export type IngestService = Awaited<ReturnType<typeof createIngestService>>;
  */
 export async function createIngestService(opts: IngestServiceOptions) {
   const { config, broker, logger, registry } = opts;
+  // First: a key set that cannot be fetched refuses the start before any client is made.
+  const verifier = createVerifier(opts.auth, { registry, logger });
+  await verifier.start();
   const reachability = new BrokerReachability();
   const onOutcome = (ok: boolean) => reachability.observe(ok);
   const producer =
@@ -84,13 +87,14 @@ export async function createIngestService(opts: IngestServiceOptions) {
   const app = buildApp({
     ingestor,
     batch: createBatchIngestor({ ingestor, meters, limits: config }),
-    verifier: createVerifier(opts.auth, { registry }),
+    verifier,
     registry,
     limits: config,
     budget: new InFlightBudget(config.maxInflightBytes),
     checks: {
       broker: () => (reachability.isReachable ? up('reachable') : down('unreachable')),
       eventCeiling: () => maxEventBytes.readiness(),
+      ...verifier.checks,
     },
     version: config.version,
     logger,
@@ -99,6 +103,7 @@ export async function createIngestService(opts: IngestServiceOptions) {
   const steps = [
     { name: 'producer', run: () => producer.close(broker.closeTimeoutMs) },
     { name: 'topic limit reader', run: () => maxEventBytes.close() },
+    { name: 'key set refresh', run: async () => verifier.close() },
   ];
   const [reachable, misfit] = await Promise.all([producer.probe(), maxEventBytes.check()]);
   if (misfit) {
