@@ -46,6 +46,8 @@ export interface AppDeps {
   checks: { broker: HealthCheck; database: HealthCheck } & Record<string, HealthCheck>;
   replayMaxRecords: number;
   logger?: Logger;
+  /** Where the audit lines go; default `logger`. */
+  audit?: Logger;
 }
 
 export const DEFAULT_LIST_LIMIT = 100;
@@ -76,7 +78,7 @@ export function buildApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   app.use('/admin/*', async (c, next) => {
     await next();
     const principal = c.get('principal') as Principal | undefined;
-    deps.logger?.info(
+    (deps.audit ?? deps.logger)?.info(
       {
         audit: 'admin',
         subject: principal?.subject ?? 'anonymous',

@@ -26,6 +26,8 @@ export interface ServiceOptions {
   auth: AuthConfig;
   registry: Registry;
   logger: Logger;
+  /** The admin API's audit lines; default `logger` (`main.ts` gives one at info whatever LOG_LEVEL says). */
+  audit?: Logger;
   /** Stream supervision; default the spec's policy (1 s..30 s, 0.2, 50 restarts in 10 minutes). */
   restartPolicy?: RestartPolicyOptions;
 }
@@ -122,6 +124,7 @@ export async function createConsumerService(opts: ServiceOptions) {
     verifier,
     replayMaxRecords: config.replayMaxRecords,
     logger,
+    audit: opts.audit ?? logger,
     checks: {
       broker: async () => {
         try {
