@@ -11,21 +11,24 @@ export interface KeyFetchOptions {
   caFile?: string;
   /** A file whose content is sent as `authorization: Bearer`, read again at every fetch. */
   tokenFile?: string;
-  /** The only origin the token is sent to (the configured issuer's or key set's). */
-  tokenOrigin?: string;
+  /**
+   * The only origins the token is sent to: the configured issuer's or key set's, and the
+   * `jwks_uri` origin the issuer's discovery document names (added by the caller once read).
+   */
+  tokenOrigins?: ReadonlySet<string>;
 }
 
 /**
  * The fetch used for discovery and the key set: Node's `fetch` unless a CA file is given (then a
  * plain `https` GET trusting that authority: Node's `fetch` takes no CA). A token file serves the
  * Kubernetes API server, whose discovery endpoints need an authenticated caller; the token goes to
- * `tokenOrigin` only, never to a `jwks_uri` elsewhere. Redirects are not followed.
+ * `tokenOrigins` only. Redirects are not followed.
  */
 export function keyFetch(opts: KeyFetchOptions): FetchImplementation {
   const ca = opts.caFile === undefined ? undefined : readFileSync(opts.caFile);
   return async (url, init) => {
     const headers = new Headers(init.headers);
-    if (opts.tokenFile !== undefined && new URL(url).origin === opts.tokenOrigin) {
+    if (opts.tokenFile !== undefined && opts.tokenOrigins?.has(new URL(url).origin)) {
       headers.set('authorization', `Bearer ${(await readFile(opts.tokenFile, 'utf8')).trim()}`);
     }
     if (ca === undefined) return fetch(url, { ...init, headers });

@@ -32,7 +32,8 @@ export interface KeySetOptions {
  * `use` and `key_ops`, parses the set and keeps one fetch in flight. What this adds:
  *
  * - OIDC discovery: `jwks_uri` from `<issuer>/.well-known/openid-configuration`, whose `issuer`
- *   must equal the configured one.
+ *   must equal the configured one. A token file's token goes to the issuer's origin and the
+ *   `jwks_uri` origin the document names, nowhere else.
  * - Start: `start()` fetches once and throws `KeySetError` when it cannot.
  * - Refresh on a timer every `refreshMs` (the cache bound: a removed key is refused at most that
  *   long after its removal, a new one is fetched at once on first sight of its `kid`). jose's own
@@ -55,6 +56,7 @@ export class RemoteKeySet {
   private fetched = '';
   private timer: NodeJS.Timeout | undefined;
   private readonly fetchImpl: FetchImplementation;
+  private readonly tokenOrigins = new Set<string>();
   private readonly fetches: Counter<'outcome'> | undefined;
   /** Incremented whenever a fetch brings a different set. */
   generation = 0;
@@ -63,10 +65,12 @@ export class RemoteKeySet {
     private readonly settings: KeySetSettings,
     private readonly opts: KeySetOptions = {},
   ) {
-    const origin = new URL(settings.oidcIssuer ?? settings.jwksUrl ?? '').origin;
+    this.tokenOrigins.add(new URL(settings.oidcIssuer ?? settings.jwksUrl ?? '').origin);
     this.fetchImpl = keyFetch({
       ...(settings.caFile === undefined ? {} : { caFile: settings.caFile }),
-      ...(settings.tokenFile === undefined ? {} : { tokenFile: settings.tokenFile, tokenOrigin: origin }),
+      ...(settings.tokenFile === undefined
+        ? {}
+        : { tokenFile: settings.tokenFile, tokenOrigins: this.tokenOrigins }),
     });
     if (opts.registry) {
       this.fetches = metric(opts.registry, KEY_SET_FETCHES, () => {
@@ -191,6 +195,9 @@ export class RemoteKeySet {
     if (typeof doc.jwks_uri !== 'string' || !URL.canParse(doc.jwks_uri)) {
       throw new KeySetError(`OIDC discovery ${where}: no usable jwks_uri`);
     }
+    // The issuer's own (TLS-verified) document names where its keys are: the Kubernetes API
+    // server names its external address, which needs the same token.
+    this.tokenOrigins.add(new URL(doc.jwks_uri).origin);
     return doc.jwks_uri;
   }
 }
