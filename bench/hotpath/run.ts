@@ -204,7 +204,13 @@ function render(rounds: Round[], https: Result[]): string {
     Math.max(...rounds.map((r) => r.ingest[k].peakRssMiB));
   const steps = rounds.map((round, i) => {
     const { ingest, paced, batchFloor } = round;
-    const list = [ingest.single, ingest.batch, ingest.singleSaturated, ingest.batchSaturated]
+    const list = [
+      ingest.single,
+      ingest.batch,
+      ingest.singleSaturated,
+      ingest.batchSaturated,
+      ...(round.keySet ? [round.keySet] : []),
+    ]
       .map(
         (r) =>
           `${r.name}: ${r.targetRate}, ${r.eventsPerSecond}, ${r.failed}, ${r.p99.toFixed(0)}, ${r.serviceCores.toFixed(2)}, ${Math.round(microsPerEvent(r))}`,
