@@ -1,4 +1,8 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../config/index.js';
@@ -9,6 +13,7 @@ import {
   parseSubjectScopes,
   signDevToken,
 } from './index.js';
+import { keyFetch } from './key-fetch.js';
 
 const JWKS = 'https://issuer.example/jwks';
 const ISSUER = 'https://issuer.example';
@@ -172,5 +177,44 @@ describe('maximum token age', () => {
       .setExpirationTime('1h')
       .sign(new TextEncoder().encode(secret));
     expect(await verifier.verify(`Bearer ${noIat}`)).toMatchObject({ ok: false, reason: 'malformed' });
+  });
+});
+
+describe('the key set fetch', () => {
+  it('sends the token file only to the allowed origins, read again at every fetch', async () => {
+    const seen: (string | undefined)[] = [];
+    const servers = await Promise.all(
+      [0, 1].map(
+        () =>
+          new Promise<Server>((resolve) => {
+            const server = createServer((req, res) => {
+              seen.push(req.headers.authorization);
+              res.end('{}');
+            });
+            server.listen(0, '127.0.0.1', () => resolve(server));
+          }),
+      ),
+    );
+    const urls = servers.map((s) => `http://127.0.0.1:${(s.address() as { port: number }).port}/jwks`);
+    const dir = mkdtempSync(join(tmpdir(), 'key-fetch-'));
+    const tokenFile = join(dir, 'token');
+    try {
+      writeFileSync(tokenFile, 'first\n');
+      const get = keyFetch({ tokenFile, tokenOrigins: new Set([new URL(urls[0]!).origin]) });
+      const init = {
+        method: 'GET' as const,
+        redirect: 'manual' as const,
+        headers: new Headers(),
+        signal: AbortSignal.timeout(2000),
+      };
+      await get(urls[0]!, init);
+      await get(urls[1]!, init);
+      writeFileSync(tokenFile, 'second\n');
+      await get(urls[0]!, init);
+      expect(seen).toEqual(['Bearer first', undefined, 'Bearer second']);
+    } finally {
+      for (const s of servers) s.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
