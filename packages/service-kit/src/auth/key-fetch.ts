@@ -23,6 +23,12 @@ export interface KeyFetchOptions {
  * plain `https` GET trusting that authority: Node's `fetch` takes no CA). A token file serves the
  * Kubernetes API server, whose discovery endpoints need an authenticated caller; the token goes to
  * `tokenOrigins` only. Redirects are not followed.
+ *
+ * @example
+ * ```ts
+ * const origins = new Set([new URL(issuer).origin]);
+ * createRemoteJWKSet(url, { [customFetch]: keyFetch({ caFile, tokenFile, tokenOrigins: origins }) });
+ * ```
  */
 export function keyFetch(opts: KeyFetchOptions): FetchImplementation {
   const ca = opts.caFile === undefined ? undefined : readFileSync(opts.caFile);

@@ -46,6 +46,15 @@ export interface KeySetOptions {
  *   Infinity`).
  * - `generation` changes whenever the fetched set differs, so the verifier can forget tokens it
  *   accepted with keys that may have gone.
+ *
+ * `createVerifier` builds one from `AUTH_JWKS_URL` / `AUTH_OIDC_ISSUER`; alone:
+ *
+ * @example
+ * ```ts
+ * const keys = new RemoteKeySet(config.keySet, { registry, logger });
+ * await keys.start(); // throws KeySetError when the set cannot be fetched
+ * const { payload } = await jwtVerify(token, keys.getKey, { algorithms: ['RS256'], audience });
+ * ```
  */
 export class RemoteKeySet {
   private remote: RemoteJWKSet | undefined;
