@@ -227,6 +227,8 @@ async function main(): Promise<void> {
     BROKER_BOOTSTRAP_SERVERS: stack.bootstrapServers,
     DATABASE_URL: roles.writer.url,
     AUTH_SECRET: authSecret,
+    // One secret for both in development, so DEV_TOKEN works on ingest and the admin API alike.
+    ADMIN_AUTH_SECRET: authSecret,
     OTEL_TRACES_EXPORTER: process.env.OTEL_TRACES_EXPORTER ?? 'none',
     SERVICE_VERSION: process.env.SERVICE_VERSION ?? '0.0.0-dev',
   };

@@ -156,7 +156,7 @@ async function runConsumer(s: RunStack, db: pg.Pool) {
       BROKER_BOOTSTRAP_SERVERS: s.bootstrapServers,
       BROKER_GROUP_ID: `bench-${randomUUID()}`,
       DATABASE_URL: s.databaseUrl,
-      AUTH_ENABLED: 'false',
+      ADMIN_AUTH_ENABLED: 'false',
       OTEL_SDK_DISABLED: 'true',
       LOG_LEVEL: 'warn',
     },

@@ -21,7 +21,8 @@
  * its section of bench/results/latest.md after every round. Environment: `BENCH_SECONDS` per step
  * (default 10), `BENCH_WARMUP_SECONDS` (default 20), `BENCH_ROUNDS` (default 3),
  * `BENCH_SERVICE_NODE_ARGS` node flags for the service instead of those of `start:prod` (e.g. add
- * `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof`), `BENCH_KEY_SET=on` adds the single-event step with a key
+ * set (key-set.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -39,6 +40,7 @@ import { createdOf, requestShapes } from '../ingest/shapes.js';
 import { type Result, step } from '../ingest/step.js';
 import { procStatus } from '../lib/proc.js';
 import { benchRun } from '../lib/report.js';
+import { KEY_SET_ENABLED, measureKeySetSingle } from './key-set.js';
 
 const root = repoRoot();
 const SERVICE_DIR = join(root, 'services/ingest');
@@ -81,6 +83,8 @@ interface Round {
   paced: ProduceResult;
   batchFloor: ProduceResult;
   secured: SecuredFigures;
+  /** `BENCH_KEY_SET=on`: single events with a key set instead of the static key. */
+  keySet?: Result;
 }
 
 const microsPerEvent = (r: Result) => (r.serviceCores * 1e6) / r.eventsPerSecond;
@@ -192,6 +196,14 @@ async function main(): Promise<void> {
         paced: await produceFloor(...at, { rate: SINGLE_RATE, lingerMs, maxBatchBytes }, SECONDS),
         batchFloor: await produceFloor(...at, { sendSize: BATCH_SIZE }, SECONDS),
         secured: await measureSecured(kafka),
+        ...(KEY_SET_ENABLED && {
+          keySet: await measureKeySetSingle(...at, {
+            nodeArgs: NODE_ARGS,
+            rate: SINGLE_RATE,
+            seconds: SECONDS,
+            warmupSeconds: WARMUP_SECONDS,
+          }),
+        }),
       });
       https.push(await measureHttpFloor());
       // Written after every round: a run cut short on a busy machine still leaves its figures.
@@ -200,6 +212,21 @@ async function main(): Promise<void> {
   } finally {
     await broker.stop();
   }
+}
+
+/** The table row of `BENCH_KEY_SET=on`: the key set's CPU per event against the static key's. */
+function keySetRow(
+  rounds: Round[],
+  staticUs: number,
+  us: (n: number) => string,
+  ratio: (n: number) => string,
+): string[] {
+  const measured = rounds.flatMap((r) => (r.keySet ? [microsPerEvent(r.keySet)] : []));
+  if (measured.length === 0) return [];
+  const keySetUs = median(measured);
+  return [
+    `| ingest CPU per single event @ ${SINGLE_RATE}/s, tokens verified against a key set (OIDC discovery, RS256) | ${us(keySetUs)} | the static HS256 key above: ${us(staticUs)} | ${ratio(keySetUs / staticUs)} | about 1x |`,
+  ];
 }
 
 /** The median of the rounds' values (the lower middle one for an even count). */
@@ -232,7 +259,7 @@ function render(rounds: Round[], https: Result[]): string {
   const steps = rounds.map((round, i) => {
     const { ingest, paced, batchFloor, secured } = round;
     const all = [ingest.single, ingest.batch, ingest.singleSaturated, ingest.batchSaturated];
-    const list = [...all, secured.single, secured.batch]
+    const list = [...all, secured.single, secured.batch, ...(round.keySet ? [round.keySet] : [])]
       .map(
         (r) =>
           `${r.name}: ${r.targetRate}, ${r.eventsPerSecond}, ${r.failed}, ${r.p99.toFixed(0)}, ${r.serviceCores.toFixed(2)}, ${Math.round(microsPerEvent(r))}`,
@@ -256,6 +283,7 @@ function render(rounds: Round[], https: Result[]): string {
     `| batch ingest below saturation (${last.batch.name}), events/s a core | ${perCore(belowUs)} (${us(belowUs)} an event) | as above | ${pct(floorUs / belowUs)} | >= 50 % |`,
     `| ingest peak RSS, ${last.singleSaturated.name} (achieved ${last.singleSaturated.eventsPerSecond}/s in the last round), highest of the rounds | ${highest('singleSaturated')} MiB | | | < 256 MiB |`,
     `| ingest peak RSS, ${last.batchSaturated.name} (achieved ${last.batchSaturated.eventsPerSecond} events/s in the last round), highest of the rounds | ${highest('batchSaturated')} MiB | | | < 256 MiB |`,
+    ...keySetRow(rounds, svc, us, ratio),
     '',
     "The service again on the broker's SASL_SSL listener (SCRAM-SHA-512, the run's own CA; devstack `secured`), below saturation, against the PLAINTEXT figures of the same rounds:",
     '',

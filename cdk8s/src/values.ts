@@ -2,6 +2,7 @@
  * The chart's values: what an operator may change, with defaults and descriptions. values.yaml,
  * values.schema.json and the README's values table are written from this tree (main.ts).
  */
+import { adminValues, authValues } from './auth.js';
 import { bool, int, list, map, oneOf, str, type Tree } from './values-schema.js';
 
 const image = (component: string) => ({
@@ -36,7 +37,9 @@ export const REQUIRED: Record<string, string> = {
   'kafka.bootstrapServers': 'the Kafka bootstrap servers',
   'database.url': 'the PostgreSQL URL',
   'secrets.store.name': 'the Secret holding STORE_PASSWORD',
-  'secrets.auth.name': 'the Secret holding AUTH_SECRET (or the public key)',
+  'secrets.auth.name': 'the Secret holding AUTH_SECRET (or the public key), unless auth names a key set',
+  'secrets.admin.name':
+    'the Secret holding ADMIN_AUTH_SECRET (or the public key), unless admin names a key set',
   'secrets.application.name': 'the Secret holding APPLICATION_SECRET',
 };
 
@@ -70,17 +73,21 @@ export const values: Tree = {
   },
   secrets: {
     store: secretRef('the database password (STORE_PASSWORD)', 'STORE_PASSWORD'),
-    auth: secretRef('the token key: AUTH_SECRET (HS*) or the PEM public key (RS*)', 'AUTH_SECRET'),
+    auth: secretRef(
+      "the ingest API's token key: AUTH_SECRET (HS*) or the PEM public key (RS*, ES*, EdDSA); not with a key set",
+      'AUTH_SECRET',
+    ),
+    admin: secretRef(
+      "the admin API's own token key: ADMIN_AUTH_SECRET (HS*) or the PEM public key; not with a key set",
+      'ADMIN_AUTH_SECRET',
+    ),
     application: secretRef(
       'APPLICATION_SECRET (signs search cursors; 32 bytes or more)',
       'APPLICATION_SECRET',
     ),
   },
-  auth: {
-    algorithm: oneOf(['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512'], 'HS256', 'AUTH_ALGORITHM'),
-    issuer: str('', 'AUTH_ISSUER (empty: not checked)'),
-    audience: str('', 'AUTH_AUDIENCE (empty: not checked)'),
-  },
+  auth: authValues,
+  admin: adminValues,
   tracing: {
     otlpEndpoint: str('', 'OTLP endpoint of a collector (empty: traces off)'),
     otlpProtocol: oneOf(

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { ApiObject } from 'cdk8s';
 import { stringify } from 'yaml';
+import { usesKeySet } from './auth.js';
 import { platformChart } from './chart.js';
 import { toTemplate } from './helm.js';
 import { REPO_ROOT } from './paths.js';
@@ -52,10 +53,15 @@ export function chartFiles(): Map<string, string> {
 
 /** A template that renders nothing, or fails naming every required value left empty. */
 function requiredValuesCheck(): string {
-  const checks = Object.entries(REQUIRED).map(
-    ([path, what]) =>
-      `{{- if not .Values.${path} }}{{- $missing = append $missing "${path} (${what})" }}{{- end }}`,
-  );
+  // A key Secret is needed only without a key set.
+  const unless: Record<string, string> = {
+    'secrets.auth.name': usesKeySet('auth'),
+    'secrets.admin.name': usesKeySet('admin'),
+  };
+  const checks = Object.entries(REQUIRED).map(([path, what]) => {
+    const empty = unless[path] ? `and (not .Values.${path}) (not ${unless[path]})` : `not .Values.${path}`;
+    return `{{- if ${empty} }}{{- $missing = append $missing "${path} (${what})" }}{{- end }}`;
+  });
   return [
     '{{- $missing := list }}',
     ...checks,

@@ -12,6 +12,7 @@ export const REQUIRED_VALUES = {
   'database.url': 'postgres://postgres:5432/observatory',
   'secrets.store.name': 'observatory-store',
   'secrets.auth.name': 'observatory-auth',
+  'secrets.admin.name': 'observatory-admin',
   'secrets.application.name': 'observatory-search',
 };
 

@@ -158,7 +158,12 @@ beforeAll(async () => {
   const url = new URL(databaseUrl);
   const password = decodeURIComponent(url.password);
   url.password = '';
-  token = await signDevToken({ secret: authSecret, scopes: ['events:write'], ttl: '1h' });
+  token = await signDevToken({
+    secret: authSecret,
+    scopes: ['events:write'],
+    audience: 'observatory-ingest',
+    ttl: '1h',
+  });
   await ns.apply({
     apiVersion: 'v1',
     kind: 'Secret',
@@ -166,6 +171,7 @@ beforeAll(async () => {
     stringData: {
       STORE_PASSWORD: password,
       AUTH_SECRET: authSecret,
+      ADMIN_AUTH_SECRET: randomDevSecret(),
       APPLICATION_SECRET: randomDevSecret(),
     },
   });
@@ -186,6 +192,7 @@ beforeAll(async () => {
     'database.user': decodeURIComponent(url.username),
     'secrets.store.name': 'chart-secrets',
     'secrets.auth.name': 'chart-secrets',
+    'secrets.admin.name': 'chart-secrets',
     'secrets.application.name': 'chart-secrets',
     'pipeline.topic': topic,
     // The topics do not exist: the controller creates them from the chart's Pipeline.

@@ -41,6 +41,7 @@ async function startTracedStack(env: Record<string, string>, withSearch = false)
     BROKER_TOPIC: topic,
     DATABASE_URL: databaseUrl,
     AUTH_SECRET: SECRET,
+    ADMIN_AUTH_SECRET: `${SECRET}-admin`,
     LOG_LEVEL: 'warn',
     SERVICE_VERSION: 'e2e-traces',
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,

@@ -1,7 +1,8 @@
 /** The consumer: Kafka -> PostgreSQL; its HTTP listener is the admin API, /metrics and health. */
 import { Construct } from 'constructs';
+import { adminAuthSettings, keyEnv } from '../auth.js';
 import { value } from '../helm.js';
-import { authKey, databasePassword } from './common.js';
+import { databasePassword } from './common.js';
 import { databaseSettings } from './database.js';
 import { HttpService } from './http-service.js';
 
@@ -17,11 +18,9 @@ export class Consumer extends Construct {
         ...databaseSettings(),
         // The migration Job applies the schema once per install or upgrade (README: "Migrations").
         CONSUMER_MIGRATE_ON_BOOT: 'false',
-        AUTH_ALGORITHM: value('auth.algorithm'),
-        AUTH_ISSUER: value('auth.issuer'),
-        AUTH_AUDIENCE: value('auth.audience'),
+        ...adminAuthSettings(),
       },
-      secretEnv: [databasePassword(), authKey()],
+      secretEnv: [databasePassword(), keyEnv('ADMIN_AUTH', 'admin')],
       // Document 2: the coordinated-shutdown budget (40 s) plus CONSUMER_DRAIN_TIMEOUT (30 s).
       terminationGracePeriodSeconds: 75,
     });

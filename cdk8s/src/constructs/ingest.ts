@@ -2,8 +2,9 @@
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
+import { ingestApiAccess, ingestAuthSettings, keyEnv } from '../auth.js';
 import { blocks, onlyIf, releaseName, scalar, value } from '../helm.js';
-import { authKey, HTTP_PORT, metadata } from './common.js';
+import { HTTP_PORT, metadata } from './common.js';
 import { HttpService } from './http-service.js';
 
 export class Ingest extends Construct {
@@ -14,11 +15,10 @@ export class Ingest extends Construct {
       settings: {
         BROKER_BOOTSTRAP_SERVERS: value('kafka.bootstrapServers'),
         BROKER_TOPIC: value('pipeline.topic'),
-        AUTH_ALGORITHM: value('auth.algorithm'),
-        AUTH_ISSUER: value('auth.issuer'),
-        AUTH_AUDIENCE: value('auth.audience'),
+        ...ingestAuthSettings(),
       },
-      secretEnv: [authKey()],
+      secretEnv: [keyEnv('AUTH', 'auth')],
+      apiAccess: ingestApiAccess(),
       // Document 1: stop the listener, drain the producer (BROKER_CLOSE_TIMEOUT 10 s), close telemetry.
       terminationGracePeriodSeconds: 30,
     });

@@ -98,7 +98,7 @@ export async function startPipeline(): Promise<Pipeline> {
         {
           ...common,
           DATABASE_URL: databaseUrl,
-          AUTH_ENABLED: 'false',
+          ADMIN_AUTH_ENABLED: 'false',
           CONSUMER_BATCH_WINDOW: '50ms',
           CONSUMER_TEST_HOLD_AFTER_WRITE: CONSUMER_HOLD,
           LAG_REFRESH_INTERVAL: '1s',

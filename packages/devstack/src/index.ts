@@ -22,6 +22,16 @@ export {
   securedClientEnv,
 } from './kafka-secured.js';
 export { productionNodeArgs } from './node-args.js';
+export {
+  OIDC_CLIENT_SECRET,
+  OIDC_SCOPES,
+  type OidcIssuer,
+  type OidcIssuerOptions,
+  type OidcSigningAlgorithm,
+  type SigningKey,
+  startOidcIssuer,
+  type TokenRequest,
+} from './oidc-issuer.js';
 export { cacheDir, removeAbandonedTempDirs, repoRoot, tempDataDir } from './paths.js';
 export { freePort, isListening } from './ports.js';
 export {

@@ -12,7 +12,8 @@
  * | POST | /admin/dlq:replay | `limit`, `reason`, `dryRun` (default true) |
  *
  * Every `/admin` route needs a bearer JWT with the configured scope (`events:admin` by default);
- * the verifier is built without a registry, so auth decisions are not counted. No HTTP timer.
+ * auth decisions are not counted. No HTTP timer. Every authenticated `/admin` request writes one
+ * audit log line (`audit: "admin"`): subject, issuer, command, arguments (the query) and status.
  */
 
 import {
@@ -23,6 +24,7 @@ import {
   healthRoutes,
   metricsHandler,
   notFoundHandler,
+  type Principal,
   requireAuth,
   type Verifier,
 } from '@event-observatory/service-kit';
@@ -40,9 +42,12 @@ export interface AppDeps {
   dlq: DlqAdmin;
   /** Null when authentication is disabled (`AUTH_ENABLED=false`). */
   verifier: Verifier | null;
-  checks: { broker: HealthCheck; database: HealthCheck };
+  /** `broker` and `database`, and `keySet` when the admin verifier uses one. */
+  checks: { broker: HealthCheck; database: HealthCheck } & Record<string, HealthCheck>;
   replayMaxRecords: number;
   logger?: Logger;
+  /** Where the audit lines go; default `logger`. */
+  audit?: Logger;
 }
 
 export const DEFAULT_LIST_LIMIT = 100;
@@ -70,6 +75,21 @@ export function buildApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
         await next();
       };
   app.use('/admin/*', guard);
+  app.use('/admin/*', async (c, next) => {
+    await next();
+    const principal = c.get('principal') as Principal | undefined;
+    (deps.audit ?? deps.logger)?.info(
+      {
+        audit: 'admin',
+        subject: principal?.subject ?? 'anonymous',
+        ...(principal?.issuer === undefined ? {} : { issuer: principal.issuer }),
+        command: `${c.req.method} ${c.req.path.slice('/admin/'.length)}`,
+        arguments: c.req.query(),
+        status: c.res.status,
+      },
+      'admin command',
+    );
+  });
 
   app.get('/admin/consumer', (c) => c.json(deps.lifecycle.status()));
   for (const [verb, command] of Object.entries(COMMANDS)) {

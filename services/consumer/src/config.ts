@@ -1,8 +1,9 @@
 /**
  * Configuration of the consumer service, every variable with its default (README has the table).
  * The `BROKER_*` settings are read by `readConsumerBrokerConfig` of the broker package; database
- * settings by `databaseUrlFromEnv` and `writePoolSettingsFromEnv` of the store package; authentication by `authConfigFromEnv` of
- * the service kit (scope `events:admin` by default).
+ * settings by `databaseUrlFromEnv` and `writePoolSettingsFromEnv` of the store package; the admin
+ * API's authentication by `authConfigFromEnv` of the service kit with its own `ADMIN_AUTH_*`
+ * variables (scope `events:admin` by default), apart from the ingest service's `AUTH_*`.
  */
 import { readConsumerBrokerConfig } from '@event-observatory/broker';
 import { bool, duration, type Env, int, readConfig, str } from '@event-observatory/service-kit/config';

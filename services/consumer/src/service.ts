@@ -31,6 +31,8 @@ export interface ServiceOptions {
   auth: AuthConfig;
   registry: Registry;
   logger: Logger;
+  /** The admin API's audit lines; default `logger` (`main.ts` gives one at info whatever LOG_LEVEL says). */
+  audit?: Logger;
   /** Stream supervision; default the spec's policy (1 s..30 s, 0.2, 50 restarts in 10 minutes). */
   restartPolicy?: RestartPolicyOptions;
 }
@@ -40,6 +42,12 @@ export type ConsumerService = Awaited<ReturnType<typeof createConsumerService>>;
 export async function createConsumerService(opts: ServiceOptions) {
   const { config, logger, registry } = opts;
   const { topic, dlqTopic, groupId: group } = config.broker;
+  // First: an admin key set that cannot be fetched refuses the start. Decisions are not counted
+  // (Document 2 section 5); the key set meters are.
+  const verifier = opts.auth.enabled
+    ? createVerifier(opts.auth, { registry, countDecisions: false, logger })
+    : null;
+  await verifier?.start();
   if (config.migrateOnBoot) {
     const result = await migrate({
       url: opts.databaseUrl,
@@ -119,9 +127,10 @@ export async function createConsumerService(opts: ServiceOptions) {
     registry,
     lifecycle,
     dlq,
-    verifier: opts.auth.enabled ? createVerifier(opts.auth) : null,
+    verifier,
     replayMaxRecords: config.replayMaxRecords,
     logger,
+    audit: opts.audit ?? logger,
     checks: {
       broker: async () => {
         try {
@@ -140,6 +149,7 @@ export async function createConsumerService(opts: ServiceOptions) {
           return down(`unreachable: ${(err as Error).message}`);
         }
       },
+      ...verifier?.checks,
     },
   });
 

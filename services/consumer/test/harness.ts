@@ -6,7 +6,14 @@ import { randomUUID } from 'node:crypto';
 import { brokerTopics, ensureTopics, topicSpecs } from '@event-observatory/broker';
 import { createDatabase } from '@event-observatory/devstack';
 import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
-import { authConfigFromEnv, createLogger, createMetrics, signDevToken } from '@event-observatory/service-kit';
+import {
+  type AuthConfig,
+  authConfigFromEnv,
+  createLogger,
+  createMetrics,
+  type Logger,
+  signDevToken,
+} from '@event-observatory/service-kit';
 import { Kafka, logLevel, type Message, type Producer } from 'kafkajs';
 import pg from 'pg';
 import { inject } from 'vitest';
@@ -24,6 +31,10 @@ export interface HarnessOptions {
   restartPolicy?: RestartPolicyOptions;
   /** The URL the service gets for the test's database (e.g. through a proxy); default that URL. */
   serviceDatabaseUrl?: (databaseUrl: string) => string;
+  /** The admin API's verifier settings; default HS256 with `SECRET`. */
+  auth?: AuthConfig;
+  /** Receives the admin API's audit lines. */
+  audit?: Logger;
 }
 
 export interface Harness {
@@ -99,7 +110,9 @@ export async function startHarness(name: string, opts: HarnessOptions = {}): Pro
     BROKER_SESSION_TIMEOUT: '10s',
     ...opts.env,
   });
-  const auth = authConfigFromEnv({ AUTH_SECRET: SECRET }, { defaultScope: ADMIN_SCOPE });
+  const auth =
+    opts.auth ??
+    authConfigFromEnv({ ADMIN_AUTH_SECRET: SECRET }, { defaultScope: ADMIN_SCOPE, prefix: 'ADMIN_AUTH' });
   const { registry } = createMetrics({ service: 'consumer', version: 'test' });
   const logger = createLogger({ service: 'consumer', level: config.logLevel });
   const service = await createConsumerService({
@@ -109,6 +122,7 @@ export async function startHarness(name: string, opts: HarnessOptions = {}): Pro
     registry,
     logger,
     restartPolicy: opts.restartPolicy,
+    ...(opts.audit ? { audit: opts.audit } : {}),
   });
   await service.start();
   const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });

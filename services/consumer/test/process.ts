@@ -91,7 +91,7 @@ export async function processFixture(name: string): Promise<ProcessFixture> {
           BROKER_TOPIC: topic,
           BROKER_GROUP_ID: groupId,
           DATABASE_URL: databaseUrl,
-          AUTH_ENABLED: 'false',
+          ADMIN_AUTH_ENABLED: 'false',
           LOG_LEVEL: 'info',
           OTEL_SDK_DISABLED: 'true',
           CONSUMER_BATCH_WINDOW: '50ms',

@@ -73,11 +73,13 @@ export function buildApp(deps: AppDeps): OpenAPIHono<Env> {
     }
   };
 
-  app.use(traceRequests());
   app.use(httpServerTimer(deps.registry));
   app.onError(errorHandler(deps.logger ? { logger: deps.logger } : {}));
   app.notFound(notFoundHandler(app));
+  // Authentication before tracing: a refused request opens no span, so its `traceparent` can
+  // neither force sampling nor join a caller's trace.
   app.use('/v1/*', requireAuth(deps.verifier));
+  app.use(traceRequests());
 
   app.openapi(createEventRoute, async (c) => {
     const created = await refusing(() =>

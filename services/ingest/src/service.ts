@@ -54,8 +54,8 @@ export interface IngestServiceOptions {
 export type IngestService = Awaited<ReturnType<typeof createIngestService>>;
 
 /**
- * Composes the service and runs its start checks: one broker probe (its outcome only sets
- * readiness) and one read of the topic's `max.message.bytes`, which throws a `ConfigError` naming
+ * Composes the service and runs its start checks: the verifier's key set fetched (a key set that
+ * cannot be fetched throws `KeySetError`), one broker probe (its outcome only sets readiness) and one read of the topic's `max.message.bytes`, which throws a `ConfigError` naming
  * both numbers when `INGEST_MAX_EVENT_BYTES` does not fit it.
  *
  * @example
@@ -65,6 +65,9 @@ export type IngestService = Awaited<ReturnType<typeof createIngestService>>;
  */
 export async function createIngestService(opts: IngestServiceOptions) {
   const { config, broker, logger, registry } = opts;
+  // First: a key set that cannot be fetched refuses the start before any client is made.
+  const verifier = createVerifier(opts.auth, { registry, logger });
+  await verifier.start();
   const reachability = new BrokerReachability(logger);
   const onOutcome = (ok: boolean, reason?: string) => reachability.observe(ok, reason);
   const producer =
@@ -87,13 +90,14 @@ export async function createIngestService(opts: IngestServiceOptions) {
   const app = buildApp({
     ingestor,
     batch: createBatchIngestor({ ingestor, meters, limits: config }),
-    verifier: createVerifier(opts.auth, { registry }),
+    verifier,
     registry,
     limits: config,
     budget: new InFlightBudget(config.maxInflightBytes),
     checks: {
       broker: () => (reachability.isReachable ? up('reachable') : down('unreachable', reachability.reason)),
       eventCeiling: () => maxEventBytes.readiness(),
+      ...verifier.checks,
     },
     version: config.version,
     logger,
@@ -102,6 +106,7 @@ export async function createIngestService(opts: IngestServiceOptions) {
   const steps = [
     { name: 'producer', run: () => producer.close(broker.closeTimeoutMs) },
     { name: 'topic limit reader', run: () => maxEventBytes.close() },
+    { name: 'key set refresh', run: async () => verifier.close() },
   ];
   const [reachable, misfit] = await Promise.all([producer.probe(), maxEventBytes.check()]);
   if (misfit) {

@@ -1,7 +1,7 @@
 /** Builds the real service (`createIngestService`: real producer, broker, verifier) on an ephemeral port. */
 import { randomUUID } from 'node:crypto';
 import { type ProducerConfig, producerConfig } from '@event-observatory/broker';
-import { authConfigFromEnv, signDevToken } from '@event-observatory/service-kit/auth';
+import { type AuthConfig, authConfigFromEnv, signDevToken } from '@event-observatory/service-kit/auth';
 import { createLogger } from '@event-observatory/service-kit/logger';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { retry } from '@event-observatory/service-kit/resilience';
@@ -29,6 +29,8 @@ export interface HarnessOptions {
   limits?: Partial<Limits>;
   knownTypes?: string[];
   now?: () => number;
+  /** Default: HS256 with `SECRET`, scope `events:write` required. */
+  auth?: AuthConfig;
 }
 
 /** The service as `main.ts` builds it, on the given broker and topic, with test variations. */
@@ -45,7 +47,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
       closeTimeoutMs: 2000,
       ...opts.broker,
     }),
-    auth: AUTH,
+    auth: opts.auth ?? AUTH,
     registry: createMetrics({ service: 'ingest', version: 'test' }).registry,
     logger: createLogger({ service: 'ingest', level: 'silent' }),
     ...(opts.now ? { now: opts.now } : {}),

@@ -6,8 +6,12 @@ import { type AuthAlgorithm, isHmac } from './config.js';
 export interface DevTokenOptions {
   /** HMAC secret (HS algorithms). */
   secret?: string;
-  /** RSA private key as PEM (RS algorithms). */
+  /** Private key as PEM (RS, ES and EdDSA algorithms). */
   privateKey?: string;
+  /** Written as the `kid` header, selecting the key of a key set. */
+  keyId?: string;
+  /** More protected header members (tests of hostile headers such as `jku`). */
+  header?: Record<string, unknown>;
   /** Default `HS256`. */
   algorithm?: AuthAlgorithm;
   /** Default `dev`. */
@@ -41,7 +45,12 @@ export async function signDevToken(opts: DevTokenOptions): Promise<string> {
   const ttlMs = typeof opts.ttl === 'number' ? opts.ttl : parseDuration(opts.ttl ?? '24h');
   const iat = Math.floor(now.getTime() / 1000);
   let jwt = new SignJWT({ ...opts.claims, ...(opts.scopes ? { scope: opts.scopes.join(' ') } : {}) })
-    .setProtectedHeader({ alg: algorithm, typ: 'JWT' })
+    .setProtectedHeader({
+      ...opts.header,
+      alg: algorithm,
+      typ: 'JWT',
+      ...(opts.keyId === undefined ? {} : { kid: opts.keyId }),
+    })
     .setSubject(opts.subject ?? 'dev')
     .setIssuedAt(iat)
     .setExpirationTime(iat + Math.floor(ttlMs / 1000));

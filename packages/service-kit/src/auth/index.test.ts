@@ -357,7 +357,7 @@ describe('start-up refusals', () => {
     ],
     [
       'an unknown algorithm',
-      { AUTH_ALGORITHM: 'ES256', AUTH_SECRET: SECRET },
+      { AUTH_ALGORITHM: 'PS256', AUTH_SECRET: SECRET },
       /^AUTH_ALGORITHM: expected one of HS256/,
     ],
     ['alg none', { AUTH_ALGORITHM: 'none', AUTH_SECRET: SECRET }, /^AUTH_ALGORITHM: /],

@@ -1,7 +1,11 @@
-import { type JWTPayload, jwtVerify } from 'jose';
+import { type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
 import { Counter, type Registry } from 'prom-client';
 import { ApiError } from '../errors/index.js';
+import type { HealthCheck } from '../health/index.js';
+import type { Logger } from '../logger/index.js';
 import type { AuthConfig } from './config.js';
+import { RemoteKeySet } from './key-set.js';
+import { grantedScopes } from './subject-policy.js';
 
 /** The closed set of `auth_decisions_total{reason}` (Document 2, closed tag-value sets). */
 export const AUTH_REASONS = [
@@ -44,11 +48,27 @@ export interface Verifier {
   readonly enabled: boolean;
   /** Decides on the value of an `authorization` header (undefined when absent). Never throws. */
   verify(authorization: string | undefined): Promise<AuthDecision>;
+  /**
+   * Fetches a key set (discovery first when configured) and starts refreshing it; throws
+   * `KeySetError` when it cannot, so the service refuses to start. Nothing to do for a static key.
+   */
+  start(): Promise<void>;
+  /** Stops refreshing the key set. */
+  close(): void;
+  /** Readiness checks to add to the service's: `keySet` for a key set, none for a static key. */
+  readonly checks: Record<string, HealthCheck>;
 }
 
 export interface VerifierOptions {
-  /** Counts `auth_decisions_total{reason,outcome}` here; omit it to count nothing (consumer). */
+  /**
+   * Counts `auth_decisions_total{reason,outcome}` (unless `countDecisions` is false) and the key
+   * set meters here; omit it to count nothing.
+   */
   registry?: Registry;
+  /** Default true; the consumer's admin verifier does not count decisions (Document 2 section 5). */
+  countDecisions?: boolean;
+  /** Key set refresh failures are logged here. */
+  logger?: Logger;
   /** Called once per decision, e.g. to log refusals at debug level. */
   onDecision?: (decision: AuthDecision) => void;
   /** The verifier's clock; default now. */
@@ -65,8 +85,11 @@ export const DEFAULT_TOKEN_CACHE_SIZE = 1024;
 /** A token that passed every check, with the time claims to re-check at each use. */
 interface VerifiedToken {
   principal: Principal;
+  /** The earlier of `exp` and `iat` plus the maximum token age. */
   exp: number;
   nbf: number | undefined;
+  /** The key set generation it was verified under. */
+  generation: number;
 }
 
 const BEARER = /^Bearer(?:[ \t]+(.*))?$/i;
@@ -98,7 +121,8 @@ const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
  * ```
  */
 export function createVerifier(config: AuthConfig, opts: VerifierOptions = {}): Verifier {
-  const counter = opts.registry ? decisionsCounter(opts.registry) : undefined;
+  const counter =
+    opts.registry && opts.countDecisions !== false ? decisionsCounter(opts.registry) : undefined;
   const record = (decision: AuthDecision): AuthDecision => {
     counter?.inc({ reason: decision.reason, outcome: decision.ok ? 'success' : 'failure' });
     opts.onDecision?.(decision);
@@ -108,9 +132,25 @@ export function createVerifier(config: AuthConfig, opts: VerifierOptions = {}): 
     return {
       enabled: false,
       verify: async () => record({ ok: true, reason: 'disabled', principal: ANONYMOUS }),
+      start: async () => {},
+      close: () => {},
+      checks: {},
     };
   }
-  const { algorithm, key, issuer, audience, requiredScope, leewayMs } = config;
+  const { algorithm, issuer, audience, requiredScope, leewayMs, scopeClaim, maxTokenAgeMs } = config;
+  const keySet =
+    config.keySet === undefined
+      ? undefined
+      : new RemoteKeySet(config.keySet, {
+          ...(opts.registry ? { registry: opts.registry } : {}),
+          ...(opts.logger ? { logger: opts.logger } : {}),
+        });
+  const staticKey = config.key;
+  const check = (token: string, options: JWTVerifyOptions) =>
+    staticKey === undefined
+      ? jwtVerify(token, keySet!.getKey, options)
+      : jwtVerify(token, staticKey, options);
+  const generation = () => keySet?.generation ?? 0;
   const cacheSize = opts.cacheSize ?? DEFAULT_TOKEN_CACHE_SIZE;
   const toleranceSeconds = Math.floor(leewayMs / 1000);
   // Map iteration order is insertion order: re-inserting on a hit makes it an LRU.
@@ -120,23 +160,32 @@ export function createVerifier(config: AuthConfig, opts: VerifierOptions = {}): 
     const entry = verified.get(token);
     if (entry === undefined) return undefined;
     verified.delete(token);
+    if (entry.generation !== generation()) return undefined;
     const now = Math.floor((opts.now ? opts.now() : new Date()).getTime() / 1000);
     if (entry.nbf !== undefined && entry.nbf > now + toleranceSeconds) return undefined;
     if (entry.exp <= now - toleranceSeconds) return undefined;
     verified.set(token, entry);
     return entry.principal;
   };
-  const remember = (token: string, principal: Principal, payload: JWTPayload): void => {
+  const remember = (token: string, principal: Principal, payload: JWTPayload, gen: number): void => {
     if (cacheSize <= 0 || typeof payload.exp !== 'number') return;
     if (verified.size >= cacheSize) verified.delete(verified.keys().next().value as string);
+    const ageBound =
+      maxTokenAgeMs !== undefined && typeof payload.iat === 'number'
+        ? payload.iat + Math.floor(maxTokenAgeMs / 1000)
+        : Number.POSITIVE_INFINITY;
     verified.set(token, {
       principal,
-      exp: payload.exp,
+      exp: Math.min(payload.exp, ageBound),
       nbf: typeof payload.nbf === 'number' ? payload.nbf : undefined,
+      generation: gen,
     });
   };
   return {
     enabled: true,
+    start: async () => keySet?.start(),
+    close: () => keySet?.close(),
+    checks: keySet ? { keySet: () => keySet.check() } : {},
     async verify(authorization) {
       const bearer = BEARER.exec(authorization?.trim() ?? '');
       if (!bearer) return record(refuse('absent'));
@@ -145,22 +194,27 @@ export function createVerifier(config: AuthConfig, opts: VerifierOptions = {}): 
       if (known !== undefined) return record({ ok: true, reason: 'accepted', principal: known });
       if (!TOKEN68.test(token) || token.split('.').length !== 3) return record(refuse('malformed'));
       let payload: JWTPayload;
+      // Read before verifying: a key set change during the check must not leave the token cached
+      // under the newer generation.
+      const gen = generation();
       try {
-        ({ payload } = await jwtVerify(token, key, {
+        ({ payload } = await check(token, {
           algorithms: [algorithm],
           clockTolerance: Math.floor(leewayMs / 1000),
-          requiredClaims: ['exp', 'sub'],
+          requiredClaims: maxTokenAgeMs === undefined ? ['exp', 'sub'] : ['exp', 'sub', 'iat'],
           ...(issuer === undefined ? {} : { issuer }),
           ...(audience === undefined ? {} : { audience }),
+          ...(maxTokenAgeMs === undefined ? {} : { maxTokenAge: Math.floor(maxTokenAgeMs / 1000) }),
           ...(opts.now ? { currentDate: opts.now() } : {}),
         }));
       } catch (err) {
         return record(refuse(reasonForJoseError(err)));
       }
-      const scopes = scopesOf(payload.scope);
-      if (typeof payload.sub !== 'string' || payload.sub === '' || scopes === undefined) {
+      const own = scopesOf(payload[scopeClaim]);
+      if (typeof payload.sub !== 'string' || payload.sub === '' || own === undefined) {
         return record(refuse('malformed'));
       }
+      const scopes = new Set([...own, ...grantedScopes(config.subjectScopes, payload.sub)]);
       if (requiredScope !== undefined && !scopes.has(requiredScope)) {
         return record(refuse('scope-missing', requiredScope));
       }
@@ -171,7 +225,7 @@ export function createVerifier(config: AuthConfig, opts: VerifierOptions = {}): 
         claims: Object.freeze(payload),
         ...(typeof payload.iss === 'string' ? { issuer: payload.iss } : {}),
       });
-      remember(token, principal, payload);
+      remember(token, principal, payload, gen);
       return record({ ok: true, reason: 'accepted', principal });
     },
   };
@@ -209,9 +263,13 @@ export function reasonForJoseError(err: unknown): AuthFailureReason {
       return 'expired';
     case 'ERR_JOSE_ALG_NOT_ALLOWED':
     case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+    // No key of the set fits the token's `kid`, `alg` and `use` (unknown, retired or `use: enc`).
+    case 'ERR_JWKS_NO_MATCHING_KEY':
+    case 'ERR_JWKS_MULTIPLE_MATCHING_KEYS':
       return 'bad-signature';
     case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
-      if (why === 'check_failed' && claim === 'nbf') return 'not-yet-valid';
+      // `iat` fails only under a maximum token age, when it lies in the future.
+      if (why === 'check_failed' && (claim === 'nbf' || claim === 'iat')) return 'not-yet-valid';
       if (why === 'check_failed' && (claim === 'aud' || claim === 'iss')) return 'wrong-audience';
       return 'malformed';
     default:
@@ -219,7 +277,7 @@ export function reasonForJoseError(err: unknown): AuthFailureReason {
   }
 }
 
-/** `scope` as a space-delimited string or a JSON array of strings; `undefined` when neither. */
+/** A scope claim as a space-delimited string or a JSON array of strings; `undefined` when neither. */
 export function scopesOf(scope: unknown): Set<string> | undefined {
   if (scope === undefined) return new Set();
   if (typeof scope === 'string') return new Set(scope.split(/\s+/).filter((s) => s !== ''));

@@ -11,12 +11,15 @@ export const TRACER_NAME = '@event-observatory/service-kit';
  * Hono middleware opening a SERVER span per request, parented on the request's `traceparent`,
  * named `METHOD /route/:template` and carrying the stable HTTP semantic attributes; handlers and
  * their log lines run inside it. Health, metrics and documentation routes are not traced.
- * Register it first (before `httpServerTimer`).
+ * Register it after `requireAuth`: the parent sampled flag of an incoming `traceparent` decides
+ * sampling (`parentbased_*` samplers), so a request that fails authentication must not get that
+ * far.
  *
  * @example
  * ```ts
- * app.use(traceRequests());
  * app.use(httpServerTimer(registry));
+ * app.use('/v1/*', requireAuth(verifier));
+ * app.use(traceRequests());
  * ```
  */
 export function traceRequests(opts: { exclude?: (path: string) => boolean } = {}): MiddlewareHandler {
