@@ -95,8 +95,6 @@ export function secretEnv(name: string, which: string): k8s.EnvVar {
   };
 }
 
-export const databasePassword = () => secretEnv('DATABASE_PASSWORD', 'store');
-
 /** AUTH_SECRET for HS algorithms, AUTH_PUBLIC_KEY for RS ones, from the one Secret key. */
 export const authKey = () => ({
   ...secretEnv('AUTH_SECRET', 'auth'),

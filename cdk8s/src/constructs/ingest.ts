@@ -2,6 +2,7 @@
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
+import { kafkaSecuritySettings } from '../credentials.js';
 import { blocks, onlyIf, releaseName, scalar, value } from '../helm.js';
 import { authKey, HTTP_PORT, metadata } from './common.js';
 import { HttpService } from './http-service.js';
@@ -14,11 +15,13 @@ export class Ingest extends Construct {
       settings: {
         BROKER_BOOTSTRAP_SERVERS: value('kafka.bootstrapServers'),
         BROKER_TOPIC: value('pipeline.topic'),
+        ...kafkaSecuritySettings(),
         AUTH_ALGORITHM: value('auth.algorithm'),
         AUTH_ISSUER: value('auth.issuer'),
         AUTH_AUDIENCE: value('auth.audience'),
       },
       secretEnv: [authKey()],
+      connections: { kafka: true },
       // Document 1: stop the listener, drain the producer (BROKER_CLOSE_TIMEOUT 10 s), close telemetry.
       terminationGracePeriodSeconds: 30,
     });

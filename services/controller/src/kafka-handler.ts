@@ -92,8 +92,20 @@ export class KafkaHandler {
   private async using<T>(target: KafkaTarget, work: (admin: Admin) => Promise<T>): Promise<T> {
     const security = target.security ?? this.opts.security;
     // Credentials are part of the key (a rotated password gets a new client), as a digest only.
+    // (Named fields: the broker's security objects print without their secrets.)
+    const { protocol, sasl, tls } = security ?? {};
     const digest = createHash('sha256')
-      .update(JSON.stringify(security ?? null))
+      .update(
+        JSON.stringify([
+          protocol,
+          sasl?.mechanism,
+          sasl?.username,
+          sasl?.password,
+          tls?.ca,
+          tls?.cert,
+          tls?.key,
+        ]),
+      )
       .digest('hex');
     const key = `${[...target.servers].sort().join(',')}|${digest}`;
     let admin = this.admins.get(key);
