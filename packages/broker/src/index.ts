@@ -27,6 +27,15 @@ export {
   producerConfig,
   readProducerConfig,
 } from './config/producer.js';
+export {
+  type BrokerSecurity,
+  PLAINTEXT,
+  readBrokerSecurity,
+  SASL_MECHANISMS,
+  type SaslMechanism,
+  SECURITY_PROTOCOLS,
+  type SecurityProtocol,
+} from './config/security.js';
 export { DeadLetterProducer, type DeadLetterTopics } from './dead-letters/producer.js';
 export type { RawRecord, RecordHeaders, RecordPosition } from './dead-letters/record.js';
 export {

@@ -106,6 +106,7 @@ export function messageLimitReader(config: ProducerConfig): MessageLimitReader {
     requestTimeout: config.requestTimeoutMs,
     enforceRequestTimeout: true,
     retry: { retries: 0 },
+    security: config.security,
   });
   const admin = kafka.admin({ retry: { retries: 0 } });
   let connected = false;

@@ -4,14 +4,8 @@
  * with the Secrets it names read from the Pipeline's namespace. Only names of Secrets and keys
  * ever appear in errors, never their contents.
  */
+import type { BrokerSecurity } from '@event-observatory/broker';
 import type { PipelineApi } from './kube/api.js';
-
-// The contract of packages/broker/src/config/security.ts (h-kafka), until that branch is merged.
-export interface BrokerSecurity {
-  protocol: 'PLAINTEXT' | 'SSL' | 'SASL_PLAINTEXT' | 'SASL_SSL';
-  sasl?: { mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512'; username: string; password: string };
-  tls?: { ca?: string; cert?: string; key?: string };
-}
 
 import type { KafkaAuthentication, Pipeline } from './pipeline/types.js';
 

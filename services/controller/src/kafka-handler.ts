@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 
 import {
+  type BrokerSecurity,
   createAdminClient,
   deleteTopics,
   ensureTopics,
@@ -15,7 +16,6 @@ import {
   type TopicState,
 } from '@event-observatory/broker';
 import type { Logger } from '@event-observatory/service-kit/logger';
-import type { BrokerSecurity } from './kafka-access.js';
 
 type Admin = ReturnType<typeof createAdminClient>;
 

@@ -31,6 +31,7 @@ export function createControllerService(opts: ControllerServiceOptions) {
   const kafka = new KafkaHandler({
     clientId: config.broker.clientId,
     requestTimeoutMs: config.kafkaTimeoutMs,
+    security: config.broker.security,
     logger,
   });
   const backoff = { initialMs: config.backoffMinMs, maxMs: config.backoffMaxMs, randomFactor: 0.1 };

@@ -31,8 +31,11 @@ export type IngestProducer = Pick<EventProducer, 'publish' | 'probe' | 'startPro
  * Replaced to measure the HTTP path without a broker (bench/ingest/cost.ts).
  */
 export interface BrokerClients {
-  /** Builds the producer; it reports every reachability outcome (sends and probes) to `onOutcome`. */
-  producer(onOutcome: (reachable: boolean) => void): IngestProducer;
+  /**
+   * Builds the producer; it reports every reachability outcome (sends and probes) to `onOutcome`,
+   * a failure with its reason.
+   */
+  producer(onOutcome: (reachable: boolean, reason?: string) => void): IngestProducer;
   messageLimit: MessageLimitReader;
 }
 
@@ -62,8 +65,8 @@ export type IngestService = Awaited<ReturnType<typeof createIngestService>>;
  */
 export async function createIngestService(opts: IngestServiceOptions) {
   const { config, broker, logger, registry } = opts;
-  const reachability = new BrokerReachability();
-  const onOutcome = (ok: boolean) => reachability.observe(ok);
+  const reachability = new BrokerReachability(logger);
+  const onOutcome = (ok: boolean, reason?: string) => reachability.observe(ok, reason);
   const producer =
     opts.brokerClients?.producer(onOutcome) ??
     new EventProducer({ config: broker, registry, logger, onOutcome });
@@ -89,7 +92,7 @@ export async function createIngestService(opts: IngestServiceOptions) {
     limits: config,
     budget: new InFlightBudget(config.maxInflightBytes),
     checks: {
-      broker: () => (reachability.isReachable ? up('reachable') : down('unreachable')),
+      broker: () => (reachability.isReachable ? up('reachable') : down('unreachable', reachability.reason)),
       eventCeiling: () => maxEventBytes.readiness(),
     },
     version: config.version,

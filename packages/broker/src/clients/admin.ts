@@ -4,6 +4,7 @@
  */
 import type { Logger } from '@event-observatory/service-kit/logger';
 import type { Admin } from 'kafkajs';
+import type { BrokerSecurity } from '../config/security.js';
 import { createKafka } from './kafka.js';
 
 export interface AdminClientOptions {
@@ -11,6 +12,8 @@ export interface AdminClientOptions {
   clientId: string;
   /** Bound on one request; kafkajs fails the request at this bound. */
   requestTimeoutMs: number;
+  /** TLS and SASL (`readBrokerSecurity`); default PLAINTEXT. */
+  security?: BrokerSecurity;
   logger?: Logger;
 }
 
@@ -31,6 +34,7 @@ export function createAdminClient(opts: AdminClientOptions): Admin {
     requestTimeout: opts.requestTimeoutMs,
     enforceRequestTimeout: true,
     retry: { retries: 2, initialRetryTime: 200, maxRetryTime: 2_000 },
+    ...(opts.security && { security: opts.security }),
     logger: opts.logger,
   }).admin();
 }

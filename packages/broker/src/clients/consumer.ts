@@ -53,6 +53,7 @@ export function createConsumerClients(
     clientId: config.clientId,
     brokers: config.bootstrapServers,
     requestTimeout: opts.requestTimeoutMs,
+    security: config.security,
     logger: opts.logger,
   });
   return {

@@ -1,6 +1,6 @@
 /**
  * The `BROKER_*` settings of a topic-administration client (the Pipeline controller): the shared
- * bootstrap servers (`connection.ts`) and a client id.
+ * bootstrap servers (`connection.ts`), the security settings (`security.ts`) and a client id.
  *
  * | variable | default | meaning |
  * |---|---|---|
@@ -9,10 +9,13 @@
  */
 import { type Env, readConfig, str } from '@event-observatory/service-kit/config';
 import { sharedFields } from './connection.js';
+import { type BrokerSecurity, readBrokerSecurity } from './security.js';
 
 export interface AdminBrokerConfig {
   bootstrapServers: string[];
   clientId: string;
+  /** TLS and SASL of every connection (`BROKER_SECURITY_PROTOCOL`, ...). */
+  security: BrokerSecurity;
 }
 
 /**
@@ -22,8 +25,9 @@ export interface AdminBrokerConfig {
  * ```
  */
 export function readAdminBrokerConfig(env: Env, defaultClientId: string): AdminBrokerConfig {
-  return readConfig(env, {
+  const own = readConfig(env, {
     bootstrapServers: sharedFields.bootstrapServers,
     clientId: str('BROKER_CLIENT_ID').default(defaultClientId),
   });
+  return { ...own, security: readBrokerSecurity(env) };
 }

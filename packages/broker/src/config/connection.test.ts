@@ -48,6 +48,7 @@ describe('consumer broker settings', () => {
       groupId: 'cobalt-cloudevents-v1',
       clientId: 'observatory-consumer',
       sessionTimeoutMs: 30_000,
+      security: { protocol: 'PLAINTEXT' },
     });
     expect(readConsumerBrokerConfig({ BROKER_TOPIC: 't' }).dlqTopic).toBe('t.dlq');
   });

@@ -1,6 +1,6 @@
 /**
  * The consumer's `BROKER_*` settings (Document 2 section 6): the shared servers and topics
- * (`connection.ts`) and its own group and client id.
+ * (`connection.ts`), the security settings (`security.ts`) and its own group and client id.
  *
  * | variable | default | meaning |
  * |---|---|---|
@@ -10,6 +10,7 @@
  */
 import { duration, type Env, readConfig, str } from '@event-observatory/service-kit/config';
 import { resolveDeadLetterTopic, sharedFields } from './connection.js';
+import { type BrokerSecurity, readBrokerSecurity } from './security.js';
 
 const consumerSchema = {
   bootstrapServers: sharedFields.bootstrapServers,
@@ -32,6 +33,8 @@ export interface ConsumerBrokerConfig {
   clientId: string;
   /** The group's session timeout (`BROKER_SESSION_TIMEOUT`). */
   sessionTimeoutMs: number;
+  /** TLS and SASL of every connection (`BROKER_SECURITY_PROTOCOL`, ...). */
+  security: BrokerSecurity;
 }
 
 /**
@@ -44,5 +47,5 @@ export interface ConsumerBrokerConfig {
  * ```
  */
 export function readConsumerBrokerConfig(env: Env): ConsumerBrokerConfig {
-  return resolveDeadLetterTopic(readConfig(env, consumerSchema));
+  return { ...resolveDeadLetterTopic(readConfig(env, consumerSchema)), security: readBrokerSecurity(env) };
 }

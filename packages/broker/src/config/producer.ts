@@ -1,6 +1,6 @@
 /**
  * The event producer's settings from the environment: the shared `BROKER_BOOTSTRAP_SERVERS` and
- * `BROKER_TOPIC` (`connection.ts`), the producer's own `BROKER_*` variables of Document 1's Limits table and the free-form producer
+ * `BROKER_TOPIC` (`connection.ts`), the security settings (`security.ts`), the producer's own `BROKER_*` variables of Document 1's Limits table and the free-form producer
  * overrides, validated at start-up.
  *
  * | variable | default | meaning |
@@ -34,6 +34,7 @@ import {
   readConfig,
 } from '@event-observatory/service-kit/config';
 import { sharedFields } from './connection.js';
+import { type BrokerSecurity, PLAINTEXT, readBrokerSecurity } from './security.js';
 
 /** Properties that keep durability and ordering; overrides cannot change them. */
 export const FIXED_PRODUCER_PROPERTIES = {
@@ -142,6 +143,8 @@ export interface ProducerConfig extends Omit<Raw, 'overrides'> {
   producer: ProducerProperties;
   /** Override keys that named a fixed property and were ignored (log them at start-up). */
   ignoredOverrides: string[];
+  /** TLS and SASL of every connection (`BROKER_SECURITY_PROTOCOL`, ...). */
+  security: BrokerSecurity;
 }
 
 /**
@@ -155,19 +158,22 @@ export interface ProducerConfig extends Omit<Raw, 'overrides'> {
  * ```
  */
 export function readProducerConfig(env: Env): ProducerConfig {
-  return finish(readConfig(env, producerSchema));
+  return finish(readConfig(env, producerSchema), readBrokerSecurity(env));
 }
 
 /**
  * A configuration from explicit values, the defaults for the rest (tests, benchmarks); checked
  * like the environment.
  */
-export function producerConfig(values: Partial<Raw> & { bootstrapServers: string[] }): ProducerConfig {
-  return finish({ ...readConfig({}, producerSchema), ...values });
+export function producerConfig(
+  values: Partial<Raw> & { bootstrapServers: string[]; security?: BrokerSecurity },
+): ProducerConfig {
+  const { security = PLAINTEXT, ...rest } = values;
+  return finish({ ...readConfig({}, producerSchema), ...rest }, security);
 }
 
 /** Applies the cross-field rule and merges the overrides over their defaults. */
-function finish(raw: Raw): ProducerConfig {
+function finish(raw: Raw, security: BrokerSecurity): ProducerConfig {
   if (raw.deliveryTimeoutMs < raw.lingerMs + raw.requestTimeoutMs) {
     throw new ConfigError(
       'BROKER_DELIVERY_TIMEOUT',
@@ -179,6 +185,7 @@ function finish(raw: Raw): ProducerConfig {
     ...rest,
     producer: { ...DEFAULT_PRODUCER_PROPERTIES, ...overrides.properties },
     ignoredOverrides: overrides.ignored,
+    security,
   };
 }
 

@@ -56,8 +56,11 @@ export interface EventProducerOptions {
   /** Registry for `broker_produce_latency_seconds`; without one nothing is recorded. */
   registry?: Registry;
   logger?: Logger;
-  /** Called with every piece of evidence about broker reachability (sends and probes). */
-  onOutcome?: (reachable: boolean) => void;
+  /**
+   * Called with every piece of evidence about broker reachability (sends and probes); a failure
+   * comes with its reason (one line, no secrets).
+   */
+  onOutcome?: (reachable: boolean, reason?: string) => void;
 }
 
 /**

@@ -8,6 +8,7 @@
  */
 
 import net from 'node:net';
+import tls from 'node:tls';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { settleWithin } from '@event-observatory/service-kit/resilience';
 import { type Admin, CompressionTypes, type ISocketFactory, type Kafka, type Producer } from 'kafkajs';
@@ -42,6 +43,7 @@ export class FenceableClient {
         initialRetryTime: p.initialRetryTime,
         maxRetryTime: p.maxRetryTime,
       },
+      security: config.security,
       socketFactory: this.socketFactory,
       logger,
       muted: () => this.isFenced,
@@ -78,13 +80,16 @@ export class FenceableClient {
     return [this.admin];
   }
 
-  private readonly socketFactory: ISocketFactory = ({ host, port, onConnect }) => {
+  /** kafkajs' own factory (TLS when `ssl` is given: the server name unless an IP), plus fencing. */
+  private readonly socketFactory: ISocketFactory = ({ host, port, ssl, onConnect }) => {
     if (this.isFenced) {
       const refused = new net.Socket();
       process.nextTick(() => refused.destroy(new Error('producer fenced after a delivery timeout')));
       return refused;
     }
-    const socket = net.connect({ host, port }, onConnect);
+    const socket = ssl
+      ? tls.connect({ host, port, ...(!net.isIP(host) && { servername: host }), ...ssl }, onConnect)
+      : net.connect({ host, port }, onConnect);
     socket.setKeepAlive(true, 60_000);
     socket.setNoDelay(true);
     this.sockets.add(socket);

@@ -3,6 +3,7 @@
  * request timeout, on a fenceable client of its own (fenced and replaced after a failed probe).
  */
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
+import { brokerFailureReason } from '../clients/failure.js';
 import type { ProducerConfig } from '../config/producer.js';
 import { FenceableClient } from './fenceable-client.js';
 import type { PartitionCache } from './partitions.js';
@@ -16,7 +17,8 @@ export class Prober {
   constructor(
     private readonly config: ProducerConfig,
     private readonly partitions: PartitionCache,
-    private readonly onOutcome: (reachable: boolean) => void,
+    /** Each probe's outcome; when unreachable, why (`brokerFailureReason`). */
+    private readonly onOutcome: (reachable: boolean, reason?: string) => void,
   ) {}
 
   /** Concurrent calls share one probe. */
@@ -52,19 +54,30 @@ export class Prober {
     if (!this.client || this.client.fenced) this.client = new FenceableClient(this.config);
     const client = this.client;
     const attempt = client.partitionLeaders(this.config.topic);
-    const outcome = await settleWithin(attempt, this.config.requestTimeoutMs).catch(
-      (): typeof TIMED_OUT => TIMED_OUT,
-    );
-    const leaders = outcome === TIMED_OUT ? [] : outcome;
-    const ok = leaders.length > 0 && leaders.every((leader) => leader >= 0);
-    if (ok) {
-      this.partitions.observe(leaders.length);
+    const reason = await this.check(attempt);
+    if (reason === undefined) {
+      this.partitions.observe((await attempt).length);
     } else {
       attempt.catch(() => {});
       client.fence();
       if (this.client === client) this.client = undefined;
     }
-    if (!this.stopped) this.onOutcome(ok);
-    return ok;
+    if (!this.stopped) this.onOutcome(reason === undefined, reason);
+    return reason === undefined;
+  }
+
+  /** Why the probe failed, or undefined: every partition of the topic has a leader, in time. */
+  private async check(attempt: Promise<number[]>): Promise<string | undefined> {
+    const { config } = this;
+    try {
+      const leaders = await settleWithin(attempt, config.requestTimeoutMs);
+      if (leaders === TIMED_OUT)
+        return `no answer within BROKER_REQUEST_TIMEOUT (${config.requestTimeoutMs}ms)`;
+      if (leaders.length === 0) return `topic ${config.topic} has no partitions`;
+      if (leaders.some((leader) => leader < 0)) return `a partition of topic ${config.topic} has no leader`;
+      return undefined;
+    } catch (err) {
+      return brokerFailureReason(err, config.security);
+    }
   }
 }

@@ -9,6 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
+import { brokerFailureReason } from '../clients/failure.js';
 import type { ProducerConfig } from '../config/producer.js';
 import { FenceableProducer, type OutboundMessage } from './fenceable-client.js';
 import type { PartitionCache } from './partitions.js';
@@ -19,8 +20,8 @@ export interface SenderOptions {
   queue: SendQueue;
   partitions: PartitionCache;
   logger?: Logger | undefined;
-  /** Evidence about broker reachability from each send. */
-  onOutcome: (reachable: boolean) => void;
+  /** Evidence about broker reachability from each send; when unreachable, why. */
+  onOutcome: (reachable: boolean, reason?: string) => void;
 }
 
 export class Sender {
@@ -48,8 +49,8 @@ export class Sender {
     this.producer = undefined;
   }
 
-  private report(reachable: boolean): void {
-    if (!this.stopped) this.opts.onOutcome(reachable);
+  private report(reachable: boolean, reason?: string): void {
+    if (!this.stopped) this.opts.onOutcome(reachable, reason);
   }
 
   private async run(): Promise<void> {
@@ -88,9 +89,9 @@ export class Sender {
     try {
       producer = await this.connect(deadline);
     } catch (err) {
-      for (const p of live)
-        queue.fail(p, 'unavailable', `broker unreachable: ${(err as Error).message}`, true);
-      this.report(false);
+      const reason = brokerFailureReason(err, config.security);
+      for (const p of live) queue.fail(p, 'unavailable', `broker unreachable: ${reason}`, true);
+      this.report(false, reason);
       return;
     }
     const messages: OutboundMessage[] = live.map((p) => ({
@@ -109,8 +110,9 @@ export class Sender {
       // the broker take the next batch for a duplicate of the old one (a 200 with another event's
       // offset) or refuse it as out of order forever, so the producer is retired like on timeout.
       this.retire(producer);
-      for (const p of live) queue.fail(p, 'unavailable', `broker error: ${(err as Error).message}`, false);
-      this.report(false);
+      const reason = brokerFailureReason(err, config.security);
+      for (const p of live) queue.fail(p, 'unavailable', `broker error: ${reason}`, false);
+      this.report(false, reason);
       return;
     }
     if (outcome === TIMED_OUT) {
@@ -123,9 +125,9 @@ export class Sender {
           ),
         () => {},
       );
-      for (const p of live)
-        queue.fail(p, 'timeout', 'no acknowledgement within BROKER_DELIVERY_TIMEOUT', false);
-      this.report(false);
+      const reason = 'no acknowledgement within BROKER_DELIVERY_TIMEOUT';
+      for (const p of live) queue.fail(p, 'timeout', reason, false);
+      this.report(false, reason);
       return;
     }
     this.resolve(live, messages, outcome);

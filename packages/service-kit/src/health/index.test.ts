@@ -32,6 +32,17 @@ describe('health routes', () => {
     expect(await res.json()).toEqual({ status: 'DOWN', broker: 'unreachable' });
   });
 
+  it("puts a failing check's reason beside its fixed value, as <check>Reason", async () => {
+    const app = healthRoutes({ checks: { broker: () => down('unreachable', 'authentication failed') } });
+    const res = await app.request('/health/ready');
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({
+      status: 'DOWN',
+      broker: 'unreachable',
+      brokerReason: 'authentication failed',
+    });
+  });
+
   it('reports each dependency separately, with a thrown error or a timeout as the failing reason', async () => {
     const app = healthRoutes({
       timeoutMs: 50,

@@ -6,8 +6,11 @@
 import { Hono } from 'hono';
 import { settleWithin, TIMED_OUT } from '../resilience/index.js';
 
-/** One check's verdict; `value` becomes the check's field in the readiness body. */
-export type CheckResult = { ok: true; value: string } | { ok: false; value: string };
+/**
+ * One check's verdict; `value` becomes the check's field in the readiness body, and a failing
+ * check's `reason`, when given, a field `<check>Reason` beside it.
+ */
+export type CheckResult = { ok: true; value: string } | { ok: false; value: string; reason?: string };
 
 /** A readiness check: synchronous or asynchronous; a throw counts as DOWN with its message. */
 export type HealthCheck = () => CheckResult | Promise<CheckResult>;
@@ -17,9 +20,12 @@ export function up(value = 'UP'): CheckResult {
   return { ok: true, value };
 }
 
-/** A failing check; its field reads `reason` (e.g. `unreachable`). */
-export function down(reason: string): CheckResult {
-  return { ok: false, value: reason };
+/**
+ * A failing check; its field reads `value` (e.g. `unreachable`), and `<check>Reason` reads
+ * `reason` when given (a field whose value the spec fixes keeps it, and still says why).
+ */
+export function down(value: string, reason?: string): CheckResult {
+  return reason === undefined ? { ok: false, value } : { ok: false, value, reason };
 }
 
 export interface HealthOptions {
@@ -45,7 +51,9 @@ export async function runChecks(
   const ok = results.every((r) => r.ok);
   const body: ReadinessBody = { status: ok ? 'UP' : 'DOWN' };
   names.forEach((name, i) => {
-    body[name] = results[i]!.value;
+    const result = results[i]!;
+    body[name] = result.value;
+    if (!result.ok && result.reason !== undefined) body[`${name}Reason`] = result.reason;
   });
   return { ok, body };
 }
