@@ -108,6 +108,10 @@ export const values: Tree = {
     replicationFactor: int(1, 'replication factor of the pipeline topics', 1),
     retentionHours: int(168, 'retention of the pipeline topics', 1),
     deletionPolicy: oneOf(['Retain', 'Delete'], 'Retain', 'what deleting the Pipeline does to its topics'),
+    adoptExistingTopics: bool(
+      false,
+      'let the controller take over the topics if they exist already (annotation observatory.dev/adopt-topics: "*")',
+    ),
   },
   database: {
     url: str('', 'PostgreSQL URL without password, postgres:// or jdbc:postgresql:// (required)'),

@@ -508,6 +508,15 @@ describe('secured connections (issue 27)', () => {
     );
   });
 
+  it('takes over existing topics only when pipeline.adoptExistingTopics says so (the adopt annotation)', () => {
+    const annotations = (objects: K8sObject[]) =>
+      named(objects, 'Pipeline', 'obs-events').metadata.annotations;
+    expect(annotations(render())).toEqual({});
+    expect(annotations(render({ 'pipeline.adoptExistingTopics': true }))).toEqual({
+      'observatory.dev/adopt-topics': '*',
+    });
+  });
+
   it('NetworkPolicy egress by default excludes the cloud metadata address 169.254.169.254', () => {
     for (const policy of byKind(render(), 'NetworkPolicy'))
       expect(policy.spec.egress[1].to, policy.metadata.name).toEqual([
