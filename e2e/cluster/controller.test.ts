@@ -436,6 +436,7 @@ describe('two controller replicas as pods', () => {
           { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'watch', 'patch'] },
           { apiGroups: ['observatory.dev'], resources: ['pipelines/status'], verbs: ['patch'] },
           { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+          { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
           { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
         ],
       },
