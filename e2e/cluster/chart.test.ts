@@ -161,7 +161,14 @@ async function leftovers(): Promise<string[]> {
     '--namespace',
     ns.name,
   ]);
-  const defaults = new Set(['ConfigMap/kube-root-ca.crt', 'ServiceAccount/default', 'Secret/chart-secrets']);
+  const defaults = new Set([
+    'ConfigMap/kube-root-ca.crt',
+    'ServiceAccount/default',
+    // The suite's own Secrets, made before the install.
+    'Secret/chart-secrets',
+    'Secret/kafka-cluster-ca-cert',
+    'Secret/kafka-user',
+  ]);
   return list.items.map((o) => `${o.kind}/${o.metadata.name}`).filter((n) => !defaults.has(n));
 }
 
