@@ -207,6 +207,7 @@ describe('Pipeline controller on a real API server and Kafka', () => {
         partitions: 3,
         replicationFactor: 1,
         config: { 'retention.ms': retentionDay },
+        managed: true, // kept: the CRD's status schema has it
       },
       {
         name: dlq,
@@ -214,6 +215,7 @@ describe('Pipeline controller on a real API server and Kafka', () => {
         partitions: 1,
         replicationFactor: 1,
         config: { 'cleanup.policy': 'compact' },
+        managed: true,
       },
     ]);
     expect(await eventReasons('main')).toContain('TopicCreated');
