@@ -9,8 +9,8 @@ NODE_STAMP := node_modules/.install-stamp
 # broker-facing suites run again on Kafka 3.9 (workspace:files, files comma-separated, none = all),
 # and the published forge client again on the oldest maintained Node line it supports (its engines).
 FORGE_OLDEST_NODE := 22.23.3
-KAFKA3_SUITES := @event-observatory/broker: @event-observatory/ingest:test/outage.test.ts \
-	@event-observatory/consumer:test/consumer.test.ts,test/process.test.ts @event-observatory/controller:
+KAFKA3_SUITES := @event-observatory/broker: @event-observatory/ingest:test/outage.test.ts,test/secured.test.ts \
+	@event-observatory/consumer:test/consumer.test.ts,test/process.test.ts,test/secured.test.ts @event-observatory/controller:
 
 .PHONY: help install build lint test test-kafka3 test-forge test-cluster soak dev migrate bench cluster images chart audit
 

@@ -10,6 +10,9 @@
  *   machine does not decide the ratio);
  * - ingest peak RSS at saturation, single and batch;
  * - batch ingest below saturation (CPU per event for the same work);
+ * - the same service on the broker's SASL_SSL listener (SCRAM-SHA-512) against the PLAINTEXT one:
+ *   CPU per single event and per batched event below saturation, and their ratio (what TLS and
+ *   SASL cost the service);
  *
  * in rounds; the figures are the medians of the rounds. The consumer against `COPY` is
  * bench/consume's section.
@@ -23,7 +26,12 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { readProducerConfig } from '@event-observatory/broker';
-import { productionNodeArgs, repoRoot } from '@event-observatory/devstack';
+import {
+  type KafkaHandle,
+  productionNodeArgs,
+  repoRoot,
+  securedClientEnv,
+} from '@event-observatory/devstack';
 import { signDevToken } from '@event-observatory/service-kit/auth';
 import { type ProduceResult, produceFloor, startFloorBroker, startHttpFloor } from '../ingest/floors.js';
 import { startIngestService } from '../ingest/service.js';
@@ -58,23 +66,42 @@ interface IngestFigures {
   highWaterMiB: number;
 }
 
-/** One round's figures: the service, and kafkajs alone sending as the service does and 100 a send. */
+/** The service on the SASL_SSL listener, below saturation (CPU per event for the same work). */
+interface SecuredFigures {
+  single: Result;
+  batch: Result;
+}
+
+/**
+ * One round's figures: the service, kafkajs alone sending as the service does and 100 a send, and
+ * the service again on the SASL_SSL listener.
+ */
 interface Round {
   ingest: IngestFigures;
   paced: ProduceResult;
   batchFloor: ProduceResult;
+  secured: SecuredFigures;
 }
 
 const microsPerEvent = (r: Result) => (r.serviceCores * 1e6) / r.eventsPerSecond;
 
-async function measureIngest(
+type Load = Omit<Parameters<typeof step>[0], 'name' | 'rate'>;
+
+/**
+ * Starts the service (with `env` over its defaults), warms it up, hands `measure` the single-event
+ * and batch loads, and stops it.
+ */
+async function withService<T>(
   bootstrapServers: string,
   brokerPid: number | undefined,
-): Promise<IngestFigures> {
+  env: Record<string, string>,
+  measure: (one: Load, many: Load, pid: number) => Promise<T>,
+): Promise<T> {
   const service = await startIngestService({
     bootstrapServers,
     nodeArgs: NODE_ARGS,
     authSecret: SECRET,
+    env,
   });
   const token = await signDevToken({
     secret: SECRET,
@@ -89,6 +116,14 @@ async function measureIngest(
   try {
     await step({ ...one, name: 'warm-up', rate: 3000, seconds: WARMUP_SECONDS / 2 });
     await step({ ...one, name: 'warm-up', rate: 6000, seconds: WARMUP_SECONDS / 2 });
+    return await measure(one, many, service.pid);
+  } finally {
+    await service.stop();
+  }
+}
+
+function measureIngest(bootstrapServers: string, brokerPid: number | undefined): Promise<IngestFigures> {
+  return withService(bootstrapServers, brokerPid, {}, async (one, many, pid) => {
     const figures = {
       single: await step({ ...one, name: `single @ ${SINGLE_RATE}/s`, rate: SINGLE_RATE }),
       batch: await step({ ...many, name: `batch of ${BATCH_SIZE} @ ${BATCH_RATE} req/s`, rate: BATCH_RATE }),
@@ -102,14 +137,29 @@ async function measureIngest(
         name: `batch of ${BATCH_SIZE} @ ${BATCH_SATURATION_RATE} req/s`,
         rate: BATCH_SATURATION_RATE,
       }),
-      highWaterMiB: Math.round(procStatus(service.pid, 'VmHWM') / 1048576),
+      highWaterMiB: Math.round(procStatus(pid, 'VmHWM') / 1048576),
     };
     for (const r of [figures.single, figures.batch, figures.singleSaturated, figures.batchSaturated])
       console.error(JSON.stringify(r));
     return figures;
-  } finally {
-    await service.stop();
-  }
+  });
+}
+
+/** The steps below saturation again, with the service on the SASL_SSL listener. */
+function measureSecured(kafka: KafkaHandle): Promise<SecuredFigures> {
+  const env = securedClientEnv(kafka.secured!, 'SASL_SSL');
+  return withService(kafka.bootstrapServers, kafka.pid(), env, async (one, many) => {
+    const figures = {
+      single: await step({ ...one, name: `SASL_SSL single @ ${SINGLE_RATE}/s`, rate: SINGLE_RATE }),
+      batch: await step({
+        ...many,
+        name: `SASL_SSL batch of ${BATCH_SIZE} @ ${BATCH_RATE} req/s`,
+        rate: BATCH_RATE,
+      }),
+    };
+    for (const r of [figures.single, figures.batch]) console.error(JSON.stringify(r));
+    return figures;
+  });
 }
 
 /** The plain node:http server under the same single-event load as the service. */
@@ -127,7 +177,7 @@ async function measureHttpFloor(): Promise<Result> {
 
 async function main(): Promise<void> {
   execFileSync('npx', ['tsc', '-b'], { cwd: SERVICE_DIR, stdio: 'inherit' });
-  const broker = await startFloorBroker('bench-hotpath');
+  const broker = await startFloorBroker('bench-hotpath', { secured: true });
   const { kafka } = broker;
   try {
     const config = readProducerConfig({ BROKER_BOOTSTRAP_SERVERS: kafka.bootstrapServers });
@@ -141,6 +191,7 @@ async function main(): Promise<void> {
         ingest: await measureIngest(...at),
         paced: await produceFloor(...at, { rate: SINGLE_RATE, lingerMs, maxBatchBytes }, SECONDS),
         batchFloor: await produceFloor(...at, { sendSize: BATCH_SIZE }, SECONDS),
+        secured: await measureSecured(kafka),
       });
       https.push(await measureHttpFloor());
       // Written after every round: a run cut short on a busy machine still leaves its figures.
@@ -172,18 +223,25 @@ function render(rounds: Round[], https: Result[]): string {
   const batchUs = med((r) => microsPerEvent(r.ingest.batchSaturated));
   const belowUs = med((r) => microsPerEvent(r.ingest.batch));
   const floorUs = med((r) => r.batchFloor.cpuMicrosPerRecord);
+  const tlsSingle = med((r) => microsPerEvent(r.secured.single));
+  const tlsBatch = med((r) => microsPerEvent(r.secured.batch));
+  const brokerUs = (r: Result) => (r.brokerCores * 1e6) / r.eventsPerSecond;
   const last = rounds.at(-1)!.ingest;
   const highest = (k: 'singleSaturated' | 'batchSaturated') =>
     Math.max(...rounds.map((r) => r.ingest[k].peakRssMiB));
   const steps = rounds.map((round, i) => {
-    const { ingest, paced, batchFloor } = round;
-    const list = [ingest.single, ingest.batch, ingest.singleSaturated, ingest.batchSaturated]
+    const { ingest, paced, batchFloor, secured } = round;
+    const all = [ingest.single, ingest.batch, ingest.singleSaturated, ingest.batchSaturated];
+    const list = [...all, secured.single, secured.batch]
       .map(
         (r) =>
           `${r.name}: ${r.targetRate}, ${r.eventsPerSecond}, ${r.failed}, ${r.p99.toFixed(0)}, ${r.serviceCores.toFixed(2)}, ${Math.round(microsPerEvent(r))}`,
       )
       .join('; ');
-    return `- round ${i + 1}: ${list}; high-water ${ingest.highWaterMiB} MiB; kafkajs alone paced ${paced.cpuMicrosPerRecord} µs a record (${paced.recordsPerSecond}/s), ${BATCH_SIZE} a send ${batchFloor.cpuMicrosPerRecord} µs a record (${batchFloor.recordsPerSecond}/s)`;
+    const broker = [ingest.single, secured.single, ingest.batch, secured.batch]
+      .map((r) => Math.round(brokerUs(r)))
+      .join(', ');
+    return `- round ${i + 1}: ${list}; high-water ${ingest.highWaterMiB} MiB; kafkajs alone paced ${paced.cpuMicrosPerRecord} µs a record (${paced.recordsPerSecond}/s), ${BATCH_SIZE} a send ${batchFloor.cpuMicrosPerRecord} µs a record (${batchFloor.recordsPerSecond}/s); broker CPU µs/event single PLAINTEXT, SASL_SSL, batch PLAINTEXT, SASL_SSL: ${broker}`;
   });
   return [
     '# The hot path against its floors (bench/hotpath)',
@@ -198,6 +256,13 @@ function render(rounds: Round[], https: Result[]): string {
     `| batch ingest below saturation (${last.batch.name}), events/s a core | ${perCore(belowUs)} (${us(belowUs)} an event) | as above | ${pct(floorUs / belowUs)} | >= 50 % |`,
     `| ingest peak RSS, ${last.singleSaturated.name} (achieved ${last.singleSaturated.eventsPerSecond}/s in the last round), highest of the rounds | ${highest('singleSaturated')} MiB | | | < 256 MiB |`,
     `| ingest peak RSS, ${last.batchSaturated.name} (achieved ${last.batchSaturated.eventsPerSecond} events/s in the last round), highest of the rounds | ${highest('batchSaturated')} MiB | | | < 256 MiB |`,
+    '',
+    "The service again on the broker's SASL_SSL listener (SCRAM-SHA-512, the run's own CA; devstack `secured`), below saturation, against the PLAINTEXT figures of the same rounds:",
+    '',
+    '| measure | SASL_SSL | PLAINTEXT | ratio |',
+    '|---|---|---|---|',
+    `| ingest CPU per single event @ ${SINGLE_RATE}/s | ${us(tlsSingle)} | ${us(svc)} | ${ratio(tlsSingle / svc)} |`,
+    `| ingest CPU per event, ${last.batch.name} | ${us(tlsBatch)} | ${us(belowUs)} | ${ratio(tlsBatch / belowUs)} |`,
     '',
     'Steps (offered, achieved events/s, failed, p99 ms, cores, CPU µs/event):',
     '',

@@ -19,15 +19,17 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 /**
  * A broker of the floors' own (the service's 2 MiB message limit) with the event topic, in a
- * temporary folder removed by `stop`.
+ * temporary folder removed by `stop`; `secured` adds devstack's SASL_SSL and SSL listeners.
  */
 export async function startFloorBroker(
   label: string,
+  opts: { secured?: boolean } = {},
 ): Promise<{ kafka: KafkaHandle; stop(): Promise<void> }> {
   const dir = tempDataDir(label);
   const kafka = await startKafka({
     dataDir: join(dir, 'kafka'),
     settings: { 'message.max.bytes': '2097152' },
+    ...(opts.secured && { secured: {} }),
   });
   const admin = new Kafka({ brokers: [kafka.bootstrapServers], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();

@@ -4,6 +4,7 @@ export {
   type ConsumerClientsOptions,
   createConsumerClients,
 } from './clients/consumer.js';
+export { brokerFailureReason } from './clients/failure.js';
 export type {
   GroupMember,
   GroupMemberSettings,

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * `devstack start [--dir .dev/stack] [--kafka-port 9092] [--postgres-port 5432]`: starts Kafka and
- * PostgreSQL with the spec's topics, prints the connection settings as shell variables, and runs in the
+ * `devstack start [--dir .dev/stack] [--kafka-port 9092] [--postgres-port 5432] [--secured]`: starts
+ * Kafka and PostgreSQL with the spec's topics, prints the connection settings as shell variables
+ * (with `--secured`, also those of Kafka's SASL_SSL listener, as comments), and runs in the
  * foreground until Ctrl-C (or SIGTERM), then stops both.
  * `devstack fetch`: only resolves the Kafka jars into the cache (for CI warm-up).
  *
@@ -11,12 +12,14 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureKafkaDistribution } from './kafka-dist.js';
+import { securedClientEnv } from './kafka-secured.js';
 import { repoRoot } from './paths.js';
 import { startStack } from './stack.js';
 
-const USAGE = `usage: devstack start [--dir DIR] [--kafka-port N] [--postgres-port N]
+const USAGE = `usage: devstack start [--dir DIR] [--kafka-port N] [--postgres-port N] [--secured]
        devstack fetch
-  DIR defaults to <repo>/.dev/stack; ports default to free ports (also $KAFKA_PORT, $POSTGRES_PORT).`;
+  DIR defaults to <repo>/.dev/stack; ports default to free ports (also $KAFKA_PORT, $POSTGRES_PORT).
+  --secured adds Kafka's SASL_SSL and SSL (mutual TLS) listeners (a fresh DIR: users are made at format time).`;
 
 function port(value: string | undefined, name: string): number | undefined {
   if (value === undefined || value === '') return undefined;
@@ -35,6 +38,7 @@ async function main(argv: string[]): Promise<number> {
       dir: { type: 'string' },
       'kafka-port': { type: 'string' },
       'postgres-port': { type: 'string' },
+      secured: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -56,10 +60,16 @@ async function main(argv: string[]): Promise<number> {
     dataDir: values.dir ?? join(repoRoot(), '.dev', 'stack'),
     kafkaPort: port(values['kafka-port'] ?? process.env.KAFKA_PORT, '--kafka-port'),
     postgresPort: port(values['postgres-port'] ?? process.env.POSTGRES_PORT, '--postgres-port'),
+    ...(values.secured && { kafka: { secured: {} } }),
     log: (line) => console.error(line),
   });
   console.log(`BROKER_BOOTSTRAP_SERVERS=${stack.bootstrapServers}`);
   console.log(`DATABASE_URL=${stack.databaseUrl}`);
+  if (stack.kafka.secured) {
+    console.log('# the SASL_SSL listener instead:');
+    for (const [k, v] of Object.entries(securedClientEnv(stack.kafka.secured, 'SASL_SSL')))
+      console.log(`# ${k}=${v}`);
+  }
   for (const t of stack.topics.topics)
     console.error(`topic ${t.name}: ${t.action}, ${t.partitions} partitions`);
   console.error(`logs: ${stack.kafka.logFile}, ${stack.postgres.logFile}; Ctrl-C stops both`);

@@ -1,4 +1,5 @@
 import { readFileSync, rmSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import {
   KAFKA_3_VERSION,
   KAFKA_VERSION,
@@ -52,7 +53,17 @@ async function produceAndCount(kafka: Kafka, plain: Kafka, topic: string): Promi
   }
 }
 
-describe.each([KAFKA_VERSION, KAFKA_3_VERSION])('a Kafka %s broker with secured listeners', (version) => {
+/** This machine's own IPv4 address (what the cluster suites give as `host`), else loopback. */
+const ownAddress =
+  Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a?.family === 'IPv4' && !a.internal)?.address ?? '127.0.0.1';
+
+// The 3.9 broker listens on this machine's address: its certificate must name that IP.
+describe.each([
+  [KAFKA_VERSION, '127.0.0.1'],
+  [KAFKA_3_VERSION, ownAddress],
+])('a Kafka %s broker with secured listeners on %s', (version, host) => {
   const dir = tempDataDir(`kafka-secured-${version}`);
   let kafka: KafkaHandle;
   let secured: SecuredListeners;
@@ -60,7 +71,7 @@ describe.each([KAFKA_VERSION, KAFKA_3_VERSION])('a Kafka %s broker with secured 
   const topic = 'secured-roundtrip';
 
   beforeAll(async () => {
-    kafka = await startKafka({ dataDir: dir, version, secured: { users: ['producer', 'reader'] } });
+    kafka = await startKafka({ dataDir: dir, version, host, secured: { users: ['producer', 'reader'] } });
     secured = kafka.secured!;
     plain = client(kafka.bootstrapServers, {});
     const admin = plain.admin();
@@ -74,8 +85,8 @@ describe.each([KAFKA_VERSION, KAFKA_3_VERSION])('a Kafka %s broker with secured 
   });
 
   it('reports both listeners on its host, the CA, a client certificate and the users', () => {
-    expect(secured.saslSsl).toMatch(/^127\.0\.0\.1:\d+$/);
-    expect(secured.ssl).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(secured.saslSsl).toMatch(new RegExp(`^${host.replaceAll('.', '\\.')}:\\d+$`));
+    expect(secured.ssl).toMatch(new RegExp(`^${host.replaceAll('.', '\\.')}:\\d+$`));
     expect(new Set([kafka.port, secured.saslSsl, secured.ssl]).size).toBe(3);
     expect(readFileSync(secured.caFile, 'utf8')).toContain('BEGIN CERTIFICATE');
     expect(readFileSync(secured.clientKeyFile, 'utf8')).toContain('BEGIN PRIVATE KEY');
@@ -112,7 +123,12 @@ describe.each([KAFKA_VERSION, KAFKA_3_VERSION])('a Kafka %s broker with secured 
 
   it('keeps its users and passwords across a restart on the same data', async () => {
     await kafka.stop();
-    const again = await startKafka({ dataDir: dir, version, secured: { users: ['producer', 'reader'] } });
+    const again = await startKafka({
+      dataDir: dir,
+      version,
+      host,
+      secured: { users: ['producer', 'reader'] },
+    });
     kafka = again;
     expect(again.secured!.users).toEqual(secured.users);
     secured = again.secured!;

@@ -4,7 +4,12 @@
  * `main.ts` adds the listener, telemetry and signal handling; tests call this directly.
  */
 
-import { createConsumerClients, DeadLetterProducer, GroupAdmin } from '@event-observatory/broker';
+import {
+  brokerFailureReason,
+  createConsumerClients,
+  DeadLetterProducer,
+  GroupAdmin,
+} from '@event-observatory/broker';
 import { createVerifier, down, type Logger, up } from '@event-observatory/service-kit';
 import type { AuthConfig } from '@event-observatory/service-kit/auth';
 import { createWritePool, migrate, registerMaintenanceMeters } from '@event-observatory/store';
@@ -52,8 +57,9 @@ export async function createConsumerService(opts: ServiceOptions) {
   });
   const deadLetters = new DeadLetterProducer(clients, { topic, dlqTopic });
   const admin = new GroupAdmin(clients);
+  const brokerReason = (err: unknown) => brokerFailureReason(err, config.broker.security);
   await Promise.all([deadLetters.connect(), admin.connect()]).catch((err) => {
-    logger.warn({ err: (err as Error).message }, 'broker not reachable at boot; will retry');
+    logger.warn({ err: brokerReason(err) }, 'broker not reachable at boot; will retry');
   });
   const processor = new BatchProcessor({
     sink: new EventWriter(pool, group),
@@ -123,7 +129,7 @@ export async function createConsumerService(opts: ServiceOptions) {
           return up('UP');
         } catch (err) {
           void admin.connect().catch(() => {});
-          return down(`unreachable: ${(err as Error).message}`);
+          return down(`unreachable: ${brokerReason(err)}`);
         }
       },
       database: async () => {

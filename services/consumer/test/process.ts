@@ -14,7 +14,7 @@ import {
   tempDataDir,
 } from '@event-observatory/devstack';
 import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
-import { type Admin, Kafka, logLevel } from 'kafkajs';
+import { type Admin, Kafka, logLevel, type Message } from 'kafkajs';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { waitFor } from './harness.js';
@@ -37,11 +37,13 @@ export interface ProcessFixture {
   db: pg.Pool;
   admin: Admin;
   publish(events: CloudEvent[]): Promise<void>;
+  /** Records as given (e.g. one that cannot be decoded). */
+  publishRaw(records: Message[]): Promise<void>;
   spawn(env?: Record<string, string>): Promise<ConsumerProcess>;
   /** Σ committed offsets of the group over the topic's partitions (0 for none). */
   committed(): Promise<number>;
-  /** Σ high watermarks of the topic. */
-  published(): Promise<number>;
+  /** Σ high watermarks of the topic (or of `of`, e.g. the dead-letter topic). */
+  published(of?: string): Promise<number>;
   count(sql?: string): Promise<number>;
   close(): Promise<void>;
 }
@@ -74,6 +76,9 @@ export async function processFixture(name: string): Promise<ProcessFixture> {
     admin,
     async publish(events) {
       await producer.send({ topic, acks: -1, messages: events.map(toKafkaRecord) });
+    },
+    async publishRaw(records) {
+      await producer.send({ topic, acks: -1, messages: records });
     },
     async spawn(env = {}) {
       const logs: LogLine[] = [];
@@ -117,8 +122,8 @@ export async function processFixture(name: string): Promise<ProcessFixture> {
       const [t] = await admin.fetchOffsets({ groupId, topics: [topic] });
       return t!.partitions.reduce((s, p) => s + (p.offset === '-1' ? 0 : Number(p.offset)), 0);
     },
-    async published() {
-      const offsets = await admin.fetchTopicOffsets(topic);
+    async published(of = topic) {
+      const offsets = await admin.fetchTopicOffsets(of);
       return offsets.reduce((s, p) => s + Number(p.high), 0);
     },
     async count(sql = 'SELECT count(*)::int AS n FROM events.cloud_event') {

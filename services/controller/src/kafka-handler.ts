@@ -7,9 +7,11 @@ import { createHash } from 'node:crypto';
 
 import {
   type BrokerSecurity,
+  brokerFailureReason,
   createAdminClient,
   deleteTopics,
   ensureTopics,
+  PLAINTEXT,
   readTopicStates,
   type TopicOutcome,
   type TopicSpec,
@@ -88,7 +90,11 @@ export class KafkaHandler {
     await Promise.all(admins.map((a) => a.then((admin) => admin.disconnect()).catch(() => {})));
   }
 
-  /** Runs `work` on the cluster's admin client; a failure drops the client so the next call reconnects. */
+  /**
+   * Runs `work` on the cluster's admin client; a failure drops the client so the next call
+   * reconnects, and is rethrown with its reason explained (`brokerFailureReason`: a wrong
+   * password or an untrusted certificate reads as such in the Pipeline's status and events).
+   */
   private async using<T>(target: KafkaTarget, work: (admin: Admin) => Promise<T>): Promise<T> {
     const security = target.security ?? this.opts.security;
     // Credentials are part of the key (a rotated password gets a new client), as a digest only.
@@ -125,7 +131,7 @@ export class KafkaHandler {
     } catch (error) {
       this.admins.delete(key);
       void admin.then((a) => a.disconnect()).catch(() => {});
-      throw error;
+      throw new Error(brokerFailureReason(error, security ?? PLAINTEXT), { cause: error });
     }
   }
 }

@@ -7,7 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createAdminClient, readTopicStates } from '@event-observatory/broker';
+import { createAdminClient, readAdminBrokerConfig, readTopicStates } from '@event-observatory/broker';
+import { securedClientEnv } from '@event-observatory/devstack';
 import { createLogger } from '@event-observatory/service-kit';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
@@ -69,6 +70,9 @@ interface LoopOptions {
   stallMs?: number;
   /** CONTROLLER_ALLOWED_BOOTSTRAP; default the plaintext broker only. */
   allowedServers?: string[];
+  /** Default: the shared handler on the PLAINTEXT listener. */
+  kafka?: KafkaHandler;
+  defaultServers?: string[];
 }
 
 /** A fresh API server and the controller loop on it, stopped after the test. */
@@ -76,18 +80,19 @@ function startController(opts: LoopOptions = {}) {
   const server = new FakeApiServer();
   const registry = new Registry();
   const metrics = createControllerMetrics(registry);
+  const defaultServers = opts.defaultServers ?? [bootstrapServers];
   const controller = new Controller({
     api: server,
     reconciler: new Reconciler({
       api: server,
-      kafka,
-      defaultServers: [bootstrapServers],
-      allowedServers: opts.allowedServers ?? [bootstrapServers],
+      kafka: opts.kafka ?? kafka,
+      defaultServers,
+      allowedServers: opts.allowedServers ?? defaultServers,
       log,
     }),
     metrics,
     namespace: NAMESPACE,
-    defaultServers: [bootstrapServers],
+    defaultServers,
     resyncMs: opts.resyncMs ?? 60_000,
     watchTimeoutMs: opts.watchTimeoutMs ?? 60_000,
     stallMs: opts.stallMs ?? 70_000,
@@ -730,5 +735,65 @@ describe('the watch', () => {
       interval: 100,
     });
     expect(await metric('controller_watch_restarts_total', { reason: 'stalled' })).toBe(1);
+  });
+});
+
+describe('on a secured Kafka (the BROKER_* security settings)', () => {
+  /** A handler and loop configured as the service is, from `env`, on the listener `env` names. */
+  async function securedController(env: Record<string, string>) {
+    const config = readAdminBrokerConfig(env, 'controller-secured');
+    const handler = new KafkaHandler({
+      clientId: config.clientId,
+      requestTimeoutMs: 5_000,
+      security: config.security,
+      logger: log,
+    });
+    const loop = startController({ kafka: handler, defaultServers: config.bootstrapServers });
+    const stop = stopController;
+    stopController = async () => {
+      await stop?.();
+      await handler.close();
+    };
+    return loop;
+  }
+
+  it.each([
+    ['SASL_SSL', securedClientEnv(secured, 'SASL_SSL')],
+    ['SSL with a client certificate', securedClientEnv(secured, 'SSL')],
+  ])('creates the declared topics over %s', async (listener, env) => {
+    const { server } = await securedController(env);
+    const name = `secured-${listener.split(' ')[0]!.toLowerCase().replace('_', '-')}`;
+    const topic = createWithTopic(server, name);
+    const p = await waitReady(server, name, 'True');
+    expect(p.status?.topics?.[0]).toMatchObject({ name: topic, phase: 'Ready', partitions: 1 });
+    expect((await kafkaTopic(topic))?.partitions).toBe(1); // seen over PLAINTEXT
+  });
+
+  it.each([
+    [
+      'a wrong password',
+      { ...securedClientEnv(secured, 'SASL_SSL'), BROKER_SASL_PASSWORD: 'wrong' },
+      /authentication failed.*\(BROKER_SASL_USERNAME, BROKER_SASL_PASSWORD\)$/,
+    ],
+    [
+      'a plaintext client on the TLS port',
+      { BROKER_BOOTSTRAP_SERVERS: secured.saslSsl },
+      /listener requires TLS or SASL \(BROKER_SECURITY_PROTOCOL=PLAINTEXT\)$/,
+    ],
+  ])('with %s: Ready=False KafkaError saying why, one Warning, no topic', async (_, env, reason) => {
+    const { server } = await securedController(env);
+    const name = `refused-${randomUUID().slice(0, 4)}`;
+    const topic = createWithTopic(server, name);
+    const p = await waitReady(server, name, 'False');
+    expect(condition(p, 'Ready')).toMatchObject({
+      reason: 'KafkaError',
+      message: expect.stringMatching(reason),
+    });
+    expect(p.status?.topics?.[0]?.message).toMatch(reason);
+    const warnings = server.events.filter((e) => e.type === 'Warning' && e.object === `${NAMESPACE}/${name}`);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.message).toMatch(reason);
+    expect(JSON.stringify(p)).not.toContain(secured.users[0]!.password);
+    expect(await kafkaTopic(topic)).toBeUndefined();
   });
 });
