@@ -96,7 +96,7 @@ export function toJson_PipelineProps(obj: PipelineProps | undefined): Record<str
  */
 export interface PipelineSpec {
   /**
-   * The Kafka cluster; absent: the controller's BROKER_BOOTSTRAP_SERVERS.
+   * The Kafka cluster and how to reach it, spelled as Strimzi's client settings; absent: the controller's BROKER_* settings.
    *
    * @schema PipelineSpec#kafka
    */
@@ -107,7 +107,7 @@ export interface PipelineSpec {
    *
    * @schema PipelineSpec#deletionPolicy
    */
-  readonly deletionPolicy?: string;
+  readonly deletionPolicy?: PipelineSpecDeletionPolicy;
 
   /**
    * @schema PipelineSpec#topics
@@ -134,17 +134,31 @@ export function toJson_PipelineSpec(obj: PipelineSpec | undefined): Record<strin
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * The Kafka cluster; absent: the controller's BROKER_BOOTSTRAP_SERVERS.
+ * The Kafka cluster and how to reach it, spelled as Strimzi's client settings; absent: the controller's BROKER_* settings.
  *
  * @schema PipelineSpecKafka
  */
 export interface PipelineSpecKafka {
   /**
-   * Comma-separated host:port list.
+   * Comma-separated host:port list; must be in CONTROLLER_ALLOWED_BOOTSTRAP.
    *
    * @schema PipelineSpecKafka#bootstrapServers
    */
   readonly bootstrapServers?: string;
+
+  /**
+   * Connect over TLS. Without trustedCertificates the system CAs are trusted.
+   *
+   * @schema PipelineSpecKafka#tls
+   */
+  readonly tls?: PipelineSpecKafkaTls;
+
+  /**
+   * How to log in, as Strimzi's KafkaUser: tls (client certificate) or SASL.
+   *
+   * @schema PipelineSpecKafka#authentication
+   */
+  readonly authentication?: PipelineSpecKafkaAuthentication;
 }
 
 /**
@@ -159,6 +173,8 @@ export function toJson_PipelineSpecKafka(
   }
   const result = {
     bootstrapServers: obj.bootstrapServers,
+    tls: toJson_PipelineSpecKafkaTls(obj.tls),
+    authentication: toJson_PipelineSpecKafkaAuthentication(obj.authentication),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined ? r : { ...r, [i[0]]: i[1] }), {});
@@ -166,11 +182,23 @@ export function toJson_PipelineSpecKafka(
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
+ * Retain keeps the topics when the Pipeline is deleted; Delete deletes them.
+ *
+ * @schema PipelineSpecDeletionPolicy
+ */
+export enum PipelineSpecDeletionPolicy {
+  /** Retain */
+  RETAIN = 'Retain',
+  /** Delete */
+  DELETE = 'Delete',
+}
+
+/**
  * @schema PipelineSpecTopics
  */
 export interface PipelineSpecTopics {
   /**
-   * Kafka topic name.
+   * Kafka topic name; names starting with __ are Kafka internal topics and refused.
    *
    * @schema PipelineSpecTopics#name
    */
@@ -216,6 +244,240 @@ export function toJson_PipelineSpecTopics(
       obj.config === undefined
         ? undefined
         : Object.entries(obj.config).reduce((r, i) => (i[1] === undefined ? r : { ...r, [i[0]]: i[1] }), {}),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined ? r : { ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Connect over TLS. Without trustedCertificates the system CAs are trusted.
+ *
+ * @schema PipelineSpecKafkaTls
+ */
+export interface PipelineSpecKafkaTls {
+  /**
+   * CA certificates to trust, e.g. Strimzi's <cluster>-cluster-ca-cert, key ca.crt.
+   *
+   * @schema PipelineSpecKafkaTls#trustedCertificates
+   */
+  readonly trustedCertificates?: PipelineSpecKafkaTlsTrustedCertificates[];
+}
+
+/**
+ * Converts an object of type 'PipelineSpecKafkaTls' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PipelineSpecKafkaTls(
+  obj: PipelineSpecKafkaTls | undefined,
+): Record<string, any> | undefined {
+  if (obj === undefined) {
+    return undefined;
+  }
+  const result = {
+    trustedCertificates: obj.trustedCertificates?.map((y) =>
+      toJson_PipelineSpecKafkaTlsTrustedCertificates(y),
+    ),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined ? r : { ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * How to log in, as Strimzi's KafkaUser: tls (client certificate) or SASL.
+ *
+ * @schema PipelineSpecKafkaAuthentication
+ */
+export interface PipelineSpecKafkaAuthentication {
+  /**
+   * tls, scram-sha-256, scram-sha-512 or plain.
+   *
+   * @schema PipelineSpecKafkaAuthentication#type
+   */
+  readonly type: PipelineSpecKafkaAuthenticationType;
+
+  /**
+   * SASL user name (the KafkaUser name).
+   *
+   * @schema PipelineSpecKafkaAuthentication#username
+   */
+  readonly username?: string;
+
+  /**
+   * The SASL password in a Secret.
+   *
+   * @schema PipelineSpecKafkaAuthentication#passwordSecret
+   */
+  readonly passwordSecret?: PipelineSpecKafkaAuthenticationPasswordSecret;
+
+  /**
+   * Client certificate and PKCS#8 key in a Secret.
+   *
+   * @schema PipelineSpecKafkaAuthentication#certificateAndKey
+   */
+  readonly certificateAndKey?: PipelineSpecKafkaAuthenticationCertificateAndKey;
+}
+
+/**
+ * Converts an object of type 'PipelineSpecKafkaAuthentication' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PipelineSpecKafkaAuthentication(
+  obj: PipelineSpecKafkaAuthentication | undefined,
+): Record<string, any> | undefined {
+  if (obj === undefined) {
+    return undefined;
+  }
+  const result = {
+    type: obj.type,
+    username: obj.username,
+    passwordSecret: toJson_PipelineSpecKafkaAuthenticationPasswordSecret(obj.passwordSecret),
+    certificateAndKey: toJson_PipelineSpecKafkaAuthenticationCertificateAndKey(obj.certificateAndKey),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined ? r : { ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * A PEM certificate in a Secret.
+ *
+ * @schema PipelineSpecKafkaTlsTrustedCertificates
+ */
+export interface PipelineSpecKafkaTlsTrustedCertificates {
+  /**
+   * Secret in the Pipeline's namespace.
+   *
+   * @schema PipelineSpecKafkaTlsTrustedCertificates#secretName
+   */
+  readonly secretName: string;
+
+  /**
+   * Key in that Secret (e.g. ca.crt).
+   *
+   * @schema PipelineSpecKafkaTlsTrustedCertificates#certificate
+   */
+  readonly certificate: string;
+}
+
+/**
+ * Converts an object of type 'PipelineSpecKafkaTlsTrustedCertificates' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PipelineSpecKafkaTlsTrustedCertificates(
+  obj: PipelineSpecKafkaTlsTrustedCertificates | undefined,
+): Record<string, any> | undefined {
+  if (obj === undefined) {
+    return undefined;
+  }
+  const result = {
+    secretName: obj.secretName,
+    certificate: obj.certificate,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined ? r : { ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * tls, scram-sha-256, scram-sha-512 or plain.
+ *
+ * @schema PipelineSpecKafkaAuthenticationType
+ */
+export enum PipelineSpecKafkaAuthenticationType {
+  /** tls */
+  TLS = 'tls',
+  /** scram-sha-256 */
+  SCRAM_HYPHEN_SHA_HYPHEN_256 = 'scram-sha-256',
+  /** scram-sha-512 */
+  SCRAM_HYPHEN_SHA_HYPHEN_512 = 'scram-sha-512',
+  /** plain */
+  PLAIN = 'plain',
+}
+
+/**
+ * The SASL password in a Secret.
+ *
+ * @schema PipelineSpecKafkaAuthenticationPasswordSecret
+ */
+export interface PipelineSpecKafkaAuthenticationPasswordSecret {
+  /**
+   * Secret in the Pipeline's namespace.
+   *
+   * @schema PipelineSpecKafkaAuthenticationPasswordSecret#secretName
+   */
+  readonly secretName: string;
+
+  /**
+   * Key in that Secret (e.g. password).
+   *
+   * @schema PipelineSpecKafkaAuthenticationPasswordSecret#password
+   */
+  readonly password: string;
+}
+
+/**
+ * Converts an object of type 'PipelineSpecKafkaAuthenticationPasswordSecret' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PipelineSpecKafkaAuthenticationPasswordSecret(
+  obj: PipelineSpecKafkaAuthenticationPasswordSecret | undefined,
+): Record<string, any> | undefined {
+  if (obj === undefined) {
+    return undefined;
+  }
+  const result = {
+    secretName: obj.secretName,
+    password: obj.password,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined ? r : { ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Client certificate and PKCS#8 key in a Secret.
+ *
+ * @schema PipelineSpecKafkaAuthenticationCertificateAndKey
+ */
+export interface PipelineSpecKafkaAuthenticationCertificateAndKey {
+  /**
+   * Secret in the Pipeline's namespace.
+   *
+   * @schema PipelineSpecKafkaAuthenticationCertificateAndKey#secretName
+   */
+  readonly secretName: string;
+
+  /**
+   * Key in that Secret (e.g. user.crt).
+   *
+   * @schema PipelineSpecKafkaAuthenticationCertificateAndKey#certificate
+   */
+  readonly certificate: string;
+
+  /**
+   * Key in that Secret (e.g. user.key).
+   *
+   * @schema PipelineSpecKafkaAuthenticationCertificateAndKey#key
+   */
+  readonly key: string;
+}
+
+/**
+ * Converts an object of type 'PipelineSpecKafkaAuthenticationCertificateAndKey' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PipelineSpecKafkaAuthenticationCertificateAndKey(
+  obj: PipelineSpecKafkaAuthenticationCertificateAndKey | undefined,
+): Record<string, any> | undefined {
+  if (obj === undefined) {
+    return undefined;
+  }
+  const result = {
+    secretName: obj.secretName,
+    certificate: obj.certificate,
+    key: obj.key,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined ? r : { ...r, [i[0]]: i[1] }), {});

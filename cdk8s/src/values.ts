@@ -32,6 +32,15 @@ const secretRef = (what: string, key: string): Tree => ({
   key: str(key, `key in that Secret`),
 });
 
+/** A PostgreSQL role of its own: user and password Secret (empty user: the owner's credentials). */
+const databaseRole = (role: string, who: string, key: string): Tree => ({
+  user: str('', `the ${role} role (${who}); empty: database.user`),
+  passwordSecret: {
+    name: str('', `Secret with the ${role}'s password (empty: secrets.store.name, one Secret for all)`),
+    key: str(key, 'key of the password in that Secret'),
+  },
+});
+
 /** Values without a usable default: `helm install` fails naming every one that is empty. */
 export const REQUIRED: Record<string, string> = {
   'kafka.bootstrapServers': 'the Kafka bootstrap servers',
@@ -58,6 +67,42 @@ export const values: Tree = {
   kafka: {
     bootstrapServers: str('', 'Kafka bootstrap servers, host:port[,host:port] (required)'),
     groupId: str('cobalt-cloudevents-v1', "the consumer's group id (changing it replays the topic)"),
+    tls: {
+      enabled: bool(
+        false,
+        'connect to Kafka over TLS (BROKER_SECURITY_PROTOCOL SSL, or SASL_SSL with kafka.sasl)',
+      ),
+      caSecret: {
+        name: str(
+          '',
+          "existing Secret with the CA to trust, e.g. Strimzi's <cluster>-cluster-ca-cert (empty: system CAs)",
+        ),
+        key: str('ca.crt', 'key of the PEM CA bundle in that Secret'),
+      },
+      clientCertSecret: {
+        name: str(
+          '',
+          "existing Secret with a client certificate (Strimzi's tls authentication: the KafkaUser's Secret)",
+        ),
+        certificateKey: str('user.crt', 'key of the PEM certificate in that Secret'),
+        keyKey: str('user.key', 'key of the PKCS#8 PEM private key in that Secret'),
+      },
+    },
+    sasl: {
+      mechanism: oneOf(
+        ['', 'PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'],
+        '',
+        'SASL mechanism (empty: no SASL login)',
+      ),
+      username: str('', 'SASL user name (required with a mechanism)'),
+      passwordSecret: {
+        name: str(
+          '',
+          "existing Secret with the SASL password, e.g. the KafkaUser's (required with a mechanism)",
+        ),
+        key: str('password', 'key of the password in that Secret'),
+      },
+    },
   },
   pipeline: {
     create: bool(true, 'create the default Pipeline (the controller creates its topics)'),
@@ -66,10 +111,34 @@ export const values: Tree = {
     replicationFactor: int(1, 'replication factor of the pipeline topics', 1),
     retentionHours: int(168, 'retention of the pipeline topics', 1),
     deletionPolicy: oneOf(['Retain', 'Delete'], 'Retain', 'what deleting the Pipeline does to its topics'),
+    adoptExistingTopics: bool(
+      false,
+      'let the controller take over the topics if they exist already (annotation observatory.dev/adopt-topics: "*")',
+    ),
   },
   database: {
     url: str('', 'PostgreSQL URL without password, postgres:// or jdbc:postgresql:// (required)'),
-    user: str('observatory', 'database user (DATABASE_USER)'),
+    user: str(
+      'observatory',
+      'the owner role: runs the migrations; every role when writer and reader are empty',
+    ),
+    writer: databaseRole(
+      'writer',
+      'the consumer and the jobs: insert, checkpoints, partitions',
+      'WRITER_PASSWORD',
+    ),
+    reader: databaseRole('reader', 'search: SELECT only', 'READER_PASSWORD'),
+    tls: {
+      mode: oneOf(
+        ['', 'disable', 'prefer', 'require', 'verify-ca', 'verify-full'],
+        '',
+        'sslmode added to the URL (empty: as database.url says)',
+      ),
+      caSecret: {
+        name: str('', 'existing Secret with the CA of the PostgreSQL server (sslrootcert; empty: none)'),
+        key: str('ca.crt', 'key of the PEM CA in that Secret'),
+      },
+    },
   },
   secrets: {
     store: secretRef('the database password (STORE_PASSWORD)', 'STORE_PASSWORD'),
@@ -118,6 +187,10 @@ export const values: Tree = {
   },
   controller: {
     enabled: bool(true, 'the Pipeline controller (creates the topics of Pipelines)'),
+    allowedBootstrapServers: str(
+      '',
+      'CONTROLLER_ALLOWED_BOOTSTRAP: the Kafka clusters Pipelines may name (empty: kafka.bootstrapServers only)',
+    ),
     ...deployment('controller', 2, resources('20m', '96Mi', '256Mi')),
   },
   jobs: {
@@ -144,8 +217,8 @@ export const values: Tree = {
       },
     ),
     egressTo: list(
-      [{ ipBlock: { cidr: '0.0.0.0/0' } }],
-      'where pods may connect besides DNS: Kafka, PostgreSQL, the API server, the collector',
+      [{ ipBlock: { cidr: '0.0.0.0/0', except: ['169.254.169.254/32'] } }],
+      'where pods may connect besides DNS: Kafka, PostgreSQL, the API server, the collector (not the cloud metadata address)',
       { type: 'object' },
       1,
     ),

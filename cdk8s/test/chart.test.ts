@@ -162,6 +162,7 @@ describe('the rendered platform', () => {
       { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'watch', 'patch'] },
       { apiGroups: ['observatory.dev'], resources: ['pipelines/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
     ]);
     expect(named(objects, 'RoleBinding', 'obs-controller').subjects).toEqual([
@@ -320,5 +321,224 @@ describe('the rendered platform', () => {
     expect(env.find((e: { name: string }) => e.name === 'ALLOWED_HOSTS')?.value).toBe(
       '$(ALLOWED_HOSTS),$(POD_IP)',
     );
+  });
+});
+
+describe('secured connections (issue 27)', () => {
+  const container = (objects: K8sObject[], kind: string, name: string) => {
+    const spec = podSpecs(objects).find(([n]) => n === name)?.[1];
+    if (!spec) throw new Error(`no ${kind} ${name}`);
+    return { pod: spec, container: spec.containers[0] };
+  };
+  const config = (objects: K8sObject[], name: string) => named(objects, 'ConfigMap', name).data ?? {};
+  const kafkaClients = ['obs-ingest', 'obs-consumer', 'obs-controller'];
+  const secured = {
+    'kafka.bootstrapServers': 'my-cluster-kafka-bootstrap.kafka:9093',
+    'kafka.tls.enabled': true,
+    'kafka.tls.caSecret.name': 'my-cluster-cluster-ca-cert',
+    'kafka.sasl.mechanism': 'SCRAM-SHA-512',
+    'kafka.sasl.username': 'observatory',
+    'kafka.sasl.passwordSecret.name': 'observatory',
+  };
+
+  it('by default: PLAINTEXT, no credential volumes, every BROKER_* file variable empty', () => {
+    const objects = render();
+    for (const name of kafkaClients) {
+      expect(config(objects, name)).toMatchObject({
+        BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
+        BROKER_SASL_MECHANISM: '',
+        BROKER_SASL_PASSWORD_FILE: '',
+        BROKER_SSL_CA_FILE: '',
+        BROKER_SSL_CERT_FILE: '',
+      });
+      const { pod, container: c } = container(objects, 'Deployment', name);
+      expect(pod.volumes.map((v: { name: string }) => v.name)).toEqual(['tmp']);
+      expect(c.volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
+    }
+  });
+
+  it('kafka.tls + kafka.sasl: SASL_SSL for ingest, consumer and controller, the CA and password mounted read-only as files', () => {
+    const objects = render(secured);
+    for (const name of kafkaClients) {
+      expect(config(objects, name)).toMatchObject({
+        BROKER_SECURITY_PROTOCOL: 'SASL_SSL',
+        BROKER_SASL_MECHANISM: 'SCRAM-SHA-512',
+        BROKER_SASL_USERNAME: 'observatory',
+        BROKER_SASL_PASSWORD_FILE: '/etc/observatory/kafka/sasl-password',
+        BROKER_SSL_CA_FILE: '/etc/observatory/kafka/ca.crt',
+        BROKER_SSL_CERT_FILE: '',
+        BROKER_SSL_KEY_FILE: '',
+      });
+      const { pod, container: c } = container(objects, 'Deployment', name);
+      expect(pod.volumes.find((v: { name: string }) => v.name === 'kafka-credentials')).toEqual({
+        name: 'kafka-credentials',
+        projected: {
+          defaultMode: 0o440,
+          sources: [
+            { secret: { name: 'my-cluster-cluster-ca-cert', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+            { secret: { name: 'observatory', items: [{ key: 'password', path: 'sasl-password' }] } },
+          ],
+        },
+      });
+      expect(c.volumeMounts).toContainEqual({
+        name: 'kafka-credentials',
+        mountPath: '/etc/observatory/kafka',
+        readOnly: true,
+      });
+      // The password is a file: never an environment variable.
+      expect(JSON.stringify(c.env ?? [])).not.toContain('SASL');
+    }
+    // Pods that do not talk to Kafka get no Kafka credentials.
+    expect(JSON.stringify(container(objects, 'Deployment', 'obs-search').pod.volumes)).not.toContain('kafka');
+  });
+
+  it("kafka.tls with a client certificate (Strimzi's tls authentication): SSL with certificate and key files", () => {
+    const objects = render({
+      'kafka.tls.enabled': true,
+      'kafka.tls.clientCertSecret.name': 'observatory-user',
+    });
+    expect(config(objects, 'obs-ingest')).toMatchObject({
+      BROKER_SECURITY_PROTOCOL: 'SSL',
+      BROKER_SSL_CA_FILE: '',
+      BROKER_SSL_CERT_FILE: '/etc/observatory/kafka/tls.crt',
+      BROKER_SSL_KEY_FILE: '/etc/observatory/kafka/tls.key',
+    });
+    const { pod } = container(objects, 'Deployment', 'obs-ingest');
+    expect(pod.volumes[1].projected.sources).toEqual([
+      {
+        secret: {
+          name: 'observatory-user',
+          items: [
+            { key: 'user.crt', path: 'tls.crt' },
+            { key: 'user.key', path: 'tls.key' },
+          ],
+        },
+      },
+    ]);
+  });
+
+  it('kafka.sasl without TLS is SASL_PLAINTEXT; a mechanism without user or password Secret is refused naming the value', () => {
+    const plain = render({ ...secured, 'kafka.tls.enabled': false });
+    expect(config(plain, 'obs-consumer').BROKER_SECURITY_PROTOCOL).toBe('SASL_PLAINTEXT');
+    expect(config(plain, 'obs-consumer').BROKER_SSL_CA_FILE).toBe('');
+    const noPassword = renderError(
+      setArgs({ ...REQUIRED_VALUES, 'kafka.sasl.mechanism': 'PLAIN', 'kafka.sasl.username': 'u' }),
+    );
+    expect(noPassword).toContain('kafka.sasl.passwordSecret.name is required');
+    const noUser = renderError(setArgs({ ...REQUIRED_VALUES, 'kafka.sasl.mechanism': 'PLAIN' }));
+    expect(noUser).toContain('kafka.sasl.username is required');
+    expect(renderError(setArgs({ ...REQUIRED_VALUES, 'kafka.sasl.mechanism': 'GSSAPI' }))).toMatch(
+      /mechanism/,
+    );
+  });
+
+  it("CONTROLLER_ALLOWED_BOOTSTRAP is the release's own Kafka unless listed", () => {
+    expect(config(render(), 'obs-controller').CONTROLLER_ALLOWED_BOOTSTRAP).toBe('kafka:9092');
+    const more = render({ 'controller.allowedBootstrapServers': 'kafka:9092\\,other:9092' });
+    expect(config(more, 'obs-controller').CONTROLLER_ALLOWED_BOOTSTRAP).toBe('kafka:9092,other:9092');
+  });
+
+  it('one Secret and one role by default: every database client gets database.user and secrets.store, the migration grants nothing', () => {
+    const objects = render();
+    for (const name of ['obs-consumer', 'obs-search', 'obs-jobs'])
+      expect(config(objects, name)).toMatchObject({
+        DATABASE_USER: 'observatory',
+        DATABASE_URL: 'postgres://postgres:5432/observatory',
+      });
+    for (const [name] of podSpecs(objects).filter(([n]) => !['obs-ingest', 'obs-controller'].includes(n))) {
+      const env = container(objects, '', name).container.env;
+      expect(env.find((e: { name: string }) => e.name === 'DATABASE_PASSWORD')?.valueFrom, name).toEqual({
+        secretKeyRef: { name: 'observatory-store', key: 'STORE_PASSWORD' },
+      });
+    }
+    const migrate = container(objects, 'Job', 'obs-migrate').container.env;
+    expect(migrate).toContainEqual({ name: 'DATABASE_WRITER_ROLE', value: '' });
+    expect(migrate).toContainEqual({ name: 'DATABASE_READER_ROLE', value: '' });
+  });
+
+  it('three roles: owner migrates and grants to writer and reader; writer for consumer and jobs; reader for search; one Secret may hold all', () => {
+    const objects = render({
+      'database.writer.user': 'observatory_writer',
+      'database.reader.user': 'observatory_reader',
+      'database.reader.passwordSecret.name': 'reader-secret',
+      'database.reader.passwordSecret.key': 'password',
+    });
+    const password = (name: string) =>
+      container(objects, '', name).container.env.find((e: { name: string }) => e.name === 'DATABASE_PASSWORD')
+        ?.valueFrom.secretKeyRef;
+    const user = (name: string) => config(objects, name).DATABASE_USER;
+    expect(user('obs-consumer')).toBe('observatory_writer');
+    expect(user('obs-jobs')).toBe('observatory_writer');
+    expect(user('obs-search')).toBe('observatory_reader');
+    expect(password('obs-consumer')).toEqual({ name: 'observatory-store', key: 'WRITER_PASSWORD' });
+    expect(password('obs-rollup-refresh')).toEqual({ name: 'observatory-store', key: 'WRITER_PASSWORD' });
+    expect(password('obs-search')).toEqual({ name: 'reader-secret', key: 'password' });
+    expect(password('obs-migrate')).toEqual({ name: 'observatory-store', key: 'STORE_PASSWORD' });
+    const migrate = container(objects, 'Job', 'obs-migrate').container.env;
+    expect(migrate).toContainEqual({ name: 'DATABASE_USER', value: 'observatory' });
+    expect(migrate).toContainEqual({ name: 'DATABASE_WRITER_ROLE', value: 'observatory_writer' });
+    expect(migrate).toContainEqual({ name: 'DATABASE_READER_ROLE', value: 'observatory_reader' });
+  });
+
+  it('database.tls: sslmode and sslrootcert appended to the URL, the CA mounted in every database client only', () => {
+    const objects = render({
+      'database.url': 'postgres://db.example:5432/observatory?application_name=obs',
+      'database.tls.mode': 'verify-full',
+      'database.tls.caSecret.name': 'postgres-ca',
+    });
+    const url =
+      'postgres://db.example:5432/observatory?application_name=obs&sslmode=verify-full&sslrootcert=/etc/observatory/postgres/ca.crt';
+    for (const name of ['obs-consumer', 'obs-search', 'obs-jobs'])
+      expect(config(objects, name).DATABASE_URL).toBe(url);
+    expect(container(objects, 'Job', 'obs-migrate').container.env).toContainEqual({
+      name: 'DATABASE_URL',
+      value: url,
+    });
+    for (const [name, pod] of podSpecs(objects)) {
+      const mounted = pod.volumes.some((v: { name: string }) => v.name === 'postgres-ca');
+      expect(mounted, name).toBe(!['obs-ingest', 'obs-controller'].includes(name));
+    }
+    expect(container(objects, '', 'obs-search').pod.volumes).toContainEqual({
+      name: 'postgres-ca',
+      secret: { secretName: 'postgres-ca', defaultMode: 0o440, items: [{ key: 'ca.crt', path: 'ca.crt' }] },
+    });
+    const noQuery = render({ 'database.tls.mode': 'require' });
+    expect(config(noQuery, 'obs-consumer').DATABASE_URL).toBe(
+      'postgres://postgres:5432/observatory?sslmode=require',
+    );
+  });
+
+  it('takes over existing topics only when pipeline.adoptExistingTopics says so (the adopt annotation)', () => {
+    const annotations = (objects: K8sObject[]) =>
+      named(objects, 'Pipeline', 'obs-events').metadata.annotations;
+    expect(annotations(render())).toEqual({});
+    expect(annotations(render({ 'pipeline.adoptExistingTopics': true }))).toEqual({
+      'observatory.dev/adopt-topics': '*',
+    });
+  });
+
+  it('NetworkPolicy egress by default excludes the cloud metadata address 169.254.169.254', () => {
+    for (const policy of byKind(render(), 'NetworkPolicy'))
+      expect(policy.spec.egress[1].to, policy.metadata.name).toEqual([
+        { ipBlock: { cidr: '0.0.0.0/0', except: ['169.254.169.254/32'] } },
+      ]);
+  });
+
+  it('passes helm lint --strict with every secured value set', () => {
+    const res = helm([
+      'lint',
+      '--strict',
+      CHART_DIR,
+      ...setArgs({
+        ...REQUIRED_VALUES,
+        ...secured,
+        'kafka.tls.clientCertSecret.name': 'observatory-user',
+        'database.writer.user': 'w',
+        'database.reader.user': 'r',
+        'database.tls.mode': 'verify-full',
+        'database.tls.caSecret.name': 'postgres-ca',
+      }),
+    ]);
+    expect(res.stderr + res.stdout).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
   });
 });

@@ -1,12 +1,15 @@
 /**
  * The Helm chart (charts/observatory) on the real cluster: `helm install` with the images of
- * `make images` and the suite's Kafka and PostgreSQL; every pod Ready; the migration hook ran once;
- * an event POSTed through the ingest Service is stored and found through the search Service; the
+ * `make images` and the suite's Kafka (its SASL_SSL listener: a SCRAM-SHA-512 user, the run's CA,
+ * both from Secrets as Strimzi makes them) and PostgreSQL; every pod Ready; the migration hook ran once;
+ * an event POSTed through the ingest Service is stored and found through the search Service; a
+ * Pipeline naming another secured listener (mutual TLS) and its Secrets gets its topic; the
  * CronJobs (every minute here) run to completion and show in the store and the consumer's meters;
  * `helm upgrade` with changed values rolls the pods under a steady load without losing or
  * doubling an acknowledged event; `helm uninstall` leaves only what the deletion policy keeps.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { createDatabase } from '@event-observatory/devstack';
@@ -26,6 +29,8 @@ const RELEASE = 'obs';
 const suffix = randomUUID().slice(0, 8);
 const topic = `chart-e2e.${suffix}`;
 const authSecret = randomDevSecret();
+const { secured } = podStack;
+const kafkaUser = secured.users[0] as { username: string; password: string };
 const PROMETHEUS_CRDS = ['servicemonitors', 'prometheusrules'].map((crd) =>
   join(REPO_ROOT, `cdk8s/vendor/prometheus-operator-crds/monitoring.coreos.com_${crd}.yaml`),
 );
@@ -119,6 +124,19 @@ async function storedCounts(ids: string[]): Promise<Map<string, number>> {
   return new Map(rows.map((r) => [r.ce_id, Number(r.n)]));
 }
 
+/** Waits until the Pipeline `name` of the namespace is Ready=True. */
+function pipelineReady(name: string) {
+  return eventually(`the Pipeline ${name} to be Ready`, 60_000, async () => {
+    const p = await kube.getJson<{ status?: { conditions?: { type: string; status: string }[] } }>([
+      'pipeline',
+      name,
+      '--namespace',
+      ns.name,
+    ]);
+    return p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? p : undefined;
+  });
+}
+
 async function withKafkaAdmin<T>(work: (admin: Admin) => Promise<T>): Promise<T> {
   const kafka = new Kafka({
     clientId: 'chart-e2e',
@@ -143,7 +161,14 @@ async function leftovers(): Promise<string[]> {
     '--namespace',
     ns.name,
   ]);
-  const defaults = new Set(['ConfigMap/kube-root-ca.crt', 'ServiceAccount/default', 'Secret/chart-secrets']);
+  const defaults = new Set([
+    'ConfigMap/kube-root-ca.crt',
+    'ServiceAccount/default',
+    // The suite's own Secrets, made before the install.
+    'Secret/chart-secrets',
+    'Secret/kafka-cluster-ca-cert',
+    'Secret/kafka-user',
+  ]);
   return list.items.map((o) => `${o.kind}/${o.metadata.name}`).filter((n) => !defaults.has(n));
 }
 
@@ -175,6 +200,24 @@ beforeAll(async () => {
       APPLICATION_SECRET: randomDevSecret(),
     },
   });
+  // As Strimzi makes them: the cluster CA's Secret, and a KafkaUser's Secret (password, and a
+  // client certificate for the mutual-TLS listener).
+  await ns.apply({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'kafka-cluster-ca-cert' },
+    stringData: { 'ca.crt': readFileSync(secured.caFile, 'utf8') },
+  });
+  await ns.apply({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'kafka-user' },
+    stringData: {
+      password: kafkaUser.password,
+      'user.crt': readFileSync(secured.clientCertFile, 'utf8'),
+      'user.key': readFileSync(secured.clientKeyFile, 'utf8'),
+    },
+  });
   const [prefix, tag] = cluster.images.ingest.replace(/\/ingest:/, ' ').split(' ') as [string, string];
   const small = { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '384Mi' } };
   values = {
@@ -186,7 +229,15 @@ beforeAll(async () => {
         `${prefix.split('/').slice(1).join('/')}/${c}`,
       ]),
     ),
-    'kafka.bootstrapServers': podStack.bootstrapServers,
+    // Every Kafka client of the release over SASL_SSL (the suite reads back over PLAINTEXT).
+    'kafka.bootstrapServers': secured.saslSsl,
+    'kafka.tls.enabled': true,
+    'kafka.tls.caSecret.name': 'kafka-cluster-ca-cert',
+    'kafka.sasl.mechanism': 'SCRAM-SHA-512',
+    'kafka.sasl.username': kafkaUser.username,
+    'kafka.sasl.passwordSecret.name': 'kafka-user',
+    // Helm's --set splits at commas unless escaped.
+    'controller.allowedBootstrapServers': `${secured.saslSsl}\\,${secured.ssl}`,
     'kafka.groupId': `chart-e2e-${suffix}`,
     'database.url': url.toString(),
     'database.user': decodeURIComponent(url.username),
@@ -263,18 +314,49 @@ describe('the chart on the cluster', () => {
   });
 
   it("made the controller create the Pipeline's topics (Ready), which ingest and the consumer use", async () => {
-    const pipeline = await eventually('the Pipeline to be Ready', 60_000, async () => {
-      const p = await kube.getJson<{ status?: { conditions?: { type: string; status: string }[] } }>([
-        'pipeline',
-        `${RELEASE}-events`,
+    expect(await pipelineReady(`${RELEASE}-events`)).toBeDefined();
+    const topics = await withKafkaAdmin((admin) => admin.listTopics());
+    expect(topics).toEqual(expect.arrayContaining([topic, `${topic}.dlq`]));
+  });
+
+  it('passes every Kafka client the SASL_SSL settings, the password only as a mounted file', async () => {
+    for (const component of ['ingest', 'consumer', 'controller']) {
+      const map = await kube.getJson<{ data: Record<string, string> }>([
+        'configmap',
+        `${RELEASE}-${component}`,
         '--namespace',
         ns.name,
       ]);
-      return p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? p : undefined;
+      expect(map.data).toMatchObject({
+        BROKER_BOOTSTRAP_SERVERS: secured.saslSsl,
+        BROKER_SECURITY_PROTOCOL: 'SASL_SSL',
+        BROKER_SASL_PASSWORD_FILE: '/etc/observatory/kafka/sasl-password',
+      });
+      expect(JSON.stringify(map)).not.toContain(kafkaUser.password);
+    }
+  });
+
+  it('lets a Pipeline name another allowlisted listener with Strimzi-style Secrets (mutual TLS): its topic is made', async () => {
+    const own = `chart-e2e-mtls.${suffix}`;
+    await ns.apply({
+      apiVersion: 'observatory.dev/v1alpha1',
+      kind: 'Pipeline',
+      metadata: { name: 'mtls' },
+      spec: {
+        kafka: {
+          bootstrapServers: secured.ssl,
+          tls: { trustedCertificates: [{ secretName: 'kafka-cluster-ca-cert', certificate: 'ca.crt' }] },
+          authentication: {
+            type: 'tls',
+            certificateAndKey: { secretName: 'kafka-user', certificate: 'user.crt', key: 'user.key' },
+          },
+        },
+        topics: [{ name: own, partitions: 1, replicationFactor: 1 }],
+      },
     });
-    expect(pipeline).toBeDefined();
-    const topics = await withKafkaAdmin((admin) => admin.listTopics());
-    expect(topics).toEqual(expect.arrayContaining([topic, `${topic}.dlq`]));
+    await pipelineReady('mtls');
+    expect(await withKafkaAdmin((admin) => admin.listTopics())).toContain(own);
+    await kube.kubectl(['delete', 'pipeline', 'mtls', '--namespace', ns.name, '--wait']);
   });
 
   it('ran the migration once, as a hook Job that is gone after succeeding', async () => {

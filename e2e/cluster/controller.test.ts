@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { readTopicStates } from '@event-observatory/broker';
 import {
+  ADOPT_TOPICS_ANNOTATION,
   type ControllerService,
   createControllerService,
   PAUSE_ANNOTATION,
@@ -206,6 +207,7 @@ describe('Pipeline controller on a real API server and Kafka', () => {
         partitions: 3,
         replicationFactor: 1,
         config: { 'retention.ms': retentionDay },
+        managed: true, // kept: the CRD's status schema has it
       },
       {
         name: dlq,
@@ -213,6 +215,7 @@ describe('Pipeline controller on a real API server and Kafka', () => {
         partitions: 1,
         replicationFactor: 1,
         config: { 'cleanup.policy': 'compact' },
+        managed: true,
       },
     ]);
     expect(await eventReasons('main')).toContain('TopicCreated');
@@ -233,11 +236,24 @@ describe('Pipeline controller on a real API server and Kafka', () => {
     expect(await eventReasons('main')).toContain('PartitionsIncreased');
   });
 
-  it('is refused by the API server with a clear message: negative partitions, fewer partitions, unknown cleanup policy', async () => {
-    const bad = (topics: PipelineTopic[]) => ns.apply(pipeline(`bad-${randomUUID().slice(0, 4)}`, topics));
+  it('is refused by the API server with a clear message: negative partitions, fewer partitions, unknown cleanup policy, a __ name, tls login without TLS', async () => {
+    const bad = (topics: PipelineTopic[], extra: Partial<Pipeline['spec']> = {}) =>
+      ns.apply(pipeline(`bad-${randomUUID().slice(0, 4)}`, topics, extra));
     await expect(bad([{ name: topicName('neg'), partitions: -1, replicationFactor: 1 }])).rejects.toThrow(
       /spec\.topics\[0\]\.partitions.*should be greater than or equal to 1/,
     );
+    await expect(bad([{ name: '__consumer_offsets', partitions: 1, replicationFactor: 1 }])).rejects.toThrow(
+      /topic names starting with __ are reserved for Kafka internal topics/,
+    );
+    const certificateAndKey = { secretName: 'user', certificate: 'user.crt', key: 'user.key' };
+    await expect(
+      bad([{ name: topicName('mtls'), partitions: 1, replicationFactor: 1 }], {
+        kafka: {
+          bootstrapServers: podStack.bootstrapServers,
+          authentication: { type: 'tls', certificateAndKey },
+        },
+      }),
+    ).rejects.toThrow(/authentication type tls needs tls/);
     await expect(
       bad([
         {
@@ -256,7 +272,7 @@ describe('Pipeline controller on a real API server and Kafka', () => {
     ).rejects.toThrow(/replicationFactor is immutable/);
   });
 
-  it('adopts an existing topic with more partitions than declared: Ready=False with the reason, Kafka untouched', async () => {
+  it('takes over an existing topic only with the adopt annotation; one with more partitions than declared: Ready=False with the reason, partitions untouched', async () => {
     const existing = topicName('existing');
     await admin.createTopics({ topics: [{ topic: existing, numPartitions: 4, replicationFactor: 1 }] });
     await ns.apply(
@@ -264,7 +280,18 @@ describe('Pipeline controller on a real API server and Kafka', () => {
         { name: existing, partitions: 2, replicationFactor: 1, config: { 'retention.ms': retentionDay } },
       ]),
     );
-    const p = await waitReady('adopter', 'False');
+    const blocked = await waitReady('adopter', 'False');
+    expect(condition(blocked, 'Ready')?.reason).toBe('AdoptionRequired');
+    expect((await kafkaTopic(existing, ['retention.ms']))?.configs['retention.ms']).not.toBe(retentionDay);
+    await ns.kubectl(['annotate', 'pipeline', 'adopter', `${ADOPT_TOPICS_ANNOTATION}=${existing}`]);
+    const p = await vi.waitFor(
+      async () => {
+        const q = await get('adopter');
+        expect(condition(q, 'Ready')?.reason).toBe('PartitionDecreaseRefused');
+        return q;
+      },
+      { timeout: 15_000, interval: 250 },
+    );
     const ready = condition(p, 'Ready');
     expect(ready?.reason).toBe('PartitionDecreaseRefused');
     expect(ready?.message).toContain(
@@ -411,6 +438,7 @@ describe('two controller replicas as pods', () => {
           { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'watch', 'patch'] },
           { apiGroups: ['observatory.dev'], resources: ['pipelines/status'], verbs: ['patch'] },
           { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+          { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
           { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
         ],
       },

@@ -1,11 +1,12 @@
 /**
  * vitest global setup of the cluster suites: a cluster (started, reused, or KUBECONFIG's), the
  * platform's images in it (built here unless KUBECONFIG was given), and one devstack Kafka +
- * PostgreSQL listening on this machine's own address so that pods reach them. Everything this
+ * PostgreSQL listening on this machine's own address so that pods reach them (Kafka also with
+ * its SASL_SSL and SSL listeners, certificates naming that address). Everything this
  * setup started is stopped at the end.
  */
 import { rmSync } from 'node:fs';
-import { startStack, tempDataDir } from '@event-observatory/devstack';
+import { type SecuredListeners, startStack, tempDataDir } from '@event-observatory/devstack';
 import type { TestProject } from 'vitest/node';
 import { buildImages, clusterSetting, hostAddress, startOrReuseCluster } from './lib/cluster.js';
 
@@ -18,7 +19,13 @@ declare module 'vitest' {
       version: string;
       images: { ingest: string; consumer: string; controller: string };
     };
-    podStack: { bootstrapServers: string; databaseUrl: string; host: string };
+    podStack: {
+      bootstrapServers: string;
+      databaseUrl: string;
+      host: string;
+      /** The same broker's SASL_SSL and SSL listeners (devstack `secured`), their CA and users. */
+      secured: SecuredListeners;
+    };
   }
 }
 
@@ -46,7 +53,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
       host,
       // The pods' addresses (our cluster) or anywhere (someone else's cluster, e.g. kind's network).
       postgres: { allowedClients: [cluster.local ? clusterSetting('POD_CIDR') : '0.0.0.0/0'] },
+      // One broker for every suite: PLAINTEXT, and SASL_SSL / SSL for the chart's secured install.
+      kafka: { secured: {} },
     });
+    if (!stack.kafka.secured) throw new Error('the devstack Kafka started without its secured listeners');
     closers.push(() => stack.stop());
     const prefix = process.env.IMAGE_PREFIX ?? 'localhost/observatory';
     const tag = process.env.IMAGE_TAG ?? 'dev';
@@ -64,6 +74,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       bootstrapServers: stack.bootstrapServers,
       databaseUrl: stack.databaseUrl,
       host,
+      secured: stack.kafka.secured,
     });
   } catch (error) {
     await teardown();

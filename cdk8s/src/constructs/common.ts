@@ -94,5 +94,3 @@ export function secretEnv(name: string, which: string): k8s.EnvVar {
     valueFrom: { secretKeyRef: { name: value(`secrets.${which}.name`), key: value(`secrets.${which}.key`) } },
   };
 }
-
-export const databasePassword = () => secretEnv('DATABASE_PASSWORD', 'store');

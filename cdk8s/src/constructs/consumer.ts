@@ -1,9 +1,8 @@
 /** The consumer: Kafka -> PostgreSQL; its HTTP listener is the admin API, /metrics and health. */
 import { Construct } from 'constructs';
 import { adminAuthSettings, keyEnv } from '../auth.js';
+import { databasePassword, databaseSettings, kafkaSecuritySettings } from '../credentials.js';
 import { value } from '../helm.js';
-import { databasePassword } from './common.js';
-import { databaseSettings } from './database.js';
 import { HttpService } from './http-service.js';
 
 export class Consumer extends Construct {
@@ -15,12 +14,14 @@ export class Consumer extends Construct {
         BROKER_BOOTSTRAP_SERVERS: value('kafka.bootstrapServers'),
         BROKER_TOPIC: value('pipeline.topic'),
         BROKER_GROUP_ID: value('kafka.groupId'),
-        ...databaseSettings(),
+        ...kafkaSecuritySettings(),
+        ...databaseSettings('writer'),
         // The migration Job applies the schema once per install or upgrade (README: "Migrations").
         CONSUMER_MIGRATE_ON_BOOT: 'false',
         ...adminAuthSettings(),
       },
-      secretEnv: [databasePassword(), keyEnv('ADMIN_AUTH', 'admin')],
+      secretEnv: [databasePassword('writer'), keyEnv('ADMIN_AUTH', 'admin')],
+      connections: { kafka: true, database: 'writer' },
       // Document 2: the coordinated-shutdown budget (40 s) plus CONSUMER_DRAIN_TIMEOUT (30 s).
       terminationGracePeriodSeconds: 75,
     });

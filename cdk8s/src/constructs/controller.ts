@@ -6,7 +6,8 @@
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
-import { onlyIf, releaseName, text, value } from '../helm.js';
+import { kafkaSecuritySettings } from '../credentials.js';
+import { onlyIf, releaseName, scalar, text, value } from '../helm.js';
 import { metadata } from './common.js';
 import { HttpService } from './http-service.js';
 
@@ -24,6 +25,11 @@ export class Controller extends Construct {
       component: 'controller',
       settings: {
         BROKER_BOOTSTRAP_SERVERS: value('kafka.bootstrapServers'),
+        ...kafkaSecuritySettings(),
+        // Only the release's own Kafka unless the operator lists more.
+        CONTROLLER_ALLOWED_BOOTSTRAP: scalar(
+          '{{ .Values.controller.allowedBootstrapServers | default .Values.kafka.bootstrapServers | toJson }}',
+        ),
         CONTROLLER_LEASE_NAME: releaseName('controller'),
         CONTROLLER_LEASE_NAMESPACE: text('{{ .Release.Namespace }}'),
         CONTROLLER_WATCH_NAMESPACE: text('{{ .Release.Namespace }}'),
@@ -31,6 +37,7 @@ export class Controller extends Construct {
       secretEnv: [fieldEnv('POD_NAME', 'metadata.name'), fieldEnv('POD_NAMESPACE', 'metadata.namespace')],
       terminationGracePeriodSeconds: 30,
       apiAccess: true,
+      connections: { kafka: true },
     });
     const subject = {
       kind: 'ServiceAccount',
@@ -43,6 +50,8 @@ export class Controller extends Construct {
         { apiGroups: [PIPELINES], resources: ['pipelines'], verbs: ['list', 'watch', 'patch'] },
         { apiGroups: [PIPELINES], resources: ['pipelines/status'], verbs: ['patch'] },
         { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+        // The Secrets a Pipeline's spec.kafka names, in the one namespace it watches.
+        { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
         { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
       ],
     });

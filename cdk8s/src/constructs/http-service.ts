@@ -6,6 +6,7 @@
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
+import { type Connections, credentialVolumes } from '../credentials.js';
 import { releaseName, scalar, spread, text, value } from '../helm.js';
 import {
   containerSecurityContext,
@@ -34,6 +35,8 @@ export interface HttpServiceProps {
   serviceTypeFromValues?: boolean;
   /** Mounts a token for the Kubernetes API (the controller only). */
   apiAccess?: boolean;
+  /** Kafka and PostgreSQL (as which role): their credential files are mounted. */
+  connections?: Connections;
 }
 
 export class HttpService extends Construct {
@@ -125,6 +128,7 @@ export class HttpService extends Construct {
       },
     });
     podBlocks(deployment, '/spec/template/spec', `${component}.resources`);
+    credentialVolumes(deployment, '/spec/template/spec', props.connections ?? {});
     new k8s.KubeService(this, `${component}-service`, {
       metadata: metadata(component),
       spec: {

@@ -3,6 +3,7 @@
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { ingestApiAccess, ingestAuthSettings, keyEnv } from '../auth.js';
+import { kafkaSecuritySettings } from '../credentials.js';
 import { blocks, onlyIf, releaseName, scalar, value } from '../helm.js';
 import { HTTP_PORT, metadata } from './common.js';
 import { HttpService } from './http-service.js';
@@ -15,10 +16,12 @@ export class Ingest extends Construct {
       settings: {
         BROKER_BOOTSTRAP_SERVERS: value('kafka.bootstrapServers'),
         BROKER_TOPIC: value('pipeline.topic'),
+        ...kafkaSecuritySettings(),
         ...ingestAuthSettings(),
       },
       secretEnv: [keyEnv('AUTH', 'auth')],
       apiAccess: ingestApiAccess(),
+      connections: { kafka: true },
       // Document 1: stop the listener, drain the producer (BROKER_CLOSE_TIMEOUT 10 s), close telemetry.
       terminationGracePeriodSeconds: 30,
     });

@@ -6,10 +6,10 @@
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
+import { credentialVolumes, databasePassword, databaseSettings } from '../credentials.js';
 import { releaseName, value, valueText } from '../helm.js';
 import {
   containerSecurityContext,
-  databasePassword,
   image,
   labels,
   metadata,
@@ -17,7 +17,6 @@ import {
   podDefaults,
   tmpMount,
 } from './common.js';
-import { databaseSettings } from './database.js';
 
 const JOBS = [
   { name: 'partition-maintenance', values: 'jobs.partitionMaintenance', deadlineSeconds: 1800 },
@@ -34,7 +33,7 @@ export class Jobs extends Construct {
     new k8s.KubeConfigMap(this, 'jobs-configmap', {
       metadata: metadata('jobs'),
       data: {
-        ...databaseSettings(),
+        ...databaseSettings('writer'),
         MAINTENANCE_MONTHS_AHEAD: valueText('jobs.partitionMaintenance.monthsAhead'),
       },
     });
@@ -63,7 +62,7 @@ export class Jobs extends Construct {
                       ...image('jobs'),
                       args: [job.name],
                       envFrom: [{ configMapRef: { name: releaseName('jobs') } }],
-                      env: [databasePassword()],
+                      env: [databasePassword('writer')],
                       securityContext: containerSecurityContext,
                       volumeMounts: [tmpMount],
                     },
@@ -75,6 +74,7 @@ export class Jobs extends Construct {
         },
       });
       podBlocks(cronJob, '/spec/jobTemplate/spec/template/spec', 'jobs.resources');
+      credentialVolumes(cronJob, '/spec/jobTemplate/spec/template/spec', { database: 'writer' });
     }
   }
 }

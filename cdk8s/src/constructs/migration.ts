@@ -9,10 +9,10 @@
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
+import { credentialVolumes, databasePassword, databaseSettings } from '../credentials.js';
 import { value } from '../helm.js';
 import {
   containerSecurityContext,
-  databasePassword,
   image,
   labels,
   metadata,
@@ -20,7 +20,6 @@ import {
   podDefaults,
   tmpMount,
 } from './common.js';
-import { databaseSettings } from './database.js';
 
 export class Migration extends Construct {
   constructor(scope: Construct) {
@@ -46,8 +45,13 @@ export class Migration extends Construct {
                 ...image('jobs'),
                 command: ['node', 'packages/store/dist/migrate-cli.js'],
                 env: [
-                  ...Object.entries(databaseSettings()).map(([name, v]) => ({ name, value: v })),
-                  databasePassword(),
+                  ...Object.entries({
+                    ...databaseSettings('owner'),
+                    // The migrations grant to these roles (unset: a one-role install, no grants).
+                    DATABASE_WRITER_ROLE: value('database.writer.user'),
+                    DATABASE_READER_ROLE: value('database.reader.user'),
+                  }).map(([name, v]) => ({ name, value: v })),
+                  databasePassword('owner'),
                 ],
                 securityContext: containerSecurityContext,
                 volumeMounts: [tmpMount],
@@ -58,5 +62,6 @@ export class Migration extends Construct {
       },
     });
     podBlocks(job, '/spec/template/spec', 'jobs.resources');
+    credentialVolumes(job, '/spec/template/spec', { database: 'owner' });
   }
 }

@@ -11,7 +11,7 @@ import {
   Pipeline as PipelineObject,
   type PipelineSpecTopics,
 } from '../../imports/pipelines-observatory.dev.js';
-import { onlyIf, scalar, value } from '../helm.js';
+import { blocks, onlyIf, scalar, value } from '../helm.js';
 import { REPO_ROOT } from '../paths.js';
 import { metadata } from './common.js';
 
@@ -19,6 +19,7 @@ const example = parse(readFileSync(join(REPO_ROOT, 'crds/examples/pipeline.yaml'
   spec: { topics: PipelineSpecTopics[] };
 };
 const [eventTopic, dlqTopic] = example.spec.topics as [PipelineSpecTopics, PipelineSpecTopics];
+const ADOPT_ANNOTATION = 'observatory.dev/adopt-topics'; // services/controller: ADOPT_TOPICS_ANNOTATION
 const retentionMs = scalar('{{ mul .Values.pipeline.retentionHours 3600000 | toString | toJson }}');
 
 export class Pipeline extends Construct {
@@ -43,6 +44,10 @@ export class Pipeline extends Construct {
           },
         ],
       },
+    });
+    // Topics that exist already (made by hand or another tool) are taken over only when asked.
+    blocks(pipeline, {
+      '/metadata/annotations': `(merge (dict) .Values.commonAnnotations (ternary (dict "${ADOPT_ANNOTATION}" "*") (dict) .Values.pipeline.adoptExistingTopics))`,
     });
     onlyIf(pipeline, 'and .Values.pipeline.create .Values.controller.enabled');
   }

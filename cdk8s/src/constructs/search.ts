@@ -3,9 +3,9 @@
  * is made for it; an operator who wants it outside the cluster adds one knowingly.
  */
 import { Construct } from 'constructs';
+import { databasePassword, databaseSettings } from '../credentials.js';
 import { scalar, text } from '../helm.js';
-import { databasePassword, HTTP_PORT, secretEnv } from './common.js';
-import { databaseSettings } from './database.js';
+import { HTTP_PORT, secretEnv } from './common.js';
 import { HttpService } from './http-service.js';
 
 export class Search extends Construct {
@@ -14,7 +14,7 @@ export class Search extends Construct {
     new HttpService(this, {
       component: 'search',
       settings: {
-        ...databaseSettings(),
+        ...databaseSettings('reader'),
         PLAY_HTTP_PORT: String(HTTP_PORT),
         // The Host header must be one of these: by default the Service's own names.
         ALLOWED_HOSTS: scalar(
@@ -23,7 +23,7 @@ export class Search extends Construct {
         NODE_ENV: text('production'),
       },
       secretEnv: [
-        databasePassword(),
+        databasePassword('reader'),
         secretEnv('APPLICATION_SECRET', 'application'),
         // Prometheus scrapes /metrics at the pod's address, and Document 2 wants the scrape host
         // allowed: the pod IP joins the list (kubelet expands $(VAR) from envFrom and earlier env).
@@ -32,6 +32,7 @@ export class Search extends Construct {
       ],
       terminationGracePeriodSeconds: 30,
       serviceTypeFromValues: true,
+      connections: { database: 'reader' },
     });
   }
 }

@@ -5,7 +5,28 @@
  */
 import { hostname } from 'node:os';
 import { readAdminBrokerConfig } from '@event-observatory/broker';
-import { bool, duration, type Env, int, readConfig, str } from '@event-observatory/service-kit/config';
+import {
+  bool,
+  configProblem,
+  custom,
+  duration,
+  type Env,
+  int,
+  readConfig,
+  str,
+} from '@event-observatory/service-kit/config';
+
+/** `host:port,host:port`: the Kafka clusters Pipelines may name. */
+function serverList(raw: string): string[] {
+  const servers = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  const bad = servers.find((s) => !/^[^\s:,]+:[0-9]{1,5}$/.test(s));
+  if (servers.length === 0 || bad !== undefined)
+    throw configProblem(`expected comma-separated host:port entries${bad ? `, got "${bad}"` : ''}`);
+  return servers;
+}
 
 export function readControllerConfig(env: Env) {
   const own = readConfig(env, {
@@ -28,7 +49,9 @@ export function readControllerConfig(env: Env) {
     releaseLease: bool('CONTROLLER_LEASE_RELEASE_ON_SHUTDOWN').default(true),
     podName: str('POD_NAME').optional(),
     podNamespace: str('POD_NAMESPACE').optional(),
+    allowedServers: custom('CONTROLLER_ALLOWED_BOOTSTRAP', serverList).optional(),
   });
+  const broker = readAdminBrokerConfig(env, 'observatory-controller');
   if (!(own.retryPeriodMs < own.renewDeadlineMs && own.renewDeadlineMs < own.leaseDurationMs)) {
     throw new Error(
       'CONTROLLER_RETRY_PERIOD < CONTROLLER_RENEW_DEADLINE < CONTROLLER_LEASE_DURATION must hold, so a leader steps down before another can take over',
@@ -41,7 +64,9 @@ export function readControllerConfig(env: Env) {
     leaseNamespace: own.leaseNamespace ?? own.podNamespace ?? 'default',
     /** A watch silent for its timeout plus this much is presumed dead. */
     stallMs: own.watchTimeoutMs + 10_000,
-    broker: readAdminBrokerConfig(env, 'observatory-controller'),
+    broker,
+    /** Clusters a Pipeline may name: by default only the controller's own. */
+    allowedServers: own.allowedServers ?? broker.bootstrapServers,
   };
 }
 

@@ -1,8 +1,9 @@
 /**
- * The controller's side of Kafka: one admin client per Kafka cluster (a Pipeline may name its
- * own), and the broker package's calls on it. No topic logic here: `ensureTopics` plans with the
- * topic model and applies the plan; `readTopicStates` reads what the status reports.
+ * The controller's side of Kafka: one admin client per Kafka cluster and credentials (a Pipeline
+ * may name its own), and the broker package's calls on it. No topic logic here: `ensureTopics`
+ * plans with the topic model and applies the plan; `readTopicStates` reads what the status reports.
  */
+import { createHash } from 'node:crypto';
 
 import {
   type BrokerSecurity,
@@ -23,15 +24,23 @@ type Admin = ReturnType<typeof createAdminClient>;
 export interface KafkaHandlerOptions {
   clientId: string;
   requestTimeoutMs: number;
-  /** TLS and SASL of every cluster's admin client (the controller's `BROKER_*` settings). */
+  /** The controller's own `BROKER_*` security: for Pipelines whose `spec.kafka` sets none. */
   security?: BrokerSecurity;
   logger?: Logger;
+}
+
+/** A cluster and how to reach it: its servers and the Pipeline's security (undefined: the controller's own). */
+export interface KafkaTarget {
+  servers: string[];
+  security?: BrokerSecurity | undefined;
 }
 
 export interface ApplyResult {
   outcomes: TopicOutcome[];
   /** State after the changes, of the managed and the merely read topics that exist. */
   states: Map<string, TopicState>;
+  /** Topics of `specs` that existed and `mayTakeOver` refused: left as they were. */
+  notAdopted: string[];
 }
 
 export class KafkaHandler {
@@ -40,28 +49,39 @@ export class KafkaHandler {
   constructor(private readonly opts: KafkaHandlerOptions) {}
 
   /**
-   * Makes `specs` true in the cluster at `servers`, then reads them and the `readOnly` topics
-   * (unmanaged ones, reported but never changed), with the values of the configs `keys`.
+   * Makes `specs` true in the cluster, then reads them and the `readOnly` topics (unmanaged ones,
+   * reported but never changed), with the values of the configs `keys`. A spec whose topic exists
+   * already is applied only when `mayTakeOver(name)`; `creating(names)` is told which topics are
+   * about to be created, before they are.
    */
   async apply(
-    servers: string[],
+    target: KafkaTarget,
     specs: TopicSpec[],
     readOnly: string[],
     keys: string[],
+    adoption: { mayTakeOver: (name: string) => boolean; creating: (names: string[]) => void },
   ): Promise<ApplyResult> {
-    return this.using(servers, async (admin) => {
+    return this.using(target, async (admin) => {
+      const existing = await readTopicStates(
+        admin,
+        specs.map((s) => s.name),
+        [],
+      );
+      const notAdopted = specs.filter((s) => existing.has(s.name) && !adoption.mayTakeOver(s.name));
+      const applied = specs.filter((s) => !notAdopted.includes(s));
+      adoption.creating(applied.filter((s) => !existing.has(s.name)).map((s) => s.name));
       const { topics: outcomes } =
-        specs.length > 0
-          ? await ensureTopics(admin, specs, { leaderTimeoutMs: this.opts.requestTimeoutMs })
+        applied.length > 0
+          ? await ensureTopics(admin, applied, { leaderTimeoutMs: this.opts.requestTimeoutMs })
           : { topics: [] };
       const states = await readTopicStates(admin, [...specs.map((s) => s.name), ...readOnly], keys);
-      return { outcomes, states };
+      return { outcomes, states, notAdopted: notAdopted.map((s) => s.name) };
     });
   }
 
   /** Deletes those of `names` that exist; returns the names deleted. */
-  delete(servers: string[], names: string[]): Promise<string[]> {
-    return this.using(servers, (admin) => deleteTopics(admin, names, this.opts.requestTimeoutMs));
+  delete(target: KafkaTarget, names: string[]): Promise<string[]> {
+    return this.using(target, (admin) => deleteTopics(admin, names, this.opts.requestTimeoutMs));
   }
 
   async close(): Promise<void> {
@@ -75,11 +95,34 @@ export class KafkaHandler {
    * reconnects, and is rethrown with its reason explained (`brokerFailureReason`: a wrong
    * password or an untrusted certificate reads as such in the Pipeline's status and events).
    */
-  private async using<T>(servers: string[], work: (admin: Admin) => Promise<T>): Promise<T> {
-    const key = [...servers].sort().join(',');
+  private async using<T>(target: KafkaTarget, work: (admin: Admin) => Promise<T>): Promise<T> {
+    const security = target.security ?? this.opts.security;
+    // Credentials are part of the key (a rotated password gets a new client), as a digest only.
+    // (Named fields: the broker's security objects print without their secrets.)
+    const { protocol, sasl, tls } = security ?? {};
+    const digest = createHash('sha256')
+      .update(
+        JSON.stringify([
+          protocol,
+          sasl?.mechanism,
+          sasl?.username,
+          sasl?.password,
+          tls?.ca,
+          tls?.cert,
+          tls?.key,
+        ]),
+      )
+      .digest('hex');
+    const key = `${[...target.servers].sort().join(',')}|${digest}`;
     let admin = this.admins.get(key);
     if (!admin) {
-      const client = createAdminClient({ ...this.opts, bootstrapServers: servers });
+      const client = createAdminClient({
+        clientId: this.opts.clientId,
+        requestTimeoutMs: this.opts.requestTimeoutMs,
+        ...(this.opts.logger ? { logger: this.opts.logger } : {}),
+        bootstrapServers: target.servers,
+        ...(security ? { security } : {}),
+      });
       admin = client.connect().then(() => client);
       this.admins.set(key, admin);
     }
@@ -88,7 +131,7 @@ export class KafkaHandler {
     } catch (error) {
       this.admins.delete(key);
       void admin.then((a) => a.disconnect()).catch(() => {});
-      throw new Error(brokerFailureReason(error, this.opts.security ?? PLAINTEXT), { cause: error });
+      throw new Error(brokerFailureReason(error, security ?? PLAINTEXT), { cause: error });
     }
   }
 }

@@ -37,7 +37,13 @@ export function createControllerService(opts: ControllerServiceOptions) {
   const backoff = { initialMs: config.backoffMinMs, maxMs: config.backoffMaxMs, randomFactor: 0.1 };
   const controller = new Controller({
     api,
-    reconciler: new Reconciler({ api, kafka, defaultServers: config.broker.bootstrapServers, log: logger }),
+    reconciler: new Reconciler({
+      api,
+      kafka,
+      defaultServers: config.broker.bootstrapServers,
+      allowedServers: config.allowedServers,
+      log: logger,
+    }),
     metrics,
     namespace: config.watchNamespace,
     defaultServers: config.broker.bootstrapServers,

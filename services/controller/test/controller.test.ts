@@ -6,6 +6,7 @@
  * real API server: CRD validation, RBAC, the image, leader election across pods.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createAdminClient, readAdminBrokerConfig, readTopicStates } from '@event-observatory/broker';
 import { securedClientEnv } from '@event-observatory/devstack';
 import { createLogger } from '@event-observatory/service-kit';
@@ -15,6 +16,7 @@ import { Controller } from '../src/controller.js';
 import { KafkaHandler } from '../src/kafka-handler.js';
 import { createControllerMetrics } from '../src/metrics.js';
 import {
+  ADOPT_TOPICS_ANNOTATION,
   API_VERSION,
   FINALIZER,
   KIND,
@@ -66,6 +68,8 @@ interface LoopOptions {
   resyncMs?: number;
   watchTimeoutMs?: number;
   stallMs?: number;
+  /** CONTROLLER_ALLOWED_BOOTSTRAP; default the plaintext broker only. */
+  allowedServers?: string[];
   /** Default: the shared handler on the PLAINTEXT listener. */
   kafka?: KafkaHandler;
   defaultServers?: string[];
@@ -79,7 +83,13 @@ function startController(opts: LoopOptions = {}) {
   const defaultServers = opts.defaultServers ?? [bootstrapServers];
   const controller = new Controller({
     api: server,
-    reconciler: new Reconciler({ api: server, kafka: opts.kafka ?? kafka, defaultServers, log }),
+    reconciler: new Reconciler({
+      api: server,
+      kafka: opts.kafka ?? kafka,
+      defaultServers,
+      allowedServers: opts.allowedServers ?? defaultServers,
+      log,
+    }),
     metrics,
     namespace: NAMESPACE,
     defaultServers,
@@ -161,17 +171,26 @@ function createWithTopic(server: FakeApiServer, name: string, spec: Partial<Pipe
   return topic;
 }
 
-/** Creates a topic in Kafka, then a Pipeline `name` declaring it (with a retention); returns the topic. */
+/**
+ * Creates a topic in Kafka, then a Pipeline `name` declaring it (with a retention) and, unless
+ * `adopt` is false, the adopt annotation naming it; returns the topic.
+ */
 async function adoptTopic(
   server: FakeApiServer,
   name: string,
   partitions: { existing: number; declared: number },
+  adopt = true,
 ) {
   const topic = topicName(name);
   await admin.createTopics({ topics: [{ topic, numPartitions: partitions.existing, replicationFactor: 1 }] });
   const config = { 'retention.ms': retentionDay };
   server.create(
-    pipeline(name, [{ name: topic, partitions: partitions.declared, replicationFactor: 1, config }]),
+    pipeline(
+      name,
+      [{ name: topic, partitions: partitions.declared, replicationFactor: 1, config }],
+      {},
+      adopt ? { [ADOPT_TOPICS_ANNOTATION]: topic } : undefined,
+    ),
   );
   return topic;
 }
@@ -190,7 +209,7 @@ describe('reconciling Pipelines into Kafka', () => {
     const p = await waitReady(server, 'main', 'True');
     expect(p.metadata.finalizers ?? []).not.toContain(FINALIZER); // Retain: no finalizer
     const ready = (name: string, partitions: number, config: Record<string, string>) =>
-      ({ name, phase: 'Ready', partitions, replicationFactor: 1, config }) as const;
+      ({ name, phase: 'Ready', partitions, replicationFactor: 1, config, managed: true }) as const;
     expect(p.status?.topics).toEqual([
       ready(events, 3, { 'retention.ms': retentionDay }),
       ready(dlq, 1, { 'cleanup.policy': 'compact' }),
@@ -221,7 +240,7 @@ describe('reconciling Pipelines into Kafka', () => {
     expect(reasons(server, 'grower')).toContain('PartitionsIncreased');
   });
 
-  it('adopts a topic that exists already and no Pipeline declares: no conflict, partitions and configs brought in line', async () => {
+  it('adopts a topic that exists already only with the adopt annotation: no conflict, partitions and configs brought in line', async () => {
     const { server } = startController();
     const existing = await adoptTopic(server, 'adopter', { existing: 1, declared: 2 });
     const p = await waitReady(server, 'adopter', 'True');
@@ -305,7 +324,8 @@ describe('reconciling Pipelines into Kafka', () => {
       reason: 'TopicClaimedByOlderPipeline',
       message: `${shared}: managed by the older Pipeline ${NAMESPACE}/first`,
     });
-    expect(second.status?.topics?.[0]).toMatchObject({ name: shared, phase: 'Conflict' });
+    // The older Pipeline created it: handed over without the adopt annotation when that one goes.
+    expect(second.status?.topics?.[0]).toMatchObject({ name: shared, phase: 'Conflict', managed: true });
     expect(reasons(server, 'second')).toEqual(['TopicConflict']);
     expect((await kafkaTopic(shared, ['cleanup.policy']))?.configs['cleanup.policy']).toBe('compact');
 
@@ -369,6 +389,171 @@ describe('reconciling Pipelines into Kafka', () => {
     await vi.waitFor(() => expect(server.get(meta('partly'))).toBeUndefined());
     expect(await kafkaTopic(managed)).toBeUndefined();
     expect((await kafkaTopic(untouched))?.partitions).toBe(2);
+  });
+});
+
+describe('safe defaults', () => {
+  it('leaves an existing topic it did not create untouched (Ready=False AdoptionRequired) until the adopt annotation names it', async () => {
+    const { server } = startController();
+    const existing = await adoptTopic(server, 'cautious', { existing: 1, declared: 2 }, false);
+    const p = await waitReady(server, 'cautious', 'False');
+    expect(condition(p, 'Ready')).toMatchObject({
+      reason: 'AdoptionRequired',
+      message: `${existing}: exists in Kafka and was not created by this Pipeline: add it to the annotation ${ADOPT_TOPICS_ANNOTATION} to take it over`,
+    });
+    expect(p.status?.topics?.[0]).toMatchObject({
+      name: existing,
+      phase: 'Blocked',
+      partitions: 1,
+      managed: false,
+    });
+    expect(await kafkaTopic(existing, ['retention.ms'])).toMatchObject({ partitions: 1 });
+    expect((await kafkaTopic(existing, ['retention.ms']))?.configs['retention.ms']).not.toBe(retentionDay);
+    expect(server.events.map((e) => e.reason)).toEqual(['ChangeRefused']);
+
+    server.update(meta('cautious'), (q) => {
+      q.metadata.annotations = { [ADOPT_TOPICS_ANNOTATION]: '*' };
+    });
+    const adopted = await waitReady(server, 'cautious', 'True');
+    expect(adopted.status?.topics?.[0]).toMatchObject({ phase: 'Ready', partitions: 2, managed: true });
+    // Once adopted it stays managed: the annotation may go.
+    server.update(meta('cautious'), (q) => {
+      q.metadata.annotations = {};
+    });
+    setPartitions(server, 'cautious', 0, 3);
+    await waitReady(server, 'cautious', 'True');
+    expect((await kafkaTopic(existing))?.partitions).toBe(3);
+  });
+
+  it('administers only allowlisted clusters: another one gets Ready=False ClusterNotAllowed and nothing is created', async () => {
+    const { server } = startController();
+    const topic = createWithTopic(server, 'elsewhere', { kafka: { bootstrapServers: secured.saslSsl } });
+    const p = await waitReady(server, 'elsewhere', 'False');
+    expect(condition(p, 'Ready')).toMatchObject({
+      reason: 'ClusterNotAllowed',
+      message: `${topic}: ${secured.saslSsl} not in CONTROLLER_ALLOWED_BOOTSTRAP: Kafka not touched`,
+    });
+    expect(p.status?.topics?.[0]).toMatchObject({ phase: 'Blocked' });
+    expect(await kafkaTopic(topic)).toBeUndefined();
+  });
+
+  it('refuses topic names starting with __ (Kafka internal topics) and still reconciles the others', async () => {
+    const { server } = startController();
+    const fine = topicName('fine');
+    server.create(
+      pipeline('internal', [
+        {
+          name: '__consumer_offsets',
+          partitions: 1,
+          replicationFactor: 1,
+          config: { 'retention.ms': '1000' },
+        },
+        { name: fine, partitions: 1, replicationFactor: 1 },
+      ]),
+    );
+    const p = await waitReady(server, 'internal', 'False');
+    expect(condition(p, 'Ready')?.reason).toBe('ReservedTopicName');
+    expect(p.status?.topics?.map((t) => [t.name, t.phase])).toEqual([
+      ['__consumer_offsets', 'Blocked'],
+      [fine, 'Ready'],
+    ]);
+    expect((await kafkaTopic('__consumer_offsets', ['retention.ms']))?.configs['retention.ms']).not.toBe(
+      '1000',
+    );
+  });
+});
+
+describe('spec.kafka: a secured cluster, credentials from Secrets', () => {
+  const allowedServers = [bootstrapServers, secured.saslSsl, secured.ssl];
+  const user = secured.users[0] as { username: string; password: string };
+  const putSecrets = (server: FakeApiServer) => {
+    // As Strimzi makes them: the cluster CA's Secret and a KafkaUser's Secret.
+    server.putSecret(NAMESPACE, 'cluster-ca-cert', { 'ca.crt': readFileSync(secured.caFile, 'utf8') });
+    server.putSecret(NAMESPACE, 'observatory-user', {
+      password: user.password,
+      'user.crt': readFileSync(secured.clientCertFile, 'utf8'),
+      'user.key': readFileSync(secured.clientKeyFile, 'utf8'),
+    });
+  };
+  const tls = { trustedCertificates: [{ secretName: 'cluster-ca-cert', certificate: 'ca.crt' }] };
+
+  it('creates topics over SASL_SSL with a SCRAM-SHA-512 user (scram-sha-512, passwordSecret)', async () => {
+    const { server } = startController({ allowedServers });
+    putSecrets(server);
+    const topic = createWithTopic(server, 'scram', {
+      kafka: {
+        bootstrapServers: secured.saslSsl,
+        tls,
+        authentication: {
+          type: 'scram-sha-512',
+          username: user.username,
+          passwordSecret: { secretName: 'observatory-user', password: 'password' },
+        },
+      },
+    });
+    await waitReady(server, 'scram', 'True');
+    expect((await kafkaTopic(topic))?.partitions).toBe(1);
+  });
+
+  it('creates topics over mutual TLS (type tls, certificateAndKey)', async () => {
+    const { server } = startController({ allowedServers });
+    putSecrets(server);
+    const topic = createWithTopic(server, 'mtls', {
+      kafka: {
+        bootstrapServers: secured.ssl,
+        tls,
+        authentication: {
+          type: 'tls',
+          certificateAndKey: { secretName: 'observatory-user', certificate: 'user.crt', key: 'user.key' },
+        },
+      },
+    });
+    await waitReady(server, 'mtls', 'True');
+    expect((await kafkaTopic(topic))?.partitions).toBe(1);
+  });
+
+  it('a missing Secret: Ready=False KafkaAccessInvalid naming it (no secret value), retried until it appears', async () => {
+    const { server } = startController({ allowedServers });
+    const topic = createWithTopic(server, 'waiting', {
+      kafka: {
+        bootstrapServers: secured.saslSsl,
+        tls,
+        authentication: {
+          type: 'scram-sha-256',
+          username: user.username,
+          passwordSecret: { secretName: 'observatory-user', password: 'password' },
+        },
+      },
+    });
+    const p = await waitReady(server, 'waiting', 'False');
+    expect(condition(p, 'Ready')?.reason).toBe('KafkaAccessInvalid');
+    expect(condition(p, 'Ready')?.message).toContain(`Secret ${NAMESPACE}/cluster-ca-cert`);
+    expect(await kafkaTopic(topic)).toBeUndefined();
+    putSecrets(server);
+    await waitReady(server, 'waiting', 'True');
+    expect(JSON.stringify(server.get(meta('waiting')))).not.toContain(user.password);
+    expect(JSON.stringify(server.events)).not.toContain(user.password);
+  });
+
+  it('a wrong password: Ready=False KafkaError, the topic not created, the password nowhere in status or Events', async () => {
+    const { server } = startController({ allowedServers });
+    putSecrets(server);
+    server.putSecret(NAMESPACE, 'wrong', { password: 'not-the-password' });
+    const topic = createWithTopic(server, 'denied', {
+      kafka: {
+        bootstrapServers: secured.saslSsl,
+        tls,
+        authentication: {
+          type: 'scram-sha-512',
+          username: user.username,
+          passwordSecret: { secretName: 'wrong', password: 'password' },
+        },
+      },
+    });
+    const p = await waitReady(server, 'denied', 'False');
+    expect(condition(p, 'Ready')?.reason).toBe('KafkaError');
+    expect(await kafkaTopic(topic)).toBeUndefined();
+    expect(JSON.stringify([server.get(meta('denied')), server.events])).not.toContain('not-the-password');
   });
 });
 
@@ -453,7 +638,13 @@ describe('failures', () => {
 
   it('a finalizer patch of a stale object is refused with 409 before Kafka is touched; the fresh object reconciles', async () => {
     const server = new FakeApiServer();
-    const reconciler = new Reconciler({ api: server, kafka, defaultServers: [bootstrapServers], log });
+    const reconciler = new Reconciler({
+      api: server,
+      kafka,
+      defaultServers: [bootstrapServers],
+      allowedServers: [bootstrapServers],
+      log,
+    });
     const late = topicName('late');
     const stale = server.create(
       pipeline('stale', [{ name: late, partitions: 1, replicationFactor: 1 }], { deletionPolicy: 'Delete' }),
@@ -472,7 +663,7 @@ describe('failures', () => {
   });
 
   it('Kafka unreachable: Ready=False KafkaError, topics in Error, retried with backoff, one Warning for the same message', async () => {
-    const { server, metric } = startController();
+    const { server, metric } = startController({ allowedServers: [bootstrapServers, '127.0.0.1:1'] });
     createWithTopic(server, 'unreachable', { kafka: { bootstrapServers: '127.0.0.1:1' } });
     const p = await waitReady(server, 'unreachable', 'False');
     expect(condition(p, 'Ready')?.reason).toBe('KafkaError');

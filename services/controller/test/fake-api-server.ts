@@ -74,6 +74,7 @@ export class FakeApiServer implements PipelineApi {
   /** Events recorded by `event`, oldest first. */
   readonly events: RecordedEvent[] = [];
   private readonly objects = new Map<string, Pipeline>();
+  private readonly secrets = new Map<string, Record<string, string>>();
   /** Every change with its resourceVersion, for watches to replay. */
   private history: Array<{ version: number; event: PipelineWatchEvent }> = [];
   /** Watches from a version older than this are answered 410. */
@@ -164,7 +165,19 @@ export class FakeApiServer implements PipelineApi {
     this.events.push({ object: keyOf(pipeline.metadata), type, reason, message: message.slice(0, 1024) });
   }
 
+  async readSecret(namespace: string, name: string): Promise<Record<string, string>> {
+    await this.enter('readSecret');
+    const data = this.secrets.get(`${namespace}/${name}`);
+    if (!data) throw apiError(404, `secrets "${name}" not found`);
+    return { ...data };
+  }
+
   // The test's side: what kubectl and the cluster would do.
+
+  /** Creates or replaces a Secret (`kubectl create secret generic`). */
+  putSecret(namespace: string, name: string, data: Record<string, string>): void {
+    this.secrets.set(`${namespace}/${name}`, { ...data });
+  }
 
   /** Creates a Pipeline (`kubectl create`): the server sets uid, versions and creation time. */
   create(pipeline: Omit<Pipeline, 'status'>): Pipeline {

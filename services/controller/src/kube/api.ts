@@ -1,7 +1,8 @@
 /**
  * Every call the controller makes to the API server, in one place (README's RBAC table lists
  * exactly these): list and watch Pipelines, patch their finalizers and status, create Events,
- * and get / create / update the leader-election Lease.
+ * get the Secrets a Pipeline's `spec.kafka` names, and get / create / update the leader-election
+ * Lease.
  *
  * `PipelineApi` is the part the controller loop and the reconciler use: this class in the
  * service, an in-memory API server in the fast tests (test/fake-api-server.ts).
@@ -68,6 +69,8 @@ export interface PipelineApi {
   patchStatus(pipeline: Pipeline, status: PipelineStatus): Promise<Pipeline>;
   /** A core/v1 Event about `pipeline`, shown by `kubectl describe`. */
   event(pipeline: Pipeline, type: EventType, reason: string, message: string): Promise<void>;
+  /** The decoded data of a Secret (the Kafka credentials a Pipeline names); rejects when it is missing. */
+  readSecret(namespace: string, name: string): Promise<Record<string, string>>;
 }
 
 export class KubeApi implements PipelineApi {
@@ -184,6 +187,16 @@ export class KubeApi implements PipelineApi {
           reportingInstance: this.instance,
         },
       }),
+    );
+  }
+
+  async readSecret(namespace: string, name: string): Promise<Record<string, string>> {
+    const secret = await this.bounded('get secret', this.core.readNamespacedSecret({ namespace, name }));
+    return Object.fromEntries(
+      Object.entries(secret.data ?? {}).map(([key, b64]) => [
+        key,
+        Buffer.from(b64, 'base64').toString('utf8'),
+      ]),
     );
   }
 

@@ -10,6 +10,7 @@ import {
   type PipelineTopic,
   UNMANAGED_TOPICS_ANNOTATION,
 } from '../pipeline/types.js';
+import { isReservedTopicName, minInsyncReplicas } from './safety.js';
 
 export function isPaused(pipeline: Pipeline): boolean {
   return pipeline.metadata.annotations?.[PAUSE_ANNOTATION]?.trim().toLowerCase() === 'true';
@@ -26,12 +27,14 @@ export function unmanagedTopics(pipeline: Pipeline): Set<string> {
   );
 }
 
+/** The broker's spec of a declared topic, with `min.insync.replicas` RF − 1 when RF ≥ 3 and unset. */
 export function topicSpecOf(topic: PipelineTopic): TopicSpec {
+  const minIsr = minInsyncReplicas(topic.replicationFactor);
   return {
     name: topic.name,
     partitions: topic.partitions,
     replicationFactor: topic.replicationFactor,
-    configs: { ...topic.config },
+    configs: { ...(minIsr ? { 'min.insync.replicas': minIsr } : {}), ...topic.config },
   };
 }
 
@@ -39,6 +42,8 @@ export interface DesiredTopics {
   /** The topics this Pipeline makes Kafka match. */
   managed: TopicSpec[];
   unmanaged: string[];
+  /** Names Kafka keeps for itself (`__...`): never touched. */
+  reserved: string[];
   /** Declared here, owned by an older Pipeline (its key). */
   conflicts: Array<{ name: string; owner: string }>;
 }
@@ -51,10 +56,11 @@ export function desiredTopics(
 ): DesiredTopics {
   const self = keyOf(pipeline.metadata);
   const skip = unmanagedTopics(pipeline);
-  const desired: DesiredTopics = { managed: [], unmanaged: [], conflicts: [] };
+  const desired: DesiredTopics = { managed: [], unmanaged: [], reserved: [], conflicts: [] };
   for (const topic of pipeline.spec.topics) {
     const owner = owners.get(`${cluster}|${topic.name}`) ?? self;
-    if (skip.has(topic.name)) desired.unmanaged.push(topic.name);
+    if (isReservedTopicName(topic.name)) desired.reserved.push(topic.name);
+    else if (skip.has(topic.name)) desired.unmanaged.push(topic.name);
     else if (owner !== self) desired.conflicts.push({ name: topic.name, owner });
     else desired.managed.push(topicSpecOf(topic));
   }

@@ -41,6 +41,7 @@ describe('status of a reconcile', () => {
       partitions: 2,
       replicationFactor: 1,
       config: {},
+      managed: false,
     });
   });
 
@@ -91,6 +92,29 @@ describe('status of a reconcile', () => {
   it('does not count an unmanaged topic against Ready', () => {
     const status = reconciledStatus(pipeline(), [readyTopic('a'), { name: 'b', phase: 'Unmanaged' }], t0);
     expect(findCondition(status.conditions, 'Ready')?.status).toBe('True');
+  });
+
+  it('names the safe default that blocked a topic: the allowlist first, an adoption after refusals', () => {
+    const reason = (topics: TopicResult[]) =>
+      findCondition(reconciledStatus(pipeline(), topics, t0).conditions, 'Ready')?.reason;
+    const blocked = (name: string, why: TopicResult['blocked']): TopicResult => ({
+      name,
+      phase: 'Blocked',
+      blocked: why,
+    });
+    expect(reason([blocked('a', 'ClusterNotAllowed'), { name: 'b', phase: 'Error' }])).toBe(
+      'ClusterNotAllowed',
+    );
+    expect(reason([blocked('a', 'AdoptionRequired'), readyTopic('b')])).toBe('AdoptionRequired');
+    expect(reason([blocked('a', 'AdoptionRequired'), blocked('b', 'ReservedTopicName')])).toBe(
+      'ReservedTopicName',
+    );
+    const refused: TopicResult = {
+      name: 'b',
+      phase: 'Refused',
+      refused: [{ kind: 'cannot-decrease-partitions', message: 'b: no', current: 4, desired: 2 }],
+    };
+    expect(reason([blocked('a', 'AdoptionRequired'), refused])).toBe('PartitionDecreaseRefused');
   });
 });
 

@@ -20,11 +20,29 @@ export interface TopicResult {
   /** The topic in Kafka, when it was read. */
   state?: TopicState;
   refused?: TopicRefusal[];
+  /** Why a `Blocked` topic was not touched (a `Ready` reason). */
+  blocked?: BlockReason;
   message?: string;
+  /** The controller may change the topic without the adopt annotation (TopicStatus.managed). */
+  managed?: boolean;
 }
+
+/** The safe defaults that leave a topic untouched, as `Ready=False` reasons. */
+export type BlockReason =
+  | 'ClusterNotAllowed'
+  | 'KafkaAccessInvalid'
+  | 'ReservedTopicName'
+  | 'AdoptionRequired';
+const BLOCK_ORDER: BlockReason[] = [
+  'ClusterNotAllowed',
+  'KafkaAccessInvalid',
+  'ReservedTopicName',
+  'AdoptionRequired',
+];
 
 /** `Ready=False` reasons, the first that applies wins. */
 const NOT_READY: Array<{ reason: string; applies: (t: TopicResult) => boolean }> = [
+  ...BLOCK_ORDER.slice(0, 2).map((reason) => ({ reason, applies: (t: TopicResult) => t.blocked === reason })),
   { reason: 'KafkaError', applies: (t) => t.phase === 'Error' },
   {
     reason: 'PartitionDecreaseRefused',
@@ -34,6 +52,7 @@ const NOT_READY: Array<{ reason: string; applies: (t: TopicResult) => boolean }>
     reason: 'ReplicationFactorChangeRefused',
     applies: (t) => t.refused?.some((r) => r.kind === 'cannot-change-replication-factor') ?? false,
   },
+  ...BLOCK_ORDER.slice(2).map((reason) => ({ reason, applies: (t: TopicResult) => t.blocked === reason })),
   { reason: 'TopicConflict', applies: (t) => t.phase === 'Conflict' },
 ];
 
@@ -43,7 +62,7 @@ export interface Verdict {
   message: string;
 }
 
-/** Ready when no topic is in Error, Refused or Conflict (an unmanaged topic does not count). */
+/** Ready when no topic is in Error, Refused, Blocked or Conflict (an unmanaged topic does not count). */
 export function verdict(topics: TopicResult[]): Verdict {
   const problems = topics.filter((t) => t.phase !== 'Ready' && t.phase !== 'Unmanaged');
   if (problems.length === 0) {
@@ -70,6 +89,7 @@ function topicStatus(t: TopicResult): TopicStatus {
         }
       : {}),
     ...(t.message ? { message: t.message } : {}),
+    managed: t.managed ?? false,
   };
 }
 

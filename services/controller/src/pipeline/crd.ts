@@ -11,7 +11,7 @@ import { GROUP, KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './types.js'
 
 /** The part of OpenAPI v3 (structural schema) this CRD uses. */
 export interface Schema {
-  type?: 'object' | 'array' | 'string' | 'integer';
+  type?: 'object' | 'array' | 'string' | 'integer' | 'boolean';
   format?: string;
   description?: string;
   properties?: Record<string, Schema>;
@@ -41,7 +41,17 @@ const topicSchema: Schema = {
   type: 'object',
   required: ['name', 'partitions'],
   properties: {
-    name: str('Kafka topic name.', { minLength: 1, maxLength: 249, pattern: '^[a-zA-Z0-9._-]+$' }),
+    name: str('Kafka topic name; names starting with __ are Kafka internal topics and refused.', {
+      minLength: 1,
+      maxLength: 249,
+      pattern: '^[a-zA-Z0-9._-]+$',
+      'x-kubernetes-validations': [
+        {
+          rule: "!self.startsWith('__')",
+          message: 'topic names starting with __ are reserved for Kafka internal topics',
+        },
+      ],
+    }),
     partitions: {
       type: 'integer',
       format: 'int32',
@@ -91,7 +101,9 @@ const topicStatusSchema: Schema = {
   required: ['name', 'phase'],
   properties: {
     name: str('Kafka topic name.'),
-    phase: str('How the topic stands.', { enum: ['Ready', 'Refused', 'Conflict', 'Unmanaged', 'Error'] }),
+    phase: str('How the topic stands.', {
+      enum: ['Ready', 'Refused', 'Blocked', 'Conflict', 'Unmanaged', 'Error'],
+    }),
     partitions: { type: 'integer', format: 'int32', description: 'Partitions in Kafka.' },
     replicationFactor: { type: 'integer', format: 'int32', description: 'Replication factor in Kafka.' },
     config: {
@@ -100,7 +112,80 @@ const topicStatusSchema: Schema = {
       additionalProperties: { type: 'string' },
     },
     message: str('Why the topic is not Ready.'),
+    managed: {
+      type: 'boolean',
+      description:
+        'The controller created or adopted this topic (for this Pipeline, or for the older one holding it): it changes it without the adopt annotation.',
+    },
   },
+};
+
+/** A key of a Secret in the Pipeline's namespace, as Strimzi's CertSecretSource. */
+const secretKey = (description: string, keyField: string, example: string): Schema => ({
+  type: 'object',
+  description,
+  required: ['secretName', keyField],
+  properties: {
+    secretName: str("Secret in the Pipeline's namespace.", { minLength: 1, maxLength: 253 }),
+    [keyField]: str(`Key in that Secret (e.g. ${example}).`, { minLength: 1, maxLength: 253 }),
+  },
+});
+
+const kafkaSchema: Schema = {
+  type: 'object',
+  description:
+    "The Kafka cluster and how to reach it, spelled as Strimzi's client settings; absent: the controller's BROKER_* settings.",
+  properties: {
+    bootstrapServers: str('Comma-separated host:port list; must be in CONTROLLER_ALLOWED_BOOTSTRAP.', {
+      pattern: '^[^\\s,:]+:[0-9]{1,5}(,[^\\s,:]+:[0-9]{1,5})*$',
+      maxLength: 4096,
+    }),
+    tls: {
+      type: 'object',
+      description: 'Connect over TLS. Without trustedCertificates the system CAs are trusted.',
+      properties: {
+        trustedCertificates: {
+          type: 'array',
+          maxItems: 16,
+          description: "CA certificates to trust, e.g. Strimzi's <cluster>-cluster-ca-cert, key ca.crt.",
+          items: secretKey('A PEM certificate in a Secret.', 'certificate', 'ca.crt'),
+        },
+      },
+    },
+    authentication: {
+      type: 'object',
+      description: "How to log in, as Strimzi's KafkaUser: tls (client certificate) or SASL.",
+      required: ['type'],
+      properties: {
+        type: str('tls, scram-sha-256, scram-sha-512 or plain.', {
+          enum: ['tls', 'scram-sha-256', 'scram-sha-512', 'plain'],
+        }),
+        username: str('SASL user name (the KafkaUser name).', { minLength: 1, maxLength: 253 }),
+        passwordSecret: secretKey('The SASL password in a Secret.', 'password', 'password'),
+        certificateAndKey: {
+          ...secretKey('Client certificate and PKCS#8 key in a Secret.', 'certificate', 'user.crt'),
+          required: ['secretName', 'certificate', 'key'],
+          properties: {
+            ...secretKey('', 'certificate', 'user.crt').properties,
+            key: str('Key in that Secret (e.g. user.key).', { minLength: 1, maxLength: 253 }),
+          },
+        },
+      },
+      'x-kubernetes-validations': [
+        {
+          rule: "self.type == 'tls' ? has(self.certificateAndKey) : has(self.username) && has(self.passwordSecret)",
+          message:
+            'type tls needs certificateAndKey; scram-sha-256, scram-sha-512 and plain need username and passwordSecret',
+        },
+      ],
+    },
+  },
+  'x-kubernetes-validations': [
+    {
+      rule: "!has(self.authentication) || self.authentication.type != 'tls' || has(self.tls)",
+      message: 'authentication type tls needs tls',
+    },
+  ],
 };
 
 const pipelineSchema: Schema = {
@@ -115,16 +200,7 @@ const pipelineSchema: Schema = {
       type: 'object',
       required: ['topics'],
       properties: {
-        kafka: {
-          type: 'object',
-          description: "The Kafka cluster; absent: the controller's BROKER_BOOTSTRAP_SERVERS.",
-          properties: {
-            bootstrapServers: str('Comma-separated host:port list.', {
-              pattern: '^[^\\s,:]+:[0-9]{1,5}(,[^\\s,:]+:[0-9]{1,5})*$',
-              maxLength: 4096,
-            }),
-          },
-        },
+        kafka: kafkaSchema,
         deletionPolicy: str('Retain keeps the topics when the Pipeline is deleted; Delete deletes them.', {
           enum: ['Retain', 'Delete'],
           default: 'Retain',

@@ -6,6 +6,7 @@
 import { dump } from 'js-yaml';
 import { pipelineCrd } from './crd.js';
 import { defaultPipeline } from './default.js';
+import { ADOPT_TOPICS_ANNOTATION } from './types.js';
 
 const HEADER =
   '# Generated from services/controller/src/pipeline/ by `npm run crd -w @event-observatory/controller`: do not edit.\n';
@@ -17,7 +18,10 @@ function yaml(object: unknown): string {
 /** Path under the repository root -> content. */
 export function crdManifests(): Record<string, string> {
   const example = defaultPipeline({ name: 'events', namespace: 'observatory' });
-  const { namespace: _, ...metadata } = example.metadata;
+  const { namespace: _, ...meta } = example.metadata;
+  // `make dev`'s devstack creates these topics before any Pipeline exists: the example adopts them.
+  const adopt = example.spec.topics.map((t) => t.name).join(',');
+  const metadata = { ...meta, annotations: { [ADOPT_TOPICS_ANNOTATION]: adopt } };
   return {
     'crds/pipeline.yaml': yaml(pipelineCrd),
     'crds/examples/pipeline.yaml': yaml({ ...example, metadata }),

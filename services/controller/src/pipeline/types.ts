@@ -15,6 +15,12 @@ export const SHORT_NAMES = ['pl'];
 export const PAUSE_ANNOTATION = `${GROUP}/pause-reconciliation`;
 /** Comma-separated topic names the controller leaves alone (never changed, never deleted). */
 export const UNMANAGED_TOPICS_ANNOTATION = `${GROUP}/unmanaged-topics`;
+/**
+ * Comma-separated names of topics that exist in Kafka already (made by hand, another tool, or
+ * Strimzi) which this Pipeline may take over, or `*` for all its topics. Without it the controller
+ * changes no existing topic it did not create (`Ready=False`, reason `AdoptionRequired`).
+ */
+export const ADOPT_TOPICS_ANNOTATION = `${GROUP}/adopt-topics`;
 /** Held while the controller may still have to delete the Pipeline's topics. */
 export const FINALIZER = `${GROUP}/topics`;
 
@@ -29,9 +35,42 @@ export interface PipelineTopic {
   config?: Record<string, string>;
 }
 
+/** A key of a Secret in the Pipeline's namespace (Strimzi's `CertSecretSource`). */
+export interface CertSecretSource {
+  secretName: string;
+  /** The key holding the PEM certificate(s), e.g. `ca.crt` of Strimzi's `<cluster>-cluster-ca-cert`. */
+  certificate: string;
+}
+
+/**
+ * How the controller logs in, spelled as Strimzi's client `authentication` (KafkaConnect,
+ * KafkaBridge, MirrorMaker 2), so the Secret a `KafkaUser` makes is referenced as it is.
+ */
+export interface KafkaAuthentication {
+  type: 'tls' | 'scram-sha-256' | 'scram-sha-512' | 'plain';
+  /** SASL user (scram-*, plain). */
+  username?: string;
+  /** SASL password: a key of a Secret (a KafkaUser's Secret has `password`). */
+  passwordSecret?: { secretName: string; password: string };
+  /** Client certificate (tls): a KafkaUser's Secret has `user.crt` and `user.key`. */
+  certificateAndKey?: { secretName: string; certificate: string; key: string };
+}
+
+/** The Kafka cluster a Pipeline's topics live in, and how to reach it. */
+export interface PipelineKafka {
+  /** Absent: the controller's `BROKER_BOOTSTRAP_SERVERS`. */
+  bootstrapServers?: string;
+  /** TLS; `trustedCertificates` absent or empty: the system CAs. */
+  tls?: { trustedCertificates?: CertSecretSource[] };
+  authentication?: KafkaAuthentication;
+}
+
 export interface PipelineSpec {
-  /** Where the topics live; absent: the controller's `BROKER_BOOTSTRAP_SERVERS`. */
-  kafka?: { bootstrapServers?: string };
+  /**
+   * Where the topics live. Without `tls` and `authentication`, the controller's own `BROKER_*`
+   * security settings apply.
+   */
+  kafka?: PipelineKafka;
   /** What deleting the Pipeline does to its topics; default `Retain`. */
   deletionPolicy?: DeletionPolicy;
   topics: PipelineTopic[];
@@ -48,7 +87,7 @@ export interface Condition {
 }
 
 /** How one declared topic stands. */
-export type TopicPhase = 'Ready' | 'Refused' | 'Conflict' | 'Unmanaged' | 'Error';
+export type TopicPhase = 'Ready' | 'Refused' | 'Blocked' | 'Conflict' | 'Unmanaged' | 'Error';
 
 /** One declared topic: its state in Kafka as last read, and why it is not Ready. */
 export interface TopicStatus {
@@ -60,6 +99,11 @@ export interface TopicStatus {
   /** Values in Kafka of the configs the spec names. */
   config?: Record<string, string>;
   message?: string;
+  /**
+   * The controller created this topic for the Pipeline, adopted it, or took it over from an older
+   * Pipeline: it may change it (and delete it under `Delete`) without the adopt annotation.
+   */
+  managed?: boolean;
 }
 
 export interface PipelineStatus {

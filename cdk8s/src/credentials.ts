@@ -1,0 +1,181 @@
+/**
+ * Secured connections of the chart's pods (issue 27): the Kafka TLS and SASL material and the
+ * PostgreSQL CA come from existing Secrets and are mounted as files (never put in environment
+ * variables, so they do not show in `kubectl describe` or a crash dump); the settings point at
+ * the files. PostgreSQL credentials per role: the owner migrates, the writer stores (consumer,
+ * jobs), the reader searches; one Secret may hold them all, and without writer and reader users
+ * every component takes the owner's (a one-role install, as before).
+ *
+ * The conditional parts are Helm named templates (`templates/_credentials.tpl`), written out by
+ * write-chart.ts; constructs put them in place with `blocks` and `scalar`.
+ */
+import type { ApiObject } from 'cdk8s';
+import type * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
+import { blocks, scalar } from './helm.js';
+
+export const KAFKA_DIR = '/etc/observatory/kafka';
+export const POSTGRES_DIR = '/etc/observatory/postgres';
+
+export type DatabaseRole = 'owner' | 'writer' | 'reader';
+
+/** What a pod connects to: Kafka, and PostgreSQL as which role. */
+export interface Connections {
+  kafka?: boolean;
+  database?: DatabaseRole;
+}
+
+const args = (c: Connections) =>
+  `(dict "Values" .Values "kafka" ${c.kafka ? 'true' : 'false'} "database" ${c.database ? 'true' : 'false'})`;
+
+/** Puts the pod's volumes and its first container's mounts (tmp and the credentials) at `pod`. */
+export function credentialVolumes(object: ApiObject, pod: string, c: Connections): void {
+  blocks(object, {
+    [`${pod}/volumes`]: `(include "observatory.volumes" ${args(c)} | fromYamlArray)`,
+    [`${pod}/containers/0/volumeMounts`]: `(include "observatory.volumeMounts" ${args(c)} | fromYamlArray)`,
+  });
+}
+
+/** The `BROKER_*` security settings of a Kafka client (files under KAFKA_DIR). */
+export function kafkaSecuritySettings(): Record<string, string> {
+  // Empty when not used (the services read an empty variable as unset); quoted, as ConfigMap data must be.
+  const file = (cond: string, name: string) =>
+    scalar(`{{ if ${cond} }}"${KAFKA_DIR}/${name}"{{ else }}""{{ end }}`);
+  return {
+    BROKER_SECURITY_PROTOCOL: scalar('{{ include "observatory.kafkaProtocol" . | toJson }}'),
+    BROKER_SASL_MECHANISM: scalar('{{ .Values.kafka.sasl.mechanism | toJson }}'),
+    BROKER_SASL_USERNAME: scalar('{{ .Values.kafka.sasl.username | toJson }}'),
+    BROKER_SASL_PASSWORD_FILE: file('.Values.kafka.sasl.mechanism', 'sasl-password'),
+    BROKER_SSL_CA_FILE: file('and .Values.kafka.tls.enabled .Values.kafka.tls.caSecret.name', 'ca.crt'),
+    BROKER_SSL_CERT_FILE: file(
+      'and .Values.kafka.tls.enabled .Values.kafka.tls.clientCertSecret.name',
+      'tls.crt',
+    ),
+    BROKER_SSL_KEY_FILE: file(
+      'and .Values.kafka.tls.enabled .Values.kafka.tls.clientCertSecret.name',
+      'tls.key',
+    ),
+  };
+}
+
+/** DATABASE_URL (with the TLS parameters of `database.tls`) and DATABASE_USER of `role`. */
+export function databaseSettings(role: DatabaseRole): Record<string, string> {
+  return {
+    DATABASE_URL: scalar('{{ include "observatory.databaseUrl" . | toJson }}'),
+    DATABASE_USER: scalar(
+      role === 'owner'
+        ? '{{ .Values.database.user | toJson }}'
+        : `{{ .Values.database.${role}.user | default .Values.database.user | toJson }}`,
+    ),
+  };
+}
+
+/** DATABASE_PASSWORD of `role`: its own Secret key, or the owner's when the role has no user. */
+export function databasePassword(role: DatabaseRole): k8s.EnvVar {
+  if (role === 'owner')
+    return {
+      name: 'DATABASE_PASSWORD',
+      valueFrom: {
+        secretKeyRef: {
+          name: scalar('{{ .Values.secrets.store.name | toJson }}'),
+          key: scalar('{{ .Values.secrets.store.key | toJson }}'),
+        },
+      },
+    };
+  const own = `.Values.database.${role}`;
+  return {
+    name: 'DATABASE_PASSWORD',
+    valueFrom: {
+      secretKeyRef: {
+        name: scalar(
+          `{{ ternary (${own}.passwordSecret.name | default .Values.secrets.store.name) .Values.secrets.store.name (ne ${own}.user "") | toJson }}`,
+        ),
+        key: scalar(
+          `{{ ternary ${own}.passwordSecret.key .Values.secrets.store.key (ne ${own}.user "") | toJson }}`,
+        ),
+      },
+    },
+  };
+}
+
+/** `templates/_credentials.tpl`: the named templates the functions above include. */
+export const CREDENTIALS_TEMPLATES = `{{/* The Kafka security protocol from kafka.tls.enabled and kafka.sasl.mechanism. */}}
+{{- define "observatory.kafkaProtocol" -}}
+{{- if .Values.kafka.sasl.mechanism }}
+{{- $_ := required "kafka.sasl.username is required with kafka.sasl.mechanism" .Values.kafka.sasl.username }}
+{{- $_ := required "kafka.sasl.passwordSecret.name is required with kafka.sasl.mechanism" .Values.kafka.sasl.passwordSecret.name }}{{ ternary "SASL_SSL" "SASL_PLAINTEXT" .Values.kafka.tls.enabled }}
+{{- else }}{{ ternary "SSL" "PLAINTEXT" .Values.kafka.tls.enabled }}{{ end -}}
+{{- end }}
+
+{{/* database.url with sslmode and sslrootcert of database.tls appended. */}}
+{{- define "observatory.databaseUrl" -}}
+{{- $params := list }}
+{{- with .Values.database.tls.mode }}{{ $params = append $params (printf "sslmode=%s" .) }}{{ end }}
+{{- if .Values.database.tls.caSecret.name }}{{ $params = append $params "sslrootcert=${POSTGRES_DIR}/ca.crt" }}{{ end }}
+{{- $url := .Values.database.url }}
+{{- if $params }}{{ $url = printf "%s%s%s" $url (ternary "&" "?" (contains "?" $url)) (join "&" $params) }}{{ end }}
+{{- $url }}
+{{- end }}
+
+{{/* Whether the pod mounts Kafka credentials / the PostgreSQL CA (args: Values, kafka, database). */}}
+{{- define "observatory.kafkaFiles" -}}
+{{- $k := .Values.kafka }}
+{{- if and .kafka (or .Values.kafka.sasl.mechanism (and $k.tls.enabled (or $k.tls.caSecret.name $k.tls.clientCertSecret.name))) }}true{{ end }}
+{{- end }}
+{{- define "observatory.postgresFiles" -}}
+{{- if and .database .Values.database.tls.caSecret.name }}true{{ end }}
+{{- end }}
+
+{{/* The pod's volumes: /tmp, and the credentials it needs. */}}
+{{- define "observatory.volumes" -}}
+{{- $k := .Values.kafka }}
+- name: tmp
+  emptyDir:
+    sizeLimit: 64Mi
+{{- if include "observatory.kafkaFiles" . }}
+- name: kafka-credentials
+  projected:
+    defaultMode: 288
+    sources:
+{{- if and $k.tls.enabled $k.tls.caSecret.name }}
+      - secret:
+          name: {{ $k.tls.caSecret.name | toJson }}
+          items: [{ key: {{ $k.tls.caSecret.key | toJson }}, path: ca.crt }]
+{{- end }}
+{{- if and $k.tls.enabled $k.tls.clientCertSecret.name }}
+      - secret:
+          name: {{ $k.tls.clientCertSecret.name | toJson }}
+          items:
+            - { key: {{ $k.tls.clientCertSecret.certificateKey | toJson }}, path: tls.crt }
+            - { key: {{ $k.tls.clientCertSecret.keyKey | toJson }}, path: tls.key }
+{{- end }}
+{{- if $k.sasl.mechanism }}
+      - secret:
+          name: {{ $k.sasl.passwordSecret.name | toJson }}
+          items: [{ key: {{ $k.sasl.passwordSecret.key | toJson }}, path: sasl-password }]
+{{- end }}
+{{- end }}
+{{- if include "observatory.postgresFiles" . }}
+- name: postgres-ca
+  secret:
+    secretName: {{ .Values.database.tls.caSecret.name | toJson }}
+    defaultMode: 288
+    items: [{ key: {{ .Values.database.tls.caSecret.key | toJson }}, path: ca.crt }]
+{{- end }}
+{{- end }}
+
+{{/* The first container's mounts, matching observatory.volumes. */}}
+{{- define "observatory.volumeMounts" -}}
+- name: tmp
+  mountPath: /tmp
+{{- if include "observatory.kafkaFiles" . }}
+- name: kafka-credentials
+  mountPath: ${KAFKA_DIR}
+  readOnly: true
+{{- end }}
+{{- if include "observatory.postgresFiles" . }}
+- name: postgres-ca
+  mountPath: ${POSTGRES_DIR}
+  readOnly: true
+{{- end }}
+{{- end }}
+`;
