@@ -424,6 +424,7 @@ describe('Pipeline controller on a real API server and Kafka', () => {
 describe('two controller replicas as pods', () => {
   let podNs: TestNamespace;
   const LEASE_SECONDS = 6;
+  const RETRY_SECONDS = 1;
 
   beforeAll(async () => {
     podNs = await kube.createNamespace('controller-pods');
@@ -462,7 +463,7 @@ describe('two controller replicas as pods', () => {
             BROKER_BOOTSTRAP_SERVERS: podStack.bootstrapServers,
             CONTROLLER_LEASE_DURATION: `${LEASE_SECONDS}s`,
             CONTROLLER_RENEW_DEADLINE: '4s',
-            CONTROLLER_RETRY_PERIOD: '1s',
+            CONTROLLER_RETRY_PERIOD: `${RETRY_SECONDS}s`,
             // As if the leader crashed: no hand-over, the standby must wait for the lease to expire.
             CONTROLLER_LEASE_RELEASE_ON_SHUTDOWN: 'false',
             CONTROLLER_RESYNC_PERIOD: '30s',
@@ -548,9 +549,11 @@ describe('two controller replicas as pods', () => {
     const survivors = (await podNs.pods('app=controller')).map((pod) => pod.metadata.name);
     expect(survivors).toContain(next.holder);
     expect(next.transitions).toBe(before.transitions + 1);
-    // Not released: taken after the lease expired, which is at most the lease duration after the
-    // last renewal (plus one retry period of the standby and the request times).
-    expect(takeoverMs).toBeLessThanOrEqual((LEASE_SECONDS + 2) * 1000);
+    // Not released: taken after the lease expired. The standby counts the lease from when it saw
+    // the last renewal (up to one retry period after it) and looks again every retry period, so
+    // the bound is the lease duration plus two retry periods, plus 2 s for the API requests and
+    // this test's own kubectl calls on a loaded 2-core machine (8.9 s seen with 1 s of slack).
+    expect(takeoverMs).toBeLessThanOrEqual((LEASE_SECONDS + 2 * RETRY_SECONDS + 2) * 1000);
     expect(takeoverMs).toBeGreaterThanOrEqual((LEASE_SECONDS - 2) * 1000);
     await vi.waitFor(async () => expect((await kafkaTopic(topic))?.partitions).toBe(2), {
       timeout: 20_000,
