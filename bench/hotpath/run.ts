@@ -13,6 +13,8 @@
  * - the same service on the broker's SASL_SSL listener (SCRAM-SHA-512) against the PLAINTEXT one:
  *   CPU per single event and per batched event below saturation, and their ratio (what TLS and
  *   SASL cost the service);
+ * - CPU per single event with tokens verified against an OpenID provider's key set against the
+ *   static key (key-set.ts);
  *
  * in rounds; the figures are the medians of the rounds. The consumer against `COPY` is
  * bench/consume's section.
@@ -21,8 +23,8 @@
  * its section of bench/results/latest.md after every round. Environment: `BENCH_SECONDS` per step
  * (default 10), `BENCH_WARMUP_SECONDS` (default 20), `BENCH_ROUNDS` (default 3),
  * `BENCH_SERVICE_NODE_ARGS` node flags for the service instead of those of `start:prod` (e.g. add
- * `--cpu-prof --cpu-prof-dir=/tmp/prof`), `BENCH_KEY_SET=on` adds the single-event step with a key
- * set (key-set.ts).
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof`), `BENCH_KEY_SET=off` leaves out the single-event step with
+ * a key set (key-set.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -83,7 +85,7 @@ interface Round {
   paced: ProduceResult;
   batchFloor: ProduceResult;
   secured: SecuredFigures;
-  /** `BENCH_KEY_SET=on`: single events with a key set instead of the static key. */
+  /** Single events with a key set instead of the static key (none with `BENCH_KEY_SET=off`). */
   keySet?: Result;
 }
 
@@ -214,7 +216,7 @@ async function main(): Promise<void> {
   }
 }
 
-/** The table row of `BENCH_KEY_SET=on`: the key set's CPU per event against the static key's. */
+/** The table row of the key-set step: its CPU per event against the static key's. */
 function keySetRow(
   rounds: Round[],
   staticUs: number,
