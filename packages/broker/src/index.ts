@@ -15,6 +15,7 @@ export type {
 export { type AdminBrokerConfig, readAdminBrokerConfig } from './config/admin.js';
 export {
   type BrokerTopics,
+  bootstrapList,
   brokerTopics,
   DEAD_LETTER_TOPIC,
   deadLetterTopicName,

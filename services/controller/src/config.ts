@@ -4,10 +4,9 @@
  * the pod's service account, else `~/.kube/config` (client-node's `loadFromDefault`).
  */
 import { hostname } from 'node:os';
-import { readAdminBrokerConfig } from '@event-observatory/broker';
+import { bootstrapList, readAdminBrokerConfig } from '@event-observatory/broker';
 import {
   bool,
-  configProblem,
   custom,
   duration,
   type Env,
@@ -15,18 +14,6 @@ import {
   readConfig,
   str,
 } from '@event-observatory/service-kit/config';
-
-/** `host:port,host:port`: the Kafka clusters Pipelines may name. */
-function serverList(raw: string): string[] {
-  const servers = raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  const bad = servers.find((s) => !/^[^\s:,]+:[0-9]{1,5}$/.test(s));
-  if (servers.length === 0 || bad !== undefined)
-    throw configProblem(`expected comma-separated host:port entries${bad ? `, got "${bad}"` : ''}`);
-  return servers;
-}
 
 export function readControllerConfig(env: Env) {
   const own = readConfig(env, {
@@ -49,7 +36,7 @@ export function readControllerConfig(env: Env) {
     releaseLease: bool('CONTROLLER_LEASE_RELEASE_ON_SHUTDOWN').default(true),
     podName: str('POD_NAME').optional(),
     podNamespace: str('POD_NAMESPACE').optional(),
-    allowedServers: custom('CONTROLLER_ALLOWED_BOOTSTRAP', serverList).optional(),
+    allowedServers: custom('CONTROLLER_ALLOWED_BOOTSTRAP', bootstrapList).optional(),
   });
   const broker = readAdminBrokerConfig(env, 'observatory-controller');
   if (!(own.retryPeriodMs < own.renewDeadlineMs && own.renewDeadlineMs < own.leaseDurationMs)) {

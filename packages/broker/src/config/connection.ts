@@ -24,7 +24,8 @@ export const DEAD_LETTER_TOPIC = deadLetterTopicName(EVENT_TOPIC);
 
 const TOPIC_NAME = { pattern: /^[A-Za-z0-9._-]{1,249}$/, hint: 'a Kafka topic name' };
 
-function bootstrapList(raw: string): string[] {
+/** A comma-separated `host:port` list (bootstrap servers), for `custom` config fields. */
+export function bootstrapList(raw: string): string[] {
   const items = raw
     .split(',')
     .map((s) => s.trim())
