@@ -12,7 +12,6 @@ import { Construct } from 'constructs';
 import { credentialVolumes, databasePassword, databaseSettings } from '../credentials.js';
 import { value } from '../helm.js';
 import {
-  containerSecurityContext,
   image,
   labels,
   metadata,
@@ -53,8 +52,7 @@ export class Migration extends Construct {
                   }).map(([name, v]) => ({ name, value: v })),
                   databasePassword('owner'),
                 ],
-                securityContext: containerSecurityContext,
-                volumeMounts: [tmpMount],
+                                volumeMounts: [tmpMount],
               },
             ],
           },
@@ -62,6 +60,6 @@ export class Migration extends Construct {
       },
     });
     podBlocks(job, '/spec/template/spec', 'jobs.resources');
-    credentialVolumes(job, '/spec/template/spec', { database: 'owner' });
+    credentialVolumes(job, '/spec/template/spec', { database: 'owner' }, 'jobs');
   }
 }
