@@ -96,7 +96,6 @@ export function releaseNameExpr(name: string, max = 63): string {
   return `(printf "%s-${name}" (include "observatory.prefix" (list $ ${max - name.length - 1})))`;
 }
 
-
 /** Renders the objects of `scope` only when the Helm condition holds (`.Values.monitoring.dashboard`). */
 export function onlyIf(scope: IConstruct, condition: string): void {
   for (const child of scope.node.findAll()) {

@@ -29,7 +29,11 @@ const podExtras = (component: string): Tree => ({
   extraVolumes: list([], `extra volumes of the ${component} pods (e.g. a CA bundle)`, { type: 'object' }),
   extraVolumeMounts: list([], `extra volumeMounts of the ${component} container`, { type: 'object' }),
   serviceAccount: {
-    annotations: map({}, `annotations of the ${component} ServiceAccount (IRSA, Workload Identity)`, 'string'),
+    annotations: map(
+      {},
+      `annotations of the ${component} ServiceAccount (IRSA, Workload Identity)`,
+      'string',
+    ),
   },
 });
 
@@ -53,10 +57,17 @@ const deployment = (component: string, replicas: number, res: ReturnType<typeof 
 /** A HorizontalPodAutoscaler for a stateless component; the Deployment then has no replicas field. */
 const autoscaling = (component: string): Tree => ({
   autoscaling: {
-    enabled: bool(false, `a HorizontalPodAutoscaler for ${component} (the Deployment then leaves replicas to it)`),
+    enabled: bool(
+      false,
+      `a HorizontalPodAutoscaler for ${component} (the Deployment then leaves replicas to it)`,
+    ),
     minReplicas: int(2, 'fewest pods', 1),
     maxReplicas: int(6, 'most pods', 1),
-    targetCPUUtilizationPercentage: int(70, 'average CPU use, as a percentage of the request, the HPA aims at', 1),
+    targetCPUUtilizationPercentage: int(
+      70,
+      'average CPU use, as a percentage of the request, the HPA aims at',
+      1,
+    ),
   },
 });
 
@@ -99,7 +110,10 @@ export const values: Tree = {
   tolerations: list([], 'tolerations of every pod', { type: 'object' }),
   global: open({
     imageRegistry: str('', "registry of every image, before the chart's own (a parent chart's global)"),
-    imagePullSecrets: list([], 'imagePullSecrets of every pod, added to image.pullSecrets (names or {name: ...})'),
+    imagePullSecrets: list(
+      [],
+      'imagePullSecrets of every pod, added to image.pullSecrets (names or {name: ...})',
+    ),
   }),
   nameOverride: str('', 'object names become <release>-<nameOverride>-<component>'),
   fullnameOverride: str('', 'object names become <fullnameOverride>-<component> (cut to fit 63 characters)'),
@@ -107,7 +121,13 @@ export const values: Tree = {
   affinity: map({}, 'affinity of every pod'),
   priorityClassName: str('', 'priorityClassName of every pod'),
   podSecurityContext: map(
-    { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+    {
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      runAsGroup: 1000,
+      fsGroup: 1000,
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
     "securityContext of every pod; OpenShift's restricted-v2 assigns its own ids: set runAsUser, runAsGroup, fsGroup to null",
   ),
   containerSecurityContext: map(
@@ -260,7 +280,10 @@ export const values: Tree = {
   jobs: {
     image: image('jobs'),
     resources: resources('50m', '96Mi', '256Mi'),
-    enabled: bool(true, 'MAINTENANCE_ENABLED: false makes both jobs do nothing (partitions managed elsewhere)'),
+    enabled: bool(
+      true,
+      'MAINTENANCE_ENABLED: false makes both jobs do nothing (partitions managed elsewhere)',
+    ),
     logLevel: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal'], 'info', 'LOG_LEVEL of the jobs'),
     ...podExtras('jobs'),
     partitionMaintenance: {
@@ -270,9 +293,13 @@ export const values: Tree = {
         0,
         'MAINTENANCE_RETAIN_MONTHS: detach (never drop) partitions older than this many months (0: never)',
       ),
-      detachLockTimeout: str('5s', 'MAINTENANCE_DETACH_LOCK_TIMEOUT: lock_timeout of each creation and detach', {
-        pattern: '^[0-9]+(ms|s|m|h|d)$',
-      }),
+      detachLockTimeout: str(
+        '5s',
+        'MAINTENANCE_DETACH_LOCK_TIMEOUT: lock_timeout of each creation and detach',
+        {
+          pattern: '^[0-9]+(ms|s|m|h|d)$',
+        },
+      ),
     },
     rollupRefresh: {
       schedule: str('*/5 * * * *', 'cron schedule of rollup-refresh'),

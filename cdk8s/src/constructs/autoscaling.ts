@@ -23,7 +23,10 @@ export class Autoscaler extends Construct {
             type: 'Resource',
             resource: {
               name: 'cpu',
-              target: { type: 'Utilization', averageUtilization: value<number>(`${own}.targetCPUUtilizationPercentage`) },
+              target: {
+                type: 'Utilization',
+                averageUtilization: value<number>(`${own}.targetCPUUtilizationPercentage`),
+              },
             },
           },
         ],

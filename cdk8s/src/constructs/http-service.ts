@@ -114,9 +114,14 @@ export class HttpService extends Construct {
                 env: props.secretEnv ?? [],
                 // The Service keeps the pod while the Endpoints controller and kube-proxy (or an
                 // ingress controller) learn it is going; only then does SIGTERM close the listener.
-                lifecycle: { preStop: { sleep: { seconds: value<number>(`${component}.preStopDelaySeconds`) } } },
+                lifecycle: {
+                  preStop: { sleep: { seconds: value<number>(`${component}.preStopDelaySeconds`) } },
+                },
                 readinessProbe: {
-                  httpGet: { path: props.readinessPath ?? '/health/ready', port: k8s.IntOrString.fromString('http') },
+                  httpGet: {
+                    path: props.readinessPath ?? '/health/ready',
+                    port: k8s.IntOrString.fromString('http'),
+                  },
                   periodSeconds: 5,
                   timeoutSeconds: 3,
                   failureThreshold: 2,
@@ -128,7 +133,7 @@ export class HttpService extends Construct {
                   timeoutSeconds: 3,
                   failureThreshold: 3,
                 },
-                                volumeMounts: [tmpMount],
+                volumeMounts: [tmpMount],
               },
             ],
           },
@@ -142,7 +147,11 @@ export class HttpService extends Construct {
       '/spec/template/spec/topologySpreadConstraints': `(${own}.topologySpreadConstraints | default (list (dict "maxSkew" 1 "topologyKey" "kubernetes.io/hostname" "whenUnsatisfiable" "ScheduleAnyway" "labelSelector" (dict "matchLabels" (dict "app.kubernetes.io/name" "${component}" "app.kubernetes.io/instance" .Release.Name)))))`,
     });
     if (props.autoscaled) {
-      spreadAt(deployment, '/spec', `(ternary (dict) (dict "replicas" ${own}.replicas) ${own}.autoscaling.enabled)`);
+      spreadAt(
+        deployment,
+        '/spec',
+        `(ternary (dict) (dict "replicas" ${own}.replicas) ${own}.autoscaling.enabled)`,
+      );
       new Autoscaler(this, component);
     }
     new k8s.KubeService(this, `${component}-service`, {

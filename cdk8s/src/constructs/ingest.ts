@@ -28,7 +28,9 @@ export class Ingest extends Construct {
       autoscaled: true,
       // A Kafka outage is every pod's: by default they stay behind the Service and answer the
       // spec's 503 body rather than leave producers to an ingress's own error page (README: Probes).
-      readinessPath: scalar('{{ ternary "/health/ready" "/health/live" .Values.ingest.brokerGatesReadiness | toJson }}'),
+      readinessPath: scalar(
+        '{{ ternary "/health/ready" "/health/live" .Values.ingest.brokerGatesReadiness | toJson }}',
+      ),
     });
     const ingress = new k8s.KubeIngress(this, 'ingest-ingress', {
       metadata: metadata('ingest'),

@@ -74,7 +74,7 @@ export class Jobs extends Construct {
                       args: [job.name],
                       envFrom: [{ configMapRef: { name: releaseName('jobs') } }],
                       env: [databasePassword('writer')],
-                                            volumeMounts: [tmpMount],
+                      volumeMounts: [tmpMount],
                     },
                   ],
                 },

@@ -11,14 +11,7 @@ import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { credentialVolumes, databasePassword, databaseSettings } from '../credentials.js';
 import { value } from '../helm.js';
-import {
-  image,
-  labels,
-  metadata,
-  podBlocks,
-  podDefaults,
-  tmpMount,
-} from './common.js';
+import { image, labels, metadata, podBlocks, podDefaults, tmpMount } from './common.js';
 
 export class Migration extends Construct {
   constructor(scope: Construct) {
@@ -52,7 +45,7 @@ export class Migration extends Construct {
                   }).map(([name, v]) => ({ name, value: v })),
                   databasePassword('owner'),
                 ],
-                                volumeMounts: [tmpMount],
+                volumeMounts: [tmpMount],
               },
             ],
           },

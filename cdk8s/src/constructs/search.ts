@@ -33,7 +33,10 @@ export class Search extends Construct {
         { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
         // The kubelet gives every pod `<SERVICE>_SERVICE_HOST` of the Services that existed when
         // it started: the search Service's ClusterIP (Helm creates Services before Deployments).
-        { name: 'SERVICE_IP', value: scalar(`{{ printf "$(%s_SERVICE_HOST)" (${SERVICE} | upper | replace "-" "_") | toJson }}`) },
+        {
+          name: 'SERVICE_IP',
+          value: scalar(`{{ printf "$(%s_SERVICE_HOST)" (${SERVICE} | upper | replace "-" "_") | toJson }}`),
+        },
         { name: 'ALLOWED_HOSTS', value: '$(ALLOWED_HOSTS),$(POD_IP),$(SERVICE_IP)' },
       ],
       shutdownBoundSeconds: 15, // main.ts: installShutdown's timeout

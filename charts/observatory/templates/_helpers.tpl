@@ -12,7 +12,7 @@
 {{- define "observatory.pullSecrets" -}}
 {{- $names := list }}
 {{- range concat .Values.image.pullSecrets ((.Values.global).imagePullSecrets | default list) }}
-{{- $names = append $names (ternary .name . (kindIs "map" .)) }}
+{{- if kindIs "map" . }}{{ $names = append $names .name }}{{ else }}{{ $names = append $names . }}{{ end }}
 {{- end }}
 {{- range $names | uniq }}
 - name: {{ . | toJson }}
