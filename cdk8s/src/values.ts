@@ -285,6 +285,7 @@ export const values: Tree = {
       'MAINTENANCE_ENABLED: false makes both jobs do nothing (partitions managed elsewhere)',
     ),
     logLevel: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal'], 'info', 'LOG_LEVEL of the jobs'),
+    // The migration hook runs the jobs image: it takes these extras too.
     ...podExtras('jobs'),
     partitionMaintenance: {
       schedule: str('0 */6 * * *', 'cron schedule of partition-maintenance'),

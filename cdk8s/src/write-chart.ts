@@ -113,10 +113,12 @@ export function chartDrift(dir: string): string[] {
 export function writeChart(dir: string): void {
   const readmePath = join(dir, 'README.md');
   const readme = readFileSync(readmePath, 'utf8');
+  // Generated before anything is removed: a construct that throws leaves the chart as it was.
+  const files = chartFiles();
   for (const generated of ['templates', 'crds', 'Chart.yaml', 'values.yaml', 'values.schema.json']) {
     rmSync(join(dir, generated), { recursive: true, force: true });
   }
-  for (const [path, text] of chartFiles()) {
+  for (const [path, text] of files) {
     mkdirSync(join(dir, path, '..'), { recursive: true });
     writeFileSync(join(dir, path), text);
   }

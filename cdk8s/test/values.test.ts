@@ -129,6 +129,10 @@ describe('per-component additions', () => {
     expect(env.slice(-2)).toEqual(extraEnv);
     const cron = find(objects, 'CronJob', 'obs-rollup-refresh').spec.jobTemplate.spec.template.spec;
     expect(cron.containers[0].env.slice(-2)).toEqual(extraEnv);
+    // The migration hook runs the jobs image: it takes the jobs' extras too.
+    expect(find(objects, 'Job', 'obs-migrate').spec.template.spec.containers[0].env.slice(-2)).toEqual(
+      extraEnv,
+    );
     expect(find(objects, 'ConfigMap', 'obs-search').data?.NAMED).toBe('x');
     expect(find(objects, 'ConfigMap', 'obs-ingest').data).not.toHaveProperty('0');
     expect(renderRaw({ ingest: { extraEnv: 'A=1' } }).stderr).toMatch(/extraEnv/);

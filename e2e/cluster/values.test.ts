@@ -144,6 +144,8 @@ beforeAll(async () => {
     extraVolumeMounts: [{ name: 'extra', mountPath: '/etc/extra', readOnly: true }],
     serviceAccount: { annotations: { 'example.com/role': 'ingest-writer' } },
   };
+  // Rollouts are chart.test.ts's: a short preStop delay keeps this suite's teardown short.
+  for (const c of ['ingest', 'consumer', 'search']) own[c] = { ...own[c], preStopDelaySeconds: 1 };
   for (const c of ['consumer', 'search']) own[c] = { ...own[c], replicas: 1 };
   own.controller = { ...own.controller, enabled: false };
   const values = {
@@ -173,8 +175,11 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  if (installed) await helm.run(['uninstall', RELEASE, '--namespace', ns.name, '--wait']).catch(() => {});
+  const t0 = Date.now();
+  // No --wait: deleting the namespace waits for the pods anyway.
+  if (installed) await helm.run(['uninstall', RELEASE, '--namespace', ns.name]).catch(() => {});
   await ns?.delete();
+  process.stderr.write(`[values] uninstalled in ${Math.round((Date.now() - t0) / 1000)} s\n`);
   await kube.kubectl(['delete', 'priorityclass', priorityClass, '--ignore-not-found']).catch(() => {});
 });
 
@@ -246,10 +251,18 @@ describe('operator values on the cluster', () => {
     });
     const post = await httpRequest(service, '/v1/events', {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/cloudevents+json' },
-      body: JSON.stringify({ specversion: '1.0', id: suffix, source: '/values', type: 'com.example.values' }),
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'ce-specversion': '1.0',
+        'ce-id': suffix,
+        'ce-source': '/values',
+        'ce-type': 'com.example.values',
+        'ce-time': new Date().toISOString(),
+      },
+      body: JSON.stringify({ suffix }),
     });
-    expect(post.status).toBe(503);
+    expect(post.status, post.body).toBe(503);
     expect(JSON.parse(post.body)).toMatchObject({ error: { code: 503, status: 'UNAVAILABLE' } });
   });
 
