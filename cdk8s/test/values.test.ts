@@ -16,6 +16,13 @@ import { helm, type K8sObject, REQUIRED_VALUES, render, setArgs } from './helm.j
 const scratch = mkdtempSync(join(tmpdir(), 'values-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
+/** The chart with only the required values, rendered once for every test that reads the defaults. */
+let rendered: K8sObject[] | undefined;
+const defaults = () => {
+  rendered ??= render({});
+  return rendered;
+};
+
 let files = 0;
 /** `helm template` with the required values and `values` as a values file (lists, nulls, maps). */
 function renderFile(values: Record<string, unknown>, release = 'obs'): K8sObject[] {
@@ -108,7 +115,7 @@ describe('names', () => {
   });
 
   it('every object carries app.kubernetes.io/version (the appVersion)', () => {
-    for (const o of render({}))
+    for (const o of defaults())
       expect(o.metadata.labels?.['app.kubernetes.io/version'], o.kind).toBe('0.1.0');
   });
 });
@@ -197,7 +204,7 @@ describe('per-component additions', () => {
       'app.kubernetes.io/name': 'ingest',
       'app.kubernetes.io/instance': 'obs',
     });
-    for (const [id, pod] of pods(render({}))) expect(pod, id).not.toHaveProperty('priorityClassName');
+    for (const [id, pod] of pods(defaults())) expect(pod, id).not.toHaveProperty('priorityClassName');
   });
 });
 
@@ -218,7 +225,7 @@ describe('security contexts', () => {
   });
 
   it('sets uid, gid and fsGroup 1000 (the images USER) by default', () => {
-    for (const [id, pod] of pods(render({})))
+    for (const [id, pod] of pods(defaults()))
       expect(pod.securityContext, id).toMatchObject({ runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000 });
   });
 });
@@ -245,7 +252,7 @@ describe('autoscaling', () => {
     });
     expect(find(on, 'Deployment', 'obs-ingest').spec).not.toHaveProperty('replicas');
     expect(find(on, 'Deployment', 'obs-search').spec.replicas).toBe(2);
-    const off = render({});
+    const off = defaults();
     expect(off.filter((o) => o.kind === 'HorizontalPodAutoscaler')).toEqual([]);
     expect(find(off, 'Deployment', 'obs-ingest').spec.replicas).toBe(2);
     expect(
@@ -274,7 +281,7 @@ describe('maintenance jobs', () => {
       LOG_LEVEL: 'debug',
     });
     // 0 (the default) leaves the retention empty, which the jobs read as unset: never detach.
-    expect(find(render({}), 'ConfigMap', 'obs-jobs').data).toMatchObject({
+    expect(find(defaults(), 'ConfigMap', 'obs-jobs').data).toMatchObject({
       MAINTENANCE_ENABLED: 'true',
       MAINTENANCE_RETAIN_MONTHS: '',
       MAINTENANCE_DETACH_LOCK_TIMEOUT: '5s',
@@ -307,10 +314,10 @@ describe('rollouts and probes', () => {
   it("ingest's readiness follows its listener by default, the broker with brokerGatesReadiness", () => {
     const path = (objects: K8sObject[]) =>
       find(objects, 'Deployment', 'obs-ingest').spec.template.spec.containers[0].readinessProbe.httpGet.path;
-    expect(path(render({}))).toBe('/health/live');
+    expect(path(defaults())).toBe('/health/live');
     expect(path(render({ 'ingest.brokerGatesReadiness': true }))).toBe('/health/ready');
     expect(
-      find(render({}), 'Deployment', 'obs-consumer').spec.template.spec.containers[0].readinessProbe.httpGet
+      find(defaults(), 'Deployment', 'obs-consumer').spec.template.spec.containers[0].readinessProbe.httpGet
         .path,
     ).toBe('/health/ready');
   });
