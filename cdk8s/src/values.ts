@@ -51,6 +51,7 @@ const deployment = (component: string, replicas: number, res: ReturnType<typeof 
   preStopDelaySeconds: int(
     10,
     `seconds a ${component} pod keeps serving after it is told to stop, while it leaves the Service's endpoints (the grace period adds its shutdown bound)`,
+    1,
   ),
 });
 
@@ -245,7 +246,7 @@ export const values: Tree = {
     ...autoscaling('ingest'),
     brokerGatesReadiness: bool(
       false,
-      "false: the readiness probe asks /health/live, so a Kafka outage leaves the pods in the Service answering the spec's 503 body; true: /health/ready (README: Probes)",
+      "false: the readiness probe asks /health/live, so a Kafka outage leaves the pods in the Service answering the spec's 503 body; true: /health/ready (README: Decisions)",
     ),
     ingress: {
       enabled: bool(false, 'an Ingress for the ingestion API'),
