@@ -27,11 +27,14 @@ export interface Connections {
 const args = (c: Connections) =>
   `(dict "Values" .Values "kafka" ${c.kafka ? 'true' : 'false'} "database" ${c.database ? 'true' : 'false'})`;
 
-/** Puts the pod's volumes and its first container's mounts (tmp and the credentials) at `pod`. */
-export function credentialVolumes(object: ApiObject, pod: string, c: Connections): void {
+/**
+ * Puts the pod's volumes and its first container's mounts (tmp and the credentials) at `pod`, then
+ * the operator's `extraVolumes` and `extraVolumeMounts` of `.Values.<extras>`.
+ */
+export function credentialVolumes(object: ApiObject, pod: string, c: Connections, extras: string): void {
   blocks(object, {
-    [`${pod}/volumes`]: `(include "observatory.volumes" ${args(c)} | fromYamlArray)`,
-    [`${pod}/containers/0/volumeMounts`]: `(include "observatory.volumeMounts" ${args(c)} | fromYamlArray)`,
+    [`${pod}/volumes`]: `(concat (include "observatory.volumes" ${args(c)} | fromYamlArray) .Values.${extras}.extraVolumes)`,
+    [`${pod}/containers/0/volumeMounts`]: `(concat (include "observatory.volumeMounts" ${args(c)} | fromYamlArray) .Values.${extras}.extraVolumeMounts)`,
   });
 }
 

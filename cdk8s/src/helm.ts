@@ -9,7 +9,7 @@ import { ApiObject } from 'cdk8s';
 import type { IConstruct } from 'constructs';
 import { stringify } from 'yaml';
 
-type Kind = 'scalar' | 'text' | 'block' | 'spread';
+type Kind = 'scalar' | 'text' | 'block' | 'spread' | 'items';
 const registry: { kind: Kind; template: string }[] = [];
 const conditions = new WeakMap<ApiObject, string>();
 const overlays = new WeakMap<ApiObject, Record<string, string>>();
@@ -53,6 +53,16 @@ export function blocks(object: ApiObject, at: Record<string, string>): void {
   overlays.set(object, { ...overlays.get(object), ...at });
 }
 
+/**
+ * A template expression's map merged into the object at `pointer`, or its list appended to the
+ * array there, after the typed API class has converted it (a field set only under a condition:
+ * `replicas` without an HPA; an operator's extra env items).
+ */
+export function spreadAt(object: ApiObject, pointer: string, expression: string): void {
+  spreads.set(object, [...(spreads.get(object) ?? []), [pointer, expression]]);
+}
+const spreads = new WeakMap<ApiObject, [string, string][]>();
+
 function place(json: Record<string, unknown>, pointer: string, expression: string): void {
   const keys = pointer.split('/').slice(1);
   const last = keys.pop() as string;
@@ -72,9 +82,18 @@ export function spread(expression: string): string {
   return token('spread', expression);
 }
 
-/** The release's resource name of a component: `<release>-<name>`. */
-export function releaseName(name: string): string {
-  return text(`{{ .Release.Name }}-${name}`);
+/**
+ * The release's resource name of a component: `<prefix>-<name>`, the prefix (`observatory.prefix`
+ * in _names.tpl: the release name, or fullnameOverride / nameOverride) cut so the whole name fits
+ * `max` characters (63, a DNS label; a CronJob's 52, as its Jobs append 11). See chart-templates.ts.
+ */
+export function releaseName(name: string, max = 63): string {
+  return scalar(`{{ ${releaseNameExpr(name, max)} | toJson }}`);
+}
+
+/** Template text of the same name (inside a longer template expression). */
+export function releaseNameExpr(name: string, max = 63): string {
+  return `(printf "%s-${name}" (include "observatory.prefix" (list $ ${max - name.length - 1})))`;
 }
 
 /** Renders the objects of `scope` only when the Helm condition holds (`.Values.monitoring.dashboard`). */
@@ -93,6 +112,12 @@ export function toTemplate(object: ApiObject): string {
   const json = object.toJson();
   for (const [pointer, expression] of Object.entries(overlays.get(object) ?? {}))
     place(json, pointer, expression);
+  for (const [pointer, expression] of spreads.get(object) ?? []) {
+    let node = json;
+    for (const key of pointer.split('/').slice(1)) node = node[key] as Record<string, unknown>;
+    if (Array.isArray(node)) node.push(token('items', expression));
+    else node[token('spread', expression)] = '';
+  }
   let yaml = escapeBraces(stringify(json, { lineWidth: 0 }));
   yaml = yaml.replace(/^( *)(- )?([^\s:]+): HELM_BLOCK_(\d+)$/gm, (_m, indent: string, dash, key, n) => {
     const lead = `${indent}${dash ?? ''}`;
@@ -100,6 +125,11 @@ export function toTemplate(object: ApiObject): string {
     return `${lead}${key}:\n${' '.repeat(width)}{{- toYaml ${template(n)} | nindent ${width} }}`;
   });
   yaml = yaml.replace(/^( *)HELM_SPREAD_(\d+): ""$/gm, (_m, indent: string, n) =>
+    [`{{- with ${template(n)} }}`, `{{- toYaml . | nindent ${indent.length} }}`, '{{- end }}']
+      .map((line) => `${indent}${line}`)
+      .join('\n'),
+  );
+  yaml = yaml.replace(/^( *)- HELM_ITEMS_(\d+)$/gm, (_m, indent: string, n) =>
     [`{{- with ${template(n)} }}`, `{{- toYaml . | nindent ${indent.length} }}`, '{{- end }}']
       .map((line) => `${indent}${line}`)
       .join('\n'),

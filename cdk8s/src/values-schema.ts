@@ -12,6 +12,13 @@ export interface Tree {
   [key: string]: Leaf | Tree;
 }
 
+/** Trees whose object accepts keys besides its own (`global`, shared with a parent chart). */
+const openTrees = new WeakSet<Tree>();
+export function open(tree: Tree): Tree {
+  openTrees.add(tree);
+  return tree;
+}
+
 const isLeaf = (node: Leaf | Tree): node is Leaf => 'schema' in node && 'description' in node;
 
 export const str = (def: string, description: string, extra: Record<string, unknown> = {}): Leaf => ({
@@ -64,7 +71,7 @@ export function defaults(tree: Tree): Record<string, unknown> {
 export function jsonSchema(tree: Tree): Record<string, unknown> {
   return {
     type: 'object',
-    additionalProperties: false,
+    additionalProperties: openTrees.has(tree),
     properties: Object.fromEntries(
       Object.entries(tree).map(([key, node]) => [
         key,

@@ -3,7 +3,7 @@
  * values.schema.json and the README's values table are written from this tree (main.ts).
  */
 import { adminValues, authValues } from './auth.js';
-import { bool, int, list, map, oneOf, str, type Tree } from './values-schema.js';
+import { bool, int, type Leaf, list, map, oneOf, open, str, type Tree } from './values-schema.js';
 
 const image = (component: string) => ({
   registry: str('', `registry of the ${component} image (empty: image.registry)`),
@@ -19,12 +19,57 @@ const resources = (cpu: string, memory: string, memoryLimit: string) =>
     'container resources (requests from the measured memory; no CPU limit, so no throttling)',
   );
 
+/** What an operator adds to a component's pods: environment, volumes, service account annotations. */
+const podExtras = (component: string): Tree => ({
+  extraEnv: {
+    schema: { type: ['object', 'array'] },
+    default: {},
+    description: `extra environment of the ${component} container: a map (name: value, in its ConfigMap) or a list of EnvVar items (valueFrom allowed)`,
+  } satisfies Leaf,
+  extraVolumes: list([], `extra volumes of the ${component} pods (e.g. a CA bundle)`, { type: 'object' }),
+  extraVolumeMounts: list([], `extra volumeMounts of the ${component} container`, { type: 'object' }),
+  serviceAccount: {
+    annotations: map(
+      {},
+      `annotations of the ${component} ServiceAccount (IRSA, Workload Identity)`,
+      'string',
+    ),
+  },
+});
+
 const deployment = (component: string, replicas: number, res: ReturnType<typeof resources>): Tree => ({
   image: image(component),
   replicas: int(replicas, `${component} pods`, 1),
   resources: res,
   logLevel: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal'], 'info', 'LOG_LEVEL'),
-  extraEnv: map({}, `extra environment variables of the ${component} container (name: value)`, 'string'),
+  ...podExtras(component),
+  topologySpreadConstraints: list(
+    [],
+    `topologySpreadConstraints of the ${component} pods (empty: spread over nodes, ScheduleAnyway)`,
+    { type: 'object' },
+  ),
+  preStopDelaySeconds: int(
+    10,
+    `seconds a ${component} pod keeps serving after it is told to stop, while it leaves the Service's endpoints (the grace period adds its shutdown bound)`,
+    1,
+  ),
+});
+
+/** A HorizontalPodAutoscaler for a stateless component; the Deployment then has no replicas field. */
+const autoscaling = (component: string): Tree => ({
+  autoscaling: {
+    enabled: bool(
+      false,
+      `a HorizontalPodAutoscaler for ${component} (the Deployment then leaves replicas to it)`,
+    ),
+    minReplicas: int(2, 'fewest pods', 1),
+    maxReplicas: int(6, 'most pods', 1),
+    targetCPUUtilizationPercentage: int(
+      70,
+      'average CPU use, as a percentage of the request, the HPA aims at',
+      1,
+    ),
+  },
 });
 
 const secretRef = (what: string, key: string): Tree => ({
@@ -64,6 +109,37 @@ export const values: Tree = {
   podAnnotations: map({}, 'annotations added to every pod', 'string'),
   nodeSelector: map({}, 'nodeSelector of every pod', 'string'),
   tolerations: list([], 'tolerations of every pod', { type: 'object' }),
+  global: open({
+    imageRegistry: str('', "registry of every image, before the chart's own (a parent chart's global)"),
+    imagePullSecrets: list(
+      [],
+      'imagePullSecrets of every pod, added to image.pullSecrets (names or {name: ...})',
+    ),
+  }),
+  nameOverride: str('', 'object names become <release>-<nameOverride>-<component>'),
+  fullnameOverride: str('', 'object names become <fullnameOverride>-<component> (cut to fit 63 characters)'),
+  clusterDomain: str('cluster.local', "the cluster's DNS domain (search's allowed host names)"),
+  affinity: map({}, 'affinity of every pod'),
+  priorityClassName: str('', 'priorityClassName of every pod'),
+  podSecurityContext: map(
+    {
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      runAsGroup: 1000,
+      fsGroup: 1000,
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    "securityContext of every pod; OpenShift's restricted-v2 assigns its own ids: set runAsUser, runAsGroup, fsGroup to null",
+  ),
+  containerSecurityContext: map(
+    {
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      capabilities: { drop: ['ALL'] },
+    },
+    "securityContext of every container (the images' USER is numeric, 1000, so runAsNonRoot holds without a runAsUser)",
+  ),
   kafka: {
     bootstrapServers: str('', 'Kafka bootstrap servers, host:port[,host:port] (required)'),
     groupId: str('cobalt-cloudevents-v1', "the consumer's group id (changing it replays the topic)"),
@@ -167,6 +243,11 @@ export const values: Tree = {
   },
   ingest: {
     ...deployment('ingest', 2, resources('100m', '128Mi', '384Mi')),
+    ...autoscaling('ingest'),
+    brokerGatesReadiness: bool(
+      false,
+      "false: the readiness probe asks /health/live, so a Kafka outage leaves the pods in the Service answering the spec's 503 body; true: /health/ready (README: Decisions)",
+    ),
     ingress: {
       enabled: bool(false, 'an Ingress for the ingestion API'),
       className: str('', 'ingressClassName'),
@@ -178,12 +259,16 @@ export const values: Tree = {
   consumer: deployment('consumer', 2, resources('100m', '192Mi', '512Mi')),
   search: {
     ...deployment('search', 2, resources('50m', '128Mi', '384Mi')),
+    ...autoscaling('search'),
     serviceType: oneOf(
       ['ClusterIP', 'NodePort', 'LoadBalancer'],
       'ClusterIP',
       'the search Service: it has no login, so anything but ClusterIP opts in to exposing it',
     ),
-    allowedHosts: str('', 'ALLOWED_HOSTS, comma-separated (empty: the Service names in the namespace)'),
+    allowedHosts: str(
+      '',
+      "ALLOWED_HOSTS, comma-separated (empty: every name of the Service, <release>-search[.<ns>[.svc[.<clusterDomain>]]], its ClusterIP, the pod's IP, localhost, 127.0.0.1, ::1)",
+    ),
   },
   controller: {
     enabled: bool(true, 'the Pipeline controller (creates the topics of Pipelines)'),
@@ -196,9 +281,27 @@ export const values: Tree = {
   jobs: {
     image: image('jobs'),
     resources: resources('50m', '96Mi', '256Mi'),
+    enabled: bool(
+      true,
+      'MAINTENANCE_ENABLED: false makes both jobs do nothing (partitions managed elsewhere)',
+    ),
+    logLevel: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal'], 'info', 'LOG_LEVEL of the jobs'),
+    // The migration hook runs the jobs image: it takes these extras too.
+    ...podExtras('jobs'),
     partitionMaintenance: {
       schedule: str('0 */6 * * *', 'cron schedule of partition-maintenance'),
       monthsAhead: int(3, 'MAINTENANCE_MONTHS_AHEAD', 0),
+      retainMonths: int(
+        0,
+        'MAINTENANCE_RETAIN_MONTHS: detach (never drop) partitions older than this many months (0: never)',
+      ),
+      detachLockTimeout: str(
+        '5s',
+        'MAINTENANCE_DETACH_LOCK_TIMEOUT: lock_timeout of each creation and detach',
+        {
+          pattern: '^[0-9]+(ms|s|m|h|d)$',
+        },
+      ),
     },
     rollupRefresh: {
       schedule: str('*/5 * * * *', 'cron schedule of rollup-refresh'),

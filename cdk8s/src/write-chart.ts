@@ -9,6 +9,7 @@ import { ApiObject } from 'cdk8s';
 import { stringify } from 'yaml';
 import { usesKeySet } from './auth.js';
 import { platformChart } from './chart.js';
+import { HELPER_TEMPLATES } from './chart-templates.js';
 import { CREDENTIALS_TEMPLATES } from './credentials.js';
 import { toTemplate } from './helm.js';
 import { REPO_ROOT } from './paths.js';
@@ -47,6 +48,7 @@ export function chartFiles(): Map<string, string> {
       files.set(`templates/${object.node.id}.yaml`, HEADER + toTemplate(object));
   }
   files.set('templates/required-values.yaml', HEADER + requiredValuesCheck());
+  files.set('templates/_helpers.tpl', `{{/* ${HEADER.slice(2).trim()} */}}\n${HELPER_TEMPLATES}`);
   files.set('templates/_credentials.tpl', `{{/* ${HEADER.slice(2).trim()} */}}\n${CREDENTIALS_TEMPLATES}`);
   // Helm installs crds/ before the templates and never upgrades or deletes them (its CRD policy).
   files.set('crds/pipeline.yaml', readFileSync(join(REPO_ROOT, 'crds/pipeline.yaml'), 'utf8'));
@@ -111,10 +113,12 @@ export function chartDrift(dir: string): string[] {
 export function writeChart(dir: string): void {
   const readmePath = join(dir, 'README.md');
   const readme = readFileSync(readmePath, 'utf8');
+  // Generated before anything is removed: a construct that throws leaves the chart as it was.
+  const files = chartFiles();
   for (const generated of ['templates', 'crds', 'Chart.yaml', 'values.yaml', 'values.schema.json']) {
     rmSync(join(dir, generated), { recursive: true, force: true });
   }
-  for (const [path, text] of chartFiles()) {
+  for (const [path, text] of files) {
     mkdirSync(join(dir, path, '..'), { recursive: true });
     writeFileSync(join(dir, path), text);
   }

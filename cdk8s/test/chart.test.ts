@@ -122,8 +122,9 @@ describe('the rendered platform', () => {
         path: '/health/live',
         port: 'http',
       });
+      // Ingest's readiness follows its listener by default (values.test.ts: brokerGatesReadiness).
       expect(container.readinessProbe.httpGet, deployment.metadata.name).toEqual({
-        path: '/health/ready',
+        path: deployment.metadata.name === 'obs-ingest' ? '/health/live' : '/health/ready',
         port: 'http',
       });
       expect(container.ports).toEqual([{ name: 'http', containerPort: 8080 }]);
@@ -319,7 +320,7 @@ describe('the rendered platform', () => {
     // POD_IP must come first: kubelet expands $(VAR) only from envFrom and earlier entries.
     expect(names.indexOf('POD_IP')).toBeLessThan(names.indexOf('ALLOWED_HOSTS'));
     expect(env.find((e: { name: string }) => e.name === 'ALLOWED_HOSTS')?.value).toBe(
-      '$(ALLOWED_HOSTS),$(POD_IP)',
+      '$(ALLOWED_HOSTS),$(POD_IP),$(SERVICE_IP)',
     );
   });
 });

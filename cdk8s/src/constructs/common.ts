@@ -5,10 +5,11 @@
 
 import type { ApiObject } from 'cdk8s';
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
-import { blocks, releaseName, scalar, spread, text, value } from '../helm.js';
+import { blocks, releaseName, scalar, spread, spreadAt, text, value } from '../helm.js';
 
 export const HTTP_PORT = 8080;
-const UID = 1000; // the `node` user of the images (Dockerfile: USER 1000:1000)
+/** Seconds of the grace period beyond the preStop delay and a service's own shutdown bound. */
+export const GRACE_MARGIN_SECONDS = 5;
 
 /** The labels that select a component's pods in one release. */
 export function selector(component: string): Record<string, string> {
@@ -24,6 +25,7 @@ export function labels(component: string): Record<string, string> {
     'app.kubernetes.io/part-of': 'event-observatory',
     'app.kubernetes.io/managed-by': text('{{ .Release.Service }}'),
     'helm.sh/chart': text('{{ .Chart.Name }}-{{ .Chart.Version }}'),
+    'app.kubernetes.io/version': text('{{ .Chart.AppVersion }}'),
     [spread('.Values.commonLabels')]: '',
   };
 }
@@ -36,36 +38,40 @@ export function metadata(component: string, name = component, extraAnnotations: 
   };
 }
 
-/** `<registry>/<repository>:<tag>`, each part from the component's values or the global ones. */
+/** A component's ServiceAccount metadata, with `.Values.<component>.serviceAccount.annotations`. */
+export function serviceAccountMetadata(component: string) {
+  const base = metadata(component);
+  return {
+    ...base,
+    annotations: { ...base.annotations, [spread(`.Values.${component}.serviceAccount.annotations`)]: '' },
+  };
+}
+
+/** `.Values.<component>.extraEnv` given as a list: its items follow the first container's env. */
+export function extraEnvItems(object: ApiObject, pod: string, component: string): void {
+  const extra = `.Values.${component}.extraEnv`;
+  spreadAt(object, `${pod}/containers/0/env`, `(ternary ${extra} (list) (kindIs "slice" ${extra}))`);
+}
+
+/**
+ * `<registry>/<repository>:<tag>`, each part from the component's values or the chart-wide ones;
+ * `global.imageRegistry` (a parent chart's) comes first, as in Bitnami's charts.
+ */
 export function image(valuesKey: string) {
   const own = `.Values.${valuesKey}.image`;
   return {
     image: text(
-      `{{ ${own}.registry | default .Values.image.registry }}/{{ ${own}.repository }}:{{ ${own}.tag | default .Values.image.tag | default .Chart.AppVersion }}`,
+      `{{ (.Values.global).imageRegistry | default ${own}.registry | default .Values.image.registry }}/{{ ${own}.repository }}:{{ ${own}.tag | default .Values.image.tag | default .Chart.AppVersion }}`,
     ),
     imagePullPolicy: scalar(`{{ ${own}.pullPolicy | default .Values.image.pullPolicy | toJson }}`),
   };
 }
 
-export const containerSecurityContext: k8s.SecurityContext = {
-  allowPrivilegeEscalation: false,
-  readOnlyRootFilesystem: true,
-  runAsNonRoot: true,
-  capabilities: { drop: ['ALL'] },
-};
-
-/** The pod-level settings every pod of the chart has: non-root, seccomp, scheduling values, /tmp. */
+/** The pod-level settings every pod of the chart has (podBlocks adds the values-given ones). */
 export function podDefaults(serviceAccount: string, apiAccess = false): k8s.PodSpec {
   return {
     serviceAccountName: releaseName(serviceAccount),
     automountServiceAccountToken: apiAccess,
-    securityContext: {
-      runAsNonRoot: true,
-      runAsUser: UID,
-      runAsGroup: UID,
-      fsGroup: UID,
-      seccompProfile: { type: 'RuntimeDefault' },
-    },
     // The root filesystem is read-only; Node and its libraries may still want a scratch folder.
     volumes: [{ name: 'tmp', emptyDir: { sizeLimit: k8s.Quantity.fromString('64Mi') } }],
     containers: [],
@@ -73,16 +79,25 @@ export function podDefaults(serviceAccount: string, apiAccess = false): k8s.PodS
 }
 
 /**
- * The pod's values-given parts, at `pod` (the pod spec's JSON pointer): scheduling, pull secrets,
- * and the first container's resources from `.Values.<resources>`.
+ * The pod's values-given parts, at `pod` (the pod spec's JSON pointer): scheduling, pull secrets
+ * (`global.imagePullSecrets` items may be names or `{name}`), the security contexts, and the first
+ * container's resources from `.Values.<resources>`.
  */
 export function podBlocks(object: ApiObject, pod: string, resources: string): void {
   blocks(object, {
     [`${pod}/nodeSelector`]: '.Values.nodeSelector',
     [`${pod}/tolerations`]: '.Values.tolerations',
-    [`${pod}/imagePullSecrets`]: '.Values.image.pullSecrets',
+    [`${pod}/affinity`]: '.Values.affinity',
+    [`${pod}/imagePullSecrets`]: '(include "observatory.pullSecrets" . | fromYamlArray)',
+    [`${pod}/securityContext`]: '.Values.podSecurityContext',
+    [`${pod}/containers/0/securityContext`]: '.Values.containerSecurityContext',
     [`${pod}/containers/0/resources`]: `.Values.${resources}`,
   });
+  spreadAt(
+    object,
+    pod,
+    '(ternary (dict "priorityClassName" .Values.priorityClassName) (dict) (ne .Values.priorityClassName ""))',
+  );
 }
 
 export const tmpMount: k8s.VolumeMount = { name: 'tmp', mountPath: '/tmp' };

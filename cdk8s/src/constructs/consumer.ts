@@ -23,7 +23,7 @@ export class Consumer extends Construct {
       secretEnv: [databasePassword('writer'), keyEnv('ADMIN_AUTH', 'admin')],
       connections: { kafka: true, database: 'writer' },
       // Document 2: the coordinated-shutdown budget (40 s) plus CONSUMER_DRAIN_TIMEOUT (30 s).
-      terminationGracePeriodSeconds: 75,
+      shutdownBoundSeconds: 70,
     });
   }
 }

@@ -35,7 +35,7 @@ export class Controller extends Construct {
         CONTROLLER_WATCH_NAMESPACE: text('{{ .Release.Namespace }}'),
       },
       secretEnv: [fieldEnv('POD_NAME', 'metadata.name'), fieldEnv('POD_NAMESPACE', 'metadata.namespace')],
-      terminationGracePeriodSeconds: 30,
+      shutdownBoundSeconds: 15, // main.ts: installShutdown's timeout
       apiAccess: true,
       connections: { kafka: true },
     });

@@ -7,9 +7,11 @@
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { type Connections, credentialVolumes } from '../credentials.js';
-import { releaseName, scalar, spread, text, value } from '../helm.js';
+import { blocks, releaseName, scalar, spread, spreadAt, text, value } from '../helm.js';
+import { Autoscaler } from './autoscaling.js';
 import {
-  containerSecurityContext,
+  extraEnvItems,
+  GRACE_MARGIN_SECONDS,
   HTTP_PORT,
   image,
   labels,
@@ -17,6 +19,7 @@ import {
   podBlocks,
   podDefaults,
   selector,
+  serviceAccountMetadata,
   tmpMount,
 } from './common.js';
 
@@ -27,8 +30,15 @@ export interface HttpServiceProps {
   settings: Record<string, string>;
   /** Environment from Secrets or the downward API. */
   secretEnv?: k8s.EnvVar[];
-  /** Seconds between SIGTERM and SIGKILL: at least the service's shutdown budget. */
-  terminationGracePeriodSeconds: number;
+  /**
+   * The service's own bound on its shutdown after SIGTERM (its installShutdown timeout): the grace
+   * period is the preStop delay plus this plus a margin, so the kubelet never cuts a drain short.
+   */
+  shutdownBoundSeconds: number;
+  /** `.Values.<component>.autoscaling` exists: an HPA may own the replicas. */
+  autoscaled?: boolean;
+  /** Template text of the readiness probe's path (default /health/ready). */
+  readinessPath?: string;
   /** The container listens on this port (named `http`). */
   containerPort?: number;
   /** The Service's type comes from `.Values.<component>.serviceType` (else ClusterIP). */
@@ -46,8 +56,9 @@ export class HttpService extends Construct {
     super(scope, props.component);
     const { component } = props;
     const port = props.containerPort ?? HTTP_PORT;
+    const own = `.Values.${component}`;
     this.serviceAccount = new k8s.KubeServiceAccount(this, `${component}-serviceaccount`, {
-      metadata: metadata(component),
+      metadata: serviceAccountMetadata(component),
       automountServiceAccountToken: props.apiAccess ?? false,
     });
     new k8s.KubeConfigMap(this, `${component}-configmap`, {
@@ -60,14 +71,15 @@ export class HttpService extends Construct {
         // Set with the endpoint: without it the SDK would speak its own default, http/protobuf.
         OTEL_EXPORTER_OTLP_PROTOCOL: value('tracing.otlpProtocol'),
         ...props.settings,
-        [spread(`.Values.${component}.extraEnv`)]: '',
+        // extraEnv as a map lands here; as a list, in the container's env (below).
+        [spread(`(ternary ${own}.extraEnv (dict) (kindIs "map" ${own}.extraEnv))`)]: '',
       },
     });
     const defaults = podDefaults(component, props.apiAccess);
     const deployment = new k8s.KubeDeployment(this, `${component}-deployment`, {
       metadata: metadata(component),
       spec: {
-        replicas: value<number>(`${component}.replicas`),
+        ...(props.autoscaled ? {} : { replicas: value<number>(`${component}.replicas`) }),
         revisionHistoryLimit: 3,
         selector: { matchLabels: selector(component) },
         strategy: {
@@ -90,15 +102,9 @@ export class HttpService extends Construct {
           },
           spec: {
             ...defaults,
-            terminationGracePeriodSeconds: props.terminationGracePeriodSeconds,
-            topologySpreadConstraints: [
-              {
-                maxSkew: 1,
-                topologyKey: 'kubernetes.io/hostname',
-                whenUnsatisfiable: 'ScheduleAnyway',
-                labelSelector: { matchLabels: selector(component) },
-              },
-            ],
+            terminationGracePeriodSeconds: scalar<number>(
+              `{{ add ${own}.preStopDelaySeconds ${props.shutdownBoundSeconds + GRACE_MARGIN_SECONDS} }}`,
+            ),
             containers: [
               {
                 name: component,
@@ -106,8 +112,16 @@ export class HttpService extends Construct {
                 ports: [{ name: 'http', containerPort: port }],
                 envFrom: [{ configMapRef: { name: releaseName(component) } }],
                 env: props.secretEnv ?? [],
+                // The Service keeps the pod while the Endpoints controller and kube-proxy (or an
+                // ingress controller) learn it is going; only then does SIGTERM close the listener.
+                lifecycle: {
+                  preStop: { sleep: { seconds: value<number>(`${component}.preStopDelaySeconds`) } },
+                },
                 readinessProbe: {
-                  httpGet: { path: '/health/ready', port: k8s.IntOrString.fromString('http') },
+                  httpGet: {
+                    path: props.readinessPath ?? '/health/ready',
+                    port: k8s.IntOrString.fromString('http'),
+                  },
                   periodSeconds: 5,
                   timeoutSeconds: 3,
                   failureThreshold: 2,
@@ -119,7 +133,6 @@ export class HttpService extends Construct {
                   timeoutSeconds: 3,
                   failureThreshold: 3,
                 },
-                securityContext: containerSecurityContext,
                 volumeMounts: [tmpMount],
               },
             ],
@@ -128,7 +141,19 @@ export class HttpService extends Construct {
       },
     });
     podBlocks(deployment, '/spec/template/spec', `${component}.resources`);
-    credentialVolumes(deployment, '/spec/template/spec', props.connections ?? {});
+    credentialVolumes(deployment, '/spec/template/spec', props.connections ?? {}, component);
+    extraEnvItems(deployment, '/spec/template/spec', component);
+    blocks(deployment, {
+      '/spec/template/spec/topologySpreadConstraints': `(${own}.topologySpreadConstraints | default (list (dict "maxSkew" 1 "topologyKey" "kubernetes.io/hostname" "whenUnsatisfiable" "ScheduleAnyway" "labelSelector" (dict "matchLabels" (dict "app.kubernetes.io/name" "${component}" "app.kubernetes.io/instance" .Release.Name)))))`,
+    });
+    if (props.autoscaled) {
+      spreadAt(
+        deployment,
+        '/spec',
+        `(ternary (dict) (dict "replicas" ${own}.replicas) ${own}.autoscaling.enabled)`,
+      );
+      new Autoscaler(this, component);
+    }
     new k8s.KubeService(this, `${component}-service`, {
       metadata: metadata(component),
       spec: {

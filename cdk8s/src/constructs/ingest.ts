@@ -22,8 +22,15 @@ export class Ingest extends Construct {
       secretEnv: [keyEnv('AUTH', 'auth')],
       apiAccess: ingestApiAccess(),
       connections: { kafka: true },
-      // Document 1: stop the listener, drain the producer (BROKER_CLOSE_TIMEOUT 10 s), close telemetry.
-      terminationGracePeriodSeconds: 30,
+      // main.ts: the listener's drain (BROKER_DELIVERY_TIMEOUT 10 s), the producer's close
+      // (BROKER_CLOSE_TIMEOUT 10 s) plus one request (BROKER_REQUEST_TIMEOUT 5 s), plus 5 s.
+      shutdownBoundSeconds: 30,
+      autoscaled: true,
+      // A Kafka outage is every pod's: by default they stay behind the Service and answer the
+      // spec's 503 body rather than leave producers to an ingress's own error page (README: Probes).
+      readinessPath: scalar(
+        '{{ ternary "/health/ready" "/health/live" .Values.ingest.brokerGatesReadiness | toJson }}',
+      ),
     });
     const ingress = new k8s.KubeIngress(this, 'ingest-ingress', {
       metadata: metadata('ingest'),

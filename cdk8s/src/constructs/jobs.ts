@@ -7,14 +7,15 @@
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { credentialVolumes, databasePassword, databaseSettings } from '../credentials.js';
-import { releaseName, value, valueText } from '../helm.js';
+import { releaseName, scalar, spread, text, value, valueText } from '../helm.js';
 import {
-  containerSecurityContext,
+  extraEnvItems,
   image,
   labels,
   metadata,
   podBlocks,
   podDefaults,
+  serviceAccountMetadata,
   tmpMount,
 } from './common.js';
 
@@ -27,7 +28,7 @@ export class Jobs extends Construct {
   constructor(scope: Construct) {
     super(scope, 'jobs-component');
     new k8s.KubeServiceAccount(this, 'jobs-serviceaccount', {
-      metadata: metadata('jobs'),
+      metadata: serviceAccountMetadata('jobs'),
       automountServiceAccountToken: false,
     });
     new k8s.KubeConfigMap(this, 'jobs-configmap', {
@@ -35,11 +36,21 @@ export class Jobs extends Construct {
       data: {
         ...databaseSettings('writer'),
         MAINTENANCE_MONTHS_AHEAD: valueText('jobs.partitionMaintenance.monthsAhead'),
+        MAINTENANCE_ENABLED: valueText('jobs.enabled'),
+        // 0 leaves it empty, which the jobs read as unset: never detach.
+        MAINTENANCE_RETAIN_MONTHS: scalar(
+          '{{ ternary (toString .Values.jobs.partitionMaintenance.retainMonths) "" (gt (int .Values.jobs.partitionMaintenance.retainMonths) 0) | toJson }}',
+        ),
+        MAINTENANCE_DETACH_LOCK_TIMEOUT: value('jobs.partitionMaintenance.detachLockTimeout'),
+        LOG_LEVEL: value('jobs.logLevel'),
+        SERVICE_VERSION: text('{{ .Chart.AppVersion }}'),
+        [spread('(ternary .Values.jobs.extraEnv (dict) (kindIs "map" .Values.jobs.extraEnv))')]: '',
       },
     });
     for (const job of JOBS) {
       const cronJob = new k8s.KubeCronJob(this, `${job.name}-cronjob`, {
-        metadata: metadata('jobs', job.name),
+        // A CronJob's name has 52 characters at most: its Jobs append 11.
+        metadata: { ...metadata('jobs', job.name), name: releaseName(job.name, 52) },
         spec: {
           schedule: value(`${job.values}.schedule`),
           concurrencyPolicy: 'Forbid',
@@ -63,7 +74,6 @@ export class Jobs extends Construct {
                       args: [job.name],
                       envFrom: [{ configMapRef: { name: releaseName('jobs') } }],
                       env: [databasePassword('writer')],
-                      securityContext: containerSecurityContext,
                       volumeMounts: [tmpMount],
                     },
                   ],
@@ -74,7 +84,8 @@ export class Jobs extends Construct {
         },
       });
       podBlocks(cronJob, '/spec/jobTemplate/spec/template/spec', 'jobs.resources');
-      credentialVolumes(cronJob, '/spec/jobTemplate/spec/template/spec', { database: 'writer' });
+      credentialVolumes(cronJob, '/spec/jobTemplate/spec/template/spec', { database: 'writer' }, 'jobs');
+      extraEnvItems(cronJob, '/spec/jobTemplate/spec/template/spec', 'jobs');
     }
   }
 }

@@ -11,15 +11,7 @@ import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { credentialVolumes, databasePassword, databaseSettings } from '../credentials.js';
 import { value } from '../helm.js';
-import {
-  containerSecurityContext,
-  image,
-  labels,
-  metadata,
-  podBlocks,
-  podDefaults,
-  tmpMount,
-} from './common.js';
+import { extraEnvItems, image, labels, metadata, podBlocks, podDefaults, tmpMount } from './common.js';
 
 export class Migration extends Construct {
   constructor(scope: Construct) {
@@ -53,7 +45,6 @@ export class Migration extends Construct {
                   }).map(([name, v]) => ({ name, value: v })),
                   databasePassword('owner'),
                 ],
-                securityContext: containerSecurityContext,
                 volumeMounts: [tmpMount],
               },
             ],
@@ -62,6 +53,7 @@ export class Migration extends Construct {
       },
     });
     podBlocks(job, '/spec/template/spec', 'jobs.resources');
-    credentialVolumes(job, '/spec/template/spec', { database: 'owner' });
+    credentialVolumes(job, '/spec/template/spec', { database: 'owner' }, 'jobs');
+    extraEnvItems(job, '/spec/template/spec', 'jobs');
   }
 }

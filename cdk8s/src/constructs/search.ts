@@ -4,9 +4,11 @@
  */
 import { Construct } from 'constructs';
 import { databasePassword, databaseSettings } from '../credentials.js';
-import { scalar, text } from '../helm.js';
+import { releaseNameExpr, scalar, text } from '../helm.js';
 import { HTTP_PORT, secretEnv } from './common.js';
 import { HttpService } from './http-service.js';
+
+const SERVICE = releaseNameExpr('search');
 
 export class Search extends Construct {
   constructor(scope: Construct) {
@@ -16,9 +18,10 @@ export class Search extends Construct {
       settings: {
         ...databaseSettings('reader'),
         PLAY_HTTP_PORT: String(HTTP_PORT),
-        // The Host header must be one of these: by default the Service's own names.
+        // The Host header must be one of these: by default every name of the Service (its
+        // ClusterIP joins below), and loopback for a port-forward.
         ALLOWED_HOSTS: scalar(
-          '{{ .Values.search.allowedHosts | default (printf "%s-search,%s-search.%s,%s-search.%s.svc,localhost,127.0.0.1" .Release.Name .Release.Name .Release.Namespace .Release.Name .Release.Namespace) | toJson }}',
+          `{{ .Values.search.allowedHosts | default (printf "%[1]s,%[1]s.%[2]s,%[1]s.%[2]s.svc,%[1]s.%[2]s.svc.%[3]s,localhost,127.0.0.1,::1" ${SERVICE} .Release.Namespace .Values.clusterDomain) | toJson }}`,
         ),
         NODE_ENV: text('production'),
       },
@@ -28,9 +31,16 @@ export class Search extends Construct {
         // Prometheus scrapes /metrics at the pod's address, and Document 2 wants the scrape host
         // allowed: the pod IP joins the list (kubelet expands $(VAR) from envFrom and earlier env).
         { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-        { name: 'ALLOWED_HOSTS', value: '$(ALLOWED_HOSTS),$(POD_IP)' },
+        // The kubelet gives every pod `<SERVICE>_SERVICE_HOST` of the Services that existed when
+        // it started: the search Service's ClusterIP (Helm creates Services before Deployments).
+        {
+          name: 'SERVICE_IP',
+          value: scalar(`{{ printf "$(%s_SERVICE_HOST)" (${SERVICE} | upper | replace "-" "_") | toJson }}`),
+        },
+        { name: 'ALLOWED_HOSTS', value: '$(ALLOWED_HOSTS),$(POD_IP),$(SERVICE_IP)' },
       ],
-      terminationGracePeriodSeconds: 30,
+      shutdownBoundSeconds: 15, // main.ts: installShutdown's timeout
+      autoscaled: true,
       serviceTypeFromValues: true,
       connections: { database: 'reader' },
     });

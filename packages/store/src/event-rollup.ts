@@ -156,30 +156,40 @@ export interface SeveritySummary {
   errors: number;
   /** Highest severity rank seen per (hour, type, source) group -> how many groups. */
   groupsByMaxRank: { rank: number | null; groups: number }[];
-  /** When the rollup was last refreshed; undefined when it is empty. */
+  /**
+   * When rollup-refresh last ran (the watermark's time), whether or not it found anything new;
+   * undefined before its first run.
+   */
   refreshedAt: Date | undefined;
 }
 
 /** Totals and the spread of highest severities since `since`. */
 export async function rollupSeverities(db: DatabasePool, since: Date): Promise<SeveritySummary> {
+  // One statement (one pool connection): the groups, and the watermark's time on every row; a
+  // range without groups still gives one row (groups null) carrying it.
   const { rows } = await db.query<{
     rank: number | null;
-    groups: number;
-    events: string;
-    errors: string;
+    groups: number | null;
+    events: string | null;
+    errors: string | null;
     refreshed_at: Date | null;
   }>(
-    `SELECT max_severity_rank AS rank, count(*)::int AS groups, sum(event_count) AS events,
-            sum(error_count) AS errors, max(refreshed_at) AS refreshed_at
-       FROM events.event_rollup_hourly WHERE bucket_start >= $1
-      GROUP BY 1 ORDER BY 1 DESC NULLS LAST`,
+    `WITH g AS (
+       SELECT max_severity_rank AS rank, count(*)::int AS groups, sum(event_count) AS events,
+              sum(error_count) AS errors
+         FROM events.event_rollup_hourly WHERE bucket_start >= $1
+        GROUP BY 1)
+     SELECT g.rank, g.groups, g.events, g.errors,
+            (SELECT refreshed_at FROM events.event_rollup_watermark) AS refreshed_at
+       FROM (SELECT 1) AS one LEFT JOIN g ON true
+      ORDER BY g.rank DESC NULLS LAST`,
     [since],
   );
-  const refreshed = rows.map((r) => r.refreshed_at).filter((d): d is Date => d !== null);
+  const groups = rows.filter((r) => r.groups !== null);
   return {
-    events: rows.reduce((n, r) => n + Number(r.events), 0),
-    errors: rows.reduce((n, r) => n + Number(r.errors), 0),
-    groupsByMaxRank: rows.map((r) => ({ rank: r.rank, groups: r.groups })),
-    refreshedAt: refreshed.length ? new Date(Math.max(...refreshed.map((d) => d.getTime()))) : undefined,
+    events: groups.reduce((n, r) => n + Number(r.events), 0),
+    errors: groups.reduce((n, r) => n + Number(r.errors), 0),
+    groupsByMaxRank: groups.map((r) => ({ rank: r.rank, groups: r.groups as number })),
+    refreshedAt: rows[0]?.refreshed_at ?? undefined,
   };
 }

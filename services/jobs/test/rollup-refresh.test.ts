@@ -1,3 +1,4 @@
+import { rollupSeverities } from '@event-observatory/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, insertEvents, sample, startHarness } from './harness.js';
 
@@ -37,6 +38,17 @@ describe('rollup-refresh on real PostgreSQL', () => {
     const jobs = h.jobs();
     expect(await jobs.run('rollup-refresh')).toMatchObject({ outcome: 'success', hoursRefreshed: 0 });
     expect(sample(await h.scrape(), 'rollup_staleness')).toBe(-1);
+  });
+
+  it("gives the overview the last refresh's time even when that refresh found nothing new", async () => {
+    await h.db.query('DELETE FROM events.event_rollup_watermark');
+    const since = new Date(0);
+    expect((await rollupSeverities(h.db, since)).refreshedAt).toBeUndefined();
+    const before = Date.now();
+    expect(await h.jobs().run('rollup-refresh')).toMatchObject({ outcome: 'success', hoursRefreshed: 0 });
+    const summary = await rollupSeverities(h.db, since);
+    expect(summary.groupsByMaxRank).toEqual([]);
+    expect(summary.refreshedAt?.getTime()).toBeGreaterThanOrEqual(before - 5_000);
   });
 
   it('equals a GROUP BY over the table after inserts in several hours, and after late events for an old hour', async () => {

@@ -40,6 +40,38 @@ describe('allowed hosts', () => {
     expect(hostMatcher(['::1'])('[::1]:9000')).toBe(true);
   });
 
+  it("admits every name the chart's default list gives a pod: the Service's names, its ClusterIP, the pod IP, loopback", () => {
+    // The chart's ALLOWED_HOSTS for release obs in namespace ns, with the ClusterIP and the pod IP
+    // the kubelet substitutes (cdk8s/test/values.test.ts checks the chart writes this list).
+    const chart = hostMatcher(
+      'obs-search,obs-search.ns,obs-search.ns.svc,obs-search.ns.svc.cluster.local,localhost,127.0.0.1,::1,10.44.0.7,10.96.3.4'.split(
+        ',',
+      ),
+    );
+    for (const host of [
+      'obs-search:8080',
+      'obs-search.ns:8080',
+      'obs-search.ns.svc',
+      'obs-search.ns.svc.cluster.local:8080',
+      'OBS-SEARCH.NS.SVC.CLUSTER.LOCAL.:8080',
+      '10.96.3.4:8080',
+      '10.44.0.7:8080',
+      'localhost:8080',
+      '127.0.0.1:8080',
+      '[::1]:8080',
+    ]) {
+      expect(chart(host), host).toBe(true);
+    }
+    for (const host of [
+      'obs-search.other',
+      'obs-search.ns.svc.cluster.local.evil.com',
+      '10.96.3.5:8080',
+      '[::2]:8080',
+    ]) {
+      expect(chart(host), host).toBe(false);
+    }
+  });
+
   it('refuses an empty list when the filter is built', () => {
     expect(() => hostMatcher([' ', ''])).toThrow(/ALLOWED_HOSTS/);
   });

@@ -106,7 +106,7 @@ export function OverviewPage(props: { view: OverviewView }) {
         From the hourly rollup since {utc(v.since, false)} UTC.{' '}
         {s.refreshedAt
           ? `Last refreshed ${utc(s.refreshedAt, false)} UTC.`
-          : 'The rollup is empty: it has not been refreshed yet.'}
+          : 'The rollup has not been refreshed yet (the rollup-refresh job has not run).'}
       </p>
       <section aria-labelledby="severities" class="cards">
         <h2 id="severities">Severities</h2>

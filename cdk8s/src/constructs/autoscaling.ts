@@ -1,0 +1,37 @@
+/**
+ * A HorizontalPodAutoscaler (autoscaling/v2, on CPU) for a stateless component, rendered when
+ * `.Values.<component>.autoscaling.enabled`; its Deployment then has no replicas field, so an
+ * upgrade never resets what the HPA chose.
+ */
+import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
+import { Construct } from 'constructs';
+import { onlyIf, releaseName, value } from '../helm.js';
+import { metadata } from './common.js';
+
+export class Autoscaler extends Construct {
+  constructor(scope: Construct, component: string) {
+    super(scope, `${component}-autoscaler`);
+    const own = `${component}.autoscaling`;
+    const hpa = new k8s.KubeHorizontalPodAutoscalerV2(this, `${component}-hpa`, {
+      metadata: metadata(component),
+      spec: {
+        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: releaseName(component) },
+        minReplicas: value<number>(`${own}.minReplicas`),
+        maxReplicas: value<number>(`${own}.maxReplicas`),
+        metrics: [
+          {
+            type: 'Resource',
+            resource: {
+              name: 'cpu',
+              target: {
+                type: 'Utilization',
+                averageUtilization: value<number>(`${own}.targetCPUUtilizationPercentage`),
+              },
+            },
+          },
+        ],
+      },
+    });
+    onlyIf(hpa, `.Values.${own}.enabled`);
+  }
+}

@@ -1,0 +1,292 @@
+/**
+ * The chart's operator values that change what the cluster does (issue 29), in ONE install:
+ * the uid left to the platform (OpenShift's restricted-v2 assigns its own), an HPA accepted by the
+ * API server, `extraEnv` items with `valueFrom`, an extra volume, pull secrets, a priority class,
+ * service account annotations, fullnameOverride; search admitting every name of its Service; and
+ * ingest with an unreachable Kafka staying behind its Service, answering the spec's 503 body (its
+ * readiness follows the listener, not the broker). Kafka is unreachable for the whole release
+ * (`127.0.0.1:1` in each pod), so the consumer never gets Ready: the suite waits for ingest and
+ * search only.
+ */
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDatabase } from '@event-observatory/devstack';
+import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { stringify } from 'yaml';
+import { CHART, Helm } from './lib/helm.js';
+import { Kube, type TestNamespace } from './lib/kube.js';
+
+const cluster = inject('cluster');
+const podStack = inject('podStack');
+const kube = new Kube(cluster.kubeconfig);
+const helm = new Helm(cluster.kubeconfig);
+const RELEASE = 'values';
+const NAME = 'vt'; // fullnameOverride: every object is vt-<component>
+const suffix = randomUUID().slice(0, 8);
+const priorityClass = `observatory-values-test-${suffix}`;
+const greeting = `hello-${suffix}`;
+const authSecret = randomDevSecret();
+
+let ns: TestNamespace;
+let installed = false;
+
+interface PodJson {
+  metadata: { name: string };
+  spec: {
+    priorityClassName?: string;
+    priority?: number;
+    imagePullSecrets?: { name: string }[];
+    securityContext?: Record<string, unknown>;
+  };
+  status: { podIP: string };
+}
+
+async function pod(component: string): Promise<PodJson> {
+  const list = await kube.getJson<{ items: PodJson[] }>([
+    'pods',
+    '--namespace',
+    ns.name,
+    '-l',
+    `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/name=${component}`,
+  ]);
+  const [first] = list.items;
+  if (!first) throw new Error(`no ${component} pod`);
+  return first;
+}
+
+/** Runs `node -e script` in the component's pod (the images carry no shell tools to rely on). */
+async function nodeIn(component: string, script: string): Promise<string> {
+  return ns.kubectl(['exec', (await pod(component)).metadata.name, '--', 'node', '-e', script]);
+}
+
+async function clusterIp(component: string): Promise<string> {
+  const svc = await kube.getJson<{ spec: { clusterIP: string } }>([
+    'service',
+    `${NAME}-${component}`,
+    '--namespace',
+    ns.name,
+  ]);
+  return svc.spec.clusterIP;
+}
+
+function httpRequest(
+  host: string,
+  path: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: string }> {
+  return new Promise((done, fail) => {
+    const req = request(
+      { host, port: 8080, path, method: opts.method ?? 'GET', headers: opts.headers, timeout: 30_000 },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => {
+          body += c.toString();
+        });
+        res.on('end', () => done({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', fail);
+    req.end(opts.body);
+  });
+}
+
+beforeAll(async () => {
+  const t0 = Date.now();
+  ns = await kube.createNamespace('values');
+  await kube.kubectl(['create', 'priorityclass', priorityClass, '--value=1000']);
+  const databaseUrl = await createDatabase(podStack.databaseUrl, `values_${suffix.replace(/-/g, '')}`);
+  const url = new URL(databaseUrl);
+  const password = decodeURIComponent(url.password);
+  url.password = '';
+  await ns.apply(
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'vt-secrets' },
+      stringData: {
+        STORE_PASSWORD: password,
+        AUTH_SECRET: authSecret,
+        ADMIN_AUTH_SECRET: randomDevSecret(),
+        APPLICATION_SECRET: randomDevSecret(),
+        greeting,
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'vt-pull' },
+      type: 'kubernetes.io/dockerconfigjson',
+      stringData: { '.dockerconfigjson': JSON.stringify({ auths: {} }) },
+    },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'vt-extra' }, data: { note: greeting } },
+  );
+  const [prefix, tag] = cluster.images.ingest.replace(/\/ingest:/, ' ').split(' ') as [string, string];
+  const small = { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '384Mi' } };
+  const components = ['ingest', 'consumer', 'search', 'jobs', 'controller'];
+  const own: Record<string, Record<string, unknown>> = Object.fromEntries(
+    components.map((c) => [
+      c,
+      { image: { repository: `${prefix.split('/').slice(1).join('/')}/${c}` }, resources: small },
+    ]),
+  );
+  own.ingest = {
+    ...own.ingest,
+    autoscaling: { enabled: true, minReplicas: 1, maxReplicas: 2 },
+    extraEnv: [
+      { name: 'EXTRA_GREETING', valueFrom: { secretKeyRef: { name: 'vt-secrets', key: 'greeting' } } },
+    ],
+    extraVolumes: [{ name: 'extra', configMap: { name: 'vt-extra' } }],
+    extraVolumeMounts: [{ name: 'extra', mountPath: '/etc/extra', readOnly: true }],
+    serviceAccount: { annotations: { 'example.com/role': 'ingest-writer' } },
+  };
+  // Rollouts are chart.test.ts's: a short preStop delay keeps this suite's teardown short.
+  for (const c of ['ingest', 'consumer', 'search']) own[c] = { ...own[c], preStopDelaySeconds: 1 };
+  for (const c of ['consumer', 'search']) own[c] = { ...own[c], replicas: 1 };
+  own.controller = { ...own.controller, enabled: false };
+  const values = {
+    ...own,
+    fullnameOverride: NAME,
+    image: { registry: prefix.split('/')[0], tag },
+    global: { imagePullSecrets: ['vt-pull'] },
+    priorityClassName: priorityClass,
+    // As OpenShift's restricted-v2 wants it: no fixed ids, the image's numeric USER decides.
+    podSecurityContext: { runAsUser: null, runAsGroup: null, fsGroup: null },
+    // A port nothing listens on, inside each pod: Kafka refuses every connection.
+    kafka: { bootstrapServers: '127.0.0.1:1' },
+    database: { url: url.toString(), user: decodeURIComponent(url.username) },
+    secrets: Object.fromEntries(
+      ['store', 'auth', 'admin', 'application'].map((s) => [s, { name: 'vt-secrets' }]),
+    ),
+    pipeline: { create: false },
+  };
+  const file = join(tmpdir(), `values-test-${suffix}.yaml`);
+  writeFileSync(file, stringify(values));
+  // No --wait: the consumer cannot get Ready without Kafka. The migration hook still runs first.
+  await helm.run(['install', RELEASE, CHART, '--namespace', ns.name, '--skip-crds', '-f', file]);
+  installed = true;
+  await ns.rolloutStatus(`${NAME}-ingest`, 180_000);
+  await ns.rolloutStatus(`${NAME}-search`, 180_000);
+  process.stderr.write(`[values] installed in ${Math.round((Date.now() - t0) / 1000)} s\n`);
+}, 300_000);
+
+afterAll(async () => {
+  const t0 = Date.now();
+  // No --wait: deleting the namespace waits for the pods anyway.
+  if (installed) await helm.run(['uninstall', RELEASE, '--namespace', ns.name]).catch(() => {});
+  await ns?.delete();
+  process.stderr.write(`[values] uninstalled in ${Math.round((Date.now() - t0) / 1000)} s\n`);
+  await kube.kubectl(['delete', 'priorityclass', priorityClass, '--ignore-not-found']).catch(() => {});
+});
+
+describe('operator values on the cluster', () => {
+  it('runs with the uid left unset: the image USER (1000) applies and runAsNonRoot admits it', async () => {
+    for (const component of ['ingest', 'search']) {
+      const spec = (await pod(component)).spec;
+      expect(spec.securityContext, component).toEqual({
+        runAsNonRoot: true,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      expect(await nodeIn(component, "process.stdout.write(process.getuid() + ':' + process.getgid())")).toBe(
+        '1000:1000',
+      );
+    }
+  });
+
+  it('gives the pods the pull secrets and the priority class (admission resolved its value)', async () => {
+    const spec = (await pod('ingest')).spec;
+    expect(spec.imagePullSecrets).toEqual([{ name: 'vt-pull' }]);
+    expect(spec.priorityClassName).toBe(priorityClass);
+    expect(spec.priority).toBe(1000);
+  });
+
+  it('passes extraEnv valueFrom items and mounts the extra volume', async () => {
+    expect(
+      await nodeIn(
+        'ingest',
+        "process.stdout.write(process.env.EXTRA_GREETING + ' ' + require('fs').readFileSync('/etc/extra/note', 'utf8'))",
+      ),
+    ).toBe(`${greeting} ${greeting}`);
+  });
+
+  it('has its HPA accepted, targeting the Deployment, and the annotated ServiceAccount', async () => {
+    const hpa = await kube.getJson<{ spec: { scaleTargetRef: { name: string }; maxReplicas: number } }>([
+      'hpa',
+      `${NAME}-ingest`,
+      '--namespace',
+      ns.name,
+    ]);
+    expect(hpa.spec.scaleTargetRef.name).toBe(`${NAME}-ingest`);
+    expect(hpa.spec.maxReplicas).toBe(2);
+    const sa = await kube.getJson<{ metadata: { annotations?: Record<string, string> } }>([
+      'serviceaccount',
+      `${NAME}-ingest`,
+      '--namespace',
+      ns.name,
+    ]);
+    expect(sa.metadata.annotations?.['example.com/role']).toBe('ingest-writer');
+  });
+
+  it("keeps ingest behind its Service while Kafka is unreachable, answering the spec's 503 body", async () => {
+    const ip = (await pod('ingest')).status.podIP;
+    const slices = await kube.getJson<{
+      items: { endpoints?: { addresses: string[]; conditions: { ready?: boolean } }[] }[];
+    }>(['endpointslices', '--namespace', ns.name, '-l', `kubernetes.io/service-name=${NAME}-ingest`]);
+    const endpoints = slices.items.flatMap((s) => s.endpoints ?? []);
+    expect(endpoints.filter((e) => e.conditions.ready).flatMap((e) => e.addresses)).toEqual([ip]);
+    const service = await clusterIp('ingest');
+    // The spec's readiness meaning is kept: /health/ready says the broker is unreachable.
+    const ready = await httpRequest(service, '/health/ready');
+    expect(ready.status).toBe(503);
+    expect(JSON.parse(ready.body)).toMatchObject({ broker: 'unreachable' });
+    const token = await signDevToken({
+      secret: authSecret,
+      scopes: ['events:write'],
+      audience: 'observatory-ingest',
+      ttl: '1h',
+    });
+    const post = await httpRequest(service, '/v1/events', {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'ce-specversion': '1.0',
+        'ce-id': suffix,
+        'ce-source': '/values',
+        'ce-type': 'com.example.values',
+        'ce-time': new Date().toISOString(),
+      },
+      body: JSON.stringify({ suffix }),
+    });
+    expect(post.status, post.body).toBe(503);
+    expect(JSON.parse(post.body)).toMatchObject({ error: { code: 503, status: 'UNAVAILABLE' } });
+  });
+
+  it('admits every name of the search Service, its ClusterIP, the pod IP and loopback; refuses others', async () => {
+    const service = await clusterIp('search');
+    const podIp = (await pod('search')).status.podIP;
+    const names = [
+      `${NAME}-search`,
+      `${NAME}-search.${ns.name}`,
+      `${NAME}-search.${ns.name}.svc`,
+      `${NAME}-search.${ns.name}.svc.cluster.local`,
+      service,
+      podIp,
+      'localhost',
+      '127.0.0.1',
+      '[::1]',
+    ];
+    for (const name of names) {
+      const res = await httpRequest(service, '/metrics', { headers: { host: `${name}:8080` } });
+      expect(res.status, name).toBe(200);
+    }
+    const other = await httpRequest(service, '/metrics', {
+      headers: { host: `${NAME}-search.elsewhere:8080` },
+    });
+    expect(other.status).toBe(400);
+  });
+});
