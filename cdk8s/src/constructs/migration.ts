@@ -44,6 +44,9 @@ export class Migration extends Construct {
                 name: 'migrate',
                 ...image('jobs'),
                 command: ['node', 'packages/store/dist/migrate-cli.js'],
+                // A failure's last log lines become the pod's termination message, which
+                // `kubectl describe` and the Job's pod status show (README: Troubleshooting).
+                terminationMessagePolicy: 'FallbackToLogsOnError',
                 env: [
                   ...Object.entries({
                     ...databaseSettings('owner'),
