@@ -60,6 +60,26 @@ export const DATABASE_BUNDLED = '.Values.database.bundled.enabled';
 /** The Kafka bootstrap servers: the bundled broker's Service, or `kafka.bootstrapServers`. */
 export const kafkaBootstrap = (): string => scalar('{{ include "observatory.kafkaBootstrap" . | toJson }}');
 
+/**
+ * The migration hook's events. Pre-install hooks run before the release's objects exist, the
+ * bundled PostgreSQL among them: with it the first migration is a post-install hook, which waits
+ * for the database (`waitForDatabase`). Helm's `--wait` lets post-install hooks run only once the
+ * pods are Ready; the consumer and search are Ready without the schema (their readiness is a
+ * `SELECT 1`), and the consumer, when it connects as the owner (no writer role), applies the
+ * migrations itself before it consumes, so it never reads a table that is not there yet.
+ */
+export const migrationHook = (): string =>
+  scalar(`{{ ternary "post-install,pre-upgrade" "pre-install,pre-upgrade" ${DATABASE_BUNDLED} | toJson }}`);
+
+/** The migration Job's init container that waits for the bundled PostgreSQL (none otherwise). */
+export const waitForDatabase = (): string => '(include "observatory.waitForDatabase" . | fromYamlArray)';
+
+/** CONSUMER_MIGRATE_ON_BOOT: only with the bundled PostgreSQL and a consumer that is the owner. */
+export const consumerMigratesOnBoot = (): string =>
+  scalar(
+    `{{ ternary "true" "false" (and ${DATABASE_BUNDLED} (not .Values.database.writer.user)) | toJson }}`,
+  );
+
 /** The name of the Secret of `secrets.<which>` (given, or the generated one). */
 export const secretName = (which: 'store' | 'auth' | 'admin' | 'application'): string =>
   `(include "observatory.secretName" (dict "root" . "which" "${which}"))`;
@@ -80,6 +100,19 @@ export const BUNDLED_TEMPLATES = `{{/* The bootstrap servers the release's clien
 {{- define "observatory.bundledDatabaseUrl" -}}
 {{- if ${DATABASE_BUNDLED} }}{{ printf "postgres://%s@%s-postgresql.%s.svc:${POSTGRES_PORT}/%s" ${owner} .Release.Name .Release.Namespace .Values.database.bundled.database }}
 {{- else }}{{ .Values.database.url }}{{ end }}
+{{- end }}
+
+{{/* The migration's wait for the bundled PostgreSQL (pg_isready of its image); bounded by the Job's deadline. */}}
+{{- define "observatory.waitForDatabase" -}}
+{{- if ${DATABASE_BUNDLED} }}
+{{- $i := .Values.database.bundled.image }}
+- name: wait-for-database
+  image: {{ printf "%s/%s:%s" $i.registry $i.repository $i.tag | toJson }}
+  imagePullPolicy: {{ $i.pullPolicy | default .Values.image.pullPolicy | toJson }}
+  command: [sh, -c, 'until pg_isready --quiet --timeout 2 --host "$0" --port ${POSTGRES_PORT}; do sleep 2; done', {{ printf "%s-postgresql" .Release.Name | toJson }}]
+  resources: { requests: { cpu: 10m, memory: 16Mi }, limits: { memory: 64Mi } }
+  securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: [ALL] } }
+{{- end }}
 {{- end }}
 
 {{/* The Secret of secrets.<which> (args: root, which): the given name, else the generated one. */}}

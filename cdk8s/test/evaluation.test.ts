@@ -97,6 +97,18 @@ describe('the evaluation profile: only the two bundled switches', () => {
     }
   });
 
+  it('migrates after the install (the database is part of it), waiting for it; the consumer migrates at boot', () => {
+    const job = find(objects, 'Job', 'obs-migrate');
+    expect(job.metadata.annotations?.['helm.sh/hook']).toBe('post-install,pre-upgrade');
+    const [wait] = job.spec.template.spec.initContainers;
+    expect(wait.image).toBe('docker.io/postgres:15-bookworm');
+    expect(wait.command.at(-1)).toBe('obs-postgresql');
+    expect(find(objects, 'ConfigMap', 'obs-consumer').data?.CONSUMER_MIGRATE_ON_BOOT).toBe('true');
+    // With a writer role the consumer cannot migrate: the hook alone does.
+    const roles = renderOnly({ ...BUNDLED, 'database.writer.user': 'w' });
+    expect(find(roles, 'ConfigMap', 'obs-consumer').data?.CONSUMER_MIGRATE_ON_BOOT).toBe('false');
+  });
+
   it('generates the store, token and application Secrets; only the store one outlives helm uninstall', () => {
     const secrets = objects.filter((o) => o.kind === 'Secret');
     expect(secrets.map((s) => s.metadata.name).sort()).toEqual([
@@ -166,6 +178,9 @@ describe('the bundled pair is off by default and the install fixes', () => {
       DATABASE_USER: '',
     });
     expect(migrate.terminationMessagePolicy).toBe('FallbackToLogsOnError');
+    const job = find(objects, 'Job', 'obs-migrate');
+    expect(job.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+    expect(job.spec.template.spec.initContainers).toEqual([]);
   });
 
   it('names the Ingress host in NOTES when the Ingress is on, and no token command with a key set', () => {

@@ -38,9 +38,11 @@ build() {
     work=$(mktemp -d "$OBSERVATORY_CACHE/.standin-XXXXXX")
     # shellcheck disable=SC2064 # expand now: the folder of this build
     trap "rm -rf '$work'" RETURN
+    # The man folders stay (empty): update-alternatives (java, psql) links into them.
     mmdebstrap --quiet --variant=minbase --include=usr-is-merged \
       --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
       --dpkgopt='path-exclude=/usr/share/locale/*' \
+      --essential-hook='mkdir -p "$1/usr/share/man/man1" "$1/usr/share/man/man7"' \
       "${mm[@]}" \
       --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/* "$1"/var/log/*' \
       "$DEBIAN_SUITE" "$work/rootfs.tar" "$DEBIAN_MIRROR"
@@ -64,12 +66,12 @@ build "$KAFKA_IMAGE" kafka "$here/standins/kafka-run.sh" "$here/standins/log4j2.
   "ENV KAFKA_VERSION=$KAFKA_IMAGE_VERSION" \
   'USER 1000:1000' 'WORKDIR /opt/kafka' 'EXPOSE 9092' 'CMD ["/etc/kafka/docker/run"]'
 
-# The official image's `postgres` user is uid 999. postgresql-common would make a `main` cluster at install: the image initialises PGDATA itself.
+# The official image's `postgres` user is uid 999 (written before useradd exists: passwd is not essential). postgresql-common would make a `main` cluster at install: the image initialises PGDATA itself.
 build "$POSTGRES_IMAGE" postgres "$here/standins/postgres-entrypoint.sh" -- \
   --include="postgresql-$POSTGRES_MAJOR,bash" \
   --setup-hook='mkdir -p "$1/etc/postgresql-common" && echo "create_main_cluster = false" >"$1/etc/postgresql-common/createcluster.conf"' \
   --dpkgopt='force-confold' \
-  --essential-hook='chroot "$1" groupadd --gid 999 postgres && chroot "$1" useradd --uid 999 --gid 999 --home-dir /var/lib/postgresql --shell /bin/bash postgres' \
+  --essential-hook='echo "postgres:x:999:999:PostgreSQL administrator:/var/lib/postgresql:/bin/bash" >>"$1/etc/passwd" && echo "postgres:x:999:" >>"$1/etc/group"' \
   --customize-hook="cp $here/standins/postgres-entrypoint.sh \"\$1/usr/local/bin/docker-entrypoint.sh\"" \
   --customize-hook='mkdir -p "$1/docker-entrypoint-initdb.d" "$1/var/lib/postgresql/data" "$1/var/run/postgresql" && chroot "$1" chown -R postgres:postgres /var/lib/postgresql /var/run/postgresql' \
   -- \

@@ -11,6 +11,19 @@
 {{- else }}{{ .Values.database.url }}{{ end }}
 {{- end }}
 
+{{/* The migration's wait for the bundled PostgreSQL (pg_isready of its image); bounded by the Job's deadline. */}}
+{{- define "observatory.waitForDatabase" -}}
+{{- if .Values.database.bundled.enabled }}
+{{- $i := .Values.database.bundled.image }}
+- name: wait-for-database
+  image: {{ printf "%s/%s:%s" $i.registry $i.repository $i.tag | toJson }}
+  imagePullPolicy: {{ $i.pullPolicy | default .Values.image.pullPolicy | toJson }}
+  command: [sh, -c, 'until pg_isready --quiet --timeout 2 --host "$0" --port 5432; do sleep 2; done', {{ printf "%s-postgresql" .Release.Name | toJson }}]
+  resources: { requests: { cpu: 10m, memory: 16Mi }, limits: { memory: 64Mi } }
+  securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: [ALL] } }
+{{- end }}
+{{- end }}
+
 {{/* The Secret of secrets.<which> (args: root, which): the given name, else the generated one. */}}
 {{- define "observatory.secretName" -}}
 {{- $suffix := get (dict "store" "store" "auth" "tokens" "admin" "tokens" "application" "application") .which }}

@@ -17,7 +17,7 @@ done < <(env | grep -E '^KAFKA_[A-Z0-9_]+=')
 : "${CLUSTER_ID:=5L6g3nShT-eMCtK--X86sw}"
 classpath='/opt/kafka/libs/*'
 java -cp "$classpath" -Dlog4j2.configurationFile=/opt/kafka/log4j2.properties kafka.tools.StorageTool \
-  format --ignore-formatted --standalone -t "$CLUSTER_ID" -c "$config" >/dev/null
+  format --ignore-formatted -t "$CLUSTER_ID" -c "$config" >/dev/null
 # shellcheck disable=SC2086 # the options are word lists, as in kafka-run-class.sh
 exec java ${KAFKA_HEAP_OPTS:--Xms256m -Xmx512m} ${KAFKA_JVM_PERFORMANCE_OPTS:--XX:+UseG1GC -XX:MaxGCPauseMillis=20} \
   ${KAFKA_OPTS:-} -Djava.awt.headless=true -Dlog4j2.configurationFile=/opt/kafka/log4j2.properties \
