@@ -111,14 +111,20 @@ afterAll(async () => {
 describe('the evaluation profile on the cluster', () => {
   it('brings every pod Ready, the bundled Kafka and PostgreSQL included', async () => {
     const pods = await kube.getJson<{
-      items: { metadata: { name: string }; status: { phase: string; conditions?: { type: string; status: string }[] } }[];
+      items: {
+        metadata: { name: string };
+        status: { phase: string; conditions?: { type: string; status: string }[] };
+      }[];
     }>(['pods', '--namespace', ns.name]);
     const running = pods.items.filter((p) => p.status.phase !== 'Succeeded');
     const names = running.map((p) => p.metadata.name);
     expect(names).toContain(`${RELEASE}-kafka-0`);
     expect(names).toContain(`${RELEASE}-postgresql-0`);
     for (const c of ['ingest', 'consumer', 'search', 'controller'])
-      expect(names.filter((n) => n.startsWith(`${RELEASE}-${c}-`)), c).toHaveLength(2);
+      expect(
+        names.filter((n) => n.startsWith(`${RELEASE}-${c}-`)),
+        c,
+      ).toHaveLength(2);
     for (const pod of running)
       expect(
         pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
@@ -140,7 +146,10 @@ describe('the evaluation profile on the cluster', () => {
     const token = (await kube.kubectl(args)).trim();
     expect(token.split('.')).toHaveLength(3);
     expect(notes).toContain(`port-forward svc/${RELEASE}-ingest 8080:8080`);
-    const [ingest, search] = await Promise.all([portForward(`${RELEASE}-ingest`), portForward(`${RELEASE}-search`)]);
+    const [ingest, search] = await Promise.all([
+      portForward(`${RELEASE}-ingest`),
+      portForward(`${RELEASE}-search`),
+    ]);
     const id = `notes-${Date.now()}`;
     // The headers of the NOTES curl (ce-source /my/first), with an id of this run.
     const sent = await fetch(`http://localhost:${ingest}/v1/events`, {

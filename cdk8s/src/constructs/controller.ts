@@ -8,7 +8,7 @@ import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { kafkaBootstrap } from '../bundled.js';
 import { kafkaSecuritySettings } from '../credentials.js';
-import { onlyIf, releaseName, scalar, text, value } from '../helm.js';
+import { onlyIf, releaseName, scalar, text } from '../helm.js';
 import { metadata } from './common.js';
 import { HttpService } from './http-service.js';
 
