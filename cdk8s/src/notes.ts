@@ -32,7 +32,7 @@ no login), ${rel}-consumer (admin API){{ if .Values.controller.enabled }}, ${rel
 
 2. A producer token (claims sub, exp, scope events:write, audience {{ .Values.auth.audience }}):
 {{- if not ${usesKeySet('auth')} }}
-   TOKEN=$(kubectl -n ${ns} exec deploy/${rel}-ingest -- node dist/token-cli.js --subject my-producer --ttl 24h)
+   TOKEN=$(kubectl -n ${ns} exec deploy/${rel}-ingest -- node services/ingest/dist/token-cli.js --subject my-producer --ttl 24h)
    (signed with the key of Secret {{ include "observatory.secretName" (dict "root" . "which" "auth") }}, key {{ .Values.secrets.auth.key }})
 {{- else }}
    your issuer mints them: ingest verifies a key set ({{ .Values.auth.oidcIssuer | default .Values.auth.jwksUrl | default "this cluster's service accounts" }}).

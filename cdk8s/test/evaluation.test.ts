@@ -132,7 +132,7 @@ describe('the evaluation profile: only the two bundled switches', () => {
     const pod = find(objects, 'Pod', 'obs-test');
     expect(pod.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'test' });
     const [container] = pod.spec.containers;
-    expect(container.command.join(' ')).toContain('node dist/token-cli.js');
+    expect(container.command.join(' ')).toContain('node services/ingest/dist/token-cli.js');
     expect(env(container)).toMatchObject({
       AUTH_SECRET: { secretKeyRef: { name: 'obs-tokens', key: 'AUTH_SECRET', optional: false } },
       INGEST_URL: 'http://obs-ingest:8080',
@@ -147,7 +147,7 @@ describe('the evaluation profile: only the two bundled switches', () => {
     expect(text).toContain('for evaluation and CI only, not production');
     expect(text).toContain('kubectl -n ev port-forward svc/obs-ingest 8080:8080');
     expect(text).toContain('kubectl -n ev port-forward svc/obs-search 8081:8080');
-    expect(text).toContain('kubectl -n ev exec deploy/obs-ingest -- node dist/token-cli.js');
+    expect(text).toContain('kubectl -n ev exec deploy/obs-ingest -- node services/ingest/dist/token-cli.js');
     expect(text).toContain('curl -sS "$INGEST/v1/events"');
     expect(text).toContain('helm test obs -n ev');
     expect(text).toContain('alerts: off');

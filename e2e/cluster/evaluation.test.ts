@@ -141,7 +141,7 @@ describe('the evaluation profile on the cluster', () => {
 
   it('finds in search an event sent as NOTES.txt says: its token command, port-forward and curl headers', async () => {
     const tokenCommand = /TOKEN=\$\((kubectl .+)\)/.exec(notes)?.[1];
-    expect(tokenCommand).toContain(`exec deploy/${RELEASE}-ingest -- node dist/token-cli.js`);
+    expect(tokenCommand).toContain(`exec deploy/${RELEASE}-ingest -- node services/ingest/dist/token-cli.js`);
     const args = (tokenCommand as string).split(/\s+/).slice(1);
     const token = (await kube.kubectl(args)).trim();
     expect(token.split('.')).toHaveLength(3);

@@ -58,7 +58,7 @@ export class HelmTest extends Construct {
             command: [
               'sh',
               '-c',
-              'TOKEN=$(node dist/token-cli.js --subject helm-test --ttl 10m) && export TOKEN && exec node --input-type=module -e "$SCRIPT"',
+              'TOKEN=$(node services/ingest/dist/token-cli.js --subject helm-test --ttl 10m) && export TOKEN && exec node --input-type=module -e "$SCRIPT"',
             ],
             envFrom: [{ configMapRef: { name: releaseName('ingest') } }],
             env: [

@@ -2,7 +2,7 @@
 /**
  * `observatory-token`: prints a producer token signed with this ingest's static key, for an
  * operator who holds that Secret (the chart's NOTES.txt: `kubectl exec deploy/<release>-ingest --
- * node dist/token-cli.js`). Mints with the settings ingest reads (token.ts).
+ * node services/ingest/dist/token-cli.js`). Mints with the settings ingest reads (token.ts).
  *
  * Usage: observatory-token [--subject <sub>] [--ttl <duration, default 24h>] [--scope <scopes>]
  */
