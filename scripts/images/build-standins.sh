@@ -10,6 +10,13 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/config.sh"
+# Versions of the stand-ins (kept out of config.sh, whose hash is the Node base image's recipe).
+# KAFKA_IMAGE_VERSION is the devstack's default broker, whose jars are cached; PostgreSQL is
+# Debian's package of $DEBIAN_SUITE. The chart's kafka.bundled.image / database.bundled.image match.
+KAFKA_IMAGE_VERSION=4.4.0
+POSTGRES_MAJOR=15
+KAFKA_IMAGE=docker.io/apache/kafka:$KAFKA_IMAGE_VERSION
+POSTGRES_IMAGE=docker.io/library/postgres:$POSTGRES_MAJOR-$DEBIAN_SUITE
 out=$OBSERVATORY_CACHE/images
 mkdir -p "$out"
 

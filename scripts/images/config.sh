@@ -19,10 +19,3 @@ DOCKER_DATA=$OBSERVATORY_CACHE/docker
 DOCKER_SOCK=/run/observatory-docker.sock
 export DOCKER_HOST=unix://$DOCKER_SOCK
 DOCKER=/usr/bin/docker   # Debian's CLI (another `docker` may come first on the PATH)
-# The evaluation profile's bundled Kafka and PostgreSQL (chart values kafka.bundled, database.bundled):
-# local stand-ins named like the official images (build-standins.sh). KAFKA_IMAGE_VERSION is the
-# devstack's default broker, whose jars are cached; PostgreSQL is Debian's package of $DEBIAN_SUITE.
-KAFKA_IMAGE_VERSION=4.4.0
-POSTGRES_MAJOR=15
-KAFKA_IMAGE=docker.io/apache/kafka:$KAFKA_IMAGE_VERSION
-POSTGRES_IMAGE=docker.io/library/postgres:$POSTGRES_MAJOR-$DEBIAN_SUITE
