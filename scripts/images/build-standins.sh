@@ -43,8 +43,8 @@ build() {
   if [[ $have != "$recipe" ]]; then
     local t=$SECONDS work
     work=$(mktemp -d "$OBSERVATORY_CACHE/.standin-XXXXXX")
-    # shellcheck disable=SC2064 # expand now: the folder of this build
-    trap "rm -rf '$work'" RETURN
+    # shellcheck disable=SC2064 # expand now: the folder of this build (set -e leaves by EXIT)
+    trap "rm -rf '$work'" RETURN EXIT
     # The man folders stay (empty): update-alternatives (java, psql) links into them.
     mmdebstrap --quiet --variant=minbase --include=usr-is-merged \
       --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
