@@ -216,6 +216,10 @@ describe('the bundled pair is off by default and the install fixes', () => {
       READER_PASSWORD: { secretKeyRef: { name: 'obs-store', key: 'READER_PASSWORD' } },
     });
     expect(find(objects, 'ConfigMap', 'obs-postgresql').data?.['roles.sh']).toContain('CREATE ROLE');
+    // A reinstall finds its topics in the kept Kafka volume: the chart's Pipeline takes them up.
+    expect(find(objects, 'Pipeline', 'obs-events').metadata.annotations).toEqual({
+      'observatory.dev/adopt-topics': '*',
+    });
     const search = find(objects, 'Deployment', 'obs-search').spec.template.spec.containers[0];
     expect(env(search).DATABASE_PASSWORD).toEqual({
       secretKeyRef: { name: 'obs-store', key: 'READER_PASSWORD' },

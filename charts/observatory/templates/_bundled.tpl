@@ -18,7 +18,8 @@
 - name: wait-for-database
   image: {{ printf "%s/%s:%s" $i.registry $i.repository $i.tag | toJson }}
   imagePullPolicy: {{ $i.pullPolicy | default .Values.image.pullPolicy | toJson }}
-  command: [sh, -c, 'until pg_isready --quiet --timeout 2 --host "$0" --port 5432; do sleep 2; done', {{ printf "%s-postgresql" .Release.Name | toJson }}]
+  # A user name given: the pod's uid has no entry in that image, and pg_isready would not try.
+  command: [sh, -c, 'until pg_isready --quiet --timeout 2 --username probe --host "$0" --port 5432; do sleep 2; done', {{ printf "%s-postgresql" .Release.Name | toJson }}]
   resources: { requests: { cpu: 10m, memory: 16Mi }, limits: { memory: 64Mi } }
   securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: [ALL] } }
 {{- end }}
