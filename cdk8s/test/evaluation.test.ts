@@ -46,6 +46,11 @@ function notes(values: Record<string, string | number | boolean>): string {
 describe('the evaluation profile: only the two bundled switches', () => {
   const objects = renderOnly(BUNDLED);
 
+  it('passes helm lint --strict with only the two switches', () => {
+    const res = helm(['lint', '--strict', CHART_DIR, ...setArgs(BUNDLED)]);
+    expect(res.stderr + res.stdout).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+  });
+
   it('renders without any other value and wires every client to the bundled Kafka and PostgreSQL', () => {
     for (const name of ['obs-ingest', 'obs-consumer', 'obs-controller'])
       expect(find(objects, 'ConfigMap', name).data?.BROKER_BOOTSTRAP_SERVERS, name).toBe(
