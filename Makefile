@@ -12,7 +12,7 @@ FORGE_OLDEST_NODE := 22.23.3
 KAFKA3_SUITES := @event-observatory/broker: @event-observatory/ingest:test/outage.test.ts,test/secured.test.ts \
 	@event-observatory/consumer:test/consumer.test.ts,test/process.test.ts,test/secured.test.ts @event-observatory/controller:
 
-.PHONY: help install build lint test test-kafka3 test-forge test-cluster soak dev migrate bench cluster images chart audit
+.PHONY: help install build lint test test-kafka3 test-forge test-cluster soak dev migrate bench cluster images chart audit demo
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -99,6 +99,9 @@ cluster: ## Start a single-node Kubernetes in the foreground (writes .dev/kubeco
 
 images: ## Build every component's image and load it into the running cluster's containerd
 	./scripts/images/build.sh
+
+demo: install ## Install the chart's evaluation profile (bundled Kafka and PostgreSQL) on the running cluster, helm test it, print its NOTES
+	./scripts/demo.sh
 
 audit: ## Advisory gate: no high/critical advisory in production deps (exit 2 when the registry cannot be asked)
 	./scripts/audit-gate.sh

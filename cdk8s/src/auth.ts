@@ -5,6 +5,7 @@
  * Secret's environment variable of each.
  */
 import type * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
+import { secretName } from './bundled.js';
 import { scalar, text, value } from './helm.js';
 import { bool, oneOf, str, type Tree } from './values-schema.js';
 
@@ -102,7 +103,7 @@ export function keyEnv(variable: 'AUTH' | 'ADMIN_AUTH', section: 'auth' | 'admin
     ),
     valueFrom: {
       secretKeyRef: {
-        name: scalar(`{{ .Values.secrets.${section}.name | default "${section}-key-unused" | toJson }}`),
+        name: scalar(`{{ ${secretName(section)} | toJson }}`),
         key: value(`secrets.${section}.key`),
         optional: scalar<boolean>(`{{ if ${usesKeySet(section)} }}true{{ else }}false{{ end }}`),
       },

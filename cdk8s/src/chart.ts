@@ -1,7 +1,10 @@
 /** The platform as one cdk8s chart: every component's construct. */
 import { App, Chart } from 'cdk8s';
+import { BundledKafka } from './constructs/bundled-kafka.js';
+import { BundledPostgresql } from './constructs/bundled-postgresql.js';
 import { Consumer } from './constructs/consumer.js';
 import { Controller } from './constructs/controller.js';
+import { HelmTest } from './constructs/helm-test.js';
 import { Ingest } from './constructs/ingest.js';
 import { Jobs } from './constructs/jobs.js';
 import { Migration } from './constructs/migration.js';
@@ -21,5 +24,8 @@ export function platformChart(): Chart {
   new Migration(chart);
   new NetworkPolicies(chart);
   new Monitoring(chart);
+  new BundledKafka(chart);
+  new BundledPostgresql(chart);
+  new HelmTest(chart);
   return chart;
 }

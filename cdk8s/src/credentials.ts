@@ -11,6 +11,7 @@
  */
 import type { ApiObject } from 'cdk8s';
 import type * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
+import { secretName } from './bundled.js';
 import { blocks, scalar } from './helm.js';
 
 export const KAFKA_DIR = '/etc/observatory/kafka';
@@ -60,14 +61,20 @@ export function kafkaSecuritySettings(): Record<string, string> {
   };
 }
 
+/**
+ * The owner's DATABASE_USER: `database.user`, else (empty) the URL's user counts; the bundled
+ * PostgreSQL's owner is `database.user` or `observatory`, written in its derived URL.
+ */
+const OWNER_USER = '.Values.database.user';
+
 /** DATABASE_URL (with the TLS parameters of `database.tls`) and DATABASE_USER of `role`. */
 export function databaseSettings(role: DatabaseRole): Record<string, string> {
   return {
     DATABASE_URL: scalar('{{ include "observatory.databaseUrl" . | toJson }}'),
     DATABASE_USER: scalar(
       role === 'owner'
-        ? '{{ .Values.database.user | toJson }}'
-        : `{{ .Values.database.${role}.user | default .Values.database.user | toJson }}`,
+        ? `{{ ${OWNER_USER} | toJson }}`
+        : `{{ .Values.database.${role}.user | default ${OWNER_USER} | toJson }}`,
     ),
   };
 }
@@ -79,7 +86,7 @@ export function databasePassword(role: DatabaseRole): k8s.EnvVar {
       name: 'DATABASE_PASSWORD',
       valueFrom: {
         secretKeyRef: {
-          name: scalar('{{ .Values.secrets.store.name | toJson }}'),
+          name: scalar(`{{ ${secretName('store')} | toJson }}`),
           key: scalar('{{ .Values.secrets.store.key | toJson }}'),
         },
       },
@@ -90,7 +97,7 @@ export function databasePassword(role: DatabaseRole): k8s.EnvVar {
     valueFrom: {
       secretKeyRef: {
         name: scalar(
-          `{{ ternary (${own}.passwordSecret.name | default .Values.secrets.store.name) .Values.secrets.store.name (ne ${own}.user "") | toJson }}`,
+          `{{ ternary (${own}.passwordSecret.name | default ${secretName('store')}) ${secretName('store')} (ne ${own}.user "") | toJson }}`,
         ),
         key: scalar(
           `{{ ternary ${own}.passwordSecret.key .Values.secrets.store.key (ne ${own}.user "") | toJson }}`,
@@ -114,7 +121,7 @@ export const CREDENTIALS_TEMPLATES = `{{/* The Kafka security protocol from kafk
 {{- $params := list }}
 {{- with .Values.database.tls.mode }}{{ $params = append $params (printf "sslmode=%s" .) }}{{ end }}
 {{- if .Values.database.tls.caSecret.name }}{{ $params = append $params "sslrootcert=${POSTGRES_DIR}/ca.crt" }}{{ end }}
-{{- $url := .Values.database.url }}
+{{- $url := include "observatory.bundledDatabaseUrl" . }}
 {{- if $params }}{{ $url = printf "%s%s%s" $url (ternary "&" "?" (contains "?" $url)) (join "&" $params) }}{{ end }}
 {{- $url }}
 {{- end }}

@@ -3,6 +3,7 @@
  * values.schema.json and the README's values table are written from this tree (main.ts).
  */
 import { adminValues, authValues } from './auth.js';
+import { databaseBundledValues, kafkaBundledValues } from './bundled.js';
 import { bool, int, type Leaf, list, map, oneOf, open, str, type Tree } from './values-schema.js';
 
 const image = (component: string) => ({
@@ -72,8 +73,8 @@ const autoscaling = (component: string): Tree => ({
   },
 });
 
-const secretRef = (what: string, key: string): Tree => ({
-  name: str('', `name of the Secret holding ${what} (required)`),
+const secretRef = (what: string, key: string, empty = 'generated, kept across upgrades'): Tree => ({
+  name: str('', `name of the Secret holding ${what} (empty: ${empty})`),
   key: str(key, `key in that Secret`),
 });
 
@@ -87,14 +88,11 @@ const databaseRole = (role: string, who: string, key: string): Tree => ({
 });
 
 /** Values without a usable default: `helm install` fails naming every one that is empty. */
+// The token keys and APPLICATION_SECRET are generated when their Secret is not named (bundled.ts).
 export const REQUIRED: Record<string, string> = {
-  'kafka.bootstrapServers': 'the Kafka bootstrap servers',
-  'database.url': 'the PostgreSQL URL',
-  'secrets.store.name': 'the Secret holding STORE_PASSWORD',
-  'secrets.auth.name': 'the Secret holding AUTH_SECRET (or the public key), unless auth names a key set',
-  'secrets.admin.name':
-    'the Secret holding ADMIN_AUTH_SECRET (or the public key), unless admin names a key set',
-  'secrets.application.name': 'the Secret holding APPLICATION_SECRET',
+  'kafka.bootstrapServers': 'the Kafka bootstrap servers, unless kafka.bundled.enabled',
+  'database.url': 'the PostgreSQL URL, unless database.bundled.enabled',
+  'secrets.store.name': 'the Secret holding STORE_PASSWORD, unless database.bundled.enabled',
 };
 
 export const values: Tree = {
@@ -141,7 +139,10 @@ export const values: Tree = {
     "securityContext of every container (the images' USER is numeric, 1000, so runAsNonRoot holds without a runAsUser)",
   ),
   kafka: {
-    bootstrapServers: str('', 'Kafka bootstrap servers, host:port[,host:port] (required)'),
+    bootstrapServers: str(
+      '',
+      'Kafka bootstrap servers, host:port[,host:port] (required unless kafka.bundled.enabled)',
+    ),
     groupId: str('cobalt-cloudevents-v1', "the consumer's group id (changing it replays the topic)"),
     tls: {
       enabled: bool(
@@ -179,6 +180,7 @@ export const values: Tree = {
         key: str('password', 'key of the password in that Secret'),
       },
     },
+    bundled: kafkaBundledValues,
   },
   pipeline: {
     create: bool(true, 'create the default Pipeline (the controller creates its topics)'),
@@ -193,10 +195,13 @@ export const values: Tree = {
     ),
   },
   database: {
-    url: str('', 'PostgreSQL URL without password, postgres:// or jdbc:postgresql:// (required)'),
+    url: str(
+      '',
+      'PostgreSQL URL without password, postgres:// or jdbc:postgresql:// (required unless database.bundled.enabled)',
+    ),
     user: str(
-      'observatory',
-      'the owner role: runs the migrations; every role when writer and reader are empty',
+      '',
+      'the owner role: runs the migrations; every role when writer and reader are empty (empty: the user of database.url, else observatory)',
     ),
     writer: databaseRole(
       'writer',
@@ -215,9 +220,14 @@ export const values: Tree = {
         key: str('ca.crt', 'key of the PEM CA in that Secret'),
       },
     },
+    bundled: databaseBundledValues,
   },
   secrets: {
-    store: secretRef('the database password (STORE_PASSWORD)', 'STORE_PASSWORD'),
+    store: secretRef(
+      'the database password (STORE_PASSWORD)',
+      'STORE_PASSWORD',
+      'required, except with database.bundled, where it is generated and kept by helm uninstall',
+    ),
     auth: secretRef(
       "the ingest API's token key: AUTH_SECRET (HS*) or the PEM public key (RS*, ES*, EdDSA); not with a key set",
       'AUTH_SECRET',

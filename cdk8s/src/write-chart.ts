@@ -7,11 +7,12 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { ApiObject } from 'cdk8s';
 import { stringify } from 'yaml';
-import { usesKeySet } from './auth.js';
+import { BUNDLED_TEMPLATES, DATABASE_BUNDLED, generatedSecretsTemplate, KAFKA_BUNDLED } from './bundled.js';
 import { platformChart } from './chart.js';
 import { HELPER_TEMPLATES } from './chart-templates.js';
 import { CREDENTIALS_TEMPLATES } from './credentials.js';
 import { toTemplate } from './helm.js';
+import { notes } from './notes.js';
 import { REPO_ROOT } from './paths.js';
 import { REQUIRED, values } from './values.js';
 import { defaults, jsonSchema, leaves } from './values-schema.js';
@@ -50,6 +51,9 @@ export function chartFiles(): Map<string, string> {
   files.set('templates/required-values.yaml', HEADER + requiredValuesCheck());
   files.set('templates/_helpers.tpl', `{{/* ${HEADER.slice(2).trim()} */}}\n${HELPER_TEMPLATES}`);
   files.set('templates/_credentials.tpl', `{{/* ${HEADER.slice(2).trim()} */}}\n${CREDENTIALS_TEMPLATES}`);
+  files.set('templates/_bundled.tpl', `{{/* ${HEADER.slice(2).trim()} */}}\n${BUNDLED_TEMPLATES}`);
+  files.set('templates/generated-secrets.yaml', HEADER + generatedSecretsTemplate());
+  files.set('templates/NOTES.txt', notes());
   // Helm installs crds/ before the templates and never upgrades or deletes them (its CRD policy).
   files.set('crds/pipeline.yaml', readFileSync(join(REPO_ROOT, 'crds/pipeline.yaml'), 'utf8'));
   return files;
@@ -57,10 +61,11 @@ export function chartFiles(): Map<string, string> {
 
 /** A template that renders nothing, or fails naming every required value left empty. */
 function requiredValuesCheck(): string {
-  // A key Secret is needed only without a key set.
+  // The bundled Kafka and PostgreSQL stand in for these.
   const unless: Record<string, string> = {
-    'secrets.auth.name': usesKeySet('auth'),
-    'secrets.admin.name': usesKeySet('admin'),
+    'kafka.bootstrapServers': KAFKA_BUNDLED,
+    'database.url': DATABASE_BUNDLED,
+    'secrets.store.name': DATABASE_BUNDLED,
   };
   const checks = Object.entries(REQUIRED).map(([path, what]) => {
     const empty = unless[path] ? `and (not .Values.${path}) (not ${unless[path]})` : `not .Values.${path}`;

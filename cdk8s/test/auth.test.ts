@@ -3,7 +3,7 @@
  * accounts) and the admin API's own settings, as the chart renders them.
  */
 import { describe, expect, it } from 'vitest';
-import { type K8sObject, REQUIRED_VALUES, render, renderError, setArgs } from './helm.js';
+import { type K8sObject, REQUIRED_VALUES, render } from './helm.js';
 
 const named = (objects: K8sObject[], kind: string, name: string) => {
   const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
@@ -48,10 +48,11 @@ describe('producers with a key Secret (the default)', () => {
     expect(keyEnv(rs, 'consumer').name).toBe('ADMIN_AUTH_PUBLIC_KEY');
   });
 
-  it('refuses an install without either key Secret, naming both', () => {
-    const error = renderError(setArgs(withoutKeys));
-    expect(error).toContain('secrets.auth.name');
-    expect(error).toContain('secrets.admin.name');
+  it('generates both keys, apart, in the Secret <release>-tokens when no key Secret is named', () => {
+    const objects = render({ 'secrets.auth.name': '', 'secrets.admin.name': '' });
+    const tokens = objects.find((o) => o.kind === 'Secret' && o.metadata.name === 'obs-tokens');
+    expect(Object.keys(tokens?.data ?? {})).toEqual(['AUTH_SECRET', 'ADMIN_AUTH_SECRET']);
+    expect(tokens?.data?.AUTH_SECRET).not.toBe(tokens?.data?.ADMIN_AUTH_SECRET);
   });
 });
 

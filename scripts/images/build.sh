@@ -19,6 +19,7 @@ started=$SECONDS
 trap '"$here/dockerd.sh" stop' EXIT
 "$here/dockerd.sh" start
 "$here/build-base.sh"
+"$here/build-standins.sh"
 
 out=$OBSERVATORY_CACHE/images
 mkdir -p "$out"
@@ -47,7 +48,7 @@ node_bytes=$($DOCKER run --rm --network none --entrypoint stat "$BASE_IMAGE" -c 
 
 sock=$CLUSTER_DIR/run/containerd.sock
 if [[ ${IMPORT:-1} == 1 && -S $sock ]]; then
-  for c in "${COMPONENTS[@]}"; do
+  for c in "${COMPONENTS[@]}" kafka postgres; do
     ctr --address "$sock" -n k8s.io images import "$out/$c.tar" >/dev/null
   done
   echo "imported into the cluster's containerd ($sock)"

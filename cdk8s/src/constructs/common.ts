@@ -5,6 +5,7 @@
 
 import type { ApiObject } from 'cdk8s';
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
+import { secretName } from '../bundled.js';
 import { blocks, releaseName, scalar, spread, spreadAt, text, value } from '../helm.js';
 
 export const HTTP_PORT = 8080;
@@ -103,9 +104,14 @@ export function podBlocks(object: ApiObject, pod: string, resources: string): vo
 export const tmpMount: k8s.VolumeMount = { name: 'tmp', mountPath: '/tmp' };
 
 /** Environment from the Secret key named in values (`secrets.<which>`). */
-export function secretEnv(name: string, which: string): k8s.EnvVar {
+export function secretEnv(name: string, which: 'store' | 'application'): k8s.EnvVar {
   return {
     name,
-    valueFrom: { secretKeyRef: { name: value(`secrets.${which}.name`), key: value(`secrets.${which}.key`) } },
+    valueFrom: {
+      secretKeyRef: {
+        name: scalar(`{{ ${secretName(which)} | toJson }}`),
+        key: value(`secrets.${which}.key`),
+      },
+    },
   };
 }

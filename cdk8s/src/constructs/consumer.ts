@@ -1,6 +1,7 @@
 /** The consumer: Kafka -> PostgreSQL; its HTTP listener is the admin API, /metrics and health. */
 import { Construct } from 'constructs';
 import { adminAuthSettings, keyEnv } from '../auth.js';
+import { consumerMigratesOnBoot, kafkaBootstrap } from '../bundled.js';
 import { databasePassword, databaseSettings, kafkaSecuritySettings } from '../credentials.js';
 import { value } from '../helm.js';
 import { HttpService } from './http-service.js';
@@ -11,13 +12,14 @@ export class Consumer extends Construct {
     new HttpService(this, {
       component: 'consumer',
       settings: {
-        BROKER_BOOTSTRAP_SERVERS: value('kafka.bootstrapServers'),
+        BROKER_BOOTSTRAP_SERVERS: kafkaBootstrap(),
         BROKER_TOPIC: value('pipeline.topic'),
         BROKER_GROUP_ID: value('kafka.groupId'),
         ...kafkaSecuritySettings(),
         ...databaseSettings('writer'),
-        // The migration Job applies the schema once per install or upgrade (README: "Migrations").
-        CONSUMER_MIGRATE_ON_BOOT: 'false',
+        // The migration Job applies the schema once per install or upgrade (README: "Migrations");
+        // on the first install of a bundled PostgreSQL the consumer does too (bundled.ts).
+        CONSUMER_MIGRATE_ON_BOOT: consumerMigratesOnBoot(),
         ...adminAuthSettings(),
       },
       secretEnv: [databasePassword('writer'), keyEnv('ADMIN_AUTH', 'admin')],

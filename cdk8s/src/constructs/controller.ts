@@ -6,8 +6,9 @@
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
+import { kafkaBootstrap } from '../bundled.js';
 import { kafkaSecuritySettings } from '../credentials.js';
-import { onlyIf, releaseName, scalar, text, value } from '../helm.js';
+import { onlyIf, releaseName, scalar, text } from '../helm.js';
 import { metadata } from './common.js';
 import { HttpService } from './http-service.js';
 
@@ -24,11 +25,11 @@ export class Controller extends Construct {
     const service = new HttpService(this, {
       component: 'controller',
       settings: {
-        BROKER_BOOTSTRAP_SERVERS: value('kafka.bootstrapServers'),
+        BROKER_BOOTSTRAP_SERVERS: kafkaBootstrap(),
         ...kafkaSecuritySettings(),
         // Only the release's own Kafka unless the operator lists more.
         CONTROLLER_ALLOWED_BOOTSTRAP: scalar(
-          '{{ .Values.controller.allowedBootstrapServers | default .Values.kafka.bootstrapServers | toJson }}',
+          '{{ .Values.controller.allowedBootstrapServers | default (include "observatory.kafkaBootstrap" .) | toJson }}',
         ),
         CONTROLLER_LEASE_NAME: releaseName('controller'),
         CONTROLLER_LEASE_NAMESPACE: text('{{ .Release.Namespace }}'),

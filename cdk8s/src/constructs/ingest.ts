@@ -3,6 +3,7 @@
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { ingestApiAccess, ingestAuthSettings, keyEnv } from '../auth.js';
+import { kafkaBootstrap } from '../bundled.js';
 import { kafkaSecuritySettings } from '../credentials.js';
 import { blocks, onlyIf, releaseName, scalar, value } from '../helm.js';
 import { HTTP_PORT, metadata } from './common.js';
@@ -14,7 +15,7 @@ export class Ingest extends Construct {
     new HttpService(this, {
       component: 'ingest',
       settings: {
-        BROKER_BOOTSTRAP_SERVERS: value('kafka.bootstrapServers'),
+        BROKER_BOOTSTRAP_SERVERS: kafkaBootstrap(),
         BROKER_TOPIC: value('pipeline.topic'),
         ...kafkaSecuritySettings(),
         ...ingestAuthSettings(),

@@ -9,8 +9,9 @@
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
+import { migrationHook, waitForDatabase } from '../bundled.js';
 import { credentialVolumes, databasePassword, databaseSettings } from '../credentials.js';
-import { value } from '../helm.js';
+import { blocks, value } from '../helm.js';
 import { extraEnvItems, image, labels, metadata, podBlocks, podDefaults, tmpMount } from './common.js';
 
 export class Migration extends Construct {
@@ -19,7 +20,8 @@ export class Migration extends Construct {
     const { serviceAccountName: _, ...pod } = podDefaults('jobs');
     const job = new k8s.KubeJob(this, 'migration-job', {
       metadata: metadata('migration', 'migrate', {
-        'helm.sh/hook': 'pre-install,pre-upgrade',
+        // The bundled PostgreSQL is created with the release, after pre-install hooks (bundled.ts).
+        'helm.sh/hook': migrationHook(),
         'helm.sh/hook-weight': '0',
         'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
       }),
@@ -36,6 +38,9 @@ export class Migration extends Construct {
                 name: 'migrate',
                 ...image('jobs'),
                 command: ['node', 'packages/store/dist/migrate-cli.js'],
+                // A failure's last log lines become the pod's termination message, which
+                // `kubectl describe` and the Job's pod status show (README: Troubleshooting).
+                terminationMessagePolicy: 'FallbackToLogsOnError',
                 env: [
                   ...Object.entries({
                     ...databaseSettings('owner'),
@@ -53,6 +58,7 @@ export class Migration extends Construct {
       },
     });
     podBlocks(job, '/spec/template/spec', 'jobs.resources');
+    blocks(job, { '/spec/template/spec/initContainers': waitForDatabase() });
     credentialVolumes(job, '/spec/template/spec', { database: 'owner' }, 'jobs');
     extraEnvItems(job, '/spec/template/spec', 'jobs');
   }

@@ -11,6 +11,7 @@ import {
   Pipeline as PipelineObject,
   type PipelineSpecTopics,
 } from '../../imports/pipelines-observatory.dev.js';
+import { KAFKA_BUNDLED } from '../bundled.js';
 import { blocks, onlyIf, scalar, value } from '../helm.js';
 import { REPO_ROOT } from '../paths.js';
 import { metadata } from './common.js';
@@ -45,9 +46,10 @@ export class Pipeline extends Construct {
         ],
       },
     });
-    // Topics that exist already (made by hand or another tool) are taken over only when asked.
+    // Topics that exist already (made by hand or another tool) are taken over only when asked,
+    // or when they are in the release's own bundled Kafka (its volume outlives an uninstall).
     blocks(pipeline, {
-      '/metadata/annotations': `(merge (dict) .Values.commonAnnotations (ternary (dict "${ADOPT_ANNOTATION}" "*") (dict) .Values.pipeline.adoptExistingTopics))`,
+      '/metadata/annotations': `(merge (dict) .Values.commonAnnotations (ternary (dict "${ADOPT_ANNOTATION}" "*") (dict) (or .Values.pipeline.adoptExistingTopics ${KAFKA_BUNDLED})))`,
     });
     onlyIf(pipeline, 'and .Values.pipeline.create .Values.controller.enabled');
   }

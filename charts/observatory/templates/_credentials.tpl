@@ -12,7 +12,7 @@
 {{- $params := list }}
 {{- with .Values.database.tls.mode }}{{ $params = append $params (printf "sslmode=%s" .) }}{{ end }}
 {{- if .Values.database.tls.caSecret.name }}{{ $params = append $params "sslrootcert=/etc/observatory/postgres/ca.crt" }}{{ end }}
-{{- $url := .Values.database.url }}
+{{- $url := include "observatory.bundledDatabaseUrl" . }}
 {{- if $params }}{{ $url = printf "%s%s%s" $url (ternary "&" "?" (contains "?" $url)) (join "&" $params) }}{{ end }}
 {{- $url }}
 {{- end }}

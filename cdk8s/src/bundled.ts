@@ -1,0 +1,176 @@
+/**
+ * The evaluation profile (issue 29): `kafka.bundled` and `database.bundled` run a single-node KRaft
+ * Kafka and a PostgreSQL inside the release, and the Secrets the chart needs are generated when
+ * their names are left empty. Values, the named templates that derive the connection settings and
+ * Secret names, and the generated Secrets' template (Helm `lookup` keeps them across upgrades).
+ */
+import { usesKeySet } from './auth.js';
+import { scalar } from './helm.js';
+import { bool, map, oneOf, str, type Tree } from './values-schema.js';
+
+export const KAFKA_PORT = 9092;
+export const POSTGRES_PORT = 5432;
+
+const bundledImage = (repository: string, tag: string) => ({
+  registry: str('docker.io', `registry of the ${repository} image`),
+  repository: str(repository, 'repository of the official image (make images builds a same-named stand-in)'),
+  tag: str(tag, 'tag of the image'),
+  pullPolicy: oneOf(['', 'Always', 'IfNotPresent', 'Never'], '', 'empty: image.pullPolicy'),
+});
+
+const persistence = (size: string) => ({
+  size: str(size, 'size of the PersistentVolumeClaim (kept by helm uninstall)'),
+  storageClass: str('', 'storageClassName of the claim (empty: the cluster default)'),
+});
+
+/** `kafka.bundled.*` */
+export const kafkaBundledValues: Tree = {
+  enabled: bool(
+    false,
+    'run a single-node KRaft Kafka in the release, for evaluation and CI only (not production); kafka.bootstrapServers is then derived',
+  ),
+  image: bundledImage('apache/kafka', '4.4.0'),
+  heapOpts: str('-Xms256m -Xmx512m', 'KAFKA_HEAP_OPTS of the broker'),
+  resources: map(
+    { requests: { cpu: '100m', memory: '768Mi' }, limits: { memory: '1Gi' } },
+    'resources of the broker container',
+  ),
+  persistence: persistence('8Gi'),
+};
+
+/** `database.bundled.*` */
+export const databaseBundledValues: Tree = {
+  enabled: bool(
+    false,
+    'run a PostgreSQL in the release, for evaluation and CI only (not production); database.url and the store Secret are then derived and generated',
+  ),
+  image: bundledImage('postgres', '15-bookworm'),
+  database: str('observatory', 'the database it creates (the owner is database.user, default observatory)'),
+  resources: map(
+    { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+    'resources of the PostgreSQL container',
+  ),
+  persistence: persistence('8Gi'),
+};
+
+/** Helm conditions of the profile. */
+export const KAFKA_BUNDLED = '.Values.kafka.bundled.enabled';
+export const DATABASE_BUNDLED = '.Values.database.bundled.enabled';
+
+/** The Kafka bootstrap servers: the bundled broker's Service, or `kafka.bootstrapServers`. */
+export const kafkaBootstrap = (): string => scalar('{{ include "observatory.kafkaBootstrap" . | toJson }}');
+
+/**
+ * The migration hook's events. Pre-install hooks run before the release's objects exist, the
+ * bundled PostgreSQL among them: with it the first migration is a post-install hook, which waits
+ * for the database (`waitForDatabase`). Helm's `--wait` lets post-install hooks run only once the
+ * pods are Ready; the consumer and search are Ready without the schema (their readiness is a
+ * `SELECT 1`), and the consumer, when it connects as the owner (no writer role), applies the
+ * migrations itself before it consumes, so it never reads a table that is not there yet.
+ */
+export const migrationHook = (): string =>
+  scalar(`{{ ternary "post-install,pre-upgrade" "pre-install,pre-upgrade" ${DATABASE_BUNDLED} | toJson }}`);
+
+/** The migration Job's init container that waits for the bundled PostgreSQL (none otherwise). */
+export const waitForDatabase = (): string => '(include "observatory.waitForDatabase" . | fromYamlArray)';
+
+/** CONSUMER_MIGRATE_ON_BOOT: only with the bundled PostgreSQL and a consumer that is the owner. */
+export const consumerMigratesOnBoot = (): string =>
+  scalar(
+    `{{ ternary "true" "false" (and ${DATABASE_BUNDLED} (not .Values.database.writer.user)) | toJson }}`,
+  );
+
+/** The name of the Secret of `secrets.<which>` (given, or the generated one). */
+export const secretName = (which: 'store' | 'auth' | 'admin' | 'application'): string =>
+  `(include "observatory.secretName" (dict "root" . "which" "${which}"))`;
+
+/** Where the generated Secrets' names come from: `<release>-<suffix>`. */
+const GENERATED = { store: 'store', auth: 'tokens', admin: 'tokens', application: 'application' };
+
+const owner = '(.Values.database.user | default "observatory")';
+
+/** `templates/_bundled.tpl`: the named templates the constructs include. */
+export const BUNDLED_TEMPLATES = `{{/* The bootstrap servers the release's clients use. */}}
+{{- define "observatory.kafkaBootstrap" -}}
+{{- if ${KAFKA_BUNDLED} }}{{ printf "%s-kafka.%s.svc:${KAFKA_PORT}" .Release.Name .Release.Namespace }}
+{{- else }}{{ .Values.kafka.bootstrapServers }}{{ end }}
+{{- end }}
+
+{{/* database.url, or the bundled PostgreSQL's (its owner in the URL). */}}
+{{- define "observatory.bundledDatabaseUrl" -}}
+{{- if ${DATABASE_BUNDLED} }}{{ printf "postgres://%s@%s-postgresql.%s.svc:${POSTGRES_PORT}/%s" ${owner} .Release.Name .Release.Namespace .Values.database.bundled.database }}
+{{- else }}{{ .Values.database.url }}{{ end }}
+{{- end }}
+
+{{/* The migration's wait for the bundled PostgreSQL (pg_isready of its image); bounded by the Job's deadline. */}}
+{{- define "observatory.waitForDatabase" -}}
+{{- if ${DATABASE_BUNDLED} }}
+{{- $i := .Values.database.bundled.image }}
+- name: wait-for-database
+  image: {{ printf "%s/%s:%s" $i.registry $i.repository $i.tag | toJson }}
+  imagePullPolicy: {{ $i.pullPolicy | default .Values.image.pullPolicy | toJson }}
+  # A user name given: the pod's uid has no entry in that image, and pg_isready would not try.
+  command: [sh, -c, 'until pg_isready --quiet --timeout 2 --username probe --host "$0" --port ${POSTGRES_PORT}; do sleep 2; done', {{ printf "%s-postgresql" .Release.Name | toJson }}]
+  resources: { requests: { cpu: 10m, memory: 16Mi }, limits: { memory: 64Mi } }
+  securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: [ALL] } }
+{{- end }}
+{{- end }}
+
+{{/* The Secret of secrets.<which> (args: root, which): the given name, else the generated one. */}}
+{{- define "observatory.secretName" -}}
+{{- $suffix := get (dict ${Object.entries(GENERATED)
+  .map(([k, v]) => `"${k}" "${v}"`)
+  .join(' ')}) .which }}
+{{- (index .root.Values.secrets .which).name | default (printf "%s-%s" .root.Release.Name $suffix) }}
+{{- end }}
+
+{{/*
+A generated Secret (args: root, name, keys, keep): each key keeps the value the Secret in the
+cluster has (lookup), else a random one; never regenerated by an upgrade. "keep" survives
+helm uninstall (the bundled database's passwords, which its kept volume was made with).
+*/}}
+{{- define "observatory.generatedSecret" -}}
+{{- $existing := (lookup "v1" "Secret" .root.Release.Namespace .name).data | default dict }}
+apiVersion: v1
+kind: Secret
+metadata:
+  name: {{ .name | toJson }}
+  labels:
+    app.kubernetes.io/name: secrets
+    app.kubernetes.io/instance: {{ .root.Release.Name | toJson }}
+    app.kubernetes.io/part-of: event-observatory
+    app.kubernetes.io/managed-by: {{ .root.Release.Service | toJson }}
+    helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | toJson }}
+  {{- if .keep }}
+  annotations:
+    helm.sh/resource-policy: keep
+  {{- end }}
+type: Opaque
+data:
+{{- range .keys }}
+  {{ . | toJson }}: {{ index $existing . | default (randAlphaNum 48 | b64enc) | toJson }}
+{{- end }}
+{{- end }}
+`;
+
+/** `templates/generated-secrets.yaml`: the Secrets whose names are left empty. */
+export const generatedSecretsTemplate = (): string => `{{- $s := .Values.secrets }}
+{{- if and ${DATABASE_BUNDLED} (not $s.store.name) }}
+{{- $keys := list $s.store.key }}
+{{- range list .Values.database.writer .Values.database.reader }}
+{{- if and .user (not .passwordSecret.name) }}{{ $keys = append $keys .passwordSecret.key }}{{ end }}
+{{- end }}
+{{- include "observatory.generatedSecret" (dict "root" . "name" (printf "%s-store" .Release.Name) "keys" (uniq $keys) "keep" true) }}
+{{- end }}
+{{- $tokens := list }}
+{{- if not (or $s.auth.name ${usesKeySet('auth')}) }}{{ $tokens = append $tokens $s.auth.key }}{{ end }}
+{{- if not (or $s.admin.name ${usesKeySet('admin')}) }}{{ $tokens = append $tokens $s.admin.key }}{{ end }}
+{{- if $tokens }}
+---
+{{- include "observatory.generatedSecret" (dict "root" . "name" (printf "%s-tokens" .Release.Name) "keys" (uniq $tokens) "keep" false) }}
+{{- end }}
+{{- if not $s.application.name }}
+---
+{{- include "observatory.generatedSecret" (dict "root" . "name" (printf "%s-application" .Release.Name) "keys" (list $s.application.key) "keep" false) }}
+{{- end }}
+`;

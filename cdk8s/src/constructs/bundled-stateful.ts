@@ -1,0 +1,135 @@
+/**
+ * A single-replica StatefulSet of the evaluation profile (bundled.ts) with its PersistentVolumeClaim
+ * (kept by `helm uninstall`: the StatefulSet's default claim retention), its Service, and a
+ * NetworkPolicy that admits only the release's own pods. Non-root, read-only root filesystem;
+ * writable folders are emptyDirs.
+ */
+
+import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
+import { Construct } from 'constructs';
+import { blocks, onlyIf, releaseName, scalar, text } from '../helm.js';
+import { image, labels, metadata, selector } from './common.js';
+
+export interface BundledStatefulProps {
+  /** Component name (`kafka`, `postgresql`): object names and labels. */
+  component: string;
+  /** Its values (`kafka.bundled`). */
+  valuesKey: string;
+  /** Helm condition that renders it. */
+  condition: string;
+  /** The image's user (and group). */
+  uid: number;
+  port: number;
+  dataPath: string;
+  /** Writable emptyDir folders besides the data. */
+  scratch: string[];
+  env: k8s.EnvVar[];
+  readinessProbe: k8s.Probe;
+  livenessProbe: k8s.Probe;
+  /** Extra volumes and mounts (init scripts). */
+  volumes?: k8s.Volume[];
+  volumeMounts?: k8s.VolumeMount[];
+  terminationGracePeriodSeconds: number;
+}
+
+export class BundledStateful extends Construct {
+  constructor(scope: Construct, props: BundledStatefulProps) {
+    super(scope, `${props.component}-bundled`);
+    const { component, valuesKey, uid, port } = props;
+    const scratch = props.scratch.map((path, i) => ({ name: `scratch-${i}`, path }));
+    const set = new k8s.KubeStatefulSet(this, `${component}-statefulset`, {
+      metadata: metadata(component),
+      spec: {
+        replicas: 1,
+        serviceName: releaseName(component),
+        selector: { matchLabels: selector(component) },
+        template: {
+          metadata: { labels: labels(component) },
+          spec: {
+            automountServiceAccountToken: false,
+            enableServiceLinks: false,
+            securityContext: {
+              runAsNonRoot: true,
+              runAsUser: uid,
+              runAsGroup: uid,
+              fsGroup: uid,
+              seccompProfile: { type: 'RuntimeDefault' },
+            },
+            terminationGracePeriodSeconds: props.terminationGracePeriodSeconds,
+            volumes: [
+              ...scratch.map(({ name }) => ({
+                name,
+                emptyDir: { sizeLimit: k8s.Quantity.fromString('64Mi') },
+              })),
+              ...(props.volumes ?? []),
+            ],
+            containers: [
+              {
+                name: component,
+                ...image(valuesKey),
+                ports: [{ name: component, containerPort: port }],
+                env: props.env,
+                readinessProbe: props.readinessProbe,
+                livenessProbe: props.livenessProbe,
+                volumeMounts: [
+                  { name: 'data', mountPath: props.dataPath },
+                  ...scratch.map(({ name, path }) => ({ name, mountPath: path })),
+                  ...(props.volumeMounts ?? []),
+                ],
+              },
+            ],
+          },
+        },
+        volumeClaimTemplates: [
+          {
+            metadata: { name: 'data', labels: labels(component) },
+            spec: {
+              accessModes: ['ReadWriteOnce'],
+              storageClassName: scalar(
+                `{{ .Values.${valuesKey}.persistence.storageClass | default nil | toJson }}`,
+              ),
+              resources: {
+                requests: {
+                  storage: k8s.Quantity.fromString(
+                    scalar(`{{ .Values.${valuesKey}.persistence.size | toJson }}`),
+                  ),
+                },
+              },
+            },
+          },
+        ],
+      },
+    });
+    blocks(set, {
+      '/spec/template/spec/nodeSelector': '.Values.nodeSelector',
+      '/spec/template/spec/tolerations': '.Values.tolerations',
+      '/spec/template/spec/imagePullSecrets': '(include "observatory.pullSecrets" . | fromYamlArray)',
+      '/spec/template/spec/containers/0/securityContext': '.Values.containerSecurityContext',
+      '/spec/template/spec/containers/0/resources': `.Values.${valuesKey}.resources`,
+    });
+    new k8s.KubeService(this, `${component}-service`, {
+      metadata: metadata(component),
+      spec: {
+        selector: selector(component),
+        ports: [{ name: component, port, targetPort: k8s.IntOrString.fromString(component) }],
+      },
+    });
+    const policy = new k8s.KubeNetworkPolicy(this, `${component}-networkpolicy`, {
+      metadata: metadata(component),
+      spec: {
+        podSelector: { matchLabels: selector(component) },
+        policyTypes: ['Ingress'],
+        ingress: [
+          {
+            from: [
+              { podSelector: { matchLabels: { 'app.kubernetes.io/instance': text('{{ .Release.Name }}') } } },
+            ],
+            ports: [{ protocol: 'TCP', port: k8s.IntOrString.fromNumber(port) }],
+          },
+        ],
+      },
+    });
+    onlyIf(this, props.condition);
+    onlyIf(policy, `and ${props.condition} .Values.networkPolicies.enabled`);
+  }
+}

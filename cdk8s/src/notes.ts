@@ -1,0 +1,61 @@
+/**
+ * `templates/NOTES.txt`, printed by `helm install`/`upgrade`/`status` for the install at hand: the
+ * Services, how to reach ingest and search, how to get a producer token, a first event, the
+ * check (`helm test`), and where the alerts and the dashboard are.
+ */
+import { usesKeySet } from './auth.js';
+import { DATABASE_BUNDLED, KAFKA_BUNDLED } from './bundled.js';
+import { HTTP_PORT } from './constructs/common.js';
+
+export function notes(): string {
+  const ns = '{{ .Release.Namespace }}';
+  const rel = '{{ .Release.Name }}';
+  return `Event Observatory {{ .Chart.AppVersion }}: release ${rel} in namespace ${ns}.
+{{- if or ${KAFKA_BUNDLED} ${DATABASE_BUNDLED} }}
+
+EVALUATION PROFILE: the bundled{{ if ${KAFKA_BUNDLED} }} Kafka (${rel}-kafka){{ end }}{{ if and ${KAFKA_BUNDLED} ${DATABASE_BUNDLED} }} and{{ end }}{{ if ${DATABASE_BUNDLED} }} PostgreSQL (${rel}-postgresql){{ end }}
+are single-node, unreplicated and unbacked-up: for evaluation and CI only, not production.
+{{- end }}
+
+Services (ClusterIP, port ${HTTP_PORT}): ${rel}-ingest (ingestion API, /docs), ${rel}-search (search UI,
+no login), ${rel}-consumer (admin API){{ if .Values.controller.enabled }}, ${rel}-controller{{ end }}.
+
+1. Reach ingest and search:
+{{- if .Values.ingest.ingress.enabled }}
+   INGEST=http{{ if .Values.ingest.ingress.tlsSecret }}s{{ end }}://{{ .Values.ingest.ingress.host }}
+{{- else }}
+   kubectl -n ${ns} port-forward svc/${rel}-ingest 8080:${HTTP_PORT} &
+   INGEST=http://localhost:8080
+{{- end }}
+   kubectl -n ${ns} port-forward svc/${rel}-search 8081:${HTTP_PORT} &
+   open http://localhost:8081/
+
+2. A producer token (claims sub, exp, scope events:write, audience {{ .Values.auth.audience }}):
+{{- if not ${usesKeySet('auth')} }}
+   TOKEN=$(kubectl -n ${ns} exec deploy/${rel}-ingest -- node services/ingest/dist/token-cli.js --subject my-producer --ttl 24h)
+   (signed with the key of Secret {{ include "observatory.secretName" (dict "root" . "which" "auth") }}, key {{ .Values.secrets.auth.key }})
+{{- else }}
+   your issuer mints them: ingest verifies a key set ({{ .Values.auth.oidcIssuer | default .Values.auth.jwksUrl | default "this cluster's service accounts" }}).
+{{- end }}
+
+3. A first event:
+   curl -sS "$INGEST/v1/events" -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' \\
+     -H 'ce-specversion: 1.0' -H "ce-id: first-$(date +%s)" -H 'ce-source: /my/first' \\
+     -H 'ce-type: com.example.first' -H "ce-time: $(date -u +%Y-%m-%dT%H:%M:%SZ)" -d '{"hello":"world"}'
+   then find it at http://localhost:8081/events?source=/my/first
+
+4. Check the install: helm test ${rel} -n ${ns}
+
+5. Alerts and dashboard:
+{{- if .Values.monitoring.prometheusRule }}
+   alerts: PrometheusRule ${rel}-alerts (kubectl -n ${ns} get prometheusrule ${rel}-alerts)
+{{- else }}
+   alerts: off (monitoring.prometheusRule=true makes the PrometheusRule ${rel}-alerts)
+{{- end }}
+{{- if .Values.monitoring.dashboard }}
+   dashboard: ConfigMap ${rel}-dashboard (label grafana_dashboard: "1", for Grafana's sidecar)
+{{- else }}
+   dashboard: off (monitoring.dashboard=true makes the ConfigMap ${rel}-dashboard)
+{{- end }}
+`;
+}

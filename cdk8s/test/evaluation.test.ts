@@ -1,0 +1,233 @@
+/**
+ * The evaluation profile (issue 29): kafka.bundled, database.bundled, the generated Secrets,
+ * NOTES.txt, the `helm test` pod, and the install fixes (the URL's user counts, the migration's
+ * termination message). Rendered with `helm template` / `helm install --dry-run`; the install
+ * itself is e2e/cluster/evaluation.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { CHART_DIR } from '../src/paths.js';
+import { helm, type K8sObject, renderError, setArgs } from './helm.js';
+
+const BUNDLED = { 'kafka.bundled.enabled': true, 'database.bundled.enabled': true };
+
+/** `helm template` with only `values` (no required values added). */
+function renderOnly(values: Record<string, string | number | boolean>): K8sObject[] {
+  const res = helm(['template', 'obs', CHART_DIR, '--namespace', 'ev', ...setArgs(values)]);
+  if (res.status !== 0) throw new Error(`helm template failed: ${res.stderr}`);
+  return parseAllDocuments(res.stdout)
+    .map((d) => d.toJS() as K8sObject | null)
+    .filter((o): o is K8sObject => o !== null);
+}
+
+const find = (objects: K8sObject[], kind: string, name: string): K8sObject => {
+  const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
+  if (!found) throw new Error(`no ${kind} ${name}`);
+  return found;
+};
+const env = (container: { env: { name: string; value?: string; valueFrom?: unknown }[] }) =>
+  Object.fromEntries(container.env.map((e) => [e.name, e.value ?? e.valueFrom]));
+
+/** NOTES.txt as `helm install --dry-run` prints it. */
+function notes(values: Record<string, string | number | boolean>): string {
+  const res = helm([
+    'install',
+    'obs',
+    CHART_DIR,
+    '--namespace',
+    'ev',
+    '--dry-run=client',
+    ...setArgs(values),
+  ]);
+  if (res.status !== 0) throw new Error(`helm install --dry-run failed: ${res.stderr}`);
+  return res.stdout.slice(res.stdout.indexOf('NOTES:'));
+}
+
+describe('the evaluation profile: only the two bundled switches', () => {
+  const objects = renderOnly(BUNDLED);
+
+  it('passes helm lint --strict with only the two switches', () => {
+    const res = helm(['lint', '--strict', CHART_DIR, ...setArgs(BUNDLED)]);
+    expect(res.stderr + res.stdout).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+  });
+
+  it('renders without any other value and wires every client to the bundled Kafka and PostgreSQL', () => {
+    for (const name of ['obs-ingest', 'obs-consumer', 'obs-controller'])
+      expect(find(objects, 'ConfigMap', name).data?.BROKER_BOOTSTRAP_SERVERS, name).toBe(
+        'obs-kafka.ev.svc:9092',
+      );
+    for (const name of ['obs-consumer', 'obs-search', 'obs-jobs'])
+      expect(find(objects, 'ConfigMap', name).data?.DATABASE_URL, name).toBe(
+        'postgres://observatory@obs-postgresql.ev.svc:5432/observatory',
+      );
+    const kafka = find(objects, 'StatefulSet', 'obs-kafka').spec.template.spec.containers[0];
+    expect(kafka.image).toBe('docker.io/apache/kafka:4.4.0');
+    expect(env(kafka)).toMatchObject({
+      KAFKA_PROCESS_ROLES: 'broker,controller',
+      KAFKA_ADVERTISED_LISTENERS: 'PLAINTEXT://obs-kafka.ev.svc:9092',
+      KAFKA_AUTO_CREATE_TOPICS_ENABLE: 'false',
+    });
+    const postgres = find(objects, 'StatefulSet', 'obs-postgresql').spec.template.spec.containers[0];
+    expect(postgres.image).toBe('docker.io/postgres:15-bookworm');
+    expect(env(postgres)).toMatchObject({
+      POSTGRES_USER: 'observatory',
+      POSTGRES_DB: 'observatory',
+      POSTGRES_PASSWORD: { secretKeyRef: { name: 'obs-store', key: 'STORE_PASSWORD' } },
+    });
+  });
+
+  it('runs both StatefulSets non-root, read-only, with probes, resources and a claim of their own', () => {
+    for (const [name, uid] of [
+      ['obs-kafka', 1000],
+      ['obs-postgresql', 999],
+    ] as const) {
+      const set = find(objects, 'StatefulSet', name);
+      const pod = set.spec.template.spec;
+      expect(pod.securityContext, name).toMatchObject({ runAsNonRoot: true, runAsUser: uid, fsGroup: uid });
+      const [container] = pod.containers;
+      expect(container.securityContext, name).toMatchObject({
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+      });
+      expect(container.readinessProbe, name).toBeDefined();
+      expect(container.livenessProbe, name).toBeDefined();
+      expect(container.resources.requests.memory, name).toBeDefined();
+      expect(set.spec.volumeClaimTemplates[0].spec.resources.requests.storage).toBe('8Gi');
+      // No storageClassName: the cluster's default class.
+      expect(set.spec.volumeClaimTemplates[0].spec.storageClassName ?? null).toBeNull();
+      expect(find(objects, 'Service', name).spec.ports).toHaveLength(1);
+      expect(find(objects, 'NetworkPolicy', name).spec.ingress[0].from).toEqual([
+        { podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'obs' } } },
+      ]);
+    }
+  });
+
+  it('migrates after the install (the database is part of it), waiting for it; the consumer migrates at boot', () => {
+    const job = find(objects, 'Job', 'obs-migrate');
+    expect(job.metadata.annotations?.['helm.sh/hook']).toBe('post-install,pre-upgrade');
+    const [wait] = job.spec.template.spec.initContainers;
+    expect(wait.image).toBe('docker.io/postgres:15-bookworm');
+    expect(wait.command.at(-1)).toBe('obs-postgresql');
+    expect(find(objects, 'ConfigMap', 'obs-consumer').data?.CONSUMER_MIGRATE_ON_BOOT).toBe('true');
+    // With a writer role the consumer cannot migrate: the hook alone does.
+    const roles = renderOnly({ ...BUNDLED, 'database.writer.user': 'w' });
+    expect(find(roles, 'ConfigMap', 'obs-consumer').data?.CONSUMER_MIGRATE_ON_BOOT).toBe('false');
+  });
+
+  it('generates the store, token and application Secrets; only the store one outlives helm uninstall', () => {
+    const secrets = objects.filter((o) => o.kind === 'Secret');
+    expect(secrets.map((s) => s.metadata.name).sort()).toEqual([
+      'obs-application',
+      'obs-store',
+      'obs-tokens',
+    ]);
+    const store = find(objects, 'Secret', 'obs-store');
+    expect(store.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+    expect(find(objects, 'Secret', 'obs-tokens').metadata.annotations).toBeUndefined();
+    for (const secret of secrets)
+      for (const value of Object.values(secret.data ?? {}))
+        expect(Buffer.from(value, 'base64').length, secret.metadata.name).toBeGreaterThanOrEqual(48);
+    const search = find(objects, 'Deployment', 'obs-search').spec.template.spec.containers[0];
+    expect(env(search).APPLICATION_SECRET).toEqual({
+      secretKeyRef: { name: 'obs-application', key: 'APPLICATION_SECRET' },
+    });
+  });
+
+  it('has a helm test pod that mints a token with the release key and talks to ingest and search', () => {
+    const pod = find(objects, 'Pod', 'obs-test');
+    expect(pod.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'test' });
+    const [container] = pod.spec.containers;
+    expect(container.command.join(' ')).toContain('node services/ingest/dist/token-cli.js');
+    expect(env(container)).toMatchObject({
+      AUTH_SECRET: { secretKeyRef: { name: 'obs-tokens', key: 'AUTH_SECRET', optional: false } },
+      INGEST_URL: 'http://obs-ingest:8080',
+      SEARCH_URL: 'http://obs-search:8080',
+    });
+    expect(pod.metadata.labels?.['app.kubernetes.io/instance']).toBe('obs');
+  });
+
+  it('prints NOTES for this install: the Services, port-forwards, the token command, a first curl, helm test', () => {
+    const text = notes(BUNDLED);
+    expect(text).toContain('EVALUATION PROFILE');
+    expect(text).toContain('for evaluation and CI only, not production');
+    expect(text).toContain('kubectl -n ev port-forward svc/obs-ingest 8080:8080');
+    expect(text).toContain('kubectl -n ev port-forward svc/obs-search 8081:8080');
+    expect(text).toContain('kubectl -n ev exec deploy/obs-ingest -- node services/ingest/dist/token-cli.js');
+    expect(text).toContain('curl -sS "$INGEST/v1/events"');
+    expect(text).toContain('helm test obs -n ev');
+    expect(text).toContain('alerts: off');
+  });
+});
+
+describe('the bundled pair is off by default and the install fixes', () => {
+  it('renders no StatefulSet nor store Secret without the switches, and still asks for Kafka and PostgreSQL', () => {
+    const error = renderError([]);
+    expect(error).toContain('kafka.bootstrapServers');
+    expect(error).toContain('database.url');
+    const objects = renderOnly({
+      'kafka.bootstrapServers': 'kafka:9092',
+      'database.url': 'postgres://app@db:5432/observatory',
+      'secrets.store.name': 'store',
+    });
+    expect(objects.filter((o) => o.kind === 'StatefulSet')).toEqual([]);
+    expect(
+      objects
+        .filter((o) => o.kind === 'Secret')
+        .map((s) => s.metadata.name)
+        .sort(),
+    ).toEqual(['obs-application', 'obs-tokens']);
+    // The user of database.url counts: DATABASE_USER is left empty unless database.user is set.
+    const migrate = find(objects, 'Job', 'obs-migrate').spec.template.spec.containers[0];
+    expect(env(migrate)).toMatchObject({
+      DATABASE_URL: 'postgres://app@db:5432/observatory',
+      DATABASE_USER: '',
+    });
+    expect(migrate.terminationMessagePolicy).toBe('FallbackToLogsOnError');
+    const job = find(objects, 'Job', 'obs-migrate');
+    expect(job.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+    expect(job.spec.template.spec.initContainers).toEqual([]);
+  });
+
+  it('names the Ingress host in NOTES when the Ingress is on, and no token command with a key set', () => {
+    const text = notes({
+      ...BUNDLED,
+      'ingest.ingress.enabled': true,
+      'ingest.ingress.host': 'events.example.org',
+      'auth.jwksUrl': 'https://issuer.example.org/keys',
+      'monitoring.dashboard': true,
+    });
+    expect(text).toContain('INGEST=http://events.example.org');
+    expect(text).not.toContain('token-cli.js');
+    expect(text).toContain('https://issuer.example.org/keys');
+    expect(text).toContain('dashboard: ConfigMap obs-dashboard');
+  });
+
+  it('creates the writer and reader roles in the bundled PostgreSQL when named, with generated passwords', () => {
+    const objects = renderOnly({
+      ...BUNDLED,
+      'database.writer.user': 'obs_writer',
+      'database.reader.user': 'obs_reader',
+    });
+    expect(Object.keys(find(objects, 'Secret', 'obs-store').data ?? {})).toEqual([
+      'STORE_PASSWORD',
+      'WRITER_PASSWORD',
+      'READER_PASSWORD',
+    ]);
+    const postgres = find(objects, 'StatefulSet', 'obs-postgresql').spec.template.spec.containers[0];
+    expect(env(postgres)).toMatchObject({
+      WRITER_USER: 'obs_writer',
+      WRITER_PASSWORD: { secretKeyRef: { name: 'obs-store', key: 'WRITER_PASSWORD' } },
+      READER_USER: 'obs_reader',
+      READER_PASSWORD: { secretKeyRef: { name: 'obs-store', key: 'READER_PASSWORD' } },
+    });
+    expect(find(objects, 'ConfigMap', 'obs-postgresql').data?.['roles.sh']).toContain('CREATE ROLE');
+    // A reinstall finds its topics in the kept Kafka volume: the chart's Pipeline takes them up.
+    expect(find(objects, 'Pipeline', 'obs-events').metadata.annotations).toEqual({
+      'observatory.dev/adopt-topics': '*',
+    });
+    const search = find(objects, 'Deployment', 'obs-search').spec.template.spec.containers[0];
+    expect(env(search).DATABASE_PASSWORD).toEqual({
+      secretKeyRef: { name: 'obs-store', key: 'READER_PASSWORD' },
+    });
+  });
+});

@@ -1,0 +1,220 @@
+/**
+ * The chart's evaluation profile on the real cluster (issue 29): `helm install` with only
+ * `kafka.bundled.enabled` and `database.bundled.enabled` (plus where the images come from, and
+ * small requests for a node shared with other suites) brings every pod Ready on an empty
+ * namespace: the Secrets generated, the topics made by the controller in the bundled Kafka, the
+ * schema by the migration hook in the bundled PostgreSQL. `helm test` passes; an event sent the
+ * way NOTES.txt says (its token command, a port-forward, its curl's headers) is found in search;
+ * a second rendering keeps every generated Secret (`lookup`); `helm uninstall` leaves only the two
+ * claims and the kept store Secret. One install for the whole file.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { kubectlPath, REPO_ROOT } from './lib/cluster.js';
+import { CHART, Helm, setArgs } from './lib/helm.js';
+import { Kube, type TestNamespace } from './lib/kube.js';
+
+const cluster = inject('cluster');
+const kube = new Kube(cluster.kubeconfig);
+const helm = new Helm(cluster.kubeconfig);
+const RELEASE = 'obs';
+const COMPONENTS = ['ingest', 'consumer', 'search', 'jobs', 'controller'];
+const VOLUMES = join(REPO_ROOT, 'scripts/cluster/local-volumes.sh');
+const run = promisify(execFile);
+
+let ns: TestNamespace;
+let installed = false;
+let notes = '';
+const forwards: ChildProcess[] = [];
+
+const volumes = (...args: string[]) =>
+  run(VOLUMES, args, { env: { ...process.env, KUBECONFIG: cluster.kubeconfig, KUBECTL: kubectlPath() } });
+
+/** `kubectl port-forward svc/<service> :8080` as NOTES says (a free local port): that port. */
+function portForward(service: string): Promise<number> {
+  const child = spawn(
+    kubectlPath(),
+    ['--kubeconfig', cluster.kubeconfig, '-n', ns.name, 'port-forward', `svc/${service}`, ':8080'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  forwards.push(child);
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`port-forward to ${service} did not start`)), 20_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      const port = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(chunk.toString())?.[1];
+      if (port) {
+        clearTimeout(timer);
+        done(Number(port));
+      }
+    });
+    child.once('exit', (code) => fail(new Error(`port-forward to ${service} ended (${code})`)));
+  });
+}
+
+/** Names of the objects of every namespaced kind the release makes (defaults excluded). */
+async function leftovers(): Promise<string[]> {
+  const kinds =
+    'statefulsets,deployments,replicasets,pods,services,configmaps,secrets,serviceaccounts,roles,rolebindings,poddisruptionbudgets,networkpolicies,cronjobs,jobs,pipelines,leases,persistentvolumeclaims';
+  const list = await kube.getJson<{ items: { kind: string; metadata: { name: string } }[] }>([
+    kinds,
+    '--namespace',
+    ns.name,
+  ]);
+  return list.items
+    .map((o) => `${o.kind}/${o.metadata.name}`)
+    .filter((n) => !['ConfigMap/kube-root-ca.crt', 'ServiceAccount/default'].includes(n))
+    .sort();
+}
+
+beforeAll(async () => {
+  const t0 = Date.now();
+  await kube.kubectl(['apply', '-f', join(CHART, 'crds/pipeline.yaml')]);
+  ns = await kube.createNamespace('eval');
+  await volumes('create', ns.name, RELEASE);
+  const [prefix, tag] = cluster.images.ingest.replace(/\/ingest:/, ' ').split(' ') as [string, string];
+  const small = { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '384Mi' } };
+  const output = await helm.run([
+    'install',
+    RELEASE,
+    CHART,
+    '--namespace',
+    ns.name,
+    '--skip-crds', // applied above: other suites apply it with kubectl (another field manager)
+    '--wait',
+    '--timeout',
+    '6m',
+    ...setArgs({
+      'kafka.bundled.enabled': true,
+      'database.bundled.enabled': true,
+      'image.registry': prefix.split('/')[0] as string,
+      'image.tag': tag,
+      ...Object.fromEntries(
+        COMPONENTS.map((c) => [`${c}.image.repository`, `${prefix.split('/').slice(1).join('/')}/${c}`]),
+      ),
+    }),
+    ...COMPONENTS.flatMap((c) => ['--set-json', `${c}.resources=${JSON.stringify(small)}`]),
+  ]);
+  installed = true;
+  notes = output.slice(output.indexOf('NOTES:'));
+  process.stderr.write(`[evaluation] installed in ${Math.round((Date.now() - t0) / 1000)} s\n`);
+}, 480_000);
+
+afterAll(async () => {
+  for (const child of forwards) child.kill();
+  if (installed) await helm.run(['uninstall', RELEASE, '--namespace', ns.name, '--wait']).catch(() => {});
+  await ns?.delete();
+  if (ns) await volumes('delete', ns.name).catch(() => {});
+});
+
+describe('the evaluation profile on the cluster', () => {
+  it('brings every pod Ready, the bundled Kafka and PostgreSQL included', async () => {
+    const pods = await kube.getJson<{
+      items: {
+        metadata: { name: string };
+        status: { phase: string; conditions?: { type: string; status: string }[] };
+      }[];
+    }>(['pods', '--namespace', ns.name]);
+    const running = pods.items.filter((p) => p.status.phase !== 'Succeeded');
+    const names = running.map((p) => p.metadata.name);
+    expect(names).toContain(`${RELEASE}-kafka-0`);
+    expect(names).toContain(`${RELEASE}-postgresql-0`);
+    for (const c of ['ingest', 'consumer', 'search', 'controller'])
+      expect(
+        names.filter((n) => n.startsWith(`${RELEASE}-${c}-`)),
+        c,
+      ).toHaveLength(2);
+    for (const pod of running)
+      expect(
+        pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+        pod.metadata.name,
+      ).toBe(true);
+    expect(notes).toContain('EVALUATION PROFILE');
+  });
+
+  it('passes helm test: an event validated, published and found through search', async () => {
+    const output = await helm.run(['test', RELEASE, '--namespace', ns.name, '--logs', '--timeout', '3m']);
+    expect(output).toMatch(/Phase:\s+Succeeded/);
+    expect(output).toContain('found through search helm-test-');
+  }, 240_000);
+
+  it('finds in search an event sent as NOTES.txt says: its token command, port-forward and curl headers', async () => {
+    const tokenCommand = /TOKEN=\$\((kubectl .+)\)/.exec(notes)?.[1];
+    expect(tokenCommand).toContain(`exec deploy/${RELEASE}-ingest -- node services/ingest/dist/token-cli.js`);
+    const args = (tokenCommand as string).split(/\s+/).slice(1);
+    const token = (await kube.kubectl(args)).trim();
+    expect(token.split('.')).toHaveLength(3);
+    expect(notes).toContain(`port-forward svc/${RELEASE}-ingest 8080:8080`);
+    const [ingest, search] = await Promise.all([
+      portForward(`${RELEASE}-ingest`),
+      portForward(`${RELEASE}-search`),
+    ]);
+    const id = `notes-${Date.now()}`;
+    // The headers of the NOTES curl (ce-source /my/first), with an id of this run.
+    const sent = await fetch(`http://localhost:${ingest}/v1/events`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'ce-specversion': '1.0',
+        'ce-id': id,
+        'ce-source': '/my/first',
+        'ce-type': 'com.example.first',
+        'ce-subject': id,
+        'ce-time': new Date().toISOString(),
+      },
+      body: JSON.stringify({ hello: 'world' }),
+    });
+    expect(sent.status, await sent.clone().text()).toBe(200);
+    const deadline = Date.now() + 60_000;
+    let page = '';
+    while (!page.includes('href="/events/') && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 1000));
+      const res = await fetch(`http://localhost:${search}/events?subject=${id}&source=/my/first`);
+      page = res.status === 200 ? await res.text() : '';
+    }
+    expect(page).toContain('href="/events/');
+  }, 120_000);
+
+  it('keeps every generated Secret when the release is rendered again (lookup)', async () => {
+    const secret = async (name: string) =>
+      (await kube.getJson<{ data: Record<string, string> }>(['secret', name, '--namespace', ns.name])).data;
+    const live = {
+      store: await secret(`${RELEASE}-store`),
+      tokens: await secret(`${RELEASE}-tokens`),
+      application: await secret(`${RELEASE}-application`),
+    };
+    // A server-side dry run renders with `lookup` against the cluster and changes nothing.
+    const upgrade = await helm.run([
+      'upgrade',
+      RELEASE,
+      CHART,
+      '--namespace',
+      ns.name,
+      '--reuse-values',
+      '--dry-run=server',
+    ]);
+    for (const [which, data] of Object.entries(live))
+      for (const [key, value] of Object.entries(data))
+        expect(upgrade, `${which} ${key}`).toContain(`"${key}": "${value}"`);
+  });
+
+  it('helm uninstall leaves only the two claims and the kept store Secret', async () => {
+    await helm.run(['uninstall', RELEASE, '--namespace', ns.name, '--wait']);
+    installed = false;
+    const kept = [
+      `PersistentVolumeClaim/data-${RELEASE}-kafka-0`,
+      `PersistentVolumeClaim/data-${RELEASE}-postgresql-0`,
+      `Secret/${RELEASE}-store`,
+    ];
+    // Pods and the CronJobs' Jobs go by garbage collection, after uninstall returns.
+    const deadline = Date.now() + 60_000;
+    let left = await leftovers();
+    while (left.join() !== kept.join() && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 1000));
+      left = await leftovers();
+    }
+    expect(left).toEqual(kept);
+  }, 120_000);
+});
