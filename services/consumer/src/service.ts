@@ -12,11 +12,18 @@ import {
 } from '@event-observatory/broker';
 import { createVerifier, down, type Logger, up } from '@event-observatory/service-kit';
 import type { AuthConfig } from '@event-observatory/service-kit/auth';
-import { createWritePool, migrate, registerMaintenanceMeters } from '@event-observatory/store';
+import {
+  createWritePool,
+  migrate,
+  readCheckpoints,
+  registerMaintenanceMeters,
+  upsertCheckpoints,
+  withSessionLock,
+} from '@event-observatory/store';
 import type { Registry } from 'prom-client';
 import { buildApp } from './app.js';
 import type { ConsumerConfig } from './config.js';
-import { DlqAdmin } from './dlq/admin.js';
+import { DLQ_REPLAY_LOCK_KEY, DlqAdmin } from './dlq/admin.js';
 import { createConsumerMetrics } from './metrics.js';
 import { Lifecycle } from './operations/lifecycle.js';
 import { Probe } from './operations/probe.js';
@@ -122,6 +129,16 @@ export async function createConsumerService(opts: ServiceOptions) {
     dlqTopic,
     groupId: group,
     maxRecords: config.replayMaxRecords,
+    lock: (work) => withSessionLock(pool, DLQ_REPLAY_LOCK_KEY, work),
+    positions: {
+      read: (replayGroup) => readCheckpoints(pool, replayGroup, dlqTopic),
+      write: (replayGroup, offsets) =>
+        upsertCheckpoints(
+          pool,
+          replayGroup,
+          [...offsets].map(([partition, next]) => ({ topic: dlqTopic, partition, nextOffset: String(next) })),
+        ),
+    },
   });
   const app = buildApp({
     registry,
