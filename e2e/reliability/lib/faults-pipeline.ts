@@ -38,8 +38,18 @@ export interface Pipeline {
   startIngest(): Promise<void>;
   /** Starts (again) the consumer on its port and waits until it is ready. */
   startConsumer(): Promise<void>;
+  /**
+   * Starts one more consumer process in the same group (`instance` names its log) on a port of
+   * its own and waits until it is ready; the caller stops or kills it.
+   */
+  startExtraConsumer(instance: string): Promise<ServiceProcess>;
   /** The sum of a meter's series on the consumer's /metrics. */
   consumerMetric(name: string): Promise<number>;
+  /**
+   * Records the consumer skipped as already stored (`consume_records_duplicate_total`), summed
+   * over its processes: a replaced process's last reading (sampled every 500 ms) is carried over.
+   */
+  duplicatesAbsorbed(): Promise<number>;
   /** Records ever written to the dead-letter topic (sum of its high watermarks). */
   deadLetters(): Promise<number>;
   close(): Promise<void>;
@@ -58,9 +68,28 @@ export async function startPipeline(): Promise<Pipeline> {
   db.on('error', () => {});
   const [ingestPort, consumerPort] = [await freePort(), await freePort()];
   const common = { BROKER_BOOTSTRAP_SERVERS: stack.bootstrapServers, SERVICE_VERSION: 'faults' };
+  const consumerEnv = {
+    ...common,
+    DATABASE_URL: databaseUrl,
+    ADMIN_AUTH_ENABLED: 'false',
+    CONSUMER_BATCH_WINDOW: '50ms',
+    CONSUMER_TEST_HOLD_AFTER_WRITE: CONSUMER_HOLD,
+    LAG_REFRESH_INTERVAL: '1s',
+    // The killed consumer's partitions move to its successor after 10 s, not 30.
+    BROKER_SESSION_TIMEOUT: '10s',
+    LOG_LEVEL: 'info',
+  };
 
   let ingest: ServiceProcess | undefined;
   let consumer: ServiceProcess | undefined;
+  // The duplicate meter of the processes replaced so far, and the current one's last reading.
+  let absorbedBefore = 0;
+  let absorbedNow = 0;
+  const sampleAbsorbed = async () => {
+    absorbedNow = await p.consumerMetric('consume_records_duplicate_total').catch(() => absorbedNow);
+    return absorbedBefore + absorbedNow;
+  };
+  const sampler = setInterval(() => void sampleAbsorbed(), 500);
   const running = (service: ServiceProcess | undefined, name: string) => {
     if (!service) throw new Error(`${name} not started`);
     return service;
@@ -92,23 +121,15 @@ export async function startPipeline(): Promise<Pipeline> {
       await until('ingest ready', () => ready(p.ingest.url).catch(() => false), START_TIMEOUT_MS);
     },
     async startConsumer() {
-      consumer = await spawnService(
-        'consumer',
-        consumerPort,
-        {
-          ...common,
-          DATABASE_URL: databaseUrl,
-          ADMIN_AUTH_ENABLED: 'false',
-          CONSUMER_BATCH_WINDOW: '50ms',
-          CONSUMER_TEST_HOLD_AFTER_WRITE: CONSUMER_HOLD,
-          LAG_REFRESH_INTERVAL: '1s',
-          // The killed consumer's partitions move to its successor after 10 s, not 30.
-          BROKER_SESSION_TIMEOUT: '10s',
-          LOG_LEVEL: 'info',
-        },
-        dataDir,
-      );
+      absorbedBefore += absorbedNow;
+      absorbedNow = 0;
+      consumer = await spawnService('consumer', consumerPort, consumerEnv, dataDir);
       await until('consumer ready', () => ready(p.consumer.url).catch(() => false), START_TIMEOUT_MS);
+    },
+    async startExtraConsumer(instance) {
+      const extra = await spawnService('consumer', await freePort(), consumerEnv, dataDir, instance);
+      await until(`${instance} ready`, () => ready(extra.url).catch(() => false), START_TIMEOUT_MS);
+      return extra;
     },
     async consumerMetric(name) {
       const text = await (await fetch(`${p.consumer.url}/metrics`)).text();
@@ -117,6 +138,7 @@ export async function startPipeline(): Promise<Pipeline> {
         .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
         .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
     },
+    duplicatesAbsorbed: sampleAbsorbed,
     async deadLetters() {
       const admin = new Kafka({
         clientId: 'faults',
@@ -132,6 +154,7 @@ export async function startPipeline(): Promise<Pipeline> {
       }
     },
     async close() {
+      clearInterval(sampler);
       for (const service of [ingest, consumer]) await service?.stop();
       await db.end();
       await stack.stop();
