@@ -13,7 +13,7 @@ import { EVENT_TOPIC } from '@event-observatory/broker';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatLedger, type LedgerRow } from '../lib/faults-ledger.js';
-import { HELD, type Pipeline, startPipeline } from '../lib/faults-pipeline.js';
+import { CONSUMER_STATEMENT_TIMEOUT_MS, HELD, type Pipeline, startPipeline } from '../lib/faults-pipeline.js';
 import type { ServiceProcess } from '../lib/faults-process.js';
 import { EVENT_PARTITIONS, PLAN, runFault, SOAK } from '../lib/faults-run.js';
 import { until } from '../lib/faults-wait.js';
@@ -186,6 +186,23 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
     expectExact(row);
     expect(row.deadLettered).toBe(0);
     expect(brokerFailures(row)).toEqual([]);
+  });
+
+  it('the database path goes silent (packets dropped, nothing closed): the stuck write ends within its bound and is retried', async () => {
+    const { row } = await runFault(p, runId, {
+      name: 'database path silent',
+      async begin() {
+        await p.consumer.waitForLog(HELD, 30_000); // a write is under way on the path
+        p.databasePath.freeze();
+      },
+      holdMs: 0,
+      end: async () => {},
+    });
+    expectExact(row);
+    expect(row.deadLettered).toBe(0);
+    // The write pool's client-side bound (twice the statement timeout) plus the retry's backoff
+    // and a loaded machine's slack, far below TCP's ~15 minutes of retransmissions.
+    expect(row.recoverMs).toBeLessThan(2 * CONSUMER_STATEMENT_TIMEOUT_MS + 20_000);
   });
 
   it('restarts the ingestion service with requests in flight: each finishes or gets 503, none hangs', async () => {

@@ -7,7 +7,15 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEAD_LETTER_TOPIC } from '@event-observatory/broker';
-import { createDatabase, freePort, type Stack, startStack, tempDataDir } from '@event-observatory/devstack';
+import {
+  createDatabase,
+  freePort,
+  type SilentProxy,
+  type Stack,
+  startSilentProxy,
+  startStack,
+  tempDataDir,
+} from '@event-observatory/devstack';
 import { signDevToken } from '@event-observatory/service-kit/auth';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
@@ -25,6 +33,11 @@ const START_TIMEOUT_MS = 90_000;
 export const INGEST_QUEUE_CAPACITY = 32;
 export const CONSUMER_HOLD = '200ms';
 export const HELD = 'test hold: chunk written, offset not committed yet';
+/**
+ * The consumer's `DATABASE_STATEMENT_TIMEOUT` here: a write on a connection gone silent fails
+ * after twice this (the write pool's client-side bound) instead of the default's 35 s.
+ */
+export const CONSUMER_STATEMENT_TIMEOUT_MS = 2_000;
 
 export interface Pipeline {
   stack: Stack;
@@ -34,6 +47,8 @@ export interface Pipeline {
   dataDir: string;
   ingest: ServiceProcess;
   consumer: ServiceProcess;
+  /** The consumer reaches PostgreSQL through it; `freeze()` silences the connections open now. */
+  databasePath: SilentProxy;
   /** Starts (again) the ingestion service on its port and waits until it is ready. */
   startIngest(): Promise<void>;
   /** Starts (again) the consumer on its port and waits until it is ready. */
@@ -64,13 +79,18 @@ export async function startPipeline(): Promise<Pipeline> {
   const stack = await startStack({ dataDir: join(dataDir, 'stack') });
   const databaseUrl = await createDatabase(stack.databaseUrl, 'faults');
   const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  const direct = new URL(databaseUrl);
+  const databasePath = await startSilentProxy({ host: direct.hostname, port: Number(direct.port) });
+  const proxied = new URL(databaseUrl);
+  proxied.port = String(databasePath.port);
   // Idle clients lose their server when PostgreSQL stops: an expected error, not a crash.
   db.on('error', () => {});
   const [ingestPort, consumerPort] = [await freePort(), await freePort()];
   const common = { BROKER_BOOTSTRAP_SERVERS: stack.bootstrapServers, SERVICE_VERSION: 'faults' };
   const consumerEnv = {
     ...common,
-    DATABASE_URL: databaseUrl,
+    DATABASE_URL: proxied.toString(),
+    DATABASE_STATEMENT_TIMEOUT: `${CONSUMER_STATEMENT_TIMEOUT_MS}ms`,
     ADMIN_AUTH_ENABLED: 'false',
     CONSUMER_BATCH_WINDOW: '50ms',
     CONSUMER_TEST_HOLD_AFTER_WRITE: CONSUMER_HOLD,
@@ -100,6 +120,7 @@ export async function startPipeline(): Promise<Pipeline> {
     db,
     token: await signDevToken({ secret: SECRET, scopes: ['events:write'] }),
     dataDir,
+    databasePath,
     get ingest() {
       return running(ingest, 'ingest');
     },
@@ -156,6 +177,7 @@ export async function startPipeline(): Promise<Pipeline> {
     async close() {
       clearInterval(sampler);
       for (const service of [ingest, consumer]) await service?.stop();
+      await databasePath.close();
       await db.end();
       await stack.stop();
       if (!process.env.OBSERVATORY_KEEP_STACK) rmSync(dataDir, { recursive: true, force: true });
