@@ -179,6 +179,10 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
           async () => readFileSync(p.consumer.logFile, 'utf8').includes('"code":"25006"'),
           30_000,
         );
+        // Readiness says why: reachable, but writes refused, with the SQLSTATE.
+        const body = (await (await fetch(`${p.consumer.url}/health/ready`)).json()) as Record<string, string>;
+        expect(body).toMatchObject({ status: 'DOWN', database: 'writes refused' });
+        expect(body.databaseReason).toMatch(/^SQLSTATE 25006/);
       },
       holdMs: PLAN.postgresOutageMs,
       end: () => readOnly(false),

@@ -30,6 +30,7 @@ import { Probe } from './operations/probe.js';
 import { ConsumerStream } from './stream/stream.js';
 import { RestartPolicy, type RestartPolicyOptions } from './stream/supervision.js';
 import { BatchProcessor } from './write/processor.js';
+import { describeStoreFailure } from './write/store-errors.js';
 import { EventWriter } from './write/writer.js';
 
 export interface ServiceOptions {
@@ -161,6 +162,9 @@ export async function createConsumerService(opts: ServiceOptions) {
       database: async () => {
         try {
           await pool.query('SELECT 1');
+          // Reachable, but refusing the writes (read-only after a failover, disk full): say so.
+          const refused = processor.storeOutage;
+          if (refused) return down('writes refused', describeStoreFailure(refused));
           return up('UP');
         } catch (err) {
           return down(`unreachable: ${(err as Error).message}`);

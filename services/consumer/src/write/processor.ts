@@ -74,6 +74,11 @@ export class BatchProcessor {
   private readonly now: () => Date;
   /** Wait between tries during a store or broker outage: the retry delay doubling to the ceiling. */
   private readonly outage: Backoff;
+  /**
+   * The store failure a write is waiting out now (a read-only primary, a full disk, ...), for
+   * readiness to say why; undefined once that wait ends.
+   */
+  storeOutage: StoreFailure | undefined;
 
   constructor(private readonly opts: ProcessorOptions) {
     this.tracer = opts.tracer ?? trace.getTracer('@event-observatory/consumer');
@@ -225,7 +230,12 @@ export class BatchProcessor {
       backoff: this.outage,
       signal,
       retryable: (err) => classifyStoreError(err).kind === 'transient',
-      onRetry: (err) => onTransient?.(classifyStoreError(err)),
+      onRetry: (err) => {
+        this.storeOutage = classifyStoreError(err);
+        onTransient?.(this.storeOutage);
+      },
+    }).finally(() => {
+      this.storeOutage = undefined;
     });
   }
 
