@@ -4,10 +4,12 @@
  * is stored exactly once, every other answer is a 503 or a refused connection (reported), none
  * hangs. `FAULT_SOAK=1` runs the long form. See ../README.md for the guarantees and the figures.
  */
+
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EVENT_TOPIC } from '@event-observatory/broker';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
@@ -75,6 +77,17 @@ function expectExact(row: LedgerRow): LedgerRow {
   // The load is spread over every partition of the event topic.
   expect(row.partitions).toBe(EVENT_PARTITIONS);
   return row;
+}
+
+/** Whether the consumer's readiness is DOWN saying its writes are refused with `sqlstate`. */
+async function refusedOnReadiness(sqlstate: string): Promise<boolean> {
+  const res = await fetch(`${p.consumer.url}/health/ready`);
+  const body = (await res.json()) as Record<string, string>;
+  return (
+    res.status === 503 &&
+    body.database === 'writes refused' &&
+    (body.databaseReason ?? '').startsWith(`SQLSTATE ${sqlstate}`)
+  );
 }
 
 /** The kinds of 503 other than a full send queue: a send that failed at the broker. */
@@ -180,9 +193,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
           30_000,
         );
         // Readiness says why: reachable, but writes refused, with the SQLSTATE.
-        const body = (await (await fetch(`${p.consumer.url}/health/ready`)).json()) as Record<string, string>;
-        expect(body).toMatchObject({ status: 'DOWN', database: 'writes refused' });
-        expect(body.databaseReason).toMatch(/^SQLSTATE 25006/);
+        await until('readiness: writes refused 25006', () => refusedOnReadiness('25006'), 10_000);
       },
       holdMs: PLAN.postgresOutageMs,
       end: () => readOnly(false),
@@ -191,6 +202,47 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
     expect(row.deadLettered).toBe(0);
     expect(brokerFailures(row)).toEqual([]);
   });
+
+  // A small filesystem for the current month's partition: root mounts a tmpfs (skipped otherwise).
+  it.skipIf(process.getuid?.() !== 0)(
+    'waits out a full disk (SQLSTATE 53100) and resumes once space is freed: nothing lost',
+    async () => {
+      const dir = join(p.dataDir, 'small-disk');
+      const filler = join(dir, 'filler');
+      const now = new Date();
+      const partition = `events.cloud_event_${now.getUTCFullYear()}_${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
+      mkdirSync(dir, { recursive: true });
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64m', 'tmpfs', dir]);
+      try {
+        execFileSync('chown', ['postgres:postgres', dir]);
+        await p.db.query(`CREATE TABLESPACE faults_small LOCATION '${dir}'`);
+        await p.db.query(`ALTER TABLE ${partition} SET TABLESPACE faults_small`);
+        const { row } = await runFault(p, runId, {
+          name: 'disk full',
+          async begin() {
+            // Fill what is left: the partition's next page cannot be written.
+            spawnSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=1M'], { stdio: 'ignore' });
+            await until(
+              'a write refused for space',
+              async () => readFileSync(p.consumer.logFile, 'utf8').includes('"code":"53100"'),
+              30_000,
+            );
+            await until('readiness: writes refused 53100', () => refusedOnReadiness('53100'), 10_000);
+          },
+          holdMs: PLAN.postgresOutageMs,
+          end: async () => rmSync(filler, { force: true }),
+        });
+        expectExact(row);
+        expect(row.deadLettered).toBe(0);
+        expect(brokerFailures(row)).toEqual([]);
+      } finally {
+        rmSync(filler, { force: true });
+        await p.db.query(`ALTER TABLE ${partition} SET TABLESPACE pg_default`).catch(() => {});
+        await p.db.query('DROP TABLESPACE IF EXISTS faults_small').catch(() => {});
+        execFileSync('umount', [dir]);
+      }
+    },
+  );
 
   it('the database path goes silent (packets dropped, nothing closed): the stuck write ends within its bound and is retried', async () => {
     const { row } = await runFault(p, runId, {
