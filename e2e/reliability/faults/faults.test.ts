@@ -79,14 +79,28 @@ function expectExact(row: LedgerRow): LedgerRow {
   return row;
 }
 
-/** Whether the consumer's readiness is DOWN saying its writes are refused with `sqlstate`. */
-async function refusedOnReadiness(sqlstate: string): Promise<boolean> {
-  const res = await fetch(`${p.consumer.url}/health/ready`);
-  const body = (await res.json()) as Record<string, string>;
-  return (
-    res.status === 503 &&
-    body.database === 'writes refused' &&
-    (body.databaseReason ?? '').startsWith(`SQLSTATE ${sqlstate}`)
+/**
+ * Waits until the consumer met a store refusing writes with `sqlstate` (its log: waited out, not
+ * dead-lettered) and its readiness says so (DOWN, `writes refused`, the SQLSTATE as the reason).
+ */
+async function writesRefused(sqlstate: string): Promise<void> {
+  await until(
+    `a write refused ${sqlstate}`,
+    async () => readFileSync(p.consumer.logFile, 'utf8').includes(`"code":"${sqlstate}"`),
+    30_000,
+  );
+  await until(
+    `readiness: writes refused ${sqlstate}`,
+    async () => {
+      const res = await fetch(`${p.consumer.url}/health/ready`);
+      const body = (await res.json()) as Record<string, string>;
+      return (
+        res.status === 503 &&
+        body.database === 'writes refused' &&
+        (body.databaseReason ?? '').startsWith(`SQLSTATE ${sqlstate}`)
+      );
+    },
+    10_000,
   );
 }
 
@@ -186,14 +200,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
       name: 'postgres read-only',
       async begin() {
         await readOnly(true);
-        // The consumer met it: a write refused 25006, waited out (logged, not dead-lettered).
-        await until(
-          'a write refused read-only',
-          async () => readFileSync(p.consumer.logFile, 'utf8').includes('"code":"25006"'),
-          30_000,
-        );
-        // Readiness says why: reachable, but writes refused, with the SQLSTATE.
-        await until('readiness: writes refused 25006', () => refusedOnReadiness('25006'), 10_000);
+        await writesRefused('25006');
       },
       holdMs: PLAN.postgresOutageMs,
       end: () => readOnly(false),
@@ -222,12 +229,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
           async begin() {
             // Fill what is left: the partition's next page cannot be written.
             spawnSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=1M'], { stdio: 'ignore' });
-            await until(
-              'a write refused for space',
-              async () => readFileSync(p.consumer.logFile, 'utf8').includes('"code":"53100"'),
-              30_000,
-            );
-            await until('readiness: writes refused 53100', () => refusedOnReadiness('53100'), 10_000);
+            await writesRefused('53100');
           },
           holdMs: PLAN.postgresOutageMs,
           end: async () => rmSync(filler, { force: true }),
