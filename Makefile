@@ -79,7 +79,7 @@ test-cluster: build ## Run only the cluster suites (e2e/cluster): a cluster of t
 	PATH="$$(./scripts/lts-node.sh):$$PATH" npm run test:cluster -w @event-observatory/e2e
 
 soak: install ## Run the fault suite's long form on Node 24 (minutes per fault, about 20 min; e2e/reliability)
-	PATH="$$(./scripts/lts-node.sh):$$PATH" FAULT_SOAK=1 npm run test:faults -w @event-observatory/e2e
+	PATH="$$(./scripts/lts-node.sh):$$PATH" FAULT_SOAK=1 FAULT_REPORT=$(CURDIR)/e2e/reliability/results/soak.md npm run test:faults -w @event-observatory/e2e
 
 dev: install ## Start Kafka, PostgreSQL and every service locally on Node 24; Ctrl-C stops all
 	PATH="$$(./scripts/lts-node.sh):$$PATH" node --conditions=source --import tsx scripts/dev.ts

@@ -4,14 +4,20 @@
  * is stored exactly once, every other answer is a 503 or a refused connection (reported), none
  * hangs. `FAULT_SOAK=1` runs the long form. See ../README.md for the guarantees and the figures.
  */
+
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EVENT_TOPIC } from '@event-observatory/broker';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatLedger, type LedgerRow } from '../lib/faults-ledger.js';
-import { HELD, type Pipeline, startPipeline } from '../lib/faults-pipeline.js';
-import { PLAN, runFault, SOAK } from '../lib/faults-run.js';
+import { CONSUMER_STATEMENT_TIMEOUT_MS, HELD, type Pipeline, startPipeline } from '../lib/faults-pipeline.js';
+import type { ServiceProcess } from '../lib/faults-process.js';
+import { EVENT_PARTITIONS, PLAN, runFault, SOAK } from '../lib/faults-run.js';
 import { until } from '../lib/faults-wait.js';
 
 const runId = randomUUID().slice(0, 8);
@@ -21,16 +27,36 @@ const POISON_RECORDS = 1_000;
 const QUEUE_BURST = 150;
 let p: Pipeline;
 const rows: LedgerRow[] = [];
+const startedAt = new Date().toISOString();
 
 beforeAll(async () => {
   p = await startPipeline();
 });
 
 afterAll(async () => {
-  if (rows.length > 0)
-    console.log(`\nFault suite (${SOAK ? 'soak' : 'short'} form):\n${formatLedger(rows)}\n`);
+  if (rows.length > 0) {
+    const table = formatLedger(rows);
+    console.log(`\nFault suite (${SOAK ? 'soak' : 'short'} form):\n${table}\n`);
+    if (process.env.FAULT_REPORT) writeReport(process.env.FAULT_REPORT, table);
+  }
   await p?.close();
 });
+
+/** The run's figures, for the record (`FAULT_REPORT`; make soak writes results/soak.md). */
+function writeReport(path: string, table: string): void {
+  const [one, five, fifteen] = loadavg().map((l) => l.toFixed(1));
+  const header = [
+    `# Fault suite, ${SOAK ? 'soak' : 'short'} form`,
+    '',
+    `Run ${startedAt} to ${new Date().toISOString()} on ${cpus().length} cores, Node ${process.version};`,
+    `load average ${one} / ${five} / ${fifteen} at the end. Load: ${PLAN.perSecond} events/s over`,
+    `${EVENT_PARTITIONS} partitions (one subject per partition). Written by e2e/reliability/faults`,
+    '(FAULT_REPORT); the columns are explained in e2e/reliability/README.md.',
+    '',
+  ];
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${[...header, table, ''].join('\n')}`);
+}
 
 /**
  * The reconciliation every fault must pass; returns the row for fault-specific checks. Resets
@@ -48,7 +74,34 @@ function expectExact(row: LedgerRow): LedgerRow {
   // Every stored event was acknowledged, or answered 503 or reset and is reported as such: a
   // refused one never is.
   expect(row.stored).toBe(row.acknowledged + row.unavailableStored + row.resetStored);
+  // The load is spread over every partition of the event topic.
+  expect(row.partitions).toBe(EVENT_PARTITIONS);
   return row;
+}
+
+/**
+ * Waits until the consumer met a store refusing writes with `sqlstate` (its log: waited out, not
+ * dead-lettered) and its readiness says so (DOWN, `writes refused`, the SQLSTATE as the reason).
+ */
+async function writesRefused(sqlstate: string): Promise<void> {
+  await until(
+    `a write refused ${sqlstate}`,
+    async () => readFileSync(p.consumer.logFile, 'utf8').includes(`"code":"${sqlstate}"`),
+    30_000,
+  );
+  await until(
+    `readiness: writes refused ${sqlstate}`,
+    async () => {
+      const res = await fetch(`${p.consumer.url}/health/ready`);
+      const body = (await res.json()) as Record<string, string>;
+      return (
+        res.status === 503 &&
+        body.database === 'writes refused' &&
+        (body.databaseReason ?? '').startsWith(`SQLSTATE ${sqlstate}`)
+      );
+    },
+    10_000,
+  );
 }
 
 /** The kinds of 503 other than a full send queue: a send that failed at the broker. */
@@ -81,11 +134,34 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
     });
     expectExact(row);
     expect(row.deadLettered).toBe(0);
-    // The restarted consumer wrote again what the killed one had written but not committed.
+    // The restarted consumer wrote again what the killed one had written but not committed: the
+    // store has no duplicate row because the redelivered records were absorbed (its meter).
+    expect(row.duplicatesAbsorbed).toBeGreaterThan(0);
+  });
+
+  it('rebalances 1 -> 3 -> 1 consumers under load, one of them killed mid-batch: lost 0, stored once, lag back to 0', async () => {
+    const extras: ServiceProcess[] = [];
+    const { row } = await runFault(p, runId, {
+      name: 'consumers 1-3-1',
+      async begin() {
+        extras.push(...(await Promise.all(['consumer-2', 'consumer-3'].map((n) => p.startExtraConsumer(n)))));
+      },
+      holdMs: PLAN.rebalanceMs,
+      async end() {
+        const [killed, stopped] = extras as [ServiceProcess, ServiceProcess];
+        // Killed between a chunk's write and its commit, while the other two consume.
+        await killed.waitForLog(HELD, 60_000);
+        await killed.kill();
+        await stopped.stop();
+      },
+    });
+    expectExact(row);
+    expect(row.deadLettered).toBe(0);
+    // The one consumer left owns every partition again and has caught up.
     await until(
-      'the redelivered batch counted',
-      async () => (await p.consumerMetric('consume_records_duplicate_total')) > 0,
-      30_000,
+      'lag 0 on every partition',
+      async () => (await p.consumerMetric('consume_group_lag')) === 0,
+      60_000,
     );
   });
 
@@ -101,6 +177,90 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
     // (a full queue is this loaded machine's, not the database's).
     expect(row.deadLettered).toBe(0);
     expect(brokerFailures(row)).toEqual([]);
+  });
+
+  it('waits out a read-only primary (SQLSTATE 25006, as after a failover) and resumes: nothing lost', async () => {
+    // `default_transaction_read_only` for every session, as a demoted primary or a standby
+    // answers writes; the consumer must wait and retry, never dead-letter.
+    const readOnly = async (on: boolean) => {
+      const client = await p.db.connect();
+      try {
+        await client.query('SET default_transaction_read_only = off'); // this session may write
+        await client.query(
+          on
+            ? 'ALTER SYSTEM SET default_transaction_read_only = on'
+            : 'ALTER SYSTEM RESET default_transaction_read_only',
+        );
+        await client.query('SELECT pg_reload_conf()');
+      } finally {
+        client.release();
+      }
+    };
+    const { row } = await runFault(p, runId, {
+      name: 'postgres read-only',
+      async begin() {
+        await readOnly(true);
+        await writesRefused('25006');
+      },
+      holdMs: PLAN.postgresOutageMs,
+      end: () => readOnly(false),
+    });
+    expectExact(row);
+    expect(row.deadLettered).toBe(0);
+    expect(brokerFailures(row)).toEqual([]);
+  });
+
+  // A small filesystem for the current month's partition: root mounts a tmpfs (skipped otherwise).
+  it.skipIf(process.getuid?.() !== 0)(
+    'waits out a full disk (SQLSTATE 53100) and resumes once space is freed: nothing lost',
+    async () => {
+      const dir = join(p.dataDir, 'small-disk');
+      const filler = join(dir, 'filler');
+      const now = new Date();
+      const partition = `events.cloud_event_${now.getUTCFullYear()}_${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
+      mkdirSync(dir, { recursive: true });
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64m', 'tmpfs', dir]);
+      try {
+        execFileSync('chown', ['postgres:postgres', dir]);
+        await p.db.query(`CREATE TABLESPACE faults_small LOCATION '${dir}'`);
+        await p.db.query(`ALTER TABLE ${partition} SET TABLESPACE faults_small`);
+        const { row } = await runFault(p, runId, {
+          name: 'disk full',
+          async begin() {
+            // Fill what is left: the partition's next page cannot be written.
+            spawnSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=1M'], { stdio: 'ignore' });
+            await writesRefused('53100');
+          },
+          holdMs: PLAN.postgresOutageMs,
+          end: async () => rmSync(filler, { force: true }),
+        });
+        expectExact(row);
+        expect(row.deadLettered).toBe(0);
+        expect(brokerFailures(row)).toEqual([]);
+      } finally {
+        rmSync(filler, { force: true });
+        await p.db.query(`ALTER TABLE ${partition} SET TABLESPACE pg_default`).catch(() => {});
+        await p.db.query('DROP TABLESPACE IF EXISTS faults_small').catch(() => {});
+        execFileSync('umount', [dir]);
+      }
+    },
+  );
+
+  it('the database path goes silent (packets dropped, nothing closed): the stuck write ends within its bound and is retried', async () => {
+    const { row } = await runFault(p, runId, {
+      name: 'database path silent',
+      async begin() {
+        await p.consumer.waitForLog(HELD, 30_000); // a write is under way on the path
+        p.databasePath.freeze();
+      },
+      holdMs: 0,
+      end: async () => {},
+    });
+    expectExact(row);
+    expect(row.deadLettered).toBe(0);
+    // The write pool's client-side bound (twice the statement timeout) plus the retry's backoff
+    // and a loaded machine's slack, far below TCP's ~15 minutes of retransmissions.
+    expect(row.recoverMs).toBeLessThan(2 * CONSUMER_STATEMENT_TIMEOUT_MS + 20_000);
   });
 
   it('restarts the ingestion service with requests in flight: each finishes or gets 503, none hangs', async () => {

@@ -23,7 +23,14 @@ export interface LedgerRow {
   /** Anything else: hung, another transport error, an unexpected status. Must be 0. */
   other: number;
   stored: number;
+  /** Event-topic partitions the acknowledged events went to (the ingestion service's answers). */
+  partitions: number;
   duplicates: number;
+  /**
+   * Records the consumer found already stored and skipped while the fault ran (its meter
+   * `consume_records_duplicate_total`, summed over its processes): redeliveries absorbed.
+   */
+  duplicatesAbsorbed: number;
   lost: number;
   /** Records the consumer dead-lettered while the fault ran (only the poison storm may have any). */
   deadLettered: number;
@@ -64,6 +71,7 @@ export async function reconcile(opts: {
   endedAt: number;
   recoverMs: number;
   deadLettered: () => Promise<number>;
+  duplicatesAbsorbed: () => Promise<number>;
   settleMs: number;
 }): Promise<LedgerRow> {
   const acked = opts.outcomes.filter((o) => o.answer === 200);
@@ -94,9 +102,11 @@ export async function reconcile(opts: {
     resetStored: reset.filter((o) => stored.has(o.id)).length,
     other: others.length,
     stored: stored.size,
+    partitions: new Set(acked.map((o) => o.partition)).size,
     duplicates: [...stored.values()].filter((n) => n > 1).length,
     lost: acked.filter((o) => !stored.has(o.id)).length,
     deadLettered: await opts.deadLettered(),
+    duplicatesAbsorbed: await opts.duplicatesAbsorbed(),
     acceptingMs: Math.max(0, firstAccepted - opts.endedAt),
     recoverMs: opts.recoverMs,
     failures: tally(unavailable.map((o) => o.failure ?? 'none')),
@@ -117,7 +127,9 @@ const COLUMNS: [Column, string][] = [
   ['resetStored', 'reset stored'],
   ['other', 'other'],
   ['stored', 'stored'],
+  ['partitions', 'partitions'],
   ['duplicates', 'duplicates'],
+  ['duplicatesAbsorbed', 'dup. absorbed'],
   ['lost', 'lost'],
   ['deadLettered', 'dead-lettered'],
   ['acceptingMs', 'accepting (s)'],

@@ -4,6 +4,7 @@
  * as `hung` instead of stalling the suite; the load stops by itself after `maxMs`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Partitioners } from 'kafkajs';
 
 /**
  * How one request ended. `refused`: no connection (the event never reached the service);
@@ -17,6 +18,8 @@ export interface Outcome {
   id: string;
   sentAt: number;
   answer: Answer;
+  /** For a 200, the event topic's partition the service answered (`destination.partition`). */
+  partition?: number;
   /** For a 503, the spec's `metadata.failure` (`queue-full`, `timeout`, `unavailable`, `closed`). */
   failure?: string;
   /** For `broken`, what the client saw (reset mid-request, socket hang up). */
@@ -29,6 +32,8 @@ export interface LoadOptions {
   token: string;
   source: string;
   perSecond: number;
+  /** Subjects taken in turn (the partition key is `source#subject`); none: no subject, one partition. */
+  subjects?: readonly string[];
   /** The load stops by itself after this long, even if nobody calls `stop()`. */
   maxMs: number;
   /** A request not answered within this is `hung`. */
@@ -41,6 +46,34 @@ export interface Load {
   burst(n: number): Promise<void>;
   /** Stops sending, waits for every request in flight, and returns every outcome. */
   stop(): Promise<Outcome[]>;
+}
+
+/**
+ * One subject per partition of a `partitions`-partition topic for events of `source`: the
+ * producer's partitioner (murmur2 of `source#subject`, as kafkajs and the Java client) decides, so
+ * the subjects are searched until every partition has one.
+ */
+export function subjectsCoveringPartitions(source: string, partitions: number): string[] {
+  const partitioner = Partitioners.DefaultPartitioner();
+  const partitionMetadata = Array.from({ length: partitions }, (_, partitionId) => ({
+    partitionId,
+    partitionErrorCode: 0,
+    leader: 0,
+    replicas: [],
+    isr: [],
+  }));
+  const byPartition = new Map<number, string>();
+  for (let i = 0; byPartition.size < partitions; i++) {
+    if (i > 10_000) throw new Error(`no subjects of ${source} cover ${partitions} partitions`);
+    const subject = `device-${i}`;
+    const partition = partitioner({
+      topic: 't',
+      partitionMetadata,
+      message: { key: `${source}#${subject}`, value: null },
+    });
+    if (!byPartition.has(partition)) byPartition.set(partition, subject);
+  }
+  return [...byPartition.values()];
 }
 
 const RESETS = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
@@ -63,12 +96,14 @@ export function startLoad(opts: LoadOptions): Load {
   const started = Date.now();
 
   const send = (): Promise<void> => {
+    const subject = opts.subjects?.[n % opts.subjects.length];
     const id = `${opts.source.slice(opts.source.lastIndexOf(':') + 1)}-${n++}`;
     const sentAt = Date.now();
     const body = JSON.stringify({
       specversion: '1.0',
       id,
       source: opts.source,
+      ...(subject === undefined ? {} : { subject }),
       type: 'com.example.faults.tick',
       time: new Date(sentAt).toISOString(),
       datacontenttype: 'application/json',
@@ -87,7 +122,11 @@ export function startLoad(opts: LoadOptions): Load {
             ? (JSON.parse(text) as { error?: { details?: { metadata?: { failure?: string } }[] } }).error
                 ?.details?.[0]?.metadata?.failure
             : undefined;
-        outcomes.push({ id, sentAt, answer: res.status, failure });
+        const partition =
+          res.status === 200
+            ? (JSON.parse(text) as { destination?: { partition?: number } }).destination?.partition
+            : undefined;
+        outcomes.push({ id, sentAt, answer: res.status, failure, partition });
       })
       .catch((error: unknown) => {
         outcomes.push({ id, sentAt, ...classify(error) });

@@ -7,7 +7,15 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEAD_LETTER_TOPIC } from '@event-observatory/broker';
-import { createDatabase, freePort, type Stack, startStack, tempDataDir } from '@event-observatory/devstack';
+import {
+  createDatabase,
+  freePort,
+  type SilentProxy,
+  type Stack,
+  startSilentProxy,
+  startStack,
+  tempDataDir,
+} from '@event-observatory/devstack';
 import { signDevToken } from '@event-observatory/service-kit/auth';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
@@ -25,6 +33,11 @@ const START_TIMEOUT_MS = 90_000;
 export const INGEST_QUEUE_CAPACITY = 32;
 export const CONSUMER_HOLD = '200ms';
 export const HELD = 'test hold: chunk written, offset not committed yet';
+/**
+ * The consumer's `DATABASE_STATEMENT_TIMEOUT` here: a write on a connection gone silent fails
+ * after twice this (the write pool's client-side bound) instead of the default's 35 s.
+ */
+export const CONSUMER_STATEMENT_TIMEOUT_MS = 2_000;
 
 export interface Pipeline {
   stack: Stack;
@@ -34,12 +47,24 @@ export interface Pipeline {
   dataDir: string;
   ingest: ServiceProcess;
   consumer: ServiceProcess;
+  /** The consumer reaches PostgreSQL through it; `freeze()` silences the connections open now. */
+  databasePath: SilentProxy;
   /** Starts (again) the ingestion service on its port and waits until it is ready. */
   startIngest(): Promise<void>;
   /** Starts (again) the consumer on its port and waits until it is ready. */
   startConsumer(): Promise<void>;
+  /**
+   * Starts one more consumer process in the same group (`instance` names its log) on a port of
+   * its own and waits until it is ready; the caller stops or kills it.
+   */
+  startExtraConsumer(instance: string): Promise<ServiceProcess>;
   /** The sum of a meter's series on the consumer's /metrics. */
   consumerMetric(name: string): Promise<number>;
+  /**
+   * Records the consumer skipped as already stored (`consume_records_duplicate_total`), summed
+   * over its processes: a replaced process's last reading (sampled every 500 ms) is carried over.
+   */
+  duplicatesAbsorbed(): Promise<number>;
   /** Records ever written to the dead-letter topic (sum of its high watermarks). */
   deadLetters(): Promise<number>;
   close(): Promise<void>;
@@ -54,13 +79,37 @@ export async function startPipeline(): Promise<Pipeline> {
   const stack = await startStack({ dataDir: join(dataDir, 'stack') });
   const databaseUrl = await createDatabase(stack.databaseUrl, 'faults');
   const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  const direct = new URL(databaseUrl);
+  const databasePath = await startSilentProxy({ host: direct.hostname, port: Number(direct.port) });
+  const proxied = new URL(databaseUrl);
+  proxied.port = String(databasePath.port);
   // Idle clients lose their server when PostgreSQL stops: an expected error, not a crash.
   db.on('error', () => {});
   const [ingestPort, consumerPort] = [await freePort(), await freePort()];
   const common = { BROKER_BOOTSTRAP_SERVERS: stack.bootstrapServers, SERVICE_VERSION: 'faults' };
+  const consumerEnv = {
+    ...common,
+    DATABASE_URL: proxied.toString(),
+    DATABASE_STATEMENT_TIMEOUT: `${CONSUMER_STATEMENT_TIMEOUT_MS}ms`,
+    ADMIN_AUTH_ENABLED: 'false',
+    CONSUMER_BATCH_WINDOW: '50ms',
+    CONSUMER_TEST_HOLD_AFTER_WRITE: CONSUMER_HOLD,
+    LAG_REFRESH_INTERVAL: '1s',
+    // The killed consumer's partitions move to its successor after 10 s, not 30.
+    BROKER_SESSION_TIMEOUT: '10s',
+    LOG_LEVEL: 'info',
+  };
 
   let ingest: ServiceProcess | undefined;
   let consumer: ServiceProcess | undefined;
+  // The duplicate meter of the processes replaced so far, and the current one's last reading.
+  let absorbedBefore = 0;
+  let absorbedNow = 0;
+  const sampleAbsorbed = async () => {
+    absorbedNow = await p.consumerMetric('consume_records_duplicate_total').catch(() => absorbedNow);
+    return absorbedBefore + absorbedNow;
+  };
+  const sampler = setInterval(() => void sampleAbsorbed(), 500);
   const running = (service: ServiceProcess | undefined, name: string) => {
     if (!service) throw new Error(`${name} not started`);
     return service;
@@ -71,6 +120,7 @@ export async function startPipeline(): Promise<Pipeline> {
     db,
     token: await signDevToken({ secret: SECRET, scopes: ['events:write'] }),
     dataDir,
+    databasePath,
     get ingest() {
       return running(ingest, 'ingest');
     },
@@ -92,23 +142,15 @@ export async function startPipeline(): Promise<Pipeline> {
       await until('ingest ready', () => ready(p.ingest.url).catch(() => false), START_TIMEOUT_MS);
     },
     async startConsumer() {
-      consumer = await spawnService(
-        'consumer',
-        consumerPort,
-        {
-          ...common,
-          DATABASE_URL: databaseUrl,
-          ADMIN_AUTH_ENABLED: 'false',
-          CONSUMER_BATCH_WINDOW: '50ms',
-          CONSUMER_TEST_HOLD_AFTER_WRITE: CONSUMER_HOLD,
-          LAG_REFRESH_INTERVAL: '1s',
-          // The killed consumer's partitions move to its successor after 10 s, not 30.
-          BROKER_SESSION_TIMEOUT: '10s',
-          LOG_LEVEL: 'info',
-        },
-        dataDir,
-      );
+      absorbedBefore += absorbedNow;
+      absorbedNow = 0;
+      consumer = await spawnService('consumer', consumerPort, consumerEnv, dataDir);
       await until('consumer ready', () => ready(p.consumer.url).catch(() => false), START_TIMEOUT_MS);
+    },
+    async startExtraConsumer(instance) {
+      const extra = await spawnService('consumer', await freePort(), consumerEnv, dataDir, instance);
+      await until(`${instance} ready`, () => ready(extra.url).catch(() => false), START_TIMEOUT_MS);
+      return extra;
     },
     async consumerMetric(name) {
       const text = await (await fetch(`${p.consumer.url}/metrics`)).text();
@@ -117,6 +159,7 @@ export async function startPipeline(): Promise<Pipeline> {
         .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
         .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
     },
+    duplicatesAbsorbed: sampleAbsorbed,
     async deadLetters() {
       const admin = new Kafka({
         clientId: 'faults',
@@ -132,7 +175,9 @@ export async function startPipeline(): Promise<Pipeline> {
       }
     },
     async close() {
+      clearInterval(sampler);
       for (const service of [ingest, consumer]) await service?.stop();
+      await databasePath.close();
       await db.end();
       await stack.stop();
       if (!process.env.OBSERVATORY_KEEP_STACK) rmSync(dataDir, { recursive: true, force: true });

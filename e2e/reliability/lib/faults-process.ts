@@ -20,10 +20,13 @@ export async function spawnService(
   port: number,
   env: Record<string, string>,
   dataDir: string,
+  /** Log and pid file name when the service runs more than once (a second consumer). */
+  instance?: string,
 ): Promise<ServiceProcess> {
   const waiters = new Set<(msg: string) => void>();
   const service = await startServiceProcess({
     name,
+    instance,
     port,
     dataDir,
     env: { OTEL_SDK_DISABLED: 'true', ...env },
@@ -48,7 +51,7 @@ export async function spawnService(
         };
         waiters.add(check);
       });
-      return withTimeout(seen, timeoutMs, `${name}: log line "${msg}" (see ${service.logFile})`);
+      return withTimeout(seen, timeoutMs, `${instance ?? name}: log line "${msg}" (see ${service.logFile})`);
     },
   };
 }

@@ -6,23 +6,49 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { formatLedger, type LedgerRow, reconcile } from './faults-ledger.js';
-import { type Load, startLoad } from './faults-load.js';
+import { type Load, startLoad, subjectsCoveringPartitions } from './faults-load.js';
 import type { Pipeline } from './faults-pipeline.js';
 import { until } from './faults-wait.js';
 
 /** `FAULT_SOAK=1` (make soak): minutes per fault; otherwise a few seconds (make test). */
 export const SOAK = process.env.FAULT_SOAK === '1';
 
+/**
+ * Events a second of the steady load (`FAULT_RATE` overrides): 100 in the short form, 1,000 in the
+ * soak. Chosen from bench/results: one ingestion process takes about 80 µs of CPU a single event
+ * and the consumer's chain (consumer, PostgreSQL, Kafka) about 100 µs a row, so 1,000/s keeps the
+ * pipeline near a tenth of the 2-core machine beside the load generator, leaving headroom for the
+ * faults' backlogs (a 60 s broker outage is 60,000 events to catch up). The short form runs inside
+ * `make test` on a machine that may be shared: at 200/s and a load average near 30, one run in
+ * three drew 408s and hung requests during the broker kill (the listener could not read requests
+ * within 10 s), so a tenth of the soak's rate.
+ */
+const RATE = Number(process.env.FAULT_RATE ?? (SOAK ? 1_000 : 100));
+if (!Number.isInteger(RATE) || RATE < 1)
+  throw new Error(`FAULT_RATE must be a positive integer (events a second), got ${process.env.FAULT_RATE}`);
+
+/** Partitions of the event topic: the load's subjects cover every one of them. */
+export const EVENT_PARTITIONS = 12;
+
 export const PLAN = SOAK
   ? {
-      perSecond: 50,
+      perSecond: RATE,
       leadMs: 30_000,
       tailMs: 60_000,
       outageMs: 60_000,
       postgresOutageMs: 30_000,
       slowMs: 180_000,
+      rebalanceMs: 120_000,
     }
-  : { perSecond: 40, leadMs: 2_000, tailMs: 2_000, outageMs: 5_000, postgresOutageMs: 5_000, slowMs: 5_000 };
+  : {
+      perSecond: RATE,
+      leadMs: 2_000,
+      tailMs: 2_000,
+      outageMs: 5_000,
+      postgresOutageMs: 5_000,
+      slowMs: 5_000,
+      rebalanceMs: 3_000,
+    };
 
 /** Bounds that hold in both forms: no fault, recovery or reconciliation waits longer. */
 const RECOVER_TIMEOUT_MS = 120_000;
@@ -75,10 +101,12 @@ export async function runFault(p: Pipeline, runId: string, fault: Fault): Promis
     token: p.token,
     source,
     perSecond: PLAN.perSecond,
+    subjects: subjectsCoveringPartitions(source, EVENT_PARTITIONS),
     maxMs: LOAD_CAP_MS,
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
   });
   const deadLettersBefore = await p.deadLetters();
+  const absorbedBefore = await p.duplicatesAbsorbed();
   try {
     await sleep(PLAN.leadMs);
     await fault.begin(load);
@@ -96,6 +124,7 @@ export async function runFault(p: Pipeline, runId: string, fault: Fault): Promis
       endedAt,
       recoverMs,
       deadLettered: async () => (await p.deadLetters()) - deadLettersBefore,
+      duplicatesAbsorbed: async () => (await p.duplicatesAbsorbed()) - absorbedBefore,
       settleMs: SETTLE_MS,
     });
     console.log(`\n${formatLedger([row])}\n`);

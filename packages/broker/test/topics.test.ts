@@ -82,6 +82,7 @@ describe('ensureTopics against the real broker', () => {
             { name: 'cleanup.policy', value: 'compact,delete' },
             { name: 'retention.ms', value: '1000' },
             { name: 'max.message.bytes', value: '4194304' },
+            { name: 'segment.ms', value: '3600000' },
             { name: 'min.compaction.lag.ms', value: '60000' },
           ],
         },

@@ -96,4 +96,5 @@ export {
   type LockedTransactionOptions,
   rollbackTransaction,
   stepUnderLockTimeout,
+  withSessionLock,
 } from './transactions.js';

@@ -159,3 +159,34 @@ export async function stepUnderLockTimeout(
     return (err as Error).message;
   }
 }
+
+/**
+ * Runs `work` while this process holds the session-level advisory lock `lockKey` on a connection of
+ * its own from `pool` (work that must not run twice at once across replicas, e.g. a dead-letter
+ * replay). `{ taken: false }` at once when another session holds it; the lock is released with
+ * the connection when `work` settles.
+ */
+export async function withSessionLock<T>(
+  pool: DatabasePool,
+  lockKey: number,
+  work: () => Promise<T>,
+): Promise<{ taken: true; value: T } | { taken: false }> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    const lock = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [lockKey]);
+    if (!lock.rows[0]?.ok) return { taken: false };
+    try {
+      return { taken: true, value: await work() };
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [lockKey]).catch((e: Error) => {
+        broken = e; // destroyed below: closing the session releases the lock
+      });
+    }
+  } catch (err) {
+    if (isConnectionError(err)) broken ??= err as Error;
+    throw err;
+  } finally {
+    client.release(broken ?? false);
+  }
+}

@@ -12,17 +12,25 @@ import {
 } from '@event-observatory/broker';
 import { createVerifier, down, type Logger, up } from '@event-observatory/service-kit';
 import type { AuthConfig } from '@event-observatory/service-kit/auth';
-import { createWritePool, migrate, registerMaintenanceMeters } from '@event-observatory/store';
+import {
+  createWritePool,
+  migrate,
+  readCheckpoints,
+  registerMaintenanceMeters,
+  upsertCheckpoints,
+  withSessionLock,
+} from '@event-observatory/store';
 import type { Registry } from 'prom-client';
 import { buildApp } from './app.js';
 import type { ConsumerConfig } from './config.js';
-import { DlqAdmin } from './dlq/admin.js';
+import { DLQ_REPLAY_LOCK_KEY, DlqAdmin } from './dlq/admin.js';
 import { createConsumerMetrics } from './metrics.js';
 import { Lifecycle } from './operations/lifecycle.js';
 import { Probe } from './operations/probe.js';
 import { ConsumerStream } from './stream/stream.js';
 import { RestartPolicy, type RestartPolicyOptions } from './stream/supervision.js';
 import { BatchProcessor } from './write/processor.js';
+import { describeStoreFailure } from './write/store-errors.js';
 import { EventWriter } from './write/writer.js';
 
 export interface ServiceOptions {
@@ -122,6 +130,16 @@ export async function createConsumerService(opts: ServiceOptions) {
     dlqTopic,
     groupId: group,
     maxRecords: config.replayMaxRecords,
+    lock: (work) => withSessionLock(pool, DLQ_REPLAY_LOCK_KEY, work),
+    positions: {
+      read: (replayGroup) => readCheckpoints(pool, replayGroup, dlqTopic),
+      write: (replayGroup, offsets) =>
+        upsertCheckpoints(
+          pool,
+          replayGroup,
+          [...offsets].map(([partition, next]) => ({ topic: dlqTopic, partition, nextOffset: String(next) })),
+        ),
+    },
   });
   const app = buildApp({
     registry,
@@ -144,6 +162,9 @@ export async function createConsumerService(opts: ServiceOptions) {
       database: async () => {
         try {
           await pool.query('SELECT 1');
+          // Reachable, but refusing the writes (read-only after a failover, disk full): say so.
+          const refused = processor.storeOutage;
+          if (refused) return down('writes refused', describeStoreFailure(refused));
           return up('UP');
         } catch (err) {
           return down(`unreachable: ${(err as Error).message}`);

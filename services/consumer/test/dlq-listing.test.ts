@@ -1,7 +1,8 @@
 /**
  * Dead-letter listing bounds and compaction semantics: a scan reads at most REPLAY_MAX_RECORDS,
  * the reason filter matches only among those, and a replayed letter (tombstoned, not compacted
- * yet) is neither listed nor replayed again.
+ * yet) is neither listed nor replayed again, also when the topic holds more than one scan reads
+ * (replay positions); two replays at once are refused.
  */
 import type { Message } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -63,9 +64,62 @@ describe('replay and compaction semantics', () => {
     const second = await (
       await h.request('/admin/dlq:replay?reason=malformed&dryRun=false', { method: 'POST' })
     ).json();
-    expect(second).toMatchObject({ planned: 0, replayed: 0, records: [], scanned: 6, truncated: false });
+    // From the stored position: only the three tombstones are read again.
+    expect(second).toMatchObject({ planned: 0, replayed: 0, records: [], scanned: 3, truncated: false });
     const listing = await (await h.request('/admin/dlq/records')).json();
     expect(listing).toMatchObject({ returned: 0, scanned: 6, truncated: false });
     expect(await metricSum(h, 'dlq_replay_records_total', 'outcome="success"')).toBe(3);
+  });
+});
+
+describe('replay at volume (REPLAY_MAX_RECORDS=4, 7 letters)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness('dlq-volume', { env: { REPLAY_MAX_RECORDS: '4' } });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  const replay = (query = '') =>
+    h.request(`/admin/dlq:replay?dryRun=false&limit=4${query}`, { method: 'POST' });
+
+  it('makes progress past the scan bound and re-publishes every letter exactly once', async () => {
+    await h.publishRaw(Array.from({ length: 7 }, (_, i) => malformed(i)));
+    await deadLettered(h, 7);
+    await h.service.stream.stop(); // the re-published records are not dead-lettered again
+    const keys: string[] = [];
+    // Each run reads 4 records (letters, then also the tombstones of earlier runs): truncated
+    // says there is more, and every run moves the stored positions on.
+    for (let run = 0, more = true; more; run++) {
+      expect(run).toBeLessThan(8);
+      const report = (await (await replay()).json()) as { records: { key: string }[]; truncated: boolean };
+      expect(report).toMatchObject({ failed: 0, dryRun: false });
+      keys.push(...report.records.map((r) => r.key));
+      more = report.truncated;
+    }
+    expect(keys).toHaveLength(7);
+    expect(new Set(keys).size).toBe(7);
+    expect(await (await replay()).json()).toMatchObject({ planned: 0, replayed: 0, truncated: false });
+    expect(await metricSum(h, 'dlq_replay_records_total', 'outcome="success"')).toBe(7);
+  });
+
+  it('refuses a second replay while one runs, in this process and from another replica (store lock)', async () => {
+    const [a, b] = await Promise.all([replay(), replay()]);
+    expect([a.status, b.status].sort()).toEqual([200, 409]);
+    const refused = a.status === 409 ? a : b;
+    expect(((await refused.json()) as { error: unknown }).error).toMatchObject({
+      status: 'ABORTED',
+      message: expect.stringMatching(/already running/),
+    });
+    const other = await h.db.connect(); // another replica's replay holds the lock
+    try {
+      await other.query('SELECT pg_advisory_lock(4242021)');
+      expect((await replay()).status).toBe(409);
+      await other.query('SELECT pg_advisory_unlock(4242021)');
+      expect((await replay()).status).toBe(200);
+    } finally {
+      other.release();
+    }
   });
 });

@@ -1,6 +1,6 @@
 /**
- * Reads the dead-letter topic from its start up to the end offsets seen first, with a throw-away
- * consumer group (deleted afterwards), handing each record to a visitor. Bounded by `maxRecords`
+ * Reads the dead-letter topic from its start (or from given offsets) up to the end offsets seen
+ * first, with a throw-away consumer group (deleted afterwards), handing each record to a visitor. Bounded by `maxRecords`
  * and by `timeoutMs` of wall time; the visitor may stop the scan early too. Nothing is committed.
  */
 import { randomUUID } from 'node:crypto';
@@ -14,6 +14,8 @@ export interface DeadLetterScanOptions {
   groupId: string;
   maxRecords: number;
   timeoutMs: number;
+  /** Where to start per partition (replay's stored positions); absent partitions start at the beginning. */
+  from?: ReadonlyMap<number, bigint>;
 }
 
 /** A record of the dead-letter topic as a scan hands it over. */
@@ -48,8 +50,12 @@ export async function scanDeadLetters(
 ): Promise<DeadLetterScanOutcome> {
   const { dlqTopic, maxRecords } = opts;
   const ranges = await admin.partitionRanges(dlqTopic);
+  const start = (p: { partition: number; low: string }) => {
+    const from = opts.from?.get(p.partition) ?? 0n;
+    return from > BigInt(p.low) ? from : BigInt(p.low);
+  };
   const ends = new Map(
-    ranges.filter((p) => BigInt(p.high) > BigInt(p.low)).map((p) => [p.partition, BigInt(p.high)]),
+    ranges.filter((p) => BigInt(p.high) > start(p)).map((p) => [p.partition, BigInt(p.high)]),
   );
   let scanned = 0;
   if (ends.size === 0) return { scanned, complete: true };
@@ -87,6 +93,11 @@ export async function scanDeadLetters(
           },
         })
         .catch(reject);
+      // `run` has created the group (synchronously); a seek applies before the first fetch.
+      for (const p of ranges) {
+        if (ends.has(p.partition))
+          consumer.seek({ topic: dlqTopic, partition: p.partition, offset: String(start(p)) });
+      }
     });
     if ((await settleWithin(done, opts.timeoutMs)) === TIMED_OUT) stoppedEarly = true;
   } finally {

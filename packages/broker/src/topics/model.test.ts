@@ -38,6 +38,7 @@ describe('the spec topics', () => {
         'cleanup.policy': 'compact,delete',
         'retention.ms': '604800000',
         'max.message.bytes': '4194304',
+        'segment.ms': '3600000',
       },
     });
   });
@@ -108,7 +109,11 @@ describe('planTopic', () => {
     expect(plan.changes).toEqual([
       {
         kind: 'alter-configs',
-        configs: { 'cleanup.policy': 'compact,delete', 'max.message.bytes': '4194304' },
+        configs: {
+          'cleanup.policy': 'compact,delete',
+          'max.message.bytes': '4194304',
+          'segment.ms': '3600000',
+        },
       },
     ]);
     expect(plan.refused).toEqual([

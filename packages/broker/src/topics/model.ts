@@ -30,6 +30,9 @@ export const EVENT_MAX_MESSAGE_BYTES = 2 * 1024 * 1024;
 /** The dead-letter topic holds a structured-mode copy (base64 data) of a record: twice the ceiling. */
 export const DEAD_LETTER_MAX_MESSAGE_BYTES = 2 * EVENT_MAX_MESSAGE_BYTES;
 
+/** How often the dead-letter topic rolls a segment, so compaction runs within the retention (1 h). */
+export const DEAD_LETTER_SEGMENT_MS = 60 * 60 * 1000;
+
 /**
  * The event topic: 12 partitions, replication factor 1, records up to 2 MiB. Name and retention
  * default to the configuration's defaults.
@@ -53,7 +56,9 @@ export function eventTopicSpec(
 /**
  * The dead-letter topic: 3 partitions, compacted (a replayed poison record overwrites its predecessor by
  * key `topic/partition/offset`) and still deleted after the retention like the event topic (a
- * compact-only topic ignores `retention.ms`), records up to 4 MiB.
+ * compact-only topic ignores `retention.ms`), records up to 4 MiB. Segments roll every hour
+ * (`segment.ms`): the cleaner never compacts the active segment, and Kafka's default (7 days)
+ * equals the default retention, so replayed letters would be deleted before being compacted.
  */
 export function deadLetterTopicSpec(
   name: string = brokerTopics().dlqTopic,
@@ -67,6 +72,7 @@ export function deadLetterTopicSpec(
       'cleanup.policy': 'compact,delete',
       'retention.ms': retentionMs(retentionHours),
       'max.message.bytes': String(DEAD_LETTER_MAX_MESSAGE_BYTES),
+      'segment.ms': String(DEAD_LETTER_SEGMENT_MS),
     },
   };
 }

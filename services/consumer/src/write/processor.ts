@@ -74,6 +74,16 @@ export class BatchProcessor {
   private readonly now: () => Date;
   /** Wait between tries during a store or broker outage: the retry delay doubling to the ceiling. */
   private readonly outage: Backoff;
+  /** The failure each write waiting out the store now last met (writes run concurrently). */
+  private readonly waits = new Map<symbol, StoreFailure>();
+
+  /**
+   * A store failure a write is waiting out now (a read-only primary, a full disk, ...), for
+   * readiness to say why; undefined when no write waits.
+   */
+  get storeOutage(): StoreFailure | undefined {
+    return this.waits.values().next().value;
+  }
 
   constructor(private readonly opts: ProcessorOptions) {
     this.tracer = opts.tracer ?? trace.getTracer('@event-observatory/consumer');
@@ -221,12 +231,17 @@ export class BatchProcessor {
     signal: AbortSignal,
     onTransient?: (failure: StoreFailure) => void,
   ): Promise<T> {
+    const wait = Symbol('store wait');
     return retry(write, {
       backoff: this.outage,
       signal,
       retryable: (err) => classifyStoreError(err).kind === 'transient',
-      onRetry: (err) => onTransient?.(classifyStoreError(err)),
-    });
+      onRetry: (err) => {
+        const failure = classifyStoreError(err);
+        this.waits.set(wait, failure);
+        onTransient?.(failure);
+      },
+    }).finally(() => this.waits.delete(wait));
   }
 
   /**
