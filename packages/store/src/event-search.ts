@@ -55,8 +55,11 @@ export interface EventFilter {
   /** Free text, PostgreSQL web-search syntax (quotes, `or`, `-`), configuration 'simple'. */
   text?: string;
   payload?: PayloadCondition[];
+  /** Exact types; one ending in `*` matches every type starting with what precedes it. */
   types?: string[];
   sources?: string[];
+  /** CloudEvents `id`s (with `sources`, the events/{source},{id} name); read through the identity index. */
+  ids?: string[];
   subject?: string;
   /** Extension name -> value (string equality, as CloudEvents extensions are strings on the wire). */
   extensions?: Record<string, string>;
@@ -72,6 +75,8 @@ export interface EventKey {
 
 export interface EventRow {
   key: EventKey;
+  /** The CloudEvents `id` the producer gave (unique per `source`). */
+  id: string;
   occurredAt: Date;
   type: string;
   source: string;
@@ -127,6 +132,17 @@ function oneOf(column: 'ce_type' | 'ce_source', values: string[], p: Params): st
     : `${column} = ANY(${p.add(values)}::text[])`;
 }
 
+/** Exact types as `oneOf`; `a.b.*` as a LIKE prefix (its `%`, `_` and `\` escaped), any of them matching. */
+function typesOf(types: string[], p: Params): string {
+  const exact = types.filter((t) => !t.endsWith('*'));
+  const prefixes = types
+    .filter((t) => t.endsWith('*'))
+    .map((t) => `${t.slice(0, -1).replace(/[\\%_]/g, '\\$&')}%`);
+  const any = prefixes.map((like) => `ce_type LIKE ${p.add(like)}`);
+  if (exact.length) any.unshift(oneOf('ce_type', exact, p));
+  return any.length === 1 ? any[0]! : `(${any.join(' OR ')})`;
+}
+
 function whereOf(filter: EventFilter, p: Params): string[] {
   const where: string[] = [];
   if (filter.from) where.push(`occurred_at >= ${p.add(filter.from)}`);
@@ -142,8 +158,9 @@ function whereOf(filter: EventFilter, p: Params): string[] {
     const value = `${p.add(JSON.stringify(c.value))}::jsonb`;
     where.push(`jsonb_typeof(${at}) = jsonb_typeof(${value}) AND ${at} ${COMPARATORS[c.op]} ${value}`);
   }
-  if (filter.types?.length) where.push(oneOf('ce_type', filter.types, p));
+  if (filter.types?.length) where.push(typesOf(filter.types, p));
   if (filter.sources?.length) where.push(oneOf('ce_source', filter.sources, p));
+  if (filter.ids?.length) where.push(`ce_id = ANY(${p.add(filter.ids)}::text[])`);
   if (filter.subject !== undefined) where.push(`ce_subject = ${p.add(filter.subject)}`);
   if (filter.extensions && Object.keys(filter.extensions).length > 0) {
     where.push(`extensions @> ${p.add(JSON.stringify(filter.extensions))}::jsonb`);
@@ -166,11 +183,12 @@ function keysetOf(key: EventKey, older: boolean, p: Params): string {
 }
 
 const ROW_COLUMNS =
-  'occurred_at::text AS key_time, event_uid::text AS uid, occurred_at, ce_type, ce_source, ce_subject, severity_rank';
+  'occurred_at::text AS key_time, event_uid::text AS uid, ce_id, occurred_at, ce_type, ce_source, ce_subject, severity_rank';
 
 interface RawRow {
   key_time: string;
   uid: string;
+  ce_id: string;
   occurred_at: Date;
   ce_type: string;
   ce_source: string;
@@ -181,6 +199,7 @@ interface RawRow {
 function rowOf(r: RawRow): EventRow {
   return {
     key: { occurredAt: r.key_time, uid: r.uid },
+    id: r.ce_id,
     occurredAt: r.occurred_at,
     type: r.ce_type,
     source: r.ce_source,
@@ -329,6 +348,8 @@ export interface StoredEvent extends EventRow {
   ingestedAt: Date;
   tags: string[];
   deviceId: string | null;
+  /** Where the consumer read it: topic, partition, offset (null for rows stored before they were kept). */
+  broker: { topic: string; partition: number; offset: string } | null;
 }
 
 /** The event with this uid, or undefined. No index on event_uid: the time bound (from the link) narrows it. */
@@ -341,14 +362,27 @@ export async function getEvent(
   const where = [`event_uid = ${p.add(uid)}::uuid`];
   if (occurredAt) where.push(`occurred_at = ${p.add(occurredAt)}::timestamptz`);
   const { rows } = await db.query<
-    RawRow & { raw: Record<string, unknown>; ingested_at: Date; tags: string[]; device_id: string | null }
+    RawRow & {
+      raw: Record<string, unknown>;
+      ingested_at: Date;
+      tags: string[];
+      device_id: string | null;
+      broker_topic: string | null;
+      broker_partition: number | null;
+      broker_offset: string | null;
+    }
   >(
-    `SELECT ${ROW_COLUMNS}, raw, ingested_at, tags, device_id FROM events.cloud_event ${clause(where)} LIMIT 1`,
+    `SELECT ${ROW_COLUMNS}, raw, ingested_at, tags, device_id, broker_topic, broker_partition, broker_offset
+       FROM events.cloud_event ${clause(where)} LIMIT 1`,
     p.values,
   );
   const r = rows[0];
   if (!r) return undefined;
-  return { ...rowOf(r), raw: r.raw, ingestedAt: r.ingested_at, tags: r.tags, deviceId: r.device_id };
+  const broker =
+    r.broker_topic === null || r.broker_partition === null || r.broker_offset === null
+      ? null
+      : { topic: r.broker_topic, partition: r.broker_partition, offset: r.broker_offset };
+  return { ...rowOf(r), raw: r.raw, ingestedAt: r.ingested_at, tags: r.tags, deviceId: r.device_id, broker };
 }
 
 /**

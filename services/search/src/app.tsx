@@ -19,6 +19,7 @@ import { parseSearch } from './filters.js';
 import { allowedHosts } from './hosts.js';
 import type { SearchMeters } from './metrics.js';
 import { rangeOf, runOverview } from './overview.js';
+import { mergeQueryBar, readQueryBar } from './query-bar.js';
 import { BadCursorError, runSearch } from './search.js';
 import { tailHandler } from './tail.js';
 import { ErrorPage } from './views/error.js';
@@ -75,16 +76,25 @@ export function buildApp(deps: AppDeps): Hono {
 
   app.get('/events', async (c) => {
     const params = new URL(c.req.url).searchParams;
+    const bar = params.get('bar');
+    if (bar !== null) {
+      // The query bar writes the same URL as the form: read it, then send the browser there.
+      const read = readQueryBar(bar);
+      if ('error' in read) return c.html(<SearchPage params={params} problems={[]} barError={read} />, 400);
+      return c.redirect(`/events?${mergeQueryBar(params, read.params)}`, 303);
+    }
     const parsed = parseSearch(params);
     if (parsed.problems.length > 0)
       return c.html(<SearchPage params={params} problems={parsed.problems} />, 400);
     try {
-      return c.html(<SearchPage params={params} problems={[]} view={await runSearch(search, parsed)} />);
+      return c.html(
+        <SearchPage params={params} parsed={parsed} problems={[]} view={await runSearch(search, parsed)} />,
+      );
     } catch (err) {
       if (err instanceof BadCursorError)
-        return c.html(<SearchPage params={params} problems={[err.message]} />, 400);
+        return c.html(<SearchPage params={params} parsed={parsed} problems={[err.message]} />, 400);
       const f = failureOf(err);
-      return c.html(<SearchPage params={params} problems={[]} failure={f} />, f.status);
+      return c.html(<SearchPage params={params} parsed={parsed} problems={[]} failure={f} />, f.status);
     }
   });
 

@@ -45,6 +45,10 @@ pre { background: var(--panel); padding: 1rem; overflow-x: auto; border-radius: 
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
 dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 ol.tail { padding-left: 1.25rem; }
+form.bar { margin-bottom: 1rem; }
+.bar-row { display: flex; gap: .5rem; }
+.bar-row input { font-family: ui-monospace, monospace; }
+pre.caret { margin: .25rem 0 0; padding: .25rem .5rem; white-space: pre; overflow-x: auto; font-family: ui-monospace, monospace; }
 `;
 
 /**
@@ -78,7 +82,7 @@ export const TAIL_SCRIPT = `
       const link = document.createElement('a');
       link.href = e.href;
       link.textContent = e.time + ' ' + e.type;
-      item.append(link, document.createTextNode(' ' + e.source + (e.subject ? ' ' + e.subject : '') + (e.severity ? ' [' + e.severity + ']' : '')));
+      item.append(link, document.createTextNode(' ' + e.source + ' ' + e.id + (e.subject ? ' ' + e.subject : '') + (e.severity ? ' [' + e.severity + ']' : '')));
       list.prepend(item);
       while (list.children.length > 200) list.lastElementChild.remove();
     });

@@ -4,10 +4,12 @@
  *
  * | parameter | meaning |
  * |---|---|
- * | `from`, `to` | time range on the event's own time; ISO 8601 (`2026-11-24T08:00Z`), a time without offset is UTC |
+ * | `range` | relative time range ending now: `15m`, `1h`, `24h` (the default), `7d`, `30d`, or `all` |
+ * | `from`, `to` | absolute time range on the event's own time (either one replaces `range`); ISO 8601 (`2026-11-24T08:00Z`), a time without offset is UTC |
  * | `q` | free text (PostgreSQL web-search syntax: words, "quoted phrase", or, -word) |
  * | `payload` | repeated; `path op value`, e.g. `device.id = boiler-7`, `temperature >= 30` |
- * | `type`, `source` | repeated; exact CloudEvents attribute |
+ * | `type`, `source` | repeated; exact CloudEvents attribute (a type ending in `*` matches a prefix) |
+ * | `id` | repeated; CloudEvents `id` (with `source`: one event's identity) |
  * | `subject` | exact CloudEvents subject |
  * | `ext` | repeated; `name=value` on a CloudEvents extension attribute |
  * | `severity` | minimum severity name (`warning`, `error`, ...) |
@@ -50,14 +52,36 @@ export function filterShape(f: EventFilter): Shape {
   const attrs =
     (f.types?.length ?? 0) > 0 ||
     (f.sources?.length ?? 0) > 0 ||
+    (f.ids?.length ?? 0) > 0 ||
     f.subject !== undefined ||
     Object.keys(f.extensions ?? {}).length > 0 ||
     f.minSeverity !== undefined;
   return shapeOf((time ? 1 : 0) | (text ? 2 : 0) | (payload ? 4 : 0) | (attrs ? 8 : 0));
 }
 
+/** The relative ranges of the time picker and their length; `all` puts no bound on the time. */
+export const RANGES = {
+  '15m': { label: 'Last 15 minutes', ms: 15 * 60_000 },
+  '1h': { label: 'Last hour', ms: 3_600_000 },
+  '24h': { label: 'Last 24 hours', ms: 86_400_000 },
+  '7d': { label: 'Last 7 days', ms: 7 * 86_400_000 },
+  '30d': { label: 'Last 30 days', ms: 30 * 86_400_000 },
+  all: { label: 'All time', ms: undefined },
+} as const;
+export type RangeName = keyof typeof RANGES;
+/** Without `range`, `from` or `to`, a search reads the last 24 hours: one or two partitions, not all. */
+export const DEFAULT_RANGE: RangeName = '24h';
+
+export function isRange(raw: string): raw is RangeName {
+  return Object.hasOwn(RANGES, raw);
+}
+
 export interface ParsedSearch {
   filter: EventFilter;
+  /** The relative range in force, or undefined when `from`/`to` give an absolute one. */
+  range: RangeName | undefined;
+  /** The moment the relative range was resolved against. */
+  now: Date;
   shape: Shape;
   limit: number;
   cursor: string | undefined;
@@ -105,12 +129,20 @@ export function parseTime(raw: string): Date | undefined {
   return Number.isNaN(d.getTime()) ? undefined : d;
 }
 
-export function parseSearch(params: URLSearchParams): ParsedSearch {
+export function parseSearch(params: URLSearchParams, now: Date = new Date()): ParsedSearch {
   // PostgreSQL text cannot hold U+0000: the query would fail in the store, not in the filter.
   const withNul = [...new Set([...params].filter(([, v]) => v.includes('\u0000')).map(([k]) => k))];
   if (withNul.length > 0) {
     const problems = withNul.map((name) => `${name}: must not contain the NUL character`);
-    return { filter: {}, shape: 'none', limit: DEFAULT_LIMIT, cursor: undefined, problems };
+    return {
+      filter: {},
+      range: undefined,
+      now,
+      shape: 'none',
+      limit: DEFAULT_LIMIT,
+      cursor: undefined,
+      problems,
+    };
   }
   const problems: string[] = [];
   const one = (name: string): string | undefined => {
@@ -134,6 +166,17 @@ export function parseSearch(params: URLSearchParams): ParsedSearch {
     else problems.push(`${bound}: "${raw}" is not a date and time such as 2026-11-24T08:00Z`);
   }
   if (filter.from && filter.to && filter.from >= filter.to) problems.push('from: must be before to');
+  // An absolute bound (even a bad one) replaces the relative range.
+  let range: RangeName | undefined;
+  if (one('from') === undefined && one('to') === undefined) {
+    const raw = one('range') ?? DEFAULT_RANGE;
+    if (!isRange(raw)) problems.push(`range: expected one of ${Object.keys(RANGES).join(', ')}`);
+    else {
+      range = raw;
+      const ms = RANGES[raw].ms;
+      if (ms !== undefined) filter.from = new Date(now.getTime() - ms);
+    }
+  }
   const text = one('q');
   if (text !== undefined) {
     if (text.length > MAX_TEXT) problems.push(`q: at most ${MAX_TEXT} characters`);
@@ -150,6 +193,8 @@ export function parseSearch(params: URLSearchParams): ParsedSearch {
   if (types.length) filter.types = types;
   const sources = many('source');
   if (sources.length) filter.sources = sources;
+  const ids = many('id');
+  if (ids.length) filter.ids = ids;
   const subject = one('subject');
   if (subject !== undefined) filter.subject = subject;
   const extensions: Record<string, string> = {};
@@ -177,7 +222,7 @@ export function parseSearch(params: URLSearchParams): ParsedSearch {
     if (!(n >= 1 && n <= MAX_LIMIT)) problems.push(`limit: expected a whole number from 1 to ${MAX_LIMIT}`);
     else limit = n;
   }
-  return { filter, shape: filterShape(filter), limit, cursor: one('cursor'), problems };
+  return { filter, range, now, shape: filterShape(filter), limit, cursor: one('cursor'), problems };
 }
 
 /** The query string of `params` with `cursor` replaced (or removed when undefined). */
@@ -187,4 +232,19 @@ export function withCursor(params: URLSearchParams, cursor: string | undefined):
   if (cursor !== undefined) next.set('cursor', cursor);
   const s = next.toString();
   return s ? `?${s}` : '';
+}
+
+/**
+ * The same search with its relative range written as absolute `from`/`to` (to = `now`): a shared
+ * link that shows the same events tomorrow. The cursor is dropped (it belongs to the first link).
+ */
+export function absoluteQuery(params: URLSearchParams, parsed: ParsedSearch): string {
+  const next = new URLSearchParams(params);
+  next.delete('cursor');
+  if (parsed.range !== undefined) {
+    next.delete('range');
+    if (parsed.filter.from) next.set('from', parsed.filter.from.toISOString());
+    next.set('to', parsed.now.toISOString());
+  }
+  return next.toString();
 }

@@ -66,6 +66,7 @@ export function tailHandler(deps: TailDeps) {
               data: JSON.stringify({
                 href: eventHref(r),
                 time: utc(r.occurredAt),
+                id: r.id,
                 type: r.type,
                 source: r.source,
                 subject: r.subject,

@@ -37,7 +37,7 @@ async function matching(): Promise<string> {
 }
 
 async function search(fill: Record<string, string>, select: Record<string, string> = {}): Promise<void> {
-  await page.goto(`${h.url}/events`);
+  await page.goto(`${h.url}/events?range=all`);
   for (const [label, value] of Object.entries(fill))
     await page.getByLabel(label, { exact: true }).fill(value);
   for (const [label, value] of Object.entries(select))
@@ -58,7 +58,7 @@ describe('search UI in Chromium', () => {
   });
 
   it('shows 10,000+ for a search with more than 10,000 matches, and says the facets are capped', async () => {
-    await page.goto(`${h.url}/events`);
+    await page.goto(`${h.url}/events?range=all`);
     expect(await matching()).toBe('Matching events: 10,000+');
     // The facets are capped too: counted over the newest 1,000 matches, and the meter says so.
     await page.getByText('Counted over the newest 1,000 matches.').waitFor();
@@ -156,17 +156,62 @@ describe('search UI in Chromium', () => {
   });
 
   it('can be used with the keyboard alone: tab to the text field, type, press Enter', async () => {
-    await page.goto(`${h.url}/events`);
+    await page.goto(`${h.url}/events?range=all`);
     await page.keyboard.press('Tab');
     expect(await page.evaluate('document.activeElement?.textContent')).toBe('Skip to content');
     // The skip link moves the focus start to the main content: the next Tab reaches the first field.
     await page.keyboard.press('Enter');
     await page.keyboard.press('Tab');
-    expect(await page.evaluate("document.activeElement?.getAttribute('name')")).toBe('q');
+    expect(await page.evaluate("document.activeElement?.getAttribute('name')")).toBe('bar');
     await page.keyboard.type('overflow');
     await page.keyboard.press('Enter');
     await page.waitForURL(/q=overflow/);
     expect(await matching()).toBe('Matching events: 12');
+  });
+
+  it('reads the last 24 hours by default, keeps the relative range in the URL and offers the absolute link', async () => {
+    await page.goto(`${h.url}/events`);
+    await expect(page.getByLabel('Time range').inputValue()).resolves.toBe('24h');
+    const since = Date.now() - 86_400_000 - 60_000;
+    for (const t of await rowTimes())
+      expect(new Date(`${t.replace(' ', 'T')}Z`).getTime()).toBeGreaterThan(since);
+    expect(await matching()).not.toContain('10,000');
+    await page.getByLabel('Time range').selectOption('1h');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.waitForURL(/range=1h/);
+    const link = new URL(
+      (await page.getByRole('link', { name: 'Link with absolute time' }).getAttribute('href'))!,
+      h.url,
+    );
+    expect(link.searchParams.has('range')).toBe(false);
+    const span =
+      new Date(link.searchParams.get('to')!).getTime() - new Date(link.searchParams.get('from')!).getTime();
+    expect(span).toBe(3_600_000);
+    await page.goto(link.href);
+    await expect(page.getByLabel('Time range').inputValue()).resolves.toBe('');
+  });
+
+  it("shows each event's CloudEvents id beside its source", async () => {
+    await page.goto(`${h.url}/events?range=all&source=urn:seed:source-7&limit=25`);
+    const ids = await page
+      .locator('section[aria-labelledby="results"] tbody tr td:nth-child(5)')
+      .allInnerTexts();
+    expect(ids).toHaveLength(25);
+    for (const id of ids) expect(id).toMatch(/^seed-\d+$/);
+  });
+
+  it('reads the query bar into the form filters, and points at the column of a mistake', async () => {
+    await page.goto(`${h.url}/events?range=all`);
+    await page.getByLabel('Query', { exact: true }).fill('type:com.example.t3 region=eu');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/type=com.example.t3/);
+    expect(new URL(page.url()).searchParams.getAll('ext')).toEqual(['region=eu']);
+    expect(new URL(page.url()).searchParams.get('range')).toBe('all');
+    expect(await matching()).toBe('Matching events: 200');
+    await expect(page.getByLabel('Type', { exact: true }).inputValue()).resolves.toBe('com.example.t3');
+    await page.getByLabel('Query', { exact: true }).fill('boiler colour:red');
+    await page.keyboard.press('Enter');
+    await page.getByRole('alert').filter({ hasText: 'Column 8: unknown field "colour"' }).waitFor();
   });
 
   it('fits a phone screen without sideways scrolling of the page', async () => {

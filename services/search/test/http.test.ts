@@ -110,7 +110,7 @@ describe('hostile input', () => {
     }
     const long = await h.get(`/events?q=${'a'.repeat(5_000)}`);
     expect(long.status).toBe(400);
-    const max = await (await h.get('/events?limit=250')).text();
+    const max = await (await h.get('/events?limit=250&range=all')).text();
     expect(max.match(/<tr>/g)?.length).toBe(251);
   });
 
@@ -201,7 +201,7 @@ describe('readiness and metrics', () => {
   });
 
   it('publishes the search meters with all 16 shapes, the page kinds and the read pool', async () => {
-    await h.get('/events?q=alpha&severity=error');
+    await h.get('/events?q=alpha&severity=error&range=all');
     const text = await h.registry.metrics();
     const shapes = new Set(
       [...text.matchAll(/search_query_duration_seconds_count\{[^}]*shape="([^"]+)"/g)].map((m) => m[1]),

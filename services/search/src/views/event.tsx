@@ -9,11 +9,15 @@ export function EventPage(props: { event: StoredEvent }) {
     ['Time (UTC)', utc(e.occurredAt)],
     ['Type', e.type],
     ['Source', e.source],
+    ['Id', e.id],
     ['Subject', e.subject ?? '—'],
     ['Severity', e.severityRank === null ? '—' : (severityName(e.severityRank) ?? String(e.severityRank))],
     ['Device', e.deviceId ?? '—'],
     ['Tags', e.tags.length ? e.tags.join(', ') : '—'],
     ['Stored (UTC)', utc(e.ingestedAt)],
+    ['Broker topic', e.broker?.topic ?? '—'],
+    ['Partition', e.broker ? String(e.broker.partition) : '—'],
+    ['Offset', e.broker?.offset ?? '—'],
     ['Event uid', e.key.uid],
   ];
   return (

@@ -8,13 +8,18 @@ import {
   severityName,
 } from '@event-observatory/store';
 import type { Failure } from '../failures.js';
-import { MAX_LIMIT, withCursor } from '../filters.js';
+import { absoluteQuery, MAX_LIMIT, type ParsedSearch, RANGES, withCursor } from '../filters.js';
+import { writeQueryBar } from '../query-bar.js';
 import type { SearchView } from '../search.js';
 import { Layout, number, utc } from './layout.js';
 
 export interface SearchPageProps {
   params: URLSearchParams;
+  /** The search as understood (absent when the URL could not be parsed). */
+  parsed?: ParsedSearch;
   problems: string[];
+  /** A query-bar line that could not be read, and where. */
+  barError?: { error: string; column: number };
   view?: SearchView;
   failure?: Failure;
 }
@@ -69,7 +74,75 @@ function Repeated(props: { name: string; label: string; values: string[]; hint: 
   );
 }
 
-function FilterForm(props: { params: URLSearchParams }) {
+/** The time picker: relative ranges ending now; From/To, when given, replace it. */
+function RangeField(props: { parsed: ParsedSearch | undefined }) {
+  const current = props.parsed?.range;
+  return (
+    <div>
+      <label for="f-range">Time range</label>
+      <select id="f-range" name="range" aria-describedby="f-range-hint">
+        {current === undefined ? (
+          <option value="" selected>
+            From/To below
+          </option>
+        ) : null}
+        {Object.entries(RANGES).map(([value, r]) => (
+          <option value={value} selected={value === current}>
+            {r.label}
+          </option>
+        ))}
+      </select>
+      <span id="f-range-hint" class="hint">
+        ends now; From or To replace it
+      </span>
+    </div>
+  );
+}
+
+/** One line for every filter; the server reads it into the form's parameters (same URL). */
+function QueryBar(props: { params: URLSearchParams; error: SearchPageProps['barError'] }) {
+  const p = props.params;
+  const line = props.error ? (p.get('bar') ?? '') : writeQueryBar(p);
+  return (
+    <form method="get" action="/events" class="bar" aria-label="Query bar">
+      <label for="f-bar">Query</label>
+      <div class="bar-row">
+        <input
+          id="f-bar"
+          name="bar"
+          type="text"
+          value={line}
+          aria-describedby={props.error ? 'f-bar-error f-bar-hint' : 'f-bar-hint'}
+          aria-invalid={props.error ? 'true' : undefined}
+          spellcheck={false}
+          autocomplete="off"
+        />
+        <button type="submit">Run</button>
+      </div>
+      {['range', 'from', 'to', 'limit'].flatMap((name) =>
+        p.getAll(name).map((value) => <input type="hidden" name={name} value={value} />),
+      )}
+      <span id="f-bar-hint" class="hint">
+        e.g. type:com.acme.order.* source:/orders/eu severity&gt;=error data.amount&gt;100 region=eu "exact
+        phrase" -excluded
+      </span>
+      {props.error ? (
+        <div id="f-bar-error" class="problems" role="alert">
+          <p>
+            Column {props.error.column}: {props.error.error}
+          </p>
+          <pre class="caret" aria-hidden="true">
+            {line}
+            {'\n'}
+            {`${' '.repeat(props.error.column - 1)}^`}
+          </pre>
+        </div>
+      ) : null}
+    </form>
+  );
+}
+
+function FilterForm(props: { params: URLSearchParams; parsed: ParsedSearch | undefined }) {
   const p = props.params;
   const get = (n: string) => p.get(n) ?? undefined;
   const severity = (p.get('severity') ?? '').toLowerCase();
@@ -83,6 +156,7 @@ function FilterForm(props: { params: URLSearchParams }) {
         hint='Words in type, source, subject, tags or payload text; "exact phrase", or, -exclude'
         wide
       />
+      <RangeField parsed={props.parsed} />
       <TextField name="from" label="From (UTC)" value={get('from')} hint="e.g. 2026-11-24T08:00" />
       <TextField name="to" label="To (UTC)" value={get('to')} hint="exclusive" />
       <TextField name="type" label="Type" value={get('type')} hint="exact, e.g. com.example.alarm" />
@@ -151,6 +225,7 @@ function Results(props: { rows: EventRow[] }) {
             <th scope="col">Severity</th>
             <th scope="col">Type</th>
             <th scope="col">Source</th>
+            <th scope="col">Id</th>
             <th scope="col">Subject</th>
           </tr>
         </thead>
@@ -165,6 +240,7 @@ function Results(props: { rows: EventRow[] }) {
               </td>
               <td class="wrap">{r.type}</td>
               <td class="wrap">{r.source}</td>
+              <td class="wrap">{r.id}</td>
               <td class="wrap">{r.subject ?? ''}</td>
             </tr>
           ))}
@@ -258,7 +334,17 @@ export function SearchPage(props: SearchPageProps) {
           </ul>
         </div>
       ) : null}
-      <FilterForm params={params} />
+      <QueryBar params={params} error={props.barError} />
+      <FilterForm params={params} parsed={props.parsed} />
+      {props.parsed?.range !== undefined ? (
+        <p class="hint">
+          <a href={`/events?${absoluteQuery(params, props.parsed)}`} data-copy-link>
+            Link with absolute time
+          </a>{' '}
+          (the same events tomorrow: {utc(props.parsed.filter.from ?? new Date(0), false)} to{' '}
+          {utc(props.parsed.now, false)} UTC)
+        </p>
+      ) : null}
       {props.failure ? (
         <div class="problems" role="alert">
           <h2>{props.failure.title}</h2>
