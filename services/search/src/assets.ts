@@ -46,6 +46,12 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
 dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 ol.tail { padding-left: 1.25rem; }
 form.bar { margin-bottom: 1rem; }
+.histogram svg { display: block; width: 100%; height: 8rem; background: var(--panel); }
+.h-bg { fill: transparent; } a:hover > .h-bg { fill: var(--line); }
+.h-other { fill: #0a4ea3; } .h-warning { fill: #b35900; } .h-severe { fill: #a4161a; }
+.axis { display: flex; justify-content: space-between; margin: .25rem 0; }
+.swatch { display: inline-block; width: .8rem; height: .8rem; margin-left: .75rem; }
+span.h-other { background: #0a4ea3; } span.h-warning { background: #b35900; } span.h-severe { background: #a4161a; }
 .bar-row { display: flex; gap: .5rem; }
 .bar-row input { font-family: ui-monospace, monospace; }
 pre.caret { margin: .25rem 0 0; padding: .25rem .5rem; white-space: pre; overflow-x: auto; font-family: ui-monospace, monospace; }

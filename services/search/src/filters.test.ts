@@ -53,7 +53,7 @@ describe('search filters from the URL', () => {
     const now = new Date('2026-11-26T12:00:00Z');
     const at = (query: string) => parseSearch(new URLSearchParams(query), now);
     expect(at('')).toMatchObject({ range: '24h', filter: { from: new Date('2026-11-25T12:00:00Z') } });
-    expect(at('').filter.to).toBeUndefined();
+    expect(at('').filter.to).toEqual(now);
     expect(at('range=15m').filter.from).toEqual(new Date('2026-11-26T11:45:00Z'));
     expect(at('range=7d').filter.from).toEqual(new Date('2026-11-19T12:00:00Z'));
     expect(at('range=all')).toMatchObject({ range: 'all', filter: {} });

@@ -174,7 +174,8 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
     else {
       range = raw;
       const ms = RANGES[raw].ms;
-      if (ms !== undefined) filter.from = new Date(now.getTime() - ms);
+      // Bounded at now too: an open end would plan every partition ahead of now and the default one.
+      if (ms !== undefined) Object.assign(filter, { from: new Date(now.getTime() - ms), to: now });
     }
   }
   const text = one('q');

@@ -41,6 +41,8 @@ export function tailHandler(deps: TailDeps) {
     if (parsed.problems.length > 0) {
       throw new ApiError('InvalidArgument', parsed.problems.join('; '), { reason: 'invalid-filter' });
     }
+    // A relative range ends now when the stream opens; the tail goes on past that.
+    const filter = parsed.range === undefined ? parsed.filter : { ...parsed.filter, to: undefined };
     const resumeFrom = deps.cursors.decode(c.req.header('last-event-id') ?? '')?.key;
     return streamSSE(c, async (stream) => {
       deps.meters.tailOpened();
@@ -49,7 +51,7 @@ export function tailHandler(deps: TailDeps) {
         let since: EventKey | undefined = resumeFrom;
         while (!since && !ended()) {
           try {
-            since = (await newestEventKey(deps.pool, parsed.filter)) ?? {
+            since = (await newestEventKey(deps.pool, filter)) ?? {
               occurredAt: '-infinity',
               uid: '00000000-0000-0000-0000-000000000000',
             };
@@ -58,7 +60,7 @@ export function tailHandler(deps: TailDeps) {
           }
         }
         while (!ended()) {
-          const rows = await tailEvents(deps.pool, parsed.filter, since, TAIL_BATCH).catch(() => []);
+          const rows = await tailEvents(deps.pool, filter, since, TAIL_BATCH).catch(() => []);
           for (const r of rows) {
             await stream.writeSSE({
               event: 'event',

@@ -214,6 +214,45 @@ describe('search UI in Chromium', () => {
     await page.getByRole('alert').filter({ hasText: 'Column 8: unknown field "colour"' }).waitFor();
   });
 
+  it('draws the histogram over the whole range, from the rollup or the table, and zooms into a bar', async () => {
+    await page.goto(`${h.url}/events?range=7d`);
+    await page.getByText('from the hourly rollup').waitFor();
+    expect(await page.locator('.histogram svg a').count()).toBeGreaterThan(40);
+    await page.goto(`${h.url}/events?range=all&q=overflow`);
+    await expect(page.locator('.histogram .hint').first().textContent()).resolves.toMatch(
+      /^12 events, one bar per/,
+    );
+    const bar = page
+      .locator('.histogram svg a:has(rect.h-other), .histogram svg a:has(rect.h-severe)')
+      .first();
+    const title = (await bar.locator('title').textContent()) ?? '';
+    const count = /: (\d+) events$/.exec(title)?.[1];
+    await bar.click();
+    await page.waitForURL(/from=.*&to=/);
+    expect(new URL(page.url()).searchParams.has('range')).toBe(false);
+    expect(await matching()).toBe(`Matching events: ${count}`);
+  });
+
+  it('works without JavaScript: the histogram, its table and the query bar', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const plain = await context.newPage();
+    await plain.goto(`${h.url}/events?range=all&q=overflow`);
+    await expect(
+      plain.locator('.histogram svg rect.h-other, .histogram svg rect.h-severe').count(),
+    ).resolves.toBeGreaterThan(0);
+    await plain.getByText(/as a table$/).click();
+    const cells = await plain
+      .locator('.histogram tbody tr')
+      .evaluateAll((rows) =>
+        rows.map((r) => [...r.querySelectorAll('td.num')].reduce((n, td) => n + Number(td.textContent), 0)),
+      );
+    expect(cells.reduce((a, b) => a + b, 0)).toBe(12);
+    await plain.getByLabel('Query', { exact: true }).fill('type:com.example.t3');
+    await plain.keyboard.press('Enter');
+    await plain.waitForURL(/type=com.example.t3/);
+    await context.close();
+  });
+
   it('fits a phone screen without sideways scrolling of the page', async () => {
     const phone = await browser.newPage({ viewport: { width: 375, height: 740 }, isMobile: true });
     await phone.goto(`${h.url}/events?type=com.example.t3`);

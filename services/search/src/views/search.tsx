@@ -11,6 +11,7 @@ import type { Failure } from '../failures.js';
 import { absoluteQuery, MAX_LIMIT, type ParsedSearch, RANGES, withCursor } from '../filters.js';
 import { writeQueryBar } from '../query-bar.js';
 import type { SearchView } from '../search.js';
+import { HistogramPanel } from './histogram.js';
 import { Layout, number, utc } from './layout.js';
 
 export interface SearchPageProps {
@@ -351,6 +352,7 @@ export function SearchPage(props: SearchPageProps) {
           <p>{props.failure.message}</p>
         </div>
       ) : null}
+      {view ? <HistogramPanel histogram={view.histogram} params={params} /> : null}
       {view ? (
         <div class="layout">
           <section aria-labelledby="results">
