@@ -58,8 +58,8 @@ export function HistogramPanel(props: {
       <h2 id="histogram">Events over time</h2>
       <p class="hint">
         {number.format(all)} events, one bar per {duration(h.bucketMs)}
-        {h.source === 'rollup' ? ' (from the hourly rollup: whole hours, errors apart from the rest)' : ''};
-        select a bar to zoom into it.
+        {h.source === 'rollup' ? ' (from the hourly rollup: whole hours, errors apart from the rest)' : ''}
+        {'; select a bar to zoom into it.'}
       </p>
       <svg
         viewBox={`0 0 ${h.buckets.length * BAR} ${HEIGHT}`}
