@@ -35,9 +35,6 @@ export const ESTIMATE_GATE = 2 * TOTAL_CAP;
  * alternating pairs): text p95 96-100 against 135-147 ms, severity >= warning 139-148 against 159-207.
  */
 export const VERIFY_BUDGET_MS = 50;
-/** Facets count the newest 1,000 matches: 10,000 cost ~10x more heap reads for the same top 10 (bench/search). */
-export const FACET_SAMPLE_CAP = 1_000;
-export const FACET_VALUES = 10;
 export type PayloadOperator = '=' | '!=' | '<' | '<=' | '>' | '>=';
 
 /** One condition on the payload: the value at `path` (keys, array indexes as digits) against `value`. */
@@ -65,6 +62,20 @@ export interface EventFilter {
   extensions?: Record<string, string>;
   /** Minimum severity rank (see severity.ts). */
   minSeverity?: number;
+  /** Exact severity ranks (any of them). */
+  ranks?: number[];
+  /** Extension names every match carries. */
+  hasExtensions?: string[];
+  /** Values no match may have (the facets' exclude links); a null column is never excluded. */
+  exclude?: {
+    types?: string[];
+    sources?: string[];
+    subjects?: string[];
+    /** Severity ranks. */
+    ranks?: number[];
+    /** Extension names. */
+    extensions?: string[];
+  };
 }
 
 /** A position in the keyset order: `occurred_at` as PostgreSQL prints it (microseconds) and the uid. */
@@ -167,6 +178,16 @@ export function whereOf(filter: EventFilter, p: SqlParams): string[] {
   if (filter.extensions && Object.keys(filter.extensions).length > 0) {
     where.push(`extensions @> ${p.add(JSON.stringify(filter.extensions))}::jsonb`);
   }
+  if (filter.ranks?.length) where.push(`severity_rank = ANY(${p.add(filter.ranks)}::int[])`);
+  if (filter.hasExtensions?.length) where.push(`extensions ?& ${p.add(filter.hasExtensions)}::text[]`);
+  const x = filter.exclude ?? {};
+  if (x.types?.length) where.push(`ce_type <> ALL(${p.add(x.types)}::text[])`);
+  if (x.sources?.length) where.push(`ce_source <> ALL(${p.add(x.sources)}::text[])`);
+  if (x.subjects?.length)
+    where.push(`(ce_subject IS NULL OR ce_subject <> ALL(${p.add(x.subjects)}::text[]))`);
+  if (x.ranks?.length)
+    where.push(`(severity_rank IS NULL OR severity_rank <> ALL(${p.add(x.ranks)}::int[]))`);
+  if (x.extensions?.length) where.push(`NOT (extensions ?| ${p.add(x.extensions)}::text[])`);
   if (filter.minSeverity !== undefined) {
     where.push(`severity_rank >= ${p.add(filter.minSeverity)}`);
     // The constant lets the planner prove the partial index's predicate whatever the plan cache does.
@@ -312,43 +333,6 @@ export async function totalEvents(
     if (!isStatementTimeout(error)) throw error;
     return { total: TOTAL_CAP, capped: true, estimated: true };
   }
-}
-
-export interface FacetValue {
-  value: string;
-  count: number;
-}
-
-export interface Facets {
-  types: FacetValue[];
-  sources: FacetValue[];
-  /** The counts come from the newest `FACET_SAMPLE_CAP` matches only. */
-  sampled: boolean;
-}
-
-/** The most frequent types and sources among the newest `FACET_SAMPLE_CAP` matches, `FACET_VALUES` each. */
-export async function facetEvents(db: DatabasePool, filter: EventFilter): Promise<Facets> {
-  const p = new SqlParams();
-  const where = whereOf(filter, p);
-  const sql = `WITH sample AS (
-      SELECT ce_type, ce_source FROM events.cloud_event ${clause(where)}
-      ORDER BY occurred_at DESC LIMIT ${p.add(FACET_SAMPLE_CAP + 1)}
-    ), kept AS (SELECT * FROM sample LIMIT ${p.add(FACET_SAMPLE_CAP)})
-    SELECT 'type' AS facet, ce_type AS value, count(*)::int AS n, (SELECT count(*) FROM sample)::int AS sampled
-      FROM kept GROUP BY ce_type
-    UNION ALL
-    SELECT 'source', ce_source, count(*)::int, (SELECT count(*) FROM sample)::int FROM kept GROUP BY ce_source`;
-  const { rows } = await db.query<{ facet: string; value: string; n: number; sampled: number }>(
-    sql,
-    p.values,
-  );
-  const top = (facet: string) =>
-    rows
-      .filter((r) => r.facet === facet)
-      .sort((a, b) => b.n - a.n || a.value.localeCompare(b.value))
-      .slice(0, FACET_VALUES)
-      .map((r) => ({ value: r.value, count: r.n }));
-  return { types: top('type'), sources: top('source'), sampled: (rows[0]?.sampled ?? 0) > FACET_SAMPLE_CAP };
 }
 
 export interface StoredEvent extends EventRow {

@@ -17,6 +17,7 @@ export {
 } from './config.js';
 export { type ConnectionConfig, connectionConfig } from './connection.js';
 export { deviceIdOf, tagsOf } from './derive.js';
+export * from './event-facets.js';
 export * from './event-histogram.js';
 export {
   type EventInsertResult,

@@ -46,6 +46,10 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
 dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 ol.tail { padding-left: 1.25rem; }
 form.bar { margin-bottom: 1rem; }
+ul.facets { list-style: none; padding: 0; margin: 0; }
+ul.facets li { display: flex; flex-wrap: wrap; gap: .4rem; align-items: baseline; padding: .15rem 0; }
+ul.facets .wrap { overflow-wrap: anywhere; flex: 1 1 8rem; }
+ul.facets .count { font-variant-numeric: tabular-nums; color: var(--muted); }
 .histogram svg { display: block; width: 100%; height: 8rem; background: var(--panel); }
 .h-bg { fill: transparent; } a:hover > .h-bg { fill: var(--line); }
 .h-other { fill: #0a4ea3; } .h-warning { fill: #b35900; } .h-severe { fill: #a4161a; }

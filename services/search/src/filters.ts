@@ -13,6 +13,9 @@
  * | `subject` | exact CloudEvents subject |
  * | `ext` | repeated; `name=value` on a CloudEvents extension attribute |
  * | `severity` | minimum severity name (`warning`, `error`, ...) |
+ * | `level` | repeated; exact severity level |
+ * | `has` | repeated; extension name every match carries |
+ * | `not_type`, `not_source`, `not_subject`, `not_level`, `not_has` | repeated; values excluded |
  * | `limit` | rows per page, 1..250 (default 50) |
  * | `cursor` | opaque position, from the page links |
  *
@@ -55,7 +58,10 @@ export function filterShape(f: EventFilter): Shape {
     (f.ids?.length ?? 0) > 0 ||
     f.subject !== undefined ||
     Object.keys(f.extensions ?? {}).length > 0 ||
-    f.minSeverity !== undefined;
+    f.minSeverity !== undefined ||
+    (f.ranks?.length ?? 0) > 0 ||
+    (f.hasExtensions?.length ?? 0) > 0 ||
+    f.exclude !== undefined;
   return shapeOf((time ? 1 : 0) | (text ? 2 : 0) | (payload ? 4 : 0) | (attrs ? 8 : 0));
 }
 
@@ -190,12 +196,6 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
     else payload.push(c);
   }
   if (payload.length) filter.payload = payload;
-  const types = many('type');
-  if (types.length) filter.types = types;
-  const sources = many('source');
-  if (sources.length) filter.sources = sources;
-  const ids = many('id');
-  if (ids.length) filter.ids = ids;
   const subject = one('subject');
   if (subject !== undefined) filter.subject = subject;
   const extensions: Record<string, string> = {};
@@ -208,14 +208,41 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
     else extensions[name] = raw.slice(eq + 1).trim();
   }
   if (Object.keys(extensions).length) filter.extensions = extensions;
+  // Own keys only: `constructor` or `__proto__` must not reach the query as a "rank".
+  const rankOf = (name: string) => (raw: string) => {
+    const key = raw.toLowerCase();
+    if (Object.hasOwn(SEVERITY_ALIASES, key)) return [SEVERITY_ALIASES[key]!];
+    problems.push(`${name}: expected one of ${Object.keys(SEVERITY).join(', ')}`);
+    return [];
+  };
   const severity = one('severity');
-  if (severity !== undefined) {
-    const name = severity.toLowerCase();
-    // Own keys only: `constructor` or `__proto__` must not reach the query as a "rank".
-    const rank = Object.hasOwn(SEVERITY_ALIASES, name) ? SEVERITY_ALIASES[name] : undefined;
-    if (rank === undefined) problems.push(`severity: expected one of ${Object.keys(SEVERITY).join(', ')}`);
-    else filter.minSeverity = rank;
+  if (severity !== undefined) [filter.minSeverity] = rankOf('severity')(severity);
+  const extName = (name: string) => (raw: string) => {
+    const lower = raw.toLowerCase();
+    if (/^[a-z0-9]{1,20}$/.test(lower)) return [lower];
+    problems.push(`${name} "${raw}": an extension name is a-z and 0-9`);
+    return [];
+  };
+  const exclude: NonNullable<EventFilter['exclude']> = {};
+  type Reader = (name: string) => (raw: string) => unknown[];
+  // Repeatable parameters: where each non-empty list goes, and how its values are read.
+  const lists: [string, object, string, Reader?][] = [
+    ['type', filter, 'types'],
+    ['source', filter, 'sources'],
+    ['id', filter, 'ids'],
+    ['level', filter, 'ranks', rankOf],
+    ['has', filter, 'hasExtensions', extName],
+    ['not_type', exclude, 'types'],
+    ['not_source', exclude, 'sources'],
+    ['not_subject', exclude, 'subjects'],
+    ['not_level', exclude, 'ranks', rankOf],
+    ['not_has', exclude, 'extensions', extName],
+  ];
+  for (const [param, target, key, read] of lists) {
+    const values = read ? many(param).flatMap(read(param)) : many(param);
+    if (values.length) (target as Record<string, unknown>)[key] = values;
   }
+  if (Object.keys(exclude).length) filter.exclude = exclude;
   let limit = DEFAULT_LIMIT;
   const rawLimit = one('limit');
   if (rawLimit !== undefined) {

@@ -33,6 +33,20 @@ describe('query bar', () => {
     });
   });
 
+  it('reads exclusions, exact levels and extension names', () => {
+    expect([...read('-type:a -subject:"b c" level:warn has:region -has:trace')]).toEqual([
+      ['not_type', 'a'],
+      ['not_subject', 'b c'],
+      ['level', 'warn'],
+      ['has', 'region'],
+      ['not_has', 'trace'],
+    ]);
+    expect(readQueryBar('-id:7')).toMatchObject({
+      column: 1,
+      error: expect.stringMatching(/can be excluded/),
+    });
+  });
+
   it('points at the column of a syntax error', () => {
     expect(readQueryBar('type:a "never closed')).toEqual({ error: 'this quote is never closed', column: 8 });
     expect(readQueryBar('boiler colour:red')).toMatchObject({

@@ -10,6 +10,8 @@
  * |---|---|
  * | `type:x`, `source:x`, `subject:x`, `id:x`, `range:24h`, `from:…`, `to:…` | the parameter of that name (`type:x.*` matches a prefix) |
  * | `severity>=error` or `severity:error` | `severity` (a minimum) |
+ * | `level:warn`, `has:region` | an exact severity level; an extension name that must be present |
+ * | `-type:x`, `-source:x`, `-subject:x`, `-level:x`, `-has:x` | `not_type` … (excluded values) |
  * | `data.path op value` (op `=` `!=` `<` `<=` `>` `>=`) | `payload` = `path op value` |
  * | `name=value` (name of a-z, 0-9) | `ext` = `name=value` |
  * | words, `"exact phrase"`, `-word`, `or` | `q` (full text) |
@@ -19,12 +21,22 @@
  */
 
 /** The parameters a query bar replaces; the time range and page size stay as they were unless it names them. */
-export const BAR_PARAMS = ['q', 'type', 'source', 'subject', 'id', 'severity', 'payload', 'ext'] as const;
-const FIELDS = ['type', 'source', 'subject', 'id', 'severity', 'range', 'from', 'to'] as const;
+/** Fields a leading `-` excludes (`not_<field>` in the URL). */
+const EXCLUDABLE = ['type', 'source', 'subject', 'level', 'has'];
+export const BAR_PARAMS = [
+  'q',
+  'id',
+  'severity',
+  'payload',
+  'ext',
+  ...EXCLUDABLE,
+  ...EXCLUDABLE.map((name) => `not_${name}`),
+];
+const FIELDS = [...EXCLUDABLE, 'id', 'severity', 'range', 'from', 'to'];
 const PAYLOAD = /^data\.([^\s=!<>]+)(!=|<=|>=|=|<|>)(.*)$/s;
 const EXTENSION = /^([a-z0-9]{1,20})(!=|<=|>=|=|<|>)(.*)$/s;
 const SEVERITY = /^severity(>=|:)(.*)$/s;
-const FIELD = /^([A-Za-z][\w.-]*):(.*)$/s;
+const FIELD = /^(-?)([A-Za-z][\w.-]*):(.*)$/s;
 
 export type BarResult = { params: URLSearchParams } | { error: string; column: number };
 
@@ -91,16 +103,22 @@ export function readQueryBar(line: string): BarResult {
         };
       params.append('ext', `${name}=${unquote(value)}`);
     } else if (field) {
-      const [, name, raw] = field as unknown as [string, string, string];
-      if (!(FIELDS as readonly string[]).includes(name))
+      const [, minus, name, raw] = field as unknown as [string, string, string, string];
+      if (!FIELDS.includes(name))
         return {
           error: `unknown field "${name}" (expected ${FIELDS.join(', ')}, data.path or quote the text)`,
-          column,
+          column: column + minus.length,
         };
+      if (minus && !EXCLUDABLE.includes(name))
+        return { error: `-${name}: only ${EXCLUDABLE.join(', ')} can be excluded`, column };
       const value = unquote(raw);
       if (value === '')
-        return { error: `${name}: a value must follow the colon`, column: valueColumn(name.length + 1) };
-      if (name === 'severity' || name === 'range' || name === 'from' || name === 'to')
+        return {
+          error: `${name}: a value must follow the colon`,
+          column: valueColumn(minus.length + name.length + 1),
+        };
+      if (minus) params.append(`not_${name}`, value);
+      else if (name === 'severity' || name === 'range' || name === 'from' || name === 'to')
         params.set(name, value);
       else params.append(name, value);
     } else {
@@ -124,8 +142,9 @@ export function writeQueryBar(params: URLSearchParams): string {
       .getAll(name)
       .map((v) => v.trim())
       .filter((v) => v !== '');
-  for (const name of ['type', 'source', 'subject', 'id'])
+  for (const name of ['type', 'source', 'subject', 'id', 'level', 'has'])
     for (const v of all(name)) parts.push(`${name}:${quote(v)}`);
+  for (const name of EXCLUDABLE) for (const v of all(`not_${name}`)) parts.push(`-${name}:${quote(v)}`);
   for (const v of all('severity')) parts.push(`severity>=${quote(v)}`);
   for (const v of all('payload')) {
     const m = /^\s*([^\s=!<>]+)\s*(!=|<=|>=|=|<|>)\s*(.*?)\s*$/s.exec(v);

@@ -92,7 +92,7 @@ export async function runSearch(deps: SearchDeps, parsed: ParsedSearch): Promise
     facetEvents(deps.pool, filter).catch(failureOf),
     histogramOf(deps, parsed).catch(failureOf),
   ]);
-  if ('sampled' in facets && facets.sampled) deps.meters.facetsCapped();
+  if ('capped' in facets && facets.capped) deps.meters.facetsCapped();
   const first = page.rows[0];
   const last = page.rows.at(-1);
   const readingNewer = cursor?.direction === 'newer';

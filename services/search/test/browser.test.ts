@@ -57,13 +57,46 @@ describe('search UI in Chromium', () => {
     await page.screenshot({ path: `${SCREENSHOTS}overview.png`, fullPage: true });
   });
 
-  it('shows 10,000+ for a search with more than 10,000 matches, and says the facets are capped', async () => {
+  it('shows 10,000+ for a search with more than 10,000 matches, and facets counted over every match', async () => {
     await page.goto(`${h.url}/events?range=all`);
     expect(await matching()).toBe('Matching events: 10,000+');
-    // The facets are capped too: counted over the newest 1,000 matches, and the meter says so.
-    await page.getByText('Counted over the newest 1,000 matches.').waitFor();
-    expect(await h.metric(/^search_facets_capped_total/)).toBeGreaterThanOrEqual(1);
+    await page.getByText('Counted over every match in the range.').waitFor();
+    // 20 types of 600 events each: the real count, not a sample's.
+    const t1 = page.locator('ul.facets li', { hasText: /^com\.example\.t1 / });
+    expect(await t1.locator('.count').textContent()).toBe('600');
     await page.screenshot({ path: `${SCREENSHOTS}search.png`, fullPage: false });
+  });
+
+  it('includes and excludes facet values with their links', async () => {
+    await page.goto(`${h.url}/events?range=all&source=urn:seed:source-7`);
+    expect(await matching()).toBe('Matching events: 240');
+    const types = page.locator('h3:text("Types") + ul.facets li');
+    const first = types.first();
+    const name = (await first.locator('.wrap').textContent()) ?? '';
+    const count = Number(await first.locator('.count').textContent());
+    expect(count).toBeGreaterThan(0);
+    await first.getByRole('link', { name: `not ${name}` }).click();
+    await page.waitForURL(/not_type=/);
+    expect(await matching()).toBe(`Matching events: ${240 - count}`);
+    await page.goto(`${h.url}/events?range=all&source=urn:seed:source-7`);
+    await page
+      .locator('h3:text("Severities") + ul.facets li')
+      .first()
+      .getByRole('link', { name: /^only / })
+      .click();
+    await page.waitForURL(/level=/);
+    const level = new URL(page.url()).searchParams.get('level');
+    const shown = await page
+      .locator('section[aria-labelledby="results"] tbody tr td:nth-child(2)')
+      .allInnerTexts();
+    expect(new Set(shown)).toEqual(new Set([level]));
+    await page.goto(`${h.url}/events?range=all&source=urn:seed:source-7`);
+    await page
+      .locator('h3:text("Extensions") + ul.facets li', { hasText: /^region / })
+      .getByRole('link', { name: 'only region' })
+      .click();
+    await page.waitForURL(/has=region/);
+    expect(await matching()).toBe('Matching events: 240');
   });
 
   it('searches by free text', async () => {

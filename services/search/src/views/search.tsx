@@ -2,8 +2,9 @@
 /** `GET /events`: the filter form (every filter a query parameter), results, page links, facets, tail. */
 import {
   type EventRow,
-  FACET_SAMPLE_CAP,
+  FACET_ROW_CAP,
   type Facets,
+  type FacetValue,
   SEVERITY,
   severityName,
 } from '@event-observatory/store';
@@ -251,23 +252,50 @@ function Results(props: { rows: EventRow[] }) {
   );
 }
 
+/** The URL with `name=value` added (`set` replaces a single-valued parameter), cursor dropped. */
+function withValue(params: URLSearchParams, name: string, value: string, set = false): string {
+  const next = new URLSearchParams(params);
+  next.delete('cursor');
+  if (set) next.set(name, value);
+  else next.append(name, value);
+  return `/events?${next}`;
+}
+
 function FacetList(props: {
   title: string;
   param: string;
   params: URLSearchParams;
-  values: { value: string; count: number }[];
+  values: FacetValue[];
+  /** How a value is shown (severity ranks as names). */
+  label?: (value: string) => string;
+  /** How a value goes into the URL. */
+  urlValue?: (value: string) => string;
+  single?: boolean;
 }) {
+  if (props.values.length === 0) return null;
   return (
     <>
       <h3>{props.title}</h3>
-      <ul>
+      <ul class="facets">
         {props.values.map((f) => {
-          const next = new URLSearchParams(props.params);
-          next.delete('cursor');
-          next.append(props.param, f.value);
+          const shown = props.label ? props.label(f.value) : f.value;
+          const value = props.urlValue ? props.urlValue(f.value) : f.value;
           return (
             <li>
-              <a href={`/events?${next}`}>{f.value}</a> ({number.format(f.count)})
+              <span class="wrap">{shown}</span> <span class="count">{number.format(f.count)}</span>{' '}
+              {value === '' ? null : (
+                <>
+                  <a
+                    href={withValue(props.params, props.param, value, props.single)}
+                    aria-label={`only ${shown}`}
+                  >
+                    only
+                  </a>{' '}
+                  <a href={withValue(props.params, `not_${props.param}`, value)} aria-label={`not ${shown}`}>
+                    not
+                  </a>
+                </>
+              )}
             </li>
           );
         })}
@@ -275,6 +303,8 @@ function FacetList(props: {
     </>
   );
 }
+
+const levelName = (rank: string) => (rank === '' ? 'unknown' : (severityName(Number(rank)) ?? rank));
 
 function FacetPanel(props: { facets: Facets | Failure; params: URLSearchParams }) {
   const f = props.facets;
@@ -285,11 +315,23 @@ function FacetPanel(props: { facets: Facets | Failure; params: URLSearchParams }
         <p>Facets unavailable ({f.title.toLowerCase()}).</p>
       ) : (
         <>
-          {f.sampled ? (
-            <p class="hint">Counted over the newest {number.format(FACET_SAMPLE_CAP)} matches.</p>
-          ) : null}
+          <p class="hint">
+            {f.capped
+              ? `Counted over the newest ${number.format(FACET_ROW_CAP)} matches (more match).`
+              : 'Counted over every match in the range.'}
+          </p>
           <FacetList title="Types" param="type" params={props.params} values={f.types} />
           <FacetList title="Sources" param="source" params={props.params} values={f.sources} />
+          <FacetList title="Subjects" param="subject" params={props.params} values={f.subjects} single />
+          <FacetList
+            title="Severities"
+            param="level"
+            params={props.params}
+            values={f.severities}
+            label={levelName}
+            urlValue={(v) => (v === '' ? '' : levelName(v))}
+          />
+          <FacetList title="Extensions" param="has" params={props.params} values={f.extensions} />
         </>
       )}
     </aside>
