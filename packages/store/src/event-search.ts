@@ -205,10 +205,10 @@ function keysetOf(key: EventKey, older: boolean, p: SqlParams): string {
     : `occurred_at >= ${t} AND (occurred_at > ${t} OR event_uid > ${u})`;
 }
 
-const ROW_COLUMNS =
+export const ROW_COLUMNS =
   'occurred_at::text AS key_time, event_uid::text AS uid, ce_id, occurred_at, ce_type, ce_source, ce_subject, severity_rank';
 
-interface RawRow {
+export interface RawRow {
   key_time: string;
   uid: string;
   ce_id: string;
@@ -219,7 +219,7 @@ interface RawRow {
   severity_rank: number | null;
 }
 
-function rowOf(r: RawRow): EventRow {
+export function rowOf(r: RawRow): EventRow {
   return {
     key: { occurredAt: r.key_time, uid: r.uid },
     id: r.ce_id,

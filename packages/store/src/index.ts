@@ -27,6 +27,7 @@ export {
   TAG_SEPARATOR,
   textArrayLiteral,
 } from './event-insert.js';
+export * from './event-receipt.js';
 export * from './event-rollup.js';
 export * from './event-search.js';
 export { type MaintenanceMetersOptions, registerMaintenanceMeters } from './maintenance-meters.js';

@@ -9,13 +9,13 @@ import { down, healthRoutes, up } from '@event-observatory/service-kit/health';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { httpServerTimer, metricsHandler } from '@event-observatory/service-kit/metrics';
 import { traceRequests } from '@event-observatory/service-kit/tracing';
-import { type DatabasePool, databaseAnswers, getEvent } from '@event-observatory/store';
+import { type DatabasePool, databaseAnswers, getEvent, receiptOf } from '@event-observatory/store';
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
-import { STYLESHEET, TAIL_SCRIPT } from './assets.js';
+import { DETAIL_SCRIPT, STYLESHEET, TAIL_SCRIPT } from './assets.js';
 import type { CursorCodec } from './cursor.js';
 import { failureOf } from './failures.js';
-import { parseSearch } from './filters.js';
+import { parseReceipt, parseSearch } from './filters.js';
 import { allowedHosts } from './hosts.js';
 import type { SearchMeters } from './metrics.js';
 import { rangeOf, runOverview } from './overview.js';
@@ -25,6 +25,7 @@ import { tailHandler } from './tail.js';
 import { ErrorPage } from './views/error.js';
 import { EventPage } from './views/event.js';
 import { OverviewPage } from './views/overview.js';
+import { ReceiptPage } from './views/receipt.js';
 import { SearchPage } from './views/search.js';
 
 export interface AppDeps {
@@ -98,6 +99,19 @@ export function buildApp(deps: AppDeps): Hono {
     }
   });
 
+  app.get('/receipt', async (c) => {
+    const params = new URL(c.req.url).searchParams;
+    if (!params.has('topic')) return c.html(<ReceiptPage params={params} problems={[]} />);
+    const q = parseReceipt(params);
+    if ('problems' in q) return c.html(<ReceiptPage params={params} problems={q.problems} />, 400);
+    try {
+      return c.html(<ReceiptPage params={params} problems={[]} receipt={await receiptOf(deps.pool, q)} />);
+    } catch (err) {
+      const f = failureOf(err);
+      return c.html(<ErrorPage title={f.title} message={f.message} />, f.status);
+    }
+  });
+
   app.get('/events/tail', tailHandler({ ...search, shutdown: deps.shutdown, pollMs: deps.tailPollMs }));
 
   app.get('/events/:uid', async (c) => {
@@ -123,12 +137,16 @@ export function buildApp(deps: AppDeps): Hono {
   app.get('/assets/site.css', (c) =>
     c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'max-age=3600' }),
   );
-  app.get('/assets/tail.js', (c) =>
-    c.body(TAIL_SCRIPT, 200, {
-      'content-type': 'text/javascript; charset=utf-8',
-      'cache-control': 'max-age=3600',
-    }),
-  );
+  for (const [path, script] of [
+    ['/assets/tail.js', TAIL_SCRIPT],
+    ['/assets/detail.js', DETAIL_SCRIPT],
+  ] as const)
+    app.get(path, (c) =>
+      c.body(script, 200, {
+        'content-type': 'text/javascript; charset=utf-8',
+        'cache-control': 'max-age=3600',
+      }),
+    );
   app.get('/metrics', metricsHandler(deps.registry));
   app.route(
     '/',

@@ -45,6 +45,11 @@ pre { background: var(--panel); padding: 1rem; overflow-x: auto; border-radius: 
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
 dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 ol.tail { padding-left: 1.25rem; }
+button.copy { padding: .1rem .5rem; font-size: .875rem; margin-left: .5rem; }
+.filter-links { font-size: .875rem; white-space: nowrap; }
+.filter-links a { margin-left: .5rem; }
+ul.tree { list-style: none; padding-left: 1.25rem; margin: .25rem 0; font-family: ui-monospace, monospace; }
+ul.tree .key { font-weight: 600; }
 form.bar { margin-bottom: 1rem; }
 ul.facets { list-style: none; padding: 0; margin: 0; }
 ul.facets li { display: flex; flex-wrap: wrap; gap: .4rem; align-items: baseline; padding: .15rem 0; }
@@ -99,5 +104,24 @@ export const TAIL_SCRIPT = `
     source.addEventListener('error', () => { status.textContent = 'Live tail reconnecting...'; });
     source.addEventListener('open', () => { status.textContent = 'Live tail running: new events appear below.'; });
   });
+})();
+`;
+
+/** Event detail: shows the copy buttons and copies their `data-copy` text to the clipboard. */
+export const DETAIL_SCRIPT = `
+(() => {
+  for (const button of document.querySelectorAll('button[data-copy]')) {
+    button.hidden = false;
+    button.addEventListener('click', async (event) => {
+      event.preventDefault();
+      try {
+        await navigator.clipboard.writeText(button.dataset.copy);
+        button.textContent = 'Copied';
+      } catch {
+        button.textContent = 'Copy failed';
+      }
+      setTimeout(() => { button.textContent = 'Copy'; }, 1500);
+    });
+  }
 })();
 `;

@@ -27,6 +27,7 @@ import {
   type EventFilter,
   type PayloadCondition,
   type PayloadOperator,
+  type ReceiptQuery,
   SEVERITY,
   SEVERITY_ALIASES,
 } from '@event-observatory/store';
@@ -275,4 +276,21 @@ export function absoluteQuery(params: URLSearchParams, parsed: ParsedSearch): st
     next.set('to', parsed.now.toISOString());
   }
   return next.toString();
+}
+
+/** The receipt view's parameters: `topic`, `partition`, `offset` as ingest answered them, `time` optional. */
+export function parseReceipt(params: URLSearchParams): ReceiptQuery | { problems: string[] } {
+  const problems: string[] = [];
+  const topic = params.get('topic')?.trim() ?? '';
+  if (!/^[A-Za-z0-9._-]{1,249}$/.test(topic))
+    problems.push('topic: a Kafka topic name (letters, digits, . _ -)');
+  const partition = params.get('partition')?.trim() ?? '';
+  if (!/^\d{1,9}$/.test(partition)) problems.push('partition: a whole number');
+  const offset = params.get('offset')?.trim() ?? '';
+  if (!/^\d{1,19}$/.test(offset)) problems.push('offset: a whole number');
+  const rawTime = params.get('time')?.trim();
+  const time = rawTime ? parseTime(rawTime) : undefined;
+  if (rawTime && !time) problems.push(`time: "${rawTime}" is not a date and time such as 2026-11-24T08:00Z`);
+  if (problems.length) return { problems };
+  return { topic, partition: Number(partition), offset, ...(time ? { time } : {}) };
 }

@@ -47,6 +47,18 @@ describe('query bar', () => {
     });
   });
 
+  it('reads the events/{source},{id} name ingest answers as source and id over all time', () => {
+    expect([...read('events/urn%3Aseed%3Asource-7,seed-7')]).toEqual([
+      ['source', 'urn:seed:source-7'],
+      ['id', 'seed-7'],
+      ['range', 'all'],
+    ]);
+    expect(readQueryBar('x events/a,b,c')).toMatchObject({
+      column: 3,
+      error: expect.stringMatching(/events\/\{source\}/),
+    });
+  });
+
   it('points at the column of a syntax error', () => {
     expect(readQueryBar('type:a "never closed')).toEqual({ error: 'this quote is never closed', column: 8 });
     expect(readQueryBar('boiler colour:red')).toMatchObject({

@@ -14,11 +14,14 @@
  * | `-type:x`, `-source:x`, `-subject:x`, `-level:x`, `-has:x` | `not_type` … (excluded values) |
  * | `data.path op value` (op `=` `!=` `<` `<=` `>` `>=`) | `payload` = `path op value` |
  * | `name=value` (name of a-z, 0-9) | `ext` = `name=value` |
+ * | `events/{source},{id}` (the name ingest answers) | `source` and `id`, with `range=all` unless the line names a time |
  * | words, `"exact phrase"`, `-word`, `or` | `q` (full text) |
  *
  * @example
  * readQueryBar('type:a.* severity>=error boiler'); // { params: type=a.*&severity=error&q=boiler }
  */
+
+import { parseEventName } from '@event-observatory/events';
 
 /** The parameters a query bar replaces; the time range and page size stay as they were unless it names them. */
 /** Fields a leading `-` excludes (`not_<field>` in the URL). */
@@ -84,8 +87,15 @@ export function readQueryBar(line: string): BarResult {
     const severity = SEVERITY.exec(t);
     const extension = EXTENSION.exec(t);
     const field = FIELD.exec(t);
+    const name = t.startsWith('events/') ? parseEventName(t) : undefined;
     const valueColumn = (prefix: number) => column + prefix;
-    if (payload) {
+    if (t.startsWith('events/')) {
+      // The name ingest answered: one event's identity, looked up over all time unless a range is named.
+      if (!name) return { error: 'expected events/{source},{id} as ingest answered it', column };
+      params.append('source', name.source);
+      params.append('id', name.id);
+      if (!/(^|\s)(range|from|to):/.test(line)) params.set('range', 'all');
+    } else if (payload) {
       const [, path, op, value] = payload as unknown as [string, string, string, string];
       if (value === '')
         return { error: `data.${path}${op}: a value must follow`, column: valueColumn(t.length) };

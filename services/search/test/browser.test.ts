@@ -188,6 +188,31 @@ describe('search UI in Chromium', () => {
     expect(raw.data).toMatchObject({ device: { id: 'dev-7' }, n: 7 });
   });
 
+  it('shows the detail: id, name, filter for / filter out, the payload tree, surrounding events, copy buttons', async () => {
+    await page.goto(`${h.url}/events?range=all&payload=device.id%20%3D%20dev-7`);
+    await page.locator('section[aria-labelledby="results"] tbody tr a').first().click();
+    await page.waitForURL(/\/events\/[0-9a-f-]{36}\?t=/);
+    await page.getByText('events/urn%3Aseed%3Asource-7,seed-7').waitFor();
+    expect(await page.getByRole('button', { name: 'Copy the JSON' }).isVisible()).toBe(true);
+    await page.screenshot({ path: `${SCREENSHOTS}detail.png`, fullPage: true });
+    const detail = page.url();
+    await page.getByRole('link', { name: 'filter out source urn:seed:source-7' }).waitFor();
+    await page.getByRole('link', { name: 'filter for device.id = "dev-7"' }).click();
+    await page.waitForURL(/payload=/);
+    expect(await matching()).toBe('Matching events: 3');
+    await page.goto(detail);
+    await page.getByRole('link', { name: 'Surrounding events' }).click();
+    await page.waitForURL(/from=.*to=/);
+    expect(
+      await page.locator('section[aria-labelledby="results"] tbody tr', { hasText: 'seed-7' }).count(),
+    ).toBe(1);
+    // The query bar finds it by the name ingest answered.
+    await page.getByLabel('Query', { exact: true }).fill('events/urn%3Aseed%3Asource-7,seed-7');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/id=seed-7/);
+    expect(await matching()).toBe('Matching events: 1');
+  });
+
   it('can be used with the keyboard alone: tab to the text field, type, press Enter', async () => {
     await page.goto(`${h.url}/events?range=all`);
     await page.keyboard.press('Tab');

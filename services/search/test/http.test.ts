@@ -245,6 +245,41 @@ describe('time range', () => {
   });
 });
 
+describe('receipts', () => {
+  it('says stored (with a link), passed by the consumer without a row, or not yet stored with the records before it', async () => {
+    const topic = 'receipt.topic';
+    await h.db.query(
+      `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw, broker_topic, broker_partition, broker_offset)
+       VALUES (now() - interval '1 minute', 'urn:test:receipt', 'r-1', 'com.example.receipt', '{}', $1, 2, 40)`,
+      [topic],
+    );
+    await h.db.query(
+      `INSERT INTO events.consumer_checkpoint (consumer_group, topic, partition, next_offset) VALUES ('g', $1, 2, 45)`,
+      [topic],
+    );
+    const receipt = async (offset: number, partition = 2) => {
+      const res = await h.get(`/receipt?topic=${topic}&partition=${partition}&offset=${offset}`);
+      expect(res.status).toBe(200);
+      return (await res.text()).replace(/<[^>]+>/g, '');
+    };
+    expect(await receipt(40)).toMatch(/Stored at .* com\.example\.receipt from urn:test:receipt, id r-1/);
+    expect(await receipt(41)).toContain('Passed by the consumer without a row');
+    expect(await receipt(49)).toContain('Not yet stored: the consumer has 5 record(s) of this partition');
+    expect(await receipt(0, 3)).toContain('no checkpoint for this partition yet');
+    const bad = await h.get('/receipt?topic=x&partition=-1&offset=a');
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('partition: a whole number');
+  });
+
+  it('answers the query bar with a redirect to the form parameters', async () => {
+    const res = await fetch(`${h.url}/events?range=7d&bar=type%3Aa.*%20-source%3Ab%20boiler`, {
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/events?range=7d&type=a.*&not_source=b&q=boiler');
+  });
+});
+
 describe('live tail order', () => {
   it('follows event time: a late event older than one already tailed is missed (documented), a newer one is not', async () => {
     const source = 'urn:test:tail-order';

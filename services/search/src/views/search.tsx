@@ -13,7 +13,7 @@ import { absoluteQuery, MAX_LIMIT, type ParsedSearch, RANGES, withCursor } from 
 import { writeQueryBar } from '../query-bar.js';
 import type { SearchView } from '../search.js';
 import { HistogramPanel } from './histogram.js';
-import { Layout, number, utc } from './layout.js';
+import { Layout, number, Problems, utc } from './layout.js';
 
 export interface SearchPageProps {
   params: URLSearchParams;
@@ -365,18 +365,9 @@ function Tail(props: { params: URLSearchParams }) {
 export function SearchPage(props: SearchPageProps) {
   const { params, view } = props;
   return (
-    <Layout title="Search" current="search" script>
+    <Layout title="Search" current="search" scripts={['/assets/tail.js']}>
       <h1>Search events</h1>
-      {props.problems.length > 0 ? (
-        <div class="problems" role="alert">
-          <p>Some filters could not be used:</p>
-          <ul>
-            {props.problems.map((p) => (
-              <li>{p}</li>
-            ))}
-          </ul>
-        </div>
-      ) : null}
+      <Problems problems={props.problems} intro="Some filters could not be used:" />
       <QueryBar params={params} error={props.barError} />
       <FilterForm params={params} parsed={props.parsed} />
       {props.parsed?.range !== undefined ? (
