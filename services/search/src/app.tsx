@@ -21,7 +21,7 @@ import type { SearchMeters } from './metrics.js';
 import { rangeOf, runOverview } from './overview.js';
 import { mergeQueryBar, readQueryBar } from './query-bar.js';
 import { BadCursorError, runSearch } from './search.js';
-import { tailHandler } from './tail.js';
+import { type TailLimits, tailHandler } from './tail.js';
 import { ErrorPage } from './views/error.js';
 import { EventPage } from './views/event.js';
 import { OverviewPage } from './views/overview.js';
@@ -38,6 +38,7 @@ export interface AppDeps {
   logger?: Logger;
   /** Live-tail poll period; default 1 s. */
   tailPollMs?: number;
+  tailLimits?: TailLimits;
 }
 
 /** Same-origin scripts and styles only; nothing from the store can run as code. */
@@ -112,7 +113,10 @@ export function buildApp(deps: AppDeps): Hono {
     }
   });
 
-  app.get('/events/tail', tailHandler({ ...search, shutdown: deps.shutdown, pollMs: deps.tailPollMs }));
+  app.get(
+    '/events/tail',
+    tailHandler({ ...search, shutdown: deps.shutdown, pollMs: deps.tailPollMs, limits: deps.tailLimits }),
+  );
 
   app.get('/events/:uid', async (c) => {
     const uid = c.req.param('uid');

@@ -45,6 +45,7 @@ pre { background: var(--panel); padding: 1rem; overflow-x: auto; border-radius: 
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
 dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 ol.tail { padding-left: 1.25rem; }
+ol.tail li.dropped { color: var(--error); font-weight: 600; }
 button.copy { padding: .1rem .5rem; font-size: .875rem; margin-left: .5rem; }
 .filter-links { font-size: .875rem; white-space: nowrap; }
 .filter-links a { margin-left: .5rem; }
@@ -68,41 +69,76 @@ pre.caret { margin: .25rem 0 0; padding: .25rem .5rem; white-space: pre; overflo
 
 /**
  * Live tail: opens the EventSource named by the section's data-stream attribute when the button
- * is pressed, and adds each event as a list item (text only, so nothing from the store is parsed
- * as HTML).
+ * is pressed. Events wait in a queue drawn once per animation frame; a queue longer than 500
+ * (a browser that cannot keep up) drops its oldest and says how many ("N dropped"). Pause keeps
+ * the stream and counts what arrives meanwhile; resume shows it. The list keeps the newest 200.
+ * Items are text only, so nothing from the store is parsed as HTML.
  */
 export const TAIL_SCRIPT = `
 (() => {
   const section = document.getElementById('tail-section');
   if (!section) return;
-  const button = section.querySelector('button');
+  const [button, pause] = section.querySelectorAll('button');
   const list = section.querySelector('ol');
   const status = section.querySelector('[data-status]');
+  const SCROLLBACK = 200, QUEUE = 500;
+  let source, queue = [], paused = false, dropped = 0, drawing = false;
   button.hidden = false;
-  let source;
+  const say = () => {
+    status.textContent = !source ? 'Live tail stopped.'
+      : paused ? 'Paused: ' + queue.length + ' new event(s) waiting.'
+      : 'Live tail running: new events appear below.';
+  };
+  const item = (e) => {
+    const li = document.createElement('li');
+    const link = document.createElement('a');
+    link.href = e.href;
+    link.textContent = e.time + ' ' + e.type;
+    li.append(link, document.createTextNode(' ' + e.source + ' ' + e.id + (e.subject ? ' ' + e.subject : '') + (e.severity ? ' [' + e.severity + ']' : '')));
+    return li;
+  };
+  const draw = () => {
+    drawing = false;
+    if (paused) return say();
+    if (dropped > 0) {
+      const li = document.createElement('li');
+      li.className = 'dropped';
+      li.textContent = dropped + ' dropped (arriving faster than this page can show)';
+      list.prepend(li);
+      dropped = 0;
+    }
+    for (const e of queue.splice(0)) list.prepend(item(e));
+    while (list.children.length > SCROLLBACK) list.lastElementChild.remove();
+    say();
+  };
+  const schedule = () => { if (!drawing) { drawing = true; requestAnimationFrame(draw); } };
+  pause.addEventListener('click', () => {
+    paused = !paused;
+    pause.textContent = paused ? 'Resume' : 'Pause';
+    pause.setAttribute('aria-pressed', String(paused));
+    if (!paused) schedule();
+    say();
+  });
   button.addEventListener('click', () => {
     if (source) {
       source.close();
       source = undefined;
       button.textContent = 'Start live tail';
-      status.textContent = 'Live tail stopped.';
+      pause.hidden = true;
+      say();
       return;
     }
     source = new EventSource(section.dataset.stream);
     button.textContent = 'Stop live tail';
-    status.textContent = 'Live tail running: new events appear below.';
+    pause.hidden = false;
+    say();
     source.addEventListener('event', (message) => {
-      const e = JSON.parse(message.data);
-      const item = document.createElement('li');
-      const link = document.createElement('a');
-      link.href = e.href;
-      link.textContent = e.time + ' ' + e.type;
-      item.append(link, document.createTextNode(' ' + e.source + ' ' + e.id + (e.subject ? ' ' + e.subject : '') + (e.severity ? ' [' + e.severity + ']' : '')));
-      list.prepend(item);
-      while (list.children.length > 200) list.lastElementChild.remove();
+      queue.push(JSON.parse(message.data));
+      if (queue.length > QUEUE) dropped += queue.splice(0, queue.length - QUEUE).length;
+      if (paused) say(); else schedule();
     });
     source.addEventListener('error', () => { status.textContent = 'Live tail reconnecting...'; });
-    source.addEventListener('open', () => { status.textContent = 'Live tail running: new events appear below.'; });
+    source.addEventListener('open', say);
   });
 })();
 `;

@@ -213,6 +213,36 @@ describe('search UI in Chromium', () => {
     expect(await matching()).toBe('Matching events: 1');
   });
 
+  it('tails live events with their id, pauses with a count of what arrived, and resumes', async () => {
+    const source = 'urn:test:browser-tail';
+    const insert = (id: string) =>
+      h.db.query(
+        `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+         VALUES (now(), $1, $2, 'com.example.tailed', jsonb_build_object('id', $2::text))`,
+        [source, id],
+      );
+    await insert('t-0');
+    await page.goto(`${h.url}/events?${new URLSearchParams({ source })}`);
+    await page.getByRole('button', { name: 'Start live tail' }).click();
+    const items = page.locator('ol.tail li');
+    await insert('t-1');
+    await items.filter({ hasText: 't-1' }).waitFor();
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await insert('t-2');
+    await insert('t-3');
+    await page.getByText('Paused: 2 new event(s) waiting.').waitFor();
+    expect(await items.count()).toBe(1);
+    await page.screenshot({ path: `${SCREENSHOTS}tail.png`, fullPage: false });
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await items.filter({ hasText: 't-3' }).waitFor();
+    expect(await items.allInnerTexts()).toEqual([
+      expect.stringContaining(`${source} t-3`),
+      expect.stringContaining(`${source} t-2`),
+      expect.stringContaining(`${source} t-1`),
+    ]);
+    await page.getByRole('button', { name: 'Stop live tail' }).click();
+  });
+
   it('can be used with the keyboard alone: tab to the text field, type, press Enter', async () => {
     await page.goto(`${h.url}/events?range=all`);
     await page.keyboard.press('Tab');

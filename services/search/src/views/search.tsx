@@ -355,6 +355,9 @@ function Tail(props: { params: URLSearchParams }) {
       </noscript>
       <button type="button" hidden>
         Start live tail
+      </button>{' '}
+      <button type="button" aria-pressed="false" hidden>
+        Pause
       </button>
       <p data-status role="status" />
       <ol class="tail" aria-label="Tailed events" />
