@@ -14,6 +14,7 @@ import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
 import { DETAIL_SCRIPT, STYLESHEET, TAIL_SCRIPT } from './assets.js';
 import type { CursorCodec } from './cursor.js';
+import { exportHandler } from './export.js';
 import { failureOf } from './failures.js';
 import { parseReceipt, parseSearch } from './filters.js';
 import { allowedHosts } from './hosts.js';
@@ -99,6 +100,9 @@ export function buildApp(deps: AppDeps): Hono {
       return c.html(<SearchPage params={params} parsed={parsed} problems={[]} failure={f} />, f.status);
     }
   });
+
+  app.get('/events.ndjson', exportHandler(deps.pool, 'ndjson'));
+  app.get('/events.csv', exportHandler(deps.pool, 'csv'));
 
   app.get('/receipt', async (c) => {
     const params = new URL(c.req.url).searchParams;

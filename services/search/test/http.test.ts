@@ -6,6 +6,7 @@ import { request } from 'node:http';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { newestEventKey, searchStatement, tailEvents } from '@event-observatory/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { csvField } from '../src/export.js';
 import { parseSearch } from '../src/filters.js';
 import { createSearchService } from '../src/index.js';
 import { type Harness, SECRET, startHarness } from './harness.js';
@@ -277,6 +278,32 @@ describe('receipts', () => {
     });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/events?range=7d&type=a.*&not_source=b&q=boiler');
+  });
+});
+
+describe('export', () => {
+  it('streams the search as NDJSON and CSV, the same rows newest first', async () => {
+    const ndjson = await h.get('/events.ndjson?range=all&type=com.example.t3');
+    expect(ndjson.headers.get('content-type')).toBe('application/x-ndjson');
+    const records = (await ndjson.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { time: string; id: string; type: string });
+    expect(records).toHaveLength(SEED / 20);
+    expect(records.every((r) => r.type === 'com.example.t3')).toBe(true);
+    expect(records.map((r) => r.time)).toEqual(
+      records
+        .map((r) => r.time)
+        .sort()
+        .reverse(),
+    );
+    const csv = (await (await h.get('/events.csv?range=all&type=com.example.t3')).text())
+      .trim()
+      .split('\r\n');
+    expect(csv[0]).toBe('time,id,source,type,subject,severity,uid');
+    expect(csv.slice(1).map((l) => l.split(',')[1])).toEqual(records.map((r) => r.id));
+    expect(csvField('=HYPERLINK("x")')).toBe(`"'=HYPERLINK(""x"")"`);
+    expect((await h.get('/events.csv?limit=0')).status).toBe(400);
   });
 });
 

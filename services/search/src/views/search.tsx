@@ -8,6 +8,7 @@ import {
   SEVERITY,
   severityName,
 } from '@event-observatory/store';
+import { EXPORT_CAP } from '../export.js';
 import type { Failure } from '../failures.js';
 import { absoluteQuery, MAX_LIMIT, type ParsedSearch, RANGES, withCursor } from '../filters.js';
 import { writeQueryBar } from '../query-bar.js';
@@ -394,6 +395,11 @@ export function SearchPage(props: SearchPageProps) {
           <section aria-labelledby="results">
             <h2 id="results">Results</h2>
             <Total total={view.total} />
+            <p class="hint">
+              Export this search (newest first, at most {number.format(EXPORT_CAP)} events):{' '}
+              <a href={`/events.ndjson${withCursor(params, undefined)}`}>NDJSON</a> ·{' '}
+              <a href={`/events.csv${withCursor(params, undefined)}`}>CSV</a>
+            </p>
             <Results rows={view.page.rows} />
             <nav class="pages" aria-label="Result pages">
               {params.has('cursor') ? <a href={`/events${withCursor(params, undefined)}`}>Newest</a> : null}
