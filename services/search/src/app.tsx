@@ -12,7 +12,7 @@ import { traceRequests } from '@event-observatory/service-kit/tracing';
 import { type DatabasePool, databaseAnswers, getEvent, receiptOf } from '@event-observatory/store';
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
-import { DETAIL_SCRIPT, STYLESHEET, TAIL_SCRIPT } from './assets.js';
+import { DETAIL_SCRIPT, KEYS_SCRIPT, STYLESHEET, TAIL_SCRIPT } from './assets.js';
 import type { CursorCodec } from './cursor.js';
 import { exportHandler } from './export.js';
 import { failureOf } from './failures.js';
@@ -148,6 +148,7 @@ export function buildApp(deps: AppDeps): Hono {
   for (const [path, script] of [
     ['/assets/tail.js', TAIL_SCRIPT],
     ['/assets/detail.js', DETAIL_SCRIPT],
+    ['/assets/keys.js', KEYS_SCRIPT],
   ] as const)
     app.get(path, (c) =>
       c.body(script, 200, {

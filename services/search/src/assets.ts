@@ -5,7 +5,11 @@
  */
 export const STYLESHEET = `
 :root { color-scheme: light; --fg: #1a1a1a; --muted: #4a4a4a; --bg: #ffffff; --panel: #f3f4f6;
-  --link: #0a4ea3; --focus: #b35900; --error: #a4161a; --line: #c8c8c8; }
+  --link: #0a4ea3; --focus: #b35900; --error: #a4161a; --line: #c8c8c8; --input: #ffffff; --button-fg: #ffffff; }
+@media (prefers-color-scheme: dark) {
+  :root { color-scheme: dark; --fg: #e8e8e8; --muted: #b8b8b8; --bg: #121417; --panel: #1f2329;
+    --link: #8cc4ff; --focus: #ffb35c; --error: #ff8a8a; --line: #444b55; --input: #1a1d22; --button-fg: #0b1a2e; }
+}
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
 a { color: var(--link); }
@@ -24,8 +28,9 @@ form.filters { background: var(--panel); padding: 1rem; border-radius: .5rem; di
 form.filters .wide { grid-column: 1 / -1; }
 label { display: block; font-weight: 600; }
 .hint { color: var(--muted); font-size: .875rem; }
-input, select, button { font: inherit; padding: .4rem .5rem; border: 1px solid #6b6b6b; border-radius: .25rem; width: 100%; background: #fff; color: var(--fg); }
-button { background: var(--link); color: #fff; border-color: var(--link); cursor: pointer; width: auto; padding: .5rem 1.25rem; }
+input, select, button { font: inherit; padding: .4rem .5rem; border: 1px solid #6b6b6b; border-radius: .25rem; width: 100%; background: var(--input); color: var(--fg); }
+button { background: var(--link); color: var(--button-fg); border-color: var(--link); cursor: pointer; width: auto; padding: .5rem 1.25rem; }
+tr.current { outline: 3px solid var(--focus); outline-offset: -3px; }
 .problems { border: 2px solid var(--error); color: var(--error); padding: .5rem 1rem; border-radius: .5rem; }
 .notice { border-left: 4px solid var(--focus); background: var(--panel); padding: .5rem 1rem; }
 .scroll { overflow-x: auto; }
@@ -159,5 +164,32 @@ export const DETAIL_SCRIPT = `
       setTimeout(() => { button.textContent = 'Copy'; }, 1500);
     });
   }
+})();
+`;
+
+/**
+ * Keyboard shortcuts of the search page: '/' focuses the query bar, 'j' and 'k' move to the next
+ * and previous result row (its link takes the focus, so Enter opens the event). Keys typed into a
+ * field are left alone.
+ */
+export const KEYS_SCRIPT = `
+(() => {
+  const rows = () => [...document.querySelectorAll('section[aria-labelledby="results"] tbody tr')];
+  let current = -1;
+  const move = (step) => {
+    const all = rows();
+    if (!all.length) return;
+    all[current]?.classList.remove('current');
+    current = Math.max(0, Math.min(all.length - 1, current + step));
+    all[current].classList.add('current');
+    all[current].querySelector('a')?.focus();
+  };
+  document.addEventListener('keydown', (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.target.closest('input, select, textarea, [contenteditable]')) return;
+    if (event.key === '/') { event.preventDefault(); document.getElementById('f-bar')?.focus(); }
+    else if (event.key === 'j') move(1);
+    else if (event.key === 'k') move(-1);
+  });
 })();
 `;

@@ -3,7 +3,8 @@
  * 10,000 total cap): every filter kind through the form, three pages forward and back, the capped
  * total, an event's detail, keyboard use; screenshots of the overview and the search page.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { launchChromium } from '@event-observatory/devstack/chromium';
 import type { Browser, Page } from 'playwright-core';
@@ -235,6 +236,9 @@ describe('search UI in Chromium', () => {
     await page.goto(`${h.url}/events?${new URLSearchParams({ source })}`);
     await page.getByRole('button', { name: 'Start live tail' }).click();
     const items = page.locator('ol.tail li');
+    // The stream starts after the newest match (t-0) once it has read it: give it that moment.
+    await page.getByText('Live tail running').waitFor();
+    await new Promise((r) => setTimeout(r, 1_500));
     await insert('t-1');
     await items.filter({ hasText: 't-1' }).waitFor();
     await page.getByRole('button', { name: 'Pause' }).click();
@@ -348,6 +352,47 @@ describe('search UI in Chromium', () => {
     await plain.getByLabel('Query', { exact: true }).fill('type:com.example.t3');
     await plain.keyboard.press('Enter');
     await plain.waitForURL(/type=com.example.t3/);
+    await context.close();
+  });
+
+  it('has keyboard shortcuts: / focuses the query bar, j and k move through rows, Enter opens', async () => {
+    await page.goto(`${h.url}/events?range=all&q=overflow`);
+    await page.keyboard.press('/');
+    expect(await page.evaluate('document.activeElement?.id')).toBe('f-bar');
+    await page.locator('h1').click();
+    await page.keyboard.press('j');
+    await page.keyboard.press('j');
+    await page.keyboard.press('k');
+    const first = await page
+      .locator('section[aria-labelledby="results"] tbody tr a')
+      .first()
+      .getAttribute('href');
+    expect(await page.evaluate('document.activeElement?.getAttribute("href")')).toBe(first);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/events\/[0-9a-f-]{36}\?t=/);
+  });
+
+  it('follows a dark colour scheme and passes axe-core on the search page, the detail and the receipt', async () => {
+    const context = await browser.newContext({ colorScheme: 'dark', bypassCSP: true });
+    const dark = await context.newPage();
+    const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    await dark.goto(`${h.url}/events?range=all&q=overflow`);
+    expect(await dark.evaluate('getComputedStyle(document.body).backgroundColor')).toBe('rgb(18, 20, 23)');
+    const detail = (await dark
+      .locator('section[aria-labelledby="results"] tbody tr a')
+      .first()
+      .getAttribute('href'))!;
+    for (const path of ['/events?range=all&q=overflow', detail, '/receipt?topic=t&partition=0&offset=1']) {
+      for (const scheme of ['dark', 'light'] as const) {
+        await dark.emulateMedia({ colorScheme: scheme });
+        await dark.goto(`${h.url}${path}`);
+        await dark.evaluate(axe);
+        const violations = (await dark.evaluate(
+          "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')))",
+        )) as string[];
+        expect(violations, `${scheme} ${path}`).toEqual([]);
+      }
+    }
     await context.close();
   });
 

@@ -163,10 +163,9 @@ export function EventPage(props: { event: StoredEvent }) {
       ) : null}
       <section aria-labelledby="raw-title">
         <h2 id="raw-title">CloudEvent as stored</h2>
+        <CopyButton value={verbatim} what="the JSON" />
         <details open>
-          <summary>
-            Verbatim JSON <CopyButton value={verbatim} what="the JSON" />
-          </summary>
+          <summary>Verbatim JSON</summary>
           <pre>
             <code>{verbatim}</code>
           </pre>

@@ -3,7 +3,8 @@
  * The histogram above the results: an SVG drawn by the server (no script, so it shows without
  * JavaScript and under the strict CSP), one bar per bucket stacked by severity level, each bar a
  * link that zooms the search into its bucket (absolute `from`/`to` in the URL). The same counts
- * as a table in a disclosure, for screen readers and copying.
+ * as a table in a disclosure: the accessible form (the SVG is hidden from assistive technology,
+ * its links out of the tab order).
  */
 import type { Histogram, HistogramBucket } from '@event-observatory/store';
 import type { Failure } from '../failures.js';
@@ -61,12 +62,7 @@ export function HistogramPanel(props: {
         {h.source === 'rollup' ? ' (from the hourly rollup: whole hours, errors apart from the rest)' : ''}
         {'; select a bar to zoom into it.'}
       </p>
-      <svg
-        viewBox={`0 0 ${h.buckets.length * BAR} ${HEIGHT}`}
-        preserveAspectRatio="none"
-        role="img"
-        aria-label={`Histogram of ${number.format(all)} events; the table below holds the same counts`}
-      >
+      <svg viewBox={`0 0 ${h.buckets.length * BAR} ${HEIGHT}`} preserveAspectRatio="none" aria-hidden="true">
         {h.buckets.map((b, i) => {
           let y = HEIGHT;
           return (

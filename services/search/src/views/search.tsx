@@ -126,8 +126,9 @@ function QueryBar(props: { params: URLSearchParams; error: SearchPageProps['barE
         p.getAll(name).map((value) => <input type="hidden" name={name} value={value} />),
       )}
       <span id="f-bar-hint" class="hint">
-        e.g. type:com.acme.order.* source:/orders/eu severity&gt;=error data.amount&gt;100 region=eu "exact
-        phrase" -excluded
+        Keys: / focuses this bar, j and k move through the results, Enter opens one. e.g.
+        type:com.acme.order.* source:/orders/eu severity&gt;=error data.amount&gt;100 region=eu "exact phrase"
+        -excluded
       </span>
       {props.error ? (
         <div id="f-bar-error" class="problems" role="alert">
@@ -369,7 +370,7 @@ function Tail(props: { params: URLSearchParams }) {
 export function SearchPage(props: SearchPageProps) {
   const { params, view } = props;
   return (
-    <Layout title="Search" current="search" scripts={['/assets/tail.js']}>
+    <Layout title="Search" current="search" scripts={['/assets/tail.js', '/assets/keys.js']}>
       <h1>Search events</h1>
       <Problems problems={props.problems} intro="Some filters could not be used:" />
       <QueryBar params={params} error={props.barError} />
