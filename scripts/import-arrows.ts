@@ -25,7 +25,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   'packages/devstack': ['broker', 'store'],
   'services/ingest': ['service-kit', 'events', 'broker'],
   'services/consumer': ['service-kit', 'events', 'broker', 'store'],
-  'services/search': ['service-kit', 'store'],
+  'services/search': ['service-kit', 'events', 'store'],
   'services/jobs': ['service-kit', 'store'],
   'services/controller': ['service-kit', 'broker'],
 };

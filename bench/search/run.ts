@@ -2,8 +2,10 @@
  * Search latency benchmark (issue 13): p50/p95 of each of the 16 filter shapes on a store of
  * BENCH_EVENTS events (default 5,000,000) spread over 6 months, through the search service's
  * read path. Two figures per shape: the page query alone (what `search_query_duration_seconds`
- * times) and the whole page (`GET /events` in-process: rows, capped total and capped facets read
- * concurrently, then rendered).
+ * times) and the whole page (`GET /events` in-process: rows, capped total, facets and histogram
+ * read concurrently, then rendered); then the facet query and the histogram query alone per shape.
+ * Shapes without `time` search all time (`range=all`); the row `default range` is a URL without
+ * any parameter (the last 24 hours).
  *
  *   node --conditions=source --import tsx bench/search/run.ts      # BENCH_EVENTS=5000000 BENCH_RUNS=30
  *
@@ -21,14 +23,15 @@
  */
 import {
   createDatabase,
+  rollupFromEvents,
   SEED_WORDS,
   seedEvents,
   startPostgres,
   tempDataDir,
 } from '@event-observatory/devstack';
-import { createSearchService, SHAPES } from '@event-observatory/search';
+import { bucketFor, createSearchService, parseSearch, SHAPES } from '@event-observatory/search';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
-import { migrate } from '@event-observatory/store';
+import { facetEvents, histogramEvents, migrate, oldestEventTime } from '@event-observatory/store';
 import pg from 'pg';
 import { benchRun } from '../lib/report.js';
 
@@ -54,7 +57,7 @@ function paramsFor(shape: string, i: number, end: Date): URLSearchParams {
     const start = new Date(end.getTime() - ((i * 5 + 1) % 180) * 86_400_000 - 6 * 3_600_000);
     p.set('from', start.toISOString());
     p.set('to', new Date(start.getTime() + 6 * 3_600_000).toISOString());
-  }
+  } else p.set('range', 'all');
   if (parts.has('text')) p.set('q', i % 2 === 0 ? 'overflow' : SEED_WORDS[i % SEED_WORDS.length]!);
   if (parts.has('payload')) p.set('payload', `device.id = dev-${(i * 37) % 5000}`);
   if (parts.has('attrs')) p.set('type', `com.example.t${i % 20}`);
@@ -63,10 +66,11 @@ function paramsFor(shape: string, i: number, end: Date): URLSearchParams {
 
 /** Shapes of no index path, measured apart: payload comparison, subject, severity below error. */
 const UNINDEXED: Record<string, (i: number) => URLSearchParams> = {
-  'payload comparison (temperature >= 99)': () => new URLSearchParams({ payload: 'temperature >= 99' }),
-  'subject (exact)': (i) => new URLSearchParams({ subject: `subject-${i % 1000}` }),
-  'severity >= warning': () => new URLSearchParams({ severity: 'warning' }),
-  'severity >= error (partial index)': () => new URLSearchParams({ severity: 'error' }),
+  'payload comparison (temperature >= 99)': () =>
+    new URLSearchParams({ payload: 'temperature >= 99', range: 'all' }),
+  'subject (exact)': (i) => new URLSearchParams({ subject: `subject-${i % 1000}`, range: 'all' }),
+  'severity >= warning': () => new URLSearchParams({ severity: 'warning', range: 'all' }),
+  'severity >= error (partial index)': () => new URLSearchParams({ severity: 'error', range: 'all' }),
 };
 
 function percentile(sorted: number[], p: number): number {
@@ -122,6 +126,7 @@ async function load(url: string): Promise<{ loadS: number; indexS: number }> {
   }
   await c.query('VACUUM ANALYZE events.cloud_event');
   c.release();
+  await rollupFromEvents(db);
   await db.end();
   return { loadS, indexS: (performance.now() - t) / 1000 };
 }
@@ -153,6 +158,11 @@ try {
     const { applied } = await migrate({ url, ...MIGRATIONS });
     if (applied.length > 0)
       log(`applied ${applied.join(', ')} in ${Math.round((performance.now() - t) / 1000)} s`);
+    // A store loaded before the histogram read the rollup has none.
+    const db = new pg.Pool({ connectionString: url, max: 1 });
+    const { rows } = await db.query('SELECT EXISTS (SELECT 1 FROM events.event_rollup_hourly) AS filled');
+    if (!rows[0].filled) await rollupFromEvents(db);
+    await db.end();
   } else {
     await migrate({ url, ...MIGRATIONS });
     log(`loading ${EVENTS.toLocaleString('en-US')} events over 182 days`);
@@ -170,6 +180,26 @@ try {
     await res.text();
     return res.status === 200;
   };
+  const oldest = (await oldestEventTime(service.pool)) ?? END;
+  // The page's facet and histogram queries alone (a timeout counts as failed).
+  const facets = (params: URLSearchParams) =>
+    facetEvents(service.pool, parseSearch(params).filter).then(
+      () => true,
+      () => false,
+    );
+  const histogram = (params: URLSearchParams) => {
+    const parsed = parseSearch(params);
+    const to = parsed.filter.to ?? parsed.now;
+    const from = parsed.filter.from ?? oldest;
+    return histogramEvents(service.pool, parsed.filter, {
+      from,
+      to,
+      bucketMs: bucketFor(to.getTime() - from.getTime()),
+    }).then(
+      () => true,
+      () => false,
+    );
+  };
   const refPool = new pg.Pool({ connectionString: url, max: 1 });
   const reference = await measure(async (i) => {
     const from = new Date(END.getTime() - ((i * 7 + 3) % 4000) * 3_600_000);
@@ -184,12 +214,20 @@ try {
   await refPool.end();
   log(`reference: p50 ${reference.p50.toFixed(1)} ms, p95 ${reference.p95.toFixed(1)} ms`);
   const rows: string[] = [];
-  for (const shape of SHAPES.filter(chosen)) {
-    const whole = await measure((i) => page(paramsFor(shape, i, END)));
-    rows.push(`| ${shape} | ${whole.p50.toFixed(1)} | ${whole.p95.toFixed(1)} | ${whole.failed} |`);
-    log(
-      `${shape}: page p50 ${whole.p50.toFixed(1)} ms, p95 ${whole.p95.toFixed(1)} ms, failed ${whole.failed}`,
-    );
+  const shapes: [string, (i: number) => URLSearchParams][] = [
+    ...SHAPES.map((shape): [string, (i: number) => URLSearchParams] => [
+      shape,
+      (i) => paramsFor(shape, i, END),
+    ]),
+    ['default range (last 24 h)', () => new URLSearchParams()],
+  ];
+  for (const [shape, params] of shapes.filter(([name]) => chosen(name))) {
+    const whole = await measure((i) => page(params(i)));
+    const facet = await measure((i) => facets(params(i)));
+    const hist = await measure((i) => histogram(params(i)));
+    const cells = [whole, facet, hist].map((f) => `${f.p50.toFixed(1)} | ${f.p95.toFixed(1)} | ${f.failed}`);
+    rows.push(`| ${shape} | ${cells.join(' | ')} |`);
+    log(`${shape}: page / facets / histogram p50 | p95 | failed: ${cells.join(' ; ')}`);
   }
   const unindexed: string[] = [];
   for (const [name, params] of Object.entries(UNINDEXED).filter(([name]) => chosen(name))) {
@@ -232,20 +270,21 @@ function report(r: {
 
 Store: ${EVENTS.toLocaleString('en-US')} events over 182 days (7 monthly partitions), loaded with
 generate_series${Number.isNaN(r.loadS) ? ' (by an earlier run, reused)' : ` in ${Math.round(r.loadS)} s, secondary indexes built in ${Math.round(r.indexS)} s`}.
-Each figure is one \`GET /events\` answered in-process by the search service (rows, capped total,
-capped facets read concurrently on the read pool, then rendered), ${RUNS} runs after 3 warm-up
-runs, parameter values rotating between runs. Milliseconds.
+Page: one \`GET /events\` answered in-process by the search service (rows, capped total, facets
+and histogram read concurrently on the read pool, then rendered); facets and histogram: that
+query alone. ${RUNS} runs after 3 warm-up runs, parameter values rotating between runs.
+Milliseconds; target p95 at most 300 for facets and histogram.
 
 Reference query (raw SQL, untouched by search changes: the newest 51 rows of one hour, another
 hour each run): p50 ${r.reference.p50.toFixed(1)}, p95 ${r.reference.p95.toFixed(1)}.
 
 ## The 16 shapes (each with an index path)
 
-time: a 6-hour window; text: \`overflow\` (0.1 % of rows) or a common word (1/7 of rows);
-payload: \`device.id = dev-N\` (equality, 0.02 %); attrs: \`type = com.example.tN\` (5 %).
+time: a 6-hour window (else \`range=all\`); text: \`overflow\` (0.1 % of rows) or a common word
+(1/7 of rows); payload: \`device.id = dev-N\` (equality, 0.02 %); attrs: \`type = com.example.tN\` (5 %).
 
-| shape | p50 | p95 | failed (timeout) |
-|---|---|---|---|
+| shape | page p50 | page p95 | page failed | facets p50 | facets p95 | facets failed | histogram p50 | histogram p95 | histogram failed |
+|---|---|---|---|---|---|---|---|---|---|
 ${r.rows.join('\n')}
 
 Mean of the page query alone (\`search_query_duration_seconds\` sum / count), ms:

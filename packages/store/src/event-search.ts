@@ -35,9 +35,6 @@ export const ESTIMATE_GATE = 2 * TOTAL_CAP;
  * alternating pairs): text p95 96-100 against 135-147 ms, severity >= warning 139-148 against 159-207.
  */
 export const VERIFY_BUDGET_MS = 50;
-/** Facets count the newest 1,000 matches: 10,000 cost ~10x more heap reads for the same top 10 (bench/search). */
-export const FACET_SAMPLE_CAP = 1_000;
-export const FACET_VALUES = 10;
 export type PayloadOperator = '=' | '!=' | '<' | '<=' | '>' | '>=';
 
 /** One condition on the payload: the value at `path` (keys, array indexes as digits) against `value`. */
@@ -55,13 +52,30 @@ export interface EventFilter {
   /** Free text, PostgreSQL web-search syntax (quotes, `or`, `-`), configuration 'simple'. */
   text?: string;
   payload?: PayloadCondition[];
+  /** Exact types; one ending in `*` matches every type starting with what precedes it. */
   types?: string[];
   sources?: string[];
+  /** CloudEvents `id`s (with `sources`, the events/{source},{id} name); read through the identity index. */
+  ids?: string[];
   subject?: string;
   /** Extension name -> value (string equality, as CloudEvents extensions are strings on the wire). */
   extensions?: Record<string, string>;
   /** Minimum severity rank (see severity.ts). */
   minSeverity?: number;
+  /** Exact severity ranks (any of them). */
+  ranks?: number[];
+  /** Extension names every match carries. */
+  hasExtensions?: string[];
+  /** Values no match may have (the facets' exclude links); a null column is never excluded. */
+  exclude?: {
+    types?: string[];
+    sources?: string[];
+    subjects?: string[];
+    /** Severity ranks. */
+    ranks?: number[];
+    /** Extension names. */
+    extensions?: string[];
+  };
 }
 
 /** A position in the keyset order: `occurred_at` as PostgreSQL prints it (microseconds) and the uid. */
@@ -72,6 +86,8 @@ export interface EventKey {
 
 export interface EventRow {
   key: EventKey;
+  /** The CloudEvents `id` the producer gave (unique per `source`). */
+  id: string;
   occurredAt: Date;
   type: string;
   source: string;
@@ -93,7 +109,8 @@ export interface PageRequest {
   before?: EventKey;
 }
 
-class Params {
+/** Bind parameters of one statement: `add` returns the placeholder of a value. */
+export class SqlParams {
   readonly values: unknown[] = [];
   add(value: unknown): string {
     this.values.push(value);
@@ -121,13 +138,25 @@ function nested(path: string[], value: unknown): unknown {
  * ANY the index cannot give that order, and a type with a common word walked the time index
  * instead (1,001 facet rows: 17,000 heap pages, 8.6 s cold, against 1,000 pages, 85 ms).
  */
-function oneOf(column: 'ce_type' | 'ce_source', values: string[], p: Params): string {
+function oneOf(column: 'ce_type' | 'ce_source', values: string[], p: SqlParams): string {
   return values.length === 1
     ? `${column} = ${p.add(values[0])}`
     : `${column} = ANY(${p.add(values)}::text[])`;
 }
 
-function whereOf(filter: EventFilter, p: Params): string[] {
+/** Exact types as `oneOf`; `a.b.*` as a LIKE prefix (its `%`, `_` and `\` escaped), any of them matching. */
+function typesOf(types: string[], p: SqlParams): string {
+  const exact = types.filter((t) => !t.endsWith('*'));
+  const prefixes = types
+    .filter((t) => t.endsWith('*'))
+    .map((t) => `${t.slice(0, -1).replace(/[\\%_]/g, '\\$&')}%`);
+  const any = prefixes.map((like) => `ce_type LIKE ${p.add(like)}`);
+  if (exact.length) any.unshift(oneOf('ce_type', exact, p));
+  return any.length === 1 ? any[0]! : `(${any.join(' OR ')})`;
+}
+
+/** The conditions of a filter on `events.cloud_event` (also read by the histogram and facets). */
+export function whereOf(filter: EventFilter, p: SqlParams): string[] {
   const where: string[] = [];
   if (filter.from) where.push(`occurred_at >= ${p.add(filter.from)}`);
   if (filter.to) where.push(`occurred_at < ${p.add(filter.to)}`);
@@ -142,12 +171,23 @@ function whereOf(filter: EventFilter, p: Params): string[] {
     const value = `${p.add(JSON.stringify(c.value))}::jsonb`;
     where.push(`jsonb_typeof(${at}) = jsonb_typeof(${value}) AND ${at} ${COMPARATORS[c.op]} ${value}`);
   }
-  if (filter.types?.length) where.push(oneOf('ce_type', filter.types, p));
+  if (filter.types?.length) where.push(typesOf(filter.types, p));
   if (filter.sources?.length) where.push(oneOf('ce_source', filter.sources, p));
+  if (filter.ids?.length) where.push(`ce_id = ANY(${p.add(filter.ids)}::text[])`);
   if (filter.subject !== undefined) where.push(`ce_subject = ${p.add(filter.subject)}`);
   if (filter.extensions && Object.keys(filter.extensions).length > 0) {
     where.push(`extensions @> ${p.add(JSON.stringify(filter.extensions))}::jsonb`);
   }
+  if (filter.ranks?.length) where.push(`severity_rank = ANY(${p.add(filter.ranks)}::int[])`);
+  if (filter.hasExtensions?.length) where.push(`extensions ?& ${p.add(filter.hasExtensions)}::text[]`);
+  const x = filter.exclude ?? {};
+  if (x.types?.length) where.push(`ce_type <> ALL(${p.add(x.types)}::text[])`);
+  if (x.sources?.length) where.push(`ce_source <> ALL(${p.add(x.sources)}::text[])`);
+  if (x.subjects?.length)
+    where.push(`(ce_subject IS NULL OR ce_subject <> ALL(${p.add(x.subjects)}::text[]))`);
+  if (x.ranks?.length)
+    where.push(`(severity_rank IS NULL OR severity_rank <> ALL(${p.add(x.ranks)}::int[]))`);
+  if (x.extensions?.length) where.push(`NOT (extensions ?| ${p.add(x.extensions)}::text[])`);
   if (filter.minSeverity !== undefined) {
     where.push(`severity_rank >= ${p.add(filter.minSeverity)}`);
     // The constant lets the planner prove the partial index's predicate whatever the plan cache does.
@@ -157,7 +197,7 @@ function whereOf(filter: EventFilter, p: Params): string[] {
 }
 
 /** `occurred_at <= t` first, so the time index bounds the scan; then the tie on the uid. */
-function keysetOf(key: EventKey, older: boolean, p: Params): string {
+function keysetOf(key: EventKey, older: boolean, p: SqlParams): string {
   const t = `${p.add(key.occurredAt)}::timestamptz`;
   const u = `${p.add(key.uid)}::uuid`;
   return older
@@ -165,12 +205,13 @@ function keysetOf(key: EventKey, older: boolean, p: Params): string {
     : `occurred_at >= ${t} AND (occurred_at > ${t} OR event_uid > ${u})`;
 }
 
-const ROW_COLUMNS =
-  'occurred_at::text AS key_time, event_uid::text AS uid, occurred_at, ce_type, ce_source, ce_subject, severity_rank';
+export const ROW_COLUMNS =
+  'occurred_at::text AS key_time, event_uid::text AS uid, ce_id, occurred_at, ce_type, ce_source, ce_subject, severity_rank';
 
-interface RawRow {
+export interface RawRow {
   key_time: string;
   uid: string;
+  ce_id: string;
   occurred_at: Date;
   ce_type: string;
   ce_source: string;
@@ -178,9 +219,10 @@ interface RawRow {
   severity_rank: number | null;
 }
 
-function rowOf(r: RawRow): EventRow {
+export function rowOf(r: RawRow): EventRow {
   return {
     key: { occurredAt: r.key_time, uid: r.uid },
+    id: r.ce_id,
     occurredAt: r.occurred_at,
     type: r.ce_type,
     source: r.ce_source,
@@ -189,8 +231,21 @@ function rowOf(r: RawRow): EventRow {
   };
 }
 
-function clause(where: string[]): string {
+export function clause(where: string[]): string {
   return where.length ? `WHERE ${where.join(' AND ')}` : '';
+}
+
+/** The statement of one page (`searchEvents`); tests EXPLAIN it. */
+export function searchStatement(filter: EventFilter, page: PageRequest): { text: string; values: unknown[] } {
+  const p = new SqlParams();
+  const where = whereOf(filter, p);
+  const older = page.before === undefined;
+  const key = page.before ?? page.after;
+  if (key) where.push(keysetOf(key, older, p));
+  const dir = older ? 'DESC' : 'ASC';
+  const text = `SELECT ${ROW_COLUMNS} FROM events.cloud_event ${clause(where)}
+    ORDER BY occurred_at ${dir}, event_uid ${dir} LIMIT ${p.add(page.limit + 1)}`;
+  return { text, values: p.values };
 }
 
 /** One page of matches, newest first. */
@@ -199,15 +254,9 @@ export async function searchEvents(
   filter: EventFilter,
   page: PageRequest,
 ): Promise<EventPage> {
-  const p = new Params();
-  const where = whereOf(filter, p);
   const older = page.before === undefined;
-  const key = page.before ?? page.after;
-  if (key) where.push(keysetOf(key, older, p));
-  const dir = older ? 'DESC' : 'ASC';
-  const sql = `SELECT ${ROW_COLUMNS} FROM events.cloud_event ${clause(where)}
-    ORDER BY occurred_at ${dir}, event_uid ${dir} LIMIT ${p.add(page.limit + 1)}`;
-  const { rows } = await db.query<RawRow>(sql, p.values);
+  const { text, values } = searchStatement(filter, page);
+  const { rows } = await db.query<RawRow>(text, values);
   const more = rows.length > page.limit;
   const kept = rows.slice(0, page.limit).map(rowOf);
   return { rows: older ? kept : kept.reverse(), more };
@@ -229,7 +278,7 @@ export interface EventTotal {
  * be answered from the index alone), 10,001 random page reads over every partition.
  */
 export async function estimateEvents(db: DatabasePool, filter: EventFilter): Promise<number> {
-  const p = new Params();
+  const p = new SqlParams();
   const where = whereOf(filter, p);
   const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
     `EXPLAIN (FORMAT JSON) SELECT 1 FROM events.cloud_event ${clause(where)}`,
@@ -249,7 +298,7 @@ export async function countEvents(
   filter: EventFilter,
   budgetMs?: number,
 ): Promise<{ total: number; capped: boolean }> {
-  const p = new Params();
+  const p = new SqlParams();
   const where = whereOf(filter, p);
   const sql = `SELECT count(*)::int AS n FROM
     (SELECT 1 FROM events.cloud_event ${clause(where)} LIMIT ${p.add(TOTAL_CAP + 1)}) AS capped`;
@@ -286,49 +335,14 @@ export async function totalEvents(
   }
 }
 
-export interface FacetValue {
-  value: string;
-  count: number;
-}
-
-export interface Facets {
-  types: FacetValue[];
-  sources: FacetValue[];
-  /** The counts come from the newest `FACET_SAMPLE_CAP` matches only. */
-  sampled: boolean;
-}
-
-/** The most frequent types and sources among the newest `FACET_SAMPLE_CAP` matches, `FACET_VALUES` each. */
-export async function facetEvents(db: DatabasePool, filter: EventFilter): Promise<Facets> {
-  const p = new Params();
-  const where = whereOf(filter, p);
-  const sql = `WITH sample AS (
-      SELECT ce_type, ce_source FROM events.cloud_event ${clause(where)}
-      ORDER BY occurred_at DESC LIMIT ${p.add(FACET_SAMPLE_CAP + 1)}
-    ), kept AS (SELECT * FROM sample LIMIT ${p.add(FACET_SAMPLE_CAP)})
-    SELECT 'type' AS facet, ce_type AS value, count(*)::int AS n, (SELECT count(*) FROM sample)::int AS sampled
-      FROM kept GROUP BY ce_type
-    UNION ALL
-    SELECT 'source', ce_source, count(*)::int, (SELECT count(*) FROM sample)::int FROM kept GROUP BY ce_source`;
-  const { rows } = await db.query<{ facet: string; value: string; n: number; sampled: number }>(
-    sql,
-    p.values,
-  );
-  const top = (facet: string) =>
-    rows
-      .filter((r) => r.facet === facet)
-      .sort((a, b) => b.n - a.n || a.value.localeCompare(b.value))
-      .slice(0, FACET_VALUES)
-      .map((r) => ({ value: r.value, count: r.n }));
-  return { types: top('type'), sources: top('source'), sampled: (rows[0]?.sampled ?? 0) > FACET_SAMPLE_CAP };
-}
-
 export interface StoredEvent extends EventRow {
   /** The verbatim CloudEvent as stored. */
   raw: Record<string, unknown>;
   ingestedAt: Date;
   tags: string[];
   deviceId: string | null;
+  /** Where the consumer read it: topic, partition, offset (null for rows stored before they were kept). */
+  broker: { topic: string; partition: number; offset: string } | null;
 }
 
 /** The event with this uid, or undefined. No index on event_uid: the time bound (from the link) narrows it. */
@@ -337,18 +351,31 @@ export async function getEvent(
   uid: string,
   occurredAt?: string,
 ): Promise<StoredEvent | undefined> {
-  const p = new Params();
+  const p = new SqlParams();
   const where = [`event_uid = ${p.add(uid)}::uuid`];
   if (occurredAt) where.push(`occurred_at = ${p.add(occurredAt)}::timestamptz`);
   const { rows } = await db.query<
-    RawRow & { raw: Record<string, unknown>; ingested_at: Date; tags: string[]; device_id: string | null }
+    RawRow & {
+      raw: Record<string, unknown>;
+      ingested_at: Date;
+      tags: string[];
+      device_id: string | null;
+      broker_topic: string | null;
+      broker_partition: number | null;
+      broker_offset: string | null;
+    }
   >(
-    `SELECT ${ROW_COLUMNS}, raw, ingested_at, tags, device_id FROM events.cloud_event ${clause(where)} LIMIT 1`,
+    `SELECT ${ROW_COLUMNS}, raw, ingested_at, tags, device_id, broker_topic, broker_partition, broker_offset
+       FROM events.cloud_event ${clause(where)} LIMIT 1`,
     p.values,
   );
   const r = rows[0];
   if (!r) return undefined;
-  return { ...rowOf(r), raw: r.raw, ingestedAt: r.ingested_at, tags: r.tags, deviceId: r.device_id };
+  const broker =
+    r.broker_topic === null || r.broker_partition === null || r.broker_offset === null
+      ? null
+      : { topic: r.broker_topic, partition: r.broker_partition, offset: r.broker_offset };
+  return { ...rowOf(r), raw: r.raw, ingestedAt: r.ingested_at, tags: r.tags, deviceId: r.device_id, broker };
 }
 
 /**
@@ -361,7 +388,7 @@ export async function tailEvents(
   since: EventKey | undefined,
   limit: number,
 ): Promise<EventRow[]> {
-  const p = new Params();
+  const p = new SqlParams();
   const where = whereOf(filter, p);
   if (since) where.push(keysetOf(since, false, p));
   const { rows } = await db.query<RawRow>(

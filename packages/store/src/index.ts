@@ -17,6 +17,8 @@ export {
 } from './config.js';
 export { type ConnectionConfig, connectionConfig } from './connection.js';
 export { deviceIdOf, tagsOf } from './derive.js';
+export * from './event-facets.js';
+export * from './event-histogram.js';
 export {
   type EventInsertResult,
   type EventInsertRow,
@@ -25,6 +27,7 @@ export {
   TAG_SEPARATOR,
   textArrayLiteral,
 } from './event-insert.js';
+export * from './event-receipt.js';
 export * from './event-rollup.js';
 export * from './event-search.js';
 export { type MaintenanceMetersOptions, registerMaintenanceMeters } from './maintenance-meters.js';

@@ -9,21 +9,24 @@ import { down, healthRoutes, up } from '@event-observatory/service-kit/health';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { httpServerTimer, metricsHandler } from '@event-observatory/service-kit/metrics';
 import { traceRequests } from '@event-observatory/service-kit/tracing';
-import { type DatabasePool, databaseAnswers, getEvent } from '@event-observatory/store';
+import { type DatabasePool, databaseAnswers, getEvent, receiptOf } from '@event-observatory/store';
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
-import { STYLESHEET, TAIL_SCRIPT } from './assets.js';
+import { DETAIL_SCRIPT, KEYS_SCRIPT, STYLESHEET, TAIL_SCRIPT } from './assets.js';
 import type { CursorCodec } from './cursor.js';
+import { exportHandler } from './export.js';
 import { failureOf } from './failures.js';
-import { parseSearch } from './filters.js';
+import { parseReceipt, parseSearch } from './filters.js';
 import { allowedHosts } from './hosts.js';
 import type { SearchMeters } from './metrics.js';
 import { rangeOf, runOverview } from './overview.js';
+import { mergeQueryBar, readQueryBar } from './query-bar.js';
 import { BadCursorError, runSearch } from './search.js';
-import { tailHandler } from './tail.js';
+import { type TailLimits, tailHandler } from './tail.js';
 import { ErrorPage } from './views/error.js';
 import { EventPage } from './views/event.js';
 import { OverviewPage } from './views/overview.js';
+import { ReceiptPage } from './views/receipt.js';
 import { SearchPage } from './views/search.js';
 
 export interface AppDeps {
@@ -36,6 +39,7 @@ export interface AppDeps {
   logger?: Logger;
   /** Live-tail poll period; default 1 s. */
   tailPollMs?: number;
+  tailLimits?: TailLimits;
 }
 
 /** Same-origin scripts and styles only; nothing from the store can run as code. */
@@ -75,20 +79,48 @@ export function buildApp(deps: AppDeps): Hono {
 
   app.get('/events', async (c) => {
     const params = new URL(c.req.url).searchParams;
+    const bar = params.get('bar');
+    if (bar !== null) {
+      // The query bar writes the same URL as the form: read it, then send the browser there.
+      const read = readQueryBar(bar);
+      if ('error' in read) return c.html(<SearchPage params={params} problems={[]} barError={read} />, 400);
+      return c.redirect(`/events?${mergeQueryBar(params, read.params)}`, 303);
+    }
     const parsed = parseSearch(params);
     if (parsed.problems.length > 0)
       return c.html(<SearchPage params={params} problems={parsed.problems} />, 400);
     try {
-      return c.html(<SearchPage params={params} problems={[]} view={await runSearch(search, parsed)} />);
+      return c.html(
+        <SearchPage params={params} parsed={parsed} problems={[]} view={await runSearch(search, parsed)} />,
+      );
     } catch (err) {
       if (err instanceof BadCursorError)
-        return c.html(<SearchPage params={params} problems={[err.message]} />, 400);
+        return c.html(<SearchPage params={params} parsed={parsed} problems={[err.message]} />, 400);
       const f = failureOf(err);
-      return c.html(<SearchPage params={params} problems={[]} failure={f} />, f.status);
+      return c.html(<SearchPage params={params} parsed={parsed} problems={[]} failure={f} />, f.status);
     }
   });
 
-  app.get('/events/tail', tailHandler({ ...search, shutdown: deps.shutdown, pollMs: deps.tailPollMs }));
+  app.get('/events.ndjson', exportHandler(deps.pool, 'ndjson'));
+  app.get('/events.csv', exportHandler(deps.pool, 'csv'));
+
+  app.get('/receipt', async (c) => {
+    const params = new URL(c.req.url).searchParams;
+    if (!params.has('topic')) return c.html(<ReceiptPage params={params} problems={[]} />);
+    const q = parseReceipt(params);
+    if ('problems' in q) return c.html(<ReceiptPage params={params} problems={q.problems} />, 400);
+    try {
+      return c.html(<ReceiptPage params={params} problems={[]} receipt={await receiptOf(deps.pool, q)} />);
+    } catch (err) {
+      const f = failureOf(err);
+      return c.html(<ErrorPage title={f.title} message={f.message} />, f.status);
+    }
+  });
+
+  app.get(
+    '/events/tail',
+    tailHandler({ ...search, shutdown: deps.shutdown, pollMs: deps.tailPollMs, limits: deps.tailLimits }),
+  );
 
   app.get('/events/:uid', async (c) => {
     const uid = c.req.param('uid');
@@ -113,12 +145,17 @@ export function buildApp(deps: AppDeps): Hono {
   app.get('/assets/site.css', (c) =>
     c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'max-age=3600' }),
   );
-  app.get('/assets/tail.js', (c) =>
-    c.body(TAIL_SCRIPT, 200, {
-      'content-type': 'text/javascript; charset=utf-8',
-      'cache-control': 'max-age=3600',
-    }),
-  );
+  for (const [path, script] of [
+    ['/assets/tail.js', TAIL_SCRIPT],
+    ['/assets/detail.js', DETAIL_SCRIPT],
+    ['/assets/keys.js', KEYS_SCRIPT],
+  ] as const)
+    app.get(path, (c) =>
+      c.body(script, 200, {
+        'content-type': 'text/javascript; charset=utf-8',
+        'cache-control': 'max-age=3600',
+      }),
+    );
   app.get('/metrics', metricsHandler(deps.registry));
   app.route(
     '/',

@@ -5,7 +5,11 @@
  */
 export const STYLESHEET = `
 :root { color-scheme: light; --fg: #1a1a1a; --muted: #4a4a4a; --bg: #ffffff; --panel: #f3f4f6;
-  --link: #0a4ea3; --focus: #b35900; --error: #a4161a; --line: #c8c8c8; }
+  --link: #0a4ea3; --focus: #b35900; --error: #a4161a; --line: #c8c8c8; --input: #ffffff; --button-fg: #ffffff; }
+@media (prefers-color-scheme: dark) {
+  :root { color-scheme: dark; --fg: #e8e8e8; --muted: #b8b8b8; --bg: #121417; --panel: #1f2329;
+    --link: #8cc4ff; --focus: #ffb35c; --error: #ff8a8a; --line: #444b55; --input: #1a1d22; --button-fg: #0b1a2e; }
+}
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
 a { color: var(--link); }
@@ -24,8 +28,9 @@ form.filters { background: var(--panel); padding: 1rem; border-radius: .5rem; di
 form.filters .wide { grid-column: 1 / -1; }
 label { display: block; font-weight: 600; }
 .hint { color: var(--muted); font-size: .875rem; }
-input, select, button { font: inherit; padding: .4rem .5rem; border: 1px solid #6b6b6b; border-radius: .25rem; width: 100%; background: #fff; color: var(--fg); }
-button { background: var(--link); color: #fff; border-color: var(--link); cursor: pointer; width: auto; padding: .5rem 1.25rem; }
+input, select, button { font: inherit; padding: .4rem .5rem; border: 1px solid #6b6b6b; border-radius: .25rem; width: 100%; background: var(--input); color: var(--fg); }
+button { background: var(--link); color: var(--button-fg); border-color: var(--link); cursor: pointer; width: auto; padding: .5rem 1.25rem; }
+tr.current { outline: 3px solid var(--focus); outline-offset: -3px; }
 .problems { border: 2px solid var(--error); color: var(--error); padding: .5rem 1rem; border-radius: .5rem; }
 .notice { border-left: 4px solid var(--focus); background: var(--panel); padding: .5rem 1rem; }
 .scroll { overflow-x: auto; }
@@ -45,45 +50,146 @@ pre { background: var(--panel); padding: 1rem; overflow-x: auto; border-radius: 
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
 dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 ol.tail { padding-left: 1.25rem; }
+ol.tail li.dropped { color: var(--error); font-weight: 600; }
+button.copy { padding: .1rem .5rem; font-size: .875rem; margin-left: .5rem; }
+.filter-links { font-size: .875rem; white-space: nowrap; }
+.filter-links a { margin-left: .5rem; }
+ul.tree { list-style: none; padding-left: 1.25rem; margin: .25rem 0; font-family: ui-monospace, monospace; }
+ul.tree .key { font-weight: 600; }
+form.bar { margin-bottom: 1rem; }
+ul.facets { list-style: none; padding: 0; margin: 0; }
+ul.facets li { display: flex; flex-wrap: wrap; gap: .4rem; align-items: baseline; padding: .15rem 0; }
+ul.facets .wrap { overflow-wrap: anywhere; flex: 1 1 8rem; }
+ul.facets .count { font-variant-numeric: tabular-nums; color: var(--muted); }
+.histogram svg { display: block; width: 100%; height: 8rem; background: var(--panel); }
+.h-bg { fill: transparent; } a:hover > .h-bg { fill: var(--line); }
+.h-other { fill: #0a4ea3; } .h-warning { fill: #b35900; } .h-severe { fill: #a4161a; }
+.axis { display: flex; justify-content: space-between; margin: .25rem 0; }
+.swatch { display: inline-block; width: .8rem; height: .8rem; margin-left: .75rem; }
+span.h-other { background: #0a4ea3; } span.h-warning { background: #b35900; } span.h-severe { background: #a4161a; }
+.bar-row { display: flex; gap: .5rem; }
+.bar-row input { font-family: ui-monospace, monospace; }
+pre.caret { margin: .25rem 0 0; padding: .25rem .5rem; white-space: pre; overflow-x: auto; font-family: ui-monospace, monospace; }
 `;
 
 /**
  * Live tail: opens the EventSource named by the section's data-stream attribute when the button
- * is pressed, and adds each event as a list item (text only, so nothing from the store is parsed
- * as HTML).
+ * is pressed. Events wait in a queue drawn once per animation frame; a queue longer than 500
+ * (a browser that cannot keep up) drops its oldest and says how many ("N dropped"). Pause keeps
+ * the stream and counts what arrives meanwhile; resume shows it. The list keeps the newest 200.
+ * Items are text only, so nothing from the store is parsed as HTML.
  */
 export const TAIL_SCRIPT = `
 (() => {
   const section = document.getElementById('tail-section');
   if (!section) return;
-  const button = section.querySelector('button');
+  const [button, pause] = section.querySelectorAll('button');
   const list = section.querySelector('ol');
   const status = section.querySelector('[data-status]');
+  const SCROLLBACK = 200, QUEUE = 500;
+  let source, queue = [], paused = false, dropped = 0, drawing = false;
   button.hidden = false;
-  let source;
+  const say = () => {
+    status.textContent = !source ? 'Live tail stopped.'
+      : paused ? 'Paused: ' + queue.length + ' new event(s) waiting.'
+      : 'Live tail running: new events appear below.';
+  };
+  const item = (e) => {
+    const li = document.createElement('li');
+    const link = document.createElement('a');
+    link.href = e.href;
+    link.textContent = e.time + ' ' + e.type;
+    li.append(link, document.createTextNode(' ' + e.source + ' ' + e.id + (e.subject ? ' ' + e.subject : '') + (e.severity ? ' [' + e.severity + ']' : '')));
+    return li;
+  };
+  const draw = () => {
+    drawing = false;
+    if (paused) return say();
+    if (dropped > 0) {
+      const li = document.createElement('li');
+      li.className = 'dropped';
+      li.textContent = dropped + ' dropped (arriving faster than this page can show)';
+      list.prepend(li);
+      dropped = 0;
+    }
+    for (const e of queue.splice(0)) list.prepend(item(e));
+    while (list.children.length > SCROLLBACK) list.lastElementChild.remove();
+    say();
+  };
+  const schedule = () => { if (!drawing) { drawing = true; requestAnimationFrame(draw); } };
+  pause.addEventListener('click', () => {
+    paused = !paused;
+    pause.textContent = paused ? 'Resume' : 'Pause';
+    pause.setAttribute('aria-pressed', String(paused));
+    if (!paused) schedule();
+    say();
+  });
   button.addEventListener('click', () => {
     if (source) {
       source.close();
       source = undefined;
       button.textContent = 'Start live tail';
-      status.textContent = 'Live tail stopped.';
+      pause.hidden = true;
+      say();
       return;
     }
     source = new EventSource(section.dataset.stream);
     button.textContent = 'Stop live tail';
-    status.textContent = 'Live tail running: new events appear below.';
+    pause.hidden = false;
+    say();
     source.addEventListener('event', (message) => {
-      const e = JSON.parse(message.data);
-      const item = document.createElement('li');
-      const link = document.createElement('a');
-      link.href = e.href;
-      link.textContent = e.time + ' ' + e.type;
-      item.append(link, document.createTextNode(' ' + e.source + (e.subject ? ' ' + e.subject : '') + (e.severity ? ' [' + e.severity + ']' : '')));
-      list.prepend(item);
-      while (list.children.length > 200) list.lastElementChild.remove();
+      queue.push(JSON.parse(message.data));
+      if (queue.length > QUEUE) dropped += queue.splice(0, queue.length - QUEUE).length;
+      if (paused) say(); else schedule();
     });
     source.addEventListener('error', () => { status.textContent = 'Live tail reconnecting...'; });
-    source.addEventListener('open', () => { status.textContent = 'Live tail running: new events appear below.'; });
+    source.addEventListener('open', say);
+  });
+})();
+`;
+
+/** Event detail: shows the copy buttons and copies their `data-copy` text to the clipboard. */
+export const DETAIL_SCRIPT = `
+(() => {
+  for (const button of document.querySelectorAll('button[data-copy]')) {
+    button.hidden = false;
+    button.addEventListener('click', async (event) => {
+      event.preventDefault();
+      try {
+        await navigator.clipboard.writeText(button.dataset.copy);
+        button.textContent = 'Copied';
+      } catch {
+        button.textContent = 'Copy failed';
+      }
+      setTimeout(() => { button.textContent = 'Copy'; }, 1500);
+    });
+  }
+})();
+`;
+
+/**
+ * Keyboard shortcuts of the search page: '/' focuses the query bar, 'j' and 'k' move to the next
+ * and previous result row (its link takes the focus, so Enter opens the event). Keys typed into a
+ * field are left alone.
+ */
+export const KEYS_SCRIPT = `
+(() => {
+  const rows = () => [...document.querySelectorAll('section[aria-labelledby="results"] tbody tr')];
+  let current = -1;
+  const move = (step) => {
+    const all = rows();
+    if (!all.length) return;
+    all[current]?.classList.remove('current');
+    current = Math.max(0, Math.min(all.length - 1, current + step));
+    all[current].classList.add('current');
+    all[current].querySelector('a')?.focus();
+  };
+  document.addEventListener('keydown', (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.target.closest('input, select, textarea, [contenteditable]')) return;
+    if (event.key === '/') { event.preventDefault(); document.getElementById('f-bar')?.focus(); }
+    else if (event.key === 'j') move(1);
+    else if (event.key === 'k') move(-1);
   });
 })();
 `;

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { filterShape, parsePayloadCondition, parseSearch, parseTime, SHAPES, withCursor } from './filters.js';
+import {
+  absoluteQuery,
+  filterShape,
+  parsePayloadCondition,
+  parseSearch,
+  parseTime,
+  SHAPES,
+  withCursor,
+} from './filters.js';
 
 const parse = (query: string) => parseSearch(new URLSearchParams(query));
 
@@ -8,11 +16,12 @@ describe('search filters from the URL', () => {
     expect(new Set(SHAPES).size).toBe(16);
     expect(SHAPES).toContain('none');
     expect(SHAPES).toContain('time+text+payload+attrs');
-    expect(parse('').shape).toBe('none');
+    expect(parse('range=all').shape).toBe('none');
+    expect(parse('').shape).toBe('time');
     expect(parse('q=boiler&from=2026-11-01&payload=t>3&severity=error').shape).toBe(
       'time+text+payload+attrs',
     );
-    expect(parse('type=a').shape).toBe('attrs');
+    expect(parse('type=a&range=all').shape).toBe('attrs');
     expect(parse('ext=region=eu&to=2026-11-02T10:00Z').shape).toBe('time+attrs');
     expect(filterShape({ subject: 's' })).toBe('attrs');
   });
@@ -38,6 +47,29 @@ describe('search filters from the URL', () => {
       extensions: { region: 'eu' },
       minSeverity: 40,
     });
+  });
+
+  it('reads the last 24 hours by default, a relative range, or an absolute one that replaces it', () => {
+    const now = new Date('2026-11-26T12:00:00Z');
+    const at = (query: string) => parseSearch(new URLSearchParams(query), now);
+    expect(at('')).toMatchObject({ range: '24h', filter: { from: new Date('2026-11-25T12:00:00Z') } });
+    expect(at('').filter.to).toEqual(now);
+    expect(at('range=15m').filter.from).toEqual(new Date('2026-11-26T11:45:00Z'));
+    expect(at('range=7d').filter.from).toEqual(new Date('2026-11-19T12:00:00Z'));
+    expect(at('range=all')).toMatchObject({ range: 'all', filter: {} });
+    expect(at('range=24h&from=2026-11-01')).toMatchObject({
+      range: undefined,
+      filter: { from: new Date('2026-11-01T00:00Z') },
+    });
+    expect(at('range=2w').problems).toEqual(['range: expected one of 15m, 1h, 24h, 7d, 30d, all']);
+    // The link to share: the same range as absolute times, without the cursor.
+    const params = new URLSearchParams('q=x&range=1h&cursor=c');
+    expect(absoluteQuery(params, at(params.toString()))).toBe(
+      'q=x&from=2026-11-26T11%3A00%3A00.000Z&to=2026-11-26T12%3A00%3A00.000Z',
+    );
+    expect(absoluteQuery(new URLSearchParams('range=all'), at('range=all'))).toBe(
+      'to=2026-11-26T12%3A00%3A00.000Z',
+    );
   });
 
   it('reads payload values as JSON scalars, or as text', () => {

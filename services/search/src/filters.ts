@@ -4,13 +4,18 @@
  *
  * | parameter | meaning |
  * |---|---|
- * | `from`, `to` | time range on the event's own time; ISO 8601 (`2026-11-24T08:00Z`), a time without offset is UTC |
+ * | `range` | relative time range ending now: `15m`, `1h`, `24h` (the default), `7d`, `30d`, or `all` |
+ * | `from`, `to` | absolute time range on the event's own time (either one replaces `range`); ISO 8601 (`2026-11-24T08:00Z`), a time without offset is UTC |
  * | `q` | free text (PostgreSQL web-search syntax: words, "quoted phrase", or, -word) |
  * | `payload` | repeated; `path op value`, e.g. `device.id = boiler-7`, `temperature >= 30` |
- * | `type`, `source` | repeated; exact CloudEvents attribute |
+ * | `type`, `source` | repeated; exact CloudEvents attribute (a type ending in `*` matches a prefix) |
+ * | `id` | repeated; CloudEvents `id` (with `source`: one event's identity) |
  * | `subject` | exact CloudEvents subject |
  * | `ext` | repeated; `name=value` on a CloudEvents extension attribute |
  * | `severity` | minimum severity name (`warning`, `error`, ...) |
+ * | `level` | repeated; exact severity level |
+ * | `has` | repeated; extension name every match carries |
+ * | `not_type`, `not_source`, `not_subject`, `not_level`, `not_has` | repeated; values excluded |
  * | `limit` | rows per page, 1..250 (default 50) |
  * | `cursor` | opaque position, from the page links |
  *
@@ -22,6 +27,7 @@ import {
   type EventFilter,
   type PayloadCondition,
   type PayloadOperator,
+  type ReceiptQuery,
   SEVERITY,
   SEVERITY_ALIASES,
 } from '@event-observatory/store';
@@ -50,14 +56,39 @@ export function filterShape(f: EventFilter): Shape {
   const attrs =
     (f.types?.length ?? 0) > 0 ||
     (f.sources?.length ?? 0) > 0 ||
+    (f.ids?.length ?? 0) > 0 ||
     f.subject !== undefined ||
     Object.keys(f.extensions ?? {}).length > 0 ||
-    f.minSeverity !== undefined;
+    f.minSeverity !== undefined ||
+    (f.ranks?.length ?? 0) > 0 ||
+    (f.hasExtensions?.length ?? 0) > 0 ||
+    f.exclude !== undefined;
   return shapeOf((time ? 1 : 0) | (text ? 2 : 0) | (payload ? 4 : 0) | (attrs ? 8 : 0));
+}
+
+/** The relative ranges of the time picker and their length; `all` puts no bound on the time. */
+export const RANGES = {
+  '15m': { label: 'Last 15 minutes', ms: 15 * 60_000 },
+  '1h': { label: 'Last hour', ms: 3_600_000 },
+  '24h': { label: 'Last 24 hours', ms: 86_400_000 },
+  '7d': { label: 'Last 7 days', ms: 7 * 86_400_000 },
+  '30d': { label: 'Last 30 days', ms: 30 * 86_400_000 },
+  all: { label: 'All time', ms: undefined },
+} as const;
+export type RangeName = keyof typeof RANGES;
+/** Without `range`, `from` or `to`, a search reads the last 24 hours: one or two partitions, not all. */
+export const DEFAULT_RANGE: RangeName = '24h';
+
+export function isRange(raw: string): raw is RangeName {
+  return Object.hasOwn(RANGES, raw);
 }
 
 export interface ParsedSearch {
   filter: EventFilter;
+  /** The relative range in force, or undefined when `from`/`to` give an absolute one. */
+  range: RangeName | undefined;
+  /** The moment the relative range was resolved against. */
+  now: Date;
   shape: Shape;
   limit: number;
   cursor: string | undefined;
@@ -105,12 +136,20 @@ export function parseTime(raw: string): Date | undefined {
   return Number.isNaN(d.getTime()) ? undefined : d;
 }
 
-export function parseSearch(params: URLSearchParams): ParsedSearch {
+export function parseSearch(params: URLSearchParams, now: Date = new Date()): ParsedSearch {
   // PostgreSQL text cannot hold U+0000: the query would fail in the store, not in the filter.
   const withNul = [...new Set([...params].filter(([, v]) => v.includes('\u0000')).map(([k]) => k))];
   if (withNul.length > 0) {
     const problems = withNul.map((name) => `${name}: must not contain the NUL character`);
-    return { filter: {}, shape: 'none', limit: DEFAULT_LIMIT, cursor: undefined, problems };
+    return {
+      filter: {},
+      range: undefined,
+      now,
+      shape: 'none',
+      limit: DEFAULT_LIMIT,
+      cursor: undefined,
+      problems,
+    };
   }
   const problems: string[] = [];
   const one = (name: string): string | undefined => {
@@ -134,6 +173,18 @@ export function parseSearch(params: URLSearchParams): ParsedSearch {
     else problems.push(`${bound}: "${raw}" is not a date and time such as 2026-11-24T08:00Z`);
   }
   if (filter.from && filter.to && filter.from >= filter.to) problems.push('from: must be before to');
+  // An absolute bound (even a bad one) replaces the relative range.
+  let range: RangeName | undefined;
+  if (one('from') === undefined && one('to') === undefined) {
+    const raw = one('range') ?? DEFAULT_RANGE;
+    if (!isRange(raw)) problems.push(`range: expected one of ${Object.keys(RANGES).join(', ')}`);
+    else {
+      range = raw;
+      const ms = RANGES[raw].ms;
+      // Bounded at now too: an open end would plan every partition ahead of now and the default one.
+      if (ms !== undefined) Object.assign(filter, { from: new Date(now.getTime() - ms), to: now });
+    }
+  }
   const text = one('q');
   if (text !== undefined) {
     if (text.length > MAX_TEXT) problems.push(`q: at most ${MAX_TEXT} characters`);
@@ -146,10 +197,6 @@ export function parseSearch(params: URLSearchParams): ParsedSearch {
     else payload.push(c);
   }
   if (payload.length) filter.payload = payload;
-  const types = many('type');
-  if (types.length) filter.types = types;
-  const sources = many('source');
-  if (sources.length) filter.sources = sources;
   const subject = one('subject');
   if (subject !== undefined) filter.subject = subject;
   const extensions: Record<string, string> = {};
@@ -162,14 +209,41 @@ export function parseSearch(params: URLSearchParams): ParsedSearch {
     else extensions[name] = raw.slice(eq + 1).trim();
   }
   if (Object.keys(extensions).length) filter.extensions = extensions;
+  // Own keys only: `constructor` or `__proto__` must not reach the query as a "rank".
+  const rankOf = (name: string) => (raw: string) => {
+    const key = raw.toLowerCase();
+    if (Object.hasOwn(SEVERITY_ALIASES, key)) return [SEVERITY_ALIASES[key]!];
+    problems.push(`${name}: expected one of ${Object.keys(SEVERITY).join(', ')}`);
+    return [];
+  };
   const severity = one('severity');
-  if (severity !== undefined) {
-    const name = severity.toLowerCase();
-    // Own keys only: `constructor` or `__proto__` must not reach the query as a "rank".
-    const rank = Object.hasOwn(SEVERITY_ALIASES, name) ? SEVERITY_ALIASES[name] : undefined;
-    if (rank === undefined) problems.push(`severity: expected one of ${Object.keys(SEVERITY).join(', ')}`);
-    else filter.minSeverity = rank;
+  if (severity !== undefined) [filter.minSeverity] = rankOf('severity')(severity);
+  const extName = (name: string) => (raw: string) => {
+    const lower = raw.toLowerCase();
+    if (/^[a-z0-9]{1,20}$/.test(lower)) return [lower];
+    problems.push(`${name} "${raw}": an extension name is a-z and 0-9`);
+    return [];
+  };
+  const exclude: NonNullable<EventFilter['exclude']> = {};
+  type Reader = (name: string) => (raw: string) => unknown[];
+  // Repeatable parameters: where each non-empty list goes, and how its values are read.
+  const lists: [string, object, string, Reader?][] = [
+    ['type', filter, 'types'],
+    ['source', filter, 'sources'],
+    ['id', filter, 'ids'],
+    ['level', filter, 'ranks', rankOf],
+    ['has', filter, 'hasExtensions', extName],
+    ['not_type', exclude, 'types'],
+    ['not_source', exclude, 'sources'],
+    ['not_subject', exclude, 'subjects'],
+    ['not_level', exclude, 'ranks', rankOf],
+    ['not_has', exclude, 'extensions', extName],
+  ];
+  for (const [param, target, key, read] of lists) {
+    const values = read ? many(param).flatMap(read(param)) : many(param);
+    if (values.length) (target as Record<string, unknown>)[key] = values;
   }
+  if (Object.keys(exclude).length) filter.exclude = exclude;
   let limit = DEFAULT_LIMIT;
   const rawLimit = one('limit');
   if (rawLimit !== undefined) {
@@ -177,7 +251,7 @@ export function parseSearch(params: URLSearchParams): ParsedSearch {
     if (!(n >= 1 && n <= MAX_LIMIT)) problems.push(`limit: expected a whole number from 1 to ${MAX_LIMIT}`);
     else limit = n;
   }
-  return { filter, shape: filterShape(filter), limit, cursor: one('cursor'), problems };
+  return { filter, range, now, shape: filterShape(filter), limit, cursor: one('cursor'), problems };
 }
 
 /** The query string of `params` with `cursor` replaced (or removed when undefined). */
@@ -187,4 +261,36 @@ export function withCursor(params: URLSearchParams, cursor: string | undefined):
   if (cursor !== undefined) next.set('cursor', cursor);
   const s = next.toString();
   return s ? `?${s}` : '';
+}
+
+/**
+ * The same search with its relative range written as absolute `from`/`to` (to = `now`): a shared
+ * link that shows the same events tomorrow. The cursor is dropped (it belongs to the first link).
+ */
+export function absoluteQuery(params: URLSearchParams, parsed: ParsedSearch): string {
+  const next = new URLSearchParams(params);
+  next.delete('cursor');
+  if (parsed.range !== undefined) {
+    next.delete('range');
+    if (parsed.filter.from) next.set('from', parsed.filter.from.toISOString());
+    next.set('to', parsed.now.toISOString());
+  }
+  return next.toString();
+}
+
+/** The receipt view's parameters: `topic`, `partition`, `offset` as ingest answered them, `time` optional. */
+export function parseReceipt(params: URLSearchParams): ReceiptQuery | { problems: string[] } {
+  const problems: string[] = [];
+  const topic = params.get('topic')?.trim() ?? '';
+  if (!/^[A-Za-z0-9._-]{1,249}$/.test(topic))
+    problems.push('topic: a Kafka topic name (letters, digits, . _ -)');
+  const partition = params.get('partition')?.trim() ?? '';
+  if (!/^\d{1,9}$/.test(partition)) problems.push('partition: a whole number');
+  const offset = params.get('offset')?.trim() ?? '';
+  if (!/^\d{1,19}$/.test(offset)) problems.push('offset: a whole number');
+  const rawTime = params.get('time')?.trim();
+  const time = rawTime ? parseTime(rawTime) : undefined;
+  if (rawTime && !time) problems.push(`time: "${rawTime}" is not a date and time such as 2026-11-24T08:00Z`);
+  if (problems.length) return { problems };
+  return { topic, partition: Number(partition), offset, ...(time ? { time } : {}) };
 }

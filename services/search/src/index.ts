@@ -1,4 +1,5 @@
 /** Public surface of the search service: the service factory and its configuration reader. */
 export { DEFAULT_ALLOWED_HOSTS, readSearchConfig, type SearchConfig } from './config.js';
-export { SHAPES } from './filters.js';
+export { parseSearch, SHAPES } from './filters.js';
+export { bucketFor } from './search.js';
 export { createSearchService, type SearchService, type ServiceOptions } from './service.js';

@@ -1,6 +1,6 @@
 /**
- * One search page: the rows (keyset page), the capped total and the capped facets, read
- * concurrently (three of the eight read connections), with the page links' cursors.
+ * One search page: the rows (keyset page), the capped total, the capped facets and the histogram,
+ * read concurrently (four of the eight read connections), with the page links' cursors.
  */
 import {
   type DatabasePool,
@@ -8,6 +8,9 @@ import {
   type EventTotal,
   type Facets,
   facetEvents,
+  type Histogram,
+  histogramEvents,
+  oldestEventTime,
   searchEvents,
   totalEvents,
 } from '@event-observatory/store';
@@ -30,6 +33,33 @@ export interface SearchView {
   older: string | undefined;
   total: EventTotal | Failure;
   facets: Facets | Failure;
+  /** Absent when there is no range to draw (an empty store without bounds). */
+  histogram: Histogram | Failure | undefined;
+}
+
+/** Bucket lengths to choose from: the smallest giving at most `MAX_BUCKETS` bars over the range. */
+const BUCKET_LADDER_MS = [10, 30, 60, 300, 900, 1_800, 3_600, 10_800, 21_600, 43_200, 86_400, 604_800].map(
+  (s) => s * 1000,
+);
+export const MAX_BUCKETS = 60;
+
+export function bucketFor(spanMs: number): number {
+  return (
+    BUCKET_LADDER_MS.find((b) => spanMs / b <= MAX_BUCKETS) ??
+    Math.ceil(spanMs / MAX_BUCKETS / 86_400_000) * 86_400_000
+  );
+}
+
+/** The histogram over the whole selected range (an unbounded start: the oldest event). */
+async function histogramOf(deps: SearchDeps, parsed: ParsedSearch): Promise<Histogram | undefined> {
+  const to = parsed.filter.to ?? parsed.now;
+  const from = parsed.filter.from ?? (await oldestEventTime(deps.pool));
+  if (!from || from >= to) return undefined;
+  return histogramEvents(deps.pool, parsed.filter, {
+    from,
+    to,
+    bucketMs: bucketFor(to.getTime() - from.getTime()),
+  });
 }
 
 export class BadCursorError extends Error {
@@ -53,15 +83,16 @@ export async function runSearch(deps: SearchDeps, parsed: ParsedSearch): Promise
         ? { limit, after: cursor.key }
         : { limit, before: cursor.key };
   const done = deps.meters.query(shape);
-  const [page, total, facets] = await Promise.all([
+  const [page, total, facets, histogram] = await Promise.all([
     searchEvents(deps.pool, filter, request).then((p) => {
       done(p.rows.length);
       return p;
     }),
     totalEvents(deps.pool, filter).catch(failureOf),
     facetEvents(deps.pool, filter).catch(failureOf),
+    histogramOf(deps, parsed).catch(failureOf),
   ]);
-  if ('sampled' in facets && facets.sampled) deps.meters.facetsCapped();
+  if ('capped' in facets && facets.capped) deps.meters.facetsCapped();
   const first = page.rows[0];
   const last = page.rows.at(-1);
   const readingNewer = cursor?.direction === 'newer';
@@ -74,6 +105,7 @@ export async function runSearch(deps: SearchDeps, parsed: ParsedSearch): Promise
     newer: hasNewer && first ? deps.cursors.encode({ key: first.key, direction: 'newer' }) : undefined,
     older: hasOlder && last ? deps.cursors.encode({ key: last.key, direction: 'older' }) : undefined,
     facets,
+    histogram,
   };
 }
 

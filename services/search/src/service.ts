@@ -10,6 +10,7 @@ import { buildApp } from './app.js';
 import type { SearchConfig } from './config.js';
 import { cursorCodec } from './cursor.js';
 import { createSearchMeters } from './metrics.js';
+import type { TailLimits } from './tail.js';
 
 export interface ServiceOptions {
   config: Pick<SearchConfig, 'allowedHosts' | 'secret'>;
@@ -18,6 +19,8 @@ export interface ServiceOptions {
   logger?: Logger;
   /** Live-tail poll period; default 1 s. */
   tailPollMs?: number;
+  /** Live-tail caps; default `TAIL_LIMITS`. */
+  tailLimits?: TailLimits;
 }
 
 export type SearchService = ReturnType<typeof createSearchService>;
@@ -34,6 +37,7 @@ export function createSearchService(opts: ServiceOptions) {
     shutdown: shutdown.signal,
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...(opts.tailPollMs !== undefined ? { tailPollMs: opts.tailPollMs } : {}),
+    ...(opts.tailLimits ? { tailLimits: opts.tailLimits } : {}),
   });
   return {
     app,

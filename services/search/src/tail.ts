@@ -25,6 +25,42 @@ import { eventHref } from './views/search.js';
 export const TAIL_POLL_MS = 1_000;
 const TAIL_BATCH = 100;
 
+/** What live tails may take, so that they cannot starve page views of the 8 read connections. */
+export interface TailLimits {
+  /** Open streams per pod; one more answers 429. */
+  perPod: number;
+  /** Open streams per client address; one more answers 429. */
+  perClient: number;
+  /** A stream ends after this long (the browser's EventSource reconnects and resumes). */
+  maxAgeMs: number;
+  /** Tail queries running at once, all streams together: their share of the read pool. */
+  queries: number;
+}
+
+export const TAIL_LIMITS: TailLimits = { perPod: 50, perClient: 5, maxAgeMs: 15 * 60_000, queries: 2 };
+
+/** Runs at most `n` tasks at once; the others wait their turn (first come, first served). */
+function limiter(n: number) {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    if (running >= n) await new Promise<void>((go) => waiting.push(go));
+    running++;
+    try {
+      return await task();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
+}
+
+/** The peer address of a request served by @hono/node-server; one bucket for in-process requests. */
+function clientOf(c: Context): string {
+  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+  return env?.incoming?.socket?.remoteAddress ?? 'in-process';
+}
+
 export interface TailDeps {
   pool: DatabasePool;
   meters: SearchMeters;
@@ -32,24 +68,41 @@ export interface TailDeps {
   /** Aborted when the service shuts down: every stream ends. */
   shutdown: AbortSignal;
   pollMs?: number;
+  limits?: TailLimits;
 }
 
 export function tailHandler(deps: TailDeps) {
   const pollMs = deps.pollMs ?? TAIL_POLL_MS;
+  const limits = deps.limits ?? TAIL_LIMITS;
+  const query = limiter(limits.queries);
+  const perClient = new Map<string, number>();
+  let open = 0;
   return (c: Context) => {
+    const client = clientOf(c);
+    if (open >= limits.perPod || (perClient.get(client) ?? 0) >= limits.perClient) {
+      throw new ApiError('TooManyRequests', 'too many live tails open; close one and try again', {
+        reason: 'tail-limit',
+      });
+    }
     const parsed = parseSearch(new URL(c.req.url).searchParams);
     if (parsed.problems.length > 0) {
       throw new ApiError('InvalidArgument', parsed.problems.join('; '), { reason: 'invalid-filter' });
     }
+    // A relative range ends now when the stream opens; the tail goes on past that.
+    const filter = parsed.range === undefined ? parsed.filter : { ...parsed.filter, to: undefined };
     const resumeFrom = deps.cursors.decode(c.req.header('last-event-id') ?? '')?.key;
+    open++;
+    perClient.set(client, (perClient.get(client) ?? 0) + 1);
+    const openedAt = Date.now();
     return streamSSE(c, async (stream) => {
       deps.meters.tailOpened();
-      const ended = () => stream.aborted || stream.closed || deps.shutdown.aborted;
+      const ended = () =>
+        stream.aborted || stream.closed || deps.shutdown.aborted || Date.now() - openedAt >= limits.maxAgeMs;
       try {
         let since: EventKey | undefined = resumeFrom;
         while (!since && !ended()) {
           try {
-            since = (await newestEventKey(deps.pool, parsed.filter)) ?? {
+            since = (await query(() => newestEventKey(deps.pool, filter))) ?? {
               occurredAt: '-infinity',
               uid: '00000000-0000-0000-0000-000000000000',
             };
@@ -58,7 +111,7 @@ export function tailHandler(deps: TailDeps) {
           }
         }
         while (!ended()) {
-          const rows = await tailEvents(deps.pool, parsed.filter, since, TAIL_BATCH).catch(() => []);
+          const rows = await query(() => tailEvents(deps.pool, filter, since, TAIL_BATCH)).catch(() => []);
           for (const r of rows) {
             await stream.writeSSE({
               event: 'event',
@@ -66,6 +119,7 @@ export function tailHandler(deps: TailDeps) {
               data: JSON.stringify({
                 href: eventHref(r),
                 time: utc(r.occurredAt),
+                id: r.id,
                 type: r.type,
                 source: r.source,
                 subject: r.subject,
@@ -79,6 +133,10 @@ export function tailHandler(deps: TailDeps) {
         }
       } finally {
         deps.meters.tailClosed();
+        open--;
+        const left = (perClient.get(client) ?? 1) - 1;
+        if (left > 0) perClient.set(client, left);
+        else perClient.delete(client);
       }
     });
   };

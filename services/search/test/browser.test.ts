@@ -3,7 +3,8 @@
  * 10,000 total cap): every filter kind through the form, three pages forward and back, the capped
  * total, an event's detail, keyboard use; screenshots of the overview and the search page.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { launchChromium } from '@event-observatory/devstack/chromium';
 import type { Browser, Page } from 'playwright-core';
@@ -37,7 +38,7 @@ async function matching(): Promise<string> {
 }
 
 async function search(fill: Record<string, string>, select: Record<string, string> = {}): Promise<void> {
-  await page.goto(`${h.url}/events`);
+  await page.goto(`${h.url}/events?range=all`);
   for (const [label, value] of Object.entries(fill))
     await page.getByLabel(label, { exact: true }).fill(value);
   for (const [label, value] of Object.entries(select))
@@ -57,13 +58,56 @@ describe('search UI in Chromium', () => {
     await page.screenshot({ path: `${SCREENSHOTS}overview.png`, fullPage: true });
   });
 
-  it('shows 10,000+ for a search with more than 10,000 matches, and says the facets are capped', async () => {
-    await page.goto(`${h.url}/events`);
+  it('shows 10,000+ for a search with more than 10,000 matches, and facets counted over every match', async () => {
+    await page.goto(`${h.url}/events?range=all`);
     expect(await matching()).toBe('Matching events: 10,000+');
-    // The facets are capped too: counted over the newest 1,000 matches, and the meter says so.
-    await page.getByText('Counted over the newest 1,000 matches.').waitFor();
-    expect(await h.metric(/^search_facets_capped_total/)).toBeGreaterThanOrEqual(1);
+    await page.getByText('Counted over every match in the range.').waitFor();
+    // 20 types of 600 events each: the real count, not a sample's.
+    const t1 = page.locator('ul.facets li', { hasText: /^com\.example\.t1 / });
+    expect(await t1.locator('.count').textContent()).toBe('600');
     await page.screenshot({ path: `${SCREENSHOTS}search.png`, fullPage: false });
+  });
+
+  it('exports at most 10,000 events and says where it stopped', async () => {
+    const lines = (await (await fetch(`${h.url}/events.ndjson?range=all`)).text()).trim().split('\n');
+    expect(lines).toHaveLength(10_001);
+    expect(JSON.parse(lines.at(-1)!)).toEqual({ truncated: true, cap: 10_000 });
+    await page.goto(`${h.url}/events?range=all&q=overflow`);
+    expect(await page.getByRole('link', { name: 'CSV' }).getAttribute('href')).toBe(
+      '/events.csv?range=all&q=overflow',
+    );
+  });
+
+  it('includes and excludes facet values with their links', async () => {
+    await page.goto(`${h.url}/events?range=all&source=urn:seed:source-7`);
+    expect(await matching()).toBe('Matching events: 240');
+    const types = page.locator('h3:text("Types") + ul.facets li');
+    const first = types.first();
+    const name = (await first.locator('.wrap').textContent()) ?? '';
+    const count = Number(await first.locator('.count').textContent());
+    expect(count).toBeGreaterThan(0);
+    await first.getByRole('link', { name: `not ${name}` }).click();
+    await page.waitForURL(/not_type=/);
+    expect(await matching()).toBe(`Matching events: ${240 - count}`);
+    await page.goto(`${h.url}/events?range=all&source=urn:seed:source-7`);
+    await page
+      .locator('h3:text("Severities") + ul.facets li')
+      .first()
+      .getByRole('link', { name: /^only / })
+      .click();
+    await page.waitForURL(/level=/);
+    const level = new URL(page.url()).searchParams.get('level');
+    const shown = await page
+      .locator('section[aria-labelledby="results"] tbody tr td:nth-child(2)')
+      .allInnerTexts();
+    expect(new Set(shown)).toEqual(new Set([level]));
+    await page.goto(`${h.url}/events?range=all&source=urn:seed:source-7`);
+    await page
+      .locator('h3:text("Extensions") + ul.facets li', { hasText: /^region / })
+      .getByRole('link', { name: 'only region' })
+      .click();
+    await page.waitForURL(/has=region/);
+    expect(await matching()).toBe('Matching events: 240');
   });
 
   it('searches by free text', async () => {
@@ -155,18 +199,201 @@ describe('search UI in Chromium', () => {
     expect(raw.data).toMatchObject({ device: { id: 'dev-7' }, n: 7 });
   });
 
+  it('shows the detail: id, name, filter for / filter out, the payload tree, surrounding events, copy buttons', async () => {
+    await page.goto(`${h.url}/events?range=all&payload=device.id%20%3D%20dev-7`);
+    await page.locator('section[aria-labelledby="results"] tbody tr a').first().click();
+    await page.waitForURL(/\/events\/[0-9a-f-]{36}\?t=/);
+    await page.getByText('events/urn%3Aseed%3Asource-7,seed-7').waitFor();
+    expect(await page.getByRole('button', { name: 'Copy the JSON' }).isVisible()).toBe(true);
+    await page.screenshot({ path: `${SCREENSHOTS}detail.png`, fullPage: true });
+    const detail = page.url();
+    await page.getByRole('link', { name: 'filter out source urn:seed:source-7' }).waitFor();
+    await page.getByRole('link', { name: 'filter for device.id = "dev-7"' }).click();
+    await page.waitForURL(/payload=/);
+    expect(await matching()).toBe('Matching events: 3');
+    await page.goto(detail);
+    await page.getByRole('link', { name: 'Surrounding events' }).click();
+    await page.waitForURL(/from=.*to=/);
+    expect(
+      await page.locator('section[aria-labelledby="results"] tbody tr', { hasText: 'seed-7' }).count(),
+    ).toBe(1);
+    // The query bar finds it by the name ingest answered.
+    await page.getByLabel('Query', { exact: true }).fill('events/urn%3Aseed%3Asource-7,seed-7');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/id=seed-7/);
+    expect(await matching()).toBe('Matching events: 1');
+  });
+
+  it('tails live events with their id, pauses with a count of what arrived, and resumes', async () => {
+    const source = 'urn:test:browser-tail';
+    const insert = (id: string) =>
+      h.db.query(
+        `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+         VALUES (now(), $1, $2, 'com.example.tailed', jsonb_build_object('id', $2::text))`,
+        [source, id],
+      );
+    await insert('t-0');
+    await page.goto(`${h.url}/events?${new URLSearchParams({ source })}`);
+    await page.getByRole('button', { name: 'Start live tail' }).click();
+    const items = page.locator('ol.tail li');
+    // The stream starts after the newest match (t-0) once it has read it: give it that moment.
+    await page.getByText('Live tail running').waitFor();
+    await new Promise((r) => setTimeout(r, 1_500));
+    await insert('t-1');
+    await items.filter({ hasText: 't-1' }).waitFor();
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await insert('t-2');
+    await insert('t-3');
+    await page.getByText('Paused: 2 new event(s) waiting.').waitFor();
+    expect(await items.count()).toBe(1);
+    await page.screenshot({ path: `${SCREENSHOTS}tail.png`, fullPage: false });
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await items.filter({ hasText: 't-3' }).waitFor();
+    expect(await items.allInnerTexts()).toEqual([
+      expect.stringContaining(`${source} t-3`),
+      expect.stringContaining(`${source} t-2`),
+      expect.stringContaining(`${source} t-1`),
+    ]);
+    await page.getByRole('button', { name: 'Stop live tail' }).click();
+  });
+
   it('can be used with the keyboard alone: tab to the text field, type, press Enter', async () => {
-    await page.goto(`${h.url}/events`);
+    await page.goto(`${h.url}/events?range=all`);
     await page.keyboard.press('Tab');
     expect(await page.evaluate('document.activeElement?.textContent')).toBe('Skip to content');
     // The skip link moves the focus start to the main content: the next Tab reaches the first field.
     await page.keyboard.press('Enter');
     await page.keyboard.press('Tab');
-    expect(await page.evaluate("document.activeElement?.getAttribute('name')")).toBe('q');
+    expect(await page.evaluate("document.activeElement?.getAttribute('name')")).toBe('bar');
     await page.keyboard.type('overflow');
     await page.keyboard.press('Enter');
     await page.waitForURL(/q=overflow/);
     expect(await matching()).toBe('Matching events: 12');
+  });
+
+  it('reads the last 24 hours by default, keeps the relative range in the URL and offers the absolute link', async () => {
+    await page.goto(`${h.url}/events`);
+    await expect(page.getByLabel('Time range').inputValue()).resolves.toBe('24h');
+    const since = Date.now() - 86_400_000 - 60_000;
+    for (const t of await rowTimes())
+      expect(new Date(`${t.replace(' ', 'T')}Z`).getTime()).toBeGreaterThan(since);
+    expect(await matching()).not.toContain('10,000');
+    await page.getByLabel('Time range').selectOption('1h');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.waitForURL(/range=1h/);
+    const link = new URL(
+      (await page.getByRole('link', { name: 'Link with absolute time' }).getAttribute('href'))!,
+      h.url,
+    );
+    expect(link.searchParams.has('range')).toBe(false);
+    const span =
+      new Date(link.searchParams.get('to')!).getTime() - new Date(link.searchParams.get('from')!).getTime();
+    expect(span).toBe(3_600_000);
+    await page.goto(link.href);
+    await expect(page.getByLabel('Time range').inputValue()).resolves.toBe('');
+  });
+
+  it("shows each event's CloudEvents id beside its source", async () => {
+    await page.goto(`${h.url}/events?range=all&source=urn:seed:source-7&limit=25`);
+    const ids = await page
+      .locator('section[aria-labelledby="results"] tbody tr td:nth-child(5)')
+      .allInnerTexts();
+    expect(ids).toHaveLength(25);
+    for (const id of ids) expect(id).toMatch(/^seed-\d+$/);
+  });
+
+  it('reads the query bar into the form filters, and points at the column of a mistake', async () => {
+    await page.goto(`${h.url}/events?range=all`);
+    await page.getByLabel('Query', { exact: true }).fill('type:com.example.t3 region=eu');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/type=com.example.t3/);
+    expect(new URL(page.url()).searchParams.getAll('ext')).toEqual(['region=eu']);
+    expect(new URL(page.url()).searchParams.get('range')).toBe('all');
+    expect(await matching()).toBe('Matching events: 200');
+    await expect(page.getByLabel('Type', { exact: true }).inputValue()).resolves.toBe('com.example.t3');
+    await page.getByLabel('Query', { exact: true }).fill('boiler colour:red');
+    await page.keyboard.press('Enter');
+    await page.getByRole('alert').filter({ hasText: 'Column 8: unknown field "colour"' }).waitFor();
+  });
+
+  it('draws the histogram over the whole range, from the rollup or the table, and zooms into a bar', async () => {
+    await page.goto(`${h.url}/events?range=7d`);
+    await page.getByText('from the hourly rollup').waitFor();
+    expect(await page.locator('.histogram svg a').count()).toBeGreaterThan(40);
+    await page.goto(`${h.url}/events?range=all&q=overflow`);
+    await expect(page.locator('.histogram .hint').first().textContent()).resolves.toMatch(
+      /^12 events, one bar per/,
+    );
+    const bar = page
+      .locator('.histogram svg a:has(rect.h-other), .histogram svg a:has(rect.h-severe)')
+      .first();
+    const title = (await bar.locator('title').textContent()) ?? '';
+    const count = /: (\d+) events$/.exec(title)?.[1];
+    await bar.click();
+    await page.waitForURL(/from=.*&to=/);
+    expect(new URL(page.url()).searchParams.has('range')).toBe(false);
+    expect(await matching()).toBe(`Matching events: ${count}`);
+  });
+
+  it('works without JavaScript: the histogram, its table and the query bar', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const plain = await context.newPage();
+    await plain.goto(`${h.url}/events?range=all&q=overflow`);
+    await expect(
+      plain.locator('.histogram svg rect.h-other, .histogram svg rect.h-severe').count(),
+    ).resolves.toBeGreaterThan(0);
+    await plain.getByText(/as a table$/).click();
+    const cells = await plain
+      .locator('.histogram tbody tr')
+      .evaluateAll((rows) =>
+        rows.map((r) => [...r.querySelectorAll('td.num')].reduce((n, td) => n + Number(td.textContent), 0)),
+      );
+    expect(cells.reduce((a, b) => a + b, 0)).toBe(12);
+    await plain.getByLabel('Query', { exact: true }).fill('type:com.example.t3');
+    await plain.keyboard.press('Enter');
+    await plain.waitForURL(/type=com.example.t3/);
+    await context.close();
+  });
+
+  it('has keyboard shortcuts: / focuses the query bar, j and k move through rows, Enter opens', async () => {
+    await page.goto(`${h.url}/events?range=all&q=overflow`);
+    await page.keyboard.press('/');
+    expect(await page.evaluate('document.activeElement?.id')).toBe('f-bar');
+    await page.locator('h1').click();
+    await page.keyboard.press('j');
+    await page.keyboard.press('j');
+    await page.keyboard.press('k');
+    const first = await page
+      .locator('section[aria-labelledby="results"] tbody tr a')
+      .first()
+      .getAttribute('href');
+    expect(await page.evaluate('document.activeElement?.getAttribute("href")')).toBe(first);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/events\/[0-9a-f-]{36}\?t=/);
+  });
+
+  it('follows a dark colour scheme and passes axe-core on the search page, the detail and the receipt', async () => {
+    const context = await browser.newContext({ colorScheme: 'dark', bypassCSP: true });
+    const dark = await context.newPage();
+    const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    await dark.goto(`${h.url}/events?range=all&q=overflow`);
+    expect(await dark.evaluate('getComputedStyle(document.body).backgroundColor')).toBe('rgb(18, 20, 23)');
+    const detail = (await dark
+      .locator('section[aria-labelledby="results"] tbody tr a')
+      .first()
+      .getAttribute('href'))!;
+    for (const path of ['/events?range=all&q=overflow', detail, '/receipt?topic=t&partition=0&offset=1']) {
+      for (const scheme of ['dark', 'light'] as const) {
+        await dark.emulateMedia({ colorScheme: scheme });
+        await dark.goto(`${h.url}${path}`);
+        await dark.evaluate(axe);
+        const violations = (await dark.evaluate(
+          "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')))",
+        )) as string[];
+        expect(violations, `${scheme} ${path}`).toEqual([]);
+      }
+    }
+    await context.close();
   });
 
   it('fits a phone screen without sideways scrolling of the page', async () => {

@@ -11,6 +11,7 @@ import pg from 'pg';
 import type { Registry } from 'prom-client';
 import { inject } from 'vitest';
 import { createSearchService, DEFAULT_ALLOWED_HOSTS, type SearchService } from '../src/index.js';
+import type { TailLimits } from '../src/tail.js';
 
 export const SECRET = 'search-test-secret-0123456789abcdef';
 /** Rows of the standard seed: more than the 10,000 total cap. */
@@ -34,7 +35,7 @@ export interface Harness {
 
 export async function startHarness(
   name: string,
-  opts: { seed?: number; tailPollMs?: number } = {},
+  opts: { seed?: number; tailPollMs?: number; tailLimits?: TailLimits } = {},
 ): Promise<Harness> {
   const stack = inject('stack');
   const databaseUrl = await createDatabase(stack.databaseUrl, `s_${name}_${randomUUID().slice(0, 8)}`);
@@ -53,6 +54,7 @@ export async function startHarness(
     databaseUrl,
     registry,
     ...(opts.tailPollMs !== undefined ? { tailPollMs: opts.tailPollMs } : {}),
+    ...(opts.tailLimits ? { tailLimits: opts.tailLimits } : {}),
   });
   const server = await serveApp(service.app, { host: '127.0.0.1', port: 0, drainMs: 1_000 });
   const get = (path: string, headers: Record<string, string> = {}) =>

@@ -4,8 +4,10 @@
  */
 import { request } from 'node:http';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
-import { newestEventKey, tailEvents } from '@event-observatory/store';
+import { newestEventKey, searchStatement, tailEvents } from '@event-observatory/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { csvField } from '../src/export.js';
+import { parseSearch } from '../src/filters.js';
 import { createSearchService } from '../src/index.js';
 import { type Harness, SECRET, startHarness } from './harness.js';
 
@@ -110,7 +112,7 @@ describe('hostile input', () => {
     }
     const long = await h.get(`/events?q=${'a'.repeat(5_000)}`);
     expect(long.status).toBe(400);
-    const max = await (await h.get('/events?limit=250')).text();
+    const max = await (await h.get('/events?limit=250&range=all')).text();
     expect(max.match(/<tr>/g)?.length).toBe(251);
   });
 
@@ -201,7 +203,7 @@ describe('readiness and metrics', () => {
   });
 
   it('publishes the search meters with all 16 shapes, the page kinds and the read pool', async () => {
-    await h.get('/events?q=alpha&severity=error');
+    await h.get('/events?q=alpha&severity=error&range=all');
     const text = await h.registry.metrics();
     const shapes = new Set(
       [...text.matchAll(/search_query_duration_seconds_count\{[^}]*shape="([^"]+)"/g)].map((m) => m[1]),
@@ -220,6 +222,88 @@ describe('readiness and metrics', () => {
     expect(text).toMatch(/^tail_events_delivered_total/m);
     expect(await h.metric(/^pool_connections_max\{.*pool="observatory-read"/)).toBe(8);
     expect(text).toMatch(/http_server_requests_seconds_count\{[^}]*uri="\/events"/);
+  });
+});
+
+describe('time range', () => {
+  it('an unfiltered search with the default range reads one or two partitions, not every one (EXPLAIN)', async () => {
+    const { rows: parts } = await h.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'events.cloud_event'::regclass`,
+    );
+    const plan = async (query: string) => {
+      const { text, values } = searchStatement(parseSearch(new URLSearchParams(query)).filter, { limit: 50 });
+      const { rows } = await h.db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${text}`, values);
+      return new Set(
+        JSON.stringify(rows[0]!['QUERY PLAN']).match(/cloud_event_\d{4}_\d{2}|cloud_event_default/g),
+      );
+    };
+    expect(parts[0]!.n).toBeGreaterThan(2);
+    const defaultRange = await plan('');
+    expect(defaultRange.size).toBeGreaterThanOrEqual(1);
+    expect(defaultRange.size).toBeLessThanOrEqual(2);
+    // The check can fail: without a bound the plan names every partition.
+    expect((await plan('range=all')).size).toBe(parts[0]!.n);
+  });
+});
+
+describe('receipts', () => {
+  it('says stored (with a link), passed by the consumer without a row, or not yet stored with the records before it', async () => {
+    const topic = 'receipt.topic';
+    await h.db.query(
+      `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw, broker_topic, broker_partition, broker_offset)
+       VALUES (now() - interval '1 minute', 'urn:test:receipt', 'r-1', 'com.example.receipt', '{}', $1, 2, 40)`,
+      [topic],
+    );
+    await h.db.query(
+      `INSERT INTO events.consumer_checkpoint (consumer_group, topic, partition, next_offset) VALUES ('g', $1, 2, 45)`,
+      [topic],
+    );
+    const receipt = async (offset: number, partition = 2) => {
+      const res = await h.get(`/receipt?topic=${topic}&partition=${partition}&offset=${offset}`);
+      expect(res.status).toBe(200);
+      return (await res.text()).replace(/<[^>]+>/g, '');
+    };
+    expect(await receipt(40)).toMatch(/Stored at .* com\.example\.receipt from urn:test:receipt, id r-1/);
+    expect(await receipt(41)).toContain('Passed by the consumer without a row');
+    expect(await receipt(49)).toContain('Not yet stored: the consumer has 5 record(s) of this partition');
+    expect(await receipt(0, 3)).toContain('no checkpoint for this partition yet');
+    const bad = await h.get('/receipt?topic=x&partition=-1&offset=a');
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('partition: a whole number');
+  });
+
+  it('answers the query bar with a redirect to the form parameters', async () => {
+    const res = await fetch(`${h.url}/events?range=7d&bar=type%3Aa.*%20-source%3Ab%20boiler`, {
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/events?range=7d&type=a.*&not_source=b&q=boiler');
+  });
+});
+
+describe('export', () => {
+  it('streams the search as NDJSON and CSV, the same rows newest first', async () => {
+    const ndjson = await h.get('/events.ndjson?range=all&type=com.example.t3');
+    expect(ndjson.headers.get('content-type')).toBe('application/x-ndjson');
+    const records = (await ndjson.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { time: string; id: string; type: string });
+    expect(records).toHaveLength(SEED / 20);
+    expect(records.every((r) => r.type === 'com.example.t3')).toBe(true);
+    expect(records.map((r) => r.time)).toEqual(
+      records
+        .map((r) => r.time)
+        .sort()
+        .reverse(),
+    );
+    const csv = (await (await h.get('/events.csv?range=all&type=com.example.t3')).text())
+      .trim()
+      .split('\r\n');
+    expect(csv[0]).toBe('time,id,source,type,subject,severity,uid');
+    expect(csv.slice(1).map((l) => l.split(',')[1])).toEqual(records.map((r) => r.id));
+    expect(csvField('=HYPERLINK("x")')).toBe(`"'=HYPERLINK(""x"")"`);
+    expect((await h.get('/events.csv?limit=0')).status).toBe(400);
   });
 });
 

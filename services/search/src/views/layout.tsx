@@ -6,7 +6,8 @@ import type { Child } from 'hono/jsx';
 export interface LayoutProps {
   title: string;
   current: 'overview' | 'search' | 'none';
-  script?: boolean;
+  /** Same-origin scripts the page loads (deferred). */
+  scripts?: string[];
   children?: Child;
 }
 
@@ -21,7 +22,9 @@ export function Layout(props: LayoutProps) {
           <meta name="viewport" content="width=device-width, initial-scale=1" />
           <title>{`${props.title} · Event observatory`}</title>
           <link rel="stylesheet" href="/assets/site.css" />
-          {props.script ? <script src="/assets/tail.js" defer /> : null}
+          {(props.scripts ?? []).map((src) => (
+            <script src={src} defer />
+          ))}
         </head>
         <body>
           <a class="skip" href="#main">
@@ -52,4 +55,19 @@ export const number = new Intl.NumberFormat('en-US');
 export function utc(d: Date, withMs = true): string {
   const iso = d.toISOString();
   return `${iso.slice(0, 10)} ${iso.slice(11, withMs ? 23 : 19)}`;
+}
+
+/** The sentences of a 400 answer, announced (`role="alert"`); nothing when there are none. */
+export function Problems(props: { problems: string[]; intro?: string }) {
+  if (props.problems.length === 0) return null;
+  return (
+    <div class="problems" role="alert">
+      {props.intro ? <p>{props.intro}</p> : null}
+      <ul>
+        {props.problems.map((p) => (
+          <li>{p}</li>
+        ))}
+      </ul>
+    </div>
+  );
 }

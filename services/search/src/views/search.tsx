@@ -2,19 +2,27 @@
 /** `GET /events`: the filter form (every filter a query parameter), results, page links, facets, tail. */
 import {
   type EventRow,
-  FACET_SAMPLE_CAP,
+  FACET_ROW_CAP,
   type Facets,
+  type FacetValue,
   SEVERITY,
   severityName,
 } from '@event-observatory/store';
+import { EXPORT_CAP } from '../export.js';
 import type { Failure } from '../failures.js';
-import { MAX_LIMIT, withCursor } from '../filters.js';
+import { absoluteQuery, MAX_LIMIT, type ParsedSearch, RANGES, withCursor } from '../filters.js';
+import { writeQueryBar } from '../query-bar.js';
 import type { SearchView } from '../search.js';
-import { Layout, number, utc } from './layout.js';
+import { HistogramPanel } from './histogram.js';
+import { Layout, number, Problems, utc } from './layout.js';
 
 export interface SearchPageProps {
   params: URLSearchParams;
+  /** The search as understood (absent when the URL could not be parsed). */
+  parsed?: ParsedSearch;
   problems: string[];
+  /** A query-bar line that could not be read, and where. */
+  barError?: { error: string; column: number };
   view?: SearchView;
   failure?: Failure;
 }
@@ -69,7 +77,76 @@ function Repeated(props: { name: string; label: string; values: string[]; hint: 
   );
 }
 
-function FilterForm(props: { params: URLSearchParams }) {
+/** The time picker: relative ranges ending now; From/To, when given, replace it. */
+function RangeField(props: { parsed: ParsedSearch | undefined }) {
+  const current = props.parsed?.range;
+  return (
+    <div>
+      <label for="f-range">Time range</label>
+      <select id="f-range" name="range" aria-describedby="f-range-hint">
+        {current === undefined ? (
+          <option value="" selected>
+            From/To below
+          </option>
+        ) : null}
+        {Object.entries(RANGES).map(([value, r]) => (
+          <option value={value} selected={value === current}>
+            {r.label}
+          </option>
+        ))}
+      </select>
+      <span id="f-range-hint" class="hint">
+        ends now; From or To replace it
+      </span>
+    </div>
+  );
+}
+
+/** One line for every filter; the server reads it into the form's parameters (same URL). */
+function QueryBar(props: { params: URLSearchParams; error: SearchPageProps['barError'] }) {
+  const p = props.params;
+  const line = props.error ? (p.get('bar') ?? '') : writeQueryBar(p);
+  return (
+    <form method="get" action="/events" class="bar" aria-label="Query bar">
+      <label for="f-bar">Query</label>
+      <div class="bar-row">
+        <input
+          id="f-bar"
+          name="bar"
+          type="text"
+          value={line}
+          aria-describedby={props.error ? 'f-bar-error f-bar-hint' : 'f-bar-hint'}
+          aria-invalid={props.error ? 'true' : undefined}
+          spellcheck={false}
+          autocomplete="off"
+        />
+        <button type="submit">Run</button>
+      </div>
+      {['range', 'from', 'to', 'limit'].flatMap((name) =>
+        p.getAll(name).map((value) => <input type="hidden" name={name} value={value} />),
+      )}
+      <span id="f-bar-hint" class="hint">
+        Keys: / focuses this bar, j and k move through the results, Enter opens one. e.g.
+        type:com.acme.order.* source:/orders/eu severity&gt;=error data.amount&gt;100 region=eu "exact phrase"
+        -excluded
+      </span>
+      {props.error ? (
+        <div id="f-bar-error" class="problems" role="alert">
+          <p>
+            Column {props.error.column}: {props.error.error}
+          </p>
+          <pre class="caret" aria-hidden="true">
+            {line}
+            {'\n'}
+            {`${' '.repeat(props.error.column - 1)}^`}
+          </pre>
+        </div>
+      ) : null}
+    </form>
+  );
+}
+
+function FilterForm(props: { params: URLSearchParams; parsed: ParsedSearch | undefined }) {
   const p = props.params;
   const get = (n: string) => p.get(n) ?? undefined;
   const severity = (p.get('severity') ?? '').toLowerCase();
@@ -83,6 +160,7 @@ function FilterForm(props: { params: URLSearchParams }) {
         hint='Words in type, source, subject, tags or payload text; "exact phrase", or, -exclude'
         wide
       />
+      <RangeField parsed={props.parsed} />
       <TextField name="from" label="From (UTC)" value={get('from')} hint="e.g. 2026-11-24T08:00" />
       <TextField name="to" label="To (UTC)" value={get('to')} hint="exclusive" />
       <TextField name="type" label="Type" value={get('type')} hint="exact, e.g. com.example.alarm" />
@@ -151,6 +229,7 @@ function Results(props: { rows: EventRow[] }) {
             <th scope="col">Severity</th>
             <th scope="col">Type</th>
             <th scope="col">Source</th>
+            <th scope="col">Id</th>
             <th scope="col">Subject</th>
           </tr>
         </thead>
@@ -165,6 +244,7 @@ function Results(props: { rows: EventRow[] }) {
               </td>
               <td class="wrap">{r.type}</td>
               <td class="wrap">{r.source}</td>
+              <td class="wrap">{r.id}</td>
               <td class="wrap">{r.subject ?? ''}</td>
             </tr>
           ))}
@@ -174,23 +254,50 @@ function Results(props: { rows: EventRow[] }) {
   );
 }
 
+/** The URL with `name=value` added (`set` replaces a single-valued parameter), cursor dropped. */
+function withValue(params: URLSearchParams, name: string, value: string, set = false): string {
+  const next = new URLSearchParams(params);
+  next.delete('cursor');
+  if (set) next.set(name, value);
+  else next.append(name, value);
+  return `/events?${next}`;
+}
+
 function FacetList(props: {
   title: string;
   param: string;
   params: URLSearchParams;
-  values: { value: string; count: number }[];
+  values: FacetValue[];
+  /** How a value is shown (severity ranks as names). */
+  label?: (value: string) => string;
+  /** How a value goes into the URL. */
+  urlValue?: (value: string) => string;
+  single?: boolean;
 }) {
+  if (props.values.length === 0) return null;
   return (
     <>
       <h3>{props.title}</h3>
-      <ul>
+      <ul class="facets">
         {props.values.map((f) => {
-          const next = new URLSearchParams(props.params);
-          next.delete('cursor');
-          next.append(props.param, f.value);
+          const shown = props.label ? props.label(f.value) : f.value;
+          const value = props.urlValue ? props.urlValue(f.value) : f.value;
           return (
             <li>
-              <a href={`/events?${next}`}>{f.value}</a> ({number.format(f.count)})
+              <span class="wrap">{shown}</span> <span class="count">{number.format(f.count)}</span>{' '}
+              {value === '' ? null : (
+                <>
+                  <a
+                    href={withValue(props.params, props.param, value, props.single)}
+                    aria-label={`only ${shown}`}
+                  >
+                    only
+                  </a>{' '}
+                  <a href={withValue(props.params, `not_${props.param}`, value)} aria-label={`not ${shown}`}>
+                    not
+                  </a>
+                </>
+              )}
             </li>
           );
         })}
@@ -198,6 +305,8 @@ function FacetList(props: {
     </>
   );
 }
+
+const levelName = (rank: string) => (rank === '' ? 'unknown' : (severityName(Number(rank)) ?? rank));
 
 function FacetPanel(props: { facets: Facets | Failure; params: URLSearchParams }) {
   const f = props.facets;
@@ -208,11 +317,23 @@ function FacetPanel(props: { facets: Facets | Failure; params: URLSearchParams }
         <p>Facets unavailable ({f.title.toLowerCase()}).</p>
       ) : (
         <>
-          {f.sampled ? (
-            <p class="hint">Counted over the newest {number.format(FACET_SAMPLE_CAP)} matches.</p>
-          ) : null}
+          <p class="hint">
+            {f.capped
+              ? `Counted over the newest ${number.format(FACET_ROW_CAP)} matches (more match).`
+              : 'Counted over every match in the range.'}
+          </p>
           <FacetList title="Types" param="type" params={props.params} values={f.types} />
           <FacetList title="Sources" param="source" params={props.params} values={f.sources} />
+          <FacetList title="Subjects" param="subject" params={props.params} values={f.subjects} single />
+          <FacetList
+            title="Severities"
+            param="level"
+            params={props.params}
+            values={f.severities}
+            label={levelName}
+            urlValue={(v) => (v === '' ? '' : levelName(v))}
+          />
+          <FacetList title="Extensions" param="has" params={props.params} values={f.extensions} />
         </>
       )}
     </aside>
@@ -236,6 +357,9 @@ function Tail(props: { params: URLSearchParams }) {
       </noscript>
       <button type="button" hidden>
         Start live tail
+      </button>{' '}
+      <button type="button" aria-pressed="false" hidden>
+        Pause
       </button>
       <p data-status role="status" />
       <ol class="tail" aria-label="Tailed events" />
@@ -246,30 +370,37 @@ function Tail(props: { params: URLSearchParams }) {
 export function SearchPage(props: SearchPageProps) {
   const { params, view } = props;
   return (
-    <Layout title="Search" current="search" script>
+    <Layout title="Search" current="search" scripts={['/assets/tail.js', '/assets/keys.js']}>
       <h1>Search events</h1>
-      {props.problems.length > 0 ? (
-        <div class="problems" role="alert">
-          <p>Some filters could not be used:</p>
-          <ul>
-            {props.problems.map((p) => (
-              <li>{p}</li>
-            ))}
-          </ul>
-        </div>
+      <Problems problems={props.problems} intro="Some filters could not be used:" />
+      <QueryBar params={params} error={props.barError} />
+      <FilterForm params={params} parsed={props.parsed} />
+      {props.parsed?.range !== undefined ? (
+        <p class="hint">
+          <a href={`/events?${absoluteQuery(params, props.parsed)}`} data-copy-link>
+            Link with absolute time
+          </a>{' '}
+          (the same events tomorrow: {utc(props.parsed.filter.from ?? new Date(0), false)} to{' '}
+          {utc(props.parsed.now, false)} UTC)
+        </p>
       ) : null}
-      <FilterForm params={params} />
       {props.failure ? (
         <div class="problems" role="alert">
           <h2>{props.failure.title}</h2>
           <p>{props.failure.message}</p>
         </div>
       ) : null}
+      {view ? <HistogramPanel histogram={view.histogram} params={params} /> : null}
       {view ? (
         <div class="layout">
           <section aria-labelledby="results">
             <h2 id="results">Results</h2>
             <Total total={view.total} />
+            <p class="hint">
+              Export this search (newest first, at most {number.format(EXPORT_CAP)} events):{' '}
+              <a href={`/events.ndjson${withCursor(params, undefined)}`}>NDJSON</a> ·{' '}
+              <a href={`/events.csv${withCursor(params, undefined)}`}>CSV</a>
+            </p>
             <Results rows={view.page.rows} />
             <nav class="pages" aria-label="Result pages">
               {params.has('cursor') ? <a href={`/events${withCursor(params, undefined)}`}>Newest</a> : null}
