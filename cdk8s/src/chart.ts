@@ -2,6 +2,7 @@
 import { App, Chart } from 'cdk8s';
 import { Consumer } from './constructs/consumer.js';
 import { Controller } from './constructs/controller.js';
+import { IngestHttpRoute } from './constructs/http-route.js';
 import { Ingest } from './constructs/ingest.js';
 import { Jobs } from './constructs/jobs.js';
 import { Migration } from './constructs/migration.js';
@@ -13,6 +14,7 @@ import { Search } from './constructs/search.js';
 export function platformChart(): Chart {
   const chart = new Chart(new App(), 'observatory', { disableResourceNameHashes: true });
   new Ingest(chart);
+  new IngestHttpRoute(chart);
   new Consumer(chart);
   new Search(chart);
   new Controller(chart);

@@ -1,9 +1,10 @@
 # shellcheck shell=bash
 # The one place for the cluster's versions, addresses and folders. Sourced by every script here.
 
-K8S_VERSION=v1.34.4     # kubelet 1.34 still falls back to its own cgroupDriver with containerd 1.6
-ETCD_VERSION=v3.6.4     # the etcd that Kubernetes 1.34 pins
+K8S_VERSION=v1.37.2     # the last kubelet that falls back to its own cgroupDriver with containerd 1.6
+ETCD_VERSION=v3.7.3     # the etcd line that Kubernetes 1.37 pins (client v3.7.0), newest patch
 COREDNS_VERSION=v1.15.0
+NETPOL_VERSION=v0.8.0    # sigs.k8s.io/kube-network-policies: the NetworkPolicy enforcer (build-netpol.sh)
 
 # Address ranges of our own cluster: nothing else on the machine uses them (up.sh checks the
 # routing table before starting). Every pod IP and ClusterIP is one of our own namespaces.
@@ -35,3 +36,4 @@ host_ip() {
 # Images the cluster itself runs, built here by system-images.sh (nothing can be pulled).
 PAUSE_IMAGE=localhost/observatory/pause:local
 COREDNS_IMAGE=localhost/observatory/coredns:$COREDNS_VERSION
+NETPOL_IMAGE=localhost/observatory/kube-network-policies:$NETPOL_VERSION

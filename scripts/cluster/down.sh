@@ -65,6 +65,9 @@ for pod_if in $(ip -o link show master "$CNI_BRIDGE" 2>/dev/null | awk -F'[ :@]+
   ip link del "$pod_if" 2>/dev/null
 done
 ip link del "$CNI_BRIDGE" 2>/dev/null
+# The enforcer leaves its table when killed (it cleans up on SIGINT only): without its queue
+# reader the table would hold every pod packet.
+nft delete table inet kube-network-policies 2>/dev/null
 while iptables -D FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment observatory-pod-egress -j DROP 2>/dev/null; do :; done
 for table in filter nat mangle; do
   chains=$(iptables -t "$table" -S | awk '$1 == "-N" && ($2 ~ /^KUBE-/ || $2 ~ /^CNI-/) {print $2}')
