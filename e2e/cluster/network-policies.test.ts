@@ -1,5 +1,5 @@
 /**
- * The chart's NetworkPolicies, enforced by the cluster (kube-network-policies, scripts/cluster):
+ * The chart's NetworkPolicies, enforced by the cluster (kube-router's firewall, scripts/cluster):
  * the policies rendered from charts/observatory are applied beside stand-in pods that carry each
  * component's labels and its named `http` port (no Kafka or database needed), and client pods
  * probe them. Ingest takes anyone; consumer, search and controller take only the release's own

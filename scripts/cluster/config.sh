@@ -4,7 +4,7 @@
 K8S_VERSION=v1.37.2     # the last kubelet that falls back to its own cgroupDriver with containerd 1.6
 ETCD_VERSION=v3.7.3     # the etcd line that Kubernetes 1.37 pins (client v3.7.0), newest patch
 COREDNS_VERSION=v1.15.0
-NETPOL_VERSION=v0.8.0    # sigs.k8s.io/kube-network-policies: the NetworkPolicy enforcer (build-netpol.sh)
+KUBE_ROUTER_VERSION=v2.1.0   # the NetworkPolicy enforcer, firewall only (build-kube-router.sh); the one version the proxy serves
 
 # Address ranges of our own cluster: nothing else on the machine uses them (up.sh checks the
 # routing table before starting). Every pod IP and ClusterIP is one of our own namespaces.
@@ -36,4 +36,3 @@ host_ip() {
 # Images the cluster itself runs, built here by system-images.sh (nothing can be pulled).
 PAUSE_IMAGE=localhost/observatory/pause:local
 COREDNS_IMAGE=localhost/observatory/coredns:$COREDNS_VERSION
-NETPOL_IMAGE=localhost/observatory/kube-network-policies:$NETPOL_VERSION

@@ -46,6 +46,11 @@ fi
 stop kubelet
 stop kube-proxy
 "$K8S_BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
+stop kube-router
+# Its chains (KUBE-ROUTER-*, KUBE-NWPLCY-*, KUBE-POD-FW-*) and ipsets.
+kr=$OBSERVATORY_CACHE/kube-router/$KUBE_ROUTER_VERSION/bin/kube-router
+[[ -x $kr ]] && "$kr" --cleanup-config >/dev/null 2>&1
+
 # 2. Whatever kubelet did not stop (a crash): kill the tasks so no shim outlives containerd.
 if alive containerd; then
   sock=$run/containerd.sock
@@ -65,9 +70,6 @@ for pod_if in $(ip -o link show master "$CNI_BRIDGE" 2>/dev/null | awk -F'[ :@]+
   ip link del "$pod_if" 2>/dev/null
 done
 ip link del "$CNI_BRIDGE" 2>/dev/null
-# The enforcer leaves its table when killed (it cleans up on SIGINT only): without its queue
-# reader the table would hold every pod packet.
-nft delete table inet kube-network-policies 2>/dev/null
 while iptables -D FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment observatory-pod-egress -j DROP 2>/dev/null; do :; done
 for table in filter nat mangle; do
   chains=$(iptables -t "$table" -S | awk '$1 == "-N" && ($2 ~ /^KUBE-/ || $2 ~ /^CNI-/) {print $2}')

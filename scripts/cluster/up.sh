@@ -12,7 +12,7 @@ source "$here/config.sh"
 "$here/install-deps.sh"
 "$here/build-binaries.sh"
 read -r pause_tar coredns_tar < <("$here/system-images.sh")
-netpol_tar=$("$here/build-netpol.sh")
+kube_router=$("$here/build-kube-router.sh")
 
 # One cluster at a time: refuse while another up.sh runs (it owns the ports and the bridge).
 mkdir -p "$CLUSTER_DIR"
@@ -135,7 +135,7 @@ cat >"$CLUSTER_DIR/cni/net.d/10-observatory.conflist" <<JSON
 JSON
 start containerd containerd --config "$CLUSTER_DIR/containerd.toml"
 wait_for containerd 30 ctr --address "$sock" version
-for tar in "$pause_tar" "$coredns_tar" "$netpol_tar"; do
+for tar in "$pause_tar" "$coredns_tar"; do
   ctr --address "$sock" -n k8s.io images import "$tar" >/dev/null
 done
 
@@ -176,9 +176,6 @@ sed -e "s/__DNS_SERVICE_IP__/$DNS_SERVICE_IP/" -e "s/__CLUSTER_DOMAIN__/$CLUSTER
   -e "s#__COREDNS_IMAGE__#$COREDNS_IMAGE#" "$here/manifests/bootstrap.yaml" >"$run/bootstrap.yaml"
 wait_for "the kube-system namespace" 30 kubectl get namespace kube-system
 kubectl apply -f "$run/bootstrap.yaml" >/dev/null
-sed -e "s#__NETPOL_IMAGE__#$NETPOL_IMAGE#" -e "s/__API_HOST__/$HOST_IP/" -e "s/__API_PORT__/$API_PORT/" \
-  "$here/manifests/netpol.yaml" >"$run/netpol.yaml"
-kubectl apply -f "$run/netpol.yaml" >/dev/null
 
 # --- the node: kubelet and kube-proxy
 # Pods whose dnsPolicy is Default get this file: no upstream name server beyond the cluster.
@@ -210,6 +207,10 @@ YAML
 start kubelet "$K8S_BIN/kubelet" --config "$CLUSTER_DIR/kubelet.yaml" \
   --kubeconfig "$pki/kubelet.kubeconfig" --root-dir "$CLUSTER_DIR/kubelet" \
   --node-ip "$HOST_IP" --hostname-override "$NODE_NAME"
+# The NetworkPolicy enforcer: kube-router's firewall alone (iptables + ipset), beside kube-proxy.
+start kube-router "$kube_router" --run-firewall=true --run-router=false --run-service-proxy=false \
+  --kubeconfig "$pki/kube-router.kubeconfig" --hostname-override "$NODE_NAME" \
+  --health-port 0 --metrics-port 0
 start kube-proxy "$K8S_BIN/kube-proxy" --kubeconfig "$pki/kube-proxy.kubeconfig" \
   --proxy-mode iptables --cluster-cidr "$POD_CIDR" --hostname-override "$NODE_NAME" \
   --conntrack-max-per-core 0 --metrics-bind-address 127.0.0.1:10249 --healthz-bind-address 127.0.0.1:10256
@@ -217,12 +218,11 @@ start kube-proxy "$K8S_BIN/kube-proxy" --kubeconfig "$pki/kube-proxy.kubeconfig"
 wait_for "node $NODE_NAME" 60 kubectl get node "$NODE_NAME"
 kubectl wait --for condition=Ready "node/$NODE_NAME" --timeout 120s >/dev/null
 kubectl -n kube-system rollout status deployment/coredns --timeout 120s >/dev/null
-kubectl -n kube-system rollout status daemonset/kube-network-policies --timeout 120s >/dev/null
 
 mkdir -p "$(dirname "$KUBECONFIG_OUT")"
 install -m 600 "$pki/admin.kubeconfig" "$KUBECONFIG_OUT"
 touch "$CLUSTER_DIR/ready"
-echo "cluster ready in $((SECONDS - t0)) s: Kubernetes $K8S_VERSION, NetworkPolicy by kube-network-policies $NETPOL_VERSION, node $NODE_NAME ($HOST_IP), pods $POD_CIDR, services $SERVICE_CIDR"
+echo "cluster ready in $((SECONDS - t0)) s: Kubernetes $K8S_VERSION, NetworkPolicy by kube-router $KUBE_ROUTER_VERSION, node $NODE_NAME ($HOST_IP), pods $POD_CIDR, services $SERVICE_CIDR"
 echo "export KUBECONFIG=$KUBECONFIG_OUT   (kubectl: $K8S_BIN/kubectl; logs: $logs; Ctrl-C stops it)"
 
 # Run until Ctrl-C/SIGTERM, or until one of the components dies (then stop the rest, fail).
