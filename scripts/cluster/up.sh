@@ -207,15 +207,16 @@ YAML
 start kubelet "$K8S_BIN/kubelet" --config "$CLUSTER_DIR/kubelet.yaml" \
   --kubeconfig "$pki/kubelet.kubeconfig" --root-dir "$CLUSTER_DIR/kubelet" \
   --node-ip "$HOST_IP" --hostname-override "$NODE_NAME"
-# The NetworkPolicy enforcer: kube-router's firewall alone (iptables + ipset), beside kube-proxy.
-start kube-router "$kube_router" --run-firewall=true --run-router=false --run-service-proxy=false \
-  --kubeconfig "$pki/kube-router.kubeconfig" --hostname-override "$NODE_NAME" \
-  --health-port 0 --metrics-port 0
 start kube-proxy "$K8S_BIN/kube-proxy" --kubeconfig "$pki/kube-proxy.kubeconfig" \
   --proxy-mode iptables --cluster-cidr "$POD_CIDR" --hostname-override "$NODE_NAME" \
   --conntrack-max-per-core 0 --metrics-bind-address 127.0.0.1:10249 --healthz-bind-address 127.0.0.1:10256
 
 wait_for "node $NODE_NAME" 60 kubectl get node "$NODE_NAME"
+# The NetworkPolicy enforcer: kube-router's firewall alone (iptables + ipset), beside kube-proxy.
+# It exits unless its Node exists, so it starts once kubelet has registered it.
+start kube-router "$kube_router" --run-firewall=true --run-router=false --run-service-proxy=false \
+  --kubeconfig "$pki/kube-router.kubeconfig" --hostname-override "$NODE_NAME" \
+  --health-port 0 --metrics-port 0
 kubectl wait --for condition=Ready "node/$NODE_NAME" --timeout 120s >/dev/null
 kubectl -n kube-system rollout status deployment/coredns --timeout 120s >/dev/null
 
