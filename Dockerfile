@@ -7,10 +7,14 @@
 # service's `start:prod` script: its node flags are written there only.
 # Adding a component: its name in SERVICES and a final stage below.
 #
-# NODE_IMAGE is the official Node.js LTS slim image wherever a registry is reachable. On a machine
-# that cannot pull (ours), `make images` first builds an equivalent base locally (Debian minbase +
-# the Node binary from npm: scripts/images/build-base.sh) and passes it here.
-ARG NODE_IMAGE=node:24-bookworm-slim
+# NODE_IMAGE is the official Node.js LTS slim image, pinned by digest, wherever a registry is
+# reachable (a user's CI, the release workflow). On a machine that cannot pull (ours), `make
+# images` first builds an equivalent base locally (Debian minbase + the Node binary from npm:
+# scripts/images/build-base.sh) and passes it here. The digest is node:24-bookworm-slim at Node
+# 24.18.0 as public builds name it; it cannot be checked from the development machines (no
+# registry): move it to the Node of scripts/images/config.sh where one is reachable, with
+# `docker buildx imagetools inspect node:24-bookworm-slim --format '{{.Manifest.Digest}}'`.
+ARG NODE_IMAGE=node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
 
 FROM ${NODE_IMAGE} AS base
 WORKDIR /app
@@ -22,9 +26,8 @@ FROM base AS manifests
 COPY . /src
 RUN sh /src/scripts/images/copy-manifests.sh /src /manifests
 
-# `npm install` of the locked versions, as `make install` does: the registry mirror reachable here
-# lacks other platforms' optional binaries, which `npm ci` counts as a lock mismatch. Install
-# scripts are skipped (none is needed to compile or run); patches/ is applied explicitly.
+# `npm ci`: exactly the lock file's versions, or a failure when package.json and the lock disagree.
+# Install scripts are skipped (none is needed to compile or run); patches/ is applied explicitly.
 # The optional secret `extra_ca` is a CA bundle for a TLS-inspecting proxy between npm and its
 # registry (`make images` passes $NODE_EXTRA_CA_CERTS when set); it never lands in a layer.
 FROM base AS deps
@@ -32,7 +35,7 @@ COPY --from=manifests /manifests/ ./
 COPY patches/ patches/
 RUN --mount=type=secret,id=extra_ca,required=false \
     export NODE_EXTRA_CA_CERTS=/run/secrets/extra_ca; [ -f "$NODE_EXTRA_CA_CERTS" ] || unset NODE_EXTRA_CA_CERTS; \
-    npm install --no-audit --no-fund --ignore-scripts && npx patch-package --error-on-fail && rm -rf /root/.npm
+    npm ci --no-audit --no-fund --ignore-scripts && npx patch-package --error-on-fail && rm -rf /root/.npm
 
 FROM deps AS build
 ARG SERVICES="ingest consumer search jobs controller"

@@ -18,10 +18,10 @@ help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
 $(NODE_STAMP): package.json package-lock.json $(wildcard packages/*/package.json services/*/package.json e2e/package.json monitoring/package.json patches/*.patch)
-	@# Not `npm ci`: the registry reachable here lacks some other platforms' optional binaries
-	@# (e.g. @biomejs/cli-android-arm64), which `npm ci` counts as a lock mismatch. `npm install`
-	@# still installs the locked versions. Its postinstall applies patches/ (patch-package); a
-	@# patched package is removed first so a changed patch applies to pristine files.
+	@# `npm install` of the locked versions (not `npm ci`, which would delete node_modules on each
+	@# change of a manifest; the Dockerfile's clean build uses `npm ci`). Its postinstall applies
+	@# patches/ (patch-package); a patched package is removed first so a changed patch applies to
+	@# pristine files.
 	@for p in $(wildcard patches/*.patch); do n=$$(basename $$p .patch); n=$${n%+*}; rm -rf "node_modules/$${n//+//}"; done
 	npm install --no-audit --no-fund
 	@touch $@
@@ -31,13 +31,13 @@ install: $(NODE_STAMP) ## Install the npm workspace (only when the lock file cha
 # The checks after `tsc -b` are independent and each single-threaded: they run at once
 # (scripts/concurrently.sh prints each one's output whole when it ends).
 TYPE_CHECKS := 'npx tsc -p tsconfig.test.json' 'npx tsc -p scripts/tsconfig.json' 'npx tsc -p bench/tsconfig.json'
-LINT_CHECKS := 'npx biome check .' 'node --import tsx scripts/check-imports.ts'
+LINT_CHECKS := 'npx biome check .' 'node --import tsx scripts/check-imports.ts' './scripts/actionlint.sh'
 
 build: install ## Type-check and compile every workspace (tsc -b), and type-check the tests, scripts and benchmarks
 	npx tsc -b
 	./scripts/concurrently.sh $(TYPE_CHECKS)
 
-lint: install ## Lint and format-check the tree (biome), and check the import arrows of DESIGN.md
+lint: install ## Lint and format-check the tree (biome), check the import arrows of DESIGN.md, lint the workflows (actionlint)
 	./scripts/concurrently.sh $(LINT_CHECKS)
 
 # `test` type-checks and lints at once (what `build` and `lint` run, after `tsc -b`), then runs every

@@ -5,6 +5,7 @@ import { BundledPostgresql } from './constructs/bundled-postgresql.js';
 import { Consumer } from './constructs/consumer.js';
 import { Controller } from './constructs/controller.js';
 import { HelmTest } from './constructs/helm-test.js';
+import { IngestHttpRoute } from './constructs/http-route.js';
 import { Ingest } from './constructs/ingest.js';
 import { Jobs } from './constructs/jobs.js';
 import { Migration } from './constructs/migration.js';
@@ -16,6 +17,7 @@ import { Search } from './constructs/search.js';
 export function platformChart(): Chart {
   const chart = new Chart(new App(), 'observatory', { disableResourceNameHashes: true });
   new Ingest(chart);
+  new IngestHttpRoute(chart);
   new Consumer(chart);
   new Search(chart);
   new Controller(chart);

@@ -264,6 +264,22 @@ export const values: Tree = {
       host: str('events.example.com', 'host name of the ingestion API'),
       tlsSecret: str('', 'Secret with the TLS certificate (empty: no TLS)'),
       annotations: map({}, 'annotations of the Ingress', 'string'),
+      maxBodySize: str(
+        '9m',
+        'nginx.ingress.kubernetes.io/proxy-body-size: the largest request body (a batch is up to 8 MiB plus its envelope)',
+      ),
+    },
+    httpRoute: {
+      enabled: bool(false, 'a Gateway API HTTPRoute for the ingestion API (needs the Gateway API CRDs)'),
+      parentRefs: list(
+        [],
+        "the Gateway(s) the route attaches to ({name, namespace, sectionName} items; TLS is the listener's)",
+        { type: 'object' },
+      ),
+      hostnames: list([], 'host names the route answers (empty: every host of the listener)', {
+        type: 'string',
+      }),
+      annotations: map({}, 'annotations of the HTTPRoute', 'string'),
     },
   },
   consumer: deployment('consumer', 2, resources('100m', '192Mi', '512Mi')),

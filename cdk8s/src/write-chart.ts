@@ -35,7 +35,8 @@ export function chartFiles(): Map<string, string> {
         type: 'application',
         version: CHART_VERSION,
         appVersion: APP_VERSION,
-        kubeVersion: '>=1.30.0-0',
+        // The minor releases the Kubernetes project supports (1.35-1.37); tested on 1.37.
+        kubeVersion: '>=1.35.0-0',
       }),
   );
   files.set('values.yaml', HEADER + stringify(defaults(values), { lineWidth: 0 }));

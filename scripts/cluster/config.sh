@@ -1,9 +1,10 @@
 # shellcheck shell=bash
 # The one place for the cluster's versions, addresses and folders. Sourced by every script here.
 
-K8S_VERSION=v1.34.4     # kubelet 1.34 still falls back to its own cgroupDriver with containerd 1.6
-ETCD_VERSION=v3.6.4     # the etcd that Kubernetes 1.34 pins
+K8S_VERSION=v1.37.2     # the last kubelet that falls back to its own cgroupDriver with containerd 1.6
+ETCD_VERSION=v3.7.3     # the etcd line that Kubernetes 1.37 pins (client v3.7.0), newest patch
 COREDNS_VERSION=v1.15.0
+KUBE_ROUTER_VERSION=v2.1.0   # the NetworkPolicy enforcer, firewall only (build-kube-router.sh); the one version the proxy serves
 
 # Address ranges of our own cluster: nothing else on the machine uses them (up.sh checks the
 # routing table before starting). Every pod IP and ClusterIP is one of our own namespaces.

@@ -46,6 +46,11 @@ fi
 stop kubelet
 stop kube-proxy
 "$K8S_BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
+stop kube-router
+# Its chains (KUBE-ROUTER-*, KUBE-NWPLCY-*, KUBE-POD-FW-*) and ipsets.
+kr=$OBSERVATORY_CACHE/kube-router/$KUBE_ROUTER_VERSION/bin/kube-router
+[[ -x $kr ]] && "$kr" --cleanup-config >/dev/null 2>&1
+
 # 2. Whatever kubelet did not stop (a crash): kill the tasks so no shim outlives containerd.
 if alive containerd; then
   sock=$run/containerd.sock

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Creates the cluster's certificates and keys with openssl into $1 (a CA; the API server's serving
 # certificate; client certificates for the admin, controller-manager, scheduler, kubelet,
-# kube-proxy and the API server's kubelet client; the kubelet's serving certificate; the
+# kube-proxy, kube-router and the API server's kubelet client; the kubelet's serving certificate; the
 # service-account key pair) and a kubeconfig per client. $2: the machine's address.
 set -euo pipefail
 source "$(dirname "$0")/config.sh"
@@ -35,6 +35,7 @@ sign controller-manager /CN=system:kube-controller-manager
 sign scheduler /CN=system:kube-scheduler
 sign kubelet "/O=system:nodes/CN=system:node:$NODE_NAME"
 sign kube-proxy /CN=system:kube-proxy
+sign kube-router /CN=observatory:kube-router
 sign apiserver-kubelet-client /O=system:masters/CN=kube-apiserver-kubelet-client
 openssl genrsa -out sa.key 2048 2>/dev/null
 openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
@@ -60,7 +61,7 @@ contexts:
 current-context: observatory
 YAML
 }
-for c in admin controller-manager scheduler kubelet kube-proxy; do
+for c in admin controller-manager scheduler kubelet kube-proxy kube-router; do
   kubeconfig "$c" "https://127.0.0.1:$API_PORT" >"$c.kubeconfig"
 done
 chmod 600 ./*.key ./*.kubeconfig

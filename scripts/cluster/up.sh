@@ -12,6 +12,7 @@ source "$here/config.sh"
 "$here/install-deps.sh"
 "$here/build-binaries.sh"
 read -r pause_tar coredns_tar < <("$here/system-images.sh")
+kube_router=$("$here/build-kube-router.sh")
 
 # One cluster at a time: refuse while another up.sh runs (it owns the ports and the bridge).
 mkdir -p "$CLUSTER_DIR"
@@ -211,13 +212,18 @@ start kube-proxy "$K8S_BIN/kube-proxy" --kubeconfig "$pki/kube-proxy.kubeconfig"
   --conntrack-max-per-core 0 --metrics-bind-address 127.0.0.1:10249 --healthz-bind-address 127.0.0.1:10256
 
 wait_for "node $NODE_NAME" 60 kubectl get node "$NODE_NAME"
+# The NetworkPolicy enforcer: kube-router's firewall alone (iptables + ipset), beside kube-proxy.
+# It exits unless its Node exists, so it starts once kubelet has registered it.
+start kube-router "$kube_router" --run-firewall=true --run-router=false --run-service-proxy=false \
+  --kubeconfig "$pki/kube-router.kubeconfig" --hostname-override "$NODE_NAME" \
+  --health-port 0 --metrics-port 0
 kubectl wait --for condition=Ready "node/$NODE_NAME" --timeout 120s >/dev/null
 kubectl -n kube-system rollout status deployment/coredns --timeout 120s >/dev/null
 
 mkdir -p "$(dirname "$KUBECONFIG_OUT")"
 install -m 600 "$pki/admin.kubeconfig" "$KUBECONFIG_OUT"
 touch "$CLUSTER_DIR/ready"
-echo "cluster ready in $((SECONDS - t0)) s: Kubernetes $K8S_VERSION, node $NODE_NAME ($HOST_IP), pods $POD_CIDR, services $SERVICE_CIDR"
+echo "cluster ready in $((SECONDS - t0)) s: Kubernetes $K8S_VERSION, NetworkPolicy by kube-router $KUBE_ROUTER_VERSION, node $NODE_NAME ($HOST_IP), pods $POD_CIDR, services $SERVICE_CIDR"
 echo "export KUBECONFIG=$KUBECONFIG_OUT   (kubectl: $K8S_BIN/kubectl; logs: $logs; Ctrl-C stops it)"
 
 # Run until Ctrl-C/SIGTERM, or until one of the components dies (then stop the rest, fail).

@@ -3,11 +3,19 @@
 # daemon (started here, stopped again at the end), on a locally built Node base image; saves each
 # image and, when the cluster of `make cluster` runs, imports it into its containerd; prints sizes.
 # IMPORT=0 skips the import; the image archives stay in $OBSERVATORY_CACHE/images/.
+# OBSERVATORY_DOCKER=system (a CI runner with Docker and a registry): the machine's own Docker
+# daemon and the Dockerfile's default base image (pulled by digest); nothing is installed or started.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/config.sh"
 source "$REPO_ROOT/scripts/cluster/config.sh"
-"$REPO_ROOT/scripts/cluster/install-deps.sh"
+system_docker=0
+case ${OBSERVATORY_DOCKER:-} in
+  '') ;;
+  system) system_docker=1 DOCKER=docker && unset DOCKER_HOST ;;
+  *) echo "OBSERVATORY_DOCKER must be empty or 'system', not '$OBSERVATORY_DOCKER'" >&2 && exit 1 ;;
+esac
+((system_docker)) || "$REPO_ROOT/scripts/cluster/install-deps.sh"
 
 # One build at a time per cache: the daemon below is shared, and a second build's `stop` would
 # end the first one's daemon mid-build (two checkouts, or two test runs, building at once).
@@ -16,10 +24,14 @@ exec 9>"$OBSERVATORY_CACHE/images.lock"
 flock 9
 
 started=$SECONDS
-trap '"$here/dockerd.sh" stop' EXIT
-"$here/dockerd.sh" start
-"$here/build-base.sh"
-"$here/build-standins.sh"
+base_arg=()
+if ((!system_docker)); then
+  trap '"$here/dockerd.sh" stop' EXIT
+  "$here/dockerd.sh" start
+  "$here/build-base.sh"
+  "$here/build-standins.sh"
+  base_arg=(--build-arg "NODE_IMAGE=$BASE_IMAGE")
+fi
 
 out=$OBSERVATORY_CACHE/images
 mkdir -p "$out"
@@ -33,7 +45,7 @@ for c in "${COMPONENTS[@]}"; do
   image=$IMAGE_PREFIX/$c:$IMAGE_TAG
   # --network host: npm reaches the registry as it does on this machine; Docker has no bridge.
   DOCKER_BUILDKIT=1 $DOCKER build --quiet --network host --target "$c" "${ca_secret[@]}" \
-    --build-arg "NODE_IMAGE=$BASE_IMAGE" --build-arg "SERVICES=${COMPONENTS[*]}" \
+    "${base_arg[@]}" --build-arg "SERVICES=${COMPONENTS[*]}" \
     -t "$image" "$REPO_ROOT" >/dev/null
   $DOCKER save -o "$out/$c.tar" "$image"
   bytes=$($DOCKER image inspect -f '{{.Size}}' "$image")
@@ -41,10 +53,12 @@ for c in "${COMPONENTS[@]}"; do
   sizes+=("$(printf '%-36s %8s  (/app, its code and production dependencies: %s MiB)' "$image" "$(mib "$bytes")" "$app_mib")")
   echo "built $image in $((SECONDS - t)) s"
 done
-# Earlier builds' images, untagged by this one, would otherwise pile up in the cache.
-$DOCKER image prune --force >/dev/null
-node_bytes=$($DOCKER run --rm --network none --entrypoint stat "$BASE_IMAGE" -c %s /usr/local/bin/node 2>/dev/null || echo 0)
-"$here/dockerd.sh" stop
+node_bytes=$($DOCKER run --rm --network none --entrypoint stat "$image" -c %s /usr/local/bin/node 2>/dev/null || echo 0)
+if ((!system_docker)); then
+  # Earlier builds' images, untagged by this one, would otherwise pile up in the cache.
+  $DOCKER image prune --force >/dev/null
+  "$here/dockerd.sh" stop
+fi
 
 sock=$CLUSTER_DIR/run/containerd.sock
 if [[ ${IMPORT:-1} == 1 && -S $sock ]]; then

@@ -9,6 +9,13 @@ import { blocks, onlyIf, releaseName, scalar, value } from '../helm.js';
 import { HTTP_PORT, metadata } from './common.js';
 import { HttpService } from './http-service.js';
 
+/** What producers and their developers reach from outside: the API, its docs, its description. */
+export const INGEST_ROUTES = [
+  { path: '/v1', exact: false },
+  { path: '/docs', exact: false },
+  { path: '/openapi.json', exact: true },
+];
+
 export class Ingest extends Construct {
   constructor(scope: Construct) {
     super(scope, 'ingest-component');
@@ -41,20 +48,21 @@ export class Ingest extends Construct {
           {
             host: value('ingest.ingress.host'),
             http: {
-              paths: [
-                {
-                  path: '/v1',
-                  pathType: 'Prefix',
-                  backend: { service: { name: releaseName('ingest'), port: { number: HTTP_PORT } } },
-                },
-              ],
+              paths: INGEST_ROUTES.map(({ path, exact }) => ({
+                path,
+                pathType: exact ? 'Exact' : 'Prefix',
+                backend: { service: { name: releaseName('ingest'), port: { number: HTTP_PORT } } },
+              })),
             },
           },
         ],
       },
     });
+    // ingress-nginx refuses bodies over 1 MiB by default; an 8 MiB batch needs its annotation.
+    // The operator's own annotations win.
     blocks(ingress, {
-      '/metadata/annotations': '(merge (dict) .Values.ingest.ingress.annotations .Values.commonAnnotations)',
+      '/metadata/annotations':
+        '(merge (dict) .Values.ingest.ingress.annotations .Values.commonAnnotations (dict "nginx.ingress.kubernetes.io/proxy-body-size" .Values.ingest.ingress.maxBodySize))',
       '/spec/tls': `(ternary (list (dict "hosts" (list .Values.ingest.ingress.host) "secretName" .Values.ingest.ingress.tlsSecret)) list (ne .Values.ingest.ingress.tlsSecret ""))`,
     });
     onlyIf(ingress, '.Values.ingest.ingress.enabled');

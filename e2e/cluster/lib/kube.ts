@@ -120,13 +120,13 @@ export class TestNamespace {
    */
   async runPod(
     name: string,
-    spec: { image: string; command: string[]; env?: Record<string, string> },
+    spec: { image: string; command: string[]; env?: Record<string, string>; labels?: Record<string, string> },
     timeoutMs = 90_000,
   ): Promise<{ phase: string; logs: string }> {
     await this.apply({
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name },
+      metadata: { name, labels: spec.labels ?? {} },
       spec: {
         restartPolicy: 'Never',
         securityContext: { runAsNonRoot: true, runAsUser: 1000 },

@@ -1,0 +1,207 @@
+/**
+ * The chart's NetworkPolicies, enforced by the cluster (kube-router's firewall, scripts/cluster):
+ * the policies rendered from charts/observatory are applied beside stand-in pods that carry each
+ * component's labels and its named `http` port (no Kafka or database needed), and client pods
+ * probe them. Ingest takes anyone; consumer, search and controller take only the release's own
+ * pods (and the peers of `networkPolicies.allowFrom`), on `http` only; jobs take nothing; a policed
+ * pod's egress goes only to DNS and `networkPolicies.egressTo`.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { CHART, Helm } from './lib/helm.js';
+import { Kube, type TestNamespace } from './lib/kube.js';
+
+const cluster = inject('cluster');
+const podStack = inject('podStack');
+const kube = new Kube(cluster.kubeconfig);
+const helmBin = new Helm(cluster.kubeconfig).bin;
+const RELEASE = 'np';
+const SERVERS = ['ingest', 'consumer', 'search', 'controller', 'jobs'] as const;
+const OTHER_PORT = 9090; // a second port of every stand-in, named by no policy
+const instance = { 'app.kubernetes.io/instance': RELEASE };
+const pgPort = Number(new URL(podStack.databaseUrl).port);
+
+let ns: TestNamespace;
+let other: TestNamespace;
+const podIp = new Map<string, string>();
+
+/** The chart's NetworkPolicy objects for this namespace, as `helm template` renders them. */
+async function applyPolicies(allowFrom: unknown[]): Promise<void> {
+  const { stdout } = await promisify(execFile)(helmBin, [
+    'template',
+    RELEASE,
+    CHART,
+    '--namespace',
+    ns.name,
+    ...SERVERS.flatMap((c) => ['--show-only', `templates/${c}-networkpolicy.yaml`]),
+    '--set-string',
+    'kafka.bootstrapServers=kafka:9092',
+    '--set-string',
+    'database.url=postgres://db:5432/observatory',
+    ...['store', 'auth', 'admin', 'application'].flatMap((s) => ['--set-string', `secrets.${s}.name=x`]),
+    // Egress of a policed pod: this machine only (where Kafka and PostgreSQL are in these tests).
+    '--set-json',
+    `networkPolicies.egressTo=[{"ipBlock":{"cidr":"${podStack.host}/32"}}]`,
+    '--set-json',
+    `networkPolicies.allowFrom=${JSON.stringify(allowFrom)}`,
+  ]);
+  await ns.kubectl(['apply', '-f', '-'], { input: stdout });
+}
+
+/** A stand-in: a tiny HTTP server on 8080 (`http`) and OTHER_PORT, with a component's labels. */
+function standIn(component: string) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: component, labels: { 'app.kubernetes.io/name': component, ...instance } },
+    spec: {
+      securityContext: { runAsNonRoot: true, runAsUser: 1000 },
+      terminationGracePeriodSeconds: 0,
+      containers: [
+        {
+          name: 'main',
+          image: cluster.images.ingest,
+          imagePullPolicy: 'IfNotPresent',
+          command: [
+            'node',
+            '-e',
+            `for (const p of [8080, ${OTHER_PORT}]) require('node:http').createServer((q, s) => s.end('${component}')).listen(p);`,
+          ],
+          ports: [{ name: 'http', containerPort: 8080 }, { containerPort: OTHER_PORT }],
+          readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
+        },
+      ],
+    },
+  };
+}
+
+type Outcome = 'open' | 'blocked';
+/**
+ * Runs a client pod that opens a TCP connection to each target (name -> host:port) and reports
+ * `open` or `blocked`. A target counts as blocked only when three tries of 2 s all fail, so a
+ * policy that admits is never mistaken for one that refuses while the enforcer learns a new pod.
+ */
+async function probe(
+  where: TestNamespace,
+  name: string,
+  labels: Record<string, string>,
+  targets: Record<string, string>,
+): Promise<Record<string, Outcome>> {
+  const script = `
+    const net = require('node:net');
+    const once = (host, port) => new Promise((done) => {
+      const s = net.connect({ host, port, timeout: 2000 });
+      s.on('connect', () => { s.destroy(); done(true); });
+      s.on('timeout', () => { s.destroy(); done(false); });
+      s.on('error', () => done(false));
+    });
+    const targets = JSON.parse(process.env.TARGETS);
+    Promise.all(Object.entries(targets).map(async ([name, address]) => {
+      const [host, port] = address.split(':');
+      for (let i = 0; i < 3; i++) if (await once(host, Number(port))) return [name, 'open'];
+      return [name, 'blocked'];
+    })).then((r) => console.log(JSON.stringify(Object.fromEntries(r))));`;
+  const { phase, logs } = await where.runPod(name, {
+    image: cluster.images.ingest,
+    command: ['node', '-e', script],
+    env: { TARGETS: JSON.stringify(targets) },
+    labels,
+  });
+  expect(phase, logs).toBe('Succeeded');
+  return JSON.parse(logs.trim().split('\n').at(-1) ?? '{}') as Record<string, Outcome>;
+}
+
+const at = (component: string, port = 8080) => `${podIp.get(component)}:${port}`;
+
+beforeAll(async () => {
+  [ns, other] = await Promise.all([kube.createNamespace('netpol'), kube.createNamespace('netpol-other')]);
+  await applyPolicies([]);
+  await ns.apply(...SERVERS.map(standIn));
+  await ns.kubectl(['wait', '--for=condition=Ready', 'pods', '--all', '--timeout=90s'], {
+    timeoutMs: 100_000,
+  });
+  const pods = await kube.getJson<{ items: { metadata: { name: string }; status: { podIP: string } }[] }>([
+    'pods',
+    '--namespace',
+    ns.name,
+  ]);
+  for (const p of pods.items) podIp.set(p.metadata.name, p.status.podIP);
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all([ns?.delete(), other?.delete()]);
+});
+
+describe('the chart NetworkPolicies, enforced', () => {
+  it('admit the release pods to every http port, refuse other ports, and refuse everyone at jobs', async () => {
+    const seen = await probe(
+      ns,
+      'peer',
+      { 'app.kubernetes.io/name': 'peer', ...instance },
+      {
+        ingest: at('ingest'),
+        consumer: at('consumer'),
+        search: at('search'),
+        controller: at('controller'),
+        searchOtherPort: at('search', OTHER_PORT),
+        jobs: at('jobs'),
+      },
+    );
+    expect(seen).toEqual({
+      ingest: 'open',
+      consumer: 'open',
+      search: 'open',
+      controller: 'open',
+      searchOtherPort: 'blocked',
+      jobs: 'blocked',
+    });
+  });
+
+  it('refuse a pod of another release or another namespace everywhere but ingest', async () => {
+    const targets = {
+      ingest: at('ingest'),
+      consumer: at('consumer'),
+      search: at('search'),
+      controller: at('controller'),
+    };
+    const expected = { ingest: 'open', consumer: 'blocked', search: 'blocked', controller: 'blocked' };
+    const [stranger, outsider] = await Promise.all([
+      probe(ns, 'stranger', { 'app.kubernetes.io/instance': 'another-release' }, targets),
+      // The release's own labels do not count from another namespace.
+      probe(other, 'outsider', { 'app.kubernetes.io/name': 'peer', ...instance }, targets),
+    ]);
+    expect(stranger).toEqual(expected);
+    expect(outsider).toEqual(expected);
+  });
+
+  it("limit a policed pod's egress to egressTo (this machine) and DNS", async () => {
+    const seen = await probe(
+      ns,
+      'jobs-client',
+      { 'app.kubernetes.io/name': 'jobs', ...instance },
+      {
+        postgresOnHost: `${podStack.host}:${pgPort}`,
+        search: at('search'),
+        dns: '10.96.0.10:53',
+      },
+    );
+    expect(seen).toEqual({ postgresOnHost: 'open', search: 'blocked', dns: 'open' });
+  });
+
+  it('admit the peers of networkPolicies.allowFrom (a namespace) to search', async () => {
+    await applyPolicies([
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': other.name } } },
+    ]);
+    const seen = await probe(
+      other,
+      'admitted',
+      { 'app.kubernetes.io/name': 'prometheus' },
+      {
+        search: at('search'),
+        jobs: at('jobs'),
+      },
+    );
+    expect(seen).toEqual({ search: 'open', jobs: 'blocked' });
+  });
+});
