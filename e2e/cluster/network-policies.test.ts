@@ -79,8 +79,9 @@ function standIn(component: string) {
 type Outcome = 'open' | 'blocked';
 /**
  * Runs a client pod that opens a TCP connection to each target (name -> host:port) and reports
- * `open` or `blocked`. A target counts as blocked only when three tries of 2 s all fail, so a
- * policy that admits is never mistaken for one that refuses while the enforcer learns a new pod.
+ * `open` or `blocked`. A target counts as blocked only when 16 s of tries all fail, so a
+ * policy that admits is never mistaken for one that refuses while the enforcer learns a new pod
+ * or a changed policy (kube-router's ipsets took more than 6 s on a busy node).
  */
 async function probe(
   where: TestNamespace,
@@ -99,7 +100,11 @@ async function probe(
     const targets = JSON.parse(process.env.TARGETS);
     Promise.all(Object.entries(targets).map(async ([name, address]) => {
       const [host, port] = address.split(':');
-      for (let i = 0; i < 3; i++) if (await once(host, Number(port))) return [name, 'open'];
+      const deadline = Date.now() + 16000;
+      do {
+        if (await once(host, Number(port))) return [name, 'open'];
+        await new Promise((r) => setTimeout(r, 500));
+      } while (Date.now() < deadline);
       return [name, 'blocked'];
     })).then((r) => console.log(JSON.stringify(Object.fromEntries(r))));`;
   const { phase, logs } = await where.runPod(name, {
