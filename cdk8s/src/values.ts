@@ -42,7 +42,8 @@ const databaseRole = (role: string, who: string, key: string): Tree => ({
 });
 
 /** The runbook page of monitoring/RUNBOOK.md as the project publishes it. */
-export const RUNBOOK_URL = 'https://github.com/event-observatory/event-observatory/blob/main/monitoring/RUNBOOK.md';
+export const RUNBOOK_URL =
+  'https://github.com/event-observatory/event-observatory/blob/main/monitoring/RUNBOOK.md';
 
 /** Values without a usable default: `helm install` fails naming every one that is empty. */
 export const REQUIRED: Record<string, string> = {
@@ -247,11 +248,15 @@ export const values: Tree = {
         '',
         'PromQL matchers every rule selects by (empty: namespace="<release namespace>", service=~"<release>-(ingest|consumer|search|controller|postgres-exporter)")',
       ),
-      for: map({}, '`for:` of alerts by alert name, replacing the spec\'s (e.g. IngestProduceFailing: 1m)', 'string'),
+      for: map(
+        {},
+        "`for:` of alerts by alert name, replacing the spec's (e.g. IngestProduceFailing: 1m)",
+        'string',
+      ),
     },
     runbookBaseUrl: str(
       RUNBOOK_URL,
-      'the runbook page: each alert\'s runbook_url is this URL and #<alert name in lower case>',
+      "the runbook page: each alert's runbook_url is this URL and #<alert name in lower case>",
       { pattern: '^https?://' },
     ),
     dashboard: {
@@ -284,7 +289,10 @@ export const values: Tree = {
         tag: str('v0.17.1', 'tag of the postgres_exporter image'),
       },
       resources: resources('10m', '32Mi', '64Mi'),
-      user: str('observatory_monitor', 'its role: LOGIN, member of pg_monitor, nothing else (see monitoring/README.md)'),
+      user: str(
+        'observatory_monitor',
+        'its role: LOGIN, member of pg_monitor, nothing else (see monitoring/README.md)',
+      ),
       passwordSecret: {
         name: str('', "Secret with that role's password (empty: secrets.store.name)"),
         key: str('MONITOR_PASSWORD', 'key of the password in that Secret'),

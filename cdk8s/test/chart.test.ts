@@ -196,7 +196,8 @@ describe('the rendered platform', () => {
     );
     expect(alerts).toHaveLength(13);
     // The rule files' scope becomes the release's (cdk8s/test/monitoring.test.ts tests it further).
-    const release = 'namespace="observatory", service=~"obs-(ingest|consumer|search|controller|postgres-exporter)"';
+    const release =
+      'namespace="observatory", service=~"obs-(ingest|consumer|search|controller|postgres-exporter)"';
     const expected = alertGroups().map((g) => ({
       ...g,
       rules: g.rules.map((r) => ({ ...r, expr: r.expr.replaceAll(LOCAL_SCOPE, release).trimEnd() })),
@@ -238,7 +239,8 @@ describe('the rendered platform', () => {
     for (const policy of policies) {
       for (const rule of policy.spec.ingress ?? [])
         if ('from' in rule) expect(rule.from.length).toBeGreaterThan(0);
-      for (const rule of policy.spec.egress ?? []) if ('to' in rule) expect(rule.to.length).toBeGreaterThan(0);
+      for (const rule of policy.spec.egress ?? [])
+        if ('to' in rule) expect(rule.to.length).toBeGreaterThan(0);
     }
     expect(named(objects, 'NetworkPolicy', 'obs-search').spec.ingress).toEqual([
       {

@@ -28,10 +28,17 @@ const rulesOf = (objects: K8sObject[]): Rule[] =>
 /** `promtool test rules` of the rendered PrometheusRule against one case; its output. */
 function promtoolCase(objects: K8sObject[], test: Record<string, unknown>): { ok: boolean; output: string } {
   const dir = mkdtempSync(join(scratch, 'case-'));
-  writeFileSync(join(dir, 'rules.yaml'), stringify({ groups: of(objects, 'PrometheusRule')[0]?.spec.groups }));
+  writeFileSync(
+    join(dir, 'rules.yaml'),
+    stringify({ groups: of(objects, 'PrometheusRule')[0]?.spec.groups }),
+  );
   writeFileSync(
     join(dir, 'test.yaml'),
-    stringify({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests: [{ interval: '1m', ...test }] }),
+    stringify({
+      rule_files: ['rules.yaml'],
+      evaluation_interval: '1m',
+      tests: [{ interval: '1m', ...test }],
+    }),
   );
   const res = spawnSync('promtool', ['test', 'rules', join(dir, 'test.yaml')], { encoding: 'utf8' });
   return { ok: res.status === 0, output: res.stdout + res.stderr };
@@ -97,7 +104,9 @@ describe('the PrometheusRule', () => {
   });
 
   it('takes a selector of its own instead (a Prometheus that labels differently)', () => {
-    const custom = rulesOf(render({ ...on, 'monitoring.prometheusRule.selector': 'cluster="eu"\\, job=~"obs-.*"' }));
+    const custom = rulesOf(
+      render({ ...on, 'monitoring.prometheusRule.selector': 'cluster="eu"\\, job=~"obs-.*"' }),
+    );
     for (const r of custom) expect(r.expr, r.alert).toContain('{cluster="eu", job=~"obs-.*"');
   });
 
@@ -171,7 +180,9 @@ describe('postgres_exporter', () => {
       'database.tls.mode': 'verify-full',
       'monitoring.postgresExporter.passwordSecret.name': 'monitor',
     });
-    const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'obs-postgres-exporter');
+    const deployment = objects.find(
+      (o) => o.kind === 'Deployment' && o.metadata.name === 'obs-postgres-exporter',
+    );
     const env = deployment?.spec.template.spec.containers[0].env;
     expect(env).toEqual([
       { name: 'DATA_SOURCE_URI', value: 'db.example:5432/events?ssl=true&sslmode=verify-full' },
@@ -188,7 +199,10 @@ describe('the scrape NetworkPolicy', () => {
 
   it("admits the pods and namespace of monitoring.scrapeFrom to every component's metrics port", () => {
     const p = policy(
-      render({ ...on, 'monitoring.scrapeFrom.namespaceLabels.kubernetes\\.io/metadata\\.name': 'monitoring' }),
+      render({
+        ...on,
+        'monitoring.scrapeFrom.namespaceLabels.kubernetes\\.io/metadata\\.name': 'monitoring',
+      }),
     );
     expect(p?.spec).toEqual({
       podSelector: {

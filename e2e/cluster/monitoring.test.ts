@@ -131,7 +131,10 @@ beforeAll(async () => {
     PROM_RELEASE_LABEL: PROMETHEUS_RELEASE,
   };
   // The operator, its CRDs and Prometheus (built once, cached), and the exporter's image.
-  await run(join(REPO_ROOT, 'scripts/cluster/prometheus-operator.sh'), ['deploy'], { env, timeout: 1_500_000 });
+  await run(join(REPO_ROOT, 'scripts/cluster/prometheus-operator.sh'), ['deploy'], {
+    env,
+    timeout: 1_500_000,
+  });
   const exporterImage = (
     await run(join(REPO_ROOT, 'scripts/images/postgres-exporter.sh'), [], { env })
   ).stdout.trim();
@@ -251,8 +254,11 @@ describe('the chart in a Prometheus Operator stack', () => {
       120_000,
     );
     const targets = await query(up);
-    expect(targets.map((t) => t.metric.service).sort()).toEqual(COMPONENTS.map((c) => `${RELEASE}-${c}`).sort());
-    for (const t of targets) expect(t.metric, t.metric.service).toMatchObject({ endpoint: 'http', job: t.metric.service });
+    expect(targets.map((t) => t.metric.service).sort()).toEqual(
+      COMPONENTS.map((c) => `${RELEASE}-${c}`).sort(),
+    );
+    for (const t of targets)
+      expect(t.metric, t.metric.service).toMatchObject({ endpoint: 'http', job: t.metric.service });
     // The exporter logs in with its pg_monitor role and reaches the database.
     expect((await query(`pg_up{namespace="${ns.name}"}`))[0]?.value[1]).toBe('1');
   });
@@ -290,8 +296,11 @@ describe('the chart in a Prometheus Operator stack', () => {
       await until(
         'successful sends scraped',
         async () =>
-          (await query(`sum(broker_produce_latency_seconds_count{namespace="${ns.name}", outcome="success"}) > 5`))
-            .length > 0,
+          (
+            await query(
+              `sum(broker_produce_latency_seconds_count{namespace="${ns.name}", outcome="success"}) > 5`,
+            )
+          ).length > 0,
         90_000,
       );
       expect(await alertState('IngestProduceFailing')).toBeUndefined();
@@ -311,7 +320,9 @@ describe('the chart in a Prometheus Operator stack', () => {
           (await alertState('DefaultPartitionNotEmpty')) === 'firing',
         150_000,
       );
-      const [firing] = await query(`ALERTS{alertname="IngestProduceFailing", namespace="${ns.name}", alertstate="firing"}`);
+      const [firing] = await query(
+        `ALERTS{alertname="IngestProduceFailing", namespace="${ns.name}", alertstate="firing"}`,
+      );
       expect(firing?.metric).toMatchObject({ severity: 'critical', topic });
 
       // The faults gone: the broker back, the stray row moved out (here: deleted).

@@ -67,7 +67,11 @@ function releaseGroups(): PrometheusRuleSpecGroups[] {
         ...rule,
         expr: PrometheusRuleSpecGroupsRulesExpr.fromString(scalar(scoped)),
         ...(rule.for
-          ? { for: scalar(`{{ index .Values.monitoring.prometheusRule "for" "${rule.alert}" | default "${rule.for}" | toJson }}`) }
+          ? {
+              for: scalar(
+                `{{ index .Values.monitoring.prometheusRule "for" "${rule.alert}" | default "${rule.for}" | toJson }}`,
+              ),
+            }
           : {}),
         annotations: {
           ...annotations,

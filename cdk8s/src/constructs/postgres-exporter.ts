@@ -8,7 +8,15 @@
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { onlyIf, scalar, value } from '../helm.js';
-import { containerSecurityContext, image, labels, metadata, podBlocks, podDefaults, selector } from './common.js';
+import {
+  containerSecurityContext,
+  image,
+  labels,
+  metadata,
+  podBlocks,
+  podDefaults,
+  selector,
+} from './common.js';
 
 const COMPONENT = 'postgres-exporter';
 const PORT = 9187;
@@ -53,7 +61,9 @@ export class PostgresExporter extends Construct {
                     name: 'DATA_SOURCE_PASS',
                     valueFrom: {
                       secretKeyRef: {
-                        name: scalar(`{{ ${values}.passwordSecret.name | default .Values.secrets.store.name | toJson }}`),
+                        name: scalar(
+                          `{{ ${values}.passwordSecret.name | default .Values.secrets.store.name | toJson }}`,
+                        ),
                         key: value('monitoring.postgresExporter.passwordSecret.key'),
                       },
                     },
