@@ -66,8 +66,19 @@ describe('ServiceMonitors', () => {
       expect(m.metadata.namespace).toBe('monitoring');
       // In another namespace, the monitor still selects the release's Services only.
       expect(m.spec.namespaceSelector).toEqual({ matchNames: ['observatory'] });
+      // monitoring/scrape's endpoint, with the values' interval and timeout.
       expect(m.spec.endpoints).toEqual([
-        { port: 'http', path: '/metrics', interval: '30s', scrapeTimeout: '20s', relabelings: [] },
+        {
+          port: 'http',
+          path: '/metrics',
+          scheme: 'http',
+          interval: '30s',
+          scrapeTimeout: '20s',
+          honorLabels: false,
+          honorTimestamps: true,
+          relabelings: [],
+          metricRelabelings: [],
+        },
       ]);
     }
   });

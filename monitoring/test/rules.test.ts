@@ -65,6 +65,11 @@ describe('alert rules', () => {
         new RegExp(`^https://[^#]+/monitoring/RUNBOOK\\.md#${r.alert.toLowerCase()}$`),
       );
       expect(runbook, r.alert).toContain(`\n## ${r.alert}\n`);
+      // Each section: what it means, the first command, how to resolve it.
+      const section = runbook.split(`\n## ${r.alert}\n`)[1]?.split('\n## ')[0] ?? '';
+      expect(section, r.alert).toMatch(/^\*\*Means\*\*: \S/m);
+      expect(section, r.alert).toMatch(/^\*\*First\*\*: `[^`]+`$/m);
+      expect(section, r.alert).toMatch(/^\*\*Resolve\*\*:/m);
     }
   });
 

@@ -14,7 +14,10 @@ import {
   type PrometheusRuleSpecGroupsRules,
   PrometheusRuleSpecGroupsRulesExpr,
 } from '../../imports/prometheusrules-monitoring.coreos.com.js';
-import { ServiceMonitor } from '../../imports/servicemonitors-monitoring.coreos.com.js';
+import {
+  ServiceMonitor,
+  type ServiceMonitorSpecEndpoints,
+} from '../../imports/servicemonitors-monitoring.coreos.com.js';
 import { blocks, onlyIf, scalar, spread, text, value } from '../helm.js';
 import { REPO_ROOT } from '../paths.js';
 import { metadata, selector } from './common.js';
@@ -85,6 +88,10 @@ function releaseGroups(): PrometheusRuleSpecGroups[] {
 export class Monitoring extends Construct {
   constructor(scope: Construct) {
     super(scope, 'monitoring-component');
+    // The endpoint every service is scraped with (monitoring/scrape); values set the rest.
+    const endpoint = JSON.parse(
+      readFileSync(join(MONITORING, 'scrape', 'servicemonitor-endpoint.json'), 'utf8'),
+    ) as ServiceMonitorSpecEndpoints;
     for (const component of [...SCRAPED, 'postgres-exporter']) {
       const monitor = new ServiceMonitor(this, `${component}-servicemonitor`, {
         metadata: monitoringMetadata('serviceMonitor', component),
@@ -93,8 +100,7 @@ export class Monitoring extends Construct {
           namespaceSelector: { matchNames: [text('{{ .Release.Namespace }}')] },
           endpoints: [
             {
-              port: 'http',
-              path: '/metrics',
+              ...endpoint,
               interval: value('monitoring.serviceMonitor.interval'),
               scrapeTimeout: value('monitoring.serviceMonitor.scrapeTimeout'),
             },
