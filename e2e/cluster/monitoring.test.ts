@@ -20,7 +20,7 @@ import { createDatabase, type KafkaHandle, startKafka, tempDataDir } from '@even
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { cacheDir, REPO_ROOT } from './lib/cluster.js';
+import { cacheDir, clusterSetting, REPO_ROOT } from './lib/cluster.js';
 import { CHART, Helm, setArgs } from './lib/helm.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
 
@@ -106,6 +106,15 @@ function load(ingestUrl: string, token: string, maxMs: number): { stop(): Promis
       await Promise.all(workers);
     },
   };
+}
+
+/** The cluster of scripts/cluster runs a NetworkPolicy enforcer when its config names one. */
+function enforcesNetworkPolicies(): boolean {
+  try {
+    return cluster.local && clusterSetting('NETPOL_VERSION') !== '';
+  } catch {
+    return false;
+  }
 }
 
 async function podIp(namespace: string, selector: string): Promise<string> {
@@ -261,6 +270,39 @@ describe('the chart in a Prometheus Operator stack', () => {
       expect(t.metric, t.metric.service).toMatchObject({ endpoint: 'http', job: t.metric.service });
     // The exporter logs in with its pg_monitor role and reaches the database.
     expect((await query(`pg_up{namespace="${ns.name}"}`))[0]?.value[1]).toBe('1');
+  });
+
+  // Only where the cluster enforces NetworkPolicies (scripts/cluster names its enforcer): there the
+  // targets above are up through `<release>-prometheus-scrape`, and this shows it admits no one else.
+  it.runIf(enforcesNetworkPolicies())('refuses the metrics ports to a pod that is not Prometheus', async () => {
+    const targets = await Promise.all(
+      ['consumer', 'postgres-exporter'].map(async (c) => {
+        const ip = await podIp(ns.name, `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/name=${c}`);
+        return `${ip}:${c === 'consumer' ? 8080 : 9187}`;
+      }),
+    );
+    const script = `
+      const net = require('node:net');
+      const once = (address) => new Promise((done) => {
+        const [host, port] = address.split(':');
+        const s = net.connect({ host, port: Number(port), timeout: 2000 });
+        s.on('connect', () => { s.destroy(); done('open'); });
+        s.on('timeout', () => { s.destroy(); done('blocked'); });
+        s.on('error', () => done('blocked'));
+      });
+      Promise.all(JSON.parse(process.env.TARGETS).map(once)).then((r) => console.log(JSON.stringify(r)));`;
+    const stranger = await kube.createNamespace('monitoring-stranger');
+    try {
+      const { phase, logs } = await stranger.runPod('probe', {
+        image: cluster.images.ingest,
+        command: ['node', '-e', script],
+        env: { TARGETS: JSON.stringify(targets) },
+      });
+      expect(phase, logs).toBe('Succeeded');
+      expect(JSON.parse(logs.trim().split('\n').at(-1) ?? '[]')).toEqual(['blocked', 'blocked']);
+    } finally {
+      await stranger.delete();
+    }
   });
 
   it('has the 13 rules loaded in their 4 groups, scoped to the release', async () => {
