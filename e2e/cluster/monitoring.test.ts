@@ -147,7 +147,6 @@ beforeAll(async () => {
   const exporterImage = (
     await run(join(REPO_ROOT, 'scripts/images/postgres-exporter.sh'), [], { env })
   ).stdout.trim();
-  prometheusUrl = `http://${await podIp(PROMETHEUS_NAMESPACE, 'app.kubernetes.io/name=prometheus')}:9090`;
 
   dataDir = tempDataDir('cluster-monitoring');
   kafka = await startKafka({ dataDir: join(dataDir, 'kafka'), host: podStack.host });
@@ -241,6 +240,17 @@ beforeAll(async () => {
     ]),
   ]);
   installed = true;
+  // The operator writes the new scrape jobs and rules into a Secret and a ConfigMap at once, but
+  // kubelet refreshes mounted ones only about every minute: a restarted Prometheus mounts them now.
+  await kube.kubectl(['delete', 'pod', '--namespace', PROMETHEUS_NAMESPACE, 'prometheus-observatory-0']);
+  await until(
+    'Prometheus back and ready',
+    async () => {
+      prometheusUrl = `http://${await podIp(PROMETHEUS_NAMESPACE, 'app.kubernetes.io/name=prometheus')}:9090`;
+      return (await fetch(`${prometheusUrl}/-/ready`, { signal: AbortSignal.timeout(2_000) })).ok;
+    },
+    120_000,
+  );
   process.stderr.write(`[monitoring] stack and chart ready in ${Math.round((Date.now() - t0) / 1000)} s\n`);
 }, 1_800_000);
 
@@ -274,14 +284,19 @@ describe('the chart in a Prometheus Operator stack', () => {
 
   // Only where the cluster enforces NetworkPolicies (scripts/cluster names its enforcer): there the
   // targets above are up through `<release>-prometheus-scrape`, and this shows it admits no one else.
-  it.runIf(enforcesNetworkPolicies())('refuses the metrics ports to a pod that is not Prometheus', async () => {
-    const targets = await Promise.all(
-      ['consumer', 'postgres-exporter'].map(async (c) => {
-        const ip = await podIp(ns.name, `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/name=${c}`);
-        return `${ip}:${c === 'consumer' ? 8080 : 9187}`;
-      }),
-    );
-    const script = `
+  it.runIf(enforcesNetworkPolicies())(
+    'refuses the metrics ports to a pod that is not Prometheus',
+    async () => {
+      const targets = await Promise.all(
+        ['consumer', 'postgres-exporter'].map(async (c) => {
+          const ip = await podIp(
+            ns.name,
+            `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/name=${c}`,
+          );
+          return `${ip}:${c === 'consumer' ? 8080 : 9187}`;
+        }),
+      );
+      const script = `
       const net = require('node:net');
       const once = (address) => new Promise((done) => {
         const [host, port] = address.split(':');
@@ -291,19 +306,20 @@ describe('the chart in a Prometheus Operator stack', () => {
         s.on('error', () => done('blocked'));
       });
       Promise.all(JSON.parse(process.env.TARGETS).map(once)).then((r) => console.log(JSON.stringify(r)));`;
-    const stranger = await kube.createNamespace('monitoring-stranger');
-    try {
-      const { phase, logs } = await stranger.runPod('probe', {
-        image: cluster.images.ingest,
-        command: ['node', '-e', script],
-        env: { TARGETS: JSON.stringify(targets) },
-      });
-      expect(phase, logs).toBe('Succeeded');
-      expect(JSON.parse(logs.trim().split('\n').at(-1) ?? '[]')).toEqual(['blocked', 'blocked']);
-    } finally {
-      await stranger.delete();
-    }
-  });
+      const stranger = await kube.createNamespace('monitoring-stranger');
+      try {
+        const { phase, logs } = await stranger.runPod('probe', {
+          image: cluster.images.ingest,
+          command: ['node', '-e', script],
+          env: { TARGETS: JSON.stringify(targets) },
+        });
+        expect(phase, logs).toBe('Succeeded');
+        expect(JSON.parse(logs.trim().split('\n').at(-1) ?? '[]')).toEqual(['blocked', 'blocked']);
+      } finally {
+        await stranger.delete();
+      }
+    },
+  );
 
   it('has the 13 rules loaded in their 4 groups, scoped to the release', async () => {
     await until(
