@@ -278,7 +278,7 @@ export const values: Tree = {
     },
     postgresExporter: {
       enabled: {
-        schema: { enum: [true, false, 'auto'] },
+        schema: { type: ['boolean', 'string'], enum: ['auto', true, false] },
         default: 'auto',
         description: 'postgres_exporter (true, false, or auto: on when database.bundled.enabled)',
       },

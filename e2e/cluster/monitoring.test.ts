@@ -242,7 +242,15 @@ beforeAll(async () => {
   installed = true;
   // The operator writes the new scrape jobs and rules into a Secret and a ConfigMap at once, but
   // kubelet refreshes mounted ones only about every minute: a restarted Prometheus mounts them now.
-  await kube.kubectl(['delete', 'pod', '--namespace', PROMETHEUS_NAMESPACE, 'prometheus-observatory-0']);
+  // (A short grace period: its default of 600 s only delays the test.)
+  await kube.kubectl([
+    'delete',
+    'pod',
+    '--namespace',
+    PROMETHEUS_NAMESPACE,
+    'prometheus-observatory-0',
+    '--grace-period=1',
+  ]);
   await until(
     'Prometheus back and ready',
     async () => {
