@@ -372,8 +372,8 @@ describe('the chart in a Prometheus Operator stack', () => {
       expect(await alertState('IngestProduceFailing')).toBeUndefined();
       expect(await alertState('DefaultPartitionNotEmpty')).toBeUndefined();
 
-      // The faults: no broker; an event of a month without a partition (stored in the default one).
-      await kafka.stop();
+      // The faults: the broker crashes; an event of a month without a partition (stored in the default one).
+      await kafka.kill();
       await db.query(
         `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
          VALUES ('2099-01-01T00:00:00Z', 'urn:e2e:monitoring', $1, 'com.example.monitoring.stray', '{}')`,
