@@ -1,7 +1,9 @@
 /**
- * The optional monitoring objects: a ServiceMonitor per service, the PrometheusRule made from the
- * rule files of monitoring/alerts (the single source of the alerts), and the Grafana dashboard of
- * monitoring/dashboards as a ConfigMap the Grafana sidecar picks up (label grafana_dashboard).
+ * The optional monitoring objects: a ServiceMonitor per scraped component (postgres_exporter's
+ * too), the PrometheusRule made from the rule files of monitoring/alerts (the single source of the
+ * alerts) with every expression scoped to the release and absolute runbook URLs, and the Grafana
+ * dashboard of monitoring/dashboards as a ConfigMap the Grafana sidecar picks up (its label from
+ * `monitoring.dashboard.labels`).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
