@@ -139,18 +139,20 @@ beforeAll(async () => {
     PROM_NAMESPACE: PROMETHEUS_NAMESPACE,
     PROM_RELEASE_LABEL: PROMETHEUS_RELEASE,
   };
-  // The operator, its CRDs and Prometheus (built once, cached), and the exporter's image.
-  await run(join(REPO_ROOT, 'scripts/cluster/prometheus-operator.sh'), ['deploy'], {
-    env,
-    timeout: 1_500_000,
-  });
-  const exporterImage = (
-    await run(join(REPO_ROOT, 'scripts/images/postgres-exporter.sh'), [], { env })
-  ).stdout.trim();
-
+  // At once: the operator, its CRDs and Prometheus (built once, cached), the exporter's image, the
+  // suite's Kafka and namespace.
   dataDir = tempDataDir('cluster-monitoring');
-  kafka = await startKafka({ dataDir: join(dataDir, 'kafka'), host: podStack.host });
-  ns = await kube.createNamespace('monitoring');
+  const [, exporter] = await Promise.all([
+    run(join(REPO_ROOT, 'scripts/cluster/prometheus-operator.sh'), ['deploy'], { env, timeout: 1_500_000 }),
+    run(join(REPO_ROOT, 'scripts/images/postgres-exporter.sh'), [], { env }),
+    startKafka({ dataDir: join(dataDir, 'kafka'), host: podStack.host }).then((k) => {
+      kafka = k;
+    }),
+    kube.createNamespace('monitoring').then((n) => {
+      ns = n;
+    }),
+  ]);
+  const exporterImage = exporter.stdout.trim();
   await kube.kubectl(['apply', '-f', join(CHART, 'crds/pipeline.yaml')]);
 
   const databaseUrl = await createDatabase(podStack.databaseUrl, `monitoring_${suffix}`);
