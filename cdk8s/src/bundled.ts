@@ -56,6 +56,9 @@ export const databaseBundledValues: Tree = {
 /** Helm conditions of the profile. */
 export const KAFKA_BUNDLED = '.Values.kafka.bundled.enabled';
 export const DATABASE_BUNDLED = '.Values.database.bundled.enabled';
+const exporterEnabled = '(toString .Values.monitoring.postgresExporter.enabled)';
+/** postgres_exporter is deployed: `true`, or `auto` with the bundled PostgreSQL. */
+export const POSTGRES_EXPORTER_ON = `(or (eq ${exporterEnabled} "true") (and (eq ${exporterEnabled} "auto") ${DATABASE_BUNDLED}))`;
 
 /** The Kafka bootstrap servers: the bundled broker's Service, or `kafka.bootstrapServers`. */
 export const kafkaBootstrap = (): string => scalar('{{ include "observatory.kafkaBootstrap" . | toJson }}');
@@ -160,6 +163,8 @@ export const generatedSecretsTemplate = (): string => `{{- $s := .Values.secrets
 {{- range list .Values.database.writer .Values.database.reader }}
 {{- if and .user (not .passwordSecret.name) }}{{ $keys = append $keys .passwordSecret.key }}{{ end }}
 {{- end }}
+{{- $exporter := .Values.monitoring.postgresExporter }}
+{{- if and ${POSTGRES_EXPORTER_ON} (not $exporter.passwordSecret.name) }}{{ $keys = append $keys $exporter.passwordSecret.key }}{{ end }}
 {{- include "observatory.generatedSecret" (dict "root" . "name" (printf "%s-store" .Release.Name) "keys" (uniq $keys) "keep" true) }}
 {{- end }}
 {{- $tokens := list }}

@@ -12,6 +12,8 @@ import { Migration } from './constructs/migration.js';
 import { Monitoring } from './constructs/monitoring.js';
 import { NetworkPolicies } from './constructs/network-policies.js';
 import { Pipeline } from './constructs/pipeline.js';
+import { PostgresExporter } from './constructs/postgres-exporter.js';
+import { ScrapePolicies } from './constructs/scrape-policies.js';
 import { Search } from './constructs/search.js';
 
 export function platformChart(): Chart {
@@ -26,6 +28,8 @@ export function platformChart(): Chart {
   new Migration(chart);
   new NetworkPolicies(chart);
   new Monitoring(chart);
+  new PostgresExporter(chart);
+  new ScrapePolicies(chart);
   new BundledKafka(chart);
   new BundledPostgresql(chart);
   new HelmTest(chart);

@@ -47,15 +47,15 @@ no login), ${rel}-consumer (admin API){{ if .Values.controller.enabled }}, ${rel
 4. Check the install: helm test ${rel} -n ${ns}
 
 5. Alerts and dashboard:
-{{- if .Values.monitoring.prometheusRule }}
+{{- if .Values.monitoring.prometheusRule.enabled }}
    alerts: PrometheusRule ${rel}-alerts (kubectl -n ${ns} get prometheusrule ${rel}-alerts)
 {{- else }}
-   alerts: off (monitoring.prometheusRule=true makes the PrometheusRule ${rel}-alerts)
+   alerts: off (monitoring.prometheusRule.enabled=true makes the PrometheusRule ${rel}-alerts)
 {{- end }}
-{{- if .Values.monitoring.dashboard }}
-   dashboard: ConfigMap ${rel}-dashboard (label grafana_dashboard: "1", for Grafana's sidecar)
+{{- if .Values.monitoring.dashboard.enabled }}
+   dashboard: ConfigMap ${rel}-dashboard (labels {{ .Values.monitoring.dashboard.labels | toJson }}, for Grafana's sidecar)
 {{- else }}
-   dashboard: off (monitoring.dashboard=true makes the ConfigMap ${rel}-dashboard)
+   dashboard: off (monitoring.dashboard.enabled=true makes the ConfigMap ${rel}-dashboard)
 {{- end }}
 `;
 }

@@ -87,6 +87,10 @@ const databaseRole = (role: string, who: string, key: string): Tree => ({
   },
 });
 
+/** The runbook page of monitoring/RUNBOOK.md as the project publishes it. */
+export const RUNBOOK_URL =
+  'https://github.com/event-observatory/event-observatory/blob/main/monitoring/RUNBOOK.md';
+
 /** Values without a usable default: `helm install` fails naming every one that is empty. */
 // The token keys and APPLICATION_SECRET are generated when their Secret is not named (bundled.ts).
 export const REQUIRED: Record<string, string> = {
@@ -353,14 +357,75 @@ export const values: Tree = {
     ),
   },
   monitoring: {
-    serviceMonitor: bool(false, 'ServiceMonitors (needs the Prometheus Operator CRDs)'),
-    prometheusRule: bool(false, 'the PrometheusRule with the alerts of monitoring/'),
-    dashboard: bool(false, 'the Grafana dashboard ConfigMap (label grafana_dashboard: "1")'),
-    interval: str('15s', 'scrape interval of the ServiceMonitors'),
-    labels: map(
-      {},
-      'extra labels of the monitoring objects (e.g. the Prometheus release selector)',
-      'string',
+    serviceMonitor: {
+      enabled: bool(false, 'a ServiceMonitor per scraped component (needs the Prometheus Operator CRDs)'),
+      labels: map(
+        {},
+        'labels of the ServiceMonitors: what the Prometheus selects (kube-prometheus-stack: release: <its release>)',
+        'string',
+      ),
+      namespace: str('', 'namespace of the ServiceMonitors (empty: the release namespace)'),
+      interval: str('15s', 'scrape interval'),
+      scrapeTimeout: str('10s', 'scrape timeout (at most the interval)'),
+      relabelings: list([], 'relabelings of every scrape endpoint (RelabelConfig items)', { type: 'object' }),
+    },
+    prometheusRule: {
+      enabled: bool(false, 'the PrometheusRule with the 13 alerts of monitoring/alerts'),
+      labels: map({}, 'labels of the PrometheusRule: what the Prometheus selects (ruleSelector)', 'string'),
+      namespace: str('', 'namespace of the PrometheusRule (empty: the release namespace)'),
+      selector: str(
+        '',
+        'PromQL matchers every rule selects by (empty: namespace="<release namespace>", service=~"<release>-(ingest|consumer|search|controller|postgres-exporter)")',
+      ),
+      for: map(
+        {},
+        "`for:` of alerts by alert name, replacing the spec's (e.g. IngestProduceFailing: 1m)",
+        'string',
+      ),
+    },
+    runbookBaseUrl: str(
+      RUNBOOK_URL,
+      "the runbook page: each alert's runbook_url is this URL and #<alert name in lower case>",
+      { pattern: '^https?://' },
     ),
+    dashboard: {
+      enabled: bool(false, 'the Grafana dashboard in a ConfigMap the Grafana sidecar provisions'),
+      labels: map({ grafana_dashboard: '1' }, 'labels of that ConfigMap: what the sidecar selects', 'string'),
+      namespace: str('', 'namespace of that ConfigMap (empty: the release namespace)'),
+    },
+    scrapeFrom: {
+      namespaceLabels: map(
+        {},
+        'with networkPolicies and a ServiceMonitor on: labels of the namespace Prometheus runs in (empty: any)',
+        'string',
+      ),
+      podLabels: map(
+        { 'app.kubernetes.io/name': 'prometheus' },
+        "labels of Prometheus' pods, admitted to every metrics port (kube-prometheus-stack's by default)",
+        'string',
+      ),
+    },
+    postgresExporter: {
+      enabled: {
+        schema: { type: ['boolean', 'string'], enum: ['auto', true, false] },
+        default: 'auto',
+        description: 'postgres_exporter (true, false, or auto: on when database.bundled.enabled)',
+      },
+      image: {
+        ...image('postgres-exporter'),
+        registry: str('quay.io', 'registry of the postgres_exporter image'),
+        repository: str('prometheuscommunity/postgres-exporter', 'repository of the postgres_exporter image'),
+        tag: str('v0.17.1', 'tag of the postgres_exporter image'),
+      },
+      resources: resources('10m', '32Mi', '64Mi'),
+      user: str(
+        'observatory_monitor',
+        'its role: LOGIN, member of pg_monitor, nothing else (see monitoring/README.md)',
+      ),
+      passwordSecret: {
+        name: str('', "Secret with that role's password (empty: secrets.store.name)"),
+        key: str('MONITOR_PASSWORD', 'key of the password in that Secret'),
+      },
+    },
   },
 };

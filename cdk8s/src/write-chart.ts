@@ -87,7 +87,7 @@ export function valuesTable(): string {
   const cell = (v: unknown) => `\`${JSON.stringify(v)}\``.replace(/\|/g, '\\|');
   const rows = leaves(values).map(
     ([path, leaf]) =>
-      `| \`${path}\` | ${String(leaf.schema.type)}${leaf.schema.enum ? ` (${(leaf.schema.enum as string[]).filter(Boolean).join(', ')})` : ''} | ${cell(leaf.default)} | ${leaf.description.replace(/\|/g, '\\|')} |`,
+      `| \`${path}\` | ${String(leaf.schema.type)}${leaf.schema.enum ? ` (${(leaf.schema.enum as unknown[]).filter((v) => v !== '').join(', ')})` : ''} | ${cell(leaf.default)} | ${leaf.description.replace(/\|/g, '\\|')} |`,
   );
   return ['| value | type | default | meaning |', '| --- | --- | --- | --- |', ...rows].join('\n');
 }

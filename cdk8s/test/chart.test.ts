@@ -7,7 +7,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { alertGroups } from '../src/constructs/monitoring.js';
+import { alertGroups, LOCAL_SCOPE } from '../src/constructs/monitoring.js';
 import { CHART_DIR, REPO_ROOT } from '../src/paths.js';
 import { chartDrift } from '../src/write-chart.js';
 import { helm, type K8sObject, REQUIRED_VALUES, render, renderError, setArgs } from './helm.js';
@@ -16,9 +16,9 @@ const scratch = mkdtempSync(join(tmpdir(), 'chart-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const all = {
-  'monitoring.serviceMonitor': true,
-  'monitoring.prometheusRule': true,
-  'monitoring.dashboard': true,
+  'monitoring.serviceMonitor.enabled': true,
+  'monitoring.prometheusRule.enabled': true,
+  'monitoring.dashboard.enabled': true,
 };
 const byKind = (objects: K8sObject[], kind: string) => objects.filter((o) => o.kind === kind);
 const named = (objects: K8sObject[], kind: string, name: string) => {
@@ -200,7 +200,14 @@ describe('the rendered platform', () => {
       g.rules.map((r) => r.alert),
     );
     expect(alerts).toHaveLength(13);
-    expect(rule.spec.groups).toEqual(JSON.parse(JSON.stringify(alertGroups())));
+    // The rule files' scope becomes the release's (cdk8s/test/monitoring.test.ts tests it further).
+    const release =
+      'namespace="observatory", service=~"obs-(ingest|consumer|search|controller|postgres-exporter)"';
+    const expected = alertGroups().map((g) => ({
+      ...g,
+      rules: g.rules.map((r) => ({ ...r, expr: r.expr.replaceAll(LOCAL_SCOPE, release).trimEnd() })),
+    }));
+    expect(rule.spec.groups).toEqual(JSON.parse(JSON.stringify(expected)));
     expect(JSON.stringify(rule)).toContain('{{ $labels.instance }}');
   });
 
@@ -232,11 +239,13 @@ describe('the rendered platform', () => {
 
   it('never writes an empty from/to in a NetworkPolicy (which would admit everyone), and lets only ingest take outside requests', () => {
     const policies = byKind(objects, 'NetworkPolicy');
-    expect(policies).toHaveLength(6);
+    // The six components' own, and the one admitting Prometheus (ServiceMonitors on).
+    expect(policies).toHaveLength(7);
     for (const policy of policies) {
       for (const rule of policy.spec.ingress ?? [])
         if ('from' in rule) expect(rule.from.length).toBeGreaterThan(0);
-      for (const rule of policy.spec.egress) if ('to' in rule) expect(rule.to.length).toBeGreaterThan(0);
+      for (const rule of policy.spec.egress ?? [])
+        if ('to' in rule) expect(rule.to.length).toBeGreaterThan(0);
     }
     expect(named(objects, 'NetworkPolicy', 'obs-search').spec.ingress).toEqual([
       {

@@ -194,7 +194,7 @@ describe('the bundled pair is off by default and the install fixes', () => {
       'ingest.ingress.enabled': true,
       'ingest.ingress.host': 'events.example.org',
       'auth.jwksUrl': 'https://issuer.example.org/keys',
-      'monitoring.dashboard': true,
+      'monitoring.dashboard.enabled': true,
     });
     expect(text).toContain('INGEST=http://events.example.org');
     expect(text).not.toContain('token-cli.js');
@@ -212,6 +212,8 @@ describe('the bundled pair is off by default and the install fixes', () => {
       'STORE_PASSWORD',
       'WRITER_PASSWORD',
       'READER_PASSWORD',
+      // postgres_exporter's role: on with the bundled PostgreSQL (monitoring.postgresExporter: auto)
+      'MONITOR_PASSWORD',
     ]);
     const postgres = find(objects, 'StatefulSet', 'obs-postgresql').spec.template.spec.containers[0];
     expect(env(postgres)).toMatchObject({

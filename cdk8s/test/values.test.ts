@@ -93,7 +93,10 @@ describe('names', () => {
   const longest = (objects: K8sObject[]) => Math.max(...objects.map((o) => o.metadata.name.length));
 
   it('fullnameOverride names every object; a long one is cut so each name fits 63 (a CronJob 52)', () => {
-    const objects = renderFile({ fullnameOverride: 'x'.repeat(80), monitoring: { serviceMonitor: true } });
+    const objects = renderFile({
+      fullnameOverride: 'x'.repeat(80),
+      monitoring: { serviceMonitor: { enabled: true } },
+    });
     expect(longest(objects)).toBeLessThanOrEqual(63);
     for (const cronJob of objects.filter((o) => o.kind === 'CronJob'))
       expect(cronJob.metadata.name.length).toBeLessThanOrEqual(52);

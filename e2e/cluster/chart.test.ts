@@ -253,9 +253,9 @@ beforeAll(async () => {
     'controller.replicas': 1,
     'jobs.partitionMaintenance.schedule': '*/1 * * * *',
     'jobs.rollupRefresh.schedule': '*/1 * * * *',
-    'monitoring.serviceMonitor': true,
-    'monitoring.prometheusRule': true,
-    'monitoring.dashboard': true,
+    'monitoring.serviceMonitor.enabled': true,
+    'monitoring.prometheusRule.enabled': true,
+    'monitoring.dashboard.enabled': true,
   };
   resourceArgs = ['ingest', 'consumer', 'search', 'jobs', 'controller'].flatMap((c) => [
     '--set-json',

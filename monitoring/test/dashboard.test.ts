@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { type PrometheusHandle, startPrometheus, tempDataDir } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asPromQL, dashboard, type Panel, rows } from './dashboard.js';
+import { dashboardSchemaErrors } from './grafana-schema.js';
 
 /** Every meter of the catalogues (Document 1 and 2 section 4) an operator watches, by family. */
 const CATALOGUE = [
@@ -61,6 +62,9 @@ const CATALOGUE = [
 /** Grafana's reference to the datasource variable. */
 // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's syntax, not a template literal
 const DATASOURCE_REF = '${datasource}';
+/** The release's Services: `${release}` is their prefix (empty for `make dev`'s targets). */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's syntax, not a template literal
+const RELEASE_MATCHER = 'service=~"${release}(ingest|consumer|search|controller|postgres-exporter)"';
 const panels = dashboard.panels.filter((p) => p.type !== 'row');
 const exprs = panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
 
@@ -87,6 +91,51 @@ describe('the Event observatory dashboard', () => {
       for (const t of p.targets ?? []) expect(t.datasource?.uid, p.title).toBe(DATASOURCE_REF);
     }
   });
+
+  it('has namespace and release variables read from the targets of the platform', () => {
+    const byName = Object.fromEntries(dashboard.templating.list.map((v) => [v.name, v]));
+    expect(byName.namespace).toMatchObject({
+      type: 'query',
+      query: { query: expect.stringMatching(/^label_values\(up\{.*\}, namespace\)$/) },
+    });
+    expect(byName.release).toMatchObject({
+      type: 'query',
+      query: { query: expect.stringContaining('namespace=~"$namespace"') },
+    });
+    // The release's value is the Services' prefix (`obs-` of obs-ingest), its text the release name.
+    const regex = new RegExp(String(byName.release?.regex).slice(1, -1));
+    expect('obs-ingest'.replace(regex, '$<value>|$<text>')).toBe('obs-|obs');
+    expect(regex.test('ingest')).toBe(false);
+  });
+
+  it('selects by the namespace and release variables in every query', () => {
+    for (const expr of exprs) {
+      // Every metric name (an identifier that is not a function, keyword or grouping) has a selector
+      // holding both variables (ALERTS: the namespace; its labels are the alerts', not the scrape's).
+      const bare = expr.replace(/\b(by|on)\s*\([^)]*\)/g, '').replace(/\[[^\]]*\]/g, '');
+      const metrics = [
+        ...bare.matchAll(/\b([a-zA-Z_:][\w:]*)\b(?!\s*\(|\s*by\b)(\{(?:[^{}]|\$\{\w+\})*\})?/g),
+      ].filter(
+        ([, name]) =>
+          !['or', 'unless', 'and', 'vector'].includes(name as string) && !/^\d/.test(name as string),
+      );
+      expect(metrics.length, expr).toBeGreaterThan(0);
+      for (const [, name, selector] of metrics) {
+        expect(selector ?? '', `${expr}: ${name}`).toContain('namespace=~"$namespace"');
+        if (name !== 'ALERTS') expect(selector, `${expr}: ${name}`).toContain(RELEASE_MATCHER);
+      }
+    }
+  });
+
+  it("is valid against Grafana's published dashboard schema (@grafana/schema), which refuses a misspelt key", () => {
+    expect(dashboardSchemaErrors(dashboard)).toEqual([]);
+    const [first, ...rest] = dashboard.panels;
+    const errors = dashboardSchemaErrors({
+      ...dashboard,
+      panels: [{ ...first, gridPoss: first?.gridPos }, ...rest],
+    });
+    expect(errors.join('\n')).toMatch(/'"gridPoss"' does not exist/);
+  }, 60_000);
 
   it('gives every panel a query, a unit and thresholds, with unique ids and no overlap', () => {
     expect(new Set(dashboard.panels.map((p) => p.id)).size).toBe(dashboard.panels.length);

@@ -14,7 +14,7 @@ export interface Panel {
 export interface Dashboard {
   title: string;
   uid: string;
-  templating: { list: { name: string; type: string; query: string }[] };
+  templating: { list: { name: string; type: string; query: string | { query: string }; regex?: string }[] };
   panels: Panel[];
 }
 
@@ -32,12 +32,19 @@ export function rows(): { title: string; panels: Panel[] }[] {
   return out;
 }
 
+/** Grafana's reference to the release variable. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's syntax, not a template literal
+export const RELEASE_VARIABLE = '${release}';
+
 /**
  * A panel query as Prometheus receives it from Grafana: the interval macros replaced by the values
- * Grafana would put there for a 1-hour range at a 15 s scrape interval.
+ * Grafana would put there for a 1-hour range at a 15 s scrape interval, and the namespace and
+ * release variables by those of a release `obs` in `observatory`.
  */
 export function asPromQL(expr: string): string {
   return expr
+    .replaceAll('$namespace', 'observatory')
+    .replaceAll(RELEASE_VARIABLE, 'obs-')
     .replaceAll('$__rate_interval', '1m')
     .replaceAll('$__range', '1h')
     .replaceAll('$__interval', '15s');

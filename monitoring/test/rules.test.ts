@@ -22,10 +22,14 @@ const TABLE: Record<string, [group: string, forDuration: string | undefined]> = 
 
 interface Rule {
   alert: string;
+  expr: string;
   for?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
 }
+
+/** The scope of every selector (cdk8s/src/constructs/monitoring.ts LOCAL_SCOPE): `make dev` labels. */
+const SCOPE = 'service=~"ingest|consumer|search|controller|postgres-exporter"';
 
 const rules = ruleFiles().flatMap(
   (path) => (parse(readFileSync(path, 'utf8')) as { groups: { rules: Rule[] }[] }).groups[0]?.rules ?? [],
@@ -56,10 +60,44 @@ describe('alert rules', () => {
       expect(['critical', 'warning'], r.alert).toContain(r.labels?.severity);
       expect(r.annotations?.summary, r.alert).toBeTruthy();
       expect(r.annotations?.description, r.alert).toBeTruthy();
-      expect(r.annotations?.runbook, r.alert).toBe(`monitoring/RUNBOOK.md#${r.alert.toLowerCase()}`);
+      // Absolute: Alertmanager and Grafana show it as a link (the chart swaps the base for its value).
+      expect(r.annotations?.runbook_url, r.alert).toMatch(
+        new RegExp(`^https://[^#]+/monitoring/RUNBOOK\\.md#${r.alert.toLowerCase()}$`),
+      );
       expect(runbook, r.alert).toContain(`\n## ${r.alert}\n`);
+      // Each section: what it means, the first command, how to resolve it.
+      const section = runbook.split(`\n## ${r.alert}\n`)[1]?.split('\n## ')[0] ?? '';
+      expect(section, r.alert).toMatch(/^\*\*Means\*\*: \S/m);
+      expect(section, r.alert).toMatch(/^\*\*First\*\*: `[^`]+`$/m);
+      expect(section, r.alert).toMatch(/^\*\*Resolve\*\*:/m);
     }
   });
+
+  it("select only the platform's series: every selector carries the scope the chart swaps for the release's", () => {
+    for (const r of rules) {
+      // Selectors emptied and groupings and ranges dropped, every identifier left that is not a
+      // function or keyword is a metric name, and must have had a selector; each selector holds the scope.
+      const selectors = r.expr.match(/\{[^}]*\}/g) ?? [];
+      for (const s of selectors) expect(s, r.alert).toContain(SCOPE);
+      const bare = r.expr
+        .replace(/\{[^}]*\}/g, '{}')
+        .replace(/\b(by|on)\s*\([^)]*\)/g, '')
+        .replace(/\[[^\]]*\]/g, '');
+      const names = [...bare.matchAll(/\b([a-zA-Z_:][\w:]*)\b(?!\s*\()(\{\})?/g)].filter(
+        ([, name]) => !['or', 'unless', 'and'].includes(name as string),
+      );
+      expect(names.length, r.alert).toBeGreaterThan(0);
+      for (const [match, , selector] of names) expect(selector, `${r.alert}: ${match}`).toBe('{}');
+    }
+  });
+
+  it.each(['ObservatoryTargetDown', 'PostgresDown'])(
+    '%s has a promtool case where another workload is down and it stays quiet',
+    (alert) => {
+      const foreign = cases.filter((c) => /another workload/.test(c.name));
+      expect(foreign.flatMap((c) => c.checks).some((c) => c.alertname === alert && !c.fires)).toBe(true);
+    },
+  );
 
   it.each(Object.keys(TABLE))('%s has a promtool case that fires it and one that keeps it quiet', (alert) => {
     const checks = cases.flatMap((c) => c.checks).filter((c) => c.alertname === alert);

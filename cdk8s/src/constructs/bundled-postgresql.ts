@@ -7,7 +7,7 @@
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import type { Construct } from 'constructs';
-import { DATABASE_BUNDLED, POSTGRES_PORT } from '../bundled.js';
+import { DATABASE_BUNDLED, POSTGRES_EXPORTER_ON, POSTGRES_PORT, secretName } from '../bundled.js';
 import { databasePassword } from '../credentials.js';
 import { onlyIf, releaseName, scalar, value } from '../helm.js';
 import { BundledStateful } from './bundled-stateful.js';
@@ -25,6 +25,13 @@ SQL
 }
 create_role "\${WRITER_USER:-}" "\${WRITER_PASSWORD:-}"
 create_role "\${READER_USER:-}" "\${READER_PASSWORD:-}"
+# postgres_exporter's role (monitoring.postgresExporter): pg_monitor and nothing else.
+create_role "\${MONITOR_USER:-}" "\${MONITOR_PASSWORD:-}"
+if [ -n "\${MONITOR_USER:-}" ]; then
+  psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" --set=name="$MONITOR_USER" <<'SQL'
+GRANT pg_monitor TO :"name";
+SQL
+fi
 `;
 
 const INIT_DIR = '/docker-entrypoint-initdb.d';
@@ -71,6 +78,25 @@ export class BundledPostgresql {
         rolePassword('writer', 'WRITER_PASSWORD'),
         { name: 'READER_USER', value: value('database.reader.user') },
         rolePassword('reader', 'READER_PASSWORD'),
+        {
+          name: 'MONITOR_USER',
+          value: scalar(
+            `{{ ternary .Values.monitoring.postgresExporter.user "" ${POSTGRES_EXPORTER_ON} | toJson }}`,
+          ),
+        },
+        {
+          name: 'MONITOR_PASSWORD',
+          valueFrom: {
+            secretKeyRef: {
+              name: scalar(
+                `{{ .Values.monitoring.postgresExporter.passwordSecret.name | default ${secretName('store')} | toJson }}`,
+              ),
+              key: value('monitoring.postgresExporter.passwordSecret.key'),
+              // Absent while the exporter is off (the generated Secret has the key only then).
+              optional: true,
+            },
+          },
+        },
       ],
       volumes: [{ name: 'init', configMap: { name: releaseName('postgresql') } }],
       volumeMounts: [{ name: 'init', mountPath: INIT_DIR, readOnly: true }],

@@ -1,7 +1,9 @@
 /**
- * The optional monitoring objects: a ServiceMonitor per service, the PrometheusRule made from the
- * rule files of monitoring/alerts (the single source of the alerts), and the Grafana dashboard of
- * monitoring/dashboards as a ConfigMap the Grafana sidecar picks up (label grafana_dashboard).
+ * The optional monitoring objects: a ServiceMonitor per scraped component (postgres_exporter's
+ * too), the PrometheusRule made from the rule files of monitoring/alerts (the single source of the
+ * alerts) with every expression scoped to the release and absolute runbook URLs, and the Grafana
+ * dashboard of monitoring/dashboards as a ConfigMap the Grafana sidecar picks up (its label from
+ * `monitoring.dashboard.labels`).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,10 +16,14 @@ import {
   type PrometheusRuleSpecGroupsRules,
   PrometheusRuleSpecGroupsRulesExpr,
 } from '../../imports/prometheusrules-monitoring.coreos.com.js';
-import { ServiceMonitor } from '../../imports/servicemonitors-monitoring.coreos.com.js';
-import { onlyIf, spread, value } from '../helm.js';
+import {
+  ServiceMonitor,
+  type ServiceMonitorSpecEndpoints,
+} from '../../imports/servicemonitors-monitoring.coreos.com.js';
+import { POSTGRES_EXPORTER_ON } from '../bundled.js';
+import { blocks, onlyIf, scalar, spread, text, value } from '../helm.js';
 import { REPO_ROOT } from '../paths.js';
-import { labels, metadata, selector } from './common.js';
+import { metadata, selector } from './common.js';
 
 const MONITORING = join(REPO_ROOT, 'monitoring');
 
@@ -37,44 +43,88 @@ export function alertGroups(): RuleGroup[] {
     .flatMap((f) => (parse(readFileSync(join(dir, f), 'utf8')) as { groups: RuleGroup[] }).groups);
 }
 
-const monitoringMetadata = (component: string, name = component) => {
+/** The scope every selector of monitoring/alerts carries: the services as `make dev` labels them. */
+export const LOCAL_SCOPE = 'service=~"ingest|consumer|search|controller|postgres-exporter"';
+const SCOPED = ['ingest', 'consumer', 'search', 'controller', 'postgres-exporter'];
+/** Helm: the release's own series (its namespace, its Services), unless prometheusRule.selector says. */
+const RELEASE_SCOPE = `(.Values.monitoring.prometheusRule.selector | default (printf "namespace=%q, service=~%q" .Release.Namespace (printf "%s-(${SCOPED.join('|')})" .Release.Name)))`;
+
+/** A monitoring object's metadata: its own labels and namespace values (`monitoring.<kind>`). */
+const monitoringMetadata = (kind: string, component: string, name = component) => {
   const base = metadata(component, name);
-  return { ...base, labels: { ...base.labels, [spread('.Values.monitoring.labels')]: '' } };
+  return {
+    ...base,
+    namespace: scalar(`{{ .Values.monitoring.${kind}.namespace | default .Release.Namespace | toJson }}`),
+    labels: { ...base.labels, [spread(`.Values.monitoring.${kind}.labels`)]: '' },
+  };
 };
+
+/** The alerts with the release's scope, runbook URL and `for:` overrides put in by Helm. */
+function releaseGroups(): PrometheusRuleSpecGroups[] {
+  return alertGroups().map((group) => ({
+    ...group,
+    rules: group.rules.map(({ expr, annotations, ...rule }) => {
+      if (!expr.includes(LOCAL_SCOPE)) throw new Error(`${rule.alert}: its expression lacks ${LOCAL_SCOPE}`);
+      // A Go raw string holds the PromQL as it is; Helm swaps the local scope for the release's.
+      const scoped = `{{ replace ${JSON.stringify(LOCAL_SCOPE)} ${RELEASE_SCOPE} \`${expr.trimEnd()}\` | toJson }}`;
+      const anchor = String(annotations?.runbook_url).split('#')[1];
+      return {
+        ...rule,
+        expr: PrometheusRuleSpecGroupsRulesExpr.fromString(scalar(scoped)),
+        ...(rule.for
+          ? {
+              for: scalar(
+                `{{ index .Values.monitoring.prometheusRule "for" "${rule.alert}" | default "${rule.for}" | toJson }}`,
+              ),
+            }
+          : {}),
+        annotations: {
+          ...annotations,
+          runbook_url: scalar(`{{ printf "%s#${anchor}" .Values.monitoring.runbookBaseUrl | toJson }}`),
+        },
+      };
+    }),
+  }));
+}
 
 export class Monitoring extends Construct {
   constructor(scope: Construct) {
     super(scope, 'monitoring-component');
-    for (const component of SCRAPED) {
+    // The endpoint every service is scraped with (monitoring/scrape); values set the rest.
+    const endpoint = JSON.parse(
+      readFileSync(join(MONITORING, 'scrape', 'servicemonitor-endpoint.json'), 'utf8'),
+    ) as ServiceMonitorSpecEndpoints;
+    for (const component of [...SCRAPED, 'postgres-exporter']) {
       const monitor = new ServiceMonitor(this, `${component}-servicemonitor`, {
-        metadata: monitoringMetadata(component),
+        metadata: monitoringMetadata('serviceMonitor', component),
         spec: {
           selector: { matchLabels: selector(component) },
-          endpoints: [{ port: 'http', path: '/metrics', interval: value('monitoring.interval') }],
+          namespaceSelector: { matchNames: [text('{{ .Release.Namespace }}')] },
+          endpoints: [
+            {
+              ...endpoint,
+              interval: value('monitoring.serviceMonitor.interval'),
+              scrapeTimeout: value('monitoring.serviceMonitor.scrapeTimeout'),
+            },
+          ],
         },
       });
-      const condition = '.Values.monitoring.serviceMonitor';
-      onlyIf(monitor, component === 'controller' ? `and ${condition} .Values.controller.enabled` : condition);
+      blocks(monitor, { '/spec/endpoints/0/relabelings': '.Values.monitoring.serviceMonitor.relabelings' });
+      const condition = '.Values.monitoring.serviceMonitor.enabled';
+      const only: Record<string, string> = {
+        controller: `and ${condition} .Values.controller.enabled`,
+        'postgres-exporter': `and ${condition} ${POSTGRES_EXPORTER_ON}`,
+      };
+      onlyIf(monitor, only[component] ?? condition);
     }
-    const groups = alertGroups().map((group) => ({
-      ...group,
-      rules: group.rules.map((r) => ({ ...r, expr: PrometheusRuleSpecGroupsRulesExpr.fromString(r.expr) })),
-    }));
     const rule = new PrometheusRule(this, 'prometheusrule', {
-      metadata: monitoringMetadata('monitoring', 'alerts'),
-      spec: { groups },
+      metadata: monitoringMetadata('prometheusRule', 'monitoring', 'alerts'),
+      spec: { groups: releaseGroups() },
     });
-    onlyIf(rule, '.Values.monitoring.prometheusRule');
+    onlyIf(rule, '.Values.monitoring.prometheusRule.enabled');
     const dashboards = join(MONITORING, 'dashboards');
     const dashboard = new k8s.KubeConfigMap(this, 'dashboard-configmap', {
-      metadata: {
-        ...monitoringMetadata('monitoring', 'dashboard'),
-        labels: {
-          ...labels('monitoring'),
-          grafana_dashboard: '1',
-          [spread('.Values.monitoring.labels')]: '',
-        },
-      },
+      metadata: monitoringMetadata('dashboard', 'monitoring', 'dashboard'),
       data: Object.fromEntries(
         readdirSync(dashboards)
           .filter((f) => f.endsWith('.json'))
@@ -82,6 +132,6 @@ export class Monitoring extends Construct {
           .map((f) => [f, readFileSync(join(dashboards, f), 'utf8')]),
       ),
     });
-    onlyIf(dashboard, '.Values.monitoring.dashboard');
+    onlyIf(dashboard, '.Values.monitoring.dashboard.enabled');
   }
 }

@@ -24,8 +24,6 @@ export interface PrometheusOptions {
   /** Folder of the configuration, the TSDB, the log and the pid file. */
   dataDir: string;
   targets?: ScrapeTarget[];
-  /** Further `scrape_configs` entries as Prometheus reads them, e.g. `kubernetes_sd_configs` jobs. */
-  scrapeConfigs?: Record<string, unknown>[];
   /** Rule files to load and evaluate (absolute paths). */
   ruleFiles?: string[];
   /** Scrape and rule evaluation interval; default `1s` so tests see data quickly. */
@@ -66,13 +64,10 @@ export async function startPrometheus(opts: PrometheusOptions): Promise<Promethe
   const config = {
     global: { scrape_interval: interval, evaluation_interval: interval },
     rule_files: opts.ruleFiles ?? [],
-    scrape_configs: [
-      ...(opts.targets ?? []).map((t) => ({
-        job_name: t.job,
-        static_configs: [{ targets: [t.address], labels: t.service ? { service: t.service } : {} }],
-      })),
-      ...(opts.scrapeConfigs ?? []),
-    ],
+    scrape_configs: (opts.targets ?? []).map((t) => ({
+      job_name: t.job,
+      static_configs: [{ targets: [t.address], labels: t.service ? { service: t.service } : {} }],
+    })),
   };
   writeFileSync(configFile, JSON.stringify(config, null, 2));
   const url = `http://127.0.0.1:${port}`;

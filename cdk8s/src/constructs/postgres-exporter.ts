@@ -1,0 +1,84 @@
+/**
+ * postgres_exporter: `pg_up` for PostgresDown and the database panels. Optional
+ * (`monitoring.postgresExporter.enabled`; `auto` follows `database.bundled.enabled`). It logs in
+ * as a role of its own that is a member of `pg_monitor` and nothing else (monitoring/README.md
+ * gives the SQL); its Service is `<release>-postgres-exporter`, the name the rules' scope expects.
+ */
+
+import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
+import { Construct } from 'constructs';
+import { POSTGRES_EXPORTER_ON, secretName } from '../bundled.js';
+import { onlyIf, scalar, value } from '../helm.js';
+import { image, labels, metadata, podBlocks, podDefaults, selector } from './common.js';
+
+const COMPONENT = 'postgres-exporter';
+const PORT = 9187;
+
+export class PostgresExporter extends Construct {
+  constructor(scope: Construct) {
+    super(scope, COMPONENT);
+    const values = '.Values.monitoring.postgresExporter';
+    new k8s.KubeServiceAccount(this, `${COMPONENT}-serviceaccount`, {
+      metadata: metadata(COMPONENT),
+      automountServiceAccountToken: false,
+    });
+    const deployment = new k8s.KubeDeployment(this, `${COMPONENT}-deployment`, {
+      metadata: metadata(COMPONENT),
+      spec: {
+        replicas: 1,
+        revisionHistoryLimit: 3,
+        selector: { matchLabels: selector(COMPONENT) },
+        template: {
+          metadata: { labels: labels(COMPONENT) },
+          spec: {
+            ...podDefaults(COMPONENT),
+            containers: [
+              {
+                name: COMPONENT,
+                ...image('monitoring.postgresExporter'),
+                args: [`--web.listen-address=:${PORT}`, '--disable-settings-metrics'],
+                ports: [{ name: 'http', containerPort: PORT }],
+                env: [
+                  // host:port/database?options of database.url (or the bundled PostgreSQL's): the
+                  // exporter adds its own role.
+                  {
+                    name: 'DATA_SOURCE_URI',
+                    value: scalar(
+                      `{{ $u := regexReplaceAll "^(jdbc:)?postgres(ql)?://([^@/]*@)?" (include "observatory.bundledDatabaseUrl" .) "" }}{{ if .Values.database.tls.mode }}{{ $u = printf "%s%ssslmode=%s" $u (ternary "&" "?" (contains "?" $u)) .Values.database.tls.mode }}{{ end }}{{ $u | toJson }}`,
+                    ),
+                  },
+                  { name: 'DATA_SOURCE_USER', value: value('monitoring.postgresExporter.user') },
+                  {
+                    name: 'DATA_SOURCE_PASS',
+                    valueFrom: {
+                      secretKeyRef: {
+                        name: scalar(
+                          `{{ ${values}.passwordSecret.name | default ${secretName('store')} | toJson }}`,
+                        ),
+                        key: value('monitoring.postgresExporter.passwordSecret.key'),
+                      },
+                    },
+                  },
+                ],
+                readinessProbe: {
+                  httpGet: { path: '/metrics', port: k8s.IntOrString.fromString('http') },
+                  periodSeconds: 10,
+                  timeoutSeconds: 5,
+                },
+              },
+            ],
+          },
+        },
+      },
+    });
+    podBlocks(deployment, '/spec/template/spec', 'monitoring.postgresExporter.resources');
+    new k8s.KubeService(this, `${COMPONENT}-service`, {
+      metadata: metadata(COMPONENT),
+      spec: {
+        selector: selector(COMPONENT),
+        ports: [{ name: 'http', port: PORT, targetPort: k8s.IntOrString.fromString('http') }],
+      },
+    });
+    onlyIf(this, POSTGRES_EXPORTER_ON);
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * NetworkPolicies for monitoring. Policies add up, so one more policy admits Prometheus (the pods
+ * and namespace `monitoring.scrapeFrom` names) to the metrics port of every scraped component,
+ * whatever the components' own policies allow; it exists when NetworkPolicies and the
+ * ServiceMonitors are both on. postgres_exporter gets the policy every component has: no other
+ * ingress, egress to DNS and `networkPolicies.egressTo` (PostgreSQL).
+ */
+
+import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
+import { Construct } from 'constructs';
+import { POSTGRES_EXPORTER_ON } from '../bundled.js';
+import { blocks, onlyIf, text } from '../helm.js';
+import { metadata } from './common.js';
+import { SCRAPED } from './monitoring.js';
+
+const instance = { 'app.kubernetes.io/instance': text('{{ .Release.Name }}') };
+const http = [{ protocol: 'TCP', port: k8s.IntOrString.fromString('http') }];
+
+export class ScrapePolicies extends Construct {
+  constructor(scope: Construct) {
+    super(scope, 'scrape-policies');
+    const scrape = new k8s.KubeNetworkPolicy(this, 'prometheus-scrape-networkpolicy', {
+      metadata: metadata('monitoring', 'prometheus-scrape'),
+      spec: {
+        podSelector: {
+          matchLabels: instance,
+          matchExpressions: [
+            { key: 'app.kubernetes.io/name', operator: 'In', values: [...SCRAPED, 'postgres-exporter'] },
+          ],
+        },
+        policyTypes: ['Ingress'],
+        ingress: [{ from: [{ namespaceSelector: {}, podSelector: {} }], ports: http }],
+      },
+    });
+    blocks(scrape, {
+      '/spec/ingress/0/from/0/namespaceSelector/matchLabels': '.Values.monitoring.scrapeFrom.namespaceLabels',
+      '/spec/ingress/0/from/0/podSelector/matchLabels': '.Values.monitoring.scrapeFrom.podLabels',
+    });
+    onlyIf(scrape, 'and .Values.networkPolicies.enabled .Values.monitoring.serviceMonitor.enabled');
+
+    const exporter = new k8s.KubeNetworkPolicy(this, 'postgres-exporter-networkpolicy', {
+      metadata: metadata('postgres-exporter'),
+      spec: {
+        podSelector: { matchLabels: { 'app.kubernetes.io/name': 'postgres-exporter', ...instance } },
+        policyTypes: ['Ingress', 'Egress'],
+        ingress: [],
+        egress: [
+          {
+            ports: [
+              { protocol: 'UDP', port: k8s.IntOrString.fromNumber(53) },
+              { protocol: 'TCP', port: k8s.IntOrString.fromNumber(53) },
+            ],
+          },
+          { to: [] },
+        ],
+      },
+    });
+    blocks(exporter, { '/spec/egress/1/to': '.Values.networkPolicies.egressTo' });
+    onlyIf(exporter, `and .Values.networkPolicies.enabled ${POSTGRES_EXPORTER_ON}`);
+  }
+}

@@ -1,0 +1,248 @@
+/**
+ * The monitoring values (issue 30): ServiceMonitors and PrometheusRule as growable objects, the
+ * rules scoped to the release (promtool proves another release's `up == 0` stays quiet), absolute
+ * runbook URLs, the Grafana sidecar label, postgres_exporter, and the NetworkPolicy that admits
+ * Prometheus' scrape.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { type K8sObject, render } from './helm.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'monitoring-test-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const on = {
+  'monitoring.serviceMonitor.enabled': true,
+  'monitoring.prometheusRule.enabled': true,
+  'monitoring.dashboard.enabled': true,
+};
+const of = (objects: K8sObject[], kind: string) => objects.filter((o) => o.kind === kind);
+type Rule = { alert: string; expr: string; for?: string; annotations: Record<string, string> };
+const rulesOf = (objects: K8sObject[]): Rule[] =>
+  (of(objects, 'PrometheusRule')[0]?.spec.groups ?? []).flatMap((g: { rules: Rule[] }) => g.rules);
+
+/** `promtool test rules` of the rendered PrometheusRule against one case; its output. */
+function promtoolCase(objects: K8sObject[], test: Record<string, unknown>): { ok: boolean; output: string } {
+  const dir = mkdtempSync(join(scratch, 'case-'));
+  writeFileSync(
+    join(dir, 'rules.yaml'),
+    stringify({ groups: of(objects, 'PrometheusRule')[0]?.spec.groups }),
+  );
+  writeFileSync(
+    join(dir, 'test.yaml'),
+    stringify({
+      rule_files: ['rules.yaml'],
+      evaluation_interval: '1m',
+      tests: [{ interval: '1m', ...test }],
+    }),
+  );
+  const res = spawnSync('promtool', ['test', 'rules', join(dir, 'test.yaml')], { encoding: 'utf8' });
+  return { ok: res.status === 0, output: res.stdout + res.stderr };
+}
+
+describe('ServiceMonitors', () => {
+  const objects = render({
+    ...on,
+    'monitoring.serviceMonitor.labels.release': 'kps',
+    'monitoring.serviceMonitor.interval': '30s',
+    'monitoring.serviceMonitor.scrapeTimeout': '20s',
+    'monitoring.serviceMonitor.namespace': 'monitoring',
+  });
+
+  it('carry the labels, interval, timeout and namespace of monitoring.serviceMonitor', () => {
+    const monitors = of(objects, 'ServiceMonitor');
+    expect(monitors.map((m) => m.metadata.name).sort()).toEqual([
+      'obs-consumer',
+      'obs-controller',
+      'obs-ingest',
+      'obs-search',
+    ]);
+    for (const m of monitors) {
+      expect(m.metadata.labels?.release).toBe('kps');
+      expect(m.metadata.namespace).toBe('monitoring');
+      // In another namespace, the monitor still selects the release's Services only.
+      expect(m.spec.namespaceSelector).toEqual({ matchNames: ['observatory'] });
+      // monitoring/scrape's endpoint, with the values' interval and timeout.
+      expect(m.spec.endpoints).toEqual([
+        {
+          port: 'http',
+          path: '/metrics',
+          scheme: 'http',
+          interval: '30s',
+          scrapeTimeout: '20s',
+          honorLabels: false,
+          honorTimestamps: true,
+          relabelings: [],
+          metricRelabelings: [],
+        },
+      ]);
+    }
+  });
+
+  it('take relabelings for every endpoint', () => {
+    const relabeled = render({
+      ...on,
+      'monitoring.serviceMonitor.relabelings[0].targetLabel': 'cluster',
+      'monitoring.serviceMonitor.relabelings[0].replacement': 'eu',
+    });
+    for (const m of of(relabeled, 'ServiceMonitor'))
+      expect(m.spec.endpoints[0].relabelings).toEqual([{ targetLabel: 'cluster', replacement: 'eu' }]);
+  });
+});
+
+describe('the PrometheusRule', () => {
+  const objects = render({
+    ...on,
+    'monitoring.prometheusRule.labels.release': 'kps',
+    'monitoring.prometheusRule.for.IngestProduceFailing': '30s',
+    'monitoring.runbookBaseUrl': 'https://runbooks.example/observatory',
+  });
+  const rules = rulesOf(objects);
+
+  it("scopes every rule to the release's namespace and Services", () => {
+    expect(rules).toHaveLength(13);
+    for (const r of rules) {
+      expect(r.expr, r.alert).toContain(
+        'namespace="observatory", service=~"obs-(ingest|consumer|search|controller|postgres-exporter)"',
+      );
+      expect(r.expr, r.alert).not.toMatch(/service=~"ingest/);
+    }
+    expect(of(objects, 'PrometheusRule')[0]?.metadata.labels?.release).toBe('kps');
+  });
+
+  it('takes a selector of its own instead (a Prometheus that labels differently)', () => {
+    const custom = rulesOf(
+      render({ ...on, 'monitoring.prometheusRule.selector': 'cluster="eu"\\, job=~"obs-.*"' }),
+    );
+    for (const r of custom) expect(r.expr, r.alert).toContain('{cluster="eu", job=~"obs-.*"');
+  });
+
+  it('links each alert to its runbook section under monitoring.runbookBaseUrl', () => {
+    for (const r of rules)
+      expect(r.annotations.runbook_url).toBe(`https://runbooks.example/observatory#${r.alert.toLowerCase()}`);
+    expect(() => render({ ...on, 'monitoring.runbookBaseUrl': 'monitoring/RUNBOOK.md' })).toThrow(
+      /runbookBaseUrl/,
+    );
+  });
+
+  it('shortens a `for:` through monitoring.prometheusRule.for, the others as the spec says', () => {
+    const fors = Object.fromEntries(rules.map((r) => [r.alert, r.for]));
+    expect(fors.IngestProduceFailing).toBe('30s');
+    expect(fors.DefaultPartitionNotEmpty).toBe('5m');
+    expect(fors.PartitionMaintenanceNotRunning).toBeUndefined();
+  });
+
+  it("does not fire for another release's or another namespace's down target (promtool)", () => {
+    const down = (labels: string) => ({ series: `up{${labels}, instance="10.0.0.1:8080"}`, values: '0x20' });
+    const quiet = promtoolCase(objects, {
+      input_series: [
+        down('namespace="observatory", service="other-ingest", job="other-ingest"'),
+        down('namespace="shop", service="obs-ingest", job="obs-ingest"'),
+      ],
+      alert_rule_test: [{ eval_time: '15m', alertname: 'ObservatoryTargetDown', exp_alerts: [] }],
+    });
+    expect(quiet.output).toContain('SUCCESS');
+    const ours = promtoolCase(objects, {
+      input_series: [down('namespace="observatory", service="obs-ingest", job="obs-ingest"')],
+      alert_rule_test: [{ eval_time: '15m', alertname: 'ObservatoryTargetDown', exp_alerts: [] }],
+    });
+    // Our own down target does fire: the expectation of silence fails.
+    expect(ours.ok).toBe(false);
+    expect(ours.output).toContain('ObservatoryTargetDown');
+  });
+});
+
+describe('the dashboard ConfigMap', () => {
+  it('carries the Grafana sidecar label of monitoring.dashboard.labels', () => {
+    const [byDefault] = of(render(on), 'ConfigMap').filter((c) => c.metadata.name === 'obs-dashboard');
+    expect(byDefault?.metadata.labels?.grafana_dashboard).toBe('1');
+    const [custom] = of(
+      render({ ...on, 'monitoring.dashboard.labels.grafana_dashboard': 'observatory' }),
+      'ConfigMap',
+    ).filter((c) => c.metadata.name === 'obs-dashboard');
+    expect(custom?.metadata.labels?.grafana_dashboard).toBe('observatory');
+  });
+});
+
+describe('postgres_exporter', () => {
+  it('is off by default, and on with monitoring.postgresExporter.enabled or database.bundled.enabled', () => {
+    const names = (objects: K8sObject[]) =>
+      objects.filter((o) => o.metadata.name === 'obs-postgres-exporter').map((o) => o.kind);
+    expect(names(render(on))).toEqual([]);
+    expect(names(render({ ...on, 'monitoring.postgresExporter.enabled': true })).sort()).toEqual([
+      'Deployment',
+      'NetworkPolicy',
+      'Service',
+      'ServiceAccount',
+      'ServiceMonitor',
+    ]);
+    expect(names(render({ ...on, 'monitoring.postgresExporter.enabled': false }))).toEqual([]);
+  });
+
+  it('logs in as its own role, the password from a Secret, to the host and database of database.url', () => {
+    const objects = render({
+      ...on,
+      'monitoring.postgresExporter.enabled': true,
+      'database.url': 'jdbc:postgresql://owner@db.example:5432/events?ssl=true',
+      'database.tls.mode': 'verify-full',
+      'monitoring.postgresExporter.passwordSecret.name': 'monitor',
+    });
+    const deployment = objects.find(
+      (o) => o.kind === 'Deployment' && o.metadata.name === 'obs-postgres-exporter',
+    );
+    const env = deployment?.spec.template.spec.containers[0].env;
+    expect(env).toEqual([
+      { name: 'DATA_SOURCE_URI', value: 'db.example:5432/events?ssl=true&sslmode=verify-full' },
+      { name: 'DATA_SOURCE_USER', value: 'observatory_monitor' },
+      { name: 'DATA_SOURCE_PASS', valueFrom: { secretKeyRef: { name: 'monitor', key: 'MONITOR_PASSWORD' } } },
+    ]);
+    expect(deployment?.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
+  });
+});
+
+describe('the scrape NetworkPolicy', () => {
+  const policy = (objects: K8sObject[]) =>
+    objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'obs-prometheus-scrape');
+
+  it("admits the pods and namespace of monitoring.scrapeFrom to every component's metrics port", () => {
+    const p = policy(
+      render({
+        ...on,
+        'monitoring.scrapeFrom.namespaceLabels.kubernetes\\.io/metadata\\.name': 'monitoring',
+      }),
+    );
+    expect(p?.spec).toEqual({
+      podSelector: {
+        matchLabels: { 'app.kubernetes.io/instance': 'obs' },
+        matchExpressions: [
+          {
+            key: 'app.kubernetes.io/name',
+            operator: 'In',
+            values: ['ingest', 'consumer', 'search', 'controller', 'postgres-exporter'],
+          },
+        ],
+      },
+      policyTypes: ['Ingress'],
+      ingress: [
+        {
+          from: [
+            {
+              namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+              podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
+            },
+          ],
+          ports: [{ protocol: 'TCP', port: 'http' }],
+        },
+      ],
+    });
+  });
+
+  it('exists only with the ServiceMonitors and the NetworkPolicies on', () => {
+    expect(policy(render({}))).toBeUndefined();
+    expect(policy(render({ ...on, 'networkPolicies.enabled': false }))).toBeUndefined();
+  });
+});
