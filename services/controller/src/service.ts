@@ -9,6 +9,7 @@ import type { Registry } from 'prom-client';
 import { buildApp } from './app.js';
 import type { ControllerConfig } from './config.js';
 import { Controller } from './controller.js';
+import { FlowObserver } from './flow-observer.js';
 import { KafkaHandler } from './kafka-handler.js';
 import { KubeApi } from './kube/api.js';
 import { LeaderElector } from './kube/leader.js';
@@ -35,6 +36,15 @@ export function createControllerService(opts: ControllerServiceOptions) {
     logger,
   });
   const backoff = { initialMs: config.backoffMinMs, maxMs: config.backoffMaxMs, randomFactor: 0.1 };
+  const observer = new FlowObserver({
+    api,
+    kafka,
+    defaultServers: config.broker.bootstrapServers,
+    allowedServers: config.allowedServers,
+    thresholds: { maxLag: config.flowMaxLag, maxDeadLettersPerMinute: config.flowMaxDeadLettersPerMinute },
+    rule: { ratio: config.flowWriteRatio, maxIntervalMs: config.flowMaxWriteIntervalMs },
+    log: logger,
+  });
   const controller = new Controller({
     api,
     reconciler: new Reconciler({
@@ -42,10 +52,15 @@ export function createControllerService(opts: ControllerServiceOptions) {
       kafka,
       defaultServers: config.broker.bootstrapServers,
       allowedServers: config.allowedServers,
+      topicNameTemplate: config.topicNameTemplate,
+      ignoredConfigs: config.ignoredConfigs,
+      deletionTimeoutMs: config.deletionTimeoutMs,
+      flow: observer,
       log: logger,
     }),
     metrics,
-    namespace: config.watchNamespace,
+    namespaces: config.watchNamespaces,
+    flow: { observer, periodMs: config.flowPeriodMs },
     defaultServers: config.broker.bootstrapServers,
     resyncMs: config.resyncMs,
     watchTimeoutMs: config.watchTimeoutMs,
