@@ -2,6 +2,7 @@
 import { App, Chart } from 'cdk8s';
 import { Consumer } from './constructs/consumer.js';
 import { Controller } from './constructs/controller.js';
+import { ControllerPreDelete } from './constructs/controller-pre-delete.js';
 import { Ingest } from './constructs/ingest.js';
 import { Jobs } from './constructs/jobs.js';
 import { Migration } from './constructs/migration.js';
@@ -16,6 +17,7 @@ export function platformChart(): Chart {
   new Consumer(chart);
   new Search(chart);
   new Controller(chart);
+  new ControllerPreDelete(chart);
   new Pipeline(chart);
   new Jobs(chart);
   new Migration(chart);

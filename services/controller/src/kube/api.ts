@@ -212,6 +212,24 @@ export class KubeApi implements PipelineApi {
     );
   }
 
+  /** Deletes a Pipeline (the chart's pre-delete hook); a Pipeline already gone is fine. */
+  async deletePipeline(namespace: string, name: string): Promise<void> {
+    try {
+      await this.bounded(
+        'delete pipeline',
+        this.custom.deleteNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          plural: PLURAL,
+          namespace,
+          name,
+        }),
+      );
+    } catch (error) {
+      if (statusCode(error) !== 404) throw error;
+    }
+  }
+
   /** The Lease, or undefined when it does not exist. */
   async readLease(namespace: string, name: string): Promise<V1Lease | undefined> {
     try {
