@@ -12,6 +12,8 @@ import {
   FORCE_DELETE_ANNOTATION,
   type Pipeline,
 } from '@event-observatory/controller';
+import { createDatabase } from '@event-observatory/devstack';
+import { createWritePool, migrate } from '@event-observatory/store';
 import { KubeConfig } from '@kubernetes/client-node';
 import { type Admin, type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
@@ -39,7 +41,7 @@ let tpl: TestNamespace[] = [];
 let lit: TestNamespace[] = [];
 const controllers: ControllerService[] = [];
 
-function startController(namespaces: TestNamespace[], template: string): void {
+function startController(namespaces: TestNamespace[], template: string, storeUrl?: string): void {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(cluster.kubeconfig);
   const { service } = startInProcessController(kubeConfig, {
@@ -55,6 +57,7 @@ function startController(namespaces: TestNamespace[], template: string): void {
     CONTROLLER_BACKOFF_MAX: '2s',
     CONTROLLER_KAFKA_TIMEOUT: '3s',
     POD_NAME: `flow-${run}-${controllers.length}`,
+    CONTROLLER_STORE_URL: storeUrl,
   });
   controllers.push(service);
 }
@@ -73,8 +76,16 @@ beforeAll(async () => {
     await Promise.all([kube.createNamespace('flow-tpl'), kube.createNamespace('flow-tpl')]),
     await Promise.all([kube.createNamespace('flow-lit'), kube.createNamespace('flow-lit')]),
   ];
+  // A store holding one event, for status.flow.lastStoredAt.
+  const storeUrl = await createDatabase(podStack.databaseUrl, `flow_${run}`);
+  await migrate({ url: storeUrl });
+  const writer = createWritePool({ url: storeUrl, max: 1 });
+  await writer.query(
+    `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw) VALUES (now(), 'urn:e2e', '1', 't', '{}')`,
+  );
+  await writer.end();
   startController(tpl, '{namespace}.{name}');
-  startController(lit, '{name}');
+  startController(lit, '{name}', storeUrl);
 });
 
 afterAll(async () => {
@@ -168,6 +179,7 @@ describe('flow health in the status', () => {
     expect(p.status?.flow?.partitions).toHaveLength(3);
     expect(p.status?.flow?.deadLetters).toBe(0);
     expect(Date.parse(p.status?.flow?.observedAt ?? '')).toBeGreaterThan(Date.now() - 60_000);
+    expect(Date.parse(p.status?.flow?.lastStoredAt ?? '')).toBeGreaterThan(Date.now() - 300_000);
     const table = await ns.kubectl(['get', 'pipelines']);
     expect(table).toMatch(/NAME\s+TOPICS\s+READY\s+LAG\s+DLQ\s+FLOWING\s+AGE/);
     expect(table).toMatch(/flow\s+2\/2\s+True\s+\d+\s+0\s+True/);

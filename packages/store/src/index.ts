@@ -27,6 +27,7 @@ export {
 } from './event-insert.js';
 export * from './event-rollup.js';
 export * from './event-search.js';
+export { newestIngestedAt } from './freshness.js';
 export { type MaintenanceMetersOptions, registerMaintenanceMeters } from './maintenance-meters.js';
 export {
   MAINTENANCE_JOBS,

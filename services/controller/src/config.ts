@@ -15,6 +15,7 @@ import {
   num,
   readConfig,
   str,
+  url,
 } from '@event-observatory/service-kit/config';
 import { parseTopicTemplate } from './model/naming.js';
 
@@ -35,6 +36,9 @@ export function readControllerConfig(env: Env) {
     flowMaxDeadLettersPerMinute: num('CONTROLLER_FLOW_MAX_DEAD_LETTERS_PER_MINUTE', { min: 0 }).default(0),
     flowWriteRatio: num('CONTROLLER_FLOW_WRITE_RATIO', { min: 0, max: 1 }).default(0.1),
     flowMaxWriteIntervalMs: duration('CONTROLLER_FLOW_MAX_WRITE_INTERVAL', { min: 100 }).default('10m'),
+    storeUrl: url('CONTROLLER_STORE_URL', { protocols: ['postgres:', 'postgresql:'] })
+      .secret()
+      .optional(),
     deletionTimeoutMs: duration('CONTROLLER_DELETION_TIMEOUT', { min: 0 }).default('5m'),
     ignoredConfigs: list('CONTROLLER_IGNORED_CONFIGS').default([
       'leader.replication.throttled.replicas',

@@ -50,6 +50,8 @@ export interface ReconcilerOptions {
   deletionTimeoutMs?: number;
   /** The last flow observation of a Pipeline (the flow observer), written with every status. */
   flow?: { observation(key: string): FlowObservation | undefined };
+  /** Told of each status write (the controller_status_writes_total meter). */
+  onStatusWrite?: (cause: 'reconcile' | 'flow') => void;
   log: Logger;
   now?: () => Date;
 }
@@ -404,6 +406,7 @@ export class Reconciler {
     const status = this.withFlow(pipeline, computed);
     if (canonical(status) === canonical(pipeline.status ?? {})) return pipeline;
     const written = await this.opts.api.patchStatus(pipeline, status, options);
+    this.opts.onStatusWrite?.(options.ifUnchanged ? 'flow' : 'reconcile');
     await this.announceFlow(pipeline, pipeline.status?.conditions ?? [], status.conditions ?? []);
     return written;
   }

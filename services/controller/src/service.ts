@@ -4,6 +4,7 @@
  * signal handling; the cluster suite calls this directly to run controllers in-process.
  */
 import { down, type Logger, up } from '@event-observatory/service-kit';
+import { createReadPool, newestIngestedAt } from '@event-observatory/store';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { buildApp } from './app.js';
@@ -36,6 +37,8 @@ export function createControllerService(opts: ControllerServiceOptions) {
     logger,
   });
   const backoff = { initialMs: config.backoffMinMs, maxMs: config.backoffMaxMs, randomFactor: 0.1 };
+  // Read-only, one connection: one query a flow period.
+  const store = config.storeUrl ? createReadPool({ url: config.storeUrl, max: 1 }) : undefined;
   const observer = new FlowObserver({
     api,
     kafka,
@@ -43,6 +46,7 @@ export function createControllerService(opts: ControllerServiceOptions) {
     allowedServers: config.allowedServers,
     thresholds: { maxLag: config.flowMaxLag, maxDeadLettersPerMinute: config.flowMaxDeadLettersPerMinute },
     rule: { ratio: config.flowWriteRatio, maxIntervalMs: config.flowMaxWriteIntervalMs },
+    ...(store ? { newestStored: async () => (await newestIngestedAt(store))?.toISOString() } : {}),
     log: logger,
   });
   const controller = new Controller({
@@ -56,6 +60,7 @@ export function createControllerService(opts: ControllerServiceOptions) {
       ignoredConfigs: config.ignoredConfigs,
       deletionTimeoutMs: config.deletionTimeoutMs,
       flow: observer,
+      onStatusWrite: metrics.statusWritten,
       log: logger,
     }),
     metrics,
@@ -112,13 +117,17 @@ export function createControllerService(opts: ControllerServiceOptions) {
       stopping.abort();
       await running;
     },
-    /** Everything: the controller, then the Kafka clients. */
+    /** Everything: the controller, then the Kafka clients and the store pool. */
     async close() {
       stopping.abort();
       await running;
       await kafka.close();
+      await store?.end();
     },
-    /** Closes the Kafka clients (after `stop`). */
-    closeKafka: () => kafka.close(),
+    /** Closes the Kafka clients and the store pool (after `stop`). */
+    async closeKafka() {
+      await kafka.close();
+      await store?.end();
+    },
   };
 }
