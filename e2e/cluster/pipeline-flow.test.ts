@@ -238,6 +238,23 @@ describe('flow health in the status', () => {
       expect.arrayContaining(['FlowResumed', 'LagRecovered', 'DeadLetteringStopped']),
     );
   });
+
+  it('spec.flow removed: status.flow and the flow conditions go', async () => {
+    const ns = lit[0] as TestNamespace;
+    await ns.kubectl([
+      'patch',
+      'pipeline',
+      'flow',
+      '--type=json',
+      '-p',
+      '[{"op":"remove","path":"/spec/flow"}]',
+    ]);
+    await waitFor(async () => {
+      const p = await get(ns, 'flow');
+      expect(p.status?.flow).toBeUndefined();
+      expect(p.status?.conditions?.map((c) => c.type).sort()).toEqual(['Conflict', 'Ready']);
+    }, 10_000);
+  });
 });
 
 describe('namespaces and the topic-name rule', () => {

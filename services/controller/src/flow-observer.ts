@@ -60,6 +60,8 @@ export class FlowObserver {
   /** Reads the flow of `pipelines` (Kafka names); calls `onChange(key)` for those worth a write. */
   async observe(pipelines: Pipeline[], onChange: (key: string) => void): Promise<void> {
     const observed = pipelines.filter((p) => p.spec.flow && !p.metadata.deletionTimestamp);
+    const keys = new Set(observed.map((p) => keyOf(p.metadata)));
+    for (const key of this.entries.keys()) if (!keys.has(key)) this.entries.delete(key);
     const byCluster = new Map<string, Pipeline[]>();
     for (const p of observed) {
       // One admin client per cluster and credentials, as the reconciler's.

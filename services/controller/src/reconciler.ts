@@ -314,10 +314,15 @@ export class Reconciler {
 
   /** `status` with the last flow observation: `flow` and the flow conditions. */
   private withFlow(pipeline: Pipeline, status: PipelineStatus): PipelineStatus {
+    const isFlow = (type: string) => (FLOW_CONDITIONS as readonly string[]).includes(type);
+    if (!pipeline.spec.flow) {
+      // No longer observed: the flow and its conditions go (null deletes a field in a merge patch).
+      if (!pipeline.status?.flow) return status;
+      return { ...status, flow: null, conditions: (status.conditions ?? []).filter((c) => !isFlow(c.type)) };
+    }
     const observation = this.opts.flow?.observation(keyOf(pipeline.metadata));
     if (!observation) return status;
     const now = this.now();
-    const isFlow = (type: string) => (FLOW_CONDITIONS as readonly string[]).includes(type);
     let conditions = (status.conditions ?? []).filter(
       (c) => !isFlow(c.type) || observation.conditions.some((o) => o.type === c.type),
     );

@@ -193,7 +193,7 @@ export interface WriteRule {
  * than 10 records, the rate by more than 1 a minute), a message, or a written status too old.
  */
 export function worthWriting(
-  written: { flow?: FlowStatus; conditions?: Condition[] },
+  written: { flow?: FlowStatus | null; conditions?: Condition[] },
   next: FlowObservation,
   rule: WriteRule,
   now: Date,

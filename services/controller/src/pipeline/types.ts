@@ -151,7 +151,8 @@ export interface FlowStatus {
 
 export interface PipelineStatus {
   observedGeneration?: number;
-  flow?: FlowStatus;
+  /** Null only in a write: removes it (the Pipeline no longer has `spec.flow`). */
+  flow?: FlowStatus | null;
   conditions?: Condition[];
   topics?: TopicStatus[];
   /** `ready/declared`, for `kubectl get`. */
