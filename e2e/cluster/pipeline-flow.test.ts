@@ -290,6 +290,8 @@ describe('namespaces and the topic-name rule', () => {
       async () => expect(await conditions(older, 'orders', 'Ready')).toEqual(['Ready=True/Reconciled']),
       30_000,
     );
+    // creationTimestamp has seconds: within one second the tie goes by namespace/name instead.
+    await new Promise((r) => setTimeout(r, 1_100));
     await newer.apply(
       pipeline(newer, 'orders', { topics: [{ name: orders, partitions: 1, replicationFactor: 1 }] }),
     );
