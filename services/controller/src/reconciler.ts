@@ -29,6 +29,7 @@ import {
   ADOPT_TOPICS_ANNOTATION,
   type Condition,
   FINALIZER,
+  type FlowStatus,
   FORCE_DELETE_ANNOTATION,
   keyOf,
   type Pipeline,
@@ -328,7 +329,10 @@ export class Reconciler {
     );
     for (const c of observation.conditions)
       conditions = setCondition(conditions, { ...c, observedGeneration: pipeline.metadata.generation }, now);
-    return { ...status, flow: observation.flow, conditions };
+    // A merge patch keeps what it does not name: a reading's absent field (a message gone, a lag
+    // no longer known) is written as null, which removes it.
+    const cleared = Object.fromEntries(FLOW_OPTIONAL.map((k) => [k, null]));
+    return { ...status, flow: { ...cleared, ...observation.flow } as FlowStatus, conditions };
   }
 
   /** An Event when a flow condition turns True or False. */
@@ -417,6 +421,9 @@ export class Reconciler {
   }
 }
 
+/** The fields of `status.flow` a reading may leave out. */
+const FLOW_OPTIONAL = ['lag', 'partitions', 'deadLetters', 'deadLettersPerMinute', 'lastStoredAt', 'message'];
+
 /** Event reasons of flow condition changes, by type and new status. */
 const FLOW_EVENT: Record<string, Record<string, string>> = {
   Flowing: { True: 'FlowResumed', False: 'FlowStopped' },
@@ -447,11 +454,18 @@ function onlyDeclaredConfigs(result: TopicResult, keys: string[]): TopicResult {
   return { ...result, state: { ...result.state, configs } };
 }
 
-/** JSON with object keys sorted, so equal values compare equal whatever order the API server used. */
+/**
+ * JSON with object keys sorted, so equal values compare equal whatever order the API server used;
+ * null members left out (a merge patch's null removes the member, so the stored object lacks it).
+ */
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      ? Object.fromEntries(
+          Object.entries(v)
+            .filter(([, member]) => member !== null)
+            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
       : v,
   );
 }
