@@ -12,17 +12,19 @@
  *   BENCH_PIPELINES=1000 BENCH_BUSY_SHARE=0.1 BENCH_FLOW_PERIOD=10s BENCH_STEADY_SECONDS=120
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  Controller,
+  createControllerMetrics,
+  FlowObserver,
+  KafkaHandler,
+  Reconciler,
+} from '@event-observatory/controller';
+import { FakeApiServer } from '@event-observatory/controller/fake-api-server';
 import { startKafka, tempDataDir } from '@event-observatory/devstack';
 import { createLogger } from '@event-observatory/service-kit';
 import { parseDuration } from '@event-observatory/service-kit/config';
 import { Kafka, logLevel } from 'kafkajs';
 import { Registry } from 'prom-client';
-import { Controller } from '../../services/controller/src/controller.js';
-import { FlowObserver } from '../../services/controller/src/flow-observer.js';
-import { KafkaHandler } from '../../services/controller/src/kafka-handler.js';
-import { createControllerMetrics } from '../../services/controller/src/metrics.js';
-import { Reconciler } from '../../services/controller/src/reconciler.js';
-import { FakeApiServer } from '../../services/controller/test/fake-api-server.js';
 import { benchRun } from '../lib/report.js';
 
 const PIPELINES = Number(process.env.BENCH_PIPELINES ?? 1000);
