@@ -27,7 +27,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   'services/consumer': ['service-kit', 'events', 'broker', 'store'],
   'services/search': ['service-kit', 'events', 'store'],
   'services/jobs': ['service-kit', 'store'],
-  'services/controller': ['service-kit', 'broker'],
+  'services/controller': ['service-kit', 'broker', 'store'],
 };
 /** e2e, the benchmarks and the monitoring checks may use any workspace's public exports. */
 const ANYTHING = ['e2e', 'bench', 'monitoring'];

@@ -11,7 +11,16 @@ import { dirname, join, relative } from 'node:path';
 import { repoRoot } from '@event-observatory/devstack';
 
 /** Section order in the file: `make bench`'s order, then the benches run by hand. */
-const ORDER = ['consume', 'hotpath', 'rollup', 'search', 'kafkajs-encode', 'ingest', 'ingest-floor'] as const;
+const ORDER = [
+  'consume',
+  'hotpath',
+  'rollup',
+  'search',
+  'kafkajs-encode',
+  'ingest',
+  'ingest-floor',
+  'controller',
+] as const;
 export type BenchName = (typeof ORDER)[number];
 
 const reportFile = () => process.env.BENCH_REPORT ?? join(repoRoot(), 'bench/results/latest.md');

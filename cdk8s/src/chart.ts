@@ -4,6 +4,7 @@ import { BundledKafka } from './constructs/bundled-kafka.js';
 import { BundledPostgresql } from './constructs/bundled-postgresql.js';
 import { Consumer } from './constructs/consumer.js';
 import { Controller } from './constructs/controller.js';
+import { ControllerPreDelete } from './constructs/controller-pre-delete.js';
 import { HelmTest } from './constructs/helm-test.js';
 import { IngestHttpRoute } from './constructs/http-route.js';
 import { Ingest } from './constructs/ingest.js';
@@ -23,6 +24,7 @@ export function platformChart(): Chart {
   new Consumer(chart);
   new Search(chart);
   new Controller(chart);
+  new ControllerPreDelete(chart);
   new Pipeline(chart);
   new Jobs(chart);
   new Migration(chart);

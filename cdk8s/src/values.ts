@@ -307,6 +307,36 @@ export const values: Tree = {
       'CONTROLLER_ALLOWED_BOOTSTRAP: the Kafka clusters Pipelines may name (empty: kafka.bootstrapServers only)',
     ),
     ...deployment('controller', 2, resources('20m', '96Mi', '256Mi')),
+    // Issue 33: namespaces, the topic-name rule, flow health, deletion that cannot get stuck.
+    watchAllNamespaces: bool(
+      false,
+      "watch Pipelines of every namespace (a ClusterRole and ClusterRoleBinding); false: the release's namespace only (a Role)",
+    ),
+    topicNameTemplate: str(
+      '{name}',
+      'CONTROLLER_TOPIC_NAME_TEMPLATE: Kafka name of spec.topics[].name; {name} as given, or e.g. {namespace}.{name}',
+    ),
+    ignoredConfigs: str(
+      'leader.replication.throttled.replicas,follower.replication.throttled.replicas',
+      'CONTROLLER_IGNORED_CONFIGS: topic config keys the controller never sets or resets (tuned by other tools)',
+    ),
+    deletionTimeout: str(
+      '3m',
+      'CONTROLLER_DELETION_TIMEOUT: a Delete Pipeline whose topics cannot be deleted is let go after this (with an Event)',
+    ),
+    flow: {
+      period: str('30s', 'CONTROLLER_FLOW_PERIOD: how often the flow of the Pipelines is read'),
+      maxLag: int(1000, 'CONTROLLER_FLOW_MAX_LAG: Lagging=True above this many records behind', 0),
+      maxDeadLettersPerMinute: int(
+        0,
+        'CONTROLLER_FLOW_MAX_DEAD_LETTERS_PER_MINUTE: DeadLettering=True above this rate',
+        0,
+      ),
+    },
+    preDeleteHook: bool(
+      true,
+      'helm uninstall first deletes the Pipelines of deletionPolicy Delete and waits for the controller to finalize them',
+    ),
   },
   jobs: {
     image: image('jobs'),

@@ -96,6 +96,7 @@ describe('the rendered platform', () => {
     expect(pods.map(([name]) => name).sort()).toEqual([
       'obs-consumer',
       'obs-controller',
+      'obs-controller-pre-delete',
       'obs-ingest',
       'obs-migrate',
       'obs-partition-maintenance',
@@ -114,7 +115,7 @@ describe('the rendered platform', () => {
         });
         expect(container.resources.requests.memory, name).toBeDefined();
       }
-      expect(pod.automountServiceAccountToken, name).toBe(name === 'obs-controller');
+      expect(pod.automountServiceAccountToken, name).toBe(name.startsWith('obs-controller'));
     }
   });
 
@@ -460,7 +461,8 @@ describe('secured connections (issue 27)', () => {
         DATABASE_USER: '',
         DATABASE_URL: 'postgres://postgres:5432/observatory',
       });
-    for (const [name] of podSpecs(objects).filter(([n]) => !['obs-ingest', 'obs-controller'].includes(n))) {
+    const noDatabase = ['obs-ingest', 'obs-controller', 'obs-controller-pre-delete'];
+    for (const [name] of podSpecs(objects).filter(([n]) => !noDatabase.includes(n))) {
       const env = container(objects, '', name).container.env;
       expect(env.find((e: { name: string }) => e.name === 'DATABASE_PASSWORD')?.valueFrom, name).toEqual({
         secretKeyRef: { name: 'observatory-store', key: 'STORE_PASSWORD' },
@@ -511,7 +513,9 @@ describe('secured connections (issue 27)', () => {
     });
     for (const [name, pod] of podSpecs(objects)) {
       const mounted = pod.volumes.some((v: { name: string }) => v.name === 'postgres-ca');
-      expect(mounted, name).toBe(!['obs-ingest', 'obs-controller'].includes(name));
+      expect(mounted, name).toBe(
+        !['obs-ingest', 'obs-controller', 'obs-controller-pre-delete'].includes(name),
+      );
     }
     expect(container(objects, '', 'obs-search').pod.volumes).toContainEqual({
       name: 'postgres-ca',

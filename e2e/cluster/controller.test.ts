@@ -6,24 +6,25 @@
  * applied from crds/pipeline.yaml and left installed (it is cluster-wide and shared).
  */
 import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
 import { readTopicStates } from '@event-observatory/broker';
 import {
   ADOPT_TOPICS_ANNOTATION,
   type ControllerService,
-  createControllerService,
   PAUSE_ANNOTATION,
   type Pipeline,
   type PipelineTopic,
-  readControllerConfig,
   UNMANAGED_TOPICS_ANNOTATION,
 } from '@event-observatory/controller';
-import { createLogger, createMetrics } from '@event-observatory/service-kit';
 import { KubeConfig } from '@kubernetes/client-node';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { REPO_ROOT } from './lib/cluster.js';
+import {
+  applyPipelineCrd,
+  pipelineEventReasons,
+  releaseAndDelete,
+  startInProcessController,
+} from './lib/controller.js';
 import { envList, serviceDeployment } from './lib/deployment.js';
 import { Kube, type Manifest, type TestNamespace } from './lib/kube.js';
 import { TcpProxy } from './lib/tcp-proxy.js';
@@ -45,19 +46,7 @@ let proxy: TcpProxy;
 let local: { service: ControllerService; registry: Registry };
 
 beforeAll(async () => {
-  await kube.kubectl([
-    'apply',
-    '--server-side',
-    '--force-conflicts',
-    '-f',
-    resolve(REPO_ROOT, 'crds/pipeline.yaml'),
-  ]);
-  await kube.kubectl([
-    'wait',
-    '--for=condition=Established',
-    'crd/pipelines.observatory.dev',
-    '--timeout=60s',
-  ]);
+  await applyPipelineCrd(kube);
   const kafka = new Kafka({
     clientId: 'controller-e2e',
     brokers: [podStack.bootstrapServers],
@@ -85,7 +74,7 @@ afterAll(async () => {
 });
 
 function startLocalController(kubeConfig: KubeConfig) {
-  const config = readControllerConfig({
+  return startInProcessController(kubeConfig, {
     BROKER_BOOTSTRAP_SERVERS: podStack.bootstrapServers,
     CONTROLLER_WATCH_NAMESPACE: ns.name,
     CONTROLLER_LEASE_NAMESPACE: ns.name,
@@ -97,23 +86,6 @@ function startLocalController(kubeConfig: KubeConfig) {
     CONTROLLER_KAFKA_TIMEOUT: '5s',
     CONTROLLER_API_TIMEOUT: '5s', // a call caught by the frozen proxy fails after 5 s
   });
-  const logger = createLogger({
-    service: 'controller',
-    level: process.env.CONTROLLER_TEST_LOG_LEVEL ?? 'warn',
-  });
-  const { registry } = createMetrics({ service: 'controller', defaultMetrics: false });
-  const service = createControllerService({ config, kubeConfig, registry, logger });
-  service.start();
-  return { service, registry };
-}
-
-/** Pipelines keep a finalizer: once no controller runs, remove it so the namespace can go. */
-async function releaseAndDelete(namespace: TestNamespace): Promise<void> {
-  const names = (await namespace.kubectl(['get', 'pipelines', '-o', 'name'])).split('\n').filter(Boolean);
-  for (const name of names) {
-    await namespace.kubectl(['patch', name, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
-  }
-  await namespace.delete();
 }
 
 function pipeline(
@@ -156,18 +128,8 @@ async function kafkaTopic(name: string, keys: string[] = []) {
   return (await readTopicStates(admin, [name], keys)).get(name);
 }
 
-async function eventReasons(name: string, namespace = ns): Promise<string[]> {
-  const list = JSON.parse(
-    await namespace.kubectl([
-      'get',
-      'events',
-      '--field-selector',
-      `involvedObject.name=${name}`,
-      '-o',
-      'json',
-    ]),
-  ) as { items: Array<{ reason: string }> };
-  return list.items.map((e) => e.reason);
+function eventReasons(name: string, namespace = ns): Promise<string[]> {
+  return pipelineEventReasons(namespace, name);
 }
 
 async function patchSpec(name: string, patch: object, type: 'merge' | 'json' = 'merge') {
@@ -221,7 +183,7 @@ describe('Pipeline controller on a real API server and Kafka', () => {
     expect(await eventReasons('main')).toContain('TopicCreated');
 
     const table = await ns.kubectl(['get', 'pipelines']);
-    expect(table).toMatch(/NAME\s+TOPICS\s+READY\s+REASON\s+AGE/);
+    expect(table).toMatch(/NAME\s+TOPICS\s+READY\s+LAG\s+DLQ\s+FLOWING\s+AGE/);
     expect(table).toMatch(/main\s+2\/2\s+True\s+Reconciled/);
     expect(await metric(/^controller_reconciles_total\{.*outcome="success"/)).toBeGreaterThan(0);
     expect(await metric(/^controller_topics_managed/)).toBe(2);

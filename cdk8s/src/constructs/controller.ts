@@ -1,14 +1,16 @@
 /**
- * The Pipeline controller (services/controller): 2 replicas, one leads through a Lease. It watches
- * the release's namespace only, so its RBAC is a Role (no cluster-wide object: two releases never
- * collide), with exactly the rules of the controller README's RBAC table.
+ * The Pipeline controller (services/controller): 2 replicas, one leads through a Lease. By default
+ * it watches the release's namespace only, so its RBAC is a Role (no cluster-wide object: two
+ * releases never collide), with exactly the rules of the controller README's RBAC table; with
+ * `controller.watchAllNamespaces` the same rules come as a ClusterRole named after the release's
+ * namespace and name (the Lease stays a namespaced Role). The pre-delete hook is its own construct.
  */
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { kafkaBootstrap } from '../bundled.js';
 import { kafkaSecuritySettings } from '../credentials.js';
-import { onlyIf, releaseName, scalar, text } from '../helm.js';
+import { onlyIf, releaseName, scalar, text, value, valueText } from '../helm.js';
 import { metadata } from './common.js';
 import { HttpService } from './http-service.js';
 
@@ -33,7 +35,15 @@ export class Controller extends Construct {
         ),
         CONTROLLER_LEASE_NAME: releaseName('controller'),
         CONTROLLER_LEASE_NAMESPACE: text('{{ .Release.Namespace }}'),
-        CONTROLLER_WATCH_NAMESPACE: text('{{ .Release.Namespace }}'),
+        CONTROLLER_WATCH_NAMESPACE: text(
+          '{{ if not .Values.controller.watchAllNamespaces }}{{ .Release.Namespace }}{{ end }}',
+        ),
+        CONTROLLER_TOPIC_NAME_TEMPLATE: value('controller.topicNameTemplate'),
+        CONTROLLER_IGNORED_CONFIGS: value('controller.ignoredConfigs'),
+        CONTROLLER_DELETION_TIMEOUT: value('controller.deletionTimeout'),
+        CONTROLLER_FLOW_PERIOD: value('controller.flow.period'),
+        CONTROLLER_FLOW_MAX_LAG: valueText('controller.flow.maxLag'),
+        CONTROLLER_FLOW_MAX_DEAD_LETTERS_PER_MINUTE: valueText('controller.flow.maxDeadLettersPerMinute'),
       },
       secretEnv: [fieldEnv('POD_NAME', 'metadata.name'), fieldEnv('POD_NAMESPACE', 'metadata.namespace')],
       shutdownBoundSeconds: 15, // main.ts: installShutdown's timeout
@@ -45,25 +55,45 @@ export class Controller extends Construct {
       name: releaseName('controller'),
       namespace: text('{{ .Release.Namespace }}'),
     };
+    const pipelineRules = [
+      { apiGroups: [PIPELINES], resources: ['pipelines'], verbs: ['list', 'watch', 'patch'] },
+      { apiGroups: [PIPELINES], resources: ['pipelines/status'], verbs: ['patch'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      // The Secrets a Pipeline's spec.kafka names, in the namespaces it watches.
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+    ];
+    const leaseRule = {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      verbs: ['get', 'create', 'update'],
+    };
+    // In the release's namespace always (the Lease is there); the ClusterRole below adds the same
+    // Pipeline rules in every other namespace when it watches them all.
     const role = new k8s.KubeRole(this, 'controller-role', {
       metadata: metadata('controller'),
-      rules: [
-        { apiGroups: [PIPELINES], resources: ['pipelines'], verbs: ['list', 'watch', 'patch'] },
-        { apiGroups: [PIPELINES], resources: ['pipelines/status'], verbs: ['patch'] },
-        { apiGroups: [''], resources: ['events'], verbs: ['create'] },
-        // The Secrets a Pipeline's spec.kafka names, in the one namespace it watches.
-        { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
-        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
-      ],
+      rules: [...pipelineRules, leaseRule],
     });
     const binding = new k8s.KubeRoleBinding(this, 'controller-rolebinding', {
       metadata: metadata('controller'),
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: releaseName('controller') },
       subjects: [subject],
     });
+    // Cluster-scoped names carry the release's namespace too: two releases never collide.
+    const clusterName = text('{{ .Release.Namespace }}-{{ .Release.Name }}-controller');
+    const clusterRole = new k8s.KubeClusterRole(this, 'controller-clusterrole', {
+      metadata: { ...metadata('controller'), name: clusterName },
+      rules: pipelineRules,
+    });
+    const clusterBinding = new k8s.KubeClusterRoleBinding(this, 'controller-clusterrolebinding', {
+      metadata: { ...metadata('controller'), name: clusterName },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterName },
+      subjects: [subject],
+    });
     // The chart owns the (empty) Lease the replicas elect through, so an uninstall removes it; the
     // controller only gets and updates it (it creates one only when missing).
     const lease = new k8s.KubeLease(this, 'controller-lease', { metadata: metadata('controller'), spec: {} });
     for (const scope of [role, binding, service, lease]) onlyIf(scope, '.Values.controller.enabled');
+    for (const scope of [clusterRole, clusterBinding])
+      onlyIf(scope, 'and .Values.controller.enabled .Values.controller.watchAllNamespaces');
   }
 }

@@ -52,6 +52,7 @@ export {
   groupLag,
   type PartitionDepth,
   type PartitionRange,
+  readGroupReadings,
   type TopicDepth,
   topicDepth,
 } from './groups/admin.js';

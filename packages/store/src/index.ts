@@ -30,6 +30,7 @@ export {
 export * from './event-receipt.js';
 export * from './event-rollup.js';
 export * from './event-search.js';
+export { newestIngestedAt } from './freshness.js';
 export { type MaintenanceMetersOptions, registerMaintenanceMeters } from './maintenance-meters.js';
 export {
   MAINTENANCE_JOBS,

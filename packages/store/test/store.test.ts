@@ -16,6 +16,7 @@ import {
   migrate,
   monthPartitionBounds,
   monthPartitionName,
+  newestIngestedAt,
   SEVERITY_ALIASES,
   severityRankOfNumber,
   tagsOf,
@@ -142,6 +143,20 @@ describe('events.cloud_event', () => {
         deviceIdOf(extensions, data),
         tagsOf(extensions, data),
       ]);
+    }
+  });
+
+  it('newestIngestedAt: the ingested_at of the newest row, on a read-only pool', async () => {
+    const readOnly = createReadPool({ url, max: 1 });
+    try {
+      const { rows } = await pool.query<{ ingested_at: Date }>(
+        `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+         VALUES ($1, 'urn:test:fresh', 'f', 't', '{}') RETURNING ingested_at`,
+        [now],
+      );
+      expect(await newestIngestedAt(readOnly)).toEqual(rows[0]?.ingested_at);
+    } finally {
+      await readOnly.end();
     }
   });
 

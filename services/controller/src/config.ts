@@ -11,9 +11,13 @@ import {
   duration,
   type Env,
   int,
+  list,
+  num,
   readConfig,
   str,
+  url,
 } from '@event-observatory/service-kit/config';
+import { parseTopicTemplate } from './model/naming.js';
 
 export function readControllerConfig(env: Env) {
   const own = readConfig(env, {
@@ -23,7 +27,23 @@ export function readControllerConfig(env: Env) {
     httpPort: int('HTTP_PORT', { min: 0, max: 65535 }).default(8080),
     kafkaTimeoutMs: duration('CONTROLLER_KAFKA_TIMEOUT', { min: 100 }).default('10s'),
     apiTimeoutMs: duration('CONTROLLER_API_TIMEOUT', { min: 100 }).default('30s'),
-    watchNamespace: str('CONTROLLER_WATCH_NAMESPACE').default(''),
+    watchNamespaces: list('CONTROLLER_WATCH_NAMESPACE').default([]),
+    topicNameTemplate: custom('CONTROLLER_TOPIC_NAME_TEMPLATE', (raw) => parseTopicTemplate(raw)).default(
+      '{name}',
+    ),
+    flowPeriodMs: duration('CONTROLLER_FLOW_PERIOD', { min: 100 }).default('30s'),
+    flowMaxLag: int('CONTROLLER_FLOW_MAX_LAG', { min: 0 }).default(1000),
+    flowMaxDeadLettersPerMinute: num('CONTROLLER_FLOW_MAX_DEAD_LETTERS_PER_MINUTE', { min: 0 }).default(0),
+    flowWriteRatio: num('CONTROLLER_FLOW_WRITE_RATIO', { min: 0, max: 1 }).default(0.1),
+    flowMaxWriteIntervalMs: duration('CONTROLLER_FLOW_MAX_WRITE_INTERVAL', { min: 100 }).default('10m'),
+    storeUrl: url('CONTROLLER_STORE_URL', { protocols: ['postgres:', 'postgresql:'] })
+      .secret()
+      .optional(),
+    deletionTimeoutMs: duration('CONTROLLER_DELETION_TIMEOUT', { min: 0 }).default('5m'),
+    ignoredConfigs: list('CONTROLLER_IGNORED_CONFIGS').default([
+      'leader.replication.throttled.replicas',
+      'follower.replication.throttled.replicas',
+    ]),
     resyncMs: duration('CONTROLLER_RESYNC_PERIOD', { min: 1000 }).default('5m'),
     watchTimeoutMs: duration('CONTROLLER_WATCH_TIMEOUT', { min: 1000 }).default('5m'),
     backoffMinMs: duration('CONTROLLER_BACKOFF_MIN', { min: 1 }).default('1s'),

@@ -1,11 +1,14 @@
 /**
- * The loop the leader runs: the Pipeline cache (list + watch) feeds one work queue of keys; one
- * worker reconciles a key at a time (Kafka admin calls are few and ordered this way, as in
- * Strimzi's topic operator); every resync period every Pipeline is queued again, so drift made
- * directly in Kafka is corrected without any watch event.
+ * The loop the leader runs: the Pipeline caches (list + watch, one per watched namespace, or one
+ * for all) feed one work queue of keys; one worker reconciles a key at a time (Kafka admin calls
+ * are few and ordered this way, as in Strimzi's topic operator); every resync period every
+ * Pipeline is queued again, so drift made directly in Kafka is corrected without any watch event.
+ * Every flow period the flow observer reads the flow of all Pipelines at once and queues a
+ * `flow:` key for each whose status is worth a write, so the same worker writes it.
  */
 import type { Logger } from '@event-observatory/service-kit/logger';
 import type { Backoff } from '@event-observatory/service-kit/resilience';
+import type { FlowObserver } from './flow-observer.js';
 import type { PipelineApi } from './kube/api.js';
 import { PipelineInformer } from './kube/informer.js';
 import type { ControllerMetrics } from './metrics.js';
@@ -19,7 +22,8 @@ export interface ControllerOptions {
   reconciler: Reconciler;
   metrics: ControllerMetrics;
   /** Empty: every namespace. */
-  namespace: string;
+  namespaces: string[];
+  flow?: { observer: FlowObserver; periodMs: number };
   defaultServers: string[];
   resyncMs: number;
   watchTimeoutMs: number;
@@ -42,6 +46,9 @@ function specOrMetaChanged(now: Pipeline, old: Pipeline | undefined): boolean {
   return watched(now) !== watched(old);
 }
 
+/** Queue keys of flow writes: `flow:namespace/name`. */
+const FLOW = 'flow:';
+
 export class Controller {
   constructor(private readonly opts: ControllerOptions) {}
 
@@ -49,60 +56,106 @@ export class Controller {
   async run(signal: AbortSignal): Promise<void> {
     const { metrics, log } = this.opts;
     const queue = new WorkQueue({ backoff: this.opts.backoff, onDepth: metrics.queueDepth });
-    const informer = new PipelineInformer({
-      api: this.opts.api,
-      namespace: this.opts.namespace,
-      watchTimeoutMs: this.opts.watchTimeoutMs,
-      stallMs: this.opts.stallMs,
-      backoff: this.opts.backoff,
-      log,
-      onRestart: metrics.watchRestart,
-      handlers: {
-        upsert: (pipeline, old) => {
-          if (!specOrMetaChanged(pipeline, old)) return;
-          queue.add(keyOf(pipeline.metadata));
-          this.requeueSharing(queue, informer.cache, pipeline, old);
+    const namespaces = this.opts.namespaces.length > 0 ? this.opts.namespaces : [''];
+    const cache = new MergedCache();
+    const informers = namespaces.map((namespace) => {
+      const informer: PipelineInformer = new PipelineInformer({
+        api: this.opts.api,
+        namespace,
+        watchTimeoutMs: this.opts.watchTimeoutMs,
+        stallMs: this.opts.stallMs,
+        backoff: this.opts.backoff,
+        log,
+        onRestart: metrics.watchRestart,
+        handlers: {
+          upsert: (pipeline, old) => {
+            if (!specOrMetaChanged(pipeline, old)) return;
+            queue.add(keyOf(pipeline.metadata));
+            this.requeueSharing(queue, cache, pipeline, old);
+          },
+          deleted: (pipeline) => {
+            metrics.topicsManaged(keyOf(pipeline.metadata), 0);
+            this.opts.flow?.observer.forget(keyOf(pipeline.metadata));
+            this.requeueSharing(queue, cache, pipeline, undefined);
+          },
         },
-        deleted: (pipeline) => {
-          metrics.topicsManaged(keyOf(pipeline.metadata), 0);
-          this.requeueSharing(queue, informer.cache, pipeline, undefined);
-        },
-      },
+      });
+      cache.parts.push(informer.cache);
+      return informer;
     });
     const resync = setInterval(() => {
-      for (const key of informer.cache.keys()) queue.add(key);
+      for (const key of cache.keys()) queue.add(key);
     }, this.opts.resyncMs);
-    const worker = this.work(queue, informer.cache);
+    const flowTimer = this.startFlow(queue, cache, informers);
+    const worker = this.work(queue, cache);
     log.info(
-      { namespace: this.opts.namespace || '(all)', resyncMs: this.opts.resyncMs },
+      { namespaces: namespaces.map((n) => n || '(all)'), resyncMs: this.opts.resyncMs },
       'controller started',
     );
     try {
-      await informer.run(signal);
+      await Promise.all(informers.map((informer) => informer.run(signal)));
     } finally {
       clearInterval(resync);
+      if (flowTimer) clearInterval(flowTimer);
       queue.shutDown();
       await worker;
       log.info({}, 'controller stopped');
     }
   }
 
+  /** Reads the flow every period (never two readings at once) once every cache is filled. */
+  private startFlow(queue: WorkQueue, cache: MergedCache, informers: PipelineInformer[]) {
+    const flow = this.opts.flow;
+    if (!flow) return undefined;
+    let reading = false;
+    return setInterval(() => {
+      if (reading || !informers.every((i) => i.synced)) return;
+      reading = true;
+      const pipelines = cache.values().map((p) => this.opts.reconciler.resolve(p));
+      flow.observer
+        .observe(pipelines, (key) => queue.add(FLOW + key))
+        .catch((error: Error) => this.opts.log.warn({ err: error.message }, 'reading the flow failed'))
+        .finally(() => {
+          reading = false;
+        });
+    }, flow.periodMs);
+  }
+
   /** A topic changing hands: the other claimants of the Pipeline's topics must look again. */
-  private requeueSharing(
-    queue: WorkQueue,
-    cache: Map<string, Pipeline>,
-    now: Pipeline,
-    old: Pipeline | undefined,
-  ) {
-    const all = [...cache.values()];
+  private requeueSharing(queue: WorkQueue, cache: MergedCache, now: Pipeline, old: Pipeline | undefined) {
+    const resolve = (p: Pipeline) => this.opts.reconciler.resolve(p);
+    const all = cache.values().map(resolve);
     for (const p of [now, old]) {
       if (!p) continue;
-      for (const key of sharingPipelines(p, all, this.opts.defaultServers)) queue.add(key);
+      for (const key of sharingPipelines(resolve(p), all, this.opts.defaultServers)) queue.add(key);
     }
   }
 
-  private async work(queue: WorkQueue, cache: Map<string, Pipeline>): Promise<void> {
+  /** Queues `key` again after its backoff, and says why. */
+  private retryLater(queue: WorkQueue, key: string, error: unknown, what: string): void {
+    const delayMs = queue.addRateLimited(key);
+    this.opts.log.warn({ pipeline: key, err: (error as Error).message, retryInMs: delayMs }, what);
+  }
+
+  /** The flow status write of `flow:<key>`; a stale cached object (409) is retried with backoff. */
+  private async writeFlow(queue: WorkQueue, cache: MergedCache, flowKey: string): Promise<void> {
+    const pipeline = cache.get(flowKey.slice(FLOW.length));
+    try {
+      if (pipeline) await this.opts.reconciler.writeFlow(pipeline);
+      queue.forget(flowKey);
+    } catch (error) {
+      this.retryLater(queue, flowKey, error, 'flow write failed');
+    } finally {
+      queue.done(flowKey);
+    }
+  }
+
+  private async work(queue: WorkQueue, cache: MergedCache): Promise<void> {
     for (let key = await queue.get(); key !== undefined; key = await queue.get()) {
+      if (key.startsWith(FLOW)) {
+        await this.writeFlow(queue, cache, key);
+        continue;
+      }
       const pipeline = cache.get(key);
       const stop = this.opts.metrics.startReconcile();
       try {
@@ -111,20 +164,37 @@ export class Controller {
           queue.forget(key);
           continue;
         }
-        const result = await this.opts.reconciler.reconcile(pipeline, [...cache.values()]);
+        const result = await this.opts.reconciler.reconcile(pipeline, cache.values());
         stop(result.outcome);
         this.opts.metrics.topicsManaged(key, result.managed);
         queue.forget(key);
       } catch (error) {
         stop('failure');
-        const delayMs = queue.addRateLimited(key);
-        this.opts.log.warn(
-          { pipeline: key, err: (error as Error).message, retryInMs: delayMs },
-          'reconcile failed',
-        );
+        this.retryLater(queue, key, error, 'reconcile failed');
       } finally {
         queue.done(key);
       }
     }
+  }
+}
+
+/** The caches of all informers as one (a Pipeline is in exactly one: namespaces differ). */
+class MergedCache {
+  readonly parts: Array<Map<string, Pipeline>> = [];
+
+  get(key: string): Pipeline | undefined {
+    for (const part of this.parts) {
+      const found = part.get(key);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  keys(): string[] {
+    return this.parts.flatMap((part) => [...part.keys()]);
+  }
+
+  values(): Pipeline[] {
+    return this.parts.flatMap((part) => [...part.values()]);
   }
 }

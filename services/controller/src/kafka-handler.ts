@@ -12,6 +12,7 @@ import {
   deleteTopics,
   ensureTopics,
   PLAINTEXT,
+  readGroupReadings,
   readTopicStates,
   type TopicOutcome,
   type TopicSpec,
@@ -82,6 +83,15 @@ export class KafkaHandler {
   /** Deletes those of `names` that exist; returns the names deleted. */
   delete(target: KafkaTarget, names: string[]): Promise<string[]> {
     return this.using(target, (admin) => deleteTopics(admin, names, this.opts.requestTimeoutMs));
+  }
+
+  /** Committed offsets of `groups` on their topics and the ranges of those and `topics` (flow health). */
+  readFlow(
+    target: KafkaTarget,
+    groups: Array<{ groupId: string; topic: string }>,
+    topics: string[],
+  ): ReturnType<typeof readGroupReadings> {
+    return this.using(target, (admin) => readGroupReadings(admin, groups, topics));
   }
 
   async close(): Promise<void> {

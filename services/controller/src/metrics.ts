@@ -51,6 +51,13 @@ export function createControllerMetrics(registry: Registry) {
     labelNames: ['reason'],
     registers: [registry],
   });
+  const statusWrites = new Counter({
+    name: 'controller_status_writes_total',
+    help: 'Status writes to Pipelines, by cause: reconcile, or flow (a flow change worth writing)',
+    labelNames: ['cause'],
+    registers: [registry],
+  });
+  for (const cause of ['reconcile', 'flow'] as const) statusWrites.inc({ cause }, 0);
   leader.set(0);
   return {
     /** Times one reconcile; call the result with its outcome. */
@@ -66,6 +73,7 @@ export function createControllerMetrics(registry: Registry) {
     topicsManaged: (key: string, n: number) => (n > 0 ? managed.set(key, n) : managed.delete(key)),
     leader: (isLeader: boolean) => leader.set(isLeader ? 1 : 0),
     watchRestart: (reason: RestartReason) => watchRestarts.inc({ reason }),
+    statusWritten: (cause: 'reconcile' | 'flow') => statusWrites.inc({ cause }),
   };
 }
 

@@ -11,8 +11,10 @@ import { KafkaAccessError, pipelineSecurity } from './kafka-access.js';
 import type { KafkaHandler, KafkaTarget } from './kafka-handler.js';
 import type { EventType, PipelineApi } from './kube/api.js';
 import type { ReconcileOutcome } from './metrics.js';
-import { findCondition } from './model/conditions.js';
+import { findCondition, setCondition } from './model/conditions.js';
 import { desiredTopics, isPaused } from './model/desired.js';
+import { FLOW_CONDITIONS, type FlowObservation } from './model/flow.js';
+import { withKafkaNames } from './model/naming.js';
 import { clusterOf, topicOwners } from './model/ownership.js';
 import { adopts, serversNotAllowed, wasManaged } from './model/safety.js';
 import {
@@ -25,7 +27,10 @@ import {
 } from './model/status.js';
 import {
   ADOPT_TOPICS_ANNOTATION,
+  type Condition,
   FINALIZER,
+  type FlowStatus,
+  FORCE_DELETE_ANNOTATION,
   keyOf,
   type Pipeline,
   type PipelineStatus,
@@ -38,6 +43,16 @@ export interface ReconcilerOptions {
   defaultServers: string[];
   /** The only servers a Pipeline may name (`CONTROLLER_ALLOWED_BOOTSTRAP`). */
   allowedServers: string[];
+  /** `CONTROLLER_TOPIC_NAME_TEMPLATE`; default `{name}` (names as given). */
+  topicNameTemplate?: string;
+  /** `CONTROLLER_IGNORED_CONFIGS`: topic config keys never set or reset. */
+  ignoredConfigs?: string[];
+  /** `CONTROLLER_DELETION_TIMEOUT`: how long a failing deletion holds the Pipeline. */
+  deletionTimeoutMs?: number;
+  /** The last flow observation of a Pipeline (the flow observer), written with every status. */
+  flow?: { observation(key: string): FlowObservation | undefined };
+  /** Told of each status write (the controller_status_writes_total meter). */
+  onStatusWrite?: (cause: 'reconcile' | 'flow') => void;
   log: Logger;
   now?: () => Date;
 }
@@ -60,7 +75,15 @@ export class Reconciler {
     this.now = opts.now ?? (() => new Date());
   }
 
-  async reconcile(pipeline: Pipeline, all: Pipeline[]): Promise<ReconcileResult> {
+  /** The Pipeline with its topics under their Kafka names (the topic-name rule). */
+  resolve(pipeline: Pipeline): Pipeline {
+    return withKafkaNames(pipeline, this.opts.topicNameTemplate ?? '{name}');
+  }
+
+  /** `pipeline` and `all` as the API server has them (declared names). */
+  async reconcile(declared: Pipeline, others: Pipeline[]): Promise<ReconcileResult> {
+    const pipeline = this.resolve(declared);
+    const all = others.map((p) => this.resolve(p));
     if (pipeline.metadata.deletionTimestamp) return this.finalize(pipeline, all);
     let current = pipeline;
     // A finalizer only where deletion has work to do (Kubernetes API conventions): a Retain
@@ -69,19 +92,26 @@ export class Reconciler {
     const finalizers = current.metadata.finalizers ?? [];
     const wanted = current.spec.deletionPolicy === 'Delete';
     if (wanted !== finalizers.includes(FINALIZER))
-      current = await this.opts.api.setFinalizers(
-        current,
-        wanted ? [...finalizers, FINALIZER] : finalizers.filter((f) => f !== FINALIZER),
+      current = this.resolve(
+        await this.opts.api.setFinalizers(
+          current,
+          wanted ? [...finalizers, FINALIZER] : finalizers.filter((f) => f !== FINALIZER),
+        ),
       );
     if (isPaused(current)) {
       await this.writeStatus(current, pausedStatus(current, this.now()));
       return { outcome: 'skipped', managed: 0 };
     }
     if (!findCondition(current.status?.conditions, 'Ready')) {
-      current = await this.writeStatus(current, pendingStatus(current, this.now()));
+      current = this.resolve(await this.writeStatus(current, pendingStatus(current, this.now())));
     }
     const cluster = clusterOf(current, this.opts.defaultServers);
-    const desired = desiredTopics(current, topicOwners(all, this.opts.defaultServers), cluster);
+    const desired = desiredTopics(
+      current,
+      topicOwners(all, this.opts.defaultServers),
+      cluster,
+      this.opts.ignoredConfigs,
+    );
     const results = new Map<string, TopicResult>();
     const managed = (name: string) => this.managedBefore(current, cluster, name);
     const block = (
@@ -209,16 +239,21 @@ export class Reconciler {
     const cluster = clusterOf(pipeline, this.opts.defaultServers);
     const { managed } = desiredTopics(pipeline, topicOwners(all, this.opts.defaultServers), cluster);
     // Only topics it created or adopted, and never in a cluster outside the allowlist.
-    const names = managed.map((s) => s.name).filter((name) => this.managedBefore(pipeline, cluster, name));
+    const ours = managed.map((s) => s.name).filter((name) => this.managedBefore(pipeline, cluster, name));
+    // A topic another Pipeline declares too stays: it takes the topic over when this one is gone.
+    const claimed = claimants(pipeline, all, cluster, this.opts.defaultServers);
+    const names = ours.filter((name) => !claimed.has(name));
+    const kept = ours.filter((name) => claimed.has(name));
+    if (kept.length > 0)
+      await this.event(
+        pipeline,
+        'Normal',
+        'TopicsRetained',
+        `kept ${kept.map((name) => `${name} (claimed by ${claimed.get(name)})`).join(', ')}`,
+      );
     const notAllowed = serversNotAllowed(cluster, this.opts.allowedServers);
     if (pipeline.spec.deletionPolicy === 'Delete' && !isPaused(pipeline) && notAllowed.length === 0) {
-      const target = {
-        servers: cluster.split(','),
-        security: await pipelineSecurity(this.opts.api, pipeline),
-      };
-      const deleted = await this.opts.kafka.delete(target, names);
-      if (deleted.length > 0)
-        await this.event(pipeline, 'Normal', 'TopicDeleted', `deleted ${deleted.join(', ')}`);
+      if (names.length > 0) await this.deleteOrGiveUp(pipeline, cluster, names);
     } else if (names.length > 0) {
       const why = isPaused(pipeline)
         ? 'reconciliation is paused'
@@ -236,6 +271,85 @@ export class Reconciler {
       'finalized',
     );
     return { outcome: 'success', managed: 0 };
+  }
+
+  /**
+   * Deletes `names`, or gives up (the finalizer may go either way); throws to be retried. Gives up at once under
+   * the force-delete annotation, or once a failure comes after `deletionTimeoutMs` since the
+   * deletion was asked for; a Warning Event then names what was left in Kafka.
+   */
+  private async deleteOrGiveUp(pipeline: Pipeline, cluster: string, names: string[]): Promise<void> {
+    const left = (why: string) =>
+      this.event(
+        pipeline,
+        'Warning',
+        'TopicsLeftBehind',
+        `${why}: left ${names.join(', ')} in Kafka ${cluster}`,
+      );
+    if (pipeline.metadata.annotations?.[FORCE_DELETE_ANNOTATION]?.trim().toLowerCase() === 'true') {
+      await left(`${FORCE_DELETE_ANNOTATION} is "true"`);
+      return;
+    }
+    try {
+      const target = {
+        servers: cluster.split(','),
+        security: await pipelineSecurity(this.opts.api, pipeline),
+      };
+      const deleted = await this.opts.kafka.delete(target, names);
+      if (deleted.length > 0)
+        await this.event(pipeline, 'Normal', 'TopicDeleted', `deleted ${deleted.join(', ')}`);
+    } catch (error) {
+      const bound = this.opts.deletionTimeoutMs ?? 300_000;
+      const since = Date.parse(pipeline.metadata.deletionTimestamp ?? '') || this.now().getTime();
+      if (this.now().getTime() - since < bound) throw error;
+      await left(`deletion failed for ${Math.round(bound / 1000)} s (${(error as Error).message})`);
+    }
+  }
+
+  /** Writes the flow observation of the Pipeline into its status, if it differs (the flow observer's write). */
+  async writeFlow(declared: Pipeline): Promise<void> {
+    const pipeline = this.resolve(declared);
+    if (pipeline.metadata.deletionTimestamp) return;
+    await this.writeStatus(pipeline, pipeline.status ?? {}, { ifUnchanged: true });
+  }
+
+  /** `status` with the last flow observation: `flow` and the flow conditions. */
+  private withFlow(pipeline: Pipeline, status: PipelineStatus): PipelineStatus {
+    const isFlow = (type: string) => (FLOW_CONDITIONS as readonly string[]).includes(type);
+    if (!pipeline.spec.flow) {
+      // No longer observed: the flow and its conditions go (null deletes a field in a merge patch).
+      if (!pipeline.status?.flow) return status;
+      return { ...status, flow: null, conditions: (status.conditions ?? []).filter((c) => !isFlow(c.type)) };
+    }
+    const observation = this.opts.flow?.observation(keyOf(pipeline.metadata));
+    if (!observation) return status;
+    const now = this.now();
+    let conditions = (status.conditions ?? []).filter(
+      (c) => !isFlow(c.type) || observation.conditions.some((o) => o.type === c.type),
+    );
+    for (const c of observation.conditions)
+      conditions = setCondition(conditions, { ...c, observedGeneration: pipeline.metadata.generation }, now);
+    // A merge patch keeps what it does not name: a reading's absent field (a message gone, a lag
+    // no longer known) is written as null, which removes it.
+    const cleared = Object.fromEntries(FLOW_OPTIONAL.map((k) => [k, null]));
+    return { ...status, flow: { ...cleared, ...observation.flow } as FlowStatus, conditions };
+  }
+
+  /** An Event when a flow condition turns True or False. */
+  private async announceFlow(pipeline: Pipeline, before: Condition[], after: Condition[]): Promise<void> {
+    for (const c of after) {
+      if (!(FLOW_CONDITIONS as readonly string[]).includes(c.type) || c.status === 'Unknown') continue;
+      const old = before.find((b) => b.type === c.type);
+      if (old?.status === c.status) continue;
+      const bad = (c.type === 'Flowing') === (c.status === 'False');
+      if (!old && !bad) continue; // a healthy first reading is no news
+      await this.event(
+        pipeline,
+        bad ? 'Warning' : 'Normal',
+        FLOW_EVENT[c.type]?.[c.status] ?? c.reason,
+        c.message,
+      );
+    }
   }
 
   private async announceChanges(pipeline: Pipeline, outcome: TopicOutcome): Promise<void> {
@@ -289,11 +403,48 @@ export class Reconciler {
     });
   }
 
-  /** Writes `status` unless it is what the Pipeline has; returns the Pipeline as it now is. */
-  private async writeStatus(pipeline: Pipeline, status: PipelineStatus): Promise<Pipeline> {
+  /**
+   * Writes `status` with the last flow observation unless it is what the Pipeline has; returns
+   * the Pipeline as it now is. Events for flow conditions that changed.
+   */
+  private async writeStatus(
+    pipeline: Pipeline,
+    computed: PipelineStatus,
+    options: { ifUnchanged?: boolean } = {},
+  ): Promise<Pipeline> {
+    const status = this.withFlow(pipeline, computed);
     if (canonical(status) === canonical(pipeline.status ?? {})) return pipeline;
-    return this.opts.api.patchStatus(pipeline, status);
+    const written = await this.opts.api.patchStatus(pipeline, status, options);
+    this.opts.onStatusWrite?.(options.ifUnchanged ? 'flow' : 'reconcile');
+    await this.announceFlow(pipeline, pipeline.status?.conditions ?? [], status.conditions ?? []);
+    return written;
   }
+}
+
+/** The fields of `status.flow` a reading may leave out. */
+const FLOW_OPTIONAL = ['lag', 'partitions', 'deadLetters', 'deadLettersPerMinute', 'lastStoredAt', 'message'];
+
+/** Event reasons of flow condition changes, by type and new status. */
+const FLOW_EVENT: Record<string, Record<string, string>> = {
+  Flowing: { True: 'FlowResumed', False: 'FlowStopped' },
+  Lagging: { True: 'Lagging', False: 'LagRecovered' },
+  DeadLettering: { True: 'DeadLettering', False: 'DeadLetteringStopped' },
+};
+
+/** Topics of `pipeline` other Pipelines of the same cluster declare: name -> `namespace/name` of one. */
+function claimants(
+  pipeline: Pipeline,
+  all: Pipeline[],
+  cluster: string,
+  defaultServers: string[],
+): Map<string, string> {
+  const self = keyOf(pipeline.metadata);
+  const claimed = new Map<string, string>();
+  for (const other of all) {
+    if (keyOf(other.metadata) === self || clusterOf(other, defaultServers) !== cluster) continue;
+    for (const t of other.spec.topics) if (!claimed.has(t.name)) claimed.set(t.name, keyOf(other.metadata));
+  }
+  return claimed;
 }
 
 /** The result with only the configs its topic declares (Kafka was read for every declared key). */
@@ -303,11 +454,18 @@ function onlyDeclaredConfigs(result: TopicResult, keys: string[]): TopicResult {
   return { ...result, state: { ...result.state, configs } };
 }
 
-/** JSON with object keys sorted, so equal values compare equal whatever order the API server used. */
+/**
+ * JSON with object keys sorted, so equal values compare equal whatever order the API server used;
+ * null members left out (a merge patch's null removes the member, so the stored object lacks it).
+ */
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      ? Object.fromEntries(
+          Object.entries(v)
+            .filter(([, member]) => member !== null)
+            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
       : v,
   );
 }

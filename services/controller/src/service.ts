@@ -4,11 +4,13 @@
  * signal handling; the cluster suite calls this directly to run controllers in-process.
  */
 import { down, type Logger, up } from '@event-observatory/service-kit';
+import { createReadPool, newestIngestedAt } from '@event-observatory/store';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { buildApp } from './app.js';
 import type { ControllerConfig } from './config.js';
 import { Controller } from './controller.js';
+import { FlowObserver } from './flow-observer.js';
 import { KafkaHandler } from './kafka-handler.js';
 import { KubeApi } from './kube/api.js';
 import { LeaderElector } from './kube/leader.js';
@@ -35,6 +37,18 @@ export function createControllerService(opts: ControllerServiceOptions) {
     logger,
   });
   const backoff = { initialMs: config.backoffMinMs, maxMs: config.backoffMaxMs, randomFactor: 0.1 };
+  // Read-only, one connection: one query a flow period.
+  const store = config.storeUrl ? createReadPool({ url: config.storeUrl, max: 1 }) : undefined;
+  const observer = new FlowObserver({
+    api,
+    kafka,
+    defaultServers: config.broker.bootstrapServers,
+    allowedServers: config.allowedServers,
+    thresholds: { maxLag: config.flowMaxLag, maxDeadLettersPerMinute: config.flowMaxDeadLettersPerMinute },
+    rule: { ratio: config.flowWriteRatio, maxIntervalMs: config.flowMaxWriteIntervalMs },
+    ...(store ? { newestStored: async () => (await newestIngestedAt(store))?.toISOString() } : {}),
+    log: logger,
+  });
   const controller = new Controller({
     api,
     reconciler: new Reconciler({
@@ -42,10 +56,16 @@ export function createControllerService(opts: ControllerServiceOptions) {
       kafka,
       defaultServers: config.broker.bootstrapServers,
       allowedServers: config.allowedServers,
+      topicNameTemplate: config.topicNameTemplate,
+      ignoredConfigs: config.ignoredConfigs,
+      deletionTimeoutMs: config.deletionTimeoutMs,
+      flow: observer,
+      onStatusWrite: metrics.statusWritten,
       log: logger,
     }),
     metrics,
-    namespace: config.watchNamespace,
+    namespaces: config.watchNamespaces,
+    flow: { observer, periodMs: config.flowPeriodMs },
     defaultServers: config.broker.bootstrapServers,
     resyncMs: config.resyncMs,
     watchTimeoutMs: config.watchTimeoutMs,
@@ -97,13 +117,17 @@ export function createControllerService(opts: ControllerServiceOptions) {
       stopping.abort();
       await running;
     },
-    /** Everything: the controller, then the Kafka clients. */
+    /** Everything: the controller, then the Kafka clients and the store pool. */
     async close() {
       stopping.abort();
       await running;
       await kafka.close();
+      await store?.end();
     },
-    /** Closes the Kafka clients (after `stop`). */
-    closeKafka: () => kafka.close(),
+    /** Closes the Kafka clients and the store pool (after `stop`). */
+    async closeKafka() {
+      await kafka.close();
+      await store?.end();
+    },
   };
 }

@@ -91,7 +91,7 @@ function startController(opts: LoopOptions = {}) {
       log,
     }),
     metrics,
-    namespace: NAMESPACE,
+    namespaces: [NAMESPACE],
     defaultServers,
     resyncMs: opts.resyncMs ?? 60_000,
     watchTimeoutMs: opts.watchTimeoutMs ?? 60_000,

@@ -154,9 +154,16 @@ export class FakeApiServer implements PipelineApi {
     return this.write({ ...stored, metadata: { ...stored.metadata, finalizers: wire(finalizers) } });
   }
 
-  async patchStatus(pipeline: Pipeline, status: PipelineStatus): Promise<Pipeline> {
+  async patchStatus(
+    pipeline: Pipeline,
+    status: PipelineStatus,
+    options: { ifUnchanged?: boolean } = {},
+  ): Promise<Pipeline> {
     await this.enter('patchStatus');
     const stored = this.stored(pipeline.metadata);
+    if (options.ifUnchanged && pipeline.metadata.resourceVersion !== stored.metadata.resourceVersion) {
+      throw apiError(409, 'the object has been modified');
+    }
     return this.write({ ...stored, status: mergePatch(stored.status, wire(status)) as PipelineStatus });
   }
 

@@ -106,3 +106,42 @@ export function topicDepth(ranges: readonly PartitionRange[]): TopicDepth {
   const partitions = ranges.map((r) => ({ ...r, depth: Number(BigInt(r.high) - BigInt(r.low)) }));
   return { depth: partitions.reduce((sum, p) => sum + p.depth, 0), partitions };
 }
+
+/**
+ * Reads, on any admin client (the controller's per-cluster one), each group's committed offsets
+ * on its topic and the ranges of every topic named (the groups' topics and others, such as a
+ * dead-letter topic), one request per distinct topic and group. A topic that does not exist is
+ * absent from `ranges`; a group without commits on it reads as an empty map.
+ */
+export async function readGroupReadings(
+  admin: Admin,
+  groups: Array<{ groupId: string; topic: string }>,
+  topics: string[],
+): Promise<{ committed: Map<string, Map<number, bigint>>; ranges: Map<string, PartitionRange[]> }> {
+  const existing = new Set(await admin.listTopics());
+  const ranges = new Map<string, PartitionRange[]>();
+  for (const topic of new Set([...topics, ...groups.map((g) => g.topic)])) {
+    if (!existing.has(topic)) continue;
+    const offsets = await admin.fetchTopicOffsets(topic);
+    ranges.set(
+      topic,
+      offsets
+        .map(({ partition, low, high }) => ({ partition, low, high }))
+        .sort((a, b) => a.partition - b.partition),
+    );
+  }
+  const committed = new Map<string, Map<number, bigint>>();
+  const byGroup = new Map<string, Set<string>>();
+  for (const { groupId, topic } of groups) {
+    if (existing.has(topic)) byGroup.set(groupId, (byGroup.get(groupId) ?? new Set()).add(topic));
+  }
+  for (const [groupId, names] of byGroup) {
+    const offsets = await admin.fetchOffsets({ groupId, topics: [...names] });
+    for (const t of offsets) {
+      const map = new Map<number, bigint>();
+      for (const p of t.partitions) if (BigInt(p.offset) >= 0n) map.set(p.partition, BigInt(p.offset));
+      committed.set(`${groupId}|${t.topic}`, map);
+    }
+  }
+  return { committed, ranges };
+}

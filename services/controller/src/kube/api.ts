@@ -65,8 +65,16 @@ export interface PipelineApi {
   ): Promise<AbortController>;
   /** Sets `metadata.finalizers`; fails with 409 if the object changed since `resourceVersion`. */
   setFinalizers(pipeline: Pipeline, finalizers: string[]): Promise<Pipeline>;
-  /** Writes `status` (a merge patch of the status subresource; lists such as conditions are replaced whole). */
-  patchStatus(pipeline: Pipeline, status: PipelineStatus): Promise<Pipeline>;
+  /**
+   * Writes `status` (a merge patch of the status subresource; lists such as conditions are
+   * replaced whole). With `ifUnchanged`, fails with 409 if the object changed since its
+   * `resourceVersion` (a write computed from a cached object that may be stale).
+   */
+  patchStatus(
+    pipeline: Pipeline,
+    status: PipelineStatus,
+    options?: { ifUnchanged?: boolean },
+  ): Promise<Pipeline>;
   /** A core/v1 Event about `pipeline`, shown by `kubectl describe`. */
   event(pipeline: Pipeline, type: EventType, reason: string, message: string): Promise<void>;
   /** The decoded data of a Secret (the Kafka credentials a Pipeline names); rejects when it is missing. */
@@ -141,8 +149,12 @@ export class KubeApi implements PipelineApi {
     );
   }
 
-  async patchStatus(pipeline: Pipeline, status: PipelineStatus): Promise<Pipeline> {
-    const { name, namespace } = pipeline.metadata;
+  async patchStatus(
+    pipeline: Pipeline,
+    status: PipelineStatus,
+    options: { ifUnchanged?: boolean } = {},
+  ): Promise<Pipeline> {
+    const { name, namespace, resourceVersion } = pipeline.metadata;
     return this.bounded(
       'patch status',
       this.custom.patchNamespacedCustomObjectStatus(
@@ -152,7 +164,7 @@ export class KubeApi implements PipelineApi {
           plural: PLURAL,
           namespace,
           name,
-          body: { status },
+          body: options.ifUnchanged ? { metadata: { resourceVersion }, status } : { status },
         },
         MERGE_PATCH,
       ),
@@ -198,6 +210,24 @@ export class KubeApi implements PipelineApi {
         Buffer.from(b64, 'base64').toString('utf8'),
       ]),
     );
+  }
+
+  /** Deletes a Pipeline (the chart's pre-delete hook); a Pipeline already gone is fine. */
+  async deletePipeline(namespace: string, name: string): Promise<void> {
+    try {
+      await this.bounded(
+        'delete pipeline',
+        this.custom.deleteNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          plural: PLURAL,
+          namespace,
+          name,
+        }),
+      );
+    } catch (error) {
+      if (statusCode(error) !== 404) throw error;
+    }
   }
 
   /** The Lease, or undefined when it does not exist. */

@@ -27,14 +27,18 @@ export function unmanagedTopics(pipeline: Pipeline): Set<string> {
   );
 }
 
-/** The broker's spec of a declared topic, with `min.insync.replicas` RF − 1 when RF ≥ 3 and unset. */
-export function topicSpecOf(topic: PipelineTopic): TopicSpec {
+/**
+ * The broker's spec of a declared topic, with `min.insync.replicas` RF − 1 when RF ≥ 3 and unset,
+ * without the `ignored` config keys (other tools tune those: never set, never reset).
+ */
+export function topicSpecOf(topic: PipelineTopic, ignored: ReadonlySet<string> = new Set()): TopicSpec {
   const minIsr = minInsyncReplicas(topic.replicationFactor);
+  const configs = { ...(minIsr ? { 'min.insync.replicas': minIsr } : {}), ...topic.config };
   return {
     name: topic.name,
     partitions: topic.partitions,
     replicationFactor: topic.replicationFactor,
-    configs: { ...(minIsr ? { 'min.insync.replicas': minIsr } : {}), ...topic.config },
+    configs: Object.fromEntries(Object.entries(configs).filter(([key]) => !ignored.has(key))),
   };
 }
 
@@ -53,7 +57,9 @@ export function desiredTopics(
   pipeline: Pipeline,
   owners: Map<string, string>,
   cluster: string,
+  ignoredConfigs: readonly string[] = [],
 ): DesiredTopics {
+  const ignored = new Set([...ignoredConfigs, ...(pipeline.spec.ignoredConfigs ?? [])]);
   const self = keyOf(pipeline.metadata);
   const skip = unmanagedTopics(pipeline);
   const desired: DesiredTopics = { managed: [], unmanaged: [], reserved: [], conflicts: [] };
@@ -62,7 +68,7 @@ export function desiredTopics(
     if (isReservedTopicName(topic.name)) desired.reserved.push(topic.name);
     else if (skip.has(topic.name)) desired.unmanaged.push(topic.name);
     else if (owner !== self) desired.conflicts.push({ name: topic.name, owner });
-    else desired.managed.push(topicSpecOf(topic));
+    else desired.managed.push(topicSpecOf(topic, ignored));
   }
   return desired;
 }

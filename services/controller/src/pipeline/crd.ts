@@ -11,7 +11,7 @@ import { GROUP, KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './types.js'
 
 /** The part of OpenAPI v3 (structural schema) this CRD uses. */
 export interface Schema {
-  type?: 'object' | 'array' | 'string' | 'integer' | 'boolean';
+  type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
   format?: string;
   description?: string;
   properties?: Record<string, Schema>;
@@ -87,7 +87,9 @@ const conditionSchema: Schema = {
   type: 'object',
   required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'],
   properties: {
-    type: str('Ready, Conflict or ReconciliationPaused.', { maxLength: 316 }),
+    type: str('Ready, Conflict, ReconciliationPaused, Flowing, Lagging or DeadLettering.', {
+      maxLength: 316,
+    }),
     status: str('True, False or Unknown.', { enum: ['True', 'False', 'Unknown'] }),
     reason: str('CamelCase reason of the last transition.', { maxLength: 1024 }),
     message: str('Human-readable details.', { maxLength: 32768 }),
@@ -188,6 +190,63 @@ const kafkaSchema: Schema = {
   ],
 };
 
+const flowSchema: Schema = {
+  type: 'object',
+  description:
+    'Where the flow through the topics is read for status.flow and the Flowing, Lagging, DeadLettering conditions.',
+  required: ['consumerGroup'],
+  properties: {
+    consumerGroup: str('Consumer group whose committed offsets are compared with the end offsets.', {
+      minLength: 1,
+      maxLength: 249,
+    }),
+    topic: str('The topic it consumes, as spec.topics[].name spells it; default the first declared topic.', {
+      maxLength: 249,
+    }),
+    deadLetterTopic: str(
+      'Dead-letter topic whose depth and growth are reported (a name in spec.topics, or any topic).',
+      {
+        maxLength: 249,
+      },
+    ),
+    maxLag: {
+      type: 'integer',
+      format: 'int64',
+      minimum: 0,
+      description: 'Lagging=True above this many records behind; default CONTROLLER_FLOW_MAX_LAG.',
+    },
+    maxDeadLettersPerMinute: {
+      type: 'number',
+      minimum: 0,
+      description: 'DeadLettering=True above this rate; default CONTROLLER_FLOW_MAX_DEAD_LETTERS_PER_MINUTE.',
+    },
+  },
+};
+
+const flowStatusSchema: Schema = {
+  type: 'object',
+  required: ['observedAt'],
+  properties: {
+    lag: { type: 'integer', format: 'int64', description: 'Records behind, all partitions.' },
+    partitions: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['partition', 'lag'],
+        properties: {
+          partition: { type: 'integer', format: 'int32' },
+          lag: { type: 'integer', format: 'int64' },
+        },
+      },
+    },
+    deadLetters: { type: 'integer', format: 'int64', description: 'Records in the dead-letter topic.' },
+    deadLettersPerMinute: { type: 'number', description: 'Dead letters per minute over the last period.' },
+    lastStoredAt: str('Newest ingested_at in the store.', { format: 'date-time' }),
+    observedAt: str('When the flow was read.', { format: 'date-time' }),
+    message: str('Why a reading is missing.'),
+  },
+};
+
 const pipelineSchema: Schema = {
   type: 'object',
   description: 'Kafka topics declared for the event pipeline; the controller makes Kafka match them.',
@@ -201,6 +260,14 @@ const pipelineSchema: Schema = {
       required: ['topics'],
       properties: {
         kafka: kafkaSchema,
+        flow: flowSchema,
+        ignoredConfigs: {
+          type: 'array',
+          maxItems: 64,
+          'x-kubernetes-list-type': 'set',
+          description: 'Topic config keys the controller never sets or resets (tuned by other tools).',
+          items: { type: 'string', minLength: 1, maxLength: 249 },
+        },
         deletionPolicy: str('Retain keeps the topics when the Pipeline is deleted; Delete deletes them.', {
           enum: ['Retain', 'Delete'],
           default: 'Retain',
@@ -231,6 +298,7 @@ const pipelineSchema: Schema = {
       properties: {
         observedGeneration: { type: 'integer', format: 'int64' },
         topicsReady: str('Ready topics / declared topics.'),
+        flow: flowStatusSchema,
         conditions: {
           type: 'array',
           'x-kubernetes-list-type': 'map',
@@ -243,7 +311,8 @@ const pipelineSchema: Schema = {
   },
 };
 
-const readyColumn = (field: string) => `.status.conditions[?(@.type=="Ready")].${field}`;
+const conditionColumn = (type: string, field = 'status') =>
+  `.status.conditions[?(@.type=="${type}")].${field}`;
 
 /** The CustomResourceDefinition object, as `kubectl apply` takes it. */
 export const pipelineCrd = {
@@ -273,9 +342,21 @@ export const pipelineCrd = {
             jsonPath: '.status.topicsReady',
             description: 'Ready / declared',
           },
-          { name: 'Ready', type: 'string', jsonPath: readyColumn('status') },
-          { name: 'Reason', type: 'string', jsonPath: readyColumn('reason') },
+          { name: 'Ready', type: 'string', jsonPath: conditionColumn('Ready') },
+          { name: 'Lag', type: 'integer', jsonPath: '.status.flow.lag', description: 'Records behind' },
+          { name: 'DLQ', type: 'integer', jsonPath: '.status.flow.deadLetters', description: 'Dead letters' },
+          { name: 'Flowing', type: 'string', jsonPath: conditionColumn('Flowing') },
           { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+          { name: 'Reason', type: 'string', jsonPath: conditionColumn('Ready', 'reason'), priority: 1 },
+          { name: 'Lagging', type: 'string', jsonPath: conditionColumn('Lagging'), priority: 1 },
+          { name: 'DeadLettering', type: 'string', jsonPath: conditionColumn('DeadLettering'), priority: 1 },
+          {
+            name: 'DLQ/min',
+            type: 'number',
+            jsonPath: '.status.flow.deadLettersPerMinute',
+            priority: 1,
+          },
+          { name: 'Observed', type: 'date', jsonPath: '.status.flow.observedAt', priority: 1 },
         ],
         schema: { openAPIV3Schema: pipelineSchema },
       },

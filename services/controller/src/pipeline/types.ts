@@ -21,6 +21,11 @@ export const UNMANAGED_TOPICS_ANNOTATION = `${GROUP}/unmanaged-topics`;
  * changes no existing topic it did not create (`Ready=False`, reason `AdoptionRequired`).
  */
 export const ADOPT_TOPICS_ANNOTATION = `${GROUP}/adopt-topics`;
+/**
+ * `"true"` lets a Pipeline being deleted go at once: the finalizer is removed without deleting
+ * anything, and a Warning Event names what was left in Kafka.
+ */
+export const FORCE_DELETE_ANNOTATION = `${GROUP}/force-delete`;
 /** Held while the controller may still have to delete the Pipeline's topics. */
 export const FINALIZER = `${GROUP}/topics`;
 
@@ -65,6 +70,20 @@ export interface PipelineKafka {
   authentication?: KafkaAuthentication;
 }
 
+/** Where the flow of events through the Pipeline's topics is read (status.flow). */
+export interface PipelineFlow {
+  /** The consumer group whose committed offsets are measured against the topic's end offsets. */
+  consumerGroup: string;
+  /** The topic it consumes, as `spec.topics[].name` spells it; default the first declared topic. */
+  topic?: string;
+  /** The dead-letter topic whose depth and growth are reported; absent: no `DeadLettering`. */
+  deadLetterTopic?: string;
+  /** `Lagging` above this many records behind; default `CONTROLLER_FLOW_MAX_LAG`. */
+  maxLag?: number;
+  /** `DeadLettering` above this rate; default `CONTROLLER_FLOW_MAX_DEAD_LETTERS_PER_MINUTE`. */
+  maxDeadLettersPerMinute?: number;
+}
+
 export interface PipelineSpec {
   /**
    * Where the topics live. Without `tls` and `authentication`, the controller's own `BROKER_*`
@@ -74,6 +93,13 @@ export interface PipelineSpec {
   /** What deleting the Pipeline does to its topics; default `Retain`. */
   deletionPolicy?: DeletionPolicy;
   topics: PipelineTopic[];
+  /** Flow health in `status.flow`; absent: not observed. */
+  flow?: PipelineFlow;
+  /**
+   * Topic config keys the controller never sets or resets (tools such as Cruise Control tune
+   * them), besides `CONTROLLER_IGNORED_CONFIGS`.
+   */
+  ignoredConfigs?: string[];
 }
 
 /** A condition as the Kubernetes API conventions define it (metav1.Condition). */
@@ -106,8 +132,27 @@ export interface TopicStatus {
   managed?: boolean;
 }
 
+/** The flow through the Pipeline as last observed. */
+export interface FlowStatus {
+  /** Records the consumer group is behind, in all (absent: no committed offsets to compare). */
+  lag?: number;
+  /** Per partition with a committed offset. */
+  partitions?: Array<{ partition: number; lag: number }>;
+  /** Records retained in the dead-letter topic. */
+  deadLetters?: number;
+  /** Dead letters written per minute over the last period. */
+  deadLettersPerMinute?: number;
+  /** The newest `ingested_at` in the store (only with `CONTROLLER_STORE_URL`). */
+  lastStoredAt?: string;
+  observedAt: string;
+  /** Why a reading is missing. */
+  message?: string;
+}
+
 export interface PipelineStatus {
   observedGeneration?: number;
+  /** Null only in a write: removes it (the Pipeline no longer has `spec.flow`). */
+  flow?: FlowStatus | null;
   conditions?: Condition[];
   topics?: TopicStatus[];
   /** `ready/declared`, for `kubectl get`. */

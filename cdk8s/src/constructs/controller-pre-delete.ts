@@ -1,0 +1,96 @@
+/**
+ * The controller's pre-delete hook: on `helm uninstall`, before anything of the release is
+ * removed, a Job deletes the Pipelines of deletionPolicy Delete in the namespaces the controller
+ * watches and waits (at most `controller.deletionTimeout`) while the still running
+ * controller finalizes them, so none is left holding a finalizer no controller will remove. It
+ * runs the controller image's `pre-delete.js` under a ServiceAccount of its own that may only
+ * list and delete Pipelines (a Role, or a ClusterRole when the controller watches every
+ * namespace); the hook's objects are deleted when it succeeds.
+ */
+import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
+import { Construct } from 'constructs';
+import { onlyIf, releaseName, text, value } from '../helm.js';
+import { image, labels, metadata, podBlocks, podDefaults, tmpMount } from './common.js';
+
+const hook = (weight: string) => ({
+  'helm.sh/hook': 'pre-delete',
+  'helm.sh/hook-weight': weight,
+  'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+});
+
+export class ControllerPreDelete extends Construct {
+  constructor(scope: Construct) {
+    super(scope, 'controller-pre-delete-component');
+    const name = 'controller-pre-delete';
+    const account = new k8s.KubeServiceAccount(this, `${name}-serviceaccount`, {
+      metadata: metadata(name, name, hook('-10')),
+      automountServiceAccountToken: true,
+    });
+    const rules = [{ apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'delete'] }];
+    const subject = {
+      kind: 'ServiceAccount',
+      name: releaseName(name),
+      namespace: text('{{ .Release.Namespace }}'),
+    };
+    const role = new k8s.KubeRole(this, `${name}-role`, {
+      metadata: metadata(name, name, hook('-10')),
+      rules,
+    });
+    const binding = new k8s.KubeRoleBinding(this, `${name}-rolebinding`, {
+      metadata: metadata(name, name, hook('-10')),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: releaseName(name) },
+      subjects: [subject],
+    });
+    const clusterName = text('{{ .Release.Namespace }}-{{ .Release.Name }}-controller-pre-delete');
+    const clusterRole = new k8s.KubeClusterRole(this, `${name}-clusterrole`, {
+      metadata: { ...metadata(name, name, hook('-10')), name: clusterName },
+      rules,
+    });
+    const clusterBinding = new k8s.KubeClusterRoleBinding(this, `${name}-clusterrolebinding`, {
+      metadata: { ...metadata(name, name, hook('-10')), name: clusterName },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterName },
+      subjects: [subject],
+    });
+    const { serviceAccountName: _, ...pod } = podDefaults('controller', true);
+    const job = new k8s.KubeJob(this, `${name}-job`, {
+      metadata: metadata(name, name, hook('0')),
+      spec: {
+        backoffLimit: 1,
+        template: {
+          metadata: { labels: labels(name) }, // not the controller's: its Service must not select it
+          spec: {
+            ...pod,
+            serviceAccountName: releaseName(name),
+            restartPolicy: 'Never',
+            containers: [
+              {
+                name: 'pre-delete',
+                ...image('controller'),
+                command: ['node', 'services/controller/dist/pre-delete.js'],
+                env: [
+                  {
+                    name: 'CONTROLLER_WATCH_NAMESPACE',
+                    value: text(
+                      '{{ if not .Values.controller.watchAllNamespaces }}{{ .Release.Namespace }}{{ end }}',
+                    ),
+                  },
+                  {
+                    name: 'CONTROLLER_PRE_DELETE_WAIT',
+                    // As long as the controller holds a Pipeline whose deletion fails.
+                    value: value('controller.deletionTimeout'),
+                  },
+                ],
+                volumeMounts: [tmpMount],
+              },
+            ],
+          },
+        },
+      },
+    });
+    podBlocks(job, '/spec/template/spec', 'controller.resources');
+    const enabled = 'and .Values.controller.enabled .Values.controller.preDeleteHook';
+    for (const s of [account, role, binding, job]) onlyIf(s, enabled);
+    for (const s of [clusterRole, clusterBinding])
+      onlyIf(s, `and (${enabled}) .Values.controller.watchAllNamespaces`);
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * The controller's values of issue 33: flow settings, topic-name rule, ignored configs and the
+ * deletion bound reach its environment; all namespaces bring a ClusterRole (named after the
+ * release's namespace and name); the pre-delete hook deletes Pipelines with least privilege.
+ */
+import { describe, expect, it } from 'vitest';
+import { type K8sObject, render } from './helm.js';
+
+const find = (objects: K8sObject[], kind: string, name: string) =>
+  objects.find((o) => o.kind === kind && o.metadata.name === name);
+const env = (objects: K8sObject[]) => find(objects, 'ConfigMap', 'obs-controller')?.data ?? {};
+const PIPELINE_RULES = [
+  { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'watch', 'patch'] },
+  { apiGroups: ['observatory.dev'], resources: ['pipelines/status'], verbs: ['patch'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+];
+
+describe('controller values of issue 33', () => {
+  it('defaults: the release namespace only (no cluster-wide object), flow and deletion settings in the environment', () => {
+    const objects = render();
+    expect(env(objects)).toMatchObject({
+      CONTROLLER_WATCH_NAMESPACE: 'observatory',
+      CONTROLLER_TOPIC_NAME_TEMPLATE: '{name}',
+      CONTROLLER_IGNORED_CONFIGS:
+        'leader.replication.throttled.replicas,follower.replication.throttled.replicas',
+      CONTROLLER_DELETION_TIMEOUT: '3m',
+      CONTROLLER_FLOW_PERIOD: '30s',
+      CONTROLLER_FLOW_MAX_LAG: '1000',
+      CONTROLLER_FLOW_MAX_DEAD_LETTERS_PER_MINUTE: '0',
+    });
+    expect(objects.filter((o) => o.kind.startsWith('Cluster'))).toEqual([]);
+  });
+
+  it('watchAllNamespaces: every namespace, through a ClusterRole with the Pipeline rules only, named per release', () => {
+    const objects = render({ 'controller.watchAllNamespaces': true }, { namespace: 'team' });
+    expect(env(objects)).toMatchObject({ CONTROLLER_WATCH_NAMESPACE: '' });
+    expect(find(objects, 'ClusterRole', 'team-obs-controller')?.rules).toEqual(PIPELINE_RULES);
+    expect(find(objects, 'ClusterRoleBinding', 'team-obs-controller')).toMatchObject({
+      roleRef: { kind: 'ClusterRole', name: 'team-obs-controller' },
+      subjects: [{ kind: 'ServiceAccount', name: 'obs-controller', namespace: 'team' }],
+    });
+    expect(find(objects, 'ClusterRole', 'team-obs-controller-pre-delete')?.rules).toEqual([
+      { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'delete'] },
+    ]);
+  });
+
+  it('the pre-delete hook: a Job of the controller image that may only list and delete Pipelines; off with preDeleteHook=false', () => {
+    const objects = render();
+    const job = find(objects, 'Job', 'obs-controller-pre-delete');
+    expect(job?.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'pre-delete' });
+    const pod = job?.spec.template.spec;
+    expect(pod.serviceAccountName).toBe('obs-controller-pre-delete');
+    expect(pod.containers[0].command).toEqual(['node', 'services/controller/dist/pre-delete.js']);
+    expect(pod.containers[0].env).toEqual([
+      { name: 'CONTROLLER_WATCH_NAMESPACE', value: 'observatory' },
+      { name: 'CONTROLLER_PRE_DELETE_WAIT', value: '3m' },
+    ]);
+    expect(job?.spec.template.metadata.labels['app.kubernetes.io/name']).toBe('controller-pre-delete');
+    expect(find(objects, 'Role', 'obs-controller-pre-delete')?.rules).toEqual([
+      { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'delete'] },
+    ]);
+    const off = render({ 'controller.preDeleteHook': false });
+    expect(off.filter((o) => o.metadata.name.includes('pre-delete'))).toEqual([]);
+  });
+});

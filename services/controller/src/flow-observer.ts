@@ -1,0 +1,144 @@
+/**
+ * Reads the flow of every Pipeline that declares `spec.flow`, once a period: per Kafka cluster one
+ * admin connection, one offsets request per distinct topic and group (`readGroupReadings`), the
+ * store's newest row when a store is given. Each observation is kept here; those worth a status
+ * write (`worthWriting`) are handed to `onChange`, and the controller's one worker writes them,
+ * so flow writes never race the reconciler's.
+ */
+import type { Logger } from '@event-observatory/service-kit/logger';
+import { pipelineSecurity } from './kafka-access.js';
+import type { KafkaHandler } from './kafka-handler.js';
+import type { PipelineApi } from './kube/api.js';
+import {
+  type FlowObservation,
+  type FlowReading,
+  type FlowSample,
+  type FlowThresholds,
+  observeFlow,
+  type WriteRule,
+  worthWriting,
+} from './model/flow.js';
+import { clusterOf } from './model/ownership.js';
+import { serversNotAllowed } from './model/safety.js';
+import { keyOf, type Pipeline } from './pipeline/types.js';
+
+export interface FlowObserverOptions {
+  api: PipelineApi;
+  kafka: KafkaHandler;
+  defaultServers: string[];
+  allowedServers: string[];
+  thresholds: FlowThresholds;
+  rule: WriteRule;
+  /** The store's newest `ingested_at` (ISO), when the controller has a store URL. */
+  newestStored?: () => Promise<string | undefined>;
+  log: Logger;
+  now?: () => Date;
+}
+
+interface Entry {
+  sample?: FlowSample;
+  observation: FlowObservation;
+}
+
+export class FlowObserver {
+  private readonly entries = new Map<string, Entry>();
+  private readonly now: () => Date;
+
+  constructor(private readonly opts: FlowObserverOptions) {
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  /** The last observation of the Pipeline `key`, if it has one. */
+  observation(key: string): FlowObservation | undefined {
+    return this.entries.get(key)?.observation;
+  }
+
+  forget(key: string): void {
+    this.entries.delete(key);
+  }
+
+  /** Reads the flow of `pipelines` (Kafka names); calls `onChange(key)` for those worth a write. */
+  async observe(pipelines: Pipeline[], onChange: (key: string) => void): Promise<void> {
+    const observed = pipelines.filter((p) => p.spec.flow && !p.metadata.deletionTimestamp);
+    const keys = new Set(observed.map((p) => keyOf(p.metadata)));
+    for (const key of this.entries.keys()) if (!keys.has(key)) this.entries.delete(key);
+    const byCluster = new Map<string, Pipeline[]>();
+    for (const p of observed) {
+      // One admin client per cluster and credentials, as the reconciler's.
+      const id = `${clusterOf(p, this.opts.defaultServers)}|${p.metadata.namespace}|${JSON.stringify(p.spec.kafka ?? {})}`;
+      byCluster.set(id, [...(byCluster.get(id) ?? []), p]);
+    }
+    const stored = await this.opts.newestStored?.().catch((error: Error) => {
+      this.opts.log.warn({ err: error.message }, 'reading the store for lastStoredAt failed');
+      return undefined;
+    });
+    for (const group of byCluster.values()) {
+      const readings = await this.read(group);
+      const now = this.now();
+      for (const p of group) {
+        const key = keyOf(p.metadata);
+        const reading = readings.get(key);
+        if (!reading) continue;
+        const entry = this.entries.get(key);
+        const spec = p.spec.flow;
+        const observation = observeFlow(
+          { ...reading, ...(stored ? { lastStoredAt: stored } : {}) },
+          entry?.sample,
+          {
+            maxLag: spec?.maxLag ?? this.opts.thresholds.maxLag,
+            maxDeadLettersPerMinute:
+              spec?.maxDeadLettersPerMinute ?? this.opts.thresholds.maxDeadLettersPerMinute,
+          },
+          now,
+        );
+        this.entries.set(key, { sample: observation.sample ?? entry?.sample, observation });
+        if (worthWriting(p.status ?? {}, observation, this.opts.rule, now)) onChange(key);
+      }
+    }
+  }
+
+  /** One cluster's readings, keyed by Pipeline; a failure is a reading with `error` for each. */
+  private async read(pipelines: Pipeline[]): Promise<Map<string, FlowReading>> {
+    const first = pipelines[0] as Pipeline;
+    const cluster = clusterOf(first, this.opts.defaultServers);
+    const targets = pipelines.map((p) => {
+      const flow = p.spec.flow as NonNullable<Pipeline['spec']['flow']>;
+      const topic = flow.topic ?? p.spec.topics[0]?.name ?? '';
+      return { key: keyOf(p.metadata), flow, topic };
+    });
+    const readings = new Map<string, FlowReading>();
+    const base = (t: (typeof targets)[number]) => ({
+      consumerGroup: t.flow.consumerGroup,
+      topic: t.topic,
+      ...(t.flow.deadLetterTopic ? { deadLetterTopic: t.flow.deadLetterTopic } : {}),
+    });
+    const notAllowed = serversNotAllowed(cluster, this.opts.allowedServers);
+    try {
+      if (notAllowed.length > 0)
+        throw new Error(`${notAllowed.join(', ')} not in CONTROLLER_ALLOWED_BOOTSTRAP`);
+      const security = await pipelineSecurity(this.opts.api, first);
+      const { committed, ranges } = await this.opts.kafka.readFlow(
+        { servers: cluster.split(','), security },
+        targets.map((t) => ({ groupId: t.flow.consumerGroup, topic: t.topic })),
+        targets.flatMap((t) => (t.flow.deadLetterTopic ? [t.flow.deadLetterTopic] : [])),
+      );
+      for (const t of targets) {
+        const topicRanges = ranges.get(t.topic);
+        const dlq = t.flow.deadLetterTopic ? ranges.get(t.flow.deadLetterTopic) : undefined;
+        readings.set(t.key, {
+          ...base(t),
+          ...(topicRanges
+            ? {
+                ranges: topicRanges,
+                committed: committed.get(`${t.flow.consumerGroup}|${t.topic}`) ?? new Map(),
+              }
+            : {}),
+          ...(dlq ? { deadLetterRanges: dlq } : {}),
+        });
+      }
+    } catch (error) {
+      for (const t of targets) readings.set(t.key, { ...base(t), error: (error as Error).message });
+    }
+    return readings;
+  }
+}

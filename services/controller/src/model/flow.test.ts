@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { type FlowReading, observeFlow, worthWriting } from './flow.js';
+
+const t0 = new Date('2026-01-01T00:00:00Z');
+const t1 = new Date('2026-01-01T00:00:30Z');
+const thresholds = { maxLag: 100, maxDeadLettersPerMinute: 0 };
+const range = (partition: number, high: number, low = 0) => ({
+  partition,
+  low: String(low),
+  high: String(high),
+});
+
+function reading(committed: number[], highs: number[], dlqHighs?: number[]): FlowReading {
+  return {
+    consumerGroup: 'g',
+    topic: 't',
+    committed: new Map(committed.map((c, p) => [p, BigInt(c)])),
+    ranges: highs.map((h, p) => range(p, h)),
+    ...(dlqHighs ? { deadLetterTopic: 'dlq', deadLetterRanges: dlqHighs.map((h, p) => range(p, h)) } : {}),
+  };
+}
+const status = (o: ReturnType<typeof observeFlow>, type: string) =>
+  o.conditions.find((c) => c.type === type)?.status;
+const reason = (o: ReturnType<typeof observeFlow>, type: string) =>
+  o.conditions.find((c) => c.type === type)?.reason;
+
+describe('observeFlow', () => {
+  it('reports lag per partition and in all; Flowing needs a second reading unless caught up', () => {
+    const first = observeFlow(reading([5, 10], [8, 10]), undefined, thresholds, t0);
+    expect(first.flow.lag).toBe(3);
+    expect(first.flow.partitions).toEqual([
+      { partition: 0, lag: 3 },
+      { partition: 1, lag: 0 },
+    ]);
+    expect(reason(first, 'Flowing')).toBe('FirstObservation');
+    expect(status(first, 'Lagging')).toBe('False');
+    const caughtUp = observeFlow(reading([8, 10], [8, 10]), undefined, thresholds, t0);
+    expect(reason(caughtUp, 'Flowing')).toBe('CaughtUp');
+  });
+
+  it('Flowing while offsets advance; NoProgress and Lagging=ConsumerStalled when they do not', () => {
+    const a = observeFlow(reading([5], [50]), undefined, thresholds, t0);
+    const moving = observeFlow(reading([20], [60]), a.sample, thresholds, t1);
+    expect([status(moving, 'Flowing'), reason(moving, 'Flowing')]).toEqual(['True', 'Consuming']);
+    const stopped = observeFlow(reading([20], [70]), moving.sample, thresholds, t1);
+    expect([status(stopped, 'Flowing'), reason(stopped, 'Flowing')]).toEqual(['False', 'NoProgress']);
+    expect([status(stopped, 'Lagging'), reason(stopped, 'Lagging')]).toEqual(['True', 'ConsumerStalled']);
+  });
+
+  it('Lagging above the threshold even while consuming', () => {
+    const a = observeFlow(reading([0], [500]), undefined, thresholds, t0);
+    const b = observeFlow(reading([10], [600]), a.sample, thresholds, t1);
+    expect([status(b, 'Flowing'), reason(b, 'Lagging')]).toEqual(['True', 'LagAboveThreshold']);
+  });
+
+  it('DeadLettering from the growth of the dead-letter topic over the period', () => {
+    const a = observeFlow(reading([1], [1], [4, 0]), undefined, thresholds, t0);
+    expect(a.flow.deadLetters).toBe(4);
+    expect(status(a, 'DeadLettering')).toBe('Unknown');
+    const b = observeFlow(reading([1], [1], [6, 1]), a.sample, thresholds, t1);
+    expect(b.flow.deadLettersPerMinute).toBe(6); // 3 in 30 s
+    expect(reason(b, 'DeadLettering')).toBe('DeadLettersGrowing');
+    const c = observeFlow(reading([1], [1], [6, 1]), b.sample, thresholds, new Date(t1.getTime() + 30_000));
+    expect([status(c, 'DeadLettering'), c.flow.deadLettersPerMinute]).toEqual(['False', 0]);
+  });
+
+  it('Unknown with the reason when Kafka cannot be read, the topic is missing or nothing was committed', () => {
+    const down = observeFlow({ consumerGroup: 'g', topic: 't', error: 'refused' }, undefined, thresholds, t0);
+    expect(down.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`)).toEqual([
+      'Flowing=Unknown/FlowUnobservable',
+      'Lagging=Unknown/FlowUnobservable',
+    ]);
+    expect(
+      reason(observeFlow({ consumerGroup: 'g', topic: 't' }, undefined, thresholds, t0), 'Flowing'),
+    ).toBe('TopicMissing');
+    expect(reason(observeFlow(reading([], [5]), undefined, thresholds, t0), 'Lagging')).toBe(
+      'NoCommittedOffsets',
+    );
+  });
+});
+
+describe('worthWriting', () => {
+  const rule = { ratio: 0.1, maxIntervalMs: 600_000 };
+  const written = (lag: number, flowing = 'True') => ({
+    flow: { lag, observedAt: t0.toISOString() },
+    conditions: [
+      { type: 'Flowing', status: flowing, reason: 'Consuming', message: '', lastTransitionTime: '' },
+      { type: 'Lagging', status: 'False', reason: 'WithinThreshold', message: '', lastTransitionTime: '' },
+    ] as never,
+  });
+  const next = (lag: number, flowing: 'True' | 'False' = 'True') => ({
+    flow: { lag, observedAt: t1.toISOString() },
+    conditions: [
+      {
+        type: 'Flowing',
+        status: flowing,
+        reason: flowing === 'True' ? 'Consuming' : 'NoProgress',
+        message: '',
+      },
+      { type: 'Lagging', status: 'False', reason: 'WithinThreshold', message: '' },
+    ] as never,
+  });
+
+  it('skips small moves of the numbers and a fresh observedAt alone', () => {
+    expect(worthWriting(written(1000), next(1050), rule, t1)).toBe(false);
+    expect(worthWriting(written(3), next(9), rule, t1)).toBe(false);
+  });
+
+  it('writes a condition change, a move beyond the ratio, a first reading, or an old status', () => {
+    expect(worthWriting(written(1000), next(1000, 'False'), rule, t1)).toBe(true);
+    expect(worthWriting(written(1000), next(1200), rule, t1)).toBe(true);
+    expect(worthWriting({}, next(0), rule, t1)).toBe(true);
+    expect(worthWriting(written(1000), next(1000), rule, new Date(t0.getTime() + 600_000))).toBe(true);
+  });
+});

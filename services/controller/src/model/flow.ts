@@ -1,0 +1,221 @@
+/**
+ * Flow health from one reading of Kafka (and the previous one): the consumer group's lag, the
+ * dead-letter topic's depth and growth, the `Flowing`, `Lagging` and `DeadLettering` conditions,
+ * and whether the change is worth a status write (a thousand Pipelines must not flood the API
+ * server with observedAt ticks).
+ */
+import { groupLag, type PartitionRange } from '@event-observatory/broker';
+import type { Condition, FlowStatus } from '../pipeline/types.js';
+import type { ConditionInput } from './conditions.js';
+
+export const FLOW_CONDITIONS = ['Flowing', 'Lagging', 'DeadLettering'] as const;
+
+/** What Kafka answered for one Pipeline; `error` when it could not be read. */
+export interface FlowReading {
+  /** The group's committed offsets on the topic (empty: no commit); absent: the topic is missing. */
+  committed?: ReadonlyMap<number, bigint>;
+  ranges?: readonly PartitionRange[];
+  /** The dead-letter topic's ranges; absent when none is configured or it is missing. */
+  deadLetterRanges?: readonly PartitionRange[];
+  deadLetterTopic?: string;
+  consumerGroup: string;
+  topic: string;
+  lastStoredAt?: string;
+  error?: string;
+}
+
+/** The sums the next reading is compared with. */
+export interface FlowSample {
+  committed: bigint;
+  deadLetterHigh: bigint;
+  atMs: number;
+}
+
+export interface FlowThresholds {
+  maxLag: number;
+  maxDeadLettersPerMinute: number;
+}
+
+export interface FlowObservation {
+  flow: FlowStatus;
+  conditions: ConditionInput[];
+  sample?: FlowSample;
+}
+
+const sum = (values: Iterable<bigint>) => [...values].reduce((a, b) => a + b, 0n);
+
+/** The flow status and conditions of `reading` at `now`, given the sample of the period before. */
+export function observeFlow(
+  reading: FlowReading,
+  previous: FlowSample | undefined,
+  thresholds: FlowThresholds,
+  now: Date,
+): FlowObservation {
+  const observedAt = now.toISOString();
+  const stored = reading.lastStoredAt ? { lastStoredAt: reading.lastStoredAt } : {};
+  const unknown = (reason: string, message: string): ConditionInput[] =>
+    FLOW_CONDITIONS.filter((t) => t !== 'DeadLettering' || reading.deadLetterTopic).map((type) => ({
+      type,
+      status: 'Unknown',
+      reason,
+      message,
+    }));
+  if (reading.error) {
+    const message = `Kafka: ${reading.error}`;
+    return { flow: { observedAt, message, ...stored }, conditions: unknown('FlowUnobservable', message) };
+  }
+  if (!reading.ranges || !reading.committed) {
+    const message = `topic ${reading.topic} does not exist`;
+    return { flow: { observedAt, message, ...stored }, conditions: unknown('TopicMissing', message) };
+  }
+  const conditions: ConditionInput[] = [];
+  const flow: FlowStatus = { observedAt, ...stored };
+  const committedSum = sum(reading.committed.values());
+  const deadLetterHigh = sum((reading.deadLetterRanges ?? []).map((r) => BigInt(r.high)));
+  const elapsedMin = previous ? (now.getTime() - previous.atMs) / 60_000 : 0;
+
+  if (reading.committed.size === 0) {
+    flow.message = `group ${reading.consumerGroup} has no committed offsets on ${reading.topic}`;
+    conditions.push(...unknown('NoCommittedOffsets', flow.message).filter((c) => c.type !== 'DeadLettering'));
+  } else {
+    const lags = groupLag(reading.committed, reading.ranges);
+    const lag = Number(sum(lags.values()));
+    flow.lag = lag;
+    flow.partitions = [...lags].map(([partition, l]) => ({ partition, lag: Number(l) }));
+    const progress = previous ? committedSum - previous.committed : undefined;
+    const group = `group ${reading.consumerGroup}`;
+    const flowing: ConditionInput =
+      lag === 0
+        ? { type: 'Flowing', status: 'True', reason: 'CaughtUp', message: `${group} has consumed everything` }
+        : progress === undefined
+          ? {
+              type: 'Flowing',
+              status: 'Unknown',
+              reason: 'FirstObservation',
+              message: `${lag} records behind`,
+            }
+          : progress > 0n
+            ? {
+                type: 'Flowing',
+                status: 'True',
+                reason: 'Consuming',
+                message: `${group} committed ${progress} records in the last period, ${lag} behind`,
+              }
+            : {
+                type: 'Flowing',
+                status: 'False',
+                reason: 'NoProgress',
+                message: `${group} committed nothing in the last period with ${lag} records behind`,
+              };
+    conditions.push(flowing);
+    conditions.push(
+      lag > thresholds.maxLag
+        ? {
+            type: 'Lagging',
+            status: 'True',
+            reason: 'LagAboveThreshold',
+            message: `${lag} records behind, above ${thresholds.maxLag}`,
+          }
+        : flowing.status === 'False'
+          ? { type: 'Lagging', status: 'True', reason: 'ConsumerStalled', message: flowing.message }
+          : {
+              type: 'Lagging',
+              status: 'False',
+              reason: 'WithinThreshold',
+              message: `${lag} records behind, at most ${thresholds.maxLag}`,
+            },
+    );
+  }
+  if (reading.deadLetterTopic) {
+    if (!reading.deadLetterRanges) {
+      const message = `dead-letter topic ${reading.deadLetterTopic} does not exist`;
+      conditions.push({ type: 'DeadLettering', status: 'Unknown', reason: 'TopicMissing', message });
+    } else {
+      flow.deadLetters = reading.deadLetterRanges.reduce(
+        (n, r) => n + Number(BigInt(r.high) - BigInt(r.low)),
+        0,
+      );
+      if (!previous || elapsedMin <= 0) {
+        conditions.push({
+          type: 'DeadLettering',
+          status: 'Unknown',
+          reason: 'FirstObservation',
+          message: `${flow.deadLetters} dead letters; the rate needs a second reading`,
+        });
+      } else {
+        const grown = Number(deadLetterHigh - previous.deadLetterHigh);
+        const rate = Math.round((Math.max(0, grown) / elapsedMin) * 100) / 100;
+        flow.deadLettersPerMinute = rate;
+        conditions.push(
+          rate > thresholds.maxDeadLettersPerMinute
+            ? {
+                type: 'DeadLettering',
+                status: 'True',
+                reason: 'DeadLettersGrowing',
+                message: `${rate} dead letters per minute, above ${thresholds.maxDeadLettersPerMinute}`,
+              }
+            : {
+                type: 'DeadLettering',
+                status: 'False',
+                reason: 'NoNewDeadLetters',
+                message: `${rate} dead letters per minute`,
+              },
+        );
+      }
+    }
+  }
+  return { flow, conditions, sample: { committed: committedSum, deadLetterHigh, atMs: now.getTime() } };
+}
+
+/** Whether `next` moved beyond `ratio` of `before` (and by more than `floor`). */
+function moved(before: number | undefined, next: number | undefined, ratio: number, floor: number): boolean {
+  if (before === undefined || next === undefined) return before !== next;
+  const delta = Math.abs(next - before);
+  return delta > floor && delta >= ratio * Math.max(before, next);
+}
+
+/** The store's newest row moved by a minute or more (it moves with every event under load). */
+function storedMoved(before: string | undefined, next: string | undefined): boolean {
+  if (before === undefined || next === undefined) return before !== next;
+  return Math.abs(Date.parse(next) - Date.parse(before)) >= 60_000;
+}
+
+export interface WriteRule {
+  /** Relative change of a number that is written (0.1: 10 %). */
+  ratio: number;
+  /** A status older than this is written even without a change, so observedAt stays fresh. */
+  maxIntervalMs: number;
+}
+
+/**
+ * Whether the observation differs enough from the written status to write it: a flow condition
+ * whose status or reason changed, a number beyond the rule's ratio (lag and dead letters by more
+ * than 10 records, the rate by more than 1 a minute), a message, or a written status too old.
+ */
+export function worthWriting(
+  written: { flow?: FlowStatus | null; conditions?: Condition[] },
+  next: FlowObservation,
+  rule: WriteRule,
+  now: Date,
+): boolean {
+  const before = written.flow;
+  if (!before) return true;
+  for (const c of next.conditions) {
+    const old = written.conditions?.find((w) => w.type === c.type);
+    if (!old || old.status !== c.status || old.reason !== c.reason) return true;
+  }
+  const gone = (written.conditions ?? []).some(
+    (c) =>
+      (FLOW_CONDITIONS as readonly string[]).includes(c.type) &&
+      !next.conditions.some((n) => n.type === c.type),
+  );
+  return (
+    gone ||
+    before.message !== next.flow.message ||
+    storedMoved(before.lastStoredAt, next.flow.lastStoredAt) ||
+    moved(before.lag, next.flow.lag, rule.ratio, 10) ||
+    moved(before.deadLetters, next.flow.deadLetters, rule.ratio, 10) ||
+    moved(before.deadLettersPerMinute, next.flow.deadLettersPerMinute, rule.ratio, 1) ||
+    now.getTime() - Date.parse(before.observedAt) >= rule.maxIntervalMs
+  );
+}
