@@ -184,7 +184,11 @@ describe('Pipeline controller on a real API server and Kafka', () => {
 
     const table = await ns.kubectl(['get', 'pipelines']);
     expect(table).toMatch(/NAME\s+TOPICS\s+READY\s+LAG\s+DLQ\s+FLOWING\s+AGE/);
-    expect(table).toMatch(/main\s+2\/2\s+True\s+Reconciled/);
+    expect(table).toMatch(/main\s+2\/2\s+True\s/);
+    // The Ready condition's reason is a wide column.
+    expect(await ns.kubectl(['get', 'pipelines', '-o', 'wide'])).toMatch(
+      /main\s+2\/2\s+True\s.*\sReconciled(\s|$)/m,
+    );
     expect(await metric(/^controller_reconciles_total\{.*outcome="success"/)).toBeGreaterThan(0);
     expect(await metric(/^controller_topics_managed/)).toBe(2);
     expect(await metric(/^controller_leader/)).toBe(1);

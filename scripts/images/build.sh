@@ -30,6 +30,7 @@ if ((!system_docker)); then
   "$here/dockerd.sh" start
   "$here/build-base.sh"
   "$here/build-standins.sh"
+  "$here/postgres-exporter.sh" >/dev/null
   base_arg=(--build-arg "NODE_IMAGE=$BASE_IMAGE")
 fi
 

@@ -12,8 +12,11 @@ source "$here/../cluster/config.sh"
 
 bin=$(command -v prometheus-postgres-exporter)
 version=$("$bin" --version 2>&1 | sed -n 's/^postgres_exporter, version \([^ ]*\).*/\1/p')
-ref=localhost/observatory/postgres-exporter:$version
-out=$OBSERVATORY_CACHE/images/postgres-exporter-$version.tar
+# Named as the chart's default image (monitoring.postgresExporter.image in cdk8s/src/values.ts), so
+# the evaluation profile runs with it as it does with the Kafka and PostgreSQL stand-ins
+# (build-standins.sh); the binary inside is Debian's $version.
+ref=quay.io/prometheuscommunity/postgres-exporter:v0.17.1
+out=$OBSERVATORY_CACHE/images/postgres-exporter-$version-standin.tar
 mkdir -p "$(dirname "$out")"
 if [[ ! -f $out || $bin -nt $out ]]; then
   root=$(mktemp -d) && chmod 755 "$root"
