@@ -102,7 +102,8 @@ describe('live tail', () => {
     expect(res.status).toBe(200);
     const item = page.locator('ol.tail li', { hasText: 'com.example.tail.arrived' });
     await item.waitFor({ timeout: 60_000 });
-    expect(await item.textContent()).toContain(`${source} boiler-7 [error]`);
+    // Each row names the event by its source and CloudEvents id (what its producer knows).
+    expect(await item.textContent()).toContain(`${source} tail-${id} boiler-7 [error]`);
     // Nothing else matched, and the page was never reloaded (the count still reads 0).
     expect(await page.locator('ol.tail li').count()).toBe(1);
     expect(await page.getByRole('status').filter({ hasText: 'Matching events' }).textContent()).toBe(
