@@ -15,10 +15,7 @@ export default class TallyReporter implements Reporter {
     let skipped = 0;
     const failures: string[] = [];
     for (const mod of testModules) {
-      if (mod.state() === 'failed' && [...mod.children.allTests()].length === 0) {
-        failed += 1;
-        failures.push(`${mod.moduleId} (the file failed to load or a hook failed)`);
-      }
+      const failedBefore = failed;
       for (const test of mod.children.allTests()) {
         const state = test.result().state;
         if (state === 'passed') passed += 1;
@@ -26,6 +23,12 @@ export default class TallyReporter implements Reporter {
           failed += 1;
           failures.push(`${mod.moduleId} > ${test.fullName}`);
         } else skipped += 1;
+      }
+      // A file that failed with no failed test: it did not load, or a hook (beforeAll) failed and
+      // its tests were skipped.
+      if (mod.state() === 'failed' && failed === failedBefore) {
+        failed += 1;
+        failures.push(`${mod.moduleId} (the file failed to load or a hook failed)`);
       }
     }
     appendFileSync(file, `${passed} ${failed} ${skipped}\n`);

@@ -139,10 +139,10 @@ beforeAll(async () => {
     PROM_NAMESPACE: PROMETHEUS_NAMESPACE,
     PROM_RELEASE_LABEL: PROMETHEUS_RELEASE,
   };
-  // At once: the operator, its CRDs and Prometheus (built once, cached), the exporter's image, the
-  // suite's Kafka and namespace.
+  // At once: the operator, its CRDs and Prometheus (built once, cached), the exporter's image (a
+  // stand-in under the chart's default name, scripts/images), the suite's Kafka and namespace.
   dataDir = tempDataDir('cluster-monitoring');
-  const [, exporter] = await Promise.all([
+  await Promise.all([
     run(join(REPO_ROOT, 'scripts/cluster/prometheus-operator.sh'), ['deploy'], { env, timeout: 1_500_000 }),
     run(join(REPO_ROOT, 'scripts/images/postgres-exporter.sh'), [], { env }),
     startKafka({ dataDir: join(dataDir, 'kafka'), host: podStack.host }).then((k) => {
@@ -152,7 +152,6 @@ beforeAll(async () => {
       ns = n;
     }),
   ]);
-  const exporterImage = exporter.stdout.trim();
   await kube.kubectl(['apply', '-f', join(CHART, 'crds/pipeline.yaml')]);
 
   const databaseUrl = await createDatabase(podStack.databaseUrl, `monitoring_${suffix}`);
@@ -177,10 +176,6 @@ beforeAll(async () => {
     },
   });
   const [prefix, tag] = cluster.images.ingest.replace(/\/ingest:/, ' ').split(' ') as [string, string];
-  const [exporterRepository, exporterTag] = exporterImage.replace(/^localhost\//, '').split(':') as [
-    string,
-    string,
-  ];
   const small = { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '384Mi' } };
   const values: Record<string, string | number | boolean> = {
     'image.registry': prefix.split('/')[0] as string,
@@ -218,9 +213,6 @@ beforeAll(async () => {
     'monitoring.prometheusRule.for.IngestProduceFailing': '10s',
     'monitoring.prometheusRule.for.DefaultPartitionNotEmpty': '10s',
     'monitoring.postgresExporter.enabled': true,
-    'monitoring.postgresExporter.image.registry': 'localhost',
-    'monitoring.postgresExporter.image.repository': exporterRepository,
-    'monitoring.postgresExporter.image.tag': exporterTag,
     'monitoring.postgresExporter.image.pullPolicy': 'Never',
     'monitoring.postgresExporter.user': monitorRole,
     'monitoring.postgresExporter.passwordSecret.name': 'monitoring-secrets',
