@@ -13,6 +13,7 @@ import { type DatabasePool, databaseAnswers, getEvent, receiptOf } from '@event-
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
 import { DETAIL_SCRIPT, KEYS_SCRIPT, STYLESHEET, TAIL_SCRIPT } from './assets.js';
+import { HISTOGRAM_SCRIPT, UPLOT_SCRIPT, UPLOT_STYLESHEET } from './chart-assets.js';
 import type { CursorCodec } from './cursor.js';
 import { exportHandler } from './export.js';
 import { failureOf } from './failures.js';
@@ -142,13 +143,19 @@ export function buildApp(deps: AppDeps): Hono {
     }
   });
 
-  app.get('/assets/site.css', (c) =>
-    c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'max-age=3600' }),
-  );
+  for (const [path, sheet] of [
+    ['/assets/site.css', STYLESHEET],
+    ['/assets/uplot.css', UPLOT_STYLESHEET],
+  ] as const)
+    app.get(path, (c) =>
+      c.body(sheet, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'max-age=3600' }),
+    );
   for (const [path, script] of [
     ['/assets/tail.js', TAIL_SCRIPT],
     ['/assets/detail.js', DETAIL_SCRIPT],
     ['/assets/keys.js', KEYS_SCRIPT],
+    ['/assets/uplot.js', UPLOT_SCRIPT],
+    ['/assets/histogram.js', HISTOGRAM_SCRIPT],
   ] as const)
     app.get(path, (c) =>
       c.body(script, 200, {

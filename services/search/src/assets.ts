@@ -61,6 +61,8 @@ ul.facets { list-style: none; padding: 0; margin: 0; }
 ul.facets li { display: flex; flex-wrap: wrap; gap: .4rem; align-items: baseline; padding: .15rem 0; }
 ul.facets .wrap { overflow-wrap: anywhere; flex: 1 1 8rem; }
 ul.facets .count { font-variant-numeric: tabular-nums; color: var(--muted); }
+.histogram.charted .h-svg { display: none; }
+.h-chart .u-over { cursor: pointer; } .h-chart .u-select { background: rgba(128, 128, 128, .35); }
 .histogram svg { display: block; width: 100%; height: 8rem; background: var(--panel); }
 .h-bg { fill: transparent; } a:hover > .h-bg { fill: var(--line); }
 .h-other { fill: #0a4ea3; } .h-warning { fill: #b35900; } .h-severe { fill: #a4161a; }
@@ -75,8 +77,9 @@ pre.caret { margin: .25rem 0 0; padding: .25rem .5rem; white-space: pre; overflo
 /**
  * Live tail: opens the EventSource named by the section's data-stream attribute when the button
  * is pressed. Events wait in a queue drawn once per animation frame; a queue longer than 500
- * (a browser that cannot keep up) drops its oldest and says how many ("N dropped"). Pause keeps
- * the stream and counts what arrives meanwhile; resume shows it. The list keeps the newest 200.
+ * (a browser that cannot keep up) drops its oldest and says how many ("N dropped", a line where
+ * the gap is). Pause keeps the stream and counts what arrives meanwhile; resume shows it. The list
+ * keeps the newest 200 events.
  * Items are text only, so nothing from the store is parsed as HTML.
  */
 export const TAIL_SCRIPT = `
@@ -105,6 +108,9 @@ export const TAIL_SCRIPT = `
   const draw = () => {
     drawing = false;
     if (paused) return say();
+    const batch = queue.splice(0);
+    // Only the newest SCROLLBACK of a batch could stay on the list: the older ones count as dropped.
+    dropped += Math.max(0, batch.length - SCROLLBACK);
     if (dropped > 0) {
       const li = document.createElement('li');
       li.className = 'dropped';
@@ -112,8 +118,13 @@ export const TAIL_SCRIPT = `
       list.prepend(li);
       dropped = 0;
     }
-    for (const e of queue.splice(0)) list.prepend(item(e));
-    while (list.children.length > SCROLLBACK) list.lastElementChild.remove();
+    for (const e of batch.slice(-SCROLLBACK)) list.prepend(item(e));
+    // Trim to SCROLLBACK events; markers do not count, so the newest one stays beside its gap.
+    let events = list.querySelectorAll('li:not(.dropped)').length;
+    while (events > SCROLLBACK) {
+      if (!list.lastElementChild.classList.contains('dropped')) events--;
+      list.lastElementChild.remove();
+    }
     say();
   };
   const schedule = () => { if (!drawing) { drawing = true; requestAnimationFrame(draw); } };
@@ -124,15 +135,15 @@ export const TAIL_SCRIPT = `
     if (!paused) schedule();
     say();
   });
+  const stop = () => {
+    source.close();
+    source = undefined;
+    button.textContent = 'Start live tail';
+    pause.hidden = true;
+    say();
+  };
   button.addEventListener('click', () => {
-    if (source) {
-      source.close();
-      source = undefined;
-      button.textContent = 'Start live tail';
-      pause.hidden = true;
-      say();
-      return;
-    }
+    if (source) return stop();
     source = new EventSource(section.dataset.stream);
     button.textContent = 'Stop live tail';
     pause.hidden = false;
@@ -142,7 +153,14 @@ export const TAIL_SCRIPT = `
       if (queue.length > QUEUE) dropped += queue.splice(0, queue.length - QUEUE).length;
       if (paused) say(); else schedule();
     });
-    source.addEventListener('error', () => { status.textContent = 'Live tail reconnecting...'; });
+    // A stream that ended (its maximum age) reconnects by itself; a refused one (429) does not.
+    source.addEventListener('error', () => {
+      if (source.readyState !== EventSource.CLOSED) status.textContent = 'Live tail reconnecting...';
+      else {
+        stop();
+        status.textContent = 'Live tail refused by the server (too many live tails open?); try again later.';
+      }
+    });
     source.addEventListener('open', say);
   });
 })();

@@ -4,7 +4,8 @@
  * after the last one sent in keyset order (occurred_at, event_uid), starting at the newest match.
  * So an event stored after a newer one was sent, with an older time, is never sent: the tail can
  * miss late events (the spec's limitation). Each SSE id is a signed cursor, so a reconnecting
- * EventSource (Last-Event-ID) resumes where it stopped.
+ * EventSource (Last-Event-ID) resumes where it stopped; a stream past its maximum age ends, and
+ * the browser reconnects after `RECONNECT_MS` (sent as the stream's `retry`).
  */
 import { ApiError } from '@event-observatory/service-kit/errors';
 import {
@@ -24,6 +25,8 @@ import { eventHref } from './views/search.js';
 
 export const TAIL_POLL_MS = 1_000;
 const TAIL_BATCH = 100;
+/** The browser's wait before it reconnects a stream that ended (Chromium's own default is 3 s). */
+export const RECONNECT_MS = 1_000;
 
 /** What live tails may take, so that they cannot starve page views of the 8 read connections. */
 export interface TailLimits {
@@ -99,6 +102,7 @@ export function tailHandler(deps: TailDeps) {
       const ended = () =>
         stream.aborted || stream.closed || deps.shutdown.aborted || Date.now() - openedAt >= limits.maxAgeMs;
       try {
+        await stream.write(`retry: ${RECONNECT_MS}\n\n`);
         let since: EventKey | undefined = resumeFrom;
         while (!since && !ended()) {
           try {

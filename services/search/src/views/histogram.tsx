@@ -1,10 +1,11 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 /**
- * The histogram above the results: an SVG drawn by the server (no script, so it shows without
- * JavaScript and under the strict CSP), one bar per bucket stacked by severity level, each bar a
- * link that zooms the search into its bucket (absolute `from`/`to` in the URL). The same counts
- * as a table in a disclosure: the accessible form (the SVG is hidden from assistive technology,
- * its links out of the tab order).
+ * The histogram above the results, one bar per bucket stacked by severity level. With JavaScript,
+ * `/assets/histogram.js` draws it with uPlot (served by this service) from the counts in the
+ * `data-chart` attribute: click a bar or drag across several to zoom (absolute `from`/`to` in the
+ * URL). Without it, the SVG drawn here shows, each bar a link that zooms into its bucket. The
+ * same counts as a table in a disclosure: the accessible form (the chart is hidden from assistive
+ * technology, the SVG's links out of the tab order).
  */
 import type { Histogram, HistogramBucket } from '@event-observatory/store';
 import type { Failure } from '../failures.js';
@@ -18,13 +19,29 @@ const LEVELS = [
 const BAR = 10;
 const HEIGHT = 100;
 
-/** The search narrowed to one bucket: its start and end replace the range; the cursor goes. */
-export function zoomHref(params: URLSearchParams, start: Date, bucketMs: number): string {
+/** The search without its time range and cursor: a zoom adds its own `from` and `to`. */
+function zoomBase(params: URLSearchParams): URLSearchParams {
   const next = new URLSearchParams(params);
   for (const name of ['cursor', 'range', 'from', 'to']) next.delete(name);
+  return next;
+}
+
+/** The search narrowed to one bucket: its start and end replace the range; the cursor goes. */
+export function zoomHref(params: URLSearchParams, start: Date, bucketMs: number): string {
+  const next = zoomBase(params);
   next.set('from', start.toISOString());
   next.set('to', new Date(start.getTime() + bucketMs).toISOString());
   return `/events?${next}`;
+}
+
+/** What the chart script draws: bucket starts (ms) and counts per level, oldest first. */
+function chartData(h: Histogram, params: URLSearchParams): string {
+  return JSON.stringify({
+    zoom: `/events?${zoomBase(params)}`,
+    bucketMs: h.bucketMs,
+    starts: h.buckets.map((b) => b.start.getTime()),
+    ...Object.fromEntries(LEVELS.map((l) => [l.key, h.buckets.map((b) => b[l.key])])),
+  });
 }
 
 const totalOf = (b: HistogramBucket) => b.severe + b.warning + b.other;
@@ -60,9 +77,16 @@ export function HistogramPanel(props: {
       <p class="hint">
         {number.format(all)} events, one bar per {duration(h.bucketMs)}
         {h.source === 'rollup' ? ' (from the hourly rollup: whole hours, errors apart from the rest)' : ''}
-        {'; select a bar to zoom into it.'}
+        {'; '}
+        <span data-zoom-hint>select a bar to zoom into it</span>.
       </p>
-      <svg viewBox={`0 0 ${h.buckets.length * BAR} ${HEIGHT}`} preserveAspectRatio="none" aria-hidden="true">
+      <div class="h-chart" data-chart={chartData(h, props.params)} aria-hidden="true" />
+      <svg
+        class="h-svg"
+        viewBox={`0 0 ${h.buckets.length * BAR} ${HEIGHT}`}
+        preserveAspectRatio="none"
+        aria-hidden="true"
+      >
         {h.buckets.map((b, i) => {
           let y = HEIGHT;
           return (

@@ -6,8 +6,10 @@ import type { Child } from 'hono/jsx';
 export interface LayoutProps {
   title: string;
   current: 'overview' | 'search' | 'none';
-  /** Same-origin scripts the page loads (deferred). */
+  /** Same-origin scripts the page loads (deferred, so they run in this order). */
   scripts?: string[];
+  /** Same-origin style sheets besides the site's own. */
+  styles?: string[];
   children?: Child;
 }
 
@@ -22,6 +24,9 @@ export function Layout(props: LayoutProps) {
           <meta name="viewport" content="width=device-width, initial-scale=1" />
           <title>{`${props.title} · Event observatory`}</title>
           <link rel="stylesheet" href="/assets/site.css" />
+          {(props.styles ?? []).map((href) => (
+            <link rel="stylesheet" href={href} />
+          ))}
           {(props.scripts ?? []).map((src) => (
             <script src={src} defer />
           ))}

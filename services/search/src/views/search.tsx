@@ -370,7 +370,12 @@ function Tail(props: { params: URLSearchParams }) {
 export function SearchPage(props: SearchPageProps) {
   const { params, view } = props;
   return (
-    <Layout title="Search" current="search" scripts={['/assets/tail.js', '/assets/keys.js']}>
+    <Layout
+      title="Search"
+      current="search"
+      scripts={['/assets/tail.js', '/assets/keys.js', '/assets/uplot.js', '/assets/histogram.js']}
+      styles={['/assets/uplot.css']}
+    >
       <h1>Search events</h1>
       <Problems problems={props.problems} intro="Some filters could not be used:" />
       <QueryBar params={params} error={props.barError} />
