@@ -32,7 +32,7 @@ input, select, button { font: inherit; padding: .4rem .5rem; border: 1px solid #
 button { background: var(--link); color: var(--button-fg); border-color: var(--link); cursor: pointer; width: auto; padding: .5rem 1.25rem; }
 tr.current { outline: 3px solid var(--focus); outline-offset: -3px; }
 .problems { border: 2px solid var(--error); color: var(--error); padding: .5rem 1rem; border-radius: .5rem; }
-.notice { border-left: 4px solid var(--focus); background: var(--panel); padding: .5rem 1rem; }
+.notice { border-left: 4px solid var(--focus); background: var(--panel); padding: .5rem 1rem; margin-top: 1rem; }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { launchChromium } from '@event-observatory/devstack/chromium';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, SEEDED, startHarness } from './harness.js';
 
@@ -224,6 +224,24 @@ describe('search UI in Chromium', () => {
     expect(await matching()).toBe('Matching events: 1');
   });
 
+  it('answers a receipt: stored, with the link to the event, and writes its screenshot', async () => {
+    await h.db.query(
+      `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw, broker_topic, broker_partition, broker_offset)
+       VALUES (now() - interval '1 minute', 'urn:test:receipt', 'r-1', 'com.example.receipt', '{}', 'observatory.events', 3, 1042)`,
+    );
+    await page.goto(`${h.url}/receipt`);
+    await page.getByLabel('Topic', { exact: true }).fill('observatory.events');
+    await page.getByLabel('Partition', { exact: true }).fill('3');
+    await page.getByLabel('Offset', { exact: true }).fill('1042');
+    await page.getByRole('button', { name: 'Look up' }).click();
+    await page.waitForURL(/offset=1042/);
+    const answer = page.getByRole('status').filter({ hasText: 'Stored' });
+    expect(await answer.textContent()).toMatch(/com\.example\.receipt from urn:test:receipt, id r-1/);
+    await page.screenshot({ path: `${SCREENSHOTS}receipt.png`, fullPage: true });
+    await answer.getByRole('link', { name: 'com.example.receipt' }).click();
+    await page.waitForURL(/\/events\/[0-9a-f-]{36}\?t=/);
+  });
+
   it('tails live events with their id, pauses with a count of what arrived, and resumes', async () => {
     const source = 'urn:test:browser-tail';
     const insert = (id: string) =>
@@ -246,7 +264,7 @@ describe('search UI in Chromium', () => {
     await insert('t-3');
     await page.getByText('Paused: 2 new event(s) waiting.').waitFor();
     expect(await items.count()).toBe(1);
-    await page.screenshot({ path: `${SCREENSHOTS}tail.png`, fullPage: false });
+    await page.locator('#tail-section').screenshot({ path: `${SCREENSHOTS}tail.png` });
     await page.getByRole('button', { name: 'Resume' }).click();
     await items.filter({ hasText: 't-3' }).waitFor();
     expect(await items.allInnerTexts()).toEqual([
@@ -254,7 +272,83 @@ describe('search UI in Chromium', () => {
       expect.stringContaining(`${source} t-2`),
       expect.stringContaining(`${source} t-1`),
     ]);
+    // A burst the page cannot show: paused, the queue keeps the newest 500 of 600; on resume the
+    // list shows the newest 200 and one line says how many were never shown.
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await h.db.query(
+      `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+       SELECT now() + n * interval '1 microsecond', $1, 'b-' || n, 'com.example.burst', '{}'
+       FROM generate_series(1, 600) AS n`,
+      [source],
+    );
+    await page.getByText('Paused: 500 new event(s) waiting.').waitFor();
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await page.locator('ol.tail li.dropped').waitFor();
+    expect(await page.locator('ol.tail li.dropped').allInnerTexts()).toEqual([
+      '400 dropped (arriving faster than this page can show)',
+    ]);
+    const shown = page.locator('ol.tail li:not(.dropped)');
+    expect(await shown.count()).toBe(200);
+    expect(await shown.first().textContent()).toContain(`${source} b-600`);
+    expect(await shown.last().textContent()).toContain(`${source} b-401`);
+    // The marker sits where the gap is: below the events shown, above any older ones.
+    expect(await page.locator('ol.tail li').nth(200).getAttribute('class')).toBe('dropped');
     await page.getByRole('button', { name: 'Stop live tail' }).click();
+  });
+
+  it('ends a tail at its maximum age and reconnects from the last event; a refused tail says so', async () => {
+    const maxAgeMs = 1_500;
+    const aged = await startHarness('tailage', {
+      tailPollMs: 100,
+      tailLimits: { perPod: 5, perClient: 1, maxAgeMs, queries: 2 },
+    });
+    const tailPage = await browser.newPage();
+    try {
+      const source = 'urn:test:browser-aged';
+      const insert = (id: string) =>
+        aged.db.query(
+          `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+           VALUES (now(), $1, $2, 'com.example.aged', '{}')`,
+          [source, id],
+        );
+      await tailPage.goto(`${aged.url}/events?${new URLSearchParams({ source })}`);
+      // One tail per client address: a stream held by this test refuses the page's.
+      const held = new AbortController();
+      expect((await fetch(`${aged.url}/events/tail?range=all`, { signal: held.signal })).status).toBe(200);
+      await tailPage.getByRole('button', { name: 'Start live tail' }).click();
+      await tailPage.getByText('Live tail refused by the server').waitFor();
+      expect(await tailPage.getByRole('button', { name: 'Start live tail' }).isVisible()).toBe(true);
+      held.abort();
+      await expect.poll(() => aged.metric(/^tail_connections/)).toBe(0);
+
+      const opened: { at: number; request: Request }[] = [];
+      tailPage.on('request', (request) => {
+        if (request.url().includes('/events/tail')) opened.push({ at: performance.now(), request });
+      });
+      const lastEventId = async (i: number) => (await opened[i]!.request.allHeaders())['last-event-id'];
+      await tailPage.getByRole('button', { name: 'Start live tail' }).click();
+      await tailPage.getByText('Live tail running').waitFor();
+      await new Promise((r) => setTimeout(r, 300)); // the stream has taken its starting position
+      await insert('a-1');
+      const items = tailPage.locator('ol.tail li');
+      await items.filter({ hasText: 'a-1' }).waitFor();
+      // The server ends the stream at its age; the browser reconnects with the last id it saw.
+      await expect.poll(() => opened.length, { timeout: 10_000 }).toBe(2);
+      expect(await lastEventId(0)).toBeUndefined();
+      expect(await lastEventId(1)).toMatch(/^[\w-]+\.[\w-]+$/);
+      expect(opened[1]!.at - opened[0]!.at).toBeGreaterThanOrEqual(maxAgeMs);
+      await tailPage.getByText('Live tail running').waitFor();
+      await insert('a-2');
+      await items.filter({ hasText: 'a-2' }).waitFor();
+      // Resumed after a-1: nothing sent twice, nothing missed.
+      expect(await items.allInnerTexts()).toEqual([
+        expect.stringContaining(`${source} a-2`),
+        expect.stringContaining(`${source} a-1`),
+      ]);
+    } finally {
+      await tailPage.close();
+      await aged.close();
+    }
   });
 
   it('can be used with the keyboard alone: tab to the text field, type, press Enter', async () => {

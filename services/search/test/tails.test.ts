@@ -1,14 +1,19 @@
 /**
  * Live tails cannot starve page views: ten tails polling every 20 ms (fifty times the default
- * rate) share two concurrent queries of the read pool, so a search page still answers within its
- * budget; one tail more than the cap answers 429.
+ * rate) share two concurrent queries of the read pool (checked by watching the pool), so a search
+ * page still answers within its budget; one tail more than the cap answers 429.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from './harness.js';
 
 const TAILS = 10;
-/** The page's budget while the tails run (a search page on this seed answers in tens of ms alone). */
+/**
+ * The page's budget while the tails run: half the read pool's 2 s statement timeout (a search page
+ * on this seed answers in tens of ms alone).
+ */
 const PAGE_BUDGET_MS = 1_000;
+/** The tails' share of the 8 read connections (`queries` below). */
+const TAIL_QUERIES = 2;
 let h: Harness;
 const streams = new AbortController();
 
@@ -16,7 +21,7 @@ beforeAll(async () => {
   h = await startHarness('tails', {
     seed: 2_000,
     tailPollMs: 20,
-    tailLimits: { perPod: TAILS, perClient: TAILS, maxAgeMs: 60_000, queries: 2 },
+    tailLimits: { perPod: TAILS, perClient: TAILS, maxAgeMs: 60_000, queries: TAIL_QUERIES },
   });
 });
 
@@ -34,7 +39,15 @@ describe('live tails and page views', () => {
     );
     for (const res of opened) expect(res.status).toBe(200);
     expect(await h.metric(/^tail_connections/)).toBe(TAILS);
-    await new Promise((r) => setTimeout(r, 300)); // the tails are polling now
+    // The tails are polling now: watch the read pool for 500 ms; they never hold more than their share.
+    const pool = h.service.pool;
+    let peak = 0;
+    for (const end = performance.now() + 500; performance.now() < end; ) {
+      peak = Math.max(peak, pool.totalCount - pool.idleCount);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    expect(peak).toBeGreaterThan(0);
+    expect(peak).toBeLessThanOrEqual(TAIL_QUERIES);
     for (let i = 0; i < 3; i++) {
       const started = performance.now();
       const res = await h.get('/events?range=all&q=overflow');
