@@ -65,7 +65,6 @@ describe('search UI in Chromium', () => {
     // 20 types of 600 events each: the real count, not a sample's.
     const t1 = page.locator('ul.facets li', { hasText: /^com\.example\.t1 / });
     expect(await t1.locator('.count').textContent()).toBe('600');
-    await page.screenshot({ path: `${SCREENSHOTS}search.png`, fullPage: false });
   });
 
   it('exports at most 10,000 events and says where it stopped', async () => {
@@ -426,6 +425,7 @@ describe('search UI in Chromium', () => {
     await over.waitFor();
     // The chart replaces the server's SVG (kept for pages without JavaScript).
     expect(await page.locator('.histogram svg.h-svg').isVisible()).toBe(false);
+    await page.screenshot({ path: `${SCREENSHOTS}search.png`, fullPage: true });
     const chart = JSON.parse((await page.locator('[data-chart]').getAttribute('data-chart')) ?? '') as {
       bucketMs: number;
       starts: number[];
