@@ -11,8 +11,13 @@ import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, SEEDED, startHarness } from './harness.js';
 
-/** The folder the README points at (ignored by git: every run writes pictures of the current data). */
-const SCREENSHOTS = fileURLToPath(new URL('../screenshots/', import.meta.url));
+/**
+ * Every run takes the pictures into an ignored folder (each shows that run's data and clock);
+ * `UPDATE_SCREENSHOTS=1` writes them into the committed folder the README shows.
+ */
+const SCREENSHOTS = fileURLToPath(
+  new URL(process.env.UPDATE_SCREENSHOTS ? '../screenshots/' : '../.screenshots/', import.meta.url),
+);
 
 let h: Harness;
 let browser: Browser;
