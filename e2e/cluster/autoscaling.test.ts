@@ -64,6 +64,7 @@ function postEvent(id: string): Promise<string | undefined> {
           'ce-source': '/hpa-e2e',
           'ce-type': 'com.example.hpa.test',
           'ce-subject': `subject-${id.slice(-1)}`,
+          'ce-time': new Date().toISOString(),
         },
       },
       (res) => {
@@ -179,7 +180,12 @@ beforeAll(async () => {
     await admin.connect();
     await ensureTopics(admin, [eventTopicSpec(topic), deadLetterTopicSpec(`${topic}.dlq`)]);
     await admin.disconnect();
-    token = await signDevToken({ secret: authSecret, scopes: ['events:write'], ttl: '1h' });
+    token = await signDevToken({
+      secret: authSecret,
+      scopes: ['events:write'],
+      audience: 'observatory-ingest',
+      ttl: '1h',
+    });
     await ns.apply({
       apiVersion: 'v1',
       kind: 'Secret',
@@ -253,8 +259,8 @@ describe.skipIf(!cluster.local)("ingest under the chart's HPA", () => {
   it('scales out to 3 pods under load and back to 1 after it, every request answered 200', async () => {
     const t0 = Date.now();
     const load = new Load();
-    // About 100 requests/s over new connections: far above the target on one pod, and on three.
-    load.start(6, 20);
+    // Up to about 100 requests/s over new connections: far above the target on one pod, and on three.
+    load.start(4, 25);
     let out: Scale;
     try {
       out = await until(
