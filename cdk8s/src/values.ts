@@ -70,6 +70,10 @@ const autoscaling = (component: string): Tree => ({
       'average CPU use, as a percentage of the request, the HPA aims at',
       1,
     ),
+    scaleDownStabilizationSeconds: int(
+      300,
+      "behavior.scaleDown.stabilizationWindowSeconds: the HPA removes pods only when every recommendation of this window agrees (Kubernetes' default)",
+    ),
   },
 });
 

@@ -252,6 +252,7 @@ describe('autoscaling', () => {
           resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } },
         },
       ],
+      behavior: { scaleDown: { stabilizationWindowSeconds: 300 } },
     });
     expect(find(on, 'Deployment', 'obs-ingest').spec).not.toHaveProperty('replicas');
     expect(find(on, 'Deployment', 'obs-search').spec.replicas).toBe(2);

@@ -2,7 +2,8 @@
 # Creates the cluster's certificates and keys with openssl into $1 (a CA; the API server's serving
 # certificate; client certificates for the admin, controller-manager, scheduler, kubelet,
 # kube-proxy, kube-router and the API server's kubelet client; the kubelet's serving certificate; the
-# service-account key pair) and a kubeconfig per client. $2: the machine's address.
+# service-account key pair), the aggregation layer's own CA and the API server's proxy client
+# certificate (front-proxy, as kubeadm makes them), and a kubeconfig per client. $2: the machine's address.
 set -euo pipefail
 source "$(dirname "$0")/config.sh"
 pki=$1 host=$2
@@ -12,7 +13,7 @@ cd "$pki"
 openssl genrsa -out ca.key 2048 2>/dev/null
 openssl req -x509 -new -key ca.key -days 3650 -subj /CN=observatory-cluster-ca -out ca.crt 2>/dev/null
 
-# sign <name> <subject> [subjectAltName]
+# [CA=<ca name>] sign <name> <subject> [subjectAltName]
 sign() {
   local name=$1 subj=$2 san=${3:-} ext
   openssl genrsa -out "$name.key" 2048 2>/dev/null
@@ -23,7 +24,7 @@ sign() {
   else
     printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n' >"$ext"
   fi
-  openssl x509 -req -in "$name.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -extfile "$ext" -out "$name.crt" 2>/dev/null
+  openssl x509 -req -in "$name.csr" -CA "${CA:-ca}.crt" -CAkey "${CA:-ca}.key" -CAcreateserial -days 3650 -extfile "$ext" -out "$name.crt" 2>/dev/null
   rm -f "$name.csr" "$ext"
 }
 
@@ -37,6 +38,11 @@ sign kubelet "/O=system:nodes/CN=system:node:$NODE_NAME"
 sign kube-proxy /CN=system:kube-proxy
 sign kube-router /CN=observatory:kube-router
 sign apiserver-kubelet-client /O=system:masters/CN=kube-apiserver-kubelet-client
+# The aggregation layer (metrics.k8s.io and other APIServices): the API server proxies as this
+# client, and extension API servers trust the user it names only from this CA's certificates.
+openssl genrsa -out front-proxy-ca.key 2048 2>/dev/null
+openssl req -x509 -new -key front-proxy-ca.key -days 3650 -subj /CN=observatory-front-proxy-ca -out front-proxy-ca.crt 2>/dev/null
+CA=front-proxy-ca sign front-proxy-client /CN=front-proxy-client
 openssl genrsa -out sa.key 2048 2>/dev/null
 openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
 

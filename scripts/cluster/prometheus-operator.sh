@@ -27,87 +27,47 @@ base=$OBSERVATORY_CACHE/prometheus-operator/$OPERATOR_VERSION
 bin=$base/bin
 images=$base/images
 crds=$base/crds
-export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local CGO_ENABLED=0
 
 build() {
   local stamp=$base/.complete want="operator=$OPERATOR_VERSION prometheus=$PROMETHEUS_VERSION"
   if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then return 0; fi
-  echo "building Prometheus Operator $OPERATOR_VERSION and Prometheus $PROMETHEUS_VERSION (cold: ~6 min on 2 cores)" >&2
-  mkdir -p "$OBSERVATORY_CACHE/prometheus-operator"
+  export OBSERVATORY_CACHE
+  local m=github.com/prometheus-operator/prometheus-operator v=github.com/prometheus/common/version
+  # The operator's go.mod replaces its pkg/apis/monitoring and pkg/client modules with local
+  # folders; go-tool.sh's wrapper module points them at their own releases. Into $base/bin.
+  "$here/../go-tool.sh" --ldflags "-X $v.Version=${OPERATOR_VERSION#v}" \
+    "$m@$OPERATOR_VERSION" ./cmd/operator ./cmd/prometheus-config-reloader >/dev/null
+  # Prometheus' go.mod has exclude lines, which the wrapper module repeats; the build tags keep
+  # only Kubernetes service discovery.
+  local prom
+  prom=$("$here/../go-tool.sh" --tags remove_all_sd,enable_kubernetes_sd \
+    --ldflags "-X $v.Version=${PROMETHEUS_VERSION#v}" \
+    "github.com/prometheus/prometheus@$PROMETHEUS_MODULE_VERSION" ./cmd/prometheus)
+  cp "$prom/prometheus" "$bin/"
+
   local work
   work=$(mktemp -d "$OBSERVATORY_CACHE/prometheus-operator/.build-XXXXXX")
   # shellcheck disable=SC2064 # expand now: $work is local
   trap "rm -rf '$work'" RETURN
-  mkdir -p "$work/op" "$work/bin" "$work/crds"
-  (
-    # The operator's go.mod replaces its pkg/apis/monitoring and pkg/client modules with local
-    # folders, so `go install` refuses: a wrapper module points them at their own releases.
-    cd "$work/op"
-    go mod init observatory.local/prometheus-operator-build >/dev/null 2>&1
-    local m=github.com/prometheus-operator/prometheus-operator
-    cat >>go.mod <<MOD
-require $m $OPERATOR_VERSION
-replace $m/pkg/apis/monitoring => $m/pkg/apis/monitoring $OPERATOR_VERSION
-replace $m/pkg/client => $m/pkg/client $OPERATOR_VERSION
-MOD
-    cat >tools.go <<GO
-//go:build tools
-
-package tools
-
-import (
-	_ "$m/cmd/operator"
-	_ "$m/cmd/prometheus-config-reloader"
-)
-GO
-    go mod tidy >/dev/null 2>&1
-    local v=github.com/prometheus/common/version
-    go build -trimpath -o "$work/bin/" -ldflags "-s -w -X $v.Version=${OPERATOR_VERSION#v}" \
-      "$m/cmd/operator" "$m/cmd/prometheus-config-reloader"
-    # The CRDs of this very release ship in its module (example/prometheus-operator-crd).
-    cp "$(go list -m -f '{{.Dir}}' "$m")"/example/prometheus-operator-crd/*.yaml "$work/crds/"
-  )
-  # Prometheus' go.mod has exclude lines, which `go install` refuses too: a wrapper module with
-  # the same excludes. Its build tags keep only Kubernetes service discovery.
-  mkdir -p "$work/prom"
-  (
-    cd "$work/prom"
-    go mod init observatory.local/prometheus-build >/dev/null 2>&1
-    local m=github.com/prometheus/prometheus
-    echo "require $m $PROMETHEUS_MODULE_VERSION" >>go.mod
-    local gomod
-    gomod=$(go mod download -json "$m@$PROMETHEUS_MODULE_VERSION" | sed -n 's/^\s*"GoMod": "\(.*\)",\?$/\1/p')
-    # `exclude x v` lines and `exclude ( ... )` blocks, as they are.
-    sed -n '/^exclude (/,/^)/p; /^exclude [^(]/p' "$gomod" >>go.mod
-    cat >tools.go <<GO
-//go:build tools
-
-package tools
-
-import _ "$m/cmd/prometheus"
-GO
-    go mod tidy >/dev/null 2>&1
-    go build -trimpath -tags remove_all_sd,enable_kubernetes_sd -o "$work/bin/prometheus" \
-      -ldflags "-s -w -X github.com/prometheus/common/version.Version=${PROMETHEUS_VERSION#v}" "$m/cmd/prometheus"
-  )
+  # The CRDs of this very release ship in its module (example/prometheus-operator-crd).
+  mkdir -p "$work/crds"
+  cp "$(GOFLAGS=-buildvcs=false go mod download -json "$m@$OPERATOR_VERSION" | sed -n 's/^\s*"Dir": "\(.*\)",\?$/\1/p')"/example/prometheus-operator-crd/*.yaml "$work/crds/"
 
   # One-layer images (oci-image.sh): the operator's image also carries the reloader at the path
   # the operator runs it from (/bin/prometheus-config-reloader); Prometheus writes to /prometheus.
   mkdir -p "$work/images"
   local root
-  root=$(mktemp -d) && chmod 755 "$root" && mkdir -p "$root/bin"
-  cp "$work/bin/operator" "$work/bin/prometheus-config-reloader" "$root/bin/"
+  root=$work/root-operator && mkdir -p "$root/bin" && chmod 755 "$root"
+  cp "$bin/operator" "$bin/prometheus-config-reloader" "$root/bin/"
   "$here/oci-image.sh" "$OPERATOR_IMAGE" "$root" '["/bin/operator"]' "$work/images/operator.tar"
-  rm -rf "$root"
-  root=$(mktemp -d) && chmod 755 "$root" && mkdir -p "$root/bin" "$root/prometheus" "$root/etc/prometheus"
+  root=$work/root-prometheus && mkdir -p "$root/bin" "$root/prometheus" "$root/etc/prometheus" && chmod 755 "$root"
   chmod 1777 "$root/prometheus"
-  cp "$work/bin/prometheus" "$root/bin/"
+  cp "$bin/prometheus" "$root/bin/"
   "$here/oci-image.sh" "$PROMETHEUS_IMAGE" "$root" '["/bin/prometheus"]' "$work/images/prometheus.tar"
-  rm -rf "$root"
 
-  echo "$want" >"$work/.complete"
-  rm -rf "$base" && mkdir -p "$base"
-  mv "$work/bin" "$work/images" "$work/crds" "$work/.complete" "$base/"
+  rm -rf "$images" "$crds"
+  mv "$work/images" "$work/crds" "$base/"
+  echo "$want" >"$stamp"
 }
 
 kubectl_() { "$K8S_BIN/kubectl" --kubeconfig "${KUBECONFIG:-$KUBECONFIG_OUT}" "$@"; }

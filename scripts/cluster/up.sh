@@ -158,7 +158,12 @@ start kube-apiserver "$K8S_BIN/kube-apiserver" --etcd-servers http://127.0.0.1:2
   --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction --allow-privileged=true \
   --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" \
   --kubelet-client-key "$pki/apiserver-kubelet-client.key" --kubelet-certificate-authority "$pki/ca.crt" \
-  --kubelet-preferred-address-types InternalIP --profiling=false
+  --kubelet-preferred-address-types InternalIP \
+  --requestheader-client-ca-file "$pki/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client \
+  --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
+  --requestheader-extra-headers-prefix X-Remote-Extra- \
+  --proxy-client-cert-file "$pki/front-proxy-client.crt" --proxy-client-key-file "$pki/front-proxy-client.key" \
+  --profiling=false
 wait_for "the API server" 90 kubectl get --raw /readyz
 start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
   --kubeconfig "$pki/controller-manager.kubeconfig" \

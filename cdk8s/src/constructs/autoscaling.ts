@@ -30,6 +30,9 @@ export class Autoscaler extends Construct {
             },
           },
         ],
+        behavior: {
+          scaleDown: { stabilizationWindowSeconds: value<number>(`${own}.scaleDownStabilizationSeconds`) },
+        },
       },
     });
     onlyIf(hpa, `.Values.${own}.enabled`);

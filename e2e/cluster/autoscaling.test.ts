@@ -1,0 +1,308 @@
+/**
+ * The chart's HorizontalPodAutoscaler for ingest on the real cluster, fed by metrics-server
+ * (scripts/cluster/metrics-server.sh builds it from the Go module proxy and installs it): `helm
+ * install` with `ingest.autoscaling` on (1 to 3 pods, a low CPU target, a short scale-down
+ * window); load through the ingest Service's ClusterIP (a new connection per request, so
+ * kube-proxy spreads it over the pods) scales ingest out to 3, and once the load drops to a
+ * trickle the HPA scales it back to 1. Every request of the whole run, the pods' preStop and drain
+ * included, must get 200: none refused, reset or answered with an error. Our own cluster only
+ * (metrics-server's image is imported into its containerd).
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { deadLetterTopicSpec, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
+import { createDatabase } from '@event-observatory/devstack';
+import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { REPO_ROOT } from './lib/cluster.js';
+import { CHART, Helm, setArgs } from './lib/helm.js';
+import { Kube, type TestNamespace } from './lib/kube.js';
+
+const run = promisify(execFile);
+const cluster = inject('cluster');
+const podStack = inject('podStack');
+const kube = new Kube(cluster.kubeconfig);
+const helm = new Helm(cluster.kubeconfig);
+const RELEASE = 'hpa';
+const DEPLOYMENT = `${RELEASE}-ingest`;
+const MAX_REPLICAS = 3;
+const suffix = randomUUID().slice(0, 8);
+const topic = `hpa-e2e.${suffix}`;
+const authSecret = randomDevSecret();
+const metricsServer = (command: 'deploy' | 'delete') =>
+  run(join(REPO_ROOT, 'scripts/cluster/metrics-server.sh'), [command], {
+    env: { ...process.env, KUBECONFIG: cluster.kubeconfig },
+    timeout: 10 * 60_000,
+  });
+const log = (line: string) => process.stderr.write(`[autoscaling] ${line}\n`);
+
+let ns: TestNamespace;
+let token: string;
+let ingest: string; // the ingest Service's ClusterIP (this machine reaches it through kube-proxy)
+
+/** One event POSTed on a connection of its own; any answer but 200 is returned as a failure text. */
+function postEvent(id: string): Promise<string | undefined> {
+  return new Promise((done) => {
+    const req = request(
+      {
+        host: ingest,
+        port: 8080,
+        path: '/v1/events',
+        method: 'POST',
+        agent: false,
+        timeout: 10_000,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'ce-specversion': '1.0',
+          'ce-id': id,
+          'ce-source': '/hpa-e2e',
+          'ce-type': 'com.example.hpa.test',
+          'ce-subject': `subject-${id.slice(-1)}`,
+          'ce-time': new Date().toISOString(),
+        },
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => {
+          body += c.toString();
+        });
+        res.on('end', () =>
+          done(res.statusCode === 200 ? undefined : `${res.statusCode} ${body.slice(0, 120)}`),
+        );
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (e: NodeJS.ErrnoException) => done(e.code ?? e.message));
+    req.end(JSON.stringify({ id }));
+  });
+}
+
+/**
+ * Load of `workers` loops, each pausing `pauseMs` between requests, until stopped; counts every
+ * request and keeps each failure.
+ */
+class Load {
+  sent = 0;
+  readonly failed: string[] = [];
+  private stopped = false;
+  private readonly loops: Promise<void>[] = [];
+
+  start(workers: number, pauseMs: number): void {
+    for (let w = 0; w < workers; w++) {
+      this.loops.push(
+        (async () => {
+          while (!this.stopped) {
+            const id = `hpa-${suffix}-${w}-${this.sent++}`;
+            const failure = await postEvent(id);
+            if (failure) this.failed.push(`${id}: ${failure}`);
+            await new Promise((r) => setTimeout(r, pauseMs));
+          }
+        })(),
+      );
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(this.loops);
+  }
+}
+
+interface Scale {
+  /** The Deployment's desired replicas (what the HPA set). */
+  desired: number;
+  ready: number;
+  /** ingest pods that exist, terminating ones included. */
+  pods: number;
+  /** The HPA's view of the average CPU use, percent of the request. */
+  cpu?: number;
+}
+
+async function scale(): Promise<Scale> {
+  const [deployment, hpa, pods] = await Promise.all([
+    kube.getJson<{ spec: { replicas: number }; status: { readyReplicas?: number } }>([
+      'deployment',
+      DEPLOYMENT,
+      '-n',
+      ns.name,
+    ]),
+    kube.getJson<{
+      status: { currentMetrics?: { resource?: { current: { averageUtilization?: number } } }[] };
+    }>(['hpa', DEPLOYMENT, '-n', ns.name]),
+    kube.getJson<{ items: unknown[] }>(['pods', '-n', ns.name, '-l', 'app.kubernetes.io/name=ingest']),
+  ]);
+  return {
+    desired: deployment.spec.replicas,
+    ready: deployment.status.readyReplicas ?? 0,
+    pods: pods.items.length,
+    cpu: hpa.status.currentMetrics?.[0]?.resource?.current.averageUtilization,
+  };
+}
+
+/** Polls the scale every 2 s until `done` holds; logs each change. */
+async function until(what: string, timeoutMs: number, done: (s: Scale) => boolean): Promise<Scale> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    const s = await scale();
+    const line = `desired ${s.desired}, ready ${s.ready}, pods ${s.pods}, cpu ${s.cpu ?? '-'}%`;
+    if (line !== last) log(line);
+    last = line;
+    if (done(s)) return s;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what} (${line})`);
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}
+
+beforeAll(async () => {
+  if (!cluster.local) return;
+  const t0 = Date.now();
+  const installing = (async () => {
+    ns = await kube.createNamespace('hpa');
+    const databaseUrl = await createDatabase(podStack.databaseUrl, `hpa_${suffix}`);
+    const url = new URL(databaseUrl);
+    const password = decodeURIComponent(url.password);
+    url.password = '';
+    // The chart's controller is off: the suite makes the topics the chart's Pipeline would.
+    const kafka = new Kafka({
+      clientId: 'hpa-e2e',
+      brokers: [podStack.bootstrapServers],
+      logLevel: logLevel.NOTHING,
+    });
+    const admin = kafka.admin();
+    await admin.connect();
+    await ensureTopics(admin, [eventTopicSpec(topic), deadLetterTopicSpec(`${topic}.dlq`)]);
+    await admin.disconnect();
+    token = await signDevToken({
+      secret: authSecret,
+      scopes: ['events:write'],
+      audience: 'observatory-ingest',
+      ttl: '1h',
+    });
+    await ns.apply({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'hpa-secrets' },
+      stringData: {
+        STORE_PASSWORD: password,
+        AUTH_SECRET: authSecret,
+        ADMIN_AUTH_SECRET: randomDevSecret(),
+        APPLICATION_SECRET: randomDevSecret(),
+      },
+    });
+    const [prefix, tag] = cluster.images.ingest.split(/\/ingest:/) as [string, string];
+    const small = { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '384Mi' } };
+    // ingest's CPU request is the HPA's yardstick: 20 % of 100m is well above an idle pod's use
+    // and far below what the load makes.
+    const ingestResources = { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '384Mi' } };
+    await helm.run([
+      ...['install', RELEASE, CHART, '--namespace', ns.name, '--wait', '--timeout', '4m'],
+      ...setArgs({
+        'image.registry': prefix.split('/')[0] as string,
+        'image.tag': tag,
+        ...Object.fromEntries(
+          ['ingest', 'consumer', 'search', 'jobs'].map((c) => [
+            `${c}.image.repository`,
+            `${prefix.split('/').slice(1).join('/')}/${c}`,
+          ]),
+        ),
+        'kafka.bootstrapServers': podStack.bootstrapServers,
+        'kafka.groupId': `hpa-e2e-${suffix}`,
+        'database.url': url.toString(),
+        'database.user': decodeURIComponent(url.username),
+        'secrets.store.name': 'hpa-secrets',
+        'secrets.auth.name': 'hpa-secrets',
+        'secrets.admin.name': 'hpa-secrets',
+        'secrets.application.name': 'hpa-secrets',
+        'pipeline.create': false,
+        'pipeline.topic': topic,
+        'controller.enabled': false,
+        'consumer.replicas': 1,
+        'search.replicas': 1,
+        // Not under test: they leave quickly when the namespace goes.
+        'consumer.preStopDelaySeconds': 1,
+        'search.preStopDelaySeconds': 1,
+        'ingest.logLevel': 'warn',
+        'ingest.autoscaling.enabled': true,
+        'ingest.autoscaling.minReplicas': 1,
+        'ingest.autoscaling.maxReplicas': MAX_REPLICAS,
+        'ingest.autoscaling.targetCPUUtilizationPercentage': 20,
+        'ingest.autoscaling.scaleDownStabilizationSeconds': 10,
+      }),
+      ...['consumer', 'search', 'jobs'].flatMap((c) => [
+        '--set-json',
+        `${c}.resources=${JSON.stringify(small)}`,
+      ]),
+      ...['--set-json', `ingest.resources=${JSON.stringify(ingestResources)}`],
+    ]);
+    const svc = await kube.getJson<{ spec: { clusterIP: string } }>(['service', DEPLOYMENT, '-n', ns.name]);
+    ingest = svc.spec.clusterIP;
+  })();
+  // Both at once: metrics-server's first scrape overlaps the install. Both finish before a
+  // failure is thrown, so that afterAll finds what was made.
+  const results = await Promise.allSettled([installing, metricsServer('deploy')]);
+  for (const r of results) if (r.status === 'rejected') throw r.reason;
+  log(`chart and metrics-server installed in ${Math.round((Date.now() - t0) / 1000)} s`);
+}, 10 * 60_000);
+
+afterAll(async () => {
+  if (!cluster.local) return;
+  const t0 = Date.now();
+  // The namespace takes the release with it (its record is a Secret there).
+  await Promise.all([
+    ns?.delete(),
+    metricsServer('delete').catch((e: Error) => log(`metrics-server delete: ${e.message}`)),
+  ]);
+  log(`namespace and metrics-server removed in ${Math.round((Date.now() - t0) / 1000)} s`);
+});
+
+describe.skipIf(!cluster.local)("ingest under the chart's HPA", () => {
+  it('scales out to 3 pods under load and back to 1 after it, every request answered 200', async () => {
+    const t0 = Date.now();
+    const load = new Load();
+    // Up to about 100 requests/s over new connections: far above the target on one pod, and on three.
+    load.start(4, 25);
+    let out: Scale;
+    try {
+      out = await until(
+        '3 ready ingest pods',
+        150_000,
+        (s) => s.desired === MAX_REPLICAS && s.ready === MAX_REPLICAS,
+      );
+      // The new pods serve a while under the load before it drops.
+      await new Promise((r) => setTimeout(r, 5000));
+    } finally {
+      await load.stop();
+    }
+    const scaledOut = Math.round((Date.now() - t0) / 1000);
+    const heavy = load.sent;
+    // A trickle (about 4 requests/s) keeps going through the scale-in: the leaving pods' preStop
+    // delay and drain must lose none of it.
+    const trickle = new Load();
+    trickle.start(1, 250);
+    let back: Scale;
+    try {
+      back = await until(
+        '1 ingest pod, the others gone',
+        180_000,
+        (s) => s.desired === 1 && s.pods === 1 && s.ready === 1,
+      );
+    } finally {
+      await trickle.stop();
+    }
+    log(
+      `out to ${out.desired} in ${scaledOut} s (${heavy} requests), back to 1 in ${Math.round((Date.now() - t0) / 1000) - scaledOut} s (${trickle.sent} requests); failed: ${load.failed.length + trickle.failed.length}`,
+    );
+    expect(out.desired).toBe(MAX_REPLICAS);
+    expect(back.desired).toBe(1);
+    expect([...load.failed, ...trickle.failed]).toEqual([]);
+    expect(heavy).toBeGreaterThan(500);
+    expect(trickle.sent).toBeGreaterThan(20);
+  }, 420_000);
+});

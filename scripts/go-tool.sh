@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Builds Go programs from the Go module proxy, once, into $OBSERVATORY_CACHE/<name>/<version>/bin
+# and prints that folder: the one recipe behind the project's Go tools (Helm, actionlint, Traefik,
+# kube-router, the Prometheus Operator and Prometheus, metrics-server, ...).
+#
+#   go-tool.sh [--name N] [--ldflags F] [--tags T] <module>@<version> <package>...
+#
+#   <package>  an import path, or ./<path> inside the module; the binary takes its last element
+#   --name     the cache folder (default: the module path's last element, a /vN suffix left out)
+#   --ldflags  added to "-s -w" (version stamps: -X ...)
+#   --tags     build tags
+#
+# Always through a wrapper module that requires <module>@<version> and repeats its go.mod's
+# replace and exclude lines, which `go install` refuses; a replace that points at a folder of the
+# module's own repository points at that nested module's release of the same version instead.
+# The versions chosen are the module's own (minimal version selection from its requirements).
+# Idempotent: when every binary is there the folder is printed at once; a failed build leaves nothing.
+set -euo pipefail
+
+name='' ldflags='' tags=''
+while [[ ${1:-} == --* ]]; do
+  case $1 in
+    --name) name=$2 ;;
+    --ldflags) ldflags=$2 ;;
+    --tags) tags=$2 ;;
+    *) echo "go-tool.sh: unknown option '$1' (--name, --ldflags or --tags)" >&2; exit 2 ;;
+  esac
+  shift 2
+done
+spec=${1:-}
+[[ $spec == ?*@v?* && $# -ge 2 ]] || { echo "usage: go-tool.sh [--name N] [--ldflags F] [--tags T] <module>@<version> <package>..." >&2; exit 2; }
+shift
+module=${spec%@*} version=${spec##*@}
+if [[ -z $name ]]; then
+  name=${module##*/}
+  [[ $name =~ ^v[0-9]+$ ]] && name=$(basename "$(dirname "$module")")
+fi
+packages=()
+for p in "$@"; do [[ $p == ./* ]] && packages+=("$module/${p#./}") || packages+=("$p"); done
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+OBSERVATORY_CACHE=${OBSERVATORY_CACHE:-$here/../.cache}
+dir=$OBSERVATORY_CACHE/$name/$version
+
+missing=0
+for p in "${packages[@]}"; do [[ -x $dir/bin/${p##*/} ]] || missing=1; done
+if ((missing)); then
+  mkdir -p "$dir"
+  work=$(mktemp -d "$dir/.build-XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+  echo "go-tool: building $module@$version (${packages[*]##*/}; minutes on a cold machine, once)" >&2
+  started=$SECONDS
+  export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local CGO_ENABLED=0
+  (
+    cd "$work"
+    go mod init "observatory.local/$name-build" >/dev/null 2>&1
+    gomod=$(go mod download -json "$module@$version" | sed -n 's/^\s*"GoMod": "\(.*\)",\?$/\1/p')
+    echo "require $module $version" >>go.mod
+    # Replace lines (single or in blocks) as `replace A => B`, folder targets pointed at releases.
+    awk -v v="$version" '
+      function out(line,   lhs, parts) {
+        split(line, parts, /[ \t]*=>[ \t]*/)
+        lhs = parts[1]; sub(/[ \t].*/, "", lhs)
+        if (parts[2] ~ /^\.\.?\//) print "replace " lhs " => " lhs " " v
+        else print "replace " line
+      }
+      /^replace \($/ { r = 1; next }
+      r && /^\)/ { r = 0; next }
+      r && /=>/ { sub(/^[ \t]+/, ""); sub(/[ \t]*\/\/.*$/, ""); out($0); next }
+      /^replace [^(]/ { sub(/^replace[ \t]+/, ""); sub(/[ \t]*\/\/.*$/, ""); out($0) }
+      /^exclude \($/, /^\)/ { print; next }
+      /^exclude [^(]/ { print }
+    ' "$gomod" >>go.mod
+    {
+      printf '//go:build tools\n\npackage tools\n\nimport (\n'
+      printf '\t_ "%s"\n' "${packages[@]}"
+      printf ')\n'
+    } >tools.go
+    go mod tidy >/dev/null 2>&1 || go mod tidy
+    go build -trimpath ${tags:+-tags "$tags"} -ldflags "-s -w $ldflags" -o "$work/bin/" "${packages[@]}"
+  ) >&2
+  # Binaries built earlier into the same folder (another package list) stay.
+  [[ -d $dir/bin ]] && cp -n "$dir/bin/"* "$work/bin/" 2>/dev/null || true
+  rm -rf "$dir/bin" && mv "$work/bin" "$dir/bin"
+  echo "go-tool: built $name $version in $((SECONDS - started)) s" >&2
+fi
+echo "$dir/bin"
