@@ -169,8 +169,22 @@ beforeAll(async () => {
   });
   admin = kafka.admin();
   await admin.connect();
+  // As the chart's Pipeline makes them (pipeline.yaml): ingest checks max.message.bytes.
   await admin.createTopics({
-    topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }],
+    topics: [
+      {
+        topic,
+        numPartitions: PARTITIONS,
+        replicationFactor: 1,
+        configEntries: [{ name: 'max.message.bytes', value: '2097152' }],
+      },
+      {
+        topic: `${topic}.dlq`,
+        numPartitions: 3,
+        replicationFactor: 1,
+        configEntries: [{ name: 'max.message.bytes', value: '4194304' }],
+      },
+    ],
     waitForLeaders: true,
   });
 
@@ -212,7 +226,7 @@ afterAll(async () => {
   await db?.end();
   if (installed) await helm.run(['uninstall', RELEASE, '--namespace', ns.name, '--wait']).catch(() => {});
   await ns?.delete();
-  await admin?.deleteTopics({ topics: [topic] }).catch(() => {});
+  await admin?.deleteTopics({ topics: [topic, `${topic}.dlq`] }).catch(() => {});
   await admin?.deleteGroups([groupId]).catch(() => {});
   await admin?.disconnect();
 });
