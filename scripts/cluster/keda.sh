@@ -27,7 +27,7 @@ export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local CGO_ENABLED=0
 
 build() {
   local stamp=$base/.complete
-  if [[ -f $stamp && $(cat "$stamp") == "$KEDA_VERSION" ]]; then return 0; fi
+  if [[ -f $stamp && $(cat "$stamp") == "$KEDA_VERSION" && -f $base/keda.yaml ]]; then return 0; fi
   echo "building KEDA $KEDA_VERSION operator and metrics adapter (cold: many minutes on 2 cores)" >&2
   mkdir -p "$OBSERVATORY_CACHE/keda"
   local work started=$SECONDS
@@ -78,6 +78,13 @@ build() {
 kubectl_() { "$K8S_BIN/kubectl" --kubeconfig "${KUBECONFIG:-$KUBECONFIG_OUT}" "$@"; }
 
 deploy() {
+  # An APIService whose server cannot be reached leaves its group's discovery failing, and the
+  # namespace controller then cannot finish deleting any namespace: refuse before applying it.
+  if [[ -z $(kubectl_ -n kube-system get configmap extension-apiserver-authentication \
+    -o jsonpath='{.data.requestheader-client-ca-file}') ]]; then
+    echo "keda.sh: the API server has no aggregation layer (no --requestheader-client-ca-file); KEDA's metrics API server cannot serve; restart \`make cluster\` with an up.sh that sets it" >&2
+    return 1
+  fi
   build
   local sock=$CLUSTER_DIR/run/containerd.sock
   for tar in "$base/images/operator.tar" "$base/images/adapter.tar"; do
