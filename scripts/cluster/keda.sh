@@ -109,7 +109,8 @@ deploy() {
 }
 
 delete() {
-  kubectl_ delete -f "$base/keda.yaml" --ignore-not-found --wait=true 2>/dev/null | grep -v CustomResourceDefinition >/dev/null || true
+  [[ -f $base/keda.yaml ]] || return 0
+  kubectl_ delete -f "$base/keda.yaml" --ignore-not-found --wait=true >/dev/null
 }
 
 case ${1:-deploy} in
