@@ -290,7 +290,35 @@ export const values: Tree = {
       annotations: map({}, 'annotations of the HTTPRoute', 'string'),
     },
   },
-  consumer: deployment('consumer', 2, resources('100m', '192Mi', '512Mi')),
+  consumer: {
+    ...deployment('consumer', 2, resources('100m', '192Mi', '512Mi')),
+    // Issue 32: the consumer scales on its group's lag, through KEDA (constructs/consumer-keda.ts).
+    autoscaling: {
+      keda: {
+        enabled: bool(
+          false,
+          "a KEDA ScaledObject scaling the consumer on its group's lag (Kafka scaler; needs KEDA, README: Autoscaling the consumer on lag); the Deployment then leaves replicas to KEDA's HPA",
+        ),
+        minReplicas: int(1, 'fewest consumer pods', 1),
+        maxReplicas: int(12, 'most consumer pods; at most pipeline.partitions (a pod beyond them idles)', 1),
+        lagThreshold: int(
+          1000,
+          "records behind per consumer pod the HPA aims at (the scaler's lagThreshold)",
+          1,
+        ),
+        pollingIntervalSeconds: int(15, 'how often KEDA reads the lag', 1),
+        scaleDownStabilizationSeconds: int(
+          300,
+          'the HPA scales down only to the highest replica count it wanted in this window (each scale-down is a rebalance)',
+          0,
+        ),
+        authenticationRef: str(
+          '',
+          'a TriggerAuthentication in the release namespace with the Kafka credentials (sasl, username, password, tls, ca); required with kafka.tls or kafka.sasl',
+        ),
+      },
+    },
+  },
   search: {
     ...deployment('search', 2, resources('50m', '128Mi', '384Mi')),
     ...autoscaling('search'),

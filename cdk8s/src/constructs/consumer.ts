@@ -4,6 +4,7 @@ import { adminAuthSettings, keyEnv } from '../auth.js';
 import { consumerMigratesOnBoot, kafkaBootstrap } from '../bundled.js';
 import { databasePassword, databaseSettings, kafkaSecuritySettings } from '../credentials.js';
 import { value } from '../helm.js';
+import { CONSUMER_KEDA_ENABLED, consumerScaledObject } from './consumer-keda.js';
 import { HttpService } from './http-service.js';
 
 export class Consumer extends Construct {
@@ -26,6 +27,8 @@ export class Consumer extends Construct {
       connections: { kafka: true, database: 'writer' },
       // Document 2: the coordinated-shutdown budget (40 s) plus CONSUMER_DRAIN_TIMEOUT (30 s).
       shutdownBoundSeconds: 70,
+      replicasOwnedWhen: CONSUMER_KEDA_ENABLED,
     });
+    consumerScaledObject(this);
   }
 }

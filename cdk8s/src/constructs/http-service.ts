@@ -37,6 +37,8 @@ export interface HttpServiceProps {
   shutdownBoundSeconds: number;
   /** `.Values.<component>.autoscaling` exists: an HPA may own the replicas. */
   autoscaled?: boolean;
+  /** Template condition under which something else owns the replicas (KEDA's HPA of the consumer). */
+  replicasOwnedWhen?: string;
   /** Template text of the readiness probe's path (default /health/ready). */
   readinessPath?: string;
   /** The container listens on this port (named `http`). */
@@ -79,7 +81,9 @@ export class HttpService extends Construct {
     const deployment = new k8s.KubeDeployment(this, `${component}-deployment`, {
       metadata: metadata(component),
       spec: {
-        ...(props.autoscaled ? {} : { replicas: value<number>(`${component}.replicas`) }),
+        ...(props.autoscaled || props.replicasOwnedWhen
+          ? {}
+          : { replicas: value<number>(`${component}.replicas`) }),
         revisionHistoryLimit: 3,
         selector: { matchLabels: selector(component) },
         strategy: {
@@ -153,6 +157,13 @@ export class HttpService extends Construct {
         `(ternary (dict) (dict "replicas" ${own}.replicas) ${own}.autoscaling.enabled)`,
       );
       new Autoscaler(this, component);
+    }
+    if (props.replicasOwnedWhen) {
+      spreadAt(
+        deployment,
+        '/spec',
+        `(ternary (dict) (dict "replicas" ${own}.replicas) ${props.replicasOwnedWhen})`,
+      );
     }
     new k8s.KubeService(this, `${component}-service`, {
       metadata: metadata(component),
