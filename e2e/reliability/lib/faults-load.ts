@@ -22,6 +22,8 @@ export interface Outcome {
   answeredAt: number;
   /** For a 200, the event topic's partition the service answered (`destination.partition`). */
   partition?: number;
+  /** For a 200, the record's offset the service answered (`destination.offset`). */
+  offset?: number;
   /** For a 503, the spec's `metadata.failure` (`queue-full`, `timeout`, `unavailable`, `closed`). */
   failure?: string;
   /** For a 503, the spec's `ErrorInfo.reason` (`unpersistable`). */
@@ -129,9 +131,9 @@ export function startLoad(opts: LoadOptions): Load {
                 }
               ).error?.details?.[0]
             : undefined;
-        const partition =
+        const destination =
           res.status === 200
-            ? (JSON.parse(text) as { destination?: { partition?: number } }).destination?.partition
+            ? (JSON.parse(text) as { destination?: { partition?: number; offset?: number } }).destination
             : undefined;
         outcomes.push({
           id,
@@ -140,7 +142,8 @@ export function startLoad(opts: LoadOptions): Load {
           answeredAt: Date.now(),
           failure: detail?.metadata?.failure,
           reason: detail?.reason,
-          partition,
+          partition: destination?.partition,
+          offset: destination?.offset,
         });
       })
       .catch((error: unknown) => {
