@@ -12,7 +12,7 @@ FORGE_OLDEST_NODE := 22.23.3
 KAFKA3_SUITES := @event-observatory/broker: @event-observatory/ingest:test/outage.test.ts,test/secured.test.ts \
 	@event-observatory/consumer:test/consumer.test.ts,test/process.test.ts,test/secured.test.ts @event-observatory/controller:
 
-.PHONY: help install build lint test test-kafka3 test-forge test-cluster cluster-suites soak dev migrate bench cluster images chart audit demo
+.PHONY: help install build lint test test-kafka3 test-forge test-brokers test-cluster cluster-suites soak dev migrate bench cluster images chart audit demo
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -41,9 +41,10 @@ lint: install ## Lint and format-check the tree (biome), check the import arrows
 	./scripts/concurrently.sh $(LINT_CHECKS)
 
 # `test` type-checks and lints at once (what `build` and `lint` run, after `tsc -b`), then runs every
-# workspace's suites and the tests of scripts/ (scripts/vitest.config.ts). Three parts that mostly
+# workspace's suites and the tests of scripts/ (scripts/vitest.config.ts). Four parts that mostly
 # wait go at the end side by side: the cluster suites (e2e/cluster, waiting on the API server and
-# rollouts), the Kafka 3.9 reruns, and the forge client (no Kafka; Node 24, then Node 22).
+# rollouts), the Kafka 3.9 reruns, the forge client (no Kafka; Node 24, then Node 22), and the
+# three-broker faults (e2e/reliability/faults/brokers.test.ts: three Kafka JVMs, a paced load).
 test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 22)
 	npx tsc -b
 	./scripts/concurrently.sh $(TYPE_CHECKS) $(LINT_CHECKS)
@@ -56,17 +57,21 @@ test: install ## Run every test of the repo on Node 24 (broker suites also on Ka
 	echo "The tools' own tests (scripts/):"; \
 	PATH="$$lts:$$PATH" npx vitest run --config scripts/vitest.config.ts || status=1; \
 	./scripts/concurrently.sh '$(MAKE) --no-print-directory cluster-suites' '$(MAKE) --no-print-directory test-kafka3' \
-	  '$(MAKE) --no-print-directory test-forge' || status=1; \
+	  '$(MAKE) --no-print-directory test-forge' '$(MAKE) --no-print-directory test-brokers' || status=1; \
 	./scripts/test-summary.sh $$tally && exit $$status
 
 # Parts of `test` (TEST_TALLY_FILE comes from it): the cluster suites, the broker-facing suites again
-# on Kafka 3.9, and the forge client on Node 24 and again on FORGE_OLDEST_NODE.
+# on Kafka 3.9, the forge client on Node 24 and again on FORGE_OLDEST_NODE, and the three-broker faults.
 test-kafka3:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; status=0; \
 	for run in $(KAFKA3_SUITES); do \
 	  echo "$${run%%:*} again on Kafka 3.9:"; \
 	  PATH="$$lts:$$PATH" OBSERVATORY_KAFKA_VERSION=3 npm test -w $${run%%:*} -- $$(echo $${run#*:} | tr , ' ') || status=1; \
 	done; exit $$status
+
+test-brokers:
+	@echo "The fault suite on three brokers:"; \
+	PATH="$$(./scripts/lts-node.sh):$$PATH" npm run test:brokers -w @event-observatory/e2e
 
 test-forge:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; status=0; \
@@ -82,7 +87,7 @@ test-cluster: build ## Run only the cluster suites (e2e/cluster): a cluster of t
 cluster-suites:
 	PATH="$$(./scripts/lts-node.sh):$$PATH" npm run test:cluster -w @event-observatory/e2e
 
-soak: install ## Run the fault suite's long form on Node 24 (minutes per fault, about 20 min; e2e/reliability)
+soak: install ## Run the fault suites' long form on Node 24 (minutes per fault, about 30 min; e2e/reliability)
 	PATH="$$(./scripts/lts-node.sh):$$PATH" FAULT_SOAK=1 FAULT_REPORT=$(CURDIR)/e2e/reliability/results/soak.md npm run test:faults -w @event-observatory/e2e
 
 dev: install ## Start Kafka, PostgreSQL and every service locally on Node 24; Ctrl-C stops all

@@ -7,17 +7,17 @@
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
-import { dirname, join } from 'node:path';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EVENT_TOPIC } from '@event-observatory/broker';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatLedger, type LedgerRow } from '../lib/faults-ledger.js';
+import type { LedgerRow } from '../lib/faults-ledger.js';
 import { CONSUMER_STATEMENT_TIMEOUT_MS, HELD, type Pipeline, startPipeline } from '../lib/faults-pipeline.js';
 import type { ServiceProcess } from '../lib/faults-process.js';
-import { EVENT_PARTITIONS, PLAN, runFault, SOAK } from '../lib/faults-run.js';
+import { brokerFailures, expectExact, reportRows } from '../lib/faults-report.js';
+import { PLAN, runFault } from '../lib/faults-run.js';
 import { until } from '../lib/faults-wait.js';
 
 const runId = randomUUID().slice(0, 8);
@@ -34,50 +34,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (rows.length > 0) {
-    const table = formatLedger(rows);
-    console.log(`\nFault suite (${SOAK ? 'soak' : 'short'} form):\n${table}\n`);
-    if (process.env.FAULT_REPORT) writeReport(process.env.FAULT_REPORT, table);
-  }
+  reportRows({ rows, title: 'Fault suite', startedAt, path: process.env.FAULT_REPORT });
   await p?.close();
 });
-
-/** The run's figures, for the record (`FAULT_REPORT`; make soak writes results/soak.md). */
-function writeReport(path: string, table: string): void {
-  const [one, five, fifteen] = loadavg().map((l) => l.toFixed(1));
-  const header = [
-    `# Fault suite, ${SOAK ? 'soak' : 'short'} form`,
-    '',
-    `Run ${startedAt} to ${new Date().toISOString()} on ${cpus().length} cores, Node ${process.version};`,
-    `load average ${one} / ${five} / ${fifteen} at the end. Load: ${PLAN.perSecond} events/s over`,
-    `${EVENT_PARTITIONS} partitions (one subject per partition). Written by e2e/reliability/faults`,
-    '(FAULT_REPORT); the columns are explained in e2e/reliability/README.md.',
-    '',
-  ];
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, `${[...header, table, ''].join('\n')}`);
-}
-
-/**
- * The reconciliation every fault must pass; returns the row for fault-specific checks. Resets
- * (a keep-alive connection closed under a request, seen during restarts and on an overloaded
- * machine) are reported, not failed: the client saw no answer and retries.
- */
-function expectExact(row: LedgerRow): LedgerRow {
-  rows.push(row);
-  expect(row.acknowledged).toBeGreaterThan(0);
-  expect({ lost: row.lost, duplicates: row.duplicates, other: row.other }).toEqual({
-    lost: 0,
-    duplicates: 0,
-    other: 0,
-  });
-  // Every stored event was acknowledged, or answered 503 or reset and is reported as such: a
-  // refused one never is.
-  expect(row.stored).toBe(row.acknowledged + row.unavailableStored + row.resetStored);
-  // The load is spread over every partition of the event topic.
-  expect(row.partitions).toBe(EVENT_PARTITIONS);
-  return row;
-}
 
 /**
  * Waits until the consumer met a store refusing writes with `sqlstate` (its log: waited out, not
@@ -104,11 +63,6 @@ async function writesRefused(sqlstate: string): Promise<void> {
   );
 }
 
-/** The kinds of 503 other than a full send queue: a send that failed at the broker. */
-function brokerFailures(row: LedgerRow): string[] {
-  return Object.keys(row.failures).filter((failure) => failure !== 'queue-full');
-}
-
 describe('the pipeline under faults, every acknowledged event stored exactly once', () => {
   it('survives kill -9 of the broker and its restart: sends fail as 503 meanwhile, none hangs', async () => {
     const { row } = await runFault(p, runId, {
@@ -117,7 +71,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
       holdMs: PLAN.outageMs,
       end: () => p.stack.kafka.start(),
     });
-    expectExact(row);
+    expectExact(rows, row);
     expect(row.deadLettered).toBe(0);
     expect(row.unavailable).toBeGreaterThan(0);
   });
@@ -132,7 +86,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
       holdMs: 0,
       end: () => p.startConsumer(),
     });
-    expectExact(row);
+    expectExact(rows, row);
     expect(row.deadLettered).toBe(0);
     // The restarted consumer wrote again what the killed one had written but not committed: the
     // store has no duplicate row because the redelivered records were absorbed (its meter).
@@ -155,7 +109,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
         await stopped.stop();
       },
     });
-    expectExact(row);
+    expectExact(rows, row);
     expect(row.deadLettered).toBe(0);
     // The one consumer left owns every partition again and has caught up.
     await until(
@@ -172,7 +126,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
       holdMs: PLAN.postgresOutageMs,
       end: () => p.stack.postgres.start(),
     });
-    expectExact(row);
+    expectExact(rows, row);
     // An outage is waited out, never dead-lettered; the broker was untouched, so no send failed
     // (a full queue is this loaded machine's, not the database's).
     expect(row.deadLettered).toBe(0);
@@ -205,7 +159,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
       holdMs: PLAN.postgresOutageMs,
       end: () => readOnly(false),
     });
-    expectExact(row);
+    expectExact(rows, row);
     expect(row.deadLettered).toBe(0);
     expect(brokerFailures(row)).toEqual([]);
   });
@@ -234,7 +188,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
           holdMs: PLAN.postgresOutageMs,
           end: async () => rmSync(filler, { force: true }),
         });
-        expectExact(row);
+        expectExact(rows, row);
         expect(row.deadLettered).toBe(0);
         expect(brokerFailures(row)).toEqual([]);
       } finally {
@@ -256,7 +210,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
       holdMs: 0,
       end: async () => {},
     });
-    expectExact(row);
+    expectExact(rows, row);
     expect(row.deadLettered).toBe(0);
     // The write pool's client-side bound (twice the statement timeout) plus the retry's backoff
     // and a loaded machine's slack, far below TCP's ~15 minutes of retransmissions.
@@ -281,7 +235,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
     // The drain closes no idle connection, but on this loaded machine a keep-alive connection
     // expires (server side) as the client reuses it, drain or not: that request is reset before
     // it is read (the README's "not guaranteed"), never published, so never stored.
-    expectExact(row);
+    expectExact(rows, row);
     expect(row.resetStored).toBe(0);
     expect(row.deadLettered).toBe(0);
     expect(exit).toBe(0);
@@ -299,7 +253,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
       holdMs: 0,
       end: async () => {},
     });
-    expectExact(row);
+    expectExact(rows, row);
     expect(row.deadLettered).toBe(0);
     expect(load.outcomes.filter((o) => o.failure === 'queue-full').length).toBeGreaterThan(0);
   });
@@ -321,7 +275,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
         );
       },
     });
-    expectExact(row);
+    expectExact(rows, row);
     expect(row.deadLettered).toBe(0);
     expect(brokerFailures(row)).toEqual([]);
   });
@@ -329,7 +283,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
   it('dead-letters a storm of 1,000 undecodable records while good traffic is stored', async () => {
     const producer: Producer = new Kafka({
       clientId: 'faults-poison',
-      brokers: [p.stack.bootstrapServers],
+      brokers: p.stack.bootstrapServers.split(','),
       logLevel: logLevel.NOTHING,
     }).producer({ allowAutoTopicCreation: false });
     await producer.connect();
@@ -361,7 +315,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
             60_000,
           ),
       });
-      expectExact(row);
+      expectExact(rows, row);
       expect(row.deadLettered).toBe(POISON_RECORDS);
       expect((await p.consumerMetric('consume_records_poison_total')) - poisonBefore).toBe(POISON_RECORDS);
     } finally {

@@ -32,6 +32,8 @@ export interface LedgerRow {
    */
   duplicatesAbsorbed: number;
   lost: number;
+  /** The first lost events (to look for in the topic): id, partition and offset answered. */
+  lostEvents: Pick<Outcome, 'id' | 'sentAt' | 'answeredAt' | 'partition' | 'offset'>[];
   /** Records the consumer dead-lettered while the fault ran (only the poison storm may have any). */
   deadLettered: number;
   /** From the fault's end until an event sent after it was acknowledged (ingestion back). */
@@ -105,6 +107,16 @@ export async function reconcile(opts: {
     partitions: new Set(acked.map((o) => o.partition)).size,
     duplicates: [...stored.values()].filter((n) => n > 1).length,
     lost: acked.filter((o) => !stored.has(o.id)).length,
+    lostEvents: acked
+      .filter((o) => !stored.has(o.id))
+      .slice(0, 10)
+      .map(({ id, sentAt, answeredAt, partition, offset }) => ({
+        id,
+        sentAt,
+        answeredAt,
+        partition,
+        offset,
+      })),
     deadLettered: await opts.deadLettered(),
     duplicatesAbsorbed: await opts.duplicatesAbsorbed(),
     acceptingMs: Math.max(0, firstAccepted - opts.endedAt),
@@ -114,7 +126,7 @@ export async function reconcile(opts: {
   };
 }
 
-type Column = Exclude<keyof LedgerRow, 'failures' | 'others'>;
+type Column = Exclude<keyof LedgerRow, 'failures' | 'others' | 'lostEvents'>;
 
 const COLUMNS: [Column, string][] = [
   ['fault', 'fault'],
@@ -160,6 +172,10 @@ export function formatLedger(rows: LedgerRow[]): string {
     ...rows.flatMap((row) => [
       ...(row.unavailable > 0 ? [`503 of ${row.fault} by failure: ${kinds(row.failures)}`] : []),
       ...(row.other > 0 ? [`other answers of ${row.fault}: ${kinds(row.others)}`] : []),
+      ...row.lostEvents.map(
+        (e) =>
+          `lost in ${row.fault}: ${e.id}, partition ${e.partition} offset ${e.offset}, sent ${new Date(e.sentAt).toISOString()}, answered after ${e.answeredAt - e.sentAt} ms`,
+      ),
     ]),
   ].join('\n');
 }

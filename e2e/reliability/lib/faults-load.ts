@@ -18,10 +18,16 @@ export interface Outcome {
   id: string;
   sentAt: number;
   answer: Answer;
+  /** When the answer (or the transport error) came. */
+  answeredAt: number;
   /** For a 200, the event topic's partition the service answered (`destination.partition`). */
   partition?: number;
+  /** For a 200, the record's offset the service answered (`destination.offset`). */
+  offset?: number;
   /** For a 503, the spec's `metadata.failure` (`queue-full`, `timeout`, `unavailable`, `closed`). */
   failure?: string;
+  /** For a 503, the spec's `ErrorInfo.reason` (`unpersistable`). */
+  reason?: string;
   /** For `broken`, what the client saw (reset mid-request, socket hang up). */
   detail?: string;
 }
@@ -117,19 +123,31 @@ export function startLoad(opts: LoadOptions): Load {
     })
       .then(async (res) => {
         const text = await res.text();
-        const failure =
+        const detail =
           res.status === 503
-            ? (JSON.parse(text) as { error?: { details?: { metadata?: { failure?: string } }[] } }).error
-                ?.details?.[0]?.metadata?.failure
+            ? (
+                JSON.parse(text) as {
+                  error?: { details?: { reason?: string; metadata?: { failure?: string } }[] };
+                }
+              ).error?.details?.[0]
             : undefined;
-        const partition =
+        const destination =
           res.status === 200
-            ? (JSON.parse(text) as { destination?: { partition?: number } }).destination?.partition
+            ? (JSON.parse(text) as { destination?: { partition?: number; offset?: number } }).destination
             : undefined;
-        outcomes.push({ id, sentAt, answer: res.status, failure, partition });
+        outcomes.push({
+          id,
+          sentAt,
+          answer: res.status,
+          answeredAt: Date.now(),
+          failure: detail?.metadata?.failure,
+          reason: detail?.reason,
+          partition: destination?.partition,
+          offset: destination?.offset,
+        });
       })
       .catch((error: unknown) => {
-        outcomes.push({ id, sentAt, ...classify(error) });
+        outcomes.push({ id, sentAt, answeredAt: Date.now(), ...classify(error) });
       })
       .finally(() => inFlight.delete(request));
     inFlight.add(request);

@@ -39,6 +39,18 @@ export const HELD = 'test hold: chunk written, offset not committed yet';
  */
 export const CONSUMER_STATEMENT_TIMEOUT_MS = 2_000;
 
+/** What the pipeline runs on; the default is the suite's: one broker, the services' delivery bounds. */
+export interface PipelineOptions {
+  /** Kafka nodes (devstack's KRaft cluster when more than 1: replication factor 3, min ISR 2). */
+  kafkaNodes?: number;
+  /** Ingest reaches the brokers only through silent proxies (`stack.kafkaCluster.paths`). */
+  ingestThroughPaths?: boolean;
+  /** Added to the ingestion service's environment (BROKER_DELIVERY_TIMEOUT, ...). */
+  ingestEnv?: Record<string, string>;
+  /** Folder name prefix under the temporary directory. */
+  name?: string;
+}
+
 export interface Pipeline {
   stack: Stack;
   /** The consumer's database, for the reconciliation (errors while it is stopped are expected). */
@@ -74,9 +86,13 @@ async function ready(url: string): Promise<boolean> {
   return (await fetch(`${url}/health/ready`, { signal: AbortSignal.timeout(3_000) })).status === 200;
 }
 
-export async function startPipeline(): Promise<Pipeline> {
-  const dataDir = tempDataDir('faults');
-  const stack = await startStack({ dataDir: join(dataDir, 'stack') });
+export async function startPipeline(opts: PipelineOptions = {}): Promise<Pipeline> {
+  const dataDir = tempDataDir(opts.name ?? 'faults');
+  const stack = await startStack({
+    dataDir: join(dataDir, 'stack'),
+    kafkaNodes: opts.kafkaNodes,
+    kafkaSilentPaths: opts.ingestThroughPaths,
+  });
   const databaseUrl = await createDatabase(stack.databaseUrl, 'faults');
   const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   const direct = new URL(databaseUrl);
@@ -136,6 +152,10 @@ export async function startPipeline(): Promise<Pipeline> {
           AUTH_SECRET: SECRET,
           BROKER_QUEUE_CAPACITY: String(INGEST_QUEUE_CAPACITY),
           LOG_LEVEL: 'warn',
+          ...(opts.ingestThroughPaths && {
+            BROKER_BOOTSTRAP_SERVERS: stack.kafkaCluster?.pathBootstrapServers ?? stack.bootstrapServers,
+          }),
+          ...opts.ingestEnv,
         },
         dataDir,
       );
@@ -163,7 +183,7 @@ export async function startPipeline(): Promise<Pipeline> {
     async deadLetters() {
       const admin = new Kafka({
         clientId: 'faults',
-        brokers: [stack.bootstrapServers],
+        brokers: stack.bootstrapServers.split(','),
         logLevel: logLevel.NOTHING,
       }).admin();
       await admin.connect();

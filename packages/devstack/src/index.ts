@@ -7,6 +7,13 @@ export {
 } from './certificates.js';
 export { brokerSettings, type KafkaHandle, type KafkaOptions, startKafka } from './kafka.js';
 export {
+  clusterSettings,
+  type KafkaCluster,
+  type KafkaClusterOptions,
+  type KafkaNode,
+  startKafkaCluster,
+} from './kafka-cluster.js';
+export {
   ensureKafkaDistribution,
   KAFKA_3_VERSION,
   KAFKA_VERSION,
@@ -62,4 +69,11 @@ export {
   startServiceProcess,
 } from './service-process.js';
 export { type SilentProxy, startSilentProxy } from './silent-proxy.js';
-export { ensureStackTopics, type Stack, type StackOptions, stackTopics, startStack } from './stack.js';
+export {
+  ensureStackTopics,
+  replicatedTopics,
+  type Stack,
+  type StackOptions,
+  stackTopics,
+  startStack,
+} from './stack.js';

@@ -44,6 +44,8 @@ export interface KafkaOptions {
   settings?: Record<string, string>;
   /** JVM heap options; default `-Xms256m -Xmx512m` (or `$OBSERVATORY_KAFKA_HEAP_OPTS`). */
   heapOpts?: string;
+  /** More JVM options for the broker and its storage format, e.g. `-XX:TieredStopAtLevel=1`. */
+  jvmOpts?: string[];
   /** Kafka release; default {@link kafkaVersion} (4.4.0 unless `OBSERVATORY_KAFKA_VERSION` says otherwise). */
   version?: string;
   /** Give up waiting for the broker after this long; default 120 s. */
@@ -115,7 +117,7 @@ function properties(map: Record<string, string>): string {
 }
 
 /** A KRaft cluster id: 16 random bytes, base64url without padding, as `kafka-storage random-uuid`. */
-function newClusterId(): string {
+export function newClusterId(): string {
   for (;;) {
     const id = randomBytes(16).toString('base64url');
     if (!id.startsWith('-')) return id;
@@ -225,6 +227,7 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
     await runCommand(
       'java',
       [
+        ...(opts.jvmOpts ?? []),
         log4jOpt,
         '-cp',
         dist.classPath,
@@ -248,6 +251,7 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
     ...heap,
     '-XX:+UseG1GC',
     '-XX:MaxGCPauseMillis=20',
+    ...(opts.jvmOpts ?? []),
     '-Djava.awt.headless=true',
     log4jOpt,
     `-Dkafka.logs.dir=${dataDir}`,

@@ -13,6 +13,7 @@ import {
 } from '@event-observatory/broker';
 import { Kafka, logLevel } from 'kafkajs';
 import { type KafkaHandle, type KafkaOptions, startKafka } from './kafka.js';
+import { type KafkaCluster, startKafkaCluster } from './kafka-cluster.js';
 import { type PostgresHandle, type PostgresOptions, startPostgres } from './postgres.js';
 
 export interface StackOptions {
@@ -21,6 +22,14 @@ export interface StackOptions {
   /** Kafka client port (0/absent: free port). `make dev` passes 9092. */
   kafkaPort?: number;
   kafkaControllerPort?: number;
+  /**
+   * Kafka nodes; default 1. More starts a KRaft cluster (`startKafkaCluster`, free ports, the
+   * `kafka` options' host, heap and version) and gives the default topics replication factor 3
+   * (at most the node count) and `min.insync.replicas` 2.
+   */
+  kafkaNodes?: number;
+  /** With `kafkaNodes` > 1: a silent proxy in front of each node (`KafkaCluster.paths`). */
+  kafkaSilentPaths?: boolean;
   /** PostgreSQL port (0/absent: free port). */
   postgresPort?: number;
   /**
@@ -37,9 +46,12 @@ export interface StackOptions {
 }
 
 export interface Stack {
+  /** The only Kafka node, or node 1 of the cluster. */
   kafka: KafkaHandle;
+  /** The cluster, when `kafkaNodes` > 1. */
+  kafkaCluster?: KafkaCluster;
   postgres: PostgresHandle;
-  /** `<host>:<port>` */
+  /** `<host>:<port>`, comma-separated for a cluster */
   bootstrapServers: string;
   /** Superuser URL of the `postgres` database; see createDatabase for a database of your own. */
   databaseUrl: string;
@@ -59,12 +71,25 @@ export function stackTopics(env: Readonly<Record<string, string | undefined>> = 
   return topicSpecs(readBrokerTopics(env));
 }
 
-/** Runs `ensureTopics` with a short-lived kafkajs admin client. */
+/** The topics replicated on a cluster of `nodes`: factor 3 at most, two in-sync copies for acks=all. */
+export function replicatedTopics(topics: TopicSpec[], nodes: number): TopicSpec[] {
+  return topics.map((t) => ({
+    ...t,
+    replicationFactor: Math.min(3, nodes),
+    configs: { ...t.configs, 'min.insync.replicas': String(Math.min(2, nodes)) },
+  }));
+}
+
+/** Runs `ensureTopics` with a short-lived kafkajs admin client (`bootstrapServers` comma-separated). */
 export async function ensureStackTopics(
   bootstrapServers: string,
   topics: TopicSpec[] = stackTopics(),
 ): Promise<EnsureTopicsResult> {
-  const kafka = new Kafka({ clientId: 'devstack', brokers: [bootstrapServers], logLevel: logLevel.NOTHING });
+  const kafka = new Kafka({
+    clientId: 'devstack',
+    brokers: bootstrapServers.split(','),
+    logLevel: logLevel.NOTHING,
+  });
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -86,16 +111,26 @@ export async function ensureStackTopics(
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const dataDir = resolve(opts.dataDir);
   mkdirSync(dataDir, { recursive: true });
-  const topics = opts.topics ?? stackTopics();
+  const nodes = opts.kafkaNodes ?? 1;
+  const topics = opts.topics ?? (nodes > 1 ? replicatedTopics(stackTopics(), nodes) : stackTopics());
   const [kafkaResult, postgresResult] = await Promise.allSettled([
-    startKafka({
-      host: opts.host,
-      ...opts.kafka,
-      dataDir: join(dataDir, 'kafka'),
-      port: opts.kafkaPort,
-      controllerPort: opts.kafkaControllerPort,
-      log: opts.log ?? opts.kafka?.log,
-    }),
+    nodes > 1
+      ? startKafkaCluster({
+          host: opts.host,
+          ...opts.kafka,
+          dataDir: join(dataDir, 'kafka'),
+          nodes,
+          silentPaths: opts.kafkaSilentPaths,
+          log: opts.log ?? opts.kafka?.log,
+        })
+      : startKafka({
+          host: opts.host,
+          ...opts.kafka,
+          dataDir: join(dataDir, 'kafka'),
+          port: opts.kafkaPort,
+          controllerPort: opts.kafkaControllerPort,
+          log: opts.log ?? opts.kafka?.log,
+        }),
     startPostgres({
       host: opts.host,
       ...opts.postgres,
@@ -110,8 +145,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     await Promise.allSettled(started.map((h) => h.stop()));
     throw (failure as PromiseRejectedResult).reason;
   }
-  const kafka = (kafkaResult as PromiseFulfilledResult<KafkaHandle>).value;
+  const kafka = (kafkaResult as PromiseFulfilledResult<KafkaHandle | KafkaCluster>).value;
   const postgres = (postgresResult as PromiseFulfilledResult<PostgresHandle>).value;
+  const cluster = 'nodes' in kafka ? kafka : undefined;
   const stop = async () => {
     await Promise.all([kafka.stop(), postgres.stop()]);
   };
@@ -123,7 +159,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     throw error;
   }
   return {
-    kafka,
+    kafka: cluster ? (cluster.nodes[0] as KafkaHandle) : (kafka as KafkaHandle),
+    ...(cluster && { kafkaCluster: cluster }),
     postgres,
     bootstrapServers: kafka.bootstrapServers,
     databaseUrl: postgres.url,

@@ -130,6 +130,27 @@ export class Sender {
       this.report(false, reason);
       return;
     }
+    // kafkajs 2.2.4 can resolve a send without having sent some of its partitions: when a retry
+    // finds a partition's leader moved to a broker that answered an earlier attempt, that broker is
+    // not asked again and the partition gets no offset (seen in e2e/reliability's three-broker
+    // faults as 200s with offset -1, never stored). Those records are not known to be durable, and
+    // the producer's sequence numbers for them are no longer trustworthy: retire it.
+    const skipped = new Set(
+      messages.map((m) => m.partition).filter((part) => (outcome.get(part) ?? -1n) < 0n),
+    );
+    if (skipped.size > 0) {
+      this.retire(producer);
+      const reason = `broker error: no acknowledgement for partitions ${[...skipped].join(', ')} (the client's retry skipped them)`;
+      this.resolve(
+        live.filter((_, i) => !skipped.has(messages[i]!.partition)),
+        messages.filter((m) => !skipped.has(m.partition)),
+        outcome,
+      );
+      for (const [i, p] of live.entries())
+        if (skipped.has(messages[i]!.partition)) queue.fail(p, 'unavailable', reason, false);
+      this.report(false, reason);
+      return;
+    }
     this.resolve(live, messages, outcome);
     this.report(true);
   }
