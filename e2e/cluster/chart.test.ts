@@ -230,21 +230,7 @@ beforeAll(async () => {
     'monitoring.dashboard.enabled': true,
   };
   resourceArgs = base.resourceArgs;
-  await helm.run([
-    'install',
-    RELEASE,
-    CHART,
-    '--namespace',
-    ns.name,
-    // The Pipeline CRD is cluster-wide and other suites apply it (kubectl, another field manager,
-    // which Helm 4's server-side apply of crds/ would conflict with): applied in beforeAll.
-    '--skip-crds',
-    '--wait',
-    '--timeout',
-    '6m',
-    ...setArgs(values),
-    ...resourceArgs,
-  ]);
+  await helm.install(RELEASE, ns.name, [...setArgs(values), ...resourceArgs]);
   installed = true;
   process.stderr.write(`[chart] installed in ${Math.round((Date.now() - t0) / 1000)} s\n`);
 }, 480_000);

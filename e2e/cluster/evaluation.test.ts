@@ -73,16 +73,7 @@ beforeAll(async () => {
   ns = await kube.createNamespace('eval');
   await volumes('create', ns.name, RELEASE);
   const base = await baseInstall(cluster.images);
-  const output = await helm.run([
-    'install',
-    RELEASE,
-    CHART,
-    '--namespace',
-    ns.name,
-    '--skip-crds', // applied above: other suites apply it with kubectl (another field manager)
-    '--wait',
-    '--timeout',
-    '6m',
+  const output = await helm.install(RELEASE, ns.name, [
     ...setArgs({ 'kafka.bundled.enabled': true, 'database.bundled.enabled': true, ...base.values }),
     ...base.resourceArgs,
   ]);

@@ -5,11 +5,11 @@
  * deleted pod is replaced and serves again; a one-minute CronJob runs a Job to completion.
  */
 import { randomUUID } from 'node:crypto';
-import { ensureTopics, eventTopicSpec } from '@event-observatory/broker';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import { type Consumer, Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ingestManifests } from './lib/deployment.js';
+import { createEventTopic } from './lib/kafka.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
 
 const cluster = inject('cluster');
@@ -30,10 +30,7 @@ beforeAll(async () => {
     brokers: [podStack.bootstrapServers],
     logLevel: logLevel.NOTHING,
   });
-  const admin = kafka.admin();
-  await admin.connect();
-  await ensureTopics(admin, [{ ...eventTopicSpec(topic), partitions: 3 }]);
-  await admin.disconnect();
+  await createEventTopic(podStack.bootstrapServers, topic, 3);
   consumer = kafka.consumer({ groupId: `cluster-e2e-${topic}` });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });

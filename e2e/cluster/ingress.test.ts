@@ -15,13 +15,12 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ensureTopics, eventTopicSpec } from '@event-observatory/broker';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
-import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { REPO_ROOT } from './lib/cluster.js';
 import { ingestManifests } from './lib/deployment.js';
 import { CHART, Helm, setArgs } from './lib/helm.js';
+import { createEventTopic } from './lib/kafka.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
 
 const run = promisify(execFile);
@@ -117,15 +116,7 @@ beforeAll(async () => {
   ]);
   traefik = svc.spec.clusterIP;
 
-  const kafka = new Kafka({
-    clientId: 'ingress-e2e',
-    brokers: [podStack.bootstrapServers],
-    logLevel: logLevel.NOTHING,
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  await ensureTopics(admin, [eventTopicSpec(topic)]);
-  await admin.disconnect();
+  await createEventTopic(podStack.bootstrapServers, topic);
   token = await signDevToken({ secret, scopes: ['events:write'], ttl: '1h' });
 
   // One self-signed certificate naming both hosts: the Ingress's TLS Secret and the Gateway's.

@@ -194,19 +194,7 @@ beforeAll(async () => {
     'monitoring.postgresExporter.user': monitorRole,
     'monitoring.postgresExporter.passwordSecret.name': 'monitoring-secrets',
   };
-  await helm.run([
-    'install',
-    RELEASE,
-    CHART,
-    '--namespace',
-    ns.name,
-    '--skip-crds',
-    '--wait',
-    '--timeout',
-    '6m',
-    ...setArgs(values),
-    ...base.resourceArgs,
-  ]);
+  await helm.install(RELEASE, ns.name, [...setArgs(values), ...base.resourceArgs]);
   installed = true;
   // The operator writes the new scrape jobs and rules into a Secret and a ConfigMap at once, but
   // kubelet refreshes mounted ones only about every minute: a restarted Prometheus mounts them now.

@@ -28,6 +28,26 @@ export class Helm {
       throw new Error(`helm ${args.slice(0, 3).join(' ')}: ${stderr?.trim() || message}`);
     }
   }
+
+  /**
+   * `helm install <release> charts/observatory --wait` in `namespace` with `args`; stdout (NOTES).
+   * `--skip-crds`: the Pipeline CRD is cluster-wide and the suites apply it with kubectl (another
+   * field manager, which Helm 4's server-side apply of crds/ would conflict with).
+   */
+  install(release: string, namespace: string, args: string[]): Promise<string> {
+    return this.run([
+      'install',
+      release,
+      CHART,
+      '--namespace',
+      namespace,
+      '--skip-crds',
+      '--wait',
+      '--timeout',
+      '6m',
+      ...args,
+    ]);
+  }
 }
 
 /** `--set`/`--set-string` arguments: strings stay strings whatever they look like. */
