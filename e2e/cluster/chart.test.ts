@@ -18,7 +18,7 @@ import { type Admin, Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { REPO_ROOT } from './lib/cluster.js';
-import { CHART, Helm, setArgs } from './lib/helm.js';
+import { baseInstall, CHART, Helm, setArgs } from './lib/helm.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
 
 const cluster = inject('cluster');
@@ -39,7 +39,7 @@ let ns: TestNamespace;
 let db: pg.Pool;
 let token: string;
 let values: Record<string, string | number | boolean>;
-/** Small requests for every component: a 2-core node shared with other suites. */
+/** Small requests for every component (baseInstall). */
 let resourceArgs: string[];
 let installed = false;
 
@@ -180,26 +180,13 @@ beforeAll(async () => {
 
   const databaseUrl = await createDatabase(podStack.databaseUrl, `chart_${suffix}`);
   db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-  const url = new URL(databaseUrl);
-  const password = decodeURIComponent(url.password);
-  url.password = '';
   token = await signDevToken({
     secret: authSecret,
     scopes: ['events:write'],
     audience: 'observatory-ingest',
     ttl: '1h',
   });
-  await ns.apply({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'chart-secrets' },
-    stringData: {
-      STORE_PASSWORD: password,
-      AUTH_SECRET: authSecret,
-      ADMIN_AUTH_SECRET: randomDevSecret(),
-      APPLICATION_SECRET: randomDevSecret(),
-    },
-  });
+  const base = await baseInstall(cluster.images, { ns, name: 'chart-secrets', databaseUrl, authSecret });
   // As Strimzi makes them: the cluster CA's Secret, and a KafkaUser's Secret (password, and a
   // client certificate for the mutual-TLS listener).
   await ns.apply({
@@ -218,17 +205,8 @@ beforeAll(async () => {
       'user.key': readFileSync(secured.clientKeyFile, 'utf8'),
     },
   });
-  const [prefix, tag] = cluster.images.ingest.replace(/\/ingest:/, ' ').split(' ') as [string, string];
-  const small = { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '384Mi' } };
   values = {
-    'image.registry': prefix.split('/')[0] as string,
-    'image.tag': tag,
-    ...Object.fromEntries(
-      ['ingest', 'consumer', 'search', 'jobs', 'controller'].map((c) => [
-        `${c}.image.repository`,
-        `${prefix.split('/').slice(1).join('/')}/${c}`,
-      ]),
-    ),
+    ...base.values,
     // Every Kafka client of the release over SASL_SSL (the suite reads back over PLAINTEXT).
     'kafka.bootstrapServers': secured.saslSsl,
     'kafka.tls.enabled': true,
@@ -239,12 +217,6 @@ beforeAll(async () => {
     // Helm's --set splits at commas unless escaped.
     'controller.allowedBootstrapServers': `${secured.saslSsl}\\,${secured.ssl}`,
     'kafka.groupId': `chart-e2e-${suffix}`,
-    'database.url': url.toString(),
-    'database.user': decodeURIComponent(url.username),
-    'secrets.store.name': 'chart-secrets',
-    'secrets.auth.name': 'chart-secrets',
-    'secrets.admin.name': 'chart-secrets',
-    'secrets.application.name': 'chart-secrets',
     'pipeline.topic': topic,
     // The topics do not exist: the controller creates them from the chart's Pipeline.
     'ingest.replicas': 1,
@@ -257,25 +229,8 @@ beforeAll(async () => {
     'monitoring.prometheusRule.enabled': true,
     'monitoring.dashboard.enabled': true,
   };
-  resourceArgs = ['ingest', 'consumer', 'search', 'jobs', 'controller'].flatMap((c) => [
-    '--set-json',
-    `${c}.resources=${JSON.stringify(small)}`,
-  ]);
-  await helm.run([
-    'install',
-    RELEASE,
-    CHART,
-    '--namespace',
-    ns.name,
-    // The Pipeline CRD is cluster-wide and other suites apply it (kubectl, another field manager,
-    // which Helm 4's server-side apply of crds/ would conflict with): applied in beforeAll.
-    '--skip-crds',
-    '--wait',
-    '--timeout',
-    '6m',
-    ...setArgs(values),
-    ...resourceArgs,
-  ]);
+  resourceArgs = base.resourceArgs;
+  await helm.install(RELEASE, ns.name, [...setArgs(values), ...resourceArgs]);
   installed = true;
   process.stderr.write(`[chart] installed in ${Math.round((Date.now() - t0) / 1000)} s\n`);
 }, 480_000);

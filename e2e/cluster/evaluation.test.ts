@@ -13,14 +13,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { kubectlPath, REPO_ROOT } from './lib/cluster.js';
-import { CHART, Helm, setArgs } from './lib/helm.js';
+import { baseInstall, CHART, Helm, setArgs } from './lib/helm.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
 
 const cluster = inject('cluster');
 const kube = new Kube(cluster.kubeconfig);
 const helm = new Helm(cluster.kubeconfig);
 const RELEASE = 'obs';
-const COMPONENTS = ['ingest', 'consumer', 'search', 'jobs', 'controller'];
 const VOLUMES = join(REPO_ROOT, 'scripts/cluster/local-volumes.sh');
 const run = promisify(execFile);
 
@@ -73,28 +72,10 @@ beforeAll(async () => {
   await kube.kubectl(['apply', '-f', join(CHART, 'crds/pipeline.yaml')]);
   ns = await kube.createNamespace('eval');
   await volumes('create', ns.name, RELEASE);
-  const [prefix, tag] = cluster.images.ingest.replace(/\/ingest:/, ' ').split(' ') as [string, string];
-  const small = { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '384Mi' } };
-  const output = await helm.run([
-    'install',
-    RELEASE,
-    CHART,
-    '--namespace',
-    ns.name,
-    '--skip-crds', // applied above: other suites apply it with kubectl (another field manager)
-    '--wait',
-    '--timeout',
-    '6m',
-    ...setArgs({
-      'kafka.bundled.enabled': true,
-      'database.bundled.enabled': true,
-      'image.registry': prefix.split('/')[0] as string,
-      'image.tag': tag,
-      ...Object.fromEntries(
-        COMPONENTS.map((c) => [`${c}.image.repository`, `${prefix.split('/').slice(1).join('/')}/${c}`]),
-      ),
-    }),
-    ...COMPONENTS.flatMap((c) => ['--set-json', `${c}.resources=${JSON.stringify(small)}`]),
+  const base = await baseInstall(cluster.images);
+  const output = await helm.install(RELEASE, ns.name, [
+    ...setArgs({ 'kafka.bundled.enabled': true, 'database.bundled.enabled': true, ...base.values }),
+    ...base.resourceArgs,
   ]);
   installed = true;
   notes = output.slice(output.indexOf('NOTES:'));

@@ -5,11 +5,11 @@
  * deleted pod is replaced and serves again; a one-minute CronJob runs a Job to completion.
  */
 import { randomUUID } from 'node:crypto';
-import { ensureTopics, eventTopicSpec } from '@event-observatory/broker';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import { type Consumer, Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { envList, serviceDeployment } from './lib/deployment.js';
+import { ingestManifests } from './lib/deployment.js';
+import { createEventTopic } from './lib/kafka.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
 
 const cluster = inject('cluster');
@@ -24,18 +24,13 @@ let consumer: Consumer;
 /** ce_id header of every record read from the topic so far. */
 const published = new Set<string>();
 
-const labels = { app: 'ingest' };
-
 beforeAll(async () => {
   const kafka = new Kafka({
     clientId: 'cluster-e2e',
     brokers: [podStack.bootstrapServers],
     logLevel: logLevel.NOTHING,
   });
-  const admin = kafka.admin();
-  await admin.connect();
-  await ensureTopics(admin, [{ ...eventTopicSpec(topic), partitions: 3 }]);
-  await admin.disconnect();
+  await createEventTopic(podStack.bootstrapServers, topic, 3);
   consumer = kafka.consumer({ groupId: `cluster-e2e-${topic}` });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
@@ -49,34 +44,17 @@ beforeAll(async () => {
   token = await signDevToken({ secret, scopes: ['events:write'], ttl: '1h' });
   ns = await kube.createNamespace('cluster-ingest');
   await ns.apply(
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'ingest-auth' },
-      stringData: { AUTH_SECRET: secret },
-    },
-    serviceDeployment({
+    ...ingestManifests({
       name: 'ingest',
       image: cluster.images.ingest,
-      replicas: 1,
-      env: [
-        ...envList({
-          BROKER_BOOTSTRAP_SERVERS: podStack.bootstrapServers,
-          BROKER_TOPIC: topic,
-          BROKER_PROBE_INTERVAL: '1s',
-          LOG_LEVEL: 'INFO',
-        }),
-        { name: 'AUTH_SECRET', valueFrom: { secretKeyRef: { name: 'ingest-auth', key: 'AUTH_SECRET' } } },
-      ],
+      bootstrapServers: podStack.bootstrapServers,
+      topic,
+      authSecret: secret,
+      env: { BROKER_PROBE_INTERVAL: '1s', LOG_LEVEL: 'INFO' },
       readiness: { periodSeconds: 1, failureThreshold: 2 },
       liveness: true,
+      serviceType: 'NodePort',
     }),
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'ingest' },
-      spec: { type: 'NodePort', selector: labels, ports: [{ name: 'http', port: 8080, targetPort: 'http' }] },
-    },
     {
       // Started now so that its first minute passes while the other tests run.
       apiVersion: 'batch/v1',

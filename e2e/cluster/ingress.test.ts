@@ -15,13 +15,12 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ensureTopics, eventTopicSpec } from '@event-observatory/broker';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
-import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { REPO_ROOT } from './lib/cluster.js';
-import { envList, serviceDeployment } from './lib/deployment.js';
+import { ingestManifests } from './lib/deployment.js';
 import { CHART, Helm, setArgs } from './lib/helm.js';
+import { createEventTopic } from './lib/kafka.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
 
 const run = promisify(execFile);
@@ -117,15 +116,7 @@ beforeAll(async () => {
   ]);
   traefik = svc.spec.clusterIP;
 
-  const kafka = new Kafka({
-    clientId: 'ingress-e2e',
-    brokers: [podStack.bootstrapServers],
-    logLevel: logLevel.NOTHING,
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  await ensureTopics(admin, [eventTopicSpec(topic)]);
-  await admin.disconnect();
+  await createEventTopic(podStack.bootstrapServers, topic);
   token = await signDevToken({ secret, scopes: ['events:write'], ttl: '1h' });
 
   // One self-signed certificate naming both hosts: the Ingress's TLS Secret and the Gateway's.
@@ -139,38 +130,21 @@ beforeAll(async () => {
   ns = await kube.createNamespace('ingress');
   const name = `${RELEASE}-ingest`; // the Service name the chart's Ingress and HTTPRoute point at
   await ns.apply(
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'ingest-auth' },
-      stringData: { AUTH_SECRET: secret },
-    },
+    ...ingestManifests({
+      name,
+      image: cluster.images.ingest,
+      bootstrapServers: podStack.bootstrapServers,
+      topic,
+      authSecret: secret,
+      env: { LOG_LEVEL: 'WARN' },
+      readiness: { periodSeconds: 1 },
+    }),
     {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: 'ingest-tls' },
       type: 'kubernetes.io/tls',
       stringData: { 'tls.crt': ca, 'tls.key': readFileSync(join(certDir, 'tls.key'), 'utf8') },
-    },
-    serviceDeployment({
-      name,
-      image: cluster.images.ingest,
-      replicas: 1,
-      env: [
-        ...envList({
-          BROKER_BOOTSTRAP_SERVERS: podStack.bootstrapServers,
-          BROKER_TOPIC: topic,
-          LOG_LEVEL: 'WARN',
-        }),
-        { name: 'AUTH_SECRET', valueFrom: { secretKeyRef: { name: 'ingest-auth', key: 'AUTH_SECRET' } } },
-      ],
-      readiness: { periodSeconds: 1 },
-    }),
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name },
-      spec: { selector: { app: name }, ports: [{ name: 'http', port: 8080, targetPort: 'http' }] },
     },
     {
       apiVersion: 'gateway.networking.k8s.io/v1',

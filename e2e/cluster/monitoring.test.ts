@@ -21,7 +21,7 @@ import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { cacheDir, clusterSetting, REPO_ROOT } from './lib/cluster.js';
-import { CHART, Helm, setArgs } from './lib/helm.js';
+import { baseInstall, CHART, Helm, setArgs } from './lib/helm.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
 
 const run = promisify(execFile);
@@ -160,42 +160,19 @@ beforeAll(async () => {
   superuser = new pg.Pool({ connectionString: podStack.databaseUrl, max: 1 });
   const monitorPassword = randomUUID();
   await superuser.query(`CREATE ROLE ${monitorRole} LOGIN PASSWORD '${monitorPassword}' IN ROLE pg_monitor`);
-  const url = new URL(databaseUrl);
-  const password = decodeURIComponent(url.password);
-  url.password = '';
-  await ns.apply({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'monitoring-secrets' },
-    stringData: {
-      STORE_PASSWORD: password,
-      MONITOR_PASSWORD: monitorPassword,
-      AUTH_SECRET: authSecret,
-      ADMIN_AUTH_SECRET: randomDevSecret(),
-      APPLICATION_SECRET: randomDevSecret(),
-    },
+  const base = await baseInstall(cluster.images, {
+    ns,
+    name: 'monitoring-secrets',
+    databaseUrl,
+    authSecret,
+    extra: { MONITOR_PASSWORD: monitorPassword },
   });
-  const [prefix, tag] = cluster.images.ingest.replace(/\/ingest:/, ' ').split(' ') as [string, string];
-  const small = { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '384Mi' } };
   const values: Record<string, string | number | boolean> = {
-    'image.registry': prefix.split('/')[0] as string,
-    'image.tag': tag,
-    ...Object.fromEntries(
-      ['ingest', 'consumer', 'search', 'jobs', 'controller'].map((c) => [
-        `${c}.image.repository`,
-        `${prefix.split('/').slice(1).join('/')}/${c}`,
-      ]),
-    ),
+    ...base.values,
     'kafka.bootstrapServers': kafka.bootstrapServers,
     'kafka.groupId': `monitoring-e2e-${suffix}`,
-    'database.url': url.toString(),
-    'database.user': decodeURIComponent(url.username),
     // The exporter's lib/pq would otherwise insist on TLS, which devstack's PostgreSQL does not offer.
     'database.tls.mode': 'disable',
-    'secrets.store.name': 'monitoring-secrets',
-    'secrets.auth.name': 'monitoring-secrets',
-    'secrets.admin.name': 'monitoring-secrets',
-    'secrets.application.name': 'monitoring-secrets',
     'pipeline.topic': topic,
     'ingest.replicas': 1,
     'consumer.replicas': 1,
@@ -217,22 +194,7 @@ beforeAll(async () => {
     'monitoring.postgresExporter.user': monitorRole,
     'monitoring.postgresExporter.passwordSecret.name': 'monitoring-secrets',
   };
-  await helm.run([
-    'install',
-    RELEASE,
-    CHART,
-    '--namespace',
-    ns.name,
-    '--skip-crds',
-    '--wait',
-    '--timeout',
-    '6m',
-    ...setArgs(values),
-    ...['ingest', 'consumer', 'search', 'jobs', 'controller'].flatMap((c) => [
-      '--set-json',
-      `${c}.resources=${JSON.stringify(small)}`,
-    ]),
-  ]);
+  await helm.install(RELEASE, ns.name, [...setArgs(values), ...base.resourceArgs]);
   installed = true;
   // The operator writes the new scrape jobs and rules into a Secret and a ConfigMap at once, but
   // kubelet refreshes mounted ones only about every minute: a restarted Prometheus mounts them now.

@@ -5,10 +5,9 @@
  * cluster CA), and grants `events:write` by subject to one namespace's service accounts only.
  */
 import { randomUUID } from 'node:crypto';
-import { ensureTopics, eventTopicSpec } from '@event-observatory/broker';
-import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { envList, serviceDeployment } from './lib/deployment.js';
+import { createEventTopic } from './lib/kafka.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
 
 const cluster = inject('cluster');
@@ -21,15 +20,7 @@ let permitted: TestNamespace;
 let other: TestNamespace;
 
 beforeAll(async () => {
-  const kafka = new Kafka({
-    clientId: 'cluster-sa',
-    brokers: [podStack.bootstrapServers],
-    logLevel: logLevel.NOTHING,
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  await ensureTopics(admin, [{ ...eventTopicSpec(topic), partitions: 3 }]);
-  await admin.disconnect();
+  await createEventTopic(podStack.bootstrapServers, topic, 3);
   [ingestNs, permitted, other] = await Promise.all([
     kube.createNamespace('cluster-sa-ingest'),
     kube.createNamespace('cluster-sa-payments'),

@@ -17,7 +17,7 @@ import { createDatabase } from '@event-observatory/devstack';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
-import { CHART, Helm } from './lib/helm.js';
+import { baseInstall, CHART, Helm, setArgs } from './lib/helm.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
 
 const cluster = inject('cluster');
@@ -100,22 +100,14 @@ beforeAll(async () => {
   ns = await kube.createNamespace('values');
   await kube.kubectl(['create', 'priorityclass', priorityClass, '--value=1000']);
   const databaseUrl = await createDatabase(podStack.databaseUrl, `values_${suffix.replace(/-/g, '')}`);
-  const url = new URL(databaseUrl);
-  const password = decodeURIComponent(url.password);
-  url.password = '';
+  const base = await baseInstall(cluster.images, {
+    ns,
+    name: 'vt-secrets',
+    databaseUrl,
+    authSecret,
+    extra: { greeting },
+  });
   await ns.apply(
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'vt-secrets' },
-      stringData: {
-        STORE_PASSWORD: password,
-        AUTH_SECRET: authSecret,
-        ADMIN_AUTH_SECRET: randomDevSecret(),
-        APPLICATION_SECRET: randomDevSecret(),
-        greeting,
-      },
-    },
     {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -125,49 +117,39 @@ beforeAll(async () => {
     },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'vt-extra' }, data: { note: greeting } },
   );
-  const [prefix, tag] = cluster.images.ingest.replace(/\/ingest:/, ' ').split(' ') as [string, string];
-  const small = { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '384Mi' } };
-  const components = ['ingest', 'consumer', 'search', 'jobs', 'controller'];
-  const own: Record<string, Record<string, unknown>> = Object.fromEntries(
-    components.map((c) => [
-      c,
-      { image: { repository: `${prefix.split('/').slice(1).join('/')}/${c}` }, resources: small },
-    ]),
-  );
-  own.ingest = {
-    ...own.ingest,
-    autoscaling: { enabled: true, minReplicas: 1, maxReplicas: 2 },
-    extraEnv: [
-      { name: 'EXTRA_GREETING', valueFrom: { secretKeyRef: { name: 'vt-secrets', key: 'greeting' } } },
-    ],
-    extraVolumes: [{ name: 'extra', configMap: { name: 'vt-extra' } }],
-    extraVolumeMounts: [{ name: 'extra', mountPath: '/etc/extra', readOnly: true }],
-    serviceAccount: { annotations: { 'example.com/role': 'ingest-writer' } },
-  };
+  // The images, small requests, the database and the Secret are baseInstall's --set values.
   // Rollouts are chart.test.ts's: a short preStop delay keeps this suite's teardown short.
-  for (const c of ['ingest', 'consumer', 'search']) own[c] = { ...own[c], preStopDelaySeconds: 1 };
-  for (const c of ['consumer', 'search']) own[c] = { ...own[c], replicas: 1 };
-  own.controller = { ...own.controller, enabled: false };
   const values = {
-    ...own,
+    ingest: {
+      preStopDelaySeconds: 1,
+      autoscaling: { enabled: true, minReplicas: 1, maxReplicas: 2 },
+      extraEnv: [
+        { name: 'EXTRA_GREETING', valueFrom: { secretKeyRef: { name: 'vt-secrets', key: 'greeting' } } },
+      ],
+      extraVolumes: [{ name: 'extra', configMap: { name: 'vt-extra' } }],
+      extraVolumeMounts: [{ name: 'extra', mountPath: '/etc/extra', readOnly: true }],
+      serviceAccount: { annotations: { 'example.com/role': 'ingest-writer' } },
+    },
+    consumer: { preStopDelaySeconds: 1, replicas: 1 },
+    search: { preStopDelaySeconds: 1, replicas: 1 },
+    controller: { enabled: false },
     fullnameOverride: NAME,
-    image: { registry: prefix.split('/')[0], tag },
     global: { imagePullSecrets: ['vt-pull'] },
     priorityClassName: priorityClass,
     // As OpenShift's restricted-v2 wants it: no fixed ids, the image's numeric USER decides.
     podSecurityContext: { runAsUser: null, runAsGroup: null, fsGroup: null },
     // A port nothing listens on, inside each pod: Kafka refuses every connection.
     kafka: { bootstrapServers: '127.0.0.1:1' },
-    database: { url: url.toString(), user: decodeURIComponent(url.username) },
-    secrets: Object.fromEntries(
-      ['store', 'auth', 'admin', 'application'].map((s) => [s, { name: 'vt-secrets' }]),
-    ),
     pipeline: { create: false },
   };
   const file = join(tmpdir(), `values-test-${suffix}.yaml`);
   writeFileSync(file, stringify(values));
   // No --wait: the consumer cannot get Ready without Kafka. The migration hook still runs first.
-  await helm.run(['install', RELEASE, CHART, '--namespace', ns.name, '--skip-crds', '-f', file]);
+  await helm.run([
+    ...['install', RELEASE, CHART, '--namespace', ns.name, '--skip-crds', '-f', file],
+    ...setArgs(base.values),
+    ...base.resourceArgs,
+  ]);
   installed = true;
   await ns.rolloutStatus(`${NAME}-ingest`, 180_000);
   await ns.rolloutStatus(`${NAME}-search`, 180_000);

@@ -8,6 +8,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../cluster/config.sh"
+source "$here/cache.sh"
 "$REPO_ROOT/scripts/install-prometheus.sh"
 
 bin=$(command -v prometheus-postgres-exporter)
@@ -27,5 +28,5 @@ if [[ ! -f $out || $bin -nt $out ]]; then
   "$REPO_ROOT/scripts/cluster/oci-image.sh" "$ref" "$root" '["/bin/postgres_exporter"]' "$out"
 fi
 sock=$CLUSTER_DIR/run/containerd.sock
-if [[ -S $sock ]]; then ctr --address "$sock" -n k8s.io images import "$out" >/dev/null; fi
+if [[ -S $sock ]]; then import_archive "$sock" "$out" "$ref" >/dev/null; fi
 echo "$ref"

@@ -1,14 +1,15 @@
 /**
  * A single-replica StatefulSet of the evaluation profile (bundled.ts) with its PersistentVolumeClaim
  * (kept by `helm uninstall`: the StatefulSet's default claim retention), its Service, and a
- * NetworkPolicy that admits only the release's own pods. Non-root, read-only root filesystem;
- * writable folders are emptyDirs.
+ * NetworkPolicy that admits only the release's own pods. Non-root (the image's user), read-only root
+ * filesystem; writable folders are emptyDirs. Scheduling, pull secrets, priority class and security
+ * contexts come from values as for every pod (podBlocks).
  */
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { blocks, onlyIf, releaseName, scalar, text } from '../helm.js';
-import { image, labels, metadata, selector } from './common.js';
+import { image, labels, metadata, podBlocks, selector } from './common.js';
 
 export interface BundledStatefulProps {
   /** Component name (`kafka`, `postgresql`): object names and labels. */
@@ -48,13 +49,6 @@ export class BundledStateful extends Construct {
           spec: {
             automountServiceAccountToken: false,
             enableServiceLinks: false,
-            securityContext: {
-              runAsNonRoot: true,
-              runAsUser: uid,
-              runAsGroup: uid,
-              fsGroup: uid,
-              seccompProfile: { type: 'RuntimeDefault' },
-            },
             terminationGracePeriodSeconds: props.terminationGracePeriodSeconds,
             volumes: [
               ...scratch.map(({ name }) => ({
@@ -100,12 +94,11 @@ export class BundledStateful extends Construct {
         ],
       },
     });
+    podBlocks(set, '/spec/template/spec', `${valuesKey}.resources`);
+    // The image's own user, whatever podSecurityContext says (its files belong to it); the rest
+    // (seccompProfile, ...) as every pod has it.
     blocks(set, {
-      '/spec/template/spec/nodeSelector': '.Values.nodeSelector',
-      '/spec/template/spec/tolerations': '.Values.tolerations',
-      '/spec/template/spec/imagePullSecrets': '(include "observatory.pullSecrets" . | fromYamlArray)',
-      '/spec/template/spec/containers/0/securityContext': '.Values.containerSecurityContext',
-      '/spec/template/spec/containers/0/resources': `.Values.${valuesKey}.resources`,
+      '/spec/template/spec/securityContext': `(merge (dict "runAsNonRoot" true "runAsUser" ${uid} "runAsGroup" ${uid} "fsGroup" ${uid}) .Values.podSecurityContext)`,
     });
     new k8s.KubeService(this, `${component}-service`, {
       metadata: metadata(component),

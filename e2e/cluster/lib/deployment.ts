@@ -68,3 +68,56 @@ export function serviceDeployment(opts: ServiceDeploymentOptions): Manifest {
     },
   };
 }
+
+export interface IngestOptions {
+  /** Deployment, Service and `app` label. */
+  name: string;
+  image: string;
+  bootstrapServers: string;
+  topic: string;
+  /** AUTH_SECRET, from the Secret `ingest-auth` made here. */
+  authSecret: string;
+  /** More environment (LOG_LEVEL, BROKER_PROBE_INTERVAL, ...). */
+  env: Record<string, string>;
+  readiness: ServiceDeploymentOptions['readiness'];
+  liveness?: boolean;
+  /** NodePort to reach it from this machine; ClusterIP by default. */
+  serviceType?: 'NodePort';
+}
+
+/** The ingest image publishing into `topic` of `bootstrapServers`: its Secret, one replica, its Service (port 8080). */
+export function ingestManifests(opts: IngestOptions): Manifest[] {
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'ingest-auth' },
+      stringData: { AUTH_SECRET: opts.authSecret },
+    },
+    serviceDeployment({
+      name: opts.name,
+      image: opts.image,
+      replicas: 1,
+      env: [
+        ...envList({
+          BROKER_BOOTSTRAP_SERVERS: opts.bootstrapServers,
+          BROKER_TOPIC: opts.topic,
+          ...opts.env,
+        }),
+        { name: 'AUTH_SECRET', valueFrom: { secretKeyRef: { name: 'ingest-auth', key: 'AUTH_SECRET' } } },
+      ],
+      readiness: opts.readiness,
+      ...(opts.liveness ? { liveness: true } : {}),
+    }),
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: opts.name },
+      spec: {
+        ...(opts.serviceType ? { type: opts.serviceType } : {}),
+        selector: { app: opts.name },
+        ports: [{ name: 'http', port: 8080, targetPort: 'http' }],
+      },
+    },
+  ];
+}
