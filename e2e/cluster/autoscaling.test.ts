@@ -13,13 +13,13 @@ import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { deadLetterTopicSpec, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
 import { createDatabase } from '@event-observatory/devstack';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
-import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { binaryHeaders } from './lib/cloudevents.js';
 import { REPO_ROOT } from './lib/cluster.js';
-import { CHART, Helm, setArgs } from './lib/helm.js';
+import { baseInstall, Helm, setArgs } from './lib/helm.js';
+import { createPipelineTopics } from './lib/kafka.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
 
 const run = promisify(execFile);
@@ -55,16 +55,12 @@ function postEvent(id: string): Promise<string | undefined> {
         method: 'POST',
         agent: false,
         timeout: 10_000,
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          'ce-specversion': '1.0',
-          'ce-id': id,
-          'ce-source': '/hpa-e2e',
-          'ce-type': 'com.example.hpa.test',
-          'ce-subject': `subject-${id.slice(-1)}`,
-          'ce-time': new Date().toISOString(),
-        },
+        headers: binaryHeaders(token, {
+          id,
+          source: '/hpa-e2e',
+          type: 'com.example.hpa.test',
+          subject: `subject-${id.slice(-1)}`,
+        }),
       },
       (res) => {
         let body = '';
@@ -166,60 +162,23 @@ beforeAll(async () => {
   const installing = (async () => {
     ns = await kube.createNamespace('hpa');
     const databaseUrl = await createDatabase(podStack.databaseUrl, `hpa_${suffix}`);
-    const url = new URL(databaseUrl);
-    const password = decodeURIComponent(url.password);
-    url.password = '';
     // The chart's controller is off: the suite makes the topics the chart's Pipeline would.
-    const kafka = new Kafka({
-      clientId: 'hpa-e2e',
-      brokers: [podStack.bootstrapServers],
-      logLevel: logLevel.NOTHING,
-    });
-    const admin = kafka.admin();
-    await admin.connect();
-    await ensureTopics(admin, [eventTopicSpec(topic), deadLetterTopicSpec(`${topic}.dlq`)]);
-    await admin.disconnect();
+    await createPipelineTopics(podStack.bootstrapServers, topic);
     token = await signDevToken({
       secret: authSecret,
       scopes: ['events:write'],
       audience: 'observatory-ingest',
       ttl: '1h',
     });
-    await ns.apply({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'hpa-secrets' },
-      stringData: {
-        STORE_PASSWORD: password,
-        AUTH_SECRET: authSecret,
-        ADMIN_AUTH_SECRET: randomDevSecret(),
-        APPLICATION_SECRET: randomDevSecret(),
-      },
-    });
-    const [prefix, tag] = cluster.images.ingest.split(/\/ingest:/) as [string, string];
-    const small = { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '384Mi' } };
+    const base = await baseInstall(cluster.images, { ns, name: 'hpa-secrets', databaseUrl, authSecret });
     // ingest's CPU request is the HPA's yardstick: 20 % of 100m is well above an idle pod's use
     // and far below what the load makes.
     const ingestResources = { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '384Mi' } };
-    await helm.run([
-      ...['install', RELEASE, CHART, '--namespace', ns.name, '--wait', '--timeout', '4m'],
+    await helm.install(RELEASE, ns.name, [
       ...setArgs({
-        'image.registry': prefix.split('/')[0] as string,
-        'image.tag': tag,
-        ...Object.fromEntries(
-          ['ingest', 'consumer', 'search', 'jobs'].map((c) => [
-            `${c}.image.repository`,
-            `${prefix.split('/').slice(1).join('/')}/${c}`,
-          ]),
-        ),
+        ...base.values,
         'kafka.bootstrapServers': podStack.bootstrapServers,
         'kafka.groupId': `hpa-e2e-${suffix}`,
-        'database.url': url.toString(),
-        'database.user': decodeURIComponent(url.username),
-        'secrets.store.name': 'hpa-secrets',
-        'secrets.auth.name': 'hpa-secrets',
-        'secrets.admin.name': 'hpa-secrets',
-        'secrets.application.name': 'hpa-secrets',
         'pipeline.create': false,
         'pipeline.topic': topic,
         'controller.enabled': false,
@@ -235,10 +194,8 @@ beforeAll(async () => {
         'ingest.autoscaling.targetCPUUtilizationPercentage': 20,
         'ingest.autoscaling.scaleDownStabilizationSeconds': 10,
       }),
-      ...['consumer', 'search', 'jobs'].flatMap((c) => [
-        '--set-json',
-        `${c}.resources=${JSON.stringify(small)}`,
-      ]),
+      ...base.resourceArgs,
+      // After the small requests: the last --set-json of a key wins.
       ...['--set-json', `ingest.resources=${JSON.stringify(ingestResources)}`],
     ]);
     const svc = await kube.getJson<{ spec: { clusterIP: string } }>(['service', DEPLOYMENT, '-n', ns.name]);

@@ -17,6 +17,7 @@ import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { binaryHeaders } from './lib/cloudevents.js';
 import { REPO_ROOT } from './lib/cluster.js';
 import { baseInstall, CHART, Helm, setArgs } from './lib/helm.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
@@ -88,16 +89,7 @@ function httpRequest(
 function postEvent(ingest: string, id: string, subject = 'chart-e2e') {
   return httpRequest(ingest, '/v1/events', {
     method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      'ce-specversion': '1.0',
-      'ce-id': id,
-      'ce-source': '/chart-e2e',
-      'ce-type': 'com.example.chart.test',
-      'ce-subject': subject,
-      'ce-time': new Date().toISOString(),
-    },
+    headers: binaryHeaders(token, { id, source: '/chart-e2e', type: 'com.example.chart.test', subject }),
     body: JSON.stringify({ id }),
   });
 }

@@ -11,12 +11,15 @@
  * consumer and search run, to keep the install short.
  */
 import { randomUUID } from 'node:crypto';
+import { createDatabase } from '@event-observatory/devstack';
+import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import { type Admin, AssignerProtocol, Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { CHART, Helm, setArgs } from './lib/helm.js';
+import { binaryHeaders } from './lib/cloudevents.js';
+import { baseInstall, Helm, setArgs } from './lib/helm.js';
+import { createPipelineTopics } from './lib/kafka.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
-import { cloudEventHeaders, imageValues, releaseSecrets, smallResources } from './lib/release.js';
 
 const cluster = inject('cluster');
 const podStack = inject('podStack');
@@ -28,7 +31,6 @@ const SUBJECTS = 240;
 const suffix = randomUUID().slice(0, 8);
 const topic = `scaling-e2e.${suffix}`;
 const groupId = `scaling-e2e-${suffix}`;
-const COMPONENTS = ['ingest', 'consumer', 'search', 'jobs'];
 const CONSUMER = `${RELEASE}-consumer`;
 const CONSUMER_PODS = `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/name=consumer`;
 
@@ -81,7 +83,7 @@ function startLoad(ingest: string, workers: number) {
       try {
         const res = await fetch(`http://${ingest}/v1/events`, {
           method: 'POST',
-          headers: cloudEventHeaders(token, {
+          headers: binaryHeaders(token, {
             id,
             source: '/consumer-scaling',
             type: 'com.example.scaling.test',
@@ -169,34 +171,22 @@ beforeAll(async () => {
   });
   admin = kafka.admin();
   await admin.connect();
-  // As the chart's Pipeline makes them (pipeline.yaml): ingest checks max.message.bytes.
-  await admin.createTopics({
-    topics: [
-      {
-        topic,
-        numPartitions: PARTITIONS,
-        replicationFactor: 1,
-        configEntries: [{ name: 'max.message.bytes', value: '2097152' }],
-      },
-      {
-        topic: `${topic}.dlq`,
-        numPartitions: 3,
-        replicationFactor: 1,
-        configEntries: [{ name: 'max.message.bytes', value: '4194304' }],
-      },
-    ],
-    waitForLeaders: true,
-  });
+  await createPipelineTopics(podStack.bootstrapServers, topic, PARTITIONS);
 
-  const secrets = await releaseSecrets(ns, podStack.databaseUrl, `scaling_${suffix}`, 'scaling-secrets');
-  db = new pg.Pool({ connectionString: secrets.databaseUrl, max: 2 });
-  token = secrets.token;
+  const databaseUrl = await createDatabase(podStack.databaseUrl, `scaling_${suffix}`);
+  db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  const authSecret = randomDevSecret();
+  token = await signDevToken({
+    secret: authSecret,
+    scopes: ['events:write'],
+    audience: 'observatory-ingest',
+    ttl: '1h',
+  });
+  const base = await baseInstall(cluster.images, { ns, name: 'scaling-secrets', databaseUrl, authSecret });
   await helm
-    .run([
-      ...['install', RELEASE, CHART, '--namespace', ns.name, '--skip-crds', '--wait', '--timeout', '4m'],
+    .install(RELEASE, ns.name, [
       ...setArgs({
-        ...imageValues(cluster.images.ingest, COMPONENTS),
-        ...secrets.values,
+        ...base.values,
         'kafka.bootstrapServers': podStack.bootstrapServers,
         'kafka.groupId': groupId,
         'pipeline.create': false,
@@ -206,7 +196,7 @@ beforeAll(async () => {
         'consumer.replicas': 1,
         'search.replicas': 1,
       }),
-      ...smallResources(COMPONENTS),
+      ...base.resourceArgs,
     ])
     .catch(async (error: Error) => {
       // What kept the release from Ready, before afterAll deletes the namespace.

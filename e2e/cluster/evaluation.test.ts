@@ -12,6 +12,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { binaryHeaders } from './lib/cloudevents.js';
 import { kubectlPath, REPO_ROOT } from './lib/cluster.js';
 import { baseInstall, CHART, Helm, setArgs } from './lib/helm.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
@@ -135,16 +136,7 @@ describe('the evaluation profile on the cluster', () => {
     // The headers of the NOTES curl (ce-source /my/first), with an id of this run.
     const sent = await fetch(`http://localhost:${ingest}/v1/events`, {
       method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        'ce-specversion': '1.0',
-        'ce-id': id,
-        'ce-source': '/my/first',
-        'ce-type': 'com.example.first',
-        'ce-subject': id,
-        'ce-time': new Date().toISOString(),
-      },
+      headers: binaryHeaders(token, { id, source: '/my/first', type: 'com.example.first', subject: id }),
       body: JSON.stringify({ hello: 'world' }),
     });
     expect(sent.status, await sent.clone().text()).toBe(200);

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import { type Consumer, Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { binaryHeaders } from './lib/cloudevents.js';
 import { ingestManifests } from './lib/deployment.js';
 import { createEventTopic } from './lib/kafka.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
@@ -101,15 +102,7 @@ afterAll(async () => {
 
 function event(id: string): { headers: Record<string, string>; body: string } {
   return {
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      'ce-specversion': '1.0',
-      'ce-id': id,
-      'ce-source': '/cluster-e2e',
-      'ce-type': 'com.example.cluster.test',
-      'ce-time': new Date().toISOString(),
-    },
+    headers: binaryHeaders(token, { id, source: '/cluster-e2e', type: 'com.example.cluster.test' }),
     body: JSON.stringify({ id }),
   };
 }

@@ -20,6 +20,7 @@ import { createDatabase, type KafkaHandle, startKafka, tempDataDir } from '@even
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { binaryHeaders } from './lib/cloudevents.js';
 import { cacheDir, clusterSetting, REPO_ROOT } from './lib/cluster.js';
 import { baseInstall, CHART, Helm, setArgs } from './lib/helm.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
@@ -84,15 +85,11 @@ function load(ingestUrl: string, token: string, maxMs: number): { stop(): Promis
     while (!stopped && Date.now() < end) {
       await fetch(`${ingestUrl}/v1/events`, {
         method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          'ce-specversion': '1.0',
-          'ce-id': randomUUID(),
-          'ce-source': 'urn:e2e:monitoring',
-          'ce-type': 'com.example.monitoring.reading',
-          'ce-time': new Date().toISOString(),
-        },
+        headers: binaryHeaders(token, {
+          id: randomUUID(),
+          source: 'urn:e2e:monitoring',
+          type: 'com.example.monitoring.reading',
+        }),
         body: '{"load":true}',
         signal: AbortSignal.timeout(20_000),
       }).catch(() => undefined);

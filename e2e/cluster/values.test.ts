@@ -17,6 +17,7 @@ import { createDatabase } from '@event-observatory/devstack';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
+import { binaryHeaders } from './lib/cloudevents.js';
 import { baseInstall, CHART, Helm, setArgs } from './lib/helm.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
 
@@ -233,15 +234,7 @@ describe('operator values on the cluster', () => {
     });
     const post = await httpRequest(service, '/v1/events', {
       method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        'ce-specversion': '1.0',
-        'ce-id': suffix,
-        'ce-source': '/values',
-        'ce-type': 'com.example.values',
-        'ce-time': new Date().toISOString(),
-      },
+      headers: binaryHeaders(token, { id: suffix, source: '/values', type: 'com.example.values' }),
       body: JSON.stringify({ suffix }),
     });
     expect(post.status, post.body).toBe(503);
