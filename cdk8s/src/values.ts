@@ -196,10 +196,14 @@ export const values: Tree = {
     adoptExistingTopics: bool(
       false,
       'let the controller take over the topics if they exist already (annotation observatory.dev/adopt-topics: "*")',
-    ),    // spec.flow of the default Pipeline (the consumer's group kafka.groupId on the topic, its .dlq): thresholds.
+    ), // spec.flow of the default Pipeline (the consumer's group kafka.groupId on the topic, its .dlq): thresholds.
     flow: {
       maxLag: int(1000, 'spec.flow.maxLag: Lagging=True above this many records behind', 0),
-      maxDeadLettersPerMinute: int(0, 'spec.flow.maxDeadLettersPerMinute: DeadLettering=True above this rate', 0),
+      maxDeadLettersPerMinute: int(
+        0,
+        'spec.flow.maxDeadLettersPerMinute: DeadLettering=True above this rate',
+        0,
+      ),
     },
   },
   database: {
@@ -340,7 +344,7 @@ export const values: Tree = {
     preDeleteHook: bool(
       true,
       'helm uninstall first deletes the Pipelines of deletionPolicy Delete and waits for the controller to finalize them',
-    ),    // The namespace list and the store (issue 33, s4): a Role per listed namespace; the URL only by Secret.
+    ), // The namespace list and the store (issue 33, s4): a Role per listed namespace; the URL only by Secret.
     watchNamespaces: list(
       [],
       "CONTROLLER_WATCH_NAMESPACE: namespaces watched besides the release's, each with a Role and RoleBinding (not with watchAllNamespaces)",

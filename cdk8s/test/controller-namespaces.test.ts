@@ -34,7 +34,10 @@ describe('controller.watchNamespaces', () => {
     const objects = render(listed);
     expect(configMap(objects).CONTROLLER_WATCH_NAMESPACE).toBe('observatory,team-a,team-b');
     const hookEnv = find(objects, 'Job', 'obs-controller-pre-delete')?.spec.template.spec.containers[0].env;
-    expect(hookEnv).toContainEqual({ name: 'CONTROLLER_WATCH_NAMESPACE', value: 'observatory,team-a,team-b' });
+    expect(hookEnv).toContainEqual({
+      name: 'CONTROLLER_WATCH_NAMESPACE',
+      value: 'observatory,team-a,team-b',
+    });
     // Once per other namespace; the release's own keeps its Roles of controller.ts.
     expect(roleNames(objects)).toEqual([
       'team-a/observatory-obs-controller',
@@ -62,7 +65,10 @@ describe('controller.watchNamespaces', () => {
     expect(configMap(all).CONTROLLER_WATCH_NAMESPACE).toBe('');
     expect(roleNames(all)).toEqual([]);
     const noHook = render({ ...listed, 'controller.preDeleteHook': false });
-    expect(roleNames(noHook)).toEqual(['team-a/observatory-obs-controller', 'team-b/observatory-obs-controller']);
+    expect(roleNames(noHook)).toEqual([
+      'team-a/observatory-obs-controller',
+      'team-b/observatory-obs-controller',
+    ]);
   });
 
   it('refuses a name that is not a namespace, naming the value', () => {
@@ -81,7 +87,9 @@ describe('controller.watchNamespaces', () => {
 
 describe('controller.storeUrlSecret', () => {
   it('puts CONTROLLER_STORE_URL in the environment from the Secret only, never in the ConfigMap', () => {
-    expect(container(render()).env.map((e: { name: string }) => e.name)).not.toContain('CONTROLLER_STORE_URL');
+    expect(container(render()).env.map((e: { name: string }) => e.name)).not.toContain(
+      'CONTROLLER_STORE_URL',
+    );
     const objects = render({ 'controller.storeUrlSecret.name': 'store-reader' });
     expect(container(objects).env).toContainEqual({
       name: 'CONTROLLER_STORE_URL',

@@ -55,7 +55,12 @@ export class ControllerNamespaces extends Construct {
       return [role, binding];
     };
     const controller = grant('controller-watched', 'controller', PIPELINE_RULES);
-    const hook = grant('controller-pre-delete-watched', 'controller-pre-delete', PRE_DELETE_RULES, preDeleteHook);
+    const hook = grant(
+      'controller-pre-delete-watched',
+      'controller-pre-delete',
+      PRE_DELETE_RULES,
+      preDeleteHook,
+    );
     const others = '(without (.Values.controller.watchNamespaces | uniq) .Release.Namespace)';
     for (const object of [...controller, ...hook]) forEach(object, '$namespace', others);
     const watchesList = 'and .Values.controller.enabled (not .Values.controller.watchAllNamespaces)';
