@@ -25,13 +25,13 @@ import { createLogger } from '@event-observatory/service-kit';
 import { parseDuration } from '@event-observatory/service-kit/config';
 import { Kafka, logLevel } from 'kafkajs';
 import { Registry } from 'prom-client';
-import { benchRun } from '../lib/report.js';
+import { benchNumber, benchRun } from '../lib/report.js';
 
-const PIPELINES = Number(process.env.BENCH_PIPELINES ?? 1000);
-const BUSY_SHARE = Number(process.env.BENCH_BUSY_SHARE ?? 0.1);
+const PIPELINES = benchNumber('PIPELINES', 1000);
+const BUSY_SHARE = benchNumber('BUSY_SHARE', 0.1);
 const FLOW_PERIOD = process.env.BENCH_FLOW_PERIOD ?? '10s';
 const PERIOD_MS = parseDuration(FLOW_PERIOD);
-const STEADY_S = Number(process.env.BENCH_STEADY_SECONDS ?? 120);
+const STEADY_S = benchNumber('STEADY_SECONDS', 120);
 const run = benchRun('controller');
 const ns = 'bench';
 const topic = (i: number) => `bench-ctl.t${i}`;

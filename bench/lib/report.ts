@@ -50,6 +50,18 @@ function command(): string {
 }
 
 /**
+ * A numeric `BENCH_<name>` setting, `def` when unset; anything but a finite number stops the run
+ * with one line naming the variable and its value.
+ */
+export function benchNumber(name: string, def: number): number {
+  const raw = process.env[`BENCH_${name}`];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isFinite(n)) throw new Error(`BENCH_${name} must be a number, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+/**
  * Starts the clock of one bench's run (its start time and load); `write` puts its report, a
  * Markdown text whose first line is its `# title`, into its section.
  */

@@ -33,10 +33,10 @@ import { bucketFor, createSearchService, parseSearch, SHAPES } from '@event-obse
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { facetEvents, histogramEvents, migrate, oldestEventTime } from '@event-observatory/store';
 import pg from 'pg';
-import { benchRun } from '../lib/report.js';
+import { benchNumber, benchRun } from '../lib/report.js';
 
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 5_000_000);
-const RUNS = Number(process.env.BENCH_RUNS ?? 30);
+const EVENTS = benchNumber('EVENTS', 5_000_000);
+const RUNS = benchNumber('RUNS', 30);
 const SPAN_MS = 182 * 86_400_000;
 const SECRET = 'bench-search-secret-0123456789abcdef';
 const run = benchRun('search');

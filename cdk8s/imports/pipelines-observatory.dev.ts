@@ -103,6 +103,20 @@ export interface PipelineSpec {
   readonly kafka?: PipelineSpecKafka;
 
   /**
+   * Where the flow through the topics is read for status.flow and the Flowing, Lagging, DeadLettering conditions.
+   *
+   * @schema PipelineSpec#flow
+   */
+  readonly flow?: PipelineSpecFlow;
+
+  /**
+   * Topic config keys the controller never sets or resets (tuned by other tools).
+   *
+   * @schema PipelineSpec#ignoredConfigs
+   */
+  readonly ignoredConfigs?: string[];
+
+  /**
    * Retain keeps the topics when the Pipeline is deleted; Delete deletes them.
    *
    * @schema PipelineSpec#deletionPolicy
@@ -125,6 +139,8 @@ export function toJson_PipelineSpec(obj: PipelineSpec | undefined): Record<strin
   }
   const result = {
     kafka: toJson_PipelineSpecKafka(obj.kafka),
+    flow: toJson_PipelineSpecFlow(obj.flow),
+    ignoredConfigs: obj.ignoredConfigs?.map((y) => y),
     deletionPolicy: obj.deletionPolicy,
     topics: obj.topics?.map((y) => toJson_PipelineSpecTopics(y)),
   };
@@ -175,6 +191,68 @@ export function toJson_PipelineSpecKafka(
     bootstrapServers: obj.bootstrapServers,
     tls: toJson_PipelineSpecKafkaTls(obj.tls),
     authentication: toJson_PipelineSpecKafkaAuthentication(obj.authentication),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined ? r : { ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Where the flow through the topics is read for status.flow and the Flowing, Lagging, DeadLettering conditions.
+ *
+ * @schema PipelineSpecFlow
+ */
+export interface PipelineSpecFlow {
+  /**
+   * Consumer group whose committed offsets are compared with the end offsets.
+   *
+   * @schema PipelineSpecFlow#consumerGroup
+   */
+  readonly consumerGroup: string;
+
+  /**
+   * The topic it consumes, as spec.topics[].name spells it; default the first declared topic.
+   *
+   * @schema PipelineSpecFlow#topic
+   */
+  readonly topic?: string;
+
+  /**
+   * Dead-letter topic whose depth and growth are reported (a name in spec.topics, or any topic).
+   *
+   * @schema PipelineSpecFlow#deadLetterTopic
+   */
+  readonly deadLetterTopic?: string;
+
+  /**
+   * Lagging=True above this many records behind; default CONTROLLER_FLOW_MAX_LAG.
+   *
+   * @schema PipelineSpecFlow#maxLag
+   */
+  readonly maxLag?: number;
+
+  /**
+   * DeadLettering=True above this rate; default CONTROLLER_FLOW_MAX_DEAD_LETTERS_PER_MINUTE.
+   *
+   * @schema PipelineSpecFlow#maxDeadLettersPerMinute
+   */
+  readonly maxDeadLettersPerMinute?: number;
+}
+
+/**
+ * Converts an object of type 'PipelineSpecFlow' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PipelineSpecFlow(obj: PipelineSpecFlow | undefined): Record<string, any> | undefined {
+  if (obj === undefined) {
+    return undefined;
+  }
+  const result = {
+    consumerGroup: obj.consumerGroup,
+    topic: obj.topic,
+    deadLetterTopic: obj.deadLetterTopic,
+    maxLag: obj.maxLag,
+    maxDeadLettersPerMinute: obj.maxDeadLettersPerMinute,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined ? r : { ...r, [i[0]]: i[1] }), {});

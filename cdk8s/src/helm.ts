@@ -103,6 +103,18 @@ export function onlyIf(scope: IConstruct, condition: string): void {
   }
 }
 
+const ranges = new WeakMap<ApiObject, [string, string]>();
+
+/**
+ * Renders the objects of `scope` once per item of the Helm list `list`, the item in `variable`
+ * (`$namespace`, usable in `text()`); `.` stays the chart's root inside, so values still resolve.
+ */
+export function forEach(scope: IConstruct, variable: string, list: string): void {
+  for (const child of scope.node.findAll()) {
+    if (child instanceof ApiObject) ranges.set(child, [variable, list]);
+  }
+}
+
 const template = (n: string) => (registry[Number(n)] as { template: string }).template;
 
 const escapeBraces = (yaml: string) => yaml.replace(/\{\{(.*?)\}\}/g, (m) => `{{\`${m}\`}}`);
@@ -137,6 +149,9 @@ export function toTemplate(object: ApiObject): string {
   yaml = yaml.replace(/HELM_(SCALAR|TEXT)_(\d+)/g, (_m, kind, n) =>
     kind === 'TEXT' ? `"${template(n)}"` : template(n),
   );
+  const range = ranges.get(object);
+  if (range)
+    yaml = `{{- range ${range[0]} := ${range[1]} }}\n{{- with $ }}\n---\n${yaml}{{- end }}\n{{- end }}\n`;
   const condition = conditions.get(object);
   return condition ? `{{- if ${condition} }}\n${yaml}{{- end }}\n` : yaml;
 }

@@ -200,7 +200,15 @@ export const values: Tree = {
     adoptExistingTopics: bool(
       false,
       'let the controller take over the topics if they exist already (annotation observatory.dev/adopt-topics: "*")',
-    ),
+    ), // spec.flow of the default Pipeline (the consumer's group kafka.groupId on the topic, its .dlq): thresholds.
+    flow: {
+      maxLag: int(1000, 'spec.flow.maxLag: Lagging=True above this many records behind', 0),
+      maxDeadLettersPerMinute: int(
+        0,
+        'spec.flow.maxDeadLettersPerMinute: DeadLettering=True above this rate',
+        0,
+      ),
+    },
   },
   database: {
     url: str(
@@ -368,7 +376,19 @@ export const values: Tree = {
     preDeleteHook: bool(
       true,
       'helm uninstall first deletes the Pipelines of deletionPolicy Delete and waits for the controller to finalize them',
+    ), // The namespace list and the store (issue 33, s4): a Role per listed namespace; the URL only by Secret.
+    watchNamespaces: list(
+      [],
+      "CONTROLLER_WATCH_NAMESPACE: namespaces watched besides the release's, each with a Role and RoleBinding (not with watchAllNamespaces)",
+      { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 },
     ),
+    storeUrlSecret: {
+      name: str(
+        '',
+        'Secret holding CONTROLLER_STORE_URL, a read-only PostgreSQL URL with its password, for status.flow.lastStoredAt (empty: none)',
+      ),
+      key: str('CONTROLLER_STORE_URL', 'key of the URL in that Secret'),
+    },
   },
   jobs: {
     image: image('jobs'),

@@ -473,10 +473,21 @@ describe('the chart on the cluster', () => {
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
   }, 420_000);
 
-  it('helm uninstall leaves nothing of the release; the topics and the data stay (deletion policy Retain)', async () => {
+  it('helm uninstall leaves nothing of the release; the topics and the data stay (deletion policy Retain); a Delete Pipeline goes first, with its topic', async () => {
     const stored = Number((await db.query('SELECT count(*) AS n FROM events.cloud_event')).rows[0].n);
-    // A plain uninstall: under Retain the Pipeline has no finalizer, so Helm deleting it together
-    // with the controller leaves nothing stuck (the leftovers include pipelines).
+    // A Delete Pipeline holds a finalizer: the pre-delete hook deletes it while the controller
+    // still runs, which deletes its topic and lets it go (else it would stay, stuck, in leftovers).
+    const doomed = `chart-e2e-doomed.${suffix}`;
+    await ns.apply({
+      apiVersion: 'observatory.dev/v1alpha1',
+      kind: 'Pipeline',
+      metadata: { name: 'doomed' },
+      spec: { deletionPolicy: 'Delete', topics: [{ name: doomed, partitions: 1, replicationFactor: 1 }] },
+    });
+    await pipelineReady('doomed');
+    expect(await withKafkaAdmin((admin) => admin.listTopics())).toContain(doomed);
+    // The chart's own Pipeline is Retain: no finalizer, so Helm deleting it together with the
+    // controller leaves nothing stuck (the leftovers include pipelines).
     await helm.run(['uninstall', RELEASE, '--namespace', ns.name, '--wait']);
     installed = false;
     const left = await eventually('the release objects to go', 120_000, async () => {
@@ -486,6 +497,15 @@ describe('the chart on the cluster', () => {
     expect(left).toEqual([]);
     const topics = await withKafkaAdmin((admin) => admin.listTopics());
     expect(topics).toContain(topic);
+    expect(topics).not.toContain(doomed);
     expect(Number((await db.query('SELECT count(*) AS n FROM events.cloud_event')).rows[0].n)).toBe(stored);
+    const reasons = await kube.getJson<{ items: { reason: string }[] }>([
+      'events',
+      '--namespace',
+      ns.name,
+      '--field-selector',
+      'involvedObject.name=doomed',
+    ]);
+    expect(reasons.items.map((e) => e.reason)).not.toContain('TopicsLeftBehind');
   }, 420_000);
 });

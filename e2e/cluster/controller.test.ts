@@ -15,24 +15,23 @@ import {
   type PipelineTopic,
   UNMANAGED_TOPICS_ANNOTATION,
 } from '@event-observatory/controller';
-import { KubeConfig } from '@kubernetes/client-node';
-import { type Admin, Kafka, logLevel } from 'kafkajs';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
-  applyPipelineCrd,
+  condition,
+  controllerSuite,
+  getPipeline,
   pipelineEventReasons,
   releaseAndDelete,
   startInProcessController,
 } from './lib/controller.js';
 import { envList, serviceDeployment } from './lib/deployment.js';
-import { Kube, type Manifest, type TestNamespace } from './lib/kube.js';
+import type { Manifest, TestNamespace } from './lib/kube.js';
 import { TcpProxy } from './lib/tcp-proxy.js';
 
-const cluster = inject('cluster');
-const podStack = inject('podStack');
-const kube = new Kube(cluster.kubeconfig);
-const run = randomUUID().slice(0, 6);
+const suite = controllerSuite('controller-e2e');
+const { cluster, podStack, kube, run, admin } = suite;
 /** A topic name of this run. */
 const topicName = (base: string) => `ctl-e2e.${run}.${base}`;
 
@@ -40,23 +39,14 @@ const topicName = (base: string) => `ctl-e2e.${run}.${base}`;
 const RESYNC_MS = 5_000;
 const WATCH_TIMEOUT = '5s'; // a silent watch is declared stalled after 5 s + 10 s
 
-let admin: Admin;
 let ns: TestNamespace;
 let proxy: TcpProxy;
 let local: { service: ControllerService; registry: Registry };
 
 beforeAll(async () => {
-  await applyPipelineCrd(kube);
-  const kafka = new Kafka({
-    clientId: 'controller-e2e',
-    brokers: [podStack.bootstrapServers],
-    logLevel: logLevel.NOTHING,
-  });
-  admin = kafka.admin();
-  await admin.connect();
+  await suite.start();
   ns = await kube.createNamespace('controller');
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(cluster.kubeconfig);
+  const kubeConfig = suite.kubeConfig();
   const server = new URL(kubeConfig.getCurrentCluster()?.server ?? '');
   proxy = await TcpProxy.start({ host: server.hostname, port: Number(server.port || 443) });
   kubeConfig.loadFromOptions({
@@ -70,7 +60,7 @@ afterAll(async () => {
   await local?.service.close();
   await proxy?.close();
   if (ns) await releaseAndDelete(ns);
-  await admin?.disconnect();
+  await suite.stop();
 });
 
 function startLocalController(kubeConfig: KubeConfig) {
@@ -101,13 +91,7 @@ function pipeline(
   };
 }
 
-async function get(name: string, namespace = ns): Promise<Pipeline> {
-  return JSON.parse(await namespace.kubectl(['get', 'pipeline', name, '-o', 'json'])) as Pipeline;
-}
-
-function condition(p: Pipeline, type: string) {
-  return p.status?.conditions?.find((c) => c.type === type);
-}
+const get = (name: string, namespace = ns) => getPipeline(namespace, name);
 
 /** Waits until the Pipeline's Ready condition has `status` for its current generation. */
 async function waitReady(name: string, status: 'True' | 'False', timeout = 30_000, namespace = ns) {

@@ -4,47 +4,50 @@
  * namespaces under the two topic-name rules, and deletion that cannot get stuck. Two controllers
  * run in this process (fast to start), one per rule, each watching a list of two namespaces of
  * this suite; the flow period is 1.5 s so "within two periods" means seconds. The consumer whose
- * lag is measured is a consumer group of this test (kafkajs), so it can be stopped at will.
+ * flow is read is the real consumer service (devstack's `startServiceProcess`, as `make dev` runs
+ * it) on the Pipeline's topics and a store of its own: it is stopped and restarted, and it
+ * dead-letters the poison records itself.
  */
-import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import {
   type ControllerService,
   FORCE_DELETE_ANNOTATION,
   type Pipeline,
 } from '@event-observatory/controller';
-import { createDatabase } from '@event-observatory/devstack';
-import { createWritePool, migrate } from '@event-observatory/store';
-import { KubeConfig } from '@kubernetes/client-node';
-import { type Admin, type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import {
-  applyPipelineCrd,
+  createDatabase,
+  type ServiceProcess,
+  startServiceProcess,
+  tempDataDir,
+} from '@event-observatory/devstack';
+import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
+import { migrate } from '@event-observatory/store';
+import type { Message, Producer } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  controllerSuite,
+  getPipeline,
   pipelineEventReasons,
   releaseAndDelete,
   startInProcessController,
 } from './lib/controller.js';
-import { Kube, type Manifest, type TestNamespace } from './lib/kube.js';
+import type { Manifest, TestNamespace } from './lib/kube.js';
 
-const cluster = inject('cluster');
-const podStack = inject('podStack');
-const kube = new Kube(cluster.kubeconfig);
-const run = randomUUID().slice(0, 6);
+const suite = controllerSuite('flow-e2e');
+const { podStack, kube, run, admin, kafka } = suite;
 const PERIOD_MS = 1_500;
 const DELETION_BOUND_MS = 8_000;
 const DEAD = '127.0.0.1:1'; // allowed, but nothing listens: a broker that is down
 
-let kafka: Kafka;
-let admin: Admin;
 let producer: Producer;
 /** Two namespaces under `{namespace}.{name}`, two under the literal rule. */
 let tpl: TestNamespace[] = [];
 let lit: TestNamespace[] = [];
+let storeUrl: string;
 const controllers: ControllerService[] = [];
 
-function startController(namespaces: TestNamespace[], template: string, storeUrl?: string): void {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(cluster.kubeconfig);
-  const { service } = startInProcessController(kubeConfig, {
+function startController(namespaces: TestNamespace[], template: string, store?: string): void {
+  const { service } = startInProcessController(suite.kubeConfig(), {
     BROKER_BOOTSTRAP_SERVERS: podStack.bootstrapServers,
     CONTROLLER_ALLOWED_BOOTSTRAP: `${podStack.bootstrapServers},${DEAD}`,
     CONTROLLER_WATCH_NAMESPACE: namespaces.map((n) => n.name).join(','),
@@ -57,33 +60,22 @@ function startController(namespaces: TestNamespace[], template: string, storeUrl
     CONTROLLER_BACKOFF_MAX: '2s',
     CONTROLLER_KAFKA_TIMEOUT: '3s',
     POD_NAME: `flow-${run}-${controllers.length}`,
-    CONTROLLER_STORE_URL: storeUrl,
+    CONTROLLER_STORE_URL: store,
   });
   controllers.push(service);
 }
 
 beforeAll(async () => {
-  await applyPipelineCrd(kube);
-  kafka = new Kafka({
-    clientId: 'flow-e2e',
-    brokers: [podStack.bootstrapServers],
-    logLevel: logLevel.NOTHING,
-  });
-  admin = kafka.admin();
+  await suite.start();
   producer = kafka.producer();
-  await Promise.all([admin.connect(), producer.connect()]);
+  await producer.connect();
   [tpl, lit] = [
     await Promise.all([kube.createNamespace('flow-tpl'), kube.createNamespace('flow-tpl')]),
     await Promise.all([kube.createNamespace('flow-lit'), kube.createNamespace('flow-lit')]),
   ];
-  // A store holding one event, for status.flow.lastStoredAt.
-  const storeUrl = await createDatabase(podStack.databaseUrl, `flow_${run}`);
+  // The consumer's store, read by the controller for status.flow.lastStoredAt.
+  storeUrl = await createDatabase(podStack.databaseUrl, `flow_${run}`);
   await migrate({ url: storeUrl });
-  const writer = createWritePool({ url: storeUrl, max: 1 });
-  await writer.query(
-    `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw) VALUES (now(), 'urn:e2e', '1', 't', '{}')`,
-  );
-  await writer.end();
   startController(tpl, '{namespace}.{name}');
   startController(lit, '{name}', storeUrl);
 });
@@ -91,10 +83,10 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of controllers) await c.close();
   for (const ns of [...tpl, ...lit]) await releaseAndDelete(ns);
-  const mine = (await admin?.listTopics())?.filter((t) => t.includes(run)) ?? [];
+  const mine = (await admin.listTopics().catch(() => [])).filter((t) => t.includes(run));
   if (mine.length > 0) await admin.deleteTopics({ topics: mine });
   await producer?.disconnect();
-  await admin?.disconnect();
+  await suite.stop();
 });
 
 function pipeline(ns: TestNamespace, name: string, spec: Partial<Pipeline['spec']>): Pipeline & Manifest {
@@ -111,9 +103,7 @@ function pipeline(ns: TestNamespace, name: string, spec: Partial<Pipeline['spec'
   };
 }
 
-async function get(ns: TestNamespace, name: string): Promise<Pipeline> {
-  return JSON.parse(await ns.kubectl(['get', 'pipeline', name, '-o', 'json'])) as Pipeline;
-}
+const get = getPipeline;
 
 /** `type=status/reason` of the Pipeline's conditions of these types. */
 async function conditions(ns: TestNamespace, name: string, ...types: string[]): Promise<string[]> {
@@ -129,28 +119,43 @@ const eventReasons = pipelineEventReasons;
 const waitFor = <T>(check: () => Promise<T>, timeout: number) =>
   vi.waitFor(check, { timeout, interval: 250 });
 
-describe('flow health in the status', () => {
+describe('flow health in the status, with the real consumer', () => {
   const events = `flow.${run}.events`;
   const dlq = `flow.${run}.dlq`;
   const group = `flow-${run}`;
-  let consumer: Consumer | undefined;
+  const dataDir = tempDataDir('flow-consumer');
+  let consumer: ServiceProcess | undefined;
   let load: NodeJS.Timeout | undefined;
+  let sent = 0;
 
-  async function startConsumer() {
-    consumer = kafka.consumer({ groupId: group, heartbeatInterval: 500, sessionTimeout: 6_000 });
-    await consumer.connect();
-    await consumer.subscribe({ topic: events, fromBeginning: true });
-    await consumer.run({ autoCommitInterval: 200, autoCommitThreshold: 50, eachMessage: async () => {} });
-  }
-  const send = (topic: string, n: number) =>
-    producer.send({ topic, messages: Array.from({ length: n }, (_, i) => ({ key: String(i), value: 'x' })) });
+  const event = (n: number): CloudEvent => ({
+    specversion: '1.0',
+    id: `flow-${run}-${n}`,
+    source: 'urn:e2e:flow',
+    type: 'com.example.reading',
+    time: new Date().toISOString(),
+    subject: `device-${n % 7}`, // the key is source#subject: seven keys over the three partitions
+    datacontenttype: 'application/json',
+    extensions: {},
+    data: Buffer.from(JSON.stringify({ n })),
+  });
+  const send = (n: number) =>
+    producer.send({ topic: events, messages: Array.from({ length: n }, () => toKafkaRecord(event(sent++))) });
+  /** A record the consumer cannot decode (no ce_id, ce_type): it dead-letters it as malformed. */
+  const poison = (n: number): Message[] =>
+    Array.from({ length: n }, (_, i) => ({
+      key: `p${i}`,
+      value: Buffer.from('{}'),
+      headers: { ce_specversion: '1.0', ce_source: 's' },
+    }));
 
   afterAll(async () => {
     clearInterval(load);
-    await consumer?.disconnect();
+    await consumer?.kill();
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('under load: lag in status.flow and the LAG column, Flowing=True', async () => {
+  it('under load: lag in status.flow and the LAG column, Flowing=True, lastStoredAt from what the consumer stored', async () => {
     const ns = lit[0] as TestNamespace;
     await ns.apply(
       pipeline(ns, 'flow', {
@@ -165,21 +170,39 @@ describe('flow health in the status', () => {
       async () => expect(await conditions(ns, 'flow', 'Ready')).toEqual(['Ready=True/Reconciled']),
       30_000,
     );
-    await send(events, 30);
-    await startConsumer();
-    load = setInterval(() => void send(events, 20).catch(() => {}), 200);
+    await send(30);
+    consumer = await startServiceProcess({
+      name: 'consumer',
+      instance: `flow-consumer-${run}`,
+      dataDir,
+      env: {
+        BROKER_BOOTSTRAP_SERVERS: podStack.bootstrapServers,
+        BROKER_TOPIC: events,
+        BROKER_DLQ_TOPIC: dlq,
+        BROKER_GROUP_ID: group,
+        DATABASE_URL: storeUrl,
+        ADMIN_AUTH_ENABLED: 'false',
+        OTEL_SDK_DISABLED: 'true',
+        LOG_LEVEL: 'warn',
+        CONSUMER_BATCH_WINDOW: '50ms',
+        BROKER_SESSION_TIMEOUT: '10s',
+      },
+    });
+    load = setInterval(() => void send(20).catch(() => {}), 200);
     const p = await waitFor(async () => {
       expect(await conditions(ns, 'flow', 'Flowing', 'Lagging')).toEqual([
         expect.stringMatching(/^Flowing=True\/(Consuming|CaughtUp)$/),
         'Lagging=False/WithinThreshold',
       ]);
-      return get(ns, 'flow');
-    }, 30_000);
+      const q = await get(ns, 'flow');
+      expect(Date.parse(q.status?.flow?.lastStoredAt ?? '')).toBeGreaterThan(Date.now() - 60_000);
+      // A partition shows once the group has committed on it: all three, under this load.
+      expect(q.status?.flow?.partitions).toHaveLength(3);
+      return q;
+    }, 45_000);
     expect(p.status?.flow?.lag).toBeGreaterThanOrEqual(0);
-    expect(p.status?.flow?.partitions).toHaveLength(3);
     expect(p.status?.flow?.deadLetters).toBe(0);
     expect(Date.parse(p.status?.flow?.observedAt ?? '')).toBeGreaterThan(Date.now() - 60_000);
-    expect(Date.parse(p.status?.flow?.lastStoredAt ?? '')).toBeGreaterThan(Date.now() - 300_000);
     const table = await ns.kubectl(['get', 'pipelines']);
     expect(table).toMatch(/NAME\s+TOPICS\s+READY\s+LAG\s+DLQ\s+FLOWING\s+AGE/);
     expect(table).toMatch(/flow\s+2\/2\s+True\s+\d+\s+0\s+True/);
@@ -189,8 +212,7 @@ describe('flow health in the status', () => {
 
   it('the consumer stopped: Lagging within two periods, with an Event', async () => {
     const ns = lit[0] as TestNamespace;
-    await consumer?.disconnect();
-    consumer = undefined;
+    await consumer?.stop(); // SIGTERM: it drains, commits and leaves the group
     const stopped = Date.now();
     await waitFor(
       async () => {
@@ -209,9 +231,13 @@ describe('flow health in the status', () => {
     );
   });
 
-  it('poison records: DeadLettering with its rate and an Event; recovered: every condition clears', async () => {
+  it('poison records: the consumer dead-letters them, DeadLettering with its rate and an Event; recovered: every condition clears', async () => {
     const ns = lit[0] as TestNamespace;
-    const poison = setInterval(() => void send(dlq, 5).catch(() => {}), 300);
+    await consumer?.restart();
+    const poisoning = setInterval(
+      () => void producer.send({ topic: events, messages: poison(5) }).catch(() => {}),
+      300,
+    );
     try {
       await waitFor(async () => {
         expect(await conditions(ns, 'flow', 'DeadLettering')).toEqual([
@@ -220,13 +246,12 @@ describe('flow health in the status', () => {
         const flow = (await get(ns, 'flow')).status?.flow;
         expect(flow?.deadLetters).toBeGreaterThan(0);
         expect(flow?.deadLettersPerMinute).toBeGreaterThan(0);
-      }, 10_000);
+      }, 30_000);
       expect(await eventReasons(ns, 'flow')).toContain('DeadLettering');
     } finally {
-      clearInterval(poison);
+      clearInterval(poisoning);
     }
     clearInterval(load);
-    await startConsumer();
     await waitFor(async () => {
       expect(await conditions(ns, 'flow', 'Flowing', 'Lagging', 'DeadLettering')).toEqual([
         'Flowing=True/CaughtUp',

@@ -11,6 +11,7 @@ import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { onlyIf, releaseName, text, value } from '../helm.js';
 import { image, labels, metadata, podBlocks, podDefaults, tmpMount } from './common.js';
+import { PRE_DELETE_RULES, watchedNamespaces } from './controller-namespaces.js';
 
 const hook = (weight: string) => ({
   'helm.sh/hook': 'pre-delete',
@@ -26,7 +27,7 @@ export class ControllerPreDelete extends Construct {
       metadata: metadata(name, name, hook('-10')),
       automountServiceAccountToken: true,
     });
-    const rules = [{ apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'delete'] }];
+    const rules = PRE_DELETE_RULES;
     const subject = {
       kind: 'ServiceAccount',
       name: releaseName(name),
@@ -68,12 +69,7 @@ export class ControllerPreDelete extends Construct {
                 ...image('controller'),
                 command: ['node', 'services/controller/dist/pre-delete.js'],
                 env: [
-                  {
-                    name: 'CONTROLLER_WATCH_NAMESPACE',
-                    value: text(
-                      '{{ if not .Values.controller.watchAllNamespaces }}{{ .Release.Namespace }}{{ end }}',
-                    ),
-                  },
+                  { name: 'CONTROLLER_WATCH_NAMESPACE', value: watchedNamespaces() },
                   {
                     name: 'CONTROLLER_PRE_DELETE_WAIT',
                     // As long as the controller holds a Pipeline whose deletion fails.

@@ -3,18 +3,23 @@
  * it watches the release's namespace only, so its RBAC is a Role (no cluster-wide object: two
  * releases never collide), with exactly the rules of the controller README's RBAC table; with
  * `controller.watchAllNamespaces` the same rules come as a ClusterRole named after the release's
- * namespace and name (the Lease stays a namespaced Role). The pre-delete hook is its own construct.
+ * namespace and name (the Lease stays a namespaced Role); `controller.watchNamespaces` adds a Role
+ * in each listed namespace (controller-namespaces.ts). The read-only store URL (for
+ * status.flow.lastStoredAt) comes only from a Secret. The pre-delete hook is its own construct.
  */
 
+import { ApiObject } from 'cdk8s';
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { kafkaBootstrap } from '../bundled.js';
 import { kafkaSecuritySettings } from '../credentials.js';
-import { onlyIf, releaseName, scalar, text, value, valueText } from '../helm.js';
+import { onlyIf, releaseName, scalar, spreadAt, text, value, valueText } from '../helm.js';
 import { metadata } from './common.js';
+import { ControllerNamespaces, PIPELINE_RULES, watchedNamespaces } from './controller-namespaces.js';
 import { HttpService } from './http-service.js';
 
-const PIPELINES = 'observatory.dev'; // the Pipeline CRD's API group
+/** CONTROLLER_STORE_URL from `controller.storeUrlSecret` (the URL holds a password: never a value). */
+const STORE_URL_ENV = `(ternary (list (dict "name" "CONTROLLER_STORE_URL" "valueFrom" (dict "secretKeyRef" (dict "name" .Values.controller.storeUrlSecret.name "key" .Values.controller.storeUrlSecret.key)))) (list) (ne .Values.controller.storeUrlSecret.name ""))`;
 
 const fieldEnv = (name: string, fieldPath: string): k8s.EnvVar => ({
   name,
@@ -35,9 +40,7 @@ export class Controller extends Construct {
         ),
         CONTROLLER_LEASE_NAME: releaseName('controller'),
         CONTROLLER_LEASE_NAMESPACE: text('{{ .Release.Namespace }}'),
-        CONTROLLER_WATCH_NAMESPACE: text(
-          '{{ if not .Values.controller.watchAllNamespaces }}{{ .Release.Namespace }}{{ end }}',
-        ),
+        CONTROLLER_WATCH_NAMESPACE: watchedNamespaces(),
         CONTROLLER_TOPIC_NAME_TEMPLATE: value('controller.topicNameTemplate'),
         CONTROLLER_IGNORED_CONFIGS: value('controller.ignoredConfigs'),
         CONTROLLER_DELETION_TIMEOUT: value('controller.deletionTimeout'),
@@ -55,13 +58,11 @@ export class Controller extends Construct {
       name: releaseName('controller'),
       namespace: text('{{ .Release.Namespace }}'),
     };
-    const pipelineRules = [
-      { apiGroups: [PIPELINES], resources: ['pipelines'], verbs: ['list', 'watch', 'patch'] },
-      { apiGroups: [PIPELINES], resources: ['pipelines/status'], verbs: ['patch'] },
-      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
-      // The Secrets a Pipeline's spec.kafka names, in the namespaces it watches.
-      { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
-    ];
+    const pipelineRules = PIPELINE_RULES;
+    const deployment = service.node
+      .findAll()
+      .find((c): c is ApiObject => c instanceof ApiObject && c.kind === 'Deployment');
+    if (deployment) spreadAt(deployment, '/spec/template/spec/containers/0/env', STORE_URL_ENV);
     const leaseRule = {
       apiGroups: ['coordination.k8s.io'],
       resources: ['leases'],
@@ -95,5 +96,6 @@ export class Controller extends Construct {
     for (const scope of [role, binding, service, lease]) onlyIf(scope, '.Values.controller.enabled');
     for (const scope of [clusterRole, clusterBinding])
       onlyIf(scope, 'and .Values.controller.enabled .Values.controller.watchAllNamespaces');
+    new ControllerNamespaces(this);
   }
 }

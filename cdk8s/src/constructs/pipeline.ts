@@ -1,7 +1,8 @@
 /**
  * The default Pipeline: the event topic and its dead-letter topic, created by the controller. The
  * topic settings are those of the controller's default Pipeline (crds/examples/pipeline.yaml);
- * names, partitions, replication and retention come from values.
+ * names, partitions, replication and retention come from values. Its spec.flow names the chart's
+ * consumer group, so `kubectl get pipelines` shows the consumer's lag and the dead letters.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,6 +22,7 @@ const example = parse(readFileSync(join(REPO_ROOT, 'crds/examples/pipeline.yaml'
 };
 const [eventTopic, dlqTopic] = example.spec.topics as [PipelineSpecTopics, PipelineSpecTopics];
 const ADOPT_ANNOTATION = 'observatory.dev/adopt-topics'; // services/controller: ADOPT_TOPICS_ANNOTATION
+const dlqName = scalar('{{ printf "%s.dlq" .Values.pipeline.topic | toJson }}');
 const retentionMs = scalar('{{ mul .Values.pipeline.retentionHours 3600000 | toString | toJson }}');
 
 export class Pipeline extends Construct {
@@ -38,12 +40,20 @@ export class Pipeline extends Construct {
             config: { ...eventTopic.config, 'retention.ms': retentionMs },
           },
           {
-            name: scalar('{{ printf "%s.dlq" .Values.pipeline.topic | toJson }}'),
+            name: dlqName,
             partitions: dlqTopic.partitions,
             replicationFactor: value<number>('pipeline.replicationFactor'),
             config: { ...dlqTopic.config, 'retention.ms': retentionMs },
           },
         ],
+        // The chart's consumer reads the event topic and dead-letters to the other.
+        flow: {
+          consumerGroup: value('kafka.groupId'),
+          topic: value('pipeline.topic'),
+          deadLetterTopic: dlqName,
+          maxLag: value<number>('pipeline.flow.maxLag'),
+          maxDeadLettersPerMinute: value<number>('pipeline.flow.maxDeadLettersPerMinute'),
+        },
       },
     });
     // Topics that exist already (made by hand or another tool) are taken over only when asked,

@@ -1,14 +1,50 @@
 /**
- * What the controller's cluster suites share: the Pipeline CRD applied from crds/ (cluster-wide,
- * left installed), a controller service run in the test process on a given kubeconfig and
- * environment, and the cleanup of a namespace whose Pipelines may still hold a finalizer.
+ * What the controller's cluster suites share: the cluster, the devstack's Kafka and PostgreSQL
+ * (`inject`), a kubectl and a run id; the Pipeline CRD applied from crds/ (cluster-wide, left
+ * installed) and a Kafka admin, in one `controllerSuite()` for beforeAll; a controller service run
+ * in the test process on a given kubeconfig and environment; reading a Pipeline and its
+ * conditions and Events; the cleanup of a namespace whose Pipelines may still hold a finalizer.
  */
+import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
-import { createControllerService, readControllerConfig } from '@event-observatory/controller';
+import { createControllerService, type Pipeline, readControllerConfig } from '@event-observatory/controller';
 import { createLogger, createMetrics } from '@event-observatory/service-kit';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Kafka, logLevel } from 'kafkajs';
+import { inject } from 'vitest';
 import { REPO_ROOT } from './cluster.js';
-import type { Kube, TestNamespace } from './kube.js';
+import { Kube, type TestNamespace } from './kube.js';
+
+/** The suite's handles: call at module level; `start()` in beforeAll, `stop()` in afterAll. */
+export function controllerSuite(clientId: string) {
+  const cluster = inject('cluster');
+  const podStack = inject('podStack');
+  const kube = new Kube(cluster.kubeconfig);
+  const kafka = new Kafka({ clientId, brokers: [podStack.bootstrapServers], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  return {
+    cluster,
+    podStack,
+    kube,
+    kafka,
+    admin,
+    /** Lowercase and short: goes into topic, group and namespace names. */
+    run: randomUUID().slice(0, 6),
+    /** The cluster's kubeconfig, loaded (a suite may point it at a proxy). */
+    kubeConfig(): KubeConfig {
+      const config = new KubeConfig();
+      config.loadFromFile(cluster.kubeconfig);
+      return config;
+    },
+    async start(): Promise<void> {
+      await applyPipelineCrd(kube);
+      await admin.connect();
+    },
+    async stop(): Promise<void> {
+      await admin.disconnect();
+    },
+  };
+}
 
 export async function applyPipelineCrd(kube: Kube): Promise<void> {
   await kube.kubectl([
@@ -37,6 +73,16 @@ export function startInProcessController(kubeConfig: KubeConfig, env: Record<str
   const service = createControllerService({ config, kubeConfig, registry, logger });
   service.start();
   return { service, registry };
+}
+
+/** The Pipeline `name` as the API server has it. */
+export async function getPipeline(namespace: TestNamespace, name: string): Promise<Pipeline> {
+  return JSON.parse(await namespace.kubectl(['get', 'pipeline', name, '-o', 'json'])) as Pipeline;
+}
+
+/** The Pipeline's condition of this type, if it has one. */
+export function condition(p: Pipeline, type: string) {
+  return p.status?.conditions?.find((c) => c.type === type);
 }
 
 /** Pipelines keep a finalizer: once no controller runs, remove it so the namespace can go. */
