@@ -12,26 +12,40 @@
  * BENCH_SHAPES (comma-separated names, e.g. `text,text+attrs,subject (exact)`) measures only those
  * rows of the report, for quick repeats of a few shapes.
  *
- * Starts its own PostgreSQL (devstack), in a temporary folder, or in BENCH_DATA_DIR when set: a
- * store loaded there before with the same BENCH_EVENTS is measured again without loading (the
- * migrations it lacks are applied first). Rows come from `seedEvents` (SQL generate_series); the
+ * Starts its own PostgreSQL (devstack) on a store kept between runs: by default in the ignored
+ * `.cache/bench-search/<BENCH_EVENTS>-<key>` of the repository (not $OBSERVATORY_CACHE: under a
+ * home folder of mode 700 the postgres user of a root run cannot reach it), the key a hash of the
+ * migrations and the seed's SQL, so a second run measures the same store without loading and a
+ * schema change loads a new one (the stale store of that size is deleted). BENCH_DATA_DIR names
+ * another folder (the migrations it lacks are applied on reuse). A store is reused only when its
+ * load finished (`bench-store.json`). Rows come from `seedEvents` (SQL generate_series); the
  * secondary indexes are dropped for the load and created again from their own definitions
  * afterwards (same indexes as the migrations, built in bulk), then the tables are analysed.
  * Also times a reference query that no search change touches (raw SQL: the newest 51 rows of one
  * hour, a different hour each run), so runs at different machine loads can be compared by ratio.
  * Writes its section of bench/results/latest.md.
  */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   createDatabase,
+  repoRoot,
   rollupFromEvents,
   SEED_WORDS,
   seedEvents,
   startPostgres,
-  tempDataDir,
 } from '@event-observatory/devstack';
 import { bucketFor, createSearchService, parseSearch, SHAPES } from '@event-observatory/search';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
-import { facetEvents, histogramEvents, migrate, oldestEventTime } from '@event-observatory/store';
+import {
+  DEFAULT_MIGRATIONS_DIR,
+  facetEvents,
+  histogramEvents,
+  migrate,
+  oldestEventTime,
+  readMigrations,
+} from '@event-observatory/store';
 import pg from 'pg';
 import { benchRun } from '../lib/report.js';
 
@@ -133,40 +147,50 @@ async function load(url: string): Promise<{ loadS: number; indexS: number }> {
 
 const END = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
 
-/** Rows already loaded (BENCH_DATA_DIR), or 0. */
-async function loaded(url: string): Promise<number> {
-  const db = new pg.Client({ connectionString: url });
-  await db.connect();
-  try {
-    const { rows: table } = await db.query(`SELECT to_regclass('events.cloud_event') AS t`);
-    if (table[0].t === null) return 0;
-    const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM events.cloud_event');
-    return rows[0]!.n;
-  } finally {
-    await db.end();
+/** The store's folder: BENCH_DATA_DIR, else the cache folder of this size and schema. */
+async function storeDir(): Promise<string> {
+  if (process.env.BENCH_DATA_DIR) return process.env.BENCH_DATA_DIR;
+  const hash = createHash('sha256').update(`${EVENTS} ${SPAN_MS}\n`);
+  for (const m of await readMigrations(MIGRATIONS.dir ?? DEFAULT_MIGRATIONS_DIR))
+    hash.update(`${m.name} ${m.checksum}\n`);
+  hash.update(readFileSync(join(repoRoot(), 'packages/devstack/src/seed-events.ts')));
+  const root = join(repoRoot(), '.cache/bench-search');
+  const name = `${EVENTS}-${hash.digest('hex').slice(0, 16)}`;
+  // A store of this size under another schema is stale; several GB each, so it goes (unless running).
+  for (const old of existsSync(root) ? readdirSync(root) : []) {
+    if (old === name || !old.startsWith(`${EVENTS}-`)) continue;
+    if (existsSync(join(root, old, 'pgdata/postmaster.pid')))
+      log(`kept ${old}: its PostgreSQL may be running`);
+    else rmSync(join(root, old), { recursive: true, force: true });
   }
+  return join(root, name);
 }
 
-const pgh = await startPostgres({ dataDir: process.env.BENCH_DATA_DIR || tempDataDir('bench-search') });
+/** Written once a load has finished (rows, indexes, statistics, rollup): only then is a store reused. */
+const MARKER = 'bench-store.json';
+const complete = (dir: string) =>
+  existsSync(join(dir, MARKER)) && JSON.parse(readFileSync(join(dir, MARKER), 'utf8')).events === EVENTS;
+
+const dataDir = await storeDir();
+const reuse = complete(dataDir);
+// An unfinished or other-sized store is started over from an empty cluster.
+if (!reuse) rmSync(join(dataDir, 'pgdata'), { recursive: true, force: true });
+const pgh = await startPostgres({ dataDir });
 try {
   const url = await createDatabase(pgh.url, 'bench_search');
   let times = { loadS: Number.NaN, indexS: Number.NaN };
-  if ((await loaded(url)) === EVENTS) {
-    log(`reusing the ${EVENTS.toLocaleString('en-US')} events of ${process.env.BENCH_DATA_DIR}`);
-    // A reused store gets the migrations written since it was loaded (indexes, statistics).
+  if (reuse) {
+    log(`reusing the ${EVENTS.toLocaleString('en-US')} events of ${dataDir}`);
+    // A BENCH_DATA_DIR store gets the migrations written since it was loaded (indexes, statistics).
     const t = performance.now();
     const { applied } = await migrate({ url, ...MIGRATIONS });
     if (applied.length > 0)
       log(`applied ${applied.join(', ')} in ${Math.round((performance.now() - t) / 1000)} s`);
-    // A store loaded before the histogram read the rollup has none.
-    const db = new pg.Pool({ connectionString: url, max: 1 });
-    const { rows } = await db.query('SELECT EXISTS (SELECT 1 FROM events.event_rollup_hourly) AS filled');
-    if (!rows[0].filled) await rollupFromEvents(db);
-    await db.end();
   } else {
     await migrate({ url, ...MIGRATIONS });
-    log(`loading ${EVENTS.toLocaleString('en-US')} events over 182 days`);
+    log(`loading ${EVENTS.toLocaleString('en-US')} events over 182 days into ${dataDir}`);
     times = await load(url);
+    writeFileSync(join(dataDir, MARKER), `${JSON.stringify({ events: EVENTS, loadedAt: new Date() })}\n`);
   }
   const { loadS, indexS } = times;
   const { registry } = createMetrics({ service: 'search', version: 'bench' });
