@@ -45,6 +45,7 @@ import {
   migrate,
   oldestEventTime,
   readMigrations,
+  searchStatement,
 } from '@event-observatory/store';
 import pg from 'pg';
 import { benchRun } from '../lib/report.js';
@@ -147,6 +148,48 @@ async function load(url: string): Promise<{ loadS: number; indexS: number }> {
 
 const END = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
 
+interface Pruning {
+  /** Partitions the plan names. */
+  planned: number;
+  /** Partitions of events.cloud_event (the catch-all included). */
+  partitions: number;
+}
+
+/** How many partitions the plan of a search page's row statement names (EXPLAIN, nothing read). */
+async function partitionsPlanned(url: string, params: URLSearchParams): Promise<Pruning> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    const { rows: parts } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'events.cloud_event'::regclass`,
+    );
+    const { text, values } = searchStatement(parseSearch(params).filter, { limit: 50 });
+    const { rows } = await db.query(`EXPLAIN (FORMAT JSON) ${text}`, values);
+    const named = JSON.stringify(rows[0]['QUERY PLAN']).matchAll(/"Relation Name":"([^"]+)"/g);
+    return { planned: new Set([...named].map((m) => m[1])).size, partitions: parts[0]!.n };
+  } finally {
+    await db.end();
+  }
+}
+
+/**
+ * The default range (last 24 h) of an unfiltered search must plan one or two partitions, not
+ * every one; `range=all` must plan every one, or this check could not fail. Throws otherwise.
+ */
+async function checkPruning(url: string): Promise<{ defaultRange: Pruning; all: Pruning }> {
+  const defaultRange = await partitionsPlanned(url, new URLSearchParams());
+  const all = await partitionsPlanned(url, new URLSearchParams({ range: 'all' }));
+  if (all.planned !== all.partitions)
+    throw new Error(
+      `bench/search: range=all plans ${all.planned} of ${all.partitions} partitions; the EXPLAIN check cannot see pruning`,
+    );
+  if (defaultRange.planned < 1 || defaultRange.planned > 2)
+    throw new Error(
+      `bench/search: an unfiltered search with the default range plans ${defaultRange.planned} of ${defaultRange.partitions} partitions (at most 2): partition pruning is lost`,
+    );
+  return { defaultRange, all };
+}
+
 /** The store's folder: BENCH_DATA_DIR, else the cache folder of this size and schema. */
 async function storeDir(): Promise<string> {
   if (process.env.BENCH_DATA_DIR) return process.env.BENCH_DATA_DIR;
@@ -193,6 +236,10 @@ try {
     writeFileSync(join(dataDir, MARKER), `${JSON.stringify({ events: EVENTS, loadedAt: new Date() })}\n`);
   }
   const { loadS, indexS } = times;
+  const pruning = await checkPruning(url);
+  log(
+    `EXPLAIN: the default range plans ${pruning.defaultRange.planned} of ${pruning.defaultRange.partitions} partitions, range=all ${pruning.all.planned}`,
+  );
   const { registry } = createMetrics({ service: 'search', version: 'bench' });
   const service = createSearchService({
     config: { allowedHosts: ['localhost'], secret: SECRET },
@@ -211,6 +258,8 @@ try {
       () => true,
       () => false,
     );
+  /** How the measured histograms were answered (`rollup`, `table`, `sample N %`), per shape. */
+  let sources = new Set<string>();
   const histogram = (params: URLSearchParams) => {
     const parsed = parseSearch(params);
     const to = parsed.filter.to ?? parsed.now;
@@ -220,7 +269,10 @@ try {
       to,
       bucketMs: bucketFor(to.getTime() - from.getTime()),
     }).then(
-      () => true,
+      (h) => {
+        sources.add(h.source === 'sample' ? `sample ${h.samplePercent} %` : h.source);
+        return true;
+      },
       () => false,
     );
   };
@@ -248,9 +300,11 @@ try {
   for (const [shape, params] of shapes.filter(([name]) => chosen(name))) {
     const whole = await measure((i) => page(params(i)));
     const facet = await measure((i) => facets(params(i)));
+    sources = new Set();
     const hist = await measure((i) => histogram(params(i)));
     const cells = [whole, facet, hist].map((f) => `${f.p50.toFixed(1)} | ${f.p95.toFixed(1)} | ${f.failed}`);
-    rows.push(`| ${shape} | ${cells.join(' | ')} |`);
+    const ratios = [whole, facet, hist].map((f) => (f.p95 / reference.p95).toFixed(0)).join(' / ');
+    rows.push(`| ${shape} | ${cells.join(' | ')} | ${[...sources].sort().join(', ')} | ${ratios} |`);
     log(`${shape}: page / facets / histogram p50 | p95 | failed: ${cells.join(' ; ')}`);
   }
   const unindexed: string[] = [];
@@ -263,7 +317,7 @@ try {
   }
   const text = await registry.metrics();
   await service.close();
-  run.write(report({ loadS, indexS, reference, rows, unindexed, queryTimes: queryTimesFrom(text) }));
+  run.write(report({ loadS, indexS, pruning, reference, rows, unindexed, queryTimes: queryTimesFrom(text) }));
 } finally {
   await pgh.stop();
 }
@@ -285,6 +339,7 @@ function queryTimesFrom(text: string): Map<string, number> {
 function report(r: {
   loadS: number;
   indexS: number;
+  pruning: { defaultRange: Pruning; all: Pruning };
   reference: Figures;
   rows: string[];
   unindexed: string[];
@@ -297,7 +352,12 @@ generate_series${Number.isNaN(r.loadS) ? ' (by an earlier run, reused)' : ` in $
 Page: one \`GET /events\` answered in-process by the search service (rows, capped total, facets
 and histogram read concurrently on the read pool, then rendered); facets and histogram: that
 query alone. ${RUNS} runs after 3 warm-up runs, parameter values rotating between runs.
-Milliseconds; target p95 at most 300 for facets and histogram.
+Milliseconds; target p95 at most 300 for facets and histogram. Histogram from: the hourly rollup,
+the table (counted), or a block sample of the range (estimated, scaled).
+
+Partition pruning (EXPLAIN of the page's row statement): an unfiltered search with the default
+range (last 24 h) plans ${r.pruning.defaultRange.planned} of the ${r.pruning.defaultRange.partitions} partitions (at most 2, else the bench fails);
+\`range=all\` plans ${r.pruning.all.planned}.
 
 Reference query (raw SQL, untouched by search changes: the newest 51 rows of one hour, another
 hour each run): p50 ${r.reference.p50.toFixed(1)}, p95 ${r.reference.p95.toFixed(1)}.
@@ -307,8 +367,8 @@ hour each run): p50 ${r.reference.p50.toFixed(1)}, p95 ${r.reference.p95.toFixed
 time: a 6-hour window (else \`range=all\`); text: \`overflow\` (0.1 % of rows) or a common word
 (1/7 of rows); payload: \`device.id = dev-N\` (equality, 0.02 %); attrs: \`type = com.example.tN\` (5 %).
 
-| shape | page p50 | page p95 | page failed | facets p50 | facets p95 | facets failed | histogram p50 | histogram p95 | histogram failed |
-|---|---|---|---|---|---|---|---|---|---|
+| shape | page p50 | page p95 | page failed | facets p50 | facets p95 | facets failed | histogram p50 | histogram p95 | histogram failed | histogram from | p95 / reference p95 (page / facets / histogram) |
+|---|---|---|---|---|---|---|---|---|---|---|---|
 ${r.rows.join('\n')}
 
 Mean of the page query alone (\`search_query_duration_seconds\` sum / count), ms:
