@@ -18,6 +18,7 @@
 
 import { oldestEventTime } from './event-histogram.js';
 import { clause, type EventFilter, SqlParams, whereOf } from './event-search.js';
+import { addMonths } from './partitions.js';
 import type { DatabasePool } from './queryable.js';
 
 /** Matches counted at most (the newest). */
@@ -120,21 +121,13 @@ async function monthsOf(db: DatabasePool, filter: EventFilter): Promise<{ from?:
   if (start === undefined) return [{ to: filter.to }];
   const months: { from?: Date; to?: Date }[] = [];
   let to = filter.to;
-  let month = monthStart(to ?? new Date());
-  if (to !== undefined && month.getTime() === to.getTime()) month = previousMonth(month);
+  let month = addMonths(to ?? new Date(), 0);
+  if (to !== undefined && month.getTime() === to.getTime()) month = addMonths(month, -1);
   while (month > start) {
     months.push({ from: month, to });
     to = month;
-    month = previousMonth(month);
+    month = addMonths(month, -1);
   }
   months.push({ from: filter.from, to });
   return months;
-}
-
-function monthStart(t: Date): Date {
-  return new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), 1));
-}
-
-function previousMonth(month: Date): Date {
-  return new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() - 1, 1));
 }

@@ -5,18 +5,19 @@
  * buckets are whole hours; from the event table otherwise (the filter's index paths, as the page's
  * rows), within the read pool's statement timeout.
  *
- * A table histogram costs one heap visit per match (GIN and B-tree bitmaps cannot give the time and
- * severity columns): on the 5 M-event bench store a common word over six months is 714,000
+ * A table histogram costs one heap visit per match (GIN and B-tree bitmaps cannot give the time
+ * and severity columns): on the 5 M-event bench store a common word over six months is 714,000
  * matches on 596,000 pages, 1.8-4 s. So when the planner expects more than `HISTOGRAM_EXACT_MAX`
- * matches, the counts are estimated from a block sample (`TABLESAMPLE SYSTEM`, repeatable, about
- * `HISTOGRAM_SAMPLE_ROWS` rows of the range read whatever the filter) scaled by its share, and the
- * histogram says `source: 'sample'`.
+ * matches, the counts are estimated from a repeatable block sample (`TABLESAMPLE SYSTEM`, about
+ * `HISTOGRAM_SAMPLE_ROWS` rows of the months the range touches, whatever the filter) scaled by
+ * its share, and the histogram says `source: 'sample'`.
  *
  * @example
  * const h = await histogramEvents(pool, { types: ['com.example.alarm'] }, { from, to, bucketMs: 3_600_000 });
  * h.buckets[0]; // { start, severe: 3, warning: 0, other: 41 }
  */
 import { clause, type EventFilter, estimateEvents, SqlParams, whereOf } from './event-search.js';
+import { addMonths } from './partitions.js';
 import type { DatabasePool } from './queryable.js';
 import { SEVERE_RANK, SEVERITY } from './severity.js';
 
@@ -145,7 +146,8 @@ export async function histogramEvents(
 
 /**
  * The share of pages to sample (percent, 3 significant digits), or undefined to count: when the
- * planner expects more than `exactMax` matches and the range holds more than `sampleRows` rows.
+ * planner expects more than `exactMax` matches and the months the range touches hold more than
+ * `sampleRows` rows.
  * Two EXPLAINs, nothing read.
  */
 async function samplePercent(
@@ -154,7 +156,12 @@ async function samplePercent(
   limits: SampleLimits,
 ): Promise<number | undefined> {
   if ((await estimateEvents(db, filter)) <= limits.exactMax) return undefined;
-  const rows = await estimateEvents(db, { from: filter.from, to: filter.to });
+  // SYSTEM takes its share of every partition the range touches, so the share is of whole months.
+  const { from, to } = filter as Required<Pick<EventFilter, 'from' | 'to'>>;
+  const rows = await estimateEvents(db, {
+    from: addMonths(from, 0),
+    to: addMonths(new Date(to.getTime() - 1), 1),
+  });
   if (rows <= limits.sampleRows) return undefined;
   return Number(((100 * limits.sampleRows) / rows).toPrecision(3));
 }
