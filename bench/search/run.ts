@@ -353,7 +353,7 @@ Page: one \`GET /events\` answered in-process by the search service (rows, cappe
 and histogram read concurrently on the read pool, then rendered); facets and histogram: that
 query alone. ${RUNS} runs after 3 warm-up runs, parameter values rotating between runs.
 Milliseconds; target p95 at most 300 for facets and histogram. Histogram from: the hourly rollup,
-the table (counted), or a block sample of the range (estimated, scaled).
+the table (counted), or a block sample of the months the range touches (estimated, scaled).
 
 Partition pruning (EXPLAIN of the page's row statement): an unfiltered search with the default
 range (last 24 h) plans ${r.pruning.defaultRange.planned} of the ${r.pruning.defaultRange.partitions} partitions (at most 2, else the bench fails);
