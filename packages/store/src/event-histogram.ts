@@ -146,9 +146,9 @@ export async function histogramEvents(
 
 /**
  * The share of pages to sample (percent, 3 significant digits), or undefined to count: when the
- * planner expects more than `exactMax` matches and the months the range touches hold more than
- * `sampleRows` rows.
- * Two EXPLAINs, nothing read.
+ * planner expects more than `exactMax` matches and the range holds more than `sampleRows` rows
+ * (the share is of the rows of the months it touches).
+ * Up to three EXPLAINs, nothing read.
  */
 async function samplePercent(
   db: DatabasePool,
@@ -156,13 +156,14 @@ async function samplePercent(
   limits: SampleLimits,
 ): Promise<number | undefined> {
   if ((await estimateEvents(db, filter)) <= limits.exactMax) return undefined;
-  // SYSTEM takes its share of every partition the range touches, so the share is of whole months.
   const { from, to } = filter as Required<Pick<EventFilter, 'from' | 'to'>>;
+  // A short range is counted: its rows are few and adjacent (the default 24 h of the bench store).
+  if ((await estimateEvents(db, { from, to })) <= limits.sampleRows) return undefined;
+  // SYSTEM takes its share of every partition the range touches, so the share is of whole months.
   const rows = await estimateEvents(db, {
     from: addMonths(from, 0),
     to: addMonths(new Date(to.getTime() - 1), 1),
   });
-  if (rows <= limits.sampleRows) return undefined;
   return Number(((100 * limits.sampleRows) / rows).toPrecision(3));
 }
 

@@ -102,6 +102,20 @@ describe('histogram from the table', () => {
     expect(h.samplePercent).toBeLessThan(30);
     expect(total(h)).toBeGreaterThan(SEEDED * 0.75);
     expect(total(h)).toBeLessThan(SEEDED * 1.25);
+    // Ten days of it hold ~2,000 rows, fewer than the sample's 5,000: counted, exactly.
+    const short = { ...range, from: new Date(end.getTime() - 10 * 86_400_000), bucketMs: 86_400_000 };
+    const counted10 = await histogramEvents(pool, { text: 'reading' }, short, {
+      exactMax: 1000,
+      sampleRows: 5000,
+    });
+    expect(counted10.source).toBe('table');
+    expect(total(counted10)).toBe(
+      (
+        await pool.query('SELECT count(*)::int AS n FROM events.cloud_event WHERE occurred_at >= $1', [
+          short.from,
+        ])
+      ).rows[0].n,
+    );
     // The same filter under the default limits (this store is far below them) is counted.
     const counted = await histogramEvents(pool, { text: 'reading' }, range);
     expect(counted.source).toBe('table');
