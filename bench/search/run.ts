@@ -12,26 +12,41 @@
  * BENCH_SHAPES (comma-separated names, e.g. `text,text+attrs,subject (exact)`) measures only those
  * rows of the report, for quick repeats of a few shapes.
  *
- * Starts its own PostgreSQL (devstack), in a temporary folder, or in BENCH_DATA_DIR when set: a
- * store loaded there before with the same BENCH_EVENTS is measured again without loading (the
- * migrations it lacks are applied first). Rows come from `seedEvents` (SQL generate_series); the
+ * Starts its own PostgreSQL (devstack) on a store kept between runs: by default in the ignored
+ * `.cache/bench-search/<BENCH_EVENTS>-<key>` of the repository (not $OBSERVATORY_CACHE: under a
+ * home folder of mode 700 the postgres user of a root run cannot reach it), the key a hash of the
+ * migrations and the seed's SQL, so a second run measures the same store without loading and a
+ * schema change loads a new one (the stale store of that size is deleted). BENCH_DATA_DIR names
+ * another folder (the migrations it lacks are applied on reuse). A store is reused only when its
+ * load finished (`bench-store.json`). Rows come from `seedEvents` (SQL generate_series); the
  * secondary indexes are dropped for the load and created again from their own definitions
  * afterwards (same indexes as the migrations, built in bulk), then the tables are analysed.
  * Also times a reference query that no search change touches (raw SQL: the newest 51 rows of one
  * hour, a different hour each run), so runs at different machine loads can be compared by ratio.
  * Writes its section of bench/results/latest.md.
  */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   createDatabase,
+  repoRoot,
   rollupFromEvents,
   SEED_WORDS,
   seedEvents,
   startPostgres,
-  tempDataDir,
 } from '@event-observatory/devstack';
 import { bucketFor, createSearchService, parseSearch, SHAPES } from '@event-observatory/search';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
-import { facetEvents, histogramEvents, migrate, oldestEventTime } from '@event-observatory/store';
+import {
+  DEFAULT_MIGRATIONS_DIR,
+  facetEvents,
+  histogramEvents,
+  migrate,
+  oldestEventTime,
+  readMigrations,
+  searchStatement,
+} from '@event-observatory/store';
 import pg from 'pg';
 import { benchNumber, benchRun } from '../lib/report.js';
 
@@ -133,42 +148,98 @@ async function load(url: string): Promise<{ loadS: number; indexS: number }> {
 
 const END = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
 
-/** Rows already loaded (BENCH_DATA_DIR), or 0. */
-async function loaded(url: string): Promise<number> {
+interface Pruning {
+  /** Partitions the plan names. */
+  planned: number;
+  /** Partitions of events.cloud_event (the catch-all included). */
+  partitions: number;
+}
+
+/** How many partitions the plan of a search page's row statement names (EXPLAIN, nothing read). */
+async function partitionsPlanned(url: string, params: URLSearchParams): Promise<Pruning> {
   const db = new pg.Client({ connectionString: url });
   await db.connect();
   try {
-    const { rows: table } = await db.query(`SELECT to_regclass('events.cloud_event') AS t`);
-    if (table[0].t === null) return 0;
-    const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM events.cloud_event');
-    return rows[0]!.n;
+    const { rows: parts } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'events.cloud_event'::regclass`,
+    );
+    const { text, values } = searchStatement(parseSearch(params).filter, { limit: 50 });
+    const { rows } = await db.query(`EXPLAIN (FORMAT JSON) ${text}`, values);
+    const named = JSON.stringify(rows[0]['QUERY PLAN']).matchAll(/"Relation Name":"([^"]+)"/g);
+    return { planned: new Set([...named].map((m) => m[1])).size, partitions: parts[0]!.n };
   } finally {
     await db.end();
   }
 }
 
-const pgh = await startPostgres({ dataDir: process.env.BENCH_DATA_DIR || tempDataDir('bench-search') });
+/**
+ * The default range (last 24 h) of an unfiltered search must plan one or two partitions, not
+ * every one; `range=all` must plan every one, or this check could not fail. Throws otherwise.
+ */
+async function checkPruning(url: string): Promise<{ defaultRange: Pruning; all: Pruning }> {
+  const defaultRange = await partitionsPlanned(url, new URLSearchParams());
+  const all = await partitionsPlanned(url, new URLSearchParams({ range: 'all' }));
+  if (all.planned !== all.partitions)
+    throw new Error(
+      `bench/search: range=all plans ${all.planned} of ${all.partitions} partitions; the EXPLAIN check cannot see pruning`,
+    );
+  if (defaultRange.planned < 1 || defaultRange.planned > 2)
+    throw new Error(
+      `bench/search: an unfiltered search with the default range plans ${defaultRange.planned} of ${defaultRange.partitions} partitions (at most 2): partition pruning is lost`,
+    );
+  return { defaultRange, all };
+}
+
+/** The store's folder: BENCH_DATA_DIR, else the cache folder of this size and schema. */
+async function storeDir(): Promise<string> {
+  if (process.env.BENCH_DATA_DIR) return process.env.BENCH_DATA_DIR;
+  const hash = createHash('sha256').update(`${EVENTS} ${SPAN_MS}\n`);
+  for (const m of await readMigrations(MIGRATIONS.dir ?? DEFAULT_MIGRATIONS_DIR))
+    hash.update(`${m.name} ${m.checksum}\n`);
+  hash.update(readFileSync(join(repoRoot(), 'packages/devstack/src/seed-events.ts')));
+  const root = join(repoRoot(), '.cache/bench-search');
+  const name = `${EVENTS}-${hash.digest('hex').slice(0, 16)}`;
+  // A store of this size under another schema is stale; several GB each, so it goes (unless running).
+  for (const old of existsSync(root) ? readdirSync(root) : []) {
+    if (old === name || !old.startsWith(`${EVENTS}-`)) continue;
+    if (existsSync(join(root, old, 'pgdata/postmaster.pid')))
+      log(`kept ${old}: its PostgreSQL may be running`);
+    else rmSync(join(root, old), { recursive: true, force: true });
+  }
+  return join(root, name);
+}
+
+/** Written once a load has finished (rows, indexes, statistics, rollup): only then is a store reused. */
+const MARKER = 'bench-store.json';
+const complete = (dir: string) =>
+  existsSync(join(dir, MARKER)) && JSON.parse(readFileSync(join(dir, MARKER), 'utf8')).events === EVENTS;
+
+const dataDir = await storeDir();
+const reuse = complete(dataDir);
+// An unfinished or other-sized store is started over from an empty cluster.
+if (!reuse) rmSync(join(dataDir, 'pgdata'), { recursive: true, force: true });
+const pgh = await startPostgres({ dataDir });
 try {
   const url = await createDatabase(pgh.url, 'bench_search');
   let times = { loadS: Number.NaN, indexS: Number.NaN };
-  if ((await loaded(url)) === EVENTS) {
-    log(`reusing the ${EVENTS.toLocaleString('en-US')} events of ${process.env.BENCH_DATA_DIR}`);
-    // A reused store gets the migrations written since it was loaded (indexes, statistics).
+  if (reuse) {
+    log(`reusing the ${EVENTS.toLocaleString('en-US')} events of ${dataDir}`);
+    // A BENCH_DATA_DIR store gets the migrations written since it was loaded (indexes, statistics).
     const t = performance.now();
     const { applied } = await migrate({ url, ...MIGRATIONS });
     if (applied.length > 0)
       log(`applied ${applied.join(', ')} in ${Math.round((performance.now() - t) / 1000)} s`);
-    // A store loaded before the histogram read the rollup has none.
-    const db = new pg.Pool({ connectionString: url, max: 1 });
-    const { rows } = await db.query('SELECT EXISTS (SELECT 1 FROM events.event_rollup_hourly) AS filled');
-    if (!rows[0].filled) await rollupFromEvents(db);
-    await db.end();
   } else {
     await migrate({ url, ...MIGRATIONS });
-    log(`loading ${EVENTS.toLocaleString('en-US')} events over 182 days`);
+    log(`loading ${EVENTS.toLocaleString('en-US')} events over 182 days into ${dataDir}`);
     times = await load(url);
+    writeFileSync(join(dataDir, MARKER), `${JSON.stringify({ events: EVENTS, loadedAt: new Date() })}\n`);
   }
   const { loadS, indexS } = times;
+  const pruning = await checkPruning(url);
+  log(
+    `EXPLAIN: the default range plans ${pruning.defaultRange.planned} of ${pruning.defaultRange.partitions} partitions, range=all ${pruning.all.planned}`,
+  );
   const { registry } = createMetrics({ service: 'search', version: 'bench' });
   const service = createSearchService({
     config: { allowedHosts: ['localhost'], secret: SECRET },
@@ -187,6 +258,8 @@ try {
       () => true,
       () => false,
     );
+  /** How the measured histograms were answered (`rollup`, `table`, `sample N %`), per shape. */
+  let sources = new Set<string>();
   const histogram = (params: URLSearchParams) => {
     const parsed = parseSearch(params);
     const to = parsed.filter.to ?? parsed.now;
@@ -196,7 +269,10 @@ try {
       to,
       bucketMs: bucketFor(to.getTime() - from.getTime()),
     }).then(
-      () => true,
+      (h) => {
+        sources.add(h.source === 'sample' ? `sample ${h.samplePercent} %` : h.source);
+        return true;
+      },
       () => false,
     );
   };
@@ -224,9 +300,11 @@ try {
   for (const [shape, params] of shapes.filter(([name]) => chosen(name))) {
     const whole = await measure((i) => page(params(i)));
     const facet = await measure((i) => facets(params(i)));
+    sources = new Set();
     const hist = await measure((i) => histogram(params(i)));
     const cells = [whole, facet, hist].map((f) => `${f.p50.toFixed(1)} | ${f.p95.toFixed(1)} | ${f.failed}`);
-    rows.push(`| ${shape} | ${cells.join(' | ')} |`);
+    const ratios = [whole, facet, hist].map((f) => (f.p95 / reference.p95).toFixed(0)).join(' / ');
+    rows.push(`| ${shape} | ${cells.join(' | ')} | ${[...sources].sort().join(', ')} | ${ratios} |`);
     log(`${shape}: page / facets / histogram p50 | p95 | failed: ${cells.join(' ; ')}`);
   }
   const unindexed: string[] = [];
@@ -239,7 +317,7 @@ try {
   }
   const text = await registry.metrics();
   await service.close();
-  run.write(report({ loadS, indexS, reference, rows, unindexed, queryTimes: queryTimesFrom(text) }));
+  run.write(report({ loadS, indexS, pruning, reference, rows, unindexed, queryTimes: queryTimesFrom(text) }));
 } finally {
   await pgh.stop();
 }
@@ -261,6 +339,7 @@ function queryTimesFrom(text: string): Map<string, number> {
 function report(r: {
   loadS: number;
   indexS: number;
+  pruning: { defaultRange: Pruning; all: Pruning };
   reference: Figures;
   rows: string[];
   unindexed: string[];
@@ -273,7 +352,12 @@ generate_series${Number.isNaN(r.loadS) ? ' (by an earlier run, reused)' : ` in $
 Page: one \`GET /events\` answered in-process by the search service (rows, capped total, facets
 and histogram read concurrently on the read pool, then rendered); facets and histogram: that
 query alone. ${RUNS} runs after 3 warm-up runs, parameter values rotating between runs.
-Milliseconds; target p95 at most 300 for facets and histogram.
+Milliseconds; target p95 at most 300 for facets and histogram. Histogram from: the hourly rollup,
+the table (counted), or a block sample of the months the range touches (estimated, scaled).
+
+Partition pruning (EXPLAIN of the page's row statement): an unfiltered search with the default
+range (last 24 h) plans ${r.pruning.defaultRange.planned} of the ${r.pruning.defaultRange.partitions} partitions (at most 2, else the bench fails);
+\`range=all\` plans ${r.pruning.all.planned}.
 
 Reference query (raw SQL, untouched by search changes: the newest 51 rows of one hour, another
 hour each run): p50 ${r.reference.p50.toFixed(1)}, p95 ${r.reference.p95.toFixed(1)}.
@@ -283,8 +367,8 @@ hour each run): p50 ${r.reference.p50.toFixed(1)}, p95 ${r.reference.p95.toFixed
 time: a 6-hour window (else \`range=all\`); text: \`overflow\` (0.1 % of rows) or a common word
 (1/7 of rows); payload: \`device.id = dev-N\` (equality, 0.02 %); attrs: \`type = com.example.tN\` (5 %).
 
-| shape | page p50 | page p95 | page failed | facets p50 | facets p95 | facets failed | histogram p50 | histogram p95 | histogram failed |
-|---|---|---|---|---|---|---|---|---|---|
+| shape | page p50 | page p95 | page failed | facets p50 | facets p95 | facets failed | histogram p50 | histogram p95 | histogram failed | histogram from | p95 / reference p95 (page / facets / histogram) |
+|---|---|---|---|---|---|---|---|---|---|---|---|
 ${r.rows.join('\n')}
 
 Mean of the page query alone (\`search_query_duration_seconds\` sum / count), ms:

@@ -1,18 +1,28 @@
 /**
  * The search page's facets: how many matches carry each type, source, subject, severity and
  * extension name, counted over the whole filtered range up to `FACET_ROW_CAP` matches (the newest
- * ones; beyond that the counts are of those only, and `capped` says so). One statement: the
- * matches are read once (the filter's index paths, newest first) and grouped five ways.
+ * ones; beyond that the counts are of those only, and `capped` says so).
+ *
+ * The matches are read newest first one calendar month at a time (a partition each), each
+ * month's statement reading at most what the cap still allows and grouping it five ways, until
+ * the cap or the range's start. One statement over the whole range let the planner sort every
+ * match when it expected fewer than the cap: a common word and a type on the 5 M-event bench
+ * store (35,700 matches over six months) read 35,700 pages, 1.4 s at p95; month by month it
+ * reads the newest one or two months. The cap bounds the heap visits (one a match for a type:
+ * 50,000 took 300-520 ms, 10,000 about a fifth of that).
  *
  * @example
  * const f = await facetEvents(pool, { from, to });
  * f.types[0]; // { value: 'com.example.alarm', count: 4211 }
  */
+
+import { oldestEventTime } from './event-histogram.js';
 import { clause, type EventFilter, SqlParams, whereOf } from './event-search.js';
+import { addMonths } from './partitions.js';
 import type { DatabasePool } from './queryable.js';
 
-/** Matches counted at most: a default 24 h range of the 5 M-event bench store (~27,000 a day) stays below it. */
-export const FACET_ROW_CAP = 50_000;
+/** Matches counted at most (the newest). */
+export const FACET_ROW_CAP = 10_000;
 /** Values shown per facet. */
 export const FACET_VALUES = 10;
 
@@ -39,8 +49,50 @@ const FACETS = {
   severities: "coalesce(severity_rank::text, '')",
 } as const;
 
+type FacetName = keyof Omit<Facets, 'capped'>;
+
 /** The `FACET_VALUES` most frequent values of each facet among the matches (up to the cap). */
 export async function facetEvents(db: DatabasePool, filter: EventFilter): Promise<Facets> {
+  const counts = new Map<string, Map<string, number>>();
+  let matched = 0;
+  for (const month of await monthsOf(db, filter)) {
+    const rows = await monthFacets(db, { ...filter, ...month }, FACET_ROW_CAP + 1 - matched);
+    for (const r of rows) {
+      if (r.facet === 'matched') {
+        matched += r.n;
+        continue;
+      }
+      const facet = counts.get(r.facet) ?? new Map<string, number>();
+      facet.set(r.value, (facet.get(r.value) ?? 0) + r.n);
+      counts.set(r.facet, facet);
+    }
+    if (matched > FACET_ROW_CAP) break;
+  }
+  const top = (facet: FacetName) =>
+    [...(counts.get(facet) ?? [])]
+      .map(([value, count]) => ({ value, count }))
+      .sort((a, b) => b.count - a.count || a.value.localeCompare(b.value))
+      .slice(0, FACET_VALUES);
+  return {
+    types: top('types'),
+    sources: top('sources'),
+    subjects: top('subjects'),
+    severities: top('severities'),
+    extensions: top('extensions'),
+    capped: matched > FACET_ROW_CAP,
+  };
+}
+
+/**
+ * The newest `limit` matches of one month grouped five ways, and how many were read (`matched`).
+ * `limit` is what the cap still allows plus one: that last row is never grouped, it only says that
+ * more match.
+ */
+async function monthFacets(
+  db: DatabasePool,
+  filter: EventFilter,
+  limit: number,
+): Promise<{ facet: string; value: string; n: number }[]> {
   const p = new SqlParams();
   const where = whereOf(filter, p);
   const groups = Object.entries(FACETS).map(
@@ -53,23 +105,29 @@ export async function facetEvents(db: DatabasePool, filter: EventFilter): Promis
   );
   const sql = `WITH matched AS MATERIALIZED (
       SELECT ce_type, ce_source, ce_subject, severity_rank, extensions FROM events.cloud_event ${clause(where)}
-      ORDER BY occurred_at DESC LIMIT ${p.add(FACET_ROW_CAP + 1)}
-    ), kept AS MATERIALIZED (SELECT * FROM matched LIMIT ${p.add(FACET_ROW_CAP)})
+      ORDER BY occurred_at DESC LIMIT ${p.add(limit)}
+    ), kept AS MATERIALIZED (SELECT * FROM matched LIMIT ${p.add(limit - 1)})
     ${groups.join('\n    UNION ALL ')}`;
   const { rows } = await db.query<{ facet: string; value: string; n: number }>(sql, p.values);
-  const top = (facet: string) =>
-    rows
-      .filter((r) => r.facet === facet)
-      .sort((a, b) => b.n - a.n || a.value.localeCompare(b.value))
-      .slice(0, FACET_VALUES)
-      .map((r) => ({ value: r.value, count: r.n }));
-  const matched = rows.find((r) => r.facet === 'matched')?.n ?? 0;
-  return {
-    types: top('types'),
-    sources: top('sources'),
-    subjects: top('subjects'),
-    severities: top('severities'),
-    extensions: top('extensions'),
-    capped: matched > FACET_ROW_CAP,
-  };
+  return rows;
+}
+
+/**
+ * The range cut at UTC month starts (the partitions' bounds), newest first: from the filter's end
+ * (open when it has none) to its start, or to the oldest event's month when it has none.
+ */
+async function monthsOf(db: DatabasePool, filter: EventFilter): Promise<{ from?: Date; to?: Date }[]> {
+  const start = filter.from ?? (await oldestEventTime(db));
+  if (start === undefined) return [{ to: filter.to }];
+  const months: { from?: Date; to?: Date }[] = [];
+  let to = filter.to;
+  let month = addMonths(to ?? new Date(), 0);
+  if (to !== undefined && month.getTime() === to.getTime()) month = addMonths(month, -1);
+  while (month > start) {
+    months.push({ from: month, to });
+    to = month;
+    month = addMonths(month, -1);
+  }
+  months.push({ from: filter.from, to });
+  return months;
 }

@@ -1,0 +1,124 @@
+/**
+ * Facets and histogram on a real PostgreSQL over several monthly partitions: facets read month by
+ * month yet count exactly what one statement over the range counts (below the cap, and the newest
+ * `FACET_ROW_CAP` above it); a table histogram is counted when few matches are expected and
+ * estimated from a block sample, scaled, when many are.
+ */
+import { createDatabase, seedEvents } from '@event-observatory/devstack';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type EventFilter, FACET_ROW_CAP, facetEvents, histogramEvents, migrate } from '../src/index.js';
+
+const SEEDED = 24_000;
+const SPAN_MS = 120 * 86_400_000;
+const end = new Date(Math.floor(Date.now() / 1000) * 1000);
+let pool: pg.Pool;
+
+beforeAll(async () => {
+  const url = await createDatabase(inject('stack').databaseUrl, `facets_${Date.now().toString(36)}`);
+  await migrate({ url });
+  pool = new pg.Pool({ connectionString: url, max: 2 });
+  await seedEvents(pool, { count: SEEDED, spanMs: SPAN_MS, end });
+  await pool.query('ANALYZE events.cloud_event');
+});
+
+afterAll(async () => {
+  await pool?.end();
+});
+
+/** Type counts of the newest `limit` rows with this type or none, by one statement. */
+async function typeCounts(where: string, values: unknown[], limit = SEEDED): Promise<Map<string, number>> {
+  const { rows } = await pool.query<{ v: string; n: number }>(
+    `SELECT ce_type AS v, count(*)::int AS n FROM (SELECT ce_type FROM events.cloud_event ${where}
+      ORDER BY occurred_at DESC LIMIT ${limit}) m GROUP BY 1`,
+    values,
+  );
+  return new Map(rows.map((r) => [r.v, r.n]));
+}
+
+async function monthsOf(where: string, values: unknown[]): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>(
+    `SELECT count(DISTINCT date_trunc('month', occurred_at))::int AS n FROM events.cloud_event ${where}`,
+    values,
+  );
+  return rows[0]!.n;
+}
+
+describe('facets', () => {
+  it('count every match of a range spanning months, as one statement would', async () => {
+    // Severity error and above: n % 100 = 0 or n % 500 = 1, 288 rows over four or five months.
+    const facets = await facetEvents(pool, { minSeverity: 50 });
+    expect(await monthsOf('WHERE severity_rank >= 50', [])).toBeGreaterThanOrEqual(4);
+    expect(facets.capped).toBe(false);
+    const expected = await typeCounts('WHERE severity_rank >= 50', []);
+    expect(new Map(facets.types.map((t) => [t.value, t.count]))).toEqual(
+      new Map([...expected].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 10)),
+    );
+    expect(facets.severities.reduce((n, s) => n + s.count, 0)).toBe(288);
+  });
+
+  it('count the newest FACET_ROW_CAP matches and say capped beyond it', async () => {
+    const facets = await facetEvents(pool, {});
+    expect(facets.capped).toBe(true);
+    expect(facets.severities.reduce((n, s) => n + s.count, 0)).toBe(FACET_ROW_CAP);
+    const expected = await typeCounts('', [], FACET_ROW_CAP);
+    for (const t of facets.types) expect(t.count).toBe(expected.get(t.value));
+  });
+
+  it('keep to the bounds of a range that starts and ends inside months', async () => {
+    const filter: EventFilter = {
+      from: new Date(end.getTime() - 0.7 * SPAN_MS),
+      to: new Date(end.getTime() - 0.4 * SPAN_MS),
+      types: ['com.example.t3'],
+    };
+    const where = 'WHERE occurred_at >= $1 AND occurred_at < $2 AND ce_type = $3';
+    const values = [filter.from, filter.to, 'com.example.t3'];
+    expect(await monthsOf(where, values)).toBeGreaterThanOrEqual(2);
+    const facets = await facetEvents(pool, filter);
+    expect(facets.capped).toBe(false);
+    expect(facets.types).toEqual([
+      { value: 'com.example.t3', count: (await typeCounts(where, values)).get('com.example.t3') },
+    ]);
+  });
+});
+
+describe('histogram from the table', () => {
+  const range = { from: new Date(end.getTime() - SPAN_MS), to: end, bucketMs: 10 * 86_400_000 };
+  const total = (h: { buckets: { severe: number; warning: number; other: number }[] }) =>
+    h.buckets.reduce((n, b) => n + b.severe + b.warning + b.other, 0);
+
+  it('is counted exactly when few matches are expected', async () => {
+    // `overflow`: n % 997 = 0, 24 rows.
+    const h = await histogramEvents(pool, { text: 'overflow' }, range, { exactMax: 1000, sampleRows: 5000 });
+    expect(h.source).toBe('table');
+    expect(total(h)).toBe(24);
+  });
+
+  it('is estimated from a block sample, scaled, when many matches are expected', async () => {
+    // Every row says `reading`: 24,000 expected, above 1,000; a sample of ~5,000 of the range's rows.
+    const h = await histogramEvents(pool, { text: 'reading' }, range, { exactMax: 1000, sampleRows: 5000 });
+    expect(h.source).toBe('sample');
+    expect(h.samplePercent).toBeGreaterThan(15);
+    expect(h.samplePercent).toBeLessThan(30);
+    expect(total(h)).toBeGreaterThan(SEEDED * 0.75);
+    expect(total(h)).toBeLessThan(SEEDED * 1.25);
+    // Ten days of it hold ~2,000 rows, fewer than the sample's 5,000: counted, exactly.
+    const short = { ...range, from: new Date(end.getTime() - 10 * 86_400_000), bucketMs: 86_400_000 };
+    const counted10 = await histogramEvents(pool, { text: 'reading' }, short, {
+      exactMax: 1000,
+      sampleRows: 5000,
+    });
+    expect(counted10.source).toBe('table');
+    expect(total(counted10)).toBe(
+      (
+        await pool.query('SELECT count(*)::int AS n FROM events.cloud_event WHERE occurred_at >= $1', [
+          short.from,
+        ])
+      ).rows[0].n,
+    );
+    // The same filter under the default limits (this store is far below them) is counted.
+    const counted = await histogramEvents(pool, { text: 'reading' }, range);
+    expect(counted.source).toBe('table');
+    expect(total(counted)).toBe(SEEDED);
+  });
+});
