@@ -22,7 +22,7 @@ import { addMonths } from './partitions.js';
 import type { DatabasePool } from './queryable.js';
 
 /** Matches counted at most (the newest). */
-export const FACET_ROW_CAP = 10_000;
+export const FACET_ROW_CAP = 20_000;
 /** Values shown per facet. */
 export const FACET_VALUES = 10;
 
