@@ -75,8 +75,12 @@ export function HistogramPanel(props: {
     <section aria-labelledby="histogram" class="histogram">
       <h2 id="histogram">Events over time</h2>
       <p class="hint">
+        {h.source === 'sample' ? 'About ' : ''}
         {number.format(all)} events, one bar per {duration(h.bucketMs)}
         {h.source === 'rollup' ? ' (from the hourly rollup: whole hours, errors apart from the rest)' : ''}
+        {h.source === 'sample'
+          ? ` (estimated from a ${h.samplePercent ?? '?'} % sample of the range, scaled)`
+          : ''}
         {'; '}
         <span data-zoom-hint>select a bar to zoom into it</span>.
       </p>
