@@ -339,7 +339,12 @@ describe('Pipeline controller on a real API server and Kafka', () => {
       [kept, 'Unmanaged', 2],
     ]);
     await ns.kubectl(['delete', 'pipeline', 'deleter', '--wait=true', '--timeout=30s']);
-    expect(await kafkaTopic(doomed)).toBeUndefined();
+    // Kafka deletes asynchronously: a broker's metadata may still list the topic for a moment after
+    // DeleteTopics returned, and a metadata request for it then fails instead of answering "absent".
+    await vi.waitFor(async () => expect(await kafkaTopic(doomed)).toBeUndefined(), {
+      timeout: 10_000,
+      interval: 250,
+    });
     expect((await kafkaTopic(kept))?.partitions).toBe(2);
   });
 
