@@ -12,7 +12,7 @@ FORGE_OLDEST_NODE := 22.23.3
 KAFKA3_SUITES := @event-observatory/broker: @event-observatory/ingest:test/outage.test.ts,test/secured.test.ts \
 	@event-observatory/consumer:test/consumer.test.ts,test/process.test.ts,test/secured.test.ts @event-observatory/controller:
 
-.PHONY: help install build lint test test-kafka3 test-forge test-brokers test-cluster cluster-suites soak dev migrate bench cluster images chart audit demo
+.PHONY: help install build lint test test-kafka3 test-forge test-faults test-cluster cluster-suites soak dev migrate bench cluster images chart audit demo
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -44,8 +44,8 @@ lint: install ## Lint and format-check the tree (biome), check the import arrows
 # workspace's suites and the tests of scripts/ (scripts/vitest.config.ts). Three parts that mostly
 # wait go at the end side by side: the cluster suites (e2e/cluster, waiting on the API server and
 # rollouts), the Kafka 3.9 reruns, and the forge client (no Kafka; Node 24, then Node 22) followed
-# by the three-broker faults (e2e/reliability/faults/brokers.test.ts: three Kafka JVMs, a paced
-# load), so no more than three run at once on a 2-core machine.
+# by the fault suites (e2e/reliability/faults: a paced load, one file after the other), so no more
+# than three run at once on a 2-core machine. The cluster suites are the longest of the three.
 test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 22)
 	npx tsc -b
 	./scripts/concurrently.sh $(TYPE_CHECKS) $(LINT_CHECKS)
@@ -58,11 +58,12 @@ test: install ## Run every test of the repo on Node 24 (broker suites also on Ka
 	echo "The tools' own tests (scripts/):"; \
 	PATH="$$lts:$$PATH" npx vitest run --config scripts/vitest.config.ts || status=1; \
 	./scripts/concurrently.sh '$(MAKE) --no-print-directory cluster-suites' '$(MAKE) --no-print-directory test-kafka3' \
-	  '$(MAKE) --no-print-directory -k test-forge test-brokers' || status=1; \
+	  '$(MAKE) --no-print-directory -k test-forge test-faults' || status=1; \
 	./scripts/test-summary.sh $$tally && exit $$status
 
 # Parts of `test` (TEST_TALLY_FILE comes from it): the cluster suites, the broker-facing suites again
-# on Kafka 3.9, the forge client on Node 24 and again on FORGE_OLDEST_NODE, and the three-broker faults.
+# on Kafka 3.9, the forge client on Node 24 and again on FORGE_OLDEST_NODE, and the fault suites
+# (one broker, then three).
 test-kafka3:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; status=0; \
 	for run in $(KAFKA3_SUITES); do \
@@ -70,9 +71,9 @@ test-kafka3:
 	  PATH="$$lts:$$PATH" OBSERVATORY_KAFKA_VERSION=3 npm test -w $${run%%:*} -- $$(echo $${run#*:} | tr , ' ') || status=1; \
 	done; exit $$status
 
-test-brokers:
-	@echo "The fault suite on three brokers:"; \
-	PATH="$$(./scripts/lts-node.sh):$$PATH" npm run test:brokers -w @event-observatory/e2e
+test-faults:
+	@echo "The fault suites (one broker, then three):"; \
+	PATH="$$(./scripts/lts-node.sh):$$PATH" npm run test:faults -w @event-observatory/e2e
 
 test-forge:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; status=0; \
