@@ -219,40 +219,51 @@ afterAll(async () => {
   log(`namespace and metrics-server removed in ${Math.round((Date.now() - t0) / 1000)} s`);
 });
 
+/**
+ * Runs `phase` while `load` sends (`workers` workers, `pauseMs` between requests); the load stops
+ * whatever the phase's outcome.
+ */
+async function whileLoaded<T>(
+  load: Load,
+  workers: number,
+  pauseMs: number,
+  phase: () => Promise<T>,
+): Promise<T> {
+  load.start(workers, pauseMs);
+  try {
+    return await phase();
+  } finally {
+    await load.stop();
+  }
+}
+
 describe.skipIf(!cluster.local)("ingest under the chart's HPA", () => {
   it('scales out to 3 pods under load and back to 1 after it, every request answered 200', async () => {
     const t0 = Date.now();
-    const load = new Load();
     // Up to about 100 requests/s over new connections: far above the target on one pod, and on three.
-    load.start(4, 25);
-    let out: Scale;
-    try {
-      out = await until(
+    const load = new Load();
+    const out = await whileLoaded(load, 4, 25, async () => {
+      const scale = await until(
         '3 ready ingest pods',
         150_000,
         (s) => s.desired === MAX_REPLICAS && s.ready === MAX_REPLICAS,
       );
       // The new pods serve a while under the load before it drops.
       await new Promise((r) => setTimeout(r, 5000));
-    } finally {
-      await load.stop();
-    }
+      return scale;
+    });
     const scaledOut = Math.round((Date.now() - t0) / 1000);
     const heavy = load.sent;
     // A trickle (about 4 requests/s) keeps going through the scale-in: the leaving pods' preStop
     // delay and drain must lose none of it.
     const trickle = new Load();
-    trickle.start(1, 250);
-    let back: Scale;
-    try {
-      back = await until(
+    const back = await whileLoaded(trickle, 1, 250, () =>
+      until(
         '1 ingest pod, the others gone',
         180_000,
         (s) => s.desired === 1 && s.pods === 1 && s.ready === 1,
-      );
-    } finally {
-      await trickle.stop();
-    }
+      ),
+    );
     log(
       `out to ${out.desired} in ${scaledOut} s (${heavy} requests), back to 1 in ${Math.round((Date.now() - t0) / 1000) - scaledOut} s (${trickle.sent} requests); failed: ${load.failed.length + trickle.failed.length}`,
     );

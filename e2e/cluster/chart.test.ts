@@ -10,7 +10,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { createDatabase } from '@event-observatory/devstack';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
@@ -20,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { binaryHeaders } from './lib/cloudevents.js';
 import { REPO_ROOT } from './lib/cluster.js';
 import { baseInstall, CHART, Helm, setArgs } from './lib/helm.js';
+import { httpRequest } from './lib/http.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
 
 const cluster = inject('cluster');
@@ -53,37 +53,6 @@ async function serviceAddress(component: string): Promise<string> {
     ns.name,
   ]);
   return `${svc.spec.clusterIP}:8080`;
-}
-
-/** One HTTP request with an explicit Host header (the search service checks it). */
-function httpRequest(
-  address: string,
-  path: string,
-  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<{ status: number; body: string }> {
-  const [host, port] = address.split(':') as [string, string];
-  return new Promise((done, fail) => {
-    const req = request(
-      {
-        host,
-        port: Number(port),
-        path,
-        method: opts.method ?? 'GET',
-        headers: opts.headers,
-        timeout: 10_000,
-      },
-      (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => {
-          body += c.toString();
-        });
-        res.on('end', () => done({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', fail);
-    req.end(opts.body);
-  });
 }
 
 function postEvent(ingest: string, id: string, subject = 'chart-e2e') {

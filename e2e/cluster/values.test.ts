@@ -10,7 +10,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase } from '@event-observatory/devstack';
@@ -19,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
 import { binaryHeaders } from './lib/cloudevents.js';
 import { baseInstall, CHART, Helm, setArgs } from './lib/helm.js';
+import { httpRequest } from './lib/http.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
 
 const cluster = inject('cluster');
@@ -72,28 +72,6 @@ async function clusterIp(component: string): Promise<string> {
     ns.name,
   ]);
   return svc.spec.clusterIP;
-}
-
-function httpRequest(
-  host: string,
-  path: string,
-  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<{ status: number; body: string }> {
-  return new Promise((done, fail) => {
-    const req = request(
-      { host, port: 8080, path, method: opts.method ?? 'GET', headers: opts.headers, timeout: 30_000 },
-      (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => {
-          body += c.toString();
-        });
-        res.on('end', () => done({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', fail);
-    req.end(opts.body);
-  });
 }
 
 beforeAll(async () => {
@@ -221,7 +199,7 @@ describe('operator values on the cluster', () => {
     }>(['endpointslices', '--namespace', ns.name, '-l', `kubernetes.io/service-name=${NAME}-ingest`]);
     const endpoints = slices.items.flatMap((s) => s.endpoints ?? []);
     expect(endpoints.filter((e) => e.conditions.ready).flatMap((e) => e.addresses)).toEqual([ip]);
-    const service = await clusterIp('ingest');
+    const service = `${await clusterIp('ingest')}:8080`;
     // The spec's readiness meaning is kept: /health/ready says the broker is unreachable.
     const ready = await httpRequest(service, '/health/ready');
     expect(ready.status).toBe(503);
@@ -242,14 +220,15 @@ describe('operator values on the cluster', () => {
   });
 
   it('admits every name of the search Service, its ClusterIP, the pod IP and loopback; refuses others', async () => {
-    const service = await clusterIp('search');
+    const serviceIp = await clusterIp('search');
+    const service = `${serviceIp}:8080`;
     const podIp = (await pod('search')).status.podIP;
     const names = [
       `${NAME}-search`,
       `${NAME}-search.${ns.name}`,
       `${NAME}-search.${ns.name}.svc`,
       `${NAME}-search.${ns.name}.svc.cluster.local`,
-      service,
+      serviceIp,
       podIp,
       'localhost',
       '127.0.0.1',
