@@ -12,7 +12,7 @@ FORGE_OLDEST_NODE := 22.23.3
 KAFKA3_SUITES := @event-observatory/broker: @event-observatory/ingest:test/outage.test.ts,test/secured.test.ts \
 	@event-observatory/consumer:test/consumer.test.ts,test/process.test.ts,test/secured.test.ts @event-observatory/controller:
 
-.PHONY: help install build lint test test-kafka3 test-forge test-faults test-cluster cluster-suites soak dev migrate bench cluster images chart audit demo
+.PHONY: help install build lint test test-kafka3 test-forge test-faults test-cluster cluster-suites test-keda soak dev migrate bench cluster images chart audit demo
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -89,8 +89,14 @@ test-cluster: build ## Run only the cluster suites (e2e/cluster): a cluster of t
 cluster-suites:
 	PATH="$$(./scripts/lts-node.sh):$$PATH" npm run test:cluster -w @event-observatory/e2e
 
-soak: install ## Run the fault suites' long form on Node 24 (minutes per fault, about 30 min; e2e/reliability)
-	PATH="$$(./scripts/lts-node.sh):$$PATH" FAULT_SOAK=1 FAULT_REPORT=$(CURDIR)/e2e/reliability/results/soak.md npm run test:faults -w @event-observatory/e2e
+# Not in `test`: KEDA's cold build (scripts/cluster/keda.sh) takes about half an hour on 2 cores.
+test-keda: build ## Run the KEDA cluster suite (e2e/cluster/keda.test.ts; part of soak): a cluster of its own unless KUBECONFIG is set
+	PATH="$$(./scripts/lts-node.sh):$$PATH" npm run test:cluster-soak -w @event-observatory/e2e
+
+soak: install ## Run the fault suites' long form on Node 24 (minutes per fault, about 30 min; e2e/reliability), then test-keda
+	@status=0; \
+	PATH="$$(./scripts/lts-node.sh):$$PATH" FAULT_SOAK=1 FAULT_REPORT=$(CURDIR)/e2e/reliability/results/soak.md npm run test:faults -w @event-observatory/e2e || status=1; \
+	$(MAKE) --no-print-directory test-keda || status=1; exit $$status
 
 dev: install ## Start Kafka, PostgreSQL and every service locally on Node 24; Ctrl-C stops all
 	PATH="$$(./scripts/lts-node.sh):$$PATH" node --conditions=source --import tsx scripts/dev.ts

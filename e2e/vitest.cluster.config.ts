@@ -1,6 +1,20 @@
-import { defineConfig, mergeConfig } from 'vitest/config';
+import { configDefaults, defineConfig, mergeConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { sharedConfig } from '../vitest.shared.js';
+
+/**
+ * Cluster suites too long for `make test`: `make test-keda` runs them (vitest.cluster-soak.config.ts),
+ * from `make soak`. keda.test.ts needs KEDA, whose cold build takes about half an hour on 2 cores.
+ */
+export const SOAK_SUITES = ['cluster/keda.test.ts'];
+
+/** What both cluster configurations share: the global setup and the timeouts. */
+export const clusterTest = {
+  globalSetup: ['./cluster/global-setup.ts'],
+  maxWorkers: 3,
+  testTimeout: 240_000,
+  hookTimeout: 300_000,
+};
 
 /**
  * The files that take longest (minutes each, mostly waiting for Prometheus to scrape and for
@@ -30,11 +44,9 @@ export default mergeConfig(
   defineConfig({
     test: {
       include: ['cluster/**/*.test.ts'],
-      globalSetup: ['./cluster/global-setup.ts'],
-      maxWorkers: 3,
+      exclude: [...configDefaults.exclude, ...SOAK_SUITES],
       sequence: { sequencer: LongestFirst },
-      testTimeout: 240_000,
-      hookTimeout: 300_000,
+      ...clusterTest,
     },
   }),
 );

@@ -21,6 +21,7 @@ import { REPO_ROOT } from './lib/cluster.js';
 import { baseInstall, Helm, setArgs } from './lib/helm.js';
 import { createPipelineTopics } from './lib/kafka.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
+import { pollUntil } from './lib/poll.js';
 
 const run = promisify(execFile);
 const cluster = inject('cluster');
@@ -141,19 +142,15 @@ async function scale(): Promise<Scale> {
 }
 
 /** Polls the scale every 2 s until `done` holds; logs each change. */
-async function until(what: string, timeoutMs: number, done: (s: Scale) => boolean): Promise<Scale> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  for (;;) {
-    const s = await scale();
-    const line = `desired ${s.desired}, ready ${s.ready}, pods ${s.pods}, cpu ${s.cpu ?? '-'}%`;
-    if (line !== last) log(line);
-    last = line;
-    if (done(s)) return s;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what} (${line})`);
-    await new Promise((r) => setTimeout(r, 2000));
-  }
+function until(what: string, timeoutMs: number, done: (s: Scale) => boolean): Promise<Scale> {
+  return pollUntil({
+    what,
+    timeoutMs,
+    read: scale,
+    line: (s) => `desired ${s.desired}, ready ${s.ready}, pods ${s.pods}, cpu ${s.cpu ?? '-'}%`,
+    done,
+    log,
+  });
 }
 
 beforeAll(async () => {
