@@ -17,14 +17,15 @@ import type { LedgerRow } from '../lib/faults-ledger.js';
 import { CONSUMER_STATEMENT_TIMEOUT_MS, HELD, type Pipeline, startPipeline } from '../lib/faults-pipeline.js';
 import type { ServiceProcess } from '../lib/faults-process.js';
 import { brokerFailures, expectExact, reportRows } from '../lib/faults-report.js';
-import { PLAN, runFault } from '../lib/faults-run.js';
+import { INGEST_QUEUE_CAPACITY, PLAN, runFault } from '../lib/faults-run.js';
 import { until } from '../lib/faults-wait.js';
 
 const runId = randomUUID().slice(0, 8);
 const POISON_RECORDS = 1_000;
-// Well past the 32-record queue, small enough that an overloaded machine still reads every
-// request within the listener's header timeout (400 at once drew 408s at load average 20+).
-const QUEUE_BURST = 150;
+// Well past the send queue (150 for the short form's 32 records), small enough that an overloaded
+// machine still reads every request within the listener's header timeout (400 at once drew 408s
+// at load average 20+ in the short form).
+const QUEUE_BURST = Math.max(150, INGEST_QUEUE_CAPACITY * 1.5);
 let p: Pipeline;
 const rows: LedgerRow[] = [];
 const startedAt = new Date().toISOString();

@@ -20,17 +20,17 @@ import { signDevToken } from '@event-observatory/service-kit/auth';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { type ServiceProcess, spawnService } from './faults-process.js';
+import { INGEST_QUEUE_CAPACITY } from './faults-run.js';
 import { until } from './faults-wait.js';
 
 const SECRET = 'faults-secret-0123456789-abcdefghijklmnopqrstuvwxyz';
 const START_TIMEOUT_MS = 90_000;
 
 /**
- * Settings the suite gives the services on purpose: a 32-record send queue (so a burst of a few
- * hundred requests fills it), and a 200 ms hold between a chunk's write and its offset commit
+ * Settings the suite gives the services on purpose: a small send queue (`INGEST_QUEUE_CAPACITY`),
+ * and a 200 ms hold between a chunk's write and its offset commit
  * (`CONSUMER_TEST_HOLD_AFTER_WRITE`), so a kill lands between the two most of the time.
  */
-export const INGEST_QUEUE_CAPACITY = 32;
 export const CONSUMER_HOLD = '200ms';
 export const HELD = 'test hold: chunk written, offset not committed yet';
 /**

@@ -27,6 +27,14 @@ const RATE = Number(process.env.FAULT_RATE ?? (SOAK ? 1_000 : 100));
 if (!Number.isInteger(RATE) || RATE < 1)
   throw new Error(`FAULT_RATE must be a positive integer (events a second), got ${process.env.FAULT_RATE}`);
 
+/**
+ * The ingestion send queue (`BROKER_QUEUE_CAPACITY`) the suite sets: a quarter second of the load
+ * (at least 32, so a burst of a few hundred requests fills it). The queue holds the records
+ * awaiting their broker's acknowledgement, so it also caps the rate one process takes: 32 records
+ * refused two thirds of a 1,000/s load, every delivery taking about 0.1 s.
+ */
+export const INGEST_QUEUE_CAPACITY = Math.max(32, 2 ** Math.ceil(Math.log2(RATE / 4)));
+
 /** Partitions of the event topic: the load's subjects cover every one of them. */
 export const EVENT_PARTITIONS = 12;
 
