@@ -174,7 +174,13 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
       const now = new Date();
       const partition = `events.cloud_event_${now.getUTCFullYear()}_${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
       mkdirSync(dir, { recursive: true });
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64m', 'tmpfs', dir]);
+      // Room for the partition as it is (the soak's earlier faults leave hundreds of MiB in it) and
+      // for what the load adds before the fault begins; the filler takes the rest.
+      const { rows: sized } = await p.db.query<{ mib: string }>(
+        `SELECT ceil(pg_total_relation_size('${partition}') / 1048576.0) AS mib`,
+      );
+      const size = `${Number(sized[0]?.mib ?? 0) + 256}m`;
+      execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]);
       try {
         execFileSync('chown', ['postgres:postgres', dir]);
         await p.db.query(`CREATE TABLESPACE faults_small LOCATION '${dir}'`);
