@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { formatLedger, type LedgerRow, reconcile } from './faults-ledger.js';
-import { type Load, startLoad, subjectsCoveringPartitions } from './faults-load.js';
+import { type Load, type Outcome, startLoad, subjectsCoveringPartitions } from './faults-load.js';
 import type { Pipeline } from './faults-pipeline.js';
 import { until } from './faults-wait.js';
 
@@ -89,17 +89,36 @@ async function isStored(db: pg.Pool, source: string, id: string): Promise<boolea
 
 /** From `endedAt` until the first event sent after it that was acknowledged is in the store. */
 async function timeToRecover(p: Pipeline, load: Load, source: string, endedAt: number): Promise<number> {
+  const firstAcked = () =>
+    load.outcomes
+      .filter((o) => o.sentAt >= endedAt && o.answer === 200)
+      .sort((a, b) => a.sentAt - b.sentAt)[0];
   await until(
     'an event sent after the fault acknowledged and stored',
     async () => {
-      const first = load.outcomes
-        .filter((o) => o.sentAt >= endedAt && o.answer === 200)
-        .sort((a, b) => a.sentAt - b.sentAt)[0];
+      const first = firstAcked();
       return first !== undefined && (await isStored(p.db, source, first.id));
     },
     RECOVER_TIMEOUT_MS,
-  );
+  ).catch((error: Error) => {
+    // Which side did not recover: ingest (no 200 since the end) or the consumer (a 200 not stored).
+    throw new Error(`${error.message}; since the end: ${answersSince(load, endedAt, firstAcked())}`);
+  });
   return Date.now() - endedAt;
+}
+
+/** The load's answers to events sent since `endedAt`, counted by answer (and 503 failure). */
+function answersSince(load: Load, endedAt: number, firstAcked: Outcome | undefined): string {
+  const counts = new Map<string, number>();
+  for (const o of load.outcomes) {
+    if (o.sentAt < endedAt) continue;
+    const key = o.failure ? `${o.answer} ${o.failure}` : String(o.answer);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  const answers = [...counts].map(([key, n]) => `${key}: ${n}`).join(', ') || 'no answer';
+  return firstAcked
+    ? `${answers}; the first acknowledged, ${firstAcked.id} (partition ${firstAcked.partition}, offset ${firstAcked.offset}), is not stored`
+    : answers;
 }
 
 export async function runFault(p: Pipeline, runId: string, fault: Fault): Promise<FaultRun> {

@@ -26,6 +26,8 @@ export interface SenderOptions {
 
 export class Sender {
   private producer: FenceableProducer | undefined;
+  /** The producer being connected, shared by the batches that wait for it (see `connect`). */
+  private connecting: { producer: FenceableProducer; done: Promise<void>; startedAt: number } | undefined;
   private stopped = false;
   /** Aborted by `abortInFlight`: ends the wait for the batch in flight (shutdown). */
   private readonly cut = new AbortController();
@@ -155,36 +157,47 @@ export class Sender {
     this.report(true);
   }
 
-  /** The connected producer, or a new one connected within `BROKER_MAX_BLOCK` and the deadline. */
+  /**
+   * The connected producer, waiting at most `BROKER_MAX_BLOCK` and the deadline for it. A connect
+   * that misses this batch's bound goes on for the next batches: a producer that sent nothing has
+   * nothing to deliver late, so it is fenced only when connecting fails (or has taken longer than a
+   * delivery timeout). Replacing it at every bound would start the handshake over each time, and a
+   * path slower than the bound (a loaded machine, a path that just healed) would never connect.
+   */
   private async connect(deadline: number): Promise<FenceableProducer> {
     const { config, partitions, logger } = this.opts;
-    if (this.producer && !this.producer.fenced && this.producer.connected) return this.producer;
-    const producer =
-      this.producer && !this.producer.fenced ? this.producer : new FenceableProducer(config, logger);
-    this.producer = producer;
-    const connecting = (async () => {
-      await producer.connect();
-      if (partitions.count === 0) partitions.observe((await producer.partitionLeaders(config.topic)).length);
-      if (partitions.count === 0) throw new Error(`topic ${config.topic} has no partitions`);
-    })();
-    connecting.catch(() => {}); // a failure after the bound has no one left to tell
-    try {
-      const outcome = await settleWithin(
-        connecting,
-        Math.min(config.maxBlockMs, deadline - performance.now()),
+    if (this.producer?.connected && !this.producer.fenced) return this.producer;
+    if (this.connecting && performance.now() - this.connecting.startedAt > config.deliveryTimeoutMs)
+      this.retire(this.connecting.producer);
+    if (!this.connecting) {
+      const producer = new FenceableProducer(config, logger);
+      const done = (async () => {
+        await producer.connect();
+        if (partitions.count === 0)
+          partitions.observe((await producer.partitionLeaders(config.topic)).length);
+        if (partitions.count === 0) throw new Error(`topic ${config.topic} has no partitions`);
+        producer.connected = true;
+      })();
+      // A failure is told to the batch waiting then, if any; the producer is retired either way.
+      done.then(
+        () => {
+          if (this.connecting?.producer === producer) this.connecting = undefined;
+        },
+        () => this.retire(producer),
       );
-      if (outcome === TIMED_OUT) throw new Error('connecting took longer than BROKER_MAX_BLOCK');
-    } catch (err) {
-      this.retire(producer);
-      throw err;
+      this.producer = producer;
+      this.connecting = { producer, done, startedAt: performance.now() };
     }
-    producer.connected = true;
+    const { producer, done } = this.connecting;
+    const outcome = await settleWithin(done, Math.min(config.maxBlockMs, deadline - performance.now()));
+    if (outcome === TIMED_OUT) throw new Error('connecting took longer than BROKER_MAX_BLOCK');
     return producer;
   }
 
   private retire(producer: FenceableProducer): void {
     producer.fence();
     if (this.producer === producer) this.producer = undefined;
+    if (this.connecting?.producer === producer) this.connecting = undefined;
   }
 
   /** Each record's offset: its partition's base offset plus its place among that partition's records. */
