@@ -30,7 +30,11 @@ export function errorHandler(opts: { logger?: Logger; domain?: string } = {}): E
   const domain = opts.domain ?? DEFAULT_ERROR_DOMAIN;
   return (err, c) => {
     if (err instanceof ApiError) {
-      if (err.code >= 500) opts.logger?.error({ err, path: c.req.path }, err.message);
+      // A 503 is the service shedding load or waiting out a dependency, which its metrics count
+      // and its readiness tells: a line with a stack per refused request would flood the log
+      // exactly when the service is busiest.
+      if (err.code === 503) opts.logger?.debug({ path: c.req.path, ...unavailableCause(err) }, err.message);
+      else if (err.code >= 500) opts.logger?.error({ err, path: c.req.path }, err.message);
       return errorResponse(c, err);
     }
     if (err instanceof HTTPException) {
@@ -90,4 +94,10 @@ function defaultMessage(code: number): string {
   if (code === 413) return 'request body too large';
   if (code >= 500) return 'internal error';
   return 'request refused';
+}
+
+/** The ErrorInfo reason and `failure` of a 503, for its log line. */
+function unavailableCause(err: ApiError): { reason?: string; failure?: string } {
+  const info = err.details[0];
+  return { reason: info?.reason, failure: info?.metadata.failure };
 }

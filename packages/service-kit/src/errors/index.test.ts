@@ -75,9 +75,9 @@ describe('error body', () => {
 });
 
 describe('Hono handlers', () => {
-  const logged: object[] = [];
-  const log = (o: object) => void logged.push(o);
-  const logger = { debug: log, info: log, warn: log, error: log };
+  const logged: { level: string; entry: object }[] = [];
+  const at = (level: string) => (entry: object) => void logged.push({ level, entry });
+  const logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
   const app = new Hono();
   app.onError(errorHandler({ logger }));
   app.notFound(notFoundHandler());
@@ -86,6 +86,12 @@ describe('Hono handlers', () => {
       reason: 'invalid-attributes',
       metadata: { maxFutureSkew: '24h' },
       headers: { 'retry-after': '0' },
+    });
+  });
+  app.post('/shed', () => {
+    throw new ApiError('Unavailable', 'the send queue is full', {
+      reason: 'unpersistable',
+      metadata: { failure: 'queue-full' },
     });
   });
   app.post('/json', async (c) => c.json(await c.req.json()));
@@ -141,7 +147,20 @@ describe('Hono handlers', () => {
     expect(res.status).toBe(500);
     expect(body.error).toEqual({ code: 500, message: 'internal error', status: 'INTERNAL', details: [] });
     expect(JSON.stringify(body)).not.toContain('secret internals');
-    expect(logged).toHaveLength(1);
+    expect(logged.at(-1)).toMatchObject({ level: 'error', entry: { path: '/crash' } });
+  });
+
+  it('logs a 503 (shedding, a dependency down) at debug, not as an error per request', async () => {
+    logged.length = 0;
+    const { res, body } = await call('/shed', { method: 'POST' });
+    expect(res.status).toBe(503);
+    expect(body.error).toMatchObject({
+      status: 'UNAVAILABLE',
+      details: [{ metadata: { failure: 'queue-full' } }],
+    });
+    expect(logged).toEqual([
+      { level: 'debug', entry: { path: '/shed', reason: 'unpersistable', failure: 'queue-full' } },
+    ]);
   });
 
   it('answers an unknown route with 404 NOT_FOUND in the same shape', async () => {
