@@ -14,9 +14,9 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createDatabase } from '@event-observatory/devstack';
-import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
+import { randomDevSecret } from '@event-observatory/service-kit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { binaryHeaders } from './lib/cloudevents.js';
+import { binaryHeaders, ingestToken } from './lib/cloudevents.js';
 import { REPO_ROOT } from './lib/cluster.js';
 import { baseInstall, Helm, setArgs } from './lib/helm.js';
 import { createPipelineTopics } from './lib/kafka.js';
@@ -161,12 +161,7 @@ beforeAll(async () => {
     const databaseUrl = await createDatabase(podStack.databaseUrl, `hpa_${suffix}`);
     // The chart's controller is off: the suite makes the topics the chart's Pipeline would.
     await createPipelineTopics(podStack.bootstrapServers, topic);
-    token = await signDevToken({
-      secret: authSecret,
-      scopes: ['events:write'],
-      audience: 'observatory-ingest',
-      ttl: '1h',
-    });
+    token = await ingestToken(authSecret);
     const base = await baseInstall(cluster.images, { ns, name: 'hpa-secrets', databaseUrl, authSecret });
     // ingest's CPU request is the HPA's yardstick: 20 % of 100m is well above an idle pod's use
     // and far below what the load makes.

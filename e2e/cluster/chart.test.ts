@@ -12,11 +12,11 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDatabase } from '@event-observatory/devstack';
-import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
+import { randomDevSecret } from '@event-observatory/service-kit';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { binaryHeaders } from './lib/cloudevents.js';
+import { binaryHeaders, ingestToken } from './lib/cloudevents.js';
 import { REPO_ROOT } from './lib/cluster.js';
 import { baseInstall, CHART, Helm, setArgs } from './lib/helm.js';
 import { httpRequest } from './lib/http.js';
@@ -141,12 +141,7 @@ beforeAll(async () => {
 
   const databaseUrl = await createDatabase(podStack.databaseUrl, `chart_${suffix}`);
   db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-  token = await signDevToken({
-    secret: authSecret,
-    scopes: ['events:write'],
-    audience: 'observatory-ingest',
-    ttl: '1h',
-  });
+  token = await ingestToken(authSecret);
   const base = await baseInstall(cluster.images, { ns, name: 'chart-secrets', databaseUrl, authSecret });
   // As Strimzi makes them: the cluster CA's Secret, and a KafkaUser's Secret (password, and a
   // client certificate for the mutual-TLS listener).

@@ -17,10 +17,10 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createDatabase, type KafkaHandle, startKafka, tempDataDir } from '@event-observatory/devstack';
-import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
+import { randomDevSecret } from '@event-observatory/service-kit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { binaryHeaders } from './lib/cloudevents.js';
+import { binaryHeaders, ingestToken } from './lib/cloudevents.js';
 import { cacheDir, clusterSetting, REPO_ROOT } from './lib/cluster.js';
 import { baseInstall, CHART, Helm, setArgs } from './lib/helm.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
@@ -303,12 +303,7 @@ describe('the chart in a Prometheus Operator stack', () => {
   });
 
   it('fires IngestProduceFailing and DefaultPartitionNotEmpty under their faults, and resolves both after', async () => {
-    const token = await signDevToken({
-      secret: authSecret,
-      scopes: ['events:write'],
-      audience: 'observatory-ingest',
-      ttl: '1h',
-    });
+    const token = await ingestToken(authSecret);
     const ingestUrl = `http://${await podIp(ns.name, `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/name=ingest`)}:8080`;
     const traffic = load(ingestUrl, token, 300_000);
     try {

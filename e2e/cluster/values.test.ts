@@ -13,10 +13,10 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase } from '@event-observatory/devstack';
-import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
+import { randomDevSecret } from '@event-observatory/service-kit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
-import { binaryHeaders } from './lib/cloudevents.js';
+import { binaryHeaders, ingestToken } from './lib/cloudevents.js';
 import { baseInstall, CHART, Helm, setArgs } from './lib/helm.js';
 import { httpRequest } from './lib/http.js';
 import { Kube, type TestNamespace } from './lib/kube.js';
@@ -204,12 +204,7 @@ describe('operator values on the cluster', () => {
     const ready = await httpRequest(service, '/health/ready');
     expect(ready.status).toBe(503);
     expect(JSON.parse(ready.body)).toMatchObject({ broker: 'unreachable' });
-    const token = await signDevToken({
-      secret: authSecret,
-      scopes: ['events:write'],
-      audience: 'observatory-ingest',
-      ttl: '1h',
-    });
+    const token = await ingestToken(authSecret);
     const post = await httpRequest(service, '/v1/events', {
       method: 'POST',
       headers: binaryHeaders(token, { id: suffix, source: '/values', type: 'com.example.values' }),

@@ -1,3 +1,15 @@
+import { signDevToken } from '@event-observatory/service-kit';
+
+/** A token the chart's ingest accepts: `events:write` for its audience, signed with the release's secret. */
+export function ingestToken(authSecret: string): Promise<string> {
+  return signDevToken({
+    secret: authSecret,
+    scopes: ['events:write'],
+    audience: 'observatory-ingest',
+    ttl: '1h',
+  });
+}
+
 /** Headers of a binary-mode CloudEvent POST to ingest (JSON data, `ce-time` now). */
 export function binaryHeaders(
   token: string,

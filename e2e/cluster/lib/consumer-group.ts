@@ -7,10 +7,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createDatabase } from '@event-observatory/devstack';
-import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
+import { randomDevSecret } from '@event-observatory/service-kit';
 import { type Admin, AssignerProtocol, Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { expect, inject, vi } from 'vitest';
+import { ingestToken } from './cloudevents.js';
 import { baseInstall, Helm, setArgs } from './helm.js';
 import { createPipelineTopics } from './kafka.js';
 import { Kube, type TestNamespace } from './kube.js';
@@ -75,12 +76,7 @@ export class ConsumerScalingSuite {
     const databaseUrl = await createDatabase(this.podStack.databaseUrl, `${this.name}_${this.suffix}`);
     this.db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     const authSecret = randomDevSecret();
-    this.token = await signDevToken({
-      secret: authSecret,
-      scopes: ['events:write'],
-      audience: 'observatory-ingest',
-      ttl: '1h',
-    });
+    this.token = await ingestToken(authSecret);
     const base = await baseInstall(this.cluster.images, {
       ns: this.ns,
       name: `${this.name}-secrets`,
