@@ -77,10 +77,12 @@ describe('SIGKILL between the durable write and the commit', () => {
     await f.publish(Array.from({ length: 40 }, (_, i) => testEvent(i)));
     const first = await f.spawn({ CONSUMER_TEST_HOLD_AFTER_WRITE: '120s' });
     await first.waitForLog(HELD);
-    const written = await f.count();
-    expect(written).toBeGreaterThan(0);
     await first.kill();
     expect(await first.exited()).toBe('SIGKILL');
+    // Counted after the kill: with two groups written at once, another chunk may land between the
+    // first hold's log line and the kill, and every row written by then comes back as a duplicate.
+    const written = await f.count();
+    expect(written).toBeGreaterThan(0);
     expect(await f.committed()).toBe(0);
 
     // The restarted consumer joins once the killed member's session (10 s) has expired.
