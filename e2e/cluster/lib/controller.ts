@@ -11,7 +11,7 @@ import { createControllerService, type Pipeline, readControllerConfig } from '@e
 import { createLogger, createMetrics } from '@event-observatory/service-kit';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Kafka, logLevel } from 'kafkajs';
-import { inject } from 'vitest';
+import { inject, vi } from 'vitest';
 import { REPO_ROOT } from './cluster.js';
 import { Kube, type TestNamespace } from './kube.js';
 
@@ -54,12 +54,13 @@ export async function applyPipelineCrd(kube: Kube): Promise<void> {
     '-f',
     resolve(REPO_ROOT, 'crds/pipeline.yaml'),
   ]);
-  await kube.kubectl([
-    'wait',
-    '--for=condition=Established',
-    'crd/pipelines.observatory.dev',
-    '--timeout=60s',
-  ]);
+  // `kubectl wait` fails at once ("accessor error: <nil>") instead of waiting while a CRD just
+  // created (here by two suites at once) has no status yet: retried until it has one.
+  await vi.waitFor(
+    () =>
+      kube.kubectl(['wait', '--for=condition=Established', 'crd/pipelines.observatory.dev', '--timeout=60s']),
+    { timeout: 70_000, interval: 500 },
+  );
 }
 
 /** A started controller (leader election included) with its metrics registry. */
