@@ -20,6 +20,7 @@ import {
   type V1Lease,
   Watch,
 } from '@kubernetes/client-node';
+import type { EventType } from '../model/events.js';
 import { GROUP, type Pipeline, type PipelineStatus, PLURAL, VERSION } from '../pipeline/types.js';
 
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -33,8 +34,6 @@ export interface PipelineList {
   items: Pipeline[];
   resourceVersion: string;
 }
-
-export type EventType = 'Normal' | 'Warning';
 
 /** One event of a Pipeline watch; `ERROR` carries a Status (`code` 410: the version is gone). */
 export interface PipelineWatchEvent {
