@@ -4,8 +4,8 @@
  * get the Secrets a Pipeline's `spec.kafka` names, and get / create / update the leader-election
  * Lease.
  *
- * `PipelineApi` is the part the controller loop and the reconciler use: this class in the
- * service, an in-memory API server in the fast tests (test/fake-api-server.ts).
+ * `PipelineApi` is the part the controller loop and the Kubernetes handler use: this class in
+ * the service, an in-memory API server in the tests (src/testing/fake-api-server.ts).
  */
 
 import { withTimeout } from '@event-observatory/service-kit/resilience';
