@@ -19,7 +19,7 @@ import {
   KafkaHandler,
   Reconciler,
 } from '@event-observatory/controller';
-import { FakeApiServer } from '@event-observatory/controller/fake-api-server';
+import { FakeApiServer } from '@event-observatory/controller/testing';
 import { startKafka, tempDataDir } from '@event-observatory/devstack';
 import { createLogger } from '@event-observatory/service-kit';
 import { parseDuration } from '@event-observatory/service-kit/config';

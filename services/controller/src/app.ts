@@ -7,7 +7,7 @@
  * | GET | /health/live | consults nothing |
  * | GET | /health/ready | `kubernetes`: the API server answered the last lease request; `role`: leader or standby |
  *
- * None of them is timed (the spec's rule for health and metrics routes); no other route.
+ * None of them is timed (the service kit never times health and metrics routes); no other route.
  */
 
 import {

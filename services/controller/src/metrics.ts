@@ -1,6 +1,7 @@
 /**
- * The controller's meters, named in the spec's style (Document 2 section 4): `_total` counters,
- * `_seconds` timers with count, sum, max and buckets, `outcome` from the spec's closed set.
+ * The controller's meters, named as every service's (service-kit README, "Metrics"): `_total`
+ * counters, `_seconds` timers with count, sum, max and buckets, `outcome` from the services'
+ * closed set.
  */
 import { createTimer, ladders } from '@event-observatory/service-kit/metrics';
 import { Counter, Gauge, type Registry } from 'prom-client';

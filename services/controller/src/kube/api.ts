@@ -4,8 +4,8 @@
  * get the Secrets a Pipeline's `spec.kafka` names, and get / create / update the leader-election
  * Lease.
  *
- * `PipelineApi` is the part the controller loop and the reconciler use: this class in the
- * service, an in-memory API server in the fast tests (test/fake-api-server.ts).
+ * `PipelineApi` is the part the controller loop and the Kubernetes handler use: this class in
+ * the service, an in-memory API server in the tests (src/testing/fake-api-server.ts).
  */
 
 import { withTimeout } from '@event-observatory/service-kit/resilience';
@@ -20,6 +20,7 @@ import {
   type V1Lease,
   Watch,
 } from '@kubernetes/client-node';
+import type { EventType } from '../model/events.js';
 import { GROUP, type Pipeline, type PipelineStatus, PLURAL, VERSION } from '../pipeline/types.js';
 
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -33,8 +34,6 @@ export interface PipelineList {
   items: Pipeline[];
   resourceVersion: string;
 }
-
-export type EventType = 'Normal' | 'Warning';
 
 /** One event of a Pipeline watch; `ERROR` carries a Status (`code` 410: the version is gone). */
 export interface PipelineWatchEvent {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type FlowReading, observeFlow, worthWriting } from './flow.js';
+import { API_VERSION, KIND, type Pipeline } from '../pipeline/types.js';
+import { type FlowReading, observeFlow, withFlowObservation, worthWriting } from './flow.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const t1 = new Date('2026-01-01T00:00:30Z');
@@ -111,5 +112,50 @@ describe('worthWriting', () => {
     expect(worthWriting(written(1000), next(1200), rule, t1)).toBe(true);
     expect(worthWriting({}, next(0), rule, t1)).toBe(true);
     expect(worthWriting(written(1000), next(1000), rule, new Date(t0.getTime() + 600_000))).toBe(true);
+  });
+});
+
+describe('withFlowObservation', () => {
+  const observed = (flow: boolean, status?: Pipeline['status']): Pipeline => ({
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: { namespace: 'ns', name: 'p', generation: 2 },
+    spec: { topics: [], ...(flow ? { flow: { consumerGroup: 'g' } } : {}) },
+    ...(status ? { status } : {}),
+  });
+  const ready = {
+    type: 'Ready',
+    status: 'True',
+    reason: 'Reconciled',
+    message: '',
+    lastTransitionTime: '',
+  } as const;
+
+  it('adds the flow and its conditions, clearing the fields the reading leaves out', () => {
+    const observation = observeFlow(reading([5], [8]), undefined, thresholds, t0);
+    const status = withFlowObservation(observed(true), { conditions: [ready] }, observation, t1);
+    expect(status.flow).toMatchObject({
+      lag: 3,
+      deadLetters: null,
+      message: null,
+      observedAt: t0.toISOString(),
+    });
+    expect(status.conditions?.map((c) => [c.type, c.observedGeneration])).toEqual([
+      ['Ready', undefined],
+      ['Flowing', 2],
+      ['Lagging', 2],
+    ]);
+    expect(withFlowObservation(observed(true), { conditions: [ready] }, undefined, t1)).toEqual({
+      conditions: [ready],
+    });
+  });
+
+  it('removes the flow and its conditions once spec.flow is gone', () => {
+    const flowing = { ...ready, type: 'Flowing' };
+    const before = observed(false, { flow: { observedAt: t0.toISOString() }, conditions: [ready, flowing] });
+    expect(withFlowObservation(before, { conditions: [ready, flowing] }, undefined, t1)).toEqual({
+      flow: null,
+      conditions: [ready],
+    });
   });
 });

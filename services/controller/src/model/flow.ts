@@ -5,10 +5,14 @@
  * server with observedAt ticks).
  */
 import { groupLag, type PartitionRange } from '@event-observatory/broker';
-import type { Condition, FlowStatus } from '../pipeline/types.js';
-import type { ConditionInput } from './conditions.js';
+import type { Condition, FlowStatus, Pipeline, PipelineStatus } from '../pipeline/types.js';
+import { type ConditionInput, setCondition } from './conditions.js';
 
 export const FLOW_CONDITIONS = ['Flowing', 'Lagging', 'DeadLettering'] as const;
+
+export function isFlowCondition(type: string): boolean {
+  return (FLOW_CONDITIONS as readonly string[]).includes(type);
+}
 
 /** What Kafka answered for one Pipeline; `error` when it could not be read. */
 export interface FlowReading {
@@ -205,9 +209,7 @@ export function worthWriting(
     if (!old || old.status !== c.status || old.reason !== c.reason) return true;
   }
   const gone = (written.conditions ?? []).some(
-    (c) =>
-      (FLOW_CONDITIONS as readonly string[]).includes(c.type) &&
-      !next.conditions.some((n) => n.type === c.type),
+    (c) => isFlowCondition(c.type) && !next.conditions.some((n) => n.type === c.type),
   );
   return (
     gone ||
@@ -218,4 +220,38 @@ export function worthWriting(
     moved(before.deadLettersPerMinute, next.flow.deadLettersPerMinute, rule.ratio, 1) ||
     now.getTime() - Date.parse(before.observedAt) >= rule.maxIntervalMs
   );
+}
+
+/** The fields of `status.flow` a reading may leave out. */
+const FLOW_OPTIONAL = ['lag', 'partitions', 'deadLetters', 'deadLettersPerMinute', 'lastStoredAt', 'message'];
+
+/**
+ * `status` with the Pipeline's last flow `observation`: `flow` and the flow conditions. Without
+ * `spec.flow` they go; without an observation `status` stays as it is.
+ */
+export function withFlowObservation(
+  pipeline: Pipeline,
+  status: PipelineStatus,
+  observation: FlowObservation | undefined,
+  now: Date,
+): PipelineStatus {
+  if (!pipeline.spec.flow) {
+    // No longer observed: the flow and its conditions go (null deletes a field in a merge patch).
+    if (!pipeline.status?.flow) return status;
+    return {
+      ...status,
+      flow: null,
+      conditions: (status.conditions ?? []).filter((c) => !isFlowCondition(c.type)),
+    };
+  }
+  if (!observation) return status;
+  let conditions = (status.conditions ?? []).filter(
+    (c) => !isFlowCondition(c.type) || observation.conditions.some((o) => o.type === c.type),
+  );
+  for (const c of observation.conditions)
+    conditions = setCondition(conditions, { ...c, observedGeneration: pipeline.metadata.generation }, now);
+  // A merge patch keeps what it does not name: a reading's absent field (a message gone, a lag
+  // no longer known) is written as null, which removes it.
+  const cleared = Object.fromEntries(FLOW_OPTIONAL.map((k) => [k, null]));
+  return { ...status, flow: { ...cleared, ...observation.flow } as FlowStatus, conditions };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { API_VERSION, KIND, type Pipeline } from '../pipeline/types.js';
-import { clusterOf, sharingPipelines, topicOwners } from './ownership.js';
+import { claimants, clusterOf, sharingPipelines, topicOwners } from './ownership.js';
 
 function pipeline(
   namespace: string,
@@ -61,5 +61,12 @@ describe('topic ownership', () => {
     const b = pipeline('ns', 'b', '2026-01-02T00:00:00Z', ['t1', 't2']);
     const c = pipeline('ns', 'c', '2026-01-03T00:00:00Z', ['t3']);
     expect(sharingPipelines(a, [a, b, c], DEFAULT)).toEqual(['ns/b']);
+  });
+
+  it('names, for each topic of a Pipeline being deleted, another Pipeline of its cluster that declares it', () => {
+    const gone = pipeline('ns', 'gone', '2026-01-01T00:00:00Z', ['t1', 't2', 't3']);
+    const b = pipeline('ns', 'b', '2026-01-02T00:00:00Z', ['t1']);
+    const elsewhere = pipeline('ns', 'c', '2026-01-03T00:00:00Z', ['t2'], 'other:9092');
+    expect(claimants(gone, [gone, b, elsewhere], 'kafka:9092', DEFAULT)).toEqual(new Map([['t1', 'ns/b']]));
   });
 });

@@ -50,3 +50,19 @@ export function sharingPipelines(
   }
   return keys;
 }
+
+export /** Topics of `pipeline` other Pipelines of the same cluster declare: name -> `namespace/name` of one. */
+function claimants(
+  pipeline: Pipeline,
+  all: Pipeline[],
+  cluster: string,
+  defaultServers: string[],
+): Map<string, string> {
+  const self = keyOf(pipeline.metadata);
+  const claimed = new Map<string, string>();
+  for (const other of all) {
+    if (keyOf(other.metadata) === self || clusterOf(other, defaultServers) !== cluster) continue;
+    for (const t of other.spec.topics) if (!claimed.has(t.name)) claimed.set(t.name, keyOf(other.metadata));
+  }
+  return claimed;
+}

@@ -1,5 +1,5 @@
 /**
- * The safe defaults the controller enforces before it touches Kafka (issue 27): only allowlisted
+ * The safe defaults the controller enforces before it touches Kafka: only allowlisted
  * clusters, never Kafka's internal topics, and no existing topic taken over unless the Pipeline
  * asks for it. Pure functions of the Pipeline (its spec, annotations and last status).
  */

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { API_VERSION, KIND, type Pipeline, UNMANAGED_TOPICS_ANNOTATION } from '../pipeline/types.js';
 import { findCondition } from './conditions.js';
 import { desiredTopics } from './desired.js';
-import { pausedStatus, pendingStatus, reconciledStatus, type TopicResult } from './status.js';
+import {
+  appliedResults,
+  onlyDeclaredConfigs,
+  pausedStatus,
+  pendingStatus,
+  reconciledStatus,
+  type TopicResult,
+} from './status.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const t1 = new Date('2026-01-01T00:01:00Z');
@@ -129,5 +136,49 @@ describe('desired topics', () => {
     ]);
     expect(desired.unmanaged).toEqual(['b']);
     expect(desired.conflicts).toEqual([{ name: 'c', owner: 'other/older' }]);
+  });
+});
+
+describe('results of applying to Kafka', () => {
+  it('reads unmanaged topics, blocks those not adopted, and marks applied ones Ready or Refused without repeating the name', () => {
+    const refusal = { kind: 'cannot-decrease-partitions', message: 'r: no', current: 4, desired: 2 } as const;
+    const applied = (name: string, refused: (typeof refusal)[] = []) => ({
+      name,
+      action: 'unchanged' as const,
+      partitions: 2,
+      changedConfigs: [],
+      warnings: [],
+      refused,
+    });
+    const results = appliedResults(
+      ['u'],
+      ['n'],
+      [applied('a'), applied('r', [refusal])],
+      new Map([['u', state('u', 1)]]),
+    );
+    expect(
+      results.map((r) => [r.name, r.phase, r.blocked, r.message, r.managed, r.state?.partitions]),
+    ).toEqual([
+      ['u', 'Unmanaged', undefined, undefined, undefined, 1],
+      [
+        'n',
+        'Blocked',
+        'AdoptionRequired',
+        expect.stringContaining('observatory.dev/adopt-topics'),
+        undefined,
+        undefined,
+      ],
+      ['a', 'Ready', undefined, undefined, true, undefined],
+      ['r', 'Refused', undefined, 'no', true, undefined],
+    ]);
+  });
+
+  it('keeps only the configs the topic declares', () => {
+    const read = {
+      name: 'a',
+      phase: 'Ready',
+      state: { ...state('a', 1), configs: { x: '1', y: '2' } },
+    } as const;
+    expect(onlyDeclaredConfigs(read, ['y']).state?.configs).toEqual({ y: '2' });
   });
 });

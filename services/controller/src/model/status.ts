@@ -2,8 +2,9 @@
  * The status a reconcile writes, computed from what it found: each topic's phase and state in
  * Kafka, then the conditions (`Ready`, `Conflict`, `ReconciliationPaused`) per the API conventions.
  */
-import type { TopicRefusal, TopicState } from '@event-observatory/broker';
+import type { TopicOutcome, TopicRefusal, TopicState } from '@event-observatory/broker';
 import {
+  ADOPT_TOPICS_ANNOTATION,
   type Condition,
   PAUSE_ANNOTATION,
   type Pipeline,
@@ -91,6 +92,54 @@ function topicStatus(t: TopicResult): TopicStatus {
     ...(t.message ? { message: t.message } : {}),
     managed: t.managed ?? false,
   };
+}
+
+/**
+ * The results of applying to Kafka: the `unmanaged` topics as read, those it could not take over
+ * (`notAdopted`) blocked, and the applied ones `Ready` or `Refused`, each with its `states` entry.
+ */
+export function appliedResults(
+  unmanaged: string[],
+  notAdopted: string[],
+  outcomes: TopicOutcome[],
+  states: ReadonlyMap<string, TopicState>,
+): TopicResult[] {
+  const withState = (name: string) => {
+    const state = states.get(name);
+    return state ? { state } : {};
+  };
+  return [
+    ...unmanaged.map((name): TopicResult => ({ name, phase: 'Unmanaged', ...withState(name) })),
+    ...notAdopted.map(
+      (name): TopicResult => ({
+        name,
+        phase: 'Blocked',
+        blocked: 'AdoptionRequired',
+        ...withState(name),
+        message: `exists in Kafka and was not created by this Pipeline: add it to the annotation ${ADOPT_TOPICS_ANNOTATION} to take it over`,
+      }),
+    ),
+    ...outcomes.map(
+      ({ name, refused }): TopicResult => ({
+        name,
+        phase: refused.length > 0 ? 'Refused' : 'Ready',
+        ...withState(name),
+        refused,
+        managed: true,
+        ...(refused.length > 0
+          ? // The model's messages start with the topic name, which the status prints already.
+            { message: refused.map((r) => r.message.replace(`${name}: `, '')).join('; ') }
+          : {}),
+      }),
+    ),
+  ];
+}
+
+export /** The result with only the configs its topic declares (Kafka was read for every declared key). */
+function onlyDeclaredConfigs(result: TopicResult, keys: string[]): TopicResult {
+  if (!result.state) return result;
+  const configs = Object.fromEntries(Object.entries(result.state.configs).filter(([k]) => keys.includes(k)));
+  return { ...result, state: { ...result.state, configs } };
 }
 
 /** The status after a reconcile of `pipeline` that found `topics`. */

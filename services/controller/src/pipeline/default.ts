@@ -1,6 +1,6 @@
 /**
- * The default Pipeline: the spec's two topics (Document 2 section 2) as the broker package
- * defines them, so the chart and `crds/examples/` declare exactly what `ensureTopics` creates.
+ * The default Pipeline: the event topic and its dead-letter topic as the broker package defines
+ * them, so the chart and `crds/examples/` declare exactly what `ensureTopics` creates.
  */
 import { type BrokerTopics, brokerTopics, type TopicSpec, topicSpecs } from '@event-observatory/broker';
 import { API_VERSION, KIND, type Pipeline, type PipelineTopic } from './types.js';

@@ -1,7 +1,8 @@
 /**
  * An in-memory Kubernetes API server for Pipelines behind the controller's `PipelineApi`: the
- * fast tier's stand-in for the real one (the cluster suite runs on that). It keeps the rules the
- * controller relies on:
+ * stand-in for the real one in the fast tier and the benchmark (the cluster suite runs on the
+ * real one). Imported as `@event-observatory/controller/testing`; the build leaves `src/testing/`
+ * out, so it never reaches `dist/` or the image. It keeps the rules the controller relies on:
  *
  * - one resourceVersion sequence for every change; `generation` rises with the spec only (and at
  *   deletion), never with status or metadata;
@@ -21,14 +22,9 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { ApiException } from '@kubernetes/client-node';
-import type {
-  EventType,
-  PipelineApi,
-  PipelineList,
-  PipelineWatchEvent,
-  WatchQuery,
-} from '../src/kube/api.js';
-import { keyOf, type ObjectMeta, type Pipeline, type PipelineStatus } from '../src/pipeline/types.js';
+import type { PipelineApi, PipelineList, PipelineWatchEvent, WatchQuery } from '../kube/api.js';
+import type { EventType } from '../model/events.js';
+import { keyOf, type ObjectMeta, type Pipeline, type PipelineStatus } from '../pipeline/types.js';
 
 export type ApiCall = keyof PipelineApi;
 

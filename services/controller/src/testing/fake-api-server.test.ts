@@ -3,8 +3,8 @@
  * did not, the fast tier would prove the controller against an API server that does not exist.
  */
 import { describe, expect, it } from 'vitest';
-import type { PipelineWatchEvent } from '../src/kube/api.js';
-import { API_VERSION, KIND, type Pipeline } from '../src/pipeline/types.js';
+import type { PipelineWatchEvent } from '../kube/api.js';
+import { API_VERSION, KIND, type Pipeline } from '../pipeline/types.js';
 import { FakeApiServer } from './fake-api-server.js';
 
 const meta = { namespace: 'ns', name: 'p' };

@@ -1,8 +1,8 @@
 /** spec.kafka → BrokerSecurity: the protocol each combination means, and errors that name, never show, a secret. */
 import { describe, expect, it } from 'vitest';
-import { KafkaAccessError, pipelineSecurity } from '../src/kafka-access.js';
-import { API_VERSION, KIND, type Pipeline, type PipelineKafka } from '../src/pipeline/types.js';
-import { FakeApiServer } from './fake-api-server.js';
+import { KafkaAccessError, pipelineSecurity } from './kafka-access.js';
+import { API_VERSION, KIND, type Pipeline, type PipelineKafka } from './pipeline/types.js';
+import { FakeApiServer } from './testing/fake-api-server.js';
 
 const server = new FakeApiServer();
 server.putSecret('ns', 'ca', { 'ca.crt': 'CA-PEM' });
