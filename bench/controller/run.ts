@@ -2,7 +2,7 @@
  * The controller with many Pipelines: how long until all are Ready, and how many status writes a
  * minute the flow health costs once they are (the write threshold and the flow period at work).
  * The controller loop (informer, queue, reconciler, flow observer) runs in this process on the
- * in-memory API server of the fast tests (services/controller/test/fake-api-server.ts: every
+ * in-memory API server of the fast tests (services/controller/src/testing/fake-api-server.ts: every
  * status write is counted exactly, and no CRD is shared with other users of a cluster) and a
  * Kafka the devstack starts for the run. Each Pipeline has one small topic (1 partition) and a
  * consumer group committed at 0 on it; a share of the topics gets records during the steady
