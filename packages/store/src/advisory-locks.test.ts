@@ -15,9 +15,11 @@ describe('ADVISORY_LOCKS', () => {
     const taken = readdirSync(DEFAULT_MIGRATIONS_DIR)
       .filter((f) => f.endsWith('.sql'))
       .flatMap((f) =>
-        [...readFileSync(join(DEFAULT_MIGRATIONS_DIR, f), 'utf8').matchAll(/pg_(?:try_)?advisory_\w*lock\w*\s*\(\s*(\d+)/g)].map(
-          (m) => ({ file: f, key: Number(m[1]) }),
-        ),
+        [
+          ...readFileSync(join(DEFAULT_MIGRATIONS_DIR, f), 'utf8').matchAll(
+            /pg_(?:try_)?advisory_\w*lock\w*\s*\(\s*(\d+)/g,
+          ),
+        ].map((m) => ({ file: f, key: Number(m[1]) })),
       );
     expect(taken.filter((t) => !known.has(t.key))).toEqual([]);
   });

@@ -11,7 +11,8 @@ import {
 } from './errors.js';
 
 /** drizzle's wrapping of a driver error: its own message, the driver's error as `cause`. */
-const wrapped = (code: string) => Object.assign(new Error('Failed query: ...'), { cause: { code, message: 'x' } });
+const wrapped = (code: string) =>
+  Object.assign(new Error('Failed query: ...'), { cause: { code, message: 'x' } });
 
 describe('classifyStoreError', () => {
   it('treats data exceptions and integrity violations as the record fault', () => {
@@ -40,10 +41,13 @@ describe('classifyStoreError', () => {
       expect(classifyStoreError({ code, message: 'x' })).toMatchObject({ kind: 'transient', code });
     }
     expect(classifyStoreError(new Error('timeout exceeded when trying to connect')).kind).toBe('transient');
-    expect(classifyStoreError(new Error('Query read timeout'))).toMatchObject({ kind: 'transient', code: undefined });
+    expect(classifyStoreError(new Error('Query read timeout'))).toMatchObject({
+      kind: 'transient',
+      code: undefined,
+    });
   });
 
-  it("reads the SQLSTATE of a wrapped driver error from its cause", () => {
+  it('reads the SQLSTATE of a wrapped driver error from its cause', () => {
     expect(classifyStoreError(wrapped('23505'))).toMatchObject({ kind: 'deterministic', code: '23505' });
     expect(sqlstateOf(wrapped('25006'))).toBe('25006');
     expect(sqlstateOf({ code: 'ECONNRESET' })).toBeUndefined();
@@ -59,7 +63,12 @@ describe('classifyStoreError', () => {
 
 describe('connection fate', () => {
   it('counts class 08, 57P, socket errors and an answerless failure as a broken connection', () => {
-    for (const err of [{ code: '08006' }, { code: '57P01' }, { code: 'ECONNRESET' }, new Error('Query read timeout')]) {
+    for (const err of [
+      { code: '08006' },
+      { code: '57P01' },
+      { code: 'ECONNRESET' },
+      new Error('Query read timeout'),
+    ]) {
       expect(isConnectionFailure(err)).toBe(true);
       expect(mustDiscard(err)).toBe(true);
     }

@@ -34,8 +34,8 @@ export {
 export * from './event-facets.js';
 export * from './event-histogram.js';
 export {
-  type EventInsertResult,
   EVENT_INSERT_FIELDS,
+  type EventInsertResult,
   type EventInsertRow,
   insertEvents,
   insertEventsWithCheckpoints,

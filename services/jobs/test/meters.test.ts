@@ -25,6 +25,7 @@ describe('maintenance meters exported from the recorded runs', () => {
     const held = await withSessionLock(h.db, ADVISORY_LOCKS.rollupRefresh, () => jobs.run('rollup-refresh'));
     expect(held).toMatchObject({ taken: true, value: { outcome: 'skipped' } });
 
+    // sql-witness: renames tables to make a run fail, a fault no store function would cause.
     await h.db.query('ALTER TABLE events.event_rollup_watermark RENAME TO event_rollup_watermark_away');
     expect(await jobs.run('rollup-refresh')).toMatchObject({ outcome: 'failure' });
     await h.db.query('ALTER TABLE events.event_rollup_watermark_away RENAME TO event_rollup_watermark');
