@@ -1,4 +1,4 @@
-export { ADVISORY_LOCKS, type AdvisoryLock, type AdvisoryLockKey } from './advisory-locks.js';
+export { ADVISORY_LOCKS, type AdvisoryLockKey } from './advisory-locks.js';
 export {
   type Checkpoint,
   deleteCheckpoints,
@@ -21,7 +21,6 @@ export { deviceIdOf, tagsOf } from './derive.js';
 export {
   classifyStoreError,
   describeStoreFailure,
-  errorCodeOf,
   isAcquireTimeout,
   isConnectionFailure,
   isReadOnly,
@@ -29,7 +28,6 @@ export {
   mustDiscard,
   type StoreFailure,
   type StoreFailureKind,
-  sqlstateOf,
 } from './errors.js';
 export * from './event-facets.js';
 export * from './event-histogram.js';

@@ -52,8 +52,8 @@ export type ConsumerService = Awaited<ReturnType<typeof createConsumerService>>;
 export async function createConsumerService(opts: ServiceOptions) {
   const { config, logger, registry } = opts;
   const { topic, dlqTopic, groupId: group } = config.broker;
-  // First: an admin key set that cannot be fetched refuses the start. Decisions are not counted
-  // (Document 2 section 5); the key set meters are.
+  // First: an admin key set that cannot be fetched refuses the start. The admin API's decisions are
+  // not counted (only the ingest API's are); the key set meters are.
   const verifier = opts.auth.enabled
     ? createVerifier(opts.auth, { registry, countDecisions: false, logger })
     : null;
