@@ -104,11 +104,16 @@ const SQL_START = new RegExp(
   ].join('|')})`,
 );
 
+/** A first keyword of `SQL_START` anywhere: only a file that has one is parsed. */
+const SQL_KEYWORD =
+  /\b(?:SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|TRUNCATE|WITH|LOCK|COPY|VACUUM|ANALYZE|EXPLAIN|BEGIN|COMMIT|ROLLBACK|START|SET|GRANT|REVOKE)\b/;
+
 /** A comment that declares the file an independent SQL witness, with its reason. */
 const SQL_WITNESS = /(?:\/\/|\*)\s*sql-witness:\s*\S/;
 
 /** The string and template literals of a file that start like a SQL statement, with their lines. */
 export function sqlLiterals(path: string, text: string): { line: number; text: string }[] {
+  if (!SQL_KEYWORD.test(text)) return [];
   const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
   const found: { line: number; text: string }[] = [];
   const visit = (node: ts.Node): void => {
