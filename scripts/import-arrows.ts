@@ -19,8 +19,8 @@
  *   refused anywhere else. Comments, English messages (`'Select a pipeline'`), HTTP methods
  *   (`'DELETE'`) and span names (`'INSERT events.cloud_event'`) are not statements. A test,
  *   e2e, bench or monitoring file that reads or prepares the database in its own SQL on purpose,
- *   as an independent witness of what the store's code did, says so in a comment
- *   `sql-witness: <why>` (usually in its header); the check then lets its literals pass.
+ *   as an independent witness of what the store's code did, says so once, in a comment
+ *   `sql-witness: <why>` (above its first statement); the check then lets all its literals pass.
  *   Production code cannot be a witness.
  *
  * @example
@@ -30,7 +30,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
 
-/** Where the rules are written in words; every failure names it. */
+/** Where the rules are written in words; the failure message names it. */
 export const RULES = 'docs/architecture.md, "Import arrows"';
 
 /** Every package of the workspace (`@event-observatory/<name>`): what "any workspace" means. */
