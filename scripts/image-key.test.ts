@@ -28,7 +28,7 @@ const TREE: Record<string, string> = {
   'tsconfig.json': '{}',
   'tsconfig.base.json': '{}',
   'patches/x.patch': 'patch\n',
-  'migrations/0001.sql': 'SELECT 1;\n',
+  'migrations/0001.sql': '-- the first migration\n',
   'scripts/images/build.sh': '',
   'scripts/images/service-tree.sh': '',
   'scripts/images/copy-manifests.sh': '',

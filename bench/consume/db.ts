@@ -51,6 +51,7 @@ try {
   const variants =
     process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['copy', 'insert', 'copy', 'insert'];
   for (const v of variants) {
+    // sql-witness: loads and empties the table with COPY and TRUNCATE, the ceiling the consumer is measured against.
     await pool.query('TRUNCATE events.cloud_event, events.consumer_checkpoint');
     await pool.query('CHECKPOINT');
     const t0 = process.hrtime.bigint();

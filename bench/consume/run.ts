@@ -104,6 +104,7 @@ async function readTopic(
  */
 async function timedCopy(client: pg.Client, postmasterPid: number, table: string, file: string) {
   await client.query('CHECKPOINT');
+  // sql-witness: measures COPY into scratch tables and reads the server's counters, beside the store's insert.
   const backendPid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
   const backend0 = cpuSeconds(backendPid);
   const server0 = postgresCpuSeconds(postmasterPid);

@@ -52,6 +52,7 @@ async function measure(size: number): Promise<Figures> {
   // Lean rows (the rollup reads occurred_at, type, source and severity); 12 types x 40 sources.
   for (let done = 0; done < size; done += 500_000) {
     await pool.query(
+      // sql-witness: plants millions of rows in one statement to time the rollup refresh on them.
       `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw, extensions)
        SELECT lo + (hi - lo) * (g::float8 / $2), 'urn:bench:src-' || (g % 40), 'old-' || g,
               'com.example.t' || (g % 12), '{}', jsonb_build_object('severity', (ARRAY['info','warn','error'])[1 + g % 3])

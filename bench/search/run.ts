@@ -115,6 +115,7 @@ async function load(url: string): Promise<{ loadS: number; indexS: number }> {
   const db = new pg.Pool({ connectionString: url, max: 2 });
   db.on('error', () => {});
   const { rows: defs } = await db.query<{ indexname: string; indexdef: string }>(
+    // sql-witness: drops indexes, tunes the session and reads plans to measure the store's search queries.
     `SELECT indexname, indexdef FROM pg_indexes
       WHERE schemaname = 'events' AND tablename = 'cloud_event' AND indexname <> 'cloud_event_identity'`,
   );

@@ -79,6 +79,7 @@ async function eventually<T>(
 
 async function storedCounts(ids: string[]): Promise<Map<string, number>> {
   const { rows } = await db.query<{ ce_id: string; n: string }>(
+    // sql-witness: checks what the deployed services stored, in its own SQL.
     'SELECT ce_id, count(*) AS n FROM events.cloud_event WHERE ce_id = ANY($1) GROUP BY ce_id',
     [ids],
   );

@@ -156,6 +156,7 @@ beforeAll(async () => {
   // The exporter's role, as monitoring/README.md asks an operator to make it: pg_monitor only.
   superuser = new pg.Pool({ connectionString: podStack.databaseUrl, max: 1 });
   const monitorPassword = randomUUID();
+  // sql-witness: creates the exporter's role and plants a default-partition row to fire the alert.
   await superuser.query(`CREATE ROLE ${monitorRole} LOGIN PASSWORD '${monitorPassword}' IN ROLE pg_monitor`);
   const base = await baseInstall(cluster.images, {
     ns,

@@ -85,6 +85,7 @@ async function until(what: string, check: () => Promise<boolean>): Promise<void>
 }
 
 const rows = async (where = 'true') =>
+  // sql-witness: counts what the pipeline stored across the outage, in its own SQL.
   (
     await db.query(`SELECT count(*)::int AS n FROM events.cloud_event WHERE ce_source = $1 AND ${where}`, [
       source,

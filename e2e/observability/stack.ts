@@ -108,6 +108,7 @@ export async function startObservedStack(): Promise<ObservedStack> {
     const db = new pg.Pool({ connectionString: databaseUrl, max: 1 });
     closers.push(() => db.end());
     await until('every accepted event stored', async () => {
+      // sql-witness: counts what the pipeline stored, in its own SQL.
       const { rows } = await db.query('SELECT count(*)::int AS n FROM events.cloud_event');
       return rows[0].n >= ACCEPTED;
     });

@@ -101,6 +101,7 @@ async function startTracedStack(env: Record<string, string>, withSearch = false)
     },
     stored: (ceId) =>
       until(`event ${ceId} stored`, async () => {
+        // sql-witness: checks that the traced event was stored, in its own SQL.
         const { rows } = await db.query('SELECT 1 FROM events.cloud_event WHERE ce_id = $1', [ceId]);
         return rows.length === 1;
       }),

@@ -129,6 +129,7 @@ describe('pipeline: ingest -> broker -> consumer -> store', () => {
     }
     const where = `ce_source LIKE 'urn:e2e:${id}:%'`;
     const count = async () =>
+      // sql-witness: reads what the pipeline stored, in its own SQL.
       (await db.query(`SELECT count(*)::int AS n FROM events.cloud_event WHERE ${where}`)).rows[0].n;
     const started = Date.now();
     while ((await count()) < sent.length && Date.now() - started < 60_000)

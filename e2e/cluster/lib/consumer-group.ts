@@ -227,6 +227,7 @@ export class ConsumerScalingSuite {
   async stored(acknowledged: string[], timeout: number) {
     const counts = await waitFor(async () => {
       const { rows } = await this.db.query<{ ce_id: string; n: string }>(
+        // sql-witness: counts what the deployed consumers stored, in its own SQL.
         'SELECT ce_id, count(*) AS n FROM events.cloud_event WHERE ce_id = ANY($1) GROUP BY ce_id',
         [acknowledged],
       );

@@ -140,6 +140,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
     const readOnly = async (on: boolean) => {
       const client = await p.db.connect();
       try {
+        // sql-witness: injects the store's faults (read-only, full disk, slow trigger) as an operator would.
         await client.query('SET default_transaction_read_only = off'); // this session may write
         await client.query(
           on

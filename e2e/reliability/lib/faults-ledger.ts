@@ -55,6 +55,7 @@ function tally(kinds: string[]): Record<string, number> {
 /** How many rows each id of `source` has in the store. */
 export async function storedCounts(db: pg.Pool, source: string): Promise<Map<string, number>> {
   const { rows } = await db.query<{ id: string; n: number }>(
+    // sql-witness: counts what the pipeline stored under faults, in its own SQL.
     'SELECT ce_id AS id, count(*)::int AS n FROM events.cloud_event WHERE ce_source = $1 GROUP BY ce_id',
     [source],
   );

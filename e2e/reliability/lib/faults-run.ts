@@ -81,6 +81,7 @@ export interface FaultRun {
 
 async function isStored(db: pg.Pool, source: string, id: string): Promise<boolean> {
   const { rowCount } = await db.query(
+    // sql-witness: checks that an acknowledged event was stored, in its own SQL.
     'SELECT 1 FROM events.cloud_event WHERE ce_source = $1 AND ce_id = $2',
     [source, id],
   );

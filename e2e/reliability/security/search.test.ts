@@ -30,6 +30,7 @@ beforeAll(async () => {
   db = new pg.Pool({ connectionString: url, max: 2 });
   await seedEvents(db, { count: SEEDED, spanMs: 86_400_000, end: new Date() });
   await rollupFromEvents(db);
+  // sql-witness: plants a canary table and fingerprints the data an attack must not change.
   await db.query(`CREATE TABLE ${CANARY} (secret text); INSERT INTO ${CANARY} VALUES ('still here')`);
   service = createSearchService({
     config: {

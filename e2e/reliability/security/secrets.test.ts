@@ -51,6 +51,7 @@ beforeAll(async () => {
   const databaseUrl = await createSuiteDatabase(`security_secrets_${suffix}`);
   const admin = new pg.Client({ connectionString: databaseUrl });
   await admin.connect();
+  // sql-witness: creates and drops the role and database whose password must stay secret.
   await admin.query(`CREATE ROLE ${ROLE} LOGIN PASSWORD '${STORE_PASSWORD}'`);
   await admin.query(`ALTER DATABASE ${new URL(databaseUrl).pathname.slice(1)} OWNER TO ${ROLE}`);
   await admin.end();

@@ -15,12 +15,18 @@
  */
 import { type Checkpoint, upsertCheckpoints } from './checkpoints.js';
 import type { DatabasePool, Queryable } from './queryable.js';
+import type { NewCloudEventRow } from './schema.js';
 import { inPooledTransaction } from './transactions.js';
 
 /** Separator of the tags travelling as one text per row (`string_to_array` in the statement). */
 export const TAG_SEPARATOR = '\u001f';
 
-/** Values of one row of `events.cloud_event` to insert (the statement's column order). */
+/**
+ * Values of one row of `events.cloud_event` to insert, in the form the statement's arrays carry
+ * them (text for timestamps and JSON, the offset as a decimal string), not drizzle's values
+ * (`Date`, objects, numbers), which the hot path would only convert back. `EVENT_INSERT_FIELDS`
+ * ties them to the columns of the drizzle schema.
+ */
 export interface EventInsertRow {
   occurredAt: string;
   source: string;
@@ -44,6 +50,43 @@ export interface EventInsertRow {
   partition: number;
   offset: string;
 }
+
+/** Columns the server fills itself (defaults); every other insertable column is the writer's. */
+type WrittenColumn = Exclude<keyof NewCloudEventRow, 'eventUid' | 'ingestedAt'>;
+
+/** The fields that may fill column `C`: any, but one that may be null only a nullable column. */
+type FieldFor<C extends WrittenColumn> = {
+  [F in keyof EventInsertRow]: null extends EventInsertRow[F]
+    ? null extends NewCloudEventRow[C]
+      ? F
+      : never
+    : F;
+}[keyof EventInsertRow];
+
+/**
+ * The field of `EventInsertRow` that fills each column of `cloudEvent` (schema.ts). The build
+ * fails when the schema gains a column the insert does not write, or a field may carry null into a
+ * NOT NULL column: the insert follows the schema.
+ */
+export const EVENT_INSERT_FIELDS = {
+  occurredAt: 'occurredAt',
+  ceSource: 'source',
+  ceId: 'id',
+  ceType: 'type',
+  ceSpecversion: 'specversion',
+  ceSubject: 'subject',
+  ceDatacontenttype: 'datacontenttype',
+  ceDataschema: 'dataschema',
+  partitionKey: 'partitionKey',
+  raw: 'raw',
+  data: 'data',
+  extensions: 'extensions',
+  deviceId: 'deviceId',
+  tags: 'tags',
+  brokerTopic: 'topic',
+  brokerPartition: 'partition',
+  brokerOffset: 'offset',
+} as const satisfies { [C in WrittenColumn]: FieldFor<C> };
 
 export interface EventInsertResult {
   attempted: number;

@@ -19,7 +19,7 @@
  * @example
  * const page = await searchEvents(pool, { text: 'boiler', types: ['com.example.alarm'] }, { limit: 50 });
  */
-import { isStatementTimeout } from './pools.js';
+import { isStatementTimeout } from './errors.js';
 import type { DatabasePool, Queryable } from './queryable.js';
 import { SEVERE_RANK } from './severity.js';
 import { inPooledTransaction } from './transactions.js';

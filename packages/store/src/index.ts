@@ -1,3 +1,4 @@
+export { ADVISORY_LOCKS, type AdvisoryLockKey } from './advisory-locks.js';
 export {
   type Checkpoint,
   deleteCheckpoints,
@@ -17,9 +18,21 @@ export {
 } from './config.js';
 export { type ConnectionConfig, connectionConfig } from './connection.js';
 export { deviceIdOf, tagsOf } from './derive.js';
+export {
+  classifyStoreError,
+  describeStoreFailure,
+  isAcquireTimeout,
+  isConnectionFailure,
+  isReadOnly,
+  isStatementTimeout,
+  mustDiscard,
+  type StoreFailure,
+  type StoreFailureKind,
+} from './errors.js';
 export * from './event-facets.js';
 export * from './event-histogram.js';
 export {
+  EVENT_INSERT_FIELDS,
   type EventInsertResult,
   type EventInsertRow,
   insertEvents,
@@ -31,6 +44,7 @@ export * from './event-receipt.js';
 export * from './event-rollup.js';
 export * from './event-search.js';
 export { newestIngestedAt } from './freshness.js';
+export { databaseAnswers } from './liveness.js';
 export { type MaintenanceMetersOptions, registerMaintenanceMeters } from './maintenance-meters.js';
 export {
   MAINTENANCE_JOBS,
@@ -41,7 +55,6 @@ export {
 } from './maintenance-runs.js';
 export {
   DEFAULT_MIGRATIONS_DIR,
-  MIGRATION_LOCK_KEY,
   type MigrateOptions,
   type MigrateResult,
   MigrationError,
@@ -65,10 +78,7 @@ export {
   CONNECTION_TIMEOUT_MS,
   createReadPool,
   createWritePool,
-  databaseAnswers,
   IDLE_IN_TRANSACTION_TIMEOUT_MS,
-  isAcquireTimeout,
-  isStatementTimeout,
   KEEPALIVE_DELAY_MS,
   type PoolName,
   type PoolOptions,

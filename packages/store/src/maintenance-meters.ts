@@ -1,5 +1,5 @@
 /**
- * The maintenance meters of Document 2, exported by a long-running service (the consumer) from
+ * The maintenance meters (services/jobs/README.md lists them), exported by a long-running service (the consumer) from
  * `events.maintenance_run`, because the jobs themselves are CronJob processes that live seconds
  * and are never scraped. Every scrape reads the runs recorded since the previous one (rows become
  * visible in id order) and feeds them to ordinary prom-client meters, so the duration histogram

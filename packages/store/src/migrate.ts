@@ -18,12 +18,10 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { ADVISORY_LOCKS } from './advisory-locks.js';
 import { connectionConfig } from './connection.js';
 import { grantRoles } from './grants.js';
 import { inTransaction } from './transactions.js';
-
-/** Advisory lock key of the migration runner (any replica, any service). */
-export const MIGRATION_LOCK_KEY = 4_242_001n;
 
 /** `migrations/` at the repository root (../../../migrations from src/ or dist/). */
 export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
@@ -78,7 +76,7 @@ export async function migrate(opts: MigrateOptions): Promise<MigrateResult> {
   });
   await client.connect();
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+    await client.query('SELECT pg_advisory_lock($1)', [ADVISORY_LOCKS.migration]);
     try {
       const found = await client.query<{ table: string | null }>(
         `SELECT to_regclass('events.schema_migration')::text AS table`,
@@ -134,7 +132,7 @@ export async function migrate(opts: MigrateOptions): Promise<MigrateResult> {
       }
       return result;
     } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(() => {});
+      await client.query('SELECT pg_advisory_unlock($1)', [ADVISORY_LOCKS.migration]).catch(() => {});
     }
   } finally {
     await client.end();

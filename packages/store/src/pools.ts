@@ -14,13 +14,14 @@
  *
  * @example
  * const pool = createWritePool({ url, registry });
- * await pool.query('select 1');
+ * await insertEvents(pool, rows);
  */
 import { createTimer, type Timer } from '@event-observatory/service-kit/metrics';
 import pg from 'pg';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { connectionConfig } from './connection.js';
-import type { DatabasePool, Queryable } from './queryable.js';
+import { isAcquireTimeout } from './errors.js';
+import type { DatabasePool } from './queryable.js';
 
 export type PoolName = 'observatory-write' | 'observatory-read';
 
@@ -133,34 +134,6 @@ interface PoolMeters {
 }
 
 const tracked = new WeakMap<Registry, PoolMeters>();
-
-/**
- * Whether the database answers a trivial statement through `db`, for readiness checks; rejects
- * when it cannot be reached.
- */
-export async function databaseAnswers(db: Queryable): Promise<boolean> {
-  const { rows } = await db.query<{ ok: number }>('SELECT 1 AS ok');
-  return rows[0]?.ok === 1;
-}
-
-/** pg-pool's errors when `connectionTimeoutMillis` elapses (queued, or opening a new connection). */
-const TIMEOUT_MESSAGES = new Set([
-  'timeout exceeded when trying to connect',
-  'Connection terminated due to connection timeout',
-]);
-
-/** Whether `err` is pg-pool's connection-timeout error (counted in `pool_connections_timeout_total`). */
-export function isAcquireTimeout(err: unknown): boolean {
-  return err instanceof Error && TIMEOUT_MESSAGES.has(err.message);
-}
-
-/** SQLSTATE 57014: the server cancelled the statement (its `statement_timeout` ran out). */
-const QUERY_CANCELED = '57014';
-
-/** Whether `err` is PostgreSQL's cancellation of a statement that ran out of its `statement_timeout`. */
-export function isStatementTimeout(err: unknown): boolean {
-  return (err as { code?: unknown } | undefined)?.code === QUERY_CANCELED;
-}
 
 /**
  * Adds the pool to the registry's `pool_connections_*` meters, creating them on first use:

@@ -149,7 +149,7 @@ export const schema = {
   schemaMigration,
 };
 
-export type CloudEventRow = typeof cloudEvent.$inferSelect;
+/** What an insert into `cloudEvent` may set (`EVENT_INSERT_FIELDS` in event-insert.ts ties the insert's row to it). */
 export type NewCloudEventRow = typeof cloudEvent.$inferInsert;
 
 /** Full-text configuration of `search_doc`; queries must use the same one. */

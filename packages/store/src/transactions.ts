@@ -6,11 +6,13 @@
  * statements on a connection the caller holds, which drizzle's transaction API would take over.
  *
  * @example
- * if (await beginLockedTransaction(client, { isolation: 'READ COMMITTED', statementTimeout: '15min', lockKey: 42 })) {
+ * if (await beginLockedTransaction(client, { isolation: 'READ COMMITTED', statementTimeout: '15min', lockKey: ADVISORY_LOCKS.rollupRefresh })) {
  *   await work(client);
  *   await commitTransaction(client);
  * }
  */
+import type { AdvisoryLockKey } from './advisory-locks.js';
+import { isConnectionFailure, mustDiscard } from './errors.js';
 import type { DatabaseConnection, DatabasePool, PooledConnection } from './queryable.js';
 
 export type IsolationLevel = 'READ COMMITTED' | 'REPEATABLE READ';
@@ -19,8 +21,8 @@ export interface LockedTransactionOptions {
   isolation: IsolationLevel;
   /** `statement_timeout` of every statement of the transaction, as PostgreSQL spells it ('15min'). */
   statementTimeout: string;
-  /** Key of the transaction-level advisory lock: one per kind of work. */
-  lockKey: number;
+  /** Key of the transaction-level advisory lock: one per kind of work (`ADVISORY_LOCKS`). */
+  lockKey: AdvisoryLockKey;
 }
 
 /**
@@ -92,7 +94,7 @@ export async function inPooledTransaction<T>(
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      if (!isConnectionError(err)) {
+      if (!isConnectionFailure(err)) {
         await client.query('ROLLBACK').catch((e: Error) => {
           discard = e;
         });
@@ -106,34 +108,6 @@ export async function inPooledTransaction<T>(
     // pg-pool destroys a connection released with an error.
     client.release(discard ?? false);
   }
-}
-
-/** SQLSTATE 25006: the session is read-only, as on a standby or a primary demoted by a failover. */
-const READ_ONLY_SQL_TRANSACTION = '25006';
-
-/**
- * Whether the connection that gave `err` must leave the pool: it is broken (`isConnectionError`),
- * or it answered read-only (25006): after a failover it may still point at the old primary, now a
- * standby, and a fresh connection reaches the new one.
- */
-function mustDiscard(err: unknown): boolean {
-  return isConnectionError(err) || codeOf(err) === READ_ONLY_SQL_TRANSACTION;
-}
-
-/**
- * A failure that leaves the connection unusable: class 08, 57P (shutdown), or no SQLSTATE at all
- * (a socket error, node-postgres' `Query read timeout`, after which the connection is out of step).
- */
-function isConnectionError(err: unknown): boolean {
-  const code = codeOf(err);
-  return code === undefined || code.startsWith('08') || code.startsWith('57P') || code.startsWith('E');
-}
-
-/** The error's code, or its cause's: drizzle wraps the driver's error in one of its own. */
-function codeOf(err: unknown): string | undefined {
-  const e = err as { code?: unknown; cause?: unknown } | undefined;
-  if (typeof e?.code === 'string') return e.code;
-  return e?.cause === undefined || e.cause === err ? undefined : codeOf(e.cause);
 }
 
 /**
@@ -168,7 +142,7 @@ export async function stepUnderLockTimeout(
  */
 export async function withSessionLock<T>(
   pool: DatabasePool,
-  lockKey: number,
+  lockKey: AdvisoryLockKey,
   work: () => Promise<T>,
 ): Promise<{ taken: true; value: T } | { taken: false }> {
   const client = await pool.connect();
@@ -184,7 +158,7 @@ export async function withSessionLock<T>(
       });
     }
   } catch (err) {
-    if (isConnectionError(err)) broken ??= err as Error;
+    if (isConnectionFailure(err)) broken ??= err as Error;
     throw err;
   } finally {
     client.release(broken ?? false);

@@ -4,8 +4,8 @@
 import { createDatabase } from '@event-observatory/devstack';
 import { Registry } from 'prom-client';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { isAcquireTimeout } from '../src/errors.js';
 import { createReadPool, createWritePool, migrate, severityRank } from '../src/index.js';
-import { isAcquireTimeout } from '../src/pools.js';
 
 let url: string;
 

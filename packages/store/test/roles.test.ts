@@ -6,6 +6,7 @@
 import { createDatabase, createDatabaseRoles, type DatabaseRoles } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
+  ADVISORY_LOCKS,
   beginLockedTransaction,
   commitTransaction,
   countDefaultRows,
@@ -87,7 +88,7 @@ describe('the writer', () => {
       const locked = await beginLockedTransaction(client, {
         isolation: 'READ COMMITTED',
         statementTimeout: '1min',
-        lockKey: 1,
+        lockKey: ADVISORY_LOCKS.partitionMaintenance,
       });
       expect(locked).toBe(true);
       let created: string | null = null;

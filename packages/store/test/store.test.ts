@@ -205,8 +205,8 @@ describe('events.cloud_event', () => {
 const MATCH_INDEX = /search_doc_data_extensions_idx/;
 
 describe('search shapes', () => {
-  // Every filter of the search page has an index path (Document 2: time, text, payload, attributes,
-  // severity >= 50). With sequential scans priced out, a shape without one would show `Seq Scan`.
+  // Every filter of the search page has an index path (time, text, payload, attributes, severity
+  // >= 50). With sequential scans priced out, a shape without one would show `Seq Scan`.
   const shapes: Record<string, [string, RegExp]> = {
     'time range, keyset order': [
       `SELECT event_uid FROM events.cloud_event

@@ -13,7 +13,10 @@ import {
 import { createVerifier, down, type Logger, up } from '@event-observatory/service-kit';
 import type { AuthConfig } from '@event-observatory/service-kit/auth';
 import {
+  ADVISORY_LOCKS,
   createWritePool,
+  databaseAnswers,
+  describeStoreFailure,
   migrate,
   readCheckpoints,
   registerMaintenanceMeters,
@@ -23,14 +26,13 @@ import {
 import type { Registry } from 'prom-client';
 import { buildApp } from './app.js';
 import type { ConsumerConfig } from './config.js';
-import { DLQ_REPLAY_LOCK_KEY, DlqAdmin } from './dlq/admin.js';
+import { DlqAdmin } from './dlq/admin.js';
 import { createConsumerMetrics } from './metrics.js';
 import { Lifecycle } from './operations/lifecycle.js';
 import { Probe } from './operations/probe.js';
 import { ConsumerStream } from './stream/stream.js';
 import { RestartPolicy, type RestartPolicyOptions } from './stream/supervision.js';
 import { BatchProcessor } from './write/processor.js';
-import { describeStoreFailure } from './write/store-errors.js';
 import { EventWriter } from './write/writer.js';
 
 export interface ServiceOptions {
@@ -50,8 +52,8 @@ export type ConsumerService = Awaited<ReturnType<typeof createConsumerService>>;
 export async function createConsumerService(opts: ServiceOptions) {
   const { config, logger, registry } = opts;
   const { topic, dlqTopic, groupId: group } = config.broker;
-  // First: an admin key set that cannot be fetched refuses the start. Decisions are not counted
-  // (Document 2 section 5); the key set meters are.
+  // First: an admin key set that cannot be fetched refuses the start. The admin API's decisions are
+  // not counted (only the ingest API's are); the key set meters are.
   const verifier = opts.auth.enabled
     ? createVerifier(opts.auth, { registry, countDecisions: false, logger })
     : null;
@@ -130,7 +132,7 @@ export async function createConsumerService(opts: ServiceOptions) {
     dlqTopic,
     groupId: group,
     maxRecords: config.replayMaxRecords,
-    lock: (work) => withSessionLock(pool, DLQ_REPLAY_LOCK_KEY, work),
+    lock: (work) => withSessionLock(pool, ADVISORY_LOCKS.dlqReplay, work),
     positions: {
       read: (replayGroup) => readCheckpoints(pool, replayGroup, dlqTopic),
       write: (replayGroup, offsets) =>
@@ -161,7 +163,7 @@ export async function createConsumerService(opts: ServiceOptions) {
       },
       database: async () => {
         try {
-          await pool.query('SELECT 1');
+          if (!(await databaseAnswers(pool))) return down('unreachable: no answer to a trivial statement');
           // Reachable, but refusing the writes (read-only after a failover, disk full): say so.
           const refused = processor.storeOutage;
           if (refused) return down('writes refused', describeStoreFailure(refused));

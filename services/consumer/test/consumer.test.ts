@@ -24,6 +24,7 @@ describe('consumer on the real broker and database', () => {
     await h.publish(events);
     await waitFor('40 rows', async () => (await h.count(`ce_source = 'urn:test:rows'`)) === 40);
     const { rows } = await h.db.query(
+      // sql-witness: reads what the consumer stored in its own SQL, independently of the store's insert under test.
       `SELECT ce_id, raw, ce_type, device_id, severity_rank, tags, broker_topic, partition_key
          FROM events.cloud_event WHERE ce_source = 'urn:test:rows' ORDER BY ce_id`,
     );

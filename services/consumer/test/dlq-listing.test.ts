@@ -4,6 +4,7 @@
  * yet) is neither listed nor replayed again, also when the topic holds more than one scan reads
  * (replay positions); two replays at once are refused.
  */
+import { ADVISORY_LOCKS, withSessionLock } from '@event-observatory/store';
 import type { Message } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, metricSum, startHarness, waitFor } from './harness.js';
@@ -112,14 +113,9 @@ describe('replay at volume (REPLAY_MAX_RECORDS=4, 7 letters)', () => {
       status: 'ABORTED',
       message: expect.stringMatching(/already running/),
     });
-    const other = await h.db.connect(); // another replica's replay holds the lock
-    try {
-      await other.query('SELECT pg_advisory_lock(4242021)');
-      expect((await replay()).status).toBe(409);
-      await other.query('SELECT pg_advisory_unlock(4242021)');
-      expect((await replay()).status).toBe(200);
-    } finally {
-      other.release();
-    }
+    // Another replica's replay holds the lock.
+    const held = await withSessionLock(h.db, ADVISORY_LOCKS.dlqReplay, async () => (await replay()).status);
+    expect(held).toEqual({ taken: true, value: 409 });
+    expect((await replay()).status).toBe(200);
   });
 });

@@ -160,6 +160,7 @@ export async function startHarness(name: string, opts: HarnessOptions = {}): Pro
       return Promise.resolve(service.app.request(path, { ...init, headers }));
     },
     async count(where = 'true') {
+      // sql-witness: counts the stored events in its own SQL, independently of the store's insert under test.
       const { rows } = await db.query(`SELECT count(*)::int AS n FROM events.cloud_event WHERE ${where}`);
       return rows[0].n as number;
     },

@@ -34,6 +34,7 @@ describe('lifecycle serialisation', () => {
     });
     // The group re-read the topic from the start: the five records come back as duplicates.
     await waitFor('checkpoints written again', async () => {
+      // sql-witness: counts the checkpoints in its own SQL, independently of the store's code under test.
       const { rows } = await h.db.query('SELECT count(*)::int AS n FROM events.consumer_checkpoint');
       return rows[0].n > 0;
     });

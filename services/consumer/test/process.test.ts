@@ -42,6 +42,7 @@ describe('SIGTERM on a running consumer', () => {
     expect(committed).toBeGreaterThanOrEqual(written);
     expect(await f.count()).toBe(committed);
     expect(
+      // sql-witness: counts the stored events and checkpoints in its own SQL, independently of the code under test.
       await f.count('SELECT coalesce(sum(next_offset), 0)::int AS n FROM events.consumer_checkpoint'),
     ).toBe(committed);
     // Every step finished once (a failed one logs 'shutdown step failed'), in the spec's order.

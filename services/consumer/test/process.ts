@@ -126,6 +126,7 @@ export async function processFixture(name: string): Promise<ProcessFixture> {
       const offsets = await admin.fetchTopicOffsets(of);
       return offsets.reduce((s, p) => s + Number(p.high), 0);
     },
+    // sql-witness: counts the stored events in its own SQL, independently of the store's insert under test.
     async count(sql = 'SELECT count(*)::int AS n FROM events.cloud_event') {
       const { rows } = await db.query(sql);
       return rows[0].n as number;

@@ -9,6 +9,7 @@
  */
 import type { Logger } from '@event-observatory/service-kit';
 import {
+  ADVISORY_LOCKS,
   countDefaultRows,
   createMonthPartition,
   detachPartition,
@@ -22,8 +23,6 @@ import type { JobsConfig } from './config.js';
 import { planPartitions } from './partition-plan.js';
 import type { JobWork } from './run-job.js';
 
-export const PARTITION_MAINTENANCE_LOCK_KEY = 4_242_012;
-
 export type PartitionMaintenanceSettings = Pick<
   JobsConfig,
   'monthsAhead' | 'retainMonths' | 'detachLockTimeoutMs'
@@ -32,7 +31,7 @@ export type PartitionMaintenanceSettings = Pick<
 export function partitionMaintenance(settings: PartitionMaintenanceSettings, logger: Logger): JobWork {
   return {
     job: 'partition-maintenance',
-    lockKey: PARTITION_MAINTENANCE_LOCK_KEY,
+    lockKey: ADVISORY_LOCKS.partitionMaintenance,
     isolation: 'READ COMMITTED',
     async run(client, now) {
       const plan = planPartitions({ now, partitions: await listPartitions(client), ...settings });

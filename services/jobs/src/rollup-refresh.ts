@@ -4,16 +4,14 @@
  * The horizon is read before the transaction's snapshot, which is REPEATABLE READ so the hours
  * found and the rows counted agree.
  */
-import { refreshHorizon, refreshRollup } from '@event-observatory/store';
+import { ADVISORY_LOCKS, refreshHorizon, refreshRollup } from '@event-observatory/store';
 import type { JobWork } from './run-job.js';
-
-export const ROLLUP_REFRESH_LOCK_KEY = 4_242_013;
 
 export function rollupRefresh(): JobWork {
   let horizon: Date | undefined;
   return {
     job: 'rollup-refresh',
-    lockKey: ROLLUP_REFRESH_LOCK_KEY,
+    lockKey: ADVISORY_LOCKS.rollupRefresh,
     isolation: 'REPEATABLE READ',
     async prepare(client) {
       horizon = await refreshHorizon(client);

@@ -9,6 +9,7 @@
  */
 import type { Logger } from '@event-observatory/service-kit';
 import {
+  type AdvisoryLockKey,
   beginLockedTransaction,
   commitTransaction,
   type DatabaseConnection,
@@ -16,6 +17,7 @@ import {
   type IsolationLevel,
   inPooledTransaction,
   inTransaction,
+  isConnectionFailure,
   type MaintenanceJob,
   type MaintenanceRun,
   type PooledConnection,
@@ -45,8 +47,8 @@ export type RunCounts = Pick<
 
 export interface JobWork {
   job: MaintenanceJob;
-  /** Advisory lock key; one per job, so the two jobs never skip each other. */
-  lockKey: number;
+  /** Advisory lock key (`ADVISORY_LOCKS`); one per job, so the two jobs never skip each other. */
+  lockKey: AdvisoryLockKey;
   isolation: IsolationLevel;
   /** Runs on the connection before the transaction begins (rollup-refresh reads its horizon). */
   prepare?(client: DatabaseConnection): Promise<void>;
@@ -110,10 +112,10 @@ export async function runJob(
     const report: RunReport = { job: work.job, outcome: 'failure', durationSeconds: elapsed(), error };
     const recorded = (() => {
       if (!client) return Promise.resolve();
-      // A connection that gave no answer at all (gone silent: node-postgres' query timeout) is not
-      // asked to roll back, which would wait out the timeout again: it is closed, and the failure
-      // is recorded through a new one.
-      if ((err as { code?: unknown }).code === undefined) {
+      // A broken connection (gone silent: node-postgres' query timeout; reset; the server shutting
+      // down) is not asked to roll back, which would wait out the timeout again or fail: it is
+      // closed, and the failure is recorded through a new one.
+      if (isConnectionFailure(err)) {
         client.off('error', ignore);
         client.release(true);
         client = undefined;

@@ -17,6 +17,7 @@ describe('two runs of one job at once', () => {
     // The first run takes the advisory lock, then waits on the watermark table held by the test.
     const { first, second } = await whileHolding(
       h.db,
+      // sql-witness: holds a table lock and reads pg_locks to pin the jobs' interleaving.
       'LOCK TABLE events.event_rollup_watermark IN ACCESS EXCLUSIVE MODE',
       async () => {
         const first = h.jobs().run('rollup-refresh');

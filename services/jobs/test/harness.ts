@@ -101,6 +101,7 @@ export async function insertEvents(
   rows: { at: string | Date; id: string; type?: string; source?: string; severity?: string }[],
 ): Promise<void> {
   await db.query(
+    // sql-witness: plants rows, lists partitions and holds locks in its own SQL, independently of the jobs under test.
     `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw, extensions)
      SELECT t.at, t.src, t.id, t.typ, '{}'::jsonb, jsonb_strip_nulls(jsonb_build_object('severity', t.sev))
        FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[]) AS t(at, src, id, typ, sev)`,

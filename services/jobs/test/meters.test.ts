@@ -1,4 +1,4 @@
-import { ROLLUP_REFRESH_LOCK_KEY } from '@event-observatory/jobs';
+import { ADVISORY_LOCKS, withSessionLock } from '@event-observatory/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, sample, startHarness } from './harness.js';
 
@@ -22,12 +22,10 @@ describe('maintenance meters exported from the recorded runs', () => {
     await jobs.run('partition-maintenance');
     await jobs.run('rollup-refresh');
 
-    const holder = await h.db.connect();
-    await holder.query('SELECT pg_advisory_lock($1)', [ROLLUP_REFRESH_LOCK_KEY]);
-    expect(await jobs.run('rollup-refresh')).toMatchObject({ outcome: 'skipped' });
-    await holder.query('SELECT pg_advisory_unlock($1)', [ROLLUP_REFRESH_LOCK_KEY]);
-    holder.release();
+    const held = await withSessionLock(h.db, ADVISORY_LOCKS.rollupRefresh, () => jobs.run('rollup-refresh'));
+    expect(held).toMatchObject({ taken: true, value: { outcome: 'skipped' } });
 
+    // sql-witness: renames tables to make a run fail, a fault no store function would cause.
     await h.db.query('ALTER TABLE events.event_rollup_watermark RENAME TO event_rollup_watermark_away');
     expect(await jobs.run('rollup-refresh')).toMatchObject({ outcome: 'failure' });
     await h.db.query('ALTER TABLE events.event_rollup_watermark_away RENAME TO event_rollup_watermark');

@@ -45,6 +45,7 @@ describe('partition-maintenance on real PostgreSQL', () => {
     );
     expect(parts.has('cloud_event_2032_03')).toBe(false);
     const { rows } = await h.db.query<{ reloptions: string[] }>(
+      // sql-witness: checks partitions, rows and locks in its own SQL, independently of the job under test.
       `SELECT reloptions FROM pg_class WHERE oid = 'events.cloud_event_2032_01'::regclass`,
     );
     expect(rows[0]?.reloptions).toEqual([

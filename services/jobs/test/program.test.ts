@@ -22,6 +22,7 @@ async function program(args: string[], env: Record<string, string>) {
 }
 
 async function runs(): Promise<number> {
+  // sql-witness: counts the recorded runs in its own SQL, independently of the job under test.
   const { rows } = await h.db.query('SELECT count(*)::int AS n FROM events.maintenance_run');
   return rows[0].n;
 }

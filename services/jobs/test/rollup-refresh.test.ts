@@ -18,6 +18,7 @@ const hoursAgo = (n: number, minute = 0) => new Date(base - n * HOUR + minute * 
 
 async function rollup(): Promise<unknown[]> {
   const { rows } = await h.db.query(
+    // sql-witness: recomputes the rollup in its own SQL to check the job's incremental refresh.
     `SELECT bucket_start, ce_type, ce_source, event_count::int, error_count::int, max_severity_rank
        FROM events.event_rollup_hourly ORDER BY 1, 2, 3`,
   );

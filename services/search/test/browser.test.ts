@@ -230,6 +230,7 @@ describe('search UI in Chromium', () => {
 
   it('answers a receipt: stored, with the link to the event, and writes its screenshot', async () => {
     await h.db.query(
+      // sql-witness: plants rows with chosen broker coordinates straight into the table the pages read.
       `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw, broker_topic, broker_partition, broker_offset)
        VALUES (now() - interval '1 minute', 'urn:test:receipt', 'r-1', 'com.example.receipt', '{}', 'observatory.events', 3, 1042)`,
     );

@@ -47,6 +47,7 @@ const SQLISH = [
 ];
 
 async function storedRows(): Promise<number> {
+  // sql-witness: plants rows, locks the table and reads plans in its own SQL to drive and check the reads under test.
   const { rows } = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM events.cloud_event');
   return rows[0]!.n;
 }

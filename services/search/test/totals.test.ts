@@ -13,6 +13,7 @@ let h: Harness;
 beforeAll(async () => {
   h = await startHarness('totals', { seed: 25_000 });
   const { rows } = await h.db.query<{ name: string }>(
+    // sql-witness: shapes the table's statistics (ANALYZE, deletes) the estimated totals under test depend on.
     `SELECT inhrelid::regclass::text AS name FROM pg_inherits WHERE inhparent = 'events.cloud_event'::regclass`,
   );
   for (const r of rows) await h.db.query(`ALTER TABLE ${r.name} SET (autovacuum_enabled = false)`);

@@ -49,9 +49,6 @@ export const REPLAY_MAX_HELD_BYTES = 64 * 1024 * 1024;
 /** A replay stores its positions after this many re-published letters (and at its end). */
 export const POSITION_EVERY = 100;
 
-/** The store's advisory lock key of dead-letter replay (beside the jobs' 4_242_0xx keys). */
-export const DLQ_REPLAY_LOCK_KEY = 4_242_021;
-
 /** Where replay positions are kept, by the group named after a reason (`replayGroup`). */
 export interface PositionStore {
   read(group: string): Promise<Map<number, bigint>>;

@@ -8,7 +8,14 @@
 
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { type Backoff, retry } from '@event-observatory/service-kit/resilience';
-import type { Checkpoint, EventInsertResult, EventInsertRow } from '@event-observatory/store';
+import {
+  type Checkpoint,
+  classifyStoreError,
+  describeStoreFailure,
+  type EventInsertResult,
+  type EventInsertRow,
+  type StoreFailure,
+} from '@event-observatory/store';
 import {
   type Context,
   context,
@@ -25,7 +32,6 @@ import type { BatchOutcome, ConsumerMetrics } from '../metrics.js';
 import { type Decoded, decodeRecord, type PoisonReason } from './decode.js';
 import { type ConsumedRecord, nextOffset } from './record.js';
 import type { DeadLetterSink, EventSink } from './sink.js';
-import { classifyStoreError, describeStoreFailure, type StoreFailure } from './store-errors.js';
 
 /**
  * The reason the stream aborts its processor's signal with when it stops: the batch was abandoned

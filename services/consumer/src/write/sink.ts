@@ -6,7 +6,7 @@
 import type { RawRecord } from '@event-observatory/broker';
 import type { Checkpoint, EventInsertResult, EventInsertRow } from '@event-observatory/store';
 
-/** The store side. A failure is classified by its SQLSTATE (`store-errors.ts`). */
+/** The store side. A failure is classified by the store's `classifyStoreError`. */
 export interface EventSink {
   /** Rows and checkpoints in one transaction: both become durable together or not at all. */
   writeWithCheckpoints(
