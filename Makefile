@@ -95,7 +95,7 @@ test-keda: build ## Run the KEDA cluster suite (e2e/cluster/keda.test.ts; part o
 
 soak: install ## Run the fault suites' long form on Node 24 (minutes per fault, about 30 min; e2e/reliability), then test-keda
 	@status=0; \
-	PATH="$$(./scripts/lts-node.sh):$$PATH" FAULT_SOAK=1 FAULT_REPORT=$(CURDIR)/e2e/reliability/results/soak.md npm run test:faults -w @event-observatory/e2e || status=1; \
+	PATH="$$(./scripts/lts-node.sh):$$PATH" FAULT_SOAK=1 FAULT_REPORT=$(CURDIR)/bench/results/soak.md npm run test:faults -w @event-observatory/e2e || status=1; \
 	$(MAKE) --no-print-directory test-keda || status=1; exit $$status
 
 dev: install ## Start Kafka, PostgreSQL and every service locally on Node 24; Ctrl-C stops all

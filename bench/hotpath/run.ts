@@ -1,5 +1,5 @@
 /**
- * The hot path against its floors, measured in one run on one broker (issue 18's table):
+ * The hot path against its floors, measured in one run on one broker:
  *
  * - ingest CPU per single event (at a rate it sustains) against the sum of its floors: a plain
  *   `node:http` server answering the same requests, plus the Kafka client alone per record with

@@ -1,5 +1,5 @@
 /**
- * Search latency benchmark (issue 13): p50/p95 of each of the 16 filter shapes on a store of
+ * Search latency benchmark: p50/p95 of each of the 16 filter shapes on a store of
  * BENCH_EVENTS events (default 5,000,000) spread over 6 months, through the search service's
  * read path. Two figures per shape: the page query alone (what `search_query_duration_seconds`
  * times) and the whole page (`GET /events` in-process: rows, capped total, facets and histogram

@@ -1,5 +1,5 @@
 /**
- * The evaluation profile (issue 29): `kafka.bundled` and `database.bundled` run a single-node KRaft
+ * The evaluation profile: `kafka.bundled` and `database.bundled` run a single-node KRaft
  * Kafka and a PostgreSQL inside the release, and the Secrets the chart needs are generated when
  * their names are left empty. Values, the named templates that derive the connection settings and
  * Secret names, and the generated Secrets' template (Helm `lookup` keeps them across upgrades).

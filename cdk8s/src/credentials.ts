@@ -1,5 +1,5 @@
 /**
- * Secured connections of the chart's pods (issue 27): the Kafka TLS and SASL material and the
+ * Secured connections of the chart's pods: the Kafka TLS and SASL material and the
  * PostgreSQL CA come from existing Secrets and are mounted as files (never put in environment
  * variables, so they do not show in `kubectl describe` or a crash dump); the settings point at
  * the files. PostgreSQL credentials per role: the owner migrates, the writer stores (consumer,

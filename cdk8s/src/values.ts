@@ -300,7 +300,7 @@ export const values: Tree = {
   },
   consumer: {
     ...deployment('consumer', 2, resources('100m', '192Mi', '512Mi')),
-    // Issue 32: the consumer scales on its group's lag, through KEDA (constructs/consumer-keda.ts).
+    // The consumer scales on its group's lag, through KEDA (constructs/consumer-keda.ts).
     autoscaling: {
       keda: {
         enabled: bool(
@@ -347,7 +347,7 @@ export const values: Tree = {
       'CONTROLLER_ALLOWED_BOOTSTRAP: the Kafka clusters Pipelines may name (empty: kafka.bootstrapServers only)',
     ),
     ...deployment('controller', 2, resources('20m', '96Mi', '256Mi')),
-    // Issue 33: namespaces, the topic-name rule, flow health, deletion that cannot get stuck.
+    // Namespaces, the topic-name rule, flow health, deletion that cannot get stuck.
     watchAllNamespaces: bool(
       false,
       "watch Pipelines of every namespace (a ClusterRole and ClusterRoleBinding); false: the release's namespace only (a Role)",
@@ -376,7 +376,7 @@ export const values: Tree = {
     preDeleteHook: bool(
       true,
       'helm uninstall first deletes the Pipelines of deletionPolicy Delete and waits for the controller to finalize them',
-    ), // The namespace list and the store (issue 33, s4): a Role per listed namespace; the URL only by Secret.
+    ), // The namespace list and the store: a Role per listed namespace; the URL only by Secret.
     watchNamespaces: list(
       [],
       "CONTROLLER_WATCH_NAMESPACE: namespaces watched besides the release's, each with a Role and RoleBinding (not with watchAllNamespaces)",

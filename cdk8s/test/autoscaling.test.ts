@@ -1,5 +1,5 @@
 /**
- * The HPAs' scale-down window (issue 32, "Autoscaling on the cluster": e2e/cluster/autoscaling.test.ts
+ * The HPAs' scale-down window ("Autoscaling on the cluster": e2e/cluster/autoscaling.test.ts
  * scales ingest out and back in with a short one); the rest of the HPA is in values.test.ts.
  */
 import { describe, expect, it } from 'vitest';

@@ -339,7 +339,7 @@ describe('the rendered platform', () => {
   });
 });
 
-describe('secured connections (issue 27)', () => {
+describe('secured connections', () => {
   const container = (objects: K8sObject[], kind: string, name: string) => {
     const spec = podSpecs(objects).find(([n]) => n === name)?.[1];
     if (!spec) throw new Error(`no ${kind} ${name}`);

@@ -1,5 +1,5 @@
 /**
- * consumer.autoscaling.keda (issue 32): off by default; on, a ScaledObject with KEDA's Kafka
+ * consumer.autoscaling.keda: off by default; on, a ScaledObject with KEDA's Kafka
  * scaler on the consumer group's lag, the Deployment without replicas (KEDA's HPA owns them), and
  * the template refusing more pods than partitions or a secured Kafka without credentials for KEDA.
  */

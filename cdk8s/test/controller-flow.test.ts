@@ -1,5 +1,5 @@
 /**
- * The controller's values of issue 33: flow settings, topic-name rule, ignored configs and the
+ * The controller's values: flow settings, topic-name rule, ignored configs and the
  * deletion bound reach its environment; all namespaces bring a ClusterRole (named after the
  * release's namespace and name); the pre-delete hook deletes Pipelines with least privilege.
  */
@@ -16,7 +16,7 @@ const PIPELINE_RULES = [
   { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
 ];
 
-describe('controller values of issue 33', () => {
+describe('controller values: namespaces, flow health, deletion', () => {
   it('defaults: the release namespace only (no cluster-wide object), flow and deletion settings in the environment', () => {
     const objects = render();
     expect(env(objects)).toMatchObject({

@@ -1,5 +1,5 @@
 /**
- * The evaluation profile (issue 29): kafka.bundled, database.bundled, the generated Secrets,
+ * The evaluation profile: kafka.bundled, database.bundled, the generated Secrets,
  * NOTES.txt, the `helm test` pod, and the install fixes (the URL's user counts, the migration's
  * termination message). Rendered with `helm template` / `helm install --dry-run`; the install
  * itself is e2e/cluster/evaluation.test.ts.

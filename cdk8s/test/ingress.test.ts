@@ -1,5 +1,5 @@
 /**
- * The ingestion API's ways in (issue 29, "Rollouts and ingress"; installed through Traefik in
+ * The ingestion API's ways in ("Rollouts and ingress"; installed through Traefik in
  * e2e/cluster/ingress.test.ts): the Ingress routes the API, its docs and its description with the
  * body-size setting an 8 MiB batch needs; the Gateway API HTTPRoute does the same when asked and
  * names its Gateway; `kubeVersion` admits the supported Kubernetes releases only.

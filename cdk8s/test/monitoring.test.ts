@@ -1,5 +1,5 @@
 /**
- * The monitoring values (issue 30): ServiceMonitors and PrometheusRule as growable objects, the
+ * The monitoring values: ServiceMonitors and PrometheusRule as growable objects, the
  * rules scoped to the release (promtool proves another release's `up == 0` stays quiet), absolute
  * runbook URLs, the Grafana sidecar label, postgres_exporter, and the NetworkPolicy that admits
  * Prometheus' scrape.

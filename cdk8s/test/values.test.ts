@@ -1,5 +1,5 @@
 /**
- * The operator-facing values of issue 29 (Bitnami's conventions), each rendered by `helm template`
+ * The operator-facing values (Bitnami's conventions), each rendered by `helm template`
  * from a values file: global registry and pull secrets, name overrides within 63 characters, extra
  * env (lists with valueFrom), volumes, service account annotations, scheduling, security contexts
  * with the uid left unset, HPAs, the maintenance jobs' settings, preStop and grace periods, the

@@ -1,6 +1,6 @@
 /**
- * The metrics catalogue of the spec as data: Document 1 section 4 (ingest) and Document 2
- * section 4 (consumer, maintenance, pools), in Prometheus spelling. Tag names are the service's
+ * The metrics catalogue as data: the meters of ingest, the consumer, search, the maintenance jobs
+ * and the pools, in Prometheus spelling. Tag names are the service's
  * own (`job`, not `exported_job`); `service` and `version` are on every meter and left out here.
  */
 export type MeterType = 'counter' | 'gauge' | 'histogram' | 'summary';
@@ -118,7 +118,7 @@ const SHAPES = Array.from({ length: 16 }, (_, bits) => {
   return parts.length ? parts.join('+') : 'none';
 });
 
-/** The closed tag-value sets of Document 2 section 4 (and Document 1's). */
+/** The closed tag-value sets: no other value of these tags is ever exported. */
 export const CLOSED_VALUES: Record<string, string[]> = {
   outcome: ['success', 'failure', 'duplicate', 'skipped'],
   command: ['start', 'stop', 'pause', 'resume', 'restart', 'clear-checkpoints'],

@@ -1,8 +1,8 @@
 /**
- * The live observability checks of issue 15 on the local stack: every dashboard panel's query
+ * The live observability checks on the local stack: every dashboard panel's query
  * returns data from a real Prometheus scraping ingest, consumer, search and postgres_exporter under a
- * little traffic; the 13 rules load and evaluate; and each service's /metrics matches the spec's
- * catalogue (names, types, tags, ladders, closed values, caps).
+ * little traffic; the 13 rules load and evaluate; and each service's /metrics matches the
+ * catalogue (`catalogue.ts`: names, types, tags, ladders, closed values, caps).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * Traces end to end (issue 15): ingest and consumer run as their own processes from `main.ts`, so
+ * Traces end to end: ingest and consumer run as their own processes from `main.ts`, so
  * the spans are sent by the service kit's real OTLP exporter under the spec's sampler defaults
  * (`parentbased_traceidratio`, 0.1), to a small OTLP/HTTP receiver standing in for the collector.
  */

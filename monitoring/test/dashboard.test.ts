@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asPromQL, dashboard, type Panel, rows } from './dashboard.js';
 import { dashboardSchemaErrors } from './grafana-schema.js';
 
-/** Every meter of the catalogues (Document 1 and 2 section 4) an operator watches, by family. */
+/** Every meter of the catalogue (`e2e/observability/catalogue.ts`) an operator watches, by family. */
 const CATALOGUE = [
   'ingest_events_received_total',
   'ingest_events_rejected_total',

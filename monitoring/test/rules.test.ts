@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { alertsByGroup, promtool, ruleFiles, ruleTestCases, runRuleTestCase } from './promtool.js';
 
-/** Document 2 section 6: group, and the `for` duration of the table (none where it gives none). */
+/** The alerts' contract: each one's group and `for` duration (none where it has none). */
 const TABLE: Record<string, [group: string, forDuration: string | undefined]> = {
   ObservatoryTargetDown: ['availability', '5m'],
   PostgresDown: ['availability', '5m'],
@@ -43,7 +43,7 @@ describe('alert rules', () => {
     expect(result.ok, result.output).toBe(true);
   });
 
-  it('are the 13 alerts of Document 2 in the groups and with the for durations of its table', () => {
+  it('are the 13 alerts of the contract, in their groups and with their for durations', () => {
     const groups = Object.fromEntries(alertsByGroup());
     const expected: Record<string, string[]> = {};
     for (const [alert, [group]] of Object.entries(TABLE))

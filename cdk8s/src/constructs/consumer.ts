@@ -25,7 +25,7 @@ export class Consumer extends Construct {
       },
       secretEnv: [databasePassword('writer'), keyEnv('ADMIN_AUTH', 'admin')],
       connections: { kafka: true, database: 'writer' },
-      // Document 2: the coordinated-shutdown budget (40 s) plus CONSUMER_DRAIN_TIMEOUT (30 s).
+      // The consumer's coordinated-shutdown budget (40 s) plus CONSUMER_DRAIN_TIMEOUT (30 s).
       shutdownBoundSeconds: 70,
       replicasOwnedWhen: CONSUMER_KEDA_ENABLED,
     });

@@ -1,5 +1,5 @@
 /**
- * The maintenance CronJobs of Document 2 (services/jobs): partition-maintenance every 6 h and
+ * The maintenance CronJobs (services/jobs): partition-maintenance every 6 h and
  * rollup-refresh every 5 min by default. Never two runs at once (the jobs also lock in the
  * database), a deadline on each run, a short history.
  */

@@ -1,5 +1,5 @@
 /**
- * The search UI and API. It has no login (Document 2): its Service is ClusterIP only and no Ingress
+ * The search UI and API. It has no login (by design; search README): its Service is ClusterIP only and no Ingress
  * is made for it; an operator who wants it outside the cluster adds one knowingly.
  */
 import { Construct } from 'constructs';
@@ -28,7 +28,7 @@ export class Search extends Construct {
       secretEnv: [
         databasePassword('reader'),
         secretEnv('APPLICATION_SECRET', 'application'),
-        // Prometheus scrapes /metrics at the pod's address, and Document 2 wants the scrape host
+        // Prometheus scrapes /metrics at the pod's address, and the scrape host must be
         // allowed: the pod IP joins the list (kubelet expands $(VAR) from envFrom and earlier env).
         { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
         // The kubelet gives every pod `<SERVICE>_SERVICE_HOST` of the Services that existed when

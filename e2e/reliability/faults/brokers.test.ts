@@ -1,5 +1,5 @@
 /**
- * Faults of a replicated Kafka (issue 32): the pipeline on devstack's three-node KRaft cluster
+ * Faults of a replicated Kafka: the pipeline on devstack's three-node KRaft cluster
  * (event topic with replication factor 3, `min.insync.replicas` 2), ingest reaching the brokers
  * through silent proxies. The leaders' broker killed, the in-sync replicas below the minimum, and
  * ingest cut off from Kafka without a closed connection; each under the same load and exact

@@ -1,5 +1,5 @@
 /**
- * The fault suite (issue 16): each fault done to the real pipeline under a steady load of events
+ * The fault suite: each fault done to the real pipeline under a steady load of events
  * with unique ids, bounded in time, and ended by an exact reconciliation: every event answered 200
  * is stored exactly once, every other answer is a 503 or a refused connection (reported), none
  * hangs. `FAULT_SOAK=1` runs the long form. See ../README.md for the guarantees and the figures.

@@ -37,7 +37,7 @@ export function brokerFailures(row: LedgerRow): string[] {
 
 /**
  * Prints the file's rows and, with a `path` (from `FAULT_REPORT`; make soak writes
- * results/soak.md), writes them there with the run's time, machine and load.
+ * bench/results/soak.md), writes them there with the run's time, machine and load.
  */
 export function reportRows(opts: {
   rows: LedgerRow[];

@@ -1,5 +1,5 @@
 /**
- * Request smuggling and framing (issue 16, hostile input) against the ingestion service as a real
+ * Request smuggling and framing (hostile input) against the ingestion service as a real
  * process: ambiguous message lengths are refused with 400 and the connection closed (so nothing
  * after them is read as a second request), oversized header blocks with 431, oversized bodies with
  * 413 before they are read, slow clients with 408 or a close within the configured timeouts; and

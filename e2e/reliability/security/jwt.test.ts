@@ -1,5 +1,5 @@
 /**
- * JWT attack suite (issue 16, security) against the ingestion API and the consumer's admin API,
+ * JWT attack suite (security) against the ingestion API and the consumer's admin API,
  * both running on the real broker (and PostgreSQL for the consumer) with issuer, audience and
  * scope configured. Every attack must end in 401 UNAUTHENTICATED (or 403 PERMISSION_DENIED for a
  * genuine token without the scope), with the spec's error body and the counted reason.

@@ -1,5 +1,5 @@
 /**
- * The JWT attack suite against a key set (issue 28): the ingestion API verifies the tokens of a
+ * The JWT attack suite against a key set: the ingestion API verifies the tokens of a
  * real OpenID provider found by discovery (RS256 pinned, audience `observatory-ingest`). Tokens
  * are hand-made (tokens.ts) so each can be exactly as wrong as an attacker makes it.
  */

@@ -1,5 +1,5 @@
 /**
- * Secrets stay out of logs and metrics (issue 16, security). Every service runs as a real process
+ * Secrets stay out of logs and metrics (security). Every service runs as a real process
  * at debug level with known secret values (AUTH_SECRET, ADMIN_AUTH_SECRET, APPLICATION_SECRET, the database password
  * as DATABASE_PASSWORD and STORE_PASSWORD), is sent accepted and refused tokens and failing
  * requests, is scraped, and is stopped; a maintenance job runs, and a search service is pointed at

@@ -1,6 +1,6 @@
 /**
  * Whether an event of `INGEST_MAX_EVENT_BYTES` fits the event topic's `max.message.bytes`, and the admin
- * read of that limit. Document 1: the API, not the broker, refuses an oversized event; a topic
+ * read of that limit. The API, not the broker, refuses an oversized event; a topic
  * whose limit is below a maximal event's record (created by someone else, with Kafka's default
  * 1048588 bytes) would refuse it instead, and the client would retry that 503 forever.
  */

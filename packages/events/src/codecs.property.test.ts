@@ -1,5 +1,5 @@
 /**
- * Property tests of the codecs (issue 16, hostile input): every valid event survives every
+ * Property tests of the codecs (hostile input): every valid event survives every
  * encoding (HTTP binary, structured, batch, Kafka binary) unchanged; any header bytes, any body
  * bytes and any JSON document either decode to an event the rules accept or are refused with the
  * codec's own `EventRejection`, never another exception; and an event broken in one rule is

@@ -1,8 +1,8 @@
 /**
  * Rejection reasons and the error type every decoder and validator throws.
  *
- * The reasons are the closed set of Document 1 (Errors) and Document 2 (poison / unrecognised
- * reasons); `ErrorInfo.reason` and the `reason` tag of `ingest_events_rejected_total` both use it.
+ * The reasons are a closed set, shared by the ingestion API's refusals and the consumer's poison and
+ * unrecognised records; `ErrorInfo.reason` and the `reason` tag of `ingest_events_rejected_total` both use it.
  *
  * Mapping used by this package (the spec leaves most of it open):
  *
@@ -28,7 +28,7 @@ export const REJECTION_REASONS = [
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
 
 /**
- * Error kinds of Document 1 that a decoder can produce. `InvalidArgument` and `OutOfRange` are
+ * Error kinds of the API's error body (service-kit's `/errors`) that a decoder can produce. `InvalidArgument` and `OutOfRange` are
  * 400, `PayloadTooLarge` is 413.
  */
 export type RejectionKind = 'InvalidArgument' | 'OutOfRange' | 'PayloadTooLarge';

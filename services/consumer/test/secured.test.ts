@@ -1,5 +1,5 @@
 /**
- * The consumer on a secured Kafka (issue 27): the shared broker's SASL_SSL listener (SCRAM users
+ * The consumer on a secured Kafka: the shared broker's SASL_SSL listener (SCRAM users
  * made at format time). Configured by the `BROKER_*` variables alone, the consumer stores what it
  * reads, its dead-letter producer writes over the same listener, and a wrong password leaves it
  * not ready with the reason.

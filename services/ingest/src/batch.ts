@@ -1,5 +1,5 @@
 /**
- * The batch rules of Document 1: the whole batch is refused (413) over its ceilings; otherwise each
+ * The batch rules (README, "Endpoints"): the whole batch is refused (413) over its ceilings; otherwise each
  * element goes through the single-event rules on its own (not atomic), the accepted ones are handed
  * to the producer in request order, and the answer lists every element by its index.
  */
@@ -18,7 +18,7 @@ import type { IngestMeters } from './metrics.js';
 /** One element's outcome, at its index in the request. */
 export type BatchEntry = { index: number; event: EventResource } | { index: number; error: IngestErrorBody };
 
-/** BatchCreateResponse (Document 1). */
+/** BatchCreateResponse: the answer to a batch. */
 export interface BatchCreateResponse {
   events: EventResource[];
   entries: BatchEntry[];

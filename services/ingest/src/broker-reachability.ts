@@ -1,6 +1,6 @@
 /**
  * The only state of the service: whether the broker is reachable, as far as it last heard
- * (Document 1 section 3); the readiness check's `broker` field, and `brokerReason` beside it.
+ * (readiness, README "Endpoints"); the readiness check's `broker` field, and `brokerReason` beside it.
  * It starts "not ready"; one probe at boot, every produce outcome and the periodic probe move it.
  * One piece of evidence flips it: a success makes it ready, a failure makes it not ready.
  *

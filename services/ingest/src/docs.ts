@@ -48,7 +48,7 @@ export function addDocsRoutes<E extends Env>(
   const document = () => {
     doc ??= app.getOpenAPIDocument({
       openapi: '3.0.3',
-      info: { ...info, description: 'CloudEvents over HTTP into the event topic (Document 1).' },
+      info: { ...info, description: 'CloudEvents over HTTP into the event topic.' },
     });
     return doc;
   };

@@ -1,5 +1,5 @@
 /**
- * The ingestion rules of Document 1 for one event: size on the raw bytes, decode, `time`
+ * The ingestion rules for one event (README): size on the raw bytes, decode, `time`
  * plausibility, publish, and the metrics that go with each outcome.
  */
 
@@ -23,7 +23,7 @@ import type { Limits } from './config.js';
 import type { KnownTypes } from './known-types.js';
 import type { IngestMeters, Mode } from './metrics.js';
 
-/** The created resource (Document 1 "Event"). */
+/** The created resource (`Event` in the OpenAPI document). */
 export interface EventResource {
   name: string;
   id: string;

@@ -1,6 +1,6 @@
 /**
- * `INGEST_MAX_EVENT_BYTES` against the event topic's `max.message.bytes` (Document 1: the API, not
- * the broker, refuses an oversized event). The limit is read at start, where events that do not
+ * `INGEST_MAX_EVENT_BYTES` against the event topic's `max.message.bytes` (the API, not the
+ * broker, refuses an oversized event). The limit is read at start, where events that do not
  * fit stop the service, and again every `BROKER_PROBE_INTERVAL` for readiness, since the topic
  * can be changed under a running service.
  */

@@ -1,5 +1,5 @@
 /**
- * The ingest meters of Document 1 (section 4), on the service's registry. `broker_produce_latency_seconds`
+ * The ingest meters (README, "Metrics"), on the service's registry. `broker_produce_latency_seconds`
  * is the producer's, `http_server_requests_seconds` the HTTP timer's and `auth_decisions_total`
  * the verifier's.
  */

@@ -129,7 +129,7 @@ const CE_STRING = `^(?:${CE_EDGE})(?:(?:${CE_CHAR})*(?:${CE_EDGE}))?$`;
 const URI_CHARS = `(?:[A-Za-z0-9\\-._~:/?#\\[\\]@!$&'()*+,;=]|%25${X}{2})`;
 
 /**
- * The binary-mode attribute headers (Document 1 "Input event attributes"): `ce-time` is required by
+ * The binary-mode attribute headers: `ce-time` is required by
  * this service. Further `ce-<extension>` headers (`[a-z0-9]{1,20}`) are accepted and not listed.
  */
 const binaryModeHeaders = [

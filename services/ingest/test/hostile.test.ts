@@ -1,6 +1,5 @@
 /**
- * Inputs a new user tried against the running service (issue 16, "defects found by hostile
- * input"): pipelined bytes that are not HTTP, the OpenAPI description as the only guide, and
+ * Hostile input a new user tries against the running service: pipelined bytes that are not HTTP, the OpenAPI description as the only guide, and
  * methods the API does not declare. Real service, real broker, real sockets.
  */
 import { connect } from 'node:net';

@@ -1,5 +1,5 @@
 /**
- * Document 1: the API, not the broker, refuses an oversized event. On a topic whose
+ * The API, not the broker, refuses an oversized event. On a topic whose
  * `max.message.bytes` cannot hold an event at `INGEST_MAX_EVENT_BYTES` (created by someone else,
  * with Kafka's default 1048588 bytes), the service refuses to start, or reports not ready when the
  * topic changes under it.

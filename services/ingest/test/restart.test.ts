@@ -1,5 +1,5 @@
 /**
- * Restarting the ingestion service under keep-alive load (issue 16's follow-up), with the service
+ * Restarting the ingestion service under keep-alive load, with the service
  * as a real process (`src/main.ts`) on the suite's real Kafka: SIGTERM while 16 clients keep their
  * connections busy resets no request, every acknowledged event is in the topic exactly once, and a
  * body refused with 413 while the client is still sending it is read as the 413.

@@ -1,5 +1,5 @@
 /**
- * The ingestion service on a secured Kafka (issue 27): the suite's broker has a SASL_SSL listener
+ * The ingestion service on a secured Kafka: the suite's broker has a SASL_SSL listener
  * (SCRAM users made at format time) and an SSL listener requiring a client certificate, beside
  * the PLAINTEXT one the test reads back from. The service runs as a real process configured by
  * the `BROKER_*` variables alone; a wrong password, an untrusted CA and a plaintext client on the

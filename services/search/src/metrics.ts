@@ -1,5 +1,5 @@
 /**
- * The search meters of Document 2 section 4, on the service's registry. `pool_connections_*` are
+ * The search meters (README, "Metrics"), on the service's registry. `pool_connections_*` are
  * the store's (`registerPoolMetrics`), `http_server_requests_seconds` the HTTP timer's.
  */
 import { createDistribution, createTimer, ladders } from '@event-observatory/service-kit/metrics';

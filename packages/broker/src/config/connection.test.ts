@@ -40,7 +40,7 @@ describe('BROKER_BOOTSTRAP_SERVERS', () => {
 });
 
 describe('consumer broker settings', () => {
-  it('are the servers, both topics, the group and the client id, with the defaults of Document 2', () => {
+  it('are the servers, both topics, the group and the client id, with the documented defaults', () => {
     expect(readConsumerBrokerConfig({})).toEqual({
       bootstrapServers: ['localhost:9092'],
       topic: 'events.cloudevents.v1',

@@ -1,6 +1,6 @@
 /**
  * The `BROKER_*` settings more than one Kafka user shares: where the brokers are, the topic names
- * and their retention (Document 1 section 8, Document 2 sections 2, 6 and 8).
+ * and their retention (the broker README's Settings table).
  *
  * | variable | default | meaning |
  * |---|---|---|

@@ -1,5 +1,5 @@
 /**
- * The consumer's `BROKER_*` settings (Document 2 section 6): the shared servers and topics
+ * The consumer's `BROKER_*` settings (the broker README's Settings table): the shared servers and topics
  * (`connection.ts`), the security settings (`security.ts`) and its own group and client id.
  *
  * | variable | default | meaning |

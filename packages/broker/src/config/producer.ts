@@ -1,6 +1,6 @@
 /**
  * The event producer's settings from the environment: the shared `BROKER_BOOTSTRAP_SERVERS` and
- * `BROKER_TOPIC` (`connection.ts`), the security settings (`security.ts`), the producer's own `BROKER_*` variables of Document 1's Limits table and the free-form producer
+ * `BROKER_TOPIC` (`connection.ts`), the security settings (`security.ts`), the producer's own `BROKER_*` variables (the broker README's Settings table) and the free-form producer
  * overrides, validated at start-up.
  *
  * | variable | default | meaning |

@@ -24,7 +24,7 @@ export function retentionMs(hours: number): string {
 /**
  * Largest record the event topic accepts (topic config `max.message.bytes`): 2 MiB, above the ingest
  * API's 1 MiB event limit plus its `ce_` headers, so the API refuses an oversized event, never the broker
- * (Document 1). Kafka's default, 1 MiB + 12 bytes, would be smaller than a maximal event with headers.
+ * (`INGEST_MAX_EVENT_BYTES`). Kafka's default, 1 MiB + 12 bytes, would be smaller than a maximal event with headers.
  */
 export const EVENT_MAX_MESSAGE_BYTES = 2 * 1024 * 1024;
 /** The dead-letter topic holds a structured-mode copy (base64 data) of a record: twice the ceiling. */

@@ -1,5 +1,5 @@
 /**
- * Bearer JWT authentication (Document 1 section 5): configuration from the environment, the
+ * Bearer JWT authentication (README, "Authentication"): configuration from the environment, the
  * pinned-algorithm verifier with its decision counter, static keys and remote key sets (JWKS,
  * OIDC discovery), scopes granted by subject, the Hono middleware, dev tokens.
  * @module

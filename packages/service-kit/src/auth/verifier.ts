@@ -7,7 +7,7 @@ import type { AuthConfig } from './config.js';
 import { RemoteKeySet } from './key-set.js';
 import { grantedScopes } from './subject-policy.js';
 
-/** The closed set of `auth_decisions_total{reason}` (Document 2, closed tag-value sets). */
+/** The closed set of `auth_decisions_total{reason}`: no other value is ever exported. */
 export const AUTH_REASONS = [
   'absent',
   'malformed',
@@ -24,7 +24,7 @@ export type AuthFailureReason = Exclude<AuthReason, 'accepted' | 'disabled'>;
 
 export const AUTH_DECISIONS = 'auth_decisions_total';
 
-/** The result of verifying a token (Document 1, Principal). */
+/** The result of verifying a token: the caller's principal. */
 export interface Principal {
   subject: string;
   scopes: ReadonlySet<string>;
@@ -65,7 +65,7 @@ export interface VerifierOptions {
    * set meters here; omit it to count nothing.
    */
   registry?: Registry;
-  /** Default true; the consumer's admin verifier does not count decisions (Document 2 section 5). */
+  /** Default true; the consumer's admin verifier does not count decisions (`auth_decisions_total` is ingest's meter). */
   countDecisions?: boolean;
   /** Key set refresh failures are logged here. */
   logger?: Logger;
@@ -96,7 +96,7 @@ const BEARER = /^Bearer(?:[ \t]+(.*))?$/i;
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 /**
- * A JWT verifier for Document 1 section 5: the algorithm pinned by configuration (the token's own
+ * A JWT verifier (README, "Authentication"): the algorithm pinned by configuration (the token's own
  * `alg` is never trusted: `none`, an RS token for an HS verifier or an HS token signed with the
  * RSA public key are all refused as `bad-signature`), `exp`/`nbf` with leeway, `iss` exact, `aud`
  * containing the configured audience, the required scope from `scope` (space-delimited string or

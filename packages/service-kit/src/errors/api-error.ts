@@ -1,5 +1,5 @@
 /**
- * The error kinds of the spec (Document 1 section 7) and the few more a service needs, each with
+ * The error kinds of the API's error body (README, "Errors") and the few more a service needs, each with
  * its HTTP status and canonical status name (google.rpc.Code spelling, as AIP-193 clients expect).
  */
 export const ERROR_KINDS = {

@@ -1,5 +1,5 @@
 /**
- * The histogram ladders of the spec's table (Document 2 section 4), one place for every service.
+ * The histogram ladders of the metrics catalogue (README, "Metrics"), one place for every service.
  * Timer ladders are in seconds; `payloadBytes` in bytes; `timeSkew` in seconds; the others are
  * counts. Every ladder starts and ends exactly at the spec's bounds and steps 1-2.5-5 (or powers
  * of two for byte and batch ladders), so neighbouring buckets differ by a factor of 2 to 2.5.

@@ -110,8 +110,8 @@ export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<Runnin
       const cut = setTimeout(() => server.closeAllConnections(), drainMs);
       cut.unref();
       // net's close, not http's: http.Server#close() first destroys every idle keep-alive
-      // connection, racing a client that has just sent its next request on one (issue 16's
-      // resets). Idle connections end instead when their announced keep-alive timeout expires,
+      // connection, racing a client that has just sent its next request on one (a reset
+      // request). Idle connections end instead when their announced keep-alive timeout expires,
       // when the client closes them, or after an answer that said `connection: close`.
       NetServer.prototype.close.call(server, () => {
         clearTimeout(cut);

@@ -18,7 +18,7 @@ import {
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { spanProcessorsFromEnv } from './exporters.js';
 
-/** `OTEL_*` values of the spec (Document 2 section 8) applied when the variable is unset. */
+/** The platform's `OTEL_*` defaults (README, environment variables), applied when the variable is unset. */
 export const OTEL_SPEC_DEFAULTS = {
   OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
   OTEL_TRACES_SAMPLER_ARG: '0.1',
