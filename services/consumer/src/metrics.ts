@@ -1,5 +1,5 @@
 /**
- * The consumer's meters (Document 2, metrics catalogue), registered on the service registry.
+ * The consumer's meters (the README's Metrics table), registered on the service registry.
  * Gauges that a probe feeds (`consume_group_lag`, `consume_running`, `consume_checkpoint_divergence`,
  * `dlq_depth`, `partition_default_rows`) are set by `operations/probe.ts`.
  */

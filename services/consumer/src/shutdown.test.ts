@@ -1,6 +1,6 @@
 /**
  * The shutdown plan run by the kit's shutdown runner, on a fake clock: the slowest legal cases
- * still close everything and exit 0 inside 40 s + CONSUMER_DRAIN_TIMEOUT (Document 2, section 1).
+ * still close everything and exit 0 inside 40 s + CONSUMER_DRAIN_TIMEOUT (the README's Shutdown section).
  */
 import { installShutdown } from '@event-observatory/service-kit';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';

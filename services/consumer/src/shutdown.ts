@@ -1,5 +1,5 @@
 /**
- * The consumer's graceful shutdown (Document 2, section 1, rule 3), in the spec's order: unbind
+ * The consumer's graceful shutdown (the README's Shutdown section), in this order: unbind
  * the admin listener, drain and commit the in-flight batch, close the dead-letter producer, the
  * admin client, the pools and telemetry. The spec allows 40 s plus `CONSUMER_DRAIN_TIMEOUT` before
  * a forced kill, so the whole shutdown fits in that budget: each step is bounded by its own cap and
@@ -15,7 +15,7 @@ import type { ShutdownStep } from '@event-observatory/service-kit';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { settleWithin, TIMED_OUT } from '@event-observatory/service-kit/resilience';
 
-/** The coordinated-shutdown budget of Document 2, to which the drain timeout is added. */
+/** The coordinated-shutdown budget (40 s, the platform's contract), to which the drain timeout is added. */
 export const COORDINATED_SHUTDOWN_MS = 40_000;
 /** Kept back from the budget for the exit itself (the last log lines, flushing stdout). */
 const EXIT_MARGIN_MS = 1_000;

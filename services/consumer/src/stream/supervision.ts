@@ -1,5 +1,5 @@
 /**
- * Restart policy of the consumer stream (Document 2, section 3): backoff from 1 s doubling to
+ * Restart policy of the consumer stream: backoff from 1 s doubling to
  * 30 s with a random factor of 0.2 (each delay lengthened by 0 to 20 %, capped at 30 s), and a budget of 50 restarts in 10 minutes; the 51st failure
  * inside the window stops the stream for good (the process stays live).
  */
