@@ -6,9 +6,9 @@
  * consumer pods' duplicate meters; the store's count of each acknowledged id.
  */
 import { randomUUID } from 'node:crypto';
-import { createDatabase } from '@event-observatory/devstack';
+import { createDatabase, kafkaClient } from '@event-observatory/devstack';
 import { randomDevSecret } from '@event-observatory/service-kit';
-import { type Admin, AssignerProtocol, Kafka, logLevel } from 'kafkajs';
+import { type Admin, AssignerProtocol } from 'kafkajs';
 import pg from 'pg';
 import { expect, inject, vi } from 'vitest';
 import { ingestToken } from './cloudevents.js';
@@ -52,11 +52,7 @@ export class ConsumerScalingSuite {
     this.groupId = `${name}-e2e-${this.suffix}`;
     this.consumer = `${release}-consumer`;
     this.consumerPods = `app.kubernetes.io/instance=${release},app.kubernetes.io/name=consumer`;
-    this.admin = new Kafka({
-      clientId: `${name}-e2e`,
-      brokers: [this.podStack.bootstrapServers],
-      logLevel: logLevel.NOTHING,
-    }).admin();
+    this.admin = kafkaClient(this.podStack.bootstrapServers, { clientId: `${name}-e2e` }).admin();
   }
 
   log(line: string): void {

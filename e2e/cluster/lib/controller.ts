@@ -8,9 +8,9 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createControllerService, type Pipeline, readControllerConfig } from '@event-observatory/controller';
+import { kafkaClient } from '@event-observatory/devstack';
 import { createLogger, createMetrics } from '@event-observatory/service-kit';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Kafka, logLevel } from 'kafkajs';
 import { inject, vi } from 'vitest';
 import { REPO_ROOT } from './cluster.js';
 import { Kube, type TestNamespace } from './kube.js';
@@ -20,7 +20,7 @@ export function controllerSuite(clientId: string) {
   const cluster = inject('cluster');
   const podStack = inject('podStack');
   const kube = new Kube(cluster.kubeconfig);
-  const kafka = new Kafka({ clientId, brokers: [podStack.bootstrapServers], logLevel: logLevel.NOTHING });
+  const kafka = kafkaClient(podStack.bootstrapServers, { clientId });
   const admin = kafka.admin();
   return {
     cluster,
