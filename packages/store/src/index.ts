@@ -1,3 +1,4 @@
+export { cancellablePool } from './cancellable-pool.js';
 export {
   type Checkpoint,
   deleteCheckpoints,
