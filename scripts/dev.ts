@@ -1,7 +1,8 @@
 /**
  * `make dev`: starts Kafka and PostgreSQL (packages/devstack), creates the store's three roles and
  * applies the migrations as the owner (granting the writer and the reader), ensures the
- * topics, starts every service under services/ that has a `src/main.ts`, runs the jobs of
+ * topics, starts every service under services/ that has a `src/main.ts` (and starts again one that
+ * dies, saying so), runs the jobs of
  * services/jobs on their intervals, writes `.dev/stack.env` and prints where everything listens.
  * When Prometheus is installed (scripts/install-prometheus.sh) it also starts postgres_exporter and
  * Prometheus scraping the services every 15 s with the rules of monitoring/alerts loaded.
@@ -13,6 +14,8 @@ import { applyPipelineCrd, clusterVersion, loadKubeConfig } from '@event-observa
 import {
   createDatabase,
   createDatabaseRoles,
+  type KeptService,
+  keepRunning,
   repoRoot,
   type ServiceProcess,
   type Stack,
@@ -58,8 +61,10 @@ const ports = {
   prometheus: port('PROMETHEUS_PORT', 9090),
 };
 
-/** Services and job runs that have not exited yet. */
+/** Job runs that have not exited yet. */
 const children = new Set<ServiceProcess>();
+/** The services, each restarted when it dies (devstack's `keepRunning`). */
+const services: KeptService[] = [];
 /** Stops of postgres_exporter and Prometheus, run before the infrastructure's. */
 const monitors: (() => Promise<void>)[] = [];
 let stack: Stack | undefined;
@@ -74,7 +79,11 @@ function prefixed(name: string): (line: string) => void {
   return (line) => process.stdout.write(`[${name}] ${line}\n`);
 }
 
-/** Starts a service as the tests do (devstack's `startServiceProcess`) and waits until it is live. */
+/**
+ * Starts a service as the tests do (devstack's `startServiceProcess`), waits until it is live, and
+ * keeps it running: one that dies is started again on its port after a backoff (1 s doubling to
+ * 30 s, at most 5 exits in a row), with a line naming it and its exit code or signal.
+ */
 async function startService(plan: ServicePlan): Promise<void> {
   const service = await startServiceProcess({
     name: plan.name,
@@ -84,11 +93,7 @@ async function startService(plan: ServicePlan): Promise<void> {
     dataDir: devDir,
     onLine: prefixed(plan.name),
   });
-  children.add(service);
-  void service.exited().then((code) => {
-    children.delete(service);
-    if (!stopping) log(`${plan.name} exited (${code}); the rest keeps running`);
-  });
+  services.push(keepRunning(service, { name: plan.name, log }));
 }
 
 /**
@@ -132,7 +137,7 @@ async function stopAll(): Promise<void> {
   if (stopping) return;
   stopping = true;
   log('stopping services');
-  await Promise.all([...children].map((child) => child.stop()));
+  await Promise.all([...services, ...children].map((child) => child.stop()));
   for (const stop of monitors) await stop().catch(() => undefined);
   if (stack) {
     log('stopping Kafka and PostgreSQL');

@@ -41,7 +41,7 @@ try {
       headers: rec.headers,
       timestamp: String(now),
     };
-    const d = decodeRecord(r);
+    const d = decodeRecord(r, Date.now());
     if (!d.ok) throw new Error(d.detail);
     records.push(r);
     rows.push(d.row);

@@ -303,7 +303,7 @@ async function main() {
     let decodeFailures = 0;
     const readOnly = await readTopic(stack.bootstrapServers, kafkaPid, () => {});
     const readDecode = await readTopic(stack.bootstrapServers, kafkaPid, (records) => {
-      for (const record of records) if (!decodeRecord(record).ok) decodeFailures++;
+      for (const record of records) if (!decodeRecord(record, Date.now()).ok) decodeFailures++;
     });
     if (decodeFailures > 0) throw new Error(`${decodeFailures} records did not decode`);
 
@@ -315,15 +315,18 @@ async function main() {
     for (let i = 0; i < RECORDS; i++) {
       const e = event(i, now);
       const rec = toKafkaRecord(e);
-      const decoded = decodeRecord({
-        topic: TOPIC,
-        partition: i % partitions.length,
-        offset: String(i),
-        key: Buffer.from(rec.key),
-        value: rec.value,
-        headers: rec.headers,
-        timestamp: String(now),
-      });
+      const decoded = decodeRecord(
+        {
+          topic: TOPIC,
+          partition: i % partitions.length,
+          offset: String(i),
+          key: Buffer.from(rec.key),
+          value: rec.value,
+          headers: rec.headers,
+          timestamp: String(now),
+        },
+        Date.now(),
+      );
       if (!decoded.ok) throw new Error(`bench event ${i} does not decode: ${decoded.detail}`);
       lines.push(copyLine(decoded.row));
     }

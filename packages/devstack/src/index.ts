@@ -35,6 +35,16 @@ export {
   type SecuredListeners,
   securedClientEnv,
 } from './kafka-secured.js';
+export {
+  DEFAULT_RESTART_POLICY,
+  describeExit,
+  type KeepRunningOptions,
+  type KeptService,
+  keepRunning,
+  type Restartable,
+  type RestartPolicy,
+  restartDelayMs,
+} from './keep-running.js';
 export { productionNodeArgs } from './node-args.js';
 export {
   OIDC_CLIENT_SECRET,

@@ -48,6 +48,12 @@ export {
   tooLarge,
 } from './rejection.js';
 export {
+  EARLIEST_EVENT_TIME_MS,
+  MAX_AHEAD_MS,
+  plausibleTimeProblem,
+  plausibleWindow,
+} from './time-window.js';
+export {
   buildEvent,
   checkExtensionName,
   checkTimeWindow,

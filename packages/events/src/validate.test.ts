@@ -48,6 +48,18 @@ describe('plausibility window', () => {
     expect(past.metadata.direction).toBe('past');
     expect(past.metadata.maxSkewSeconds).toBe(String(90 * 86400));
   });
+  it('cuts configured skews to the plausible window (1970 to the clock plus 7 days)', () => {
+    const wide = { maxFutureSkewMs: 365 * DAY, maxPastSkewMs: 200 * 365 * DAY };
+    const ancient = rejectionOf(() =>
+      checkTimeWindow(buildEvent({ ...base, time: '0050-01-01T00:00:00Z' }), now, wide),
+    );
+    expect(ancient.kind).toBe('OutOfRange');
+    expect(ancient.metadata.earliest).toBe('1970-01-01T00:00:00.000Z');
+    expect(rejectionOf(() => checkTimeWindow(at(now + 8 * DAY), now, wide)).metadata.latest).toBe(
+      new Date(now + 7 * DAY).toISOString(),
+    );
+    expect(checkTimeWindow(at(0), now, wide).direction).toBe('past');
+  });
   it('rejects an absent time as InvalidArgument', () => {
     const r = rejectionOf(() => checkTimeWindow(buildEvent(base), now, window));
     expect(r.kind).toBe('InvalidArgument');

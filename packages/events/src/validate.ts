@@ -14,6 +14,7 @@
  */
 import { type CloudEvent, SPEC_VERSION } from './model.js';
 import { EventRejection, invalidAttributes, malformed } from './rejection.js';
+import { EARLIEST_EVENT_TIME_MS, MAX_AHEAD_MS } from './time-window.js';
 
 /** The extension attribute naming rule: lower-case ASCII letters and digits, 1 to 20 characters. */
 export const EXTENSION_NAME = /^[a-z0-9]{1,20}$/;
@@ -218,7 +219,8 @@ export interface TimeSkew {
 }
 
 /**
- * Checks `time` is present and inside `[now - maxPast, now + maxFuture]` (both edges inclusive).
+ * Checks `time` is present and inside `[now - maxPast, now + maxFuture]` (both edges inclusive),
+ * each side cut to the plausible window of `time-window.ts`.
  * Absent `time` is InvalidArgument; outside the window is OutOfRange; both carry the reason
  * `invalid-attributes`, and the window in `metadata`. Returns the skew for the metric.
  */
@@ -231,7 +233,10 @@ export function checkTimeWindow(event: CloudEvent, nowMs: number, window: TimeWi
     throw invalidAttributes('attribute time must be an RFC 3339 timestamp', { attribute: 'time' });
   const diff = t - nowMs;
   const skew: TimeSkew = { direction: diff > 0 ? 'future' : 'past', seconds: Math.abs(diff) / 1000 };
-  const limit = diff > 0 ? window.maxFutureSkewMs : window.maxPastSkewMs;
+  // The configured skews never reach past the pipeline's plausible window (time-window.ts).
+  const maxFuture = Math.min(window.maxFutureSkewMs, MAX_AHEAD_MS);
+  const maxPast = Math.min(window.maxPastSkewMs, nowMs - EARLIEST_EVENT_TIME_MS);
+  const limit = diff > 0 ? maxFuture : maxPast;
   if (Math.abs(diff) > limit) {
     throw new EventRejection(
       'OutOfRange',
@@ -242,8 +247,8 @@ export function checkTimeWindow(event: CloudEvent, nowMs: number, window: TimeWi
         direction: skew.direction,
         skewSeconds: String(skew.seconds),
         maxSkewSeconds: String(limit / 1000),
-        earliest: new Date(nowMs - window.maxPastSkewMs).toISOString(),
-        latest: new Date(nowMs + window.maxFutureSkewMs).toISOString(),
+        earliest: new Date(nowMs - maxPast).toISOString(),
+        latest: new Date(nowMs + maxFuture).toISOString(),
       },
     );
   }

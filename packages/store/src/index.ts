@@ -1,4 +1,5 @@
 export { ADVISORY_LOCKS, type AdvisoryLockKey } from './advisory-locks.js';
+export { cancellablePool } from './cancellable-pool.js';
 export {
   type Checkpoint,
   deleteCheckpoints,

@@ -23,7 +23,10 @@ export function monthPartitionBounds(at: Date): { from: string; to: string } {
 
 /** The UTC start of the month `n` months after the one containing `at` (n may be negative). */
 export function addMonths(at: Date, n: number): Date {
-  return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + n, 1));
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
+  const month = new Date(0);
+  month.setUTCFullYear(at.getUTCFullYear(), at.getUTCMonth() + n, 1);
+  return month;
 }
 
 /** A bounded partition of `events.cloud_event` (the default partition is not one). */
@@ -45,6 +48,38 @@ export async function listPartitions(db: Queryable): Promise<MonthPartition[]> {
       ORDER BY 2`,
   );
   return rows;
+}
+
+/** A stretch of time, either end open. */
+export interface TimeSpan {
+  from?: Date;
+  to?: Date;
+}
+
+/**
+ * `span` cut at the bounds of the partitions that fall inside it, newest piece first: each piece
+ * lies in one bounded partition, or in a stretch no bounded partition covers (the default
+ * partition's). As many pieces as the partitions make, at most twice their count plus one,
+ * whatever the span's length.
+ */
+export function piecesByPartition(partitions: readonly MonthPartition[], span: TimeSpan): TimeSpan[] {
+  const inside = (t: Date) =>
+    (span.from === undefined || t > span.from) && (span.to === undefined || t < span.to);
+  const cuts = [...new Set(partitions.flatMap((p) => [p.from.getTime(), p.to.getTime()]))]
+    .map((ms) => new Date(ms))
+    .filter(inside)
+    .sort((a, b) => b.getTime() - a.getTime());
+  const pieces: TimeSpan[] = [];
+  let to = span.to;
+  for (const cut of cuts) {
+    pieces.push({ from: cut, ...(to === undefined ? {} : { to }) });
+    to = cut;
+  }
+  pieces.push({
+    ...(span.from === undefined ? {} : { from: span.from }),
+    ...(to === undefined ? {} : { to }),
+  });
+  return pieces;
 }
 
 /**

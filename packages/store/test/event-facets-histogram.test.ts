@@ -1,6 +1,6 @@
 /**
- * Facets and histogram on a real PostgreSQL over several monthly partitions: facets read month by
- * month yet count exactly what one statement over the range counts (below the cap, and the newest
+ * Facets and histogram on a real PostgreSQL over several monthly partitions: facets read partition by
+ * partition yet count exactly what one statement over the range counts (below the cap, and the newest
  * `FACET_ROW_CAP` above it); a table histogram is counted when few matches are expected and
  * estimated from a block sample, scaled, when many are.
  */

@@ -131,6 +131,31 @@ describe('consumer on the real broker and database', () => {
     await h.db.query(`DELETE FROM events.cloud_event_default WHERE ce_source = 'urn:test:old-month'`);
   });
 
+  it('dead-letters a time outside the plausible window as invalid-attributes and stores its neighbours', async () => {
+    const before = await metricSum(h, 'consume_records_poison_total', 'reason="invalid-attributes"');
+    const ancient = testEvent(1, { source: 'urn:test:window', id: 'year-50', time: '0050-01-01T00:00:00Z' });
+    const far = testEvent(2, { source: 'urn:test:window', id: 'year-9999', time: '9999-12-31T00:00:00Z' });
+    const fresh = Array.from({ length: 10 }, (_, i) => testEvent(i, { source: 'urn:test:window-fresh' }));
+    await h.publish([...fresh.slice(0, 5), ancient, far, ...fresh.slice(5)]);
+    await waitFor('10 fresh rows', async () => (await h.count(`ce_source = 'urn:test:window-fresh'`)) === 10);
+    await waitFor(
+      'two invalid-attributes dead letters',
+      async () =>
+        (await metricSum(h, 'consume_records_poison_total', 'reason="invalid-attributes"')) === before + 2,
+    );
+    expect(await h.count(`ce_source = 'urn:test:window'`)).toBe(0);
+    const listing = (await (
+      await h.request('/admin/dlq/records?reason=invalid-attributes&limit=50')
+    ).json()) as DlqListing;
+    const details = listing.records.map((r: { detail: string }) => r.detail);
+    expect(details).toContainEqual(
+      expect.stringMatching(/^time 0050-01-01T00:00:00Z is outside the plausible window: before 1970/),
+    );
+    expect(details).toContainEqual(
+      expect.stringMatching(/^time 9999-12-31T00:00:00Z is outside the plausible window: after /),
+    );
+  });
+
   it('dead-letters a record that cannot be decoded as malformed', async () => {
     const before = await metricSum(h, 'consume_records_poison_total', 'reason="malformed"');
     await h.publishRaw([

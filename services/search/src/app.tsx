@@ -9,8 +9,14 @@ import { down, healthRoutes, up } from '@event-observatory/service-kit/health';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { httpServerTimer, metricsHandler } from '@event-observatory/service-kit/metrics';
 import { traceRequests } from '@event-observatory/service-kit/tracing';
-import { type DatabasePool, databaseAnswers, getEvent, receiptOf } from '@event-observatory/store';
-import { Hono } from 'hono';
+import {
+  cancellablePool,
+  type DatabasePool,
+  databaseAnswers,
+  getEvent,
+  receiptOf,
+} from '@event-observatory/store';
+import { type Context, Hono } from 'hono';
 import type { Registry } from 'prom-client';
 import { DETAIL_SCRIPT, KEYS_SCRIPT, STYLESHEET, TAIL_SCRIPT } from './assets.js';
 import { HISTOGRAM_SCRIPT, UPLOT_SCRIPT, UPLOT_STYLESHEET } from './chart-assets.js';
@@ -21,6 +27,7 @@ import { parseReceipt, parseSearch } from './filters.js';
 import { allowedHosts } from './hosts.js';
 import type { SearchMeters } from './metrics.js';
 import { rangeOf, runOverview } from './overview.js';
+import { withinDeadline } from './page-deadline.js';
 import { mergeQueryBar, readQueryBar } from './query-bar.js';
 import { BadCursorError, runSearch } from './search.js';
 import { type TailLimits, tailHandler } from './tail.js';
@@ -36,6 +43,8 @@ export interface AppDeps {
   meters: SearchMeters;
   cursors: CursorCodec;
   allowedHosts: readonly string[];
+  /** Deadline of one page: its statements are cancelled when it passes or when the client leaves. */
+  pageTimeoutMs: number;
   shutdown: AbortSignal;
   logger?: Logger;
   /** Live-tail poll period; default 1 s. */
@@ -56,6 +65,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function buildApp(deps: AppDeps): Hono {
   const app = new Hono();
   const search = { pool: deps.pool, meters: deps.meters, cursors: deps.cursors };
+  /** Runs a page's reads on the pool bound to its deadline and to its client staying connected. */
+  const withReads = <T,>(c: Context, read: (pool: DatabasePool) => Promise<T>) =>
+    withinDeadline(c.req.raw.signal, deps.pageTimeoutMs, (signal) =>
+      read(cancellablePool(deps.pool, signal)),
+    );
   app.use(traceRequests());
   app.use(httpServerTimer(deps.registry));
   app.onError(errorHandler(deps.logger ? { logger: deps.logger } : {}));
@@ -71,7 +85,7 @@ export function buildApp(deps: AppDeps): Hono {
     if (!range)
       return c.html(<ErrorPage title="Unknown time range" message="range: expected 24h, 7d or 30d" />, 400);
     try {
-      return c.html(<OverviewPage view={await runOverview(deps.pool, range)} />);
+      return c.html(<OverviewPage view={await withReads(c, (pool) => runOverview(pool, range))} />);
     } catch (err) {
       const f = failureOf(err);
       return c.html(<ErrorPage title={f.title} message={f.message} />, f.status);
@@ -92,7 +106,12 @@ export function buildApp(deps: AppDeps): Hono {
       return c.html(<SearchPage params={params} problems={parsed.problems} />, 400);
     try {
       return c.html(
-        <SearchPage params={params} parsed={parsed} problems={[]} view={await runSearch(search, parsed)} />,
+        <SearchPage
+          params={params}
+          parsed={parsed}
+          problems={[]}
+          view={await withReads(c, (pool) => runSearch({ ...search, pool }, parsed))}
+        />,
       );
     } catch (err) {
       if (err instanceof BadCursorError)
@@ -111,7 +130,13 @@ export function buildApp(deps: AppDeps): Hono {
     const q = parseReceipt(params);
     if ('problems' in q) return c.html(<ReceiptPage params={params} problems={q.problems} />, 400);
     try {
-      return c.html(<ReceiptPage params={params} problems={[]} receipt={await receiptOf(deps.pool, q)} />);
+      return c.html(
+        <ReceiptPage
+          params={params}
+          problems={[]}
+          receipt={await withReads(c, (pool) => receiptOf(pool, q))}
+        />,
+      );
     } catch (err) {
       const f = failureOf(err);
       return c.html(<ErrorPage title={f.title} message={f.message} />, f.status);
@@ -130,7 +155,7 @@ export function buildApp(deps: AppDeps): Hono {
       return c.html(<ErrorPage title="No such event" message="The link does not name an event." />, 404);
     }
     try {
-      const event = await getEvent(deps.pool, uid.toLowerCase(), t);
+      const event = await withReads(c, (pool) => getEvent(pool, uid.toLowerCase(), t));
       if (!event)
         return c.html(
           <ErrorPage title="No such event" message="No stored event has this id and time." />,

@@ -10,7 +10,17 @@ describe('search configuration', () => {
       host: '0.0.0.0',
       port: 9000,
       allowedHosts: ['localhost', '127.0.0.1', '.local'],
+      pageTimeoutMs: 5_000,
     });
+  });
+
+  it('reads the page deadline from SEARCH_PAGE_TIMEOUT, between 100 ms and 1 min', () => {
+    expect(readSearchConfig({ APPLICATION_SECRET: SECRET, SEARCH_PAGE_TIMEOUT: '2s' }).pageTimeoutMs).toBe(
+      2_000,
+    );
+    expect(() => readSearchConfig({ APPLICATION_SECRET: SECRET, SEARCH_PAGE_TIMEOUT: '10m' })).toThrow(
+      /SEARCH_PAGE_TIMEOUT/,
+    );
   });
 
   it('fails start-up on an empty ALLOWED_HOSTS, naming the variable', () => {

@@ -3,12 +3,26 @@
  * Database settings are read by `databaseUrlFromEnv` of the store package.
  */
 import { randomBytes } from 'node:crypto';
-import { ConfigError, type Env, int, list, readConfig, str } from '@event-observatory/service-kit/config';
+import {
+  ConfigError,
+  duration,
+  type Env,
+  int,
+  list,
+  readConfig,
+  str,
+} from '@event-observatory/service-kit/config';
 import { logLevel } from '@event-observatory/service-kit/logger';
 
 export const DEFAULT_ALLOWED_HOSTS = 'localhost,127.0.0.1,.local';
 /** Shortest APPLICATION_SECRET accepted: the HMAC-SHA256 key of the cursor signatures. */
 const MIN_SECRET_BYTES = 32;
+/**
+ * How long one page may take, all its statements together: above the read pool's 2 s statement
+ * timeout and its 3 s wait for a connection, so a page that merely waited or ran one slow
+ * statement still answers, yet a page never holds a reader for long.
+ */
+export const DEFAULT_PAGE_TIMEOUT_MS = 5_000;
 
 const schema = {
   host: str('PLAY_HTTP_ADDRESS').default('0.0.0.0'),
@@ -18,6 +32,7 @@ const schema = {
   allowedHosts: list('ALLOWED_HOSTS', { min: 1 }).default(DEFAULT_ALLOWED_HOSTS),
   secret: str('APPLICATION_SECRET').secret().optional(),
   environment: str('NODE_ENV').default('production'),
+  pageTimeoutMs: duration('SEARCH_PAGE_TIMEOUT', { min: 100, max: 60_000 }).default(DEFAULT_PAGE_TIMEOUT_MS),
 };
 
 export interface SearchConfig {
@@ -28,6 +43,8 @@ export interface SearchConfig {
   allowedHosts: string[];
   /** Key of the cursor signatures. */
   secret: string;
+  /** Deadline of one page (its statements are cancelled when it passes). */
+  pageTimeoutMs: number;
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { ApiError } from '@event-observatory/service-kit/errors';
 import {
+  cancellablePool,
   type DatabasePool,
   type EventKey,
   type EventRow,
@@ -47,13 +48,15 @@ export function exportHandler(pool: DatabasePool, format: 'ndjson' | 'csv') {
     }
     c.header('content-type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson');
     c.header('content-disposition', `attachment; filename="events.${format}"`);
+    // No page deadline (an export streams many pages), but nothing runs for a client that left.
+    const reads = cancellablePool(pool, c.req.raw.signal);
     return stream(c, async (out) => {
       if (format === 'csv') await out.write(`${COLUMNS.join(',')}\r\n`);
       let after: EventKey | undefined;
       let sent = 0;
       while (sent < EXPORT_CAP && !out.aborted) {
         const limit = Math.min(EXPORT_PAGE, EXPORT_CAP - sent);
-        const page = await searchEvents(pool, parsed.filter, after ? { limit, after } : { limit });
+        const page = await searchEvents(reads, parsed.filter, after ? { limit, after } : { limit });
         const lines = page.rows.map((r) => {
           const rec = record(r);
           return format === 'csv'

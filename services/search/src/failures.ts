@@ -1,8 +1,13 @@
 /**
- * What a reader is told when the store fails a page: a statement that hit the 2 s statement
- * timeout, a connection not handed out within 3 s, or the store being unreachable. Never a stack.
+ * What a reader is told when the store fails a page: the page's deadline passed, a statement hit
+ * the 2 s statement timeout, a connection was not handed out within 3 s, or the store is
+ * unreachable. Never a stack.
  */
+import { TimeoutError } from '@event-observatory/service-kit/resilience';
 import { isAcquireTimeout, isStatementTimeout, READ_STATEMENT_TIMEOUT_MS } from '@event-observatory/store';
+
+const NARROW =
+  'Narrow the time range, or add a filter that has an index path (free text, payload equality, type, source, extension, or a severity of error and above).';
 
 export interface Failure {
   status: 503 | 504;
@@ -11,11 +16,18 @@ export interface Failure {
 }
 
 export function failureOf(err: unknown): Failure {
+  if (err instanceof TimeoutError) {
+    return {
+      status: 504,
+      title: 'The search took too long',
+      message: `This page stopped its queries after ${err.timeoutMs / 1000} s. ${NARROW}`,
+    };
+  }
   if (isStatementTimeout(err)) {
     return {
       status: 504,
       title: 'The search took too long',
-      message: `The store stopped this query after ${READ_STATEMENT_TIMEOUT_MS / 1000} s. Narrow the time range, or add a filter that has an index path (free text, payload equality, type, source, extension, or a severity of error and above).`,
+      message: `The store stopped this query after ${READ_STATEMENT_TIMEOUT_MS / 1000} s. ${NARROW}`,
     };
   }
   if (isAcquireTimeout(err)) {

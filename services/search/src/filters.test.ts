@@ -2,10 +2,13 @@ import { describe, expect, it } from 'vitest';
 import {
   absoluteQuery,
   filterShape,
+  MAX_VALUE_LENGTH,
   parsePayloadCondition,
+  parseReceipt,
   parseSearch,
   parseTime,
   SHAPES,
+  splitCondition,
   withCursor,
 } from './filters.js';
 
@@ -105,6 +108,53 @@ describe('search filters from the URL', () => {
     expect(parse('payload=device.id%20%3D%20%22a%5Cu0000%22').problems).toEqual([
       'payload "device.id = "a\\u0000"": text values must not contain the NUL character',
     ]);
+  });
+
+  it('refuses times outside the plausible window (1970-01-01 to 7 days after now), naming the edge', () => {
+    const now = new Date('2026-11-28T12:00:00Z');
+    const at = (query: string) => parseSearch(new URLSearchParams(query), now);
+    expect(at('from=0050-01-01').problems).toEqual([
+      'from: "0050-01-01" is before 1970-01-01T00:00:00.000Z; times run from 1970-01-01 to 7 days after now',
+    ]);
+    expect(at('to=9999-12-31').problems[0]).toMatch(/^to: "9999-12-31" is after 2026-12-05T12:00:00.000Z/);
+    expect(at('from=1969-12-31T23:59Z').problems).toHaveLength(1);
+    expect(at('from=1970-01-01&to=2026-12-05T12:00Z').problems).toEqual([]);
+    expect(at('from=0000-01-01&to=0050-01-01').filter).toEqual({});
+    expect(parseReceipt(new URLSearchParams('topic=t&partition=0&offset=1&time=0050-01-01'))).toEqual({
+      problems: ['time: before 1970-01-01T00:00:00.000Z; times run from 1970-01-01 to 7 days after now'],
+    });
+  });
+
+  it('refuses any parameter value longer than MAX_VALUE_LENGTH without echoing it', () => {
+    const long = 'x'.repeat(MAX_VALUE_LENGTH + 1);
+    for (const name of [
+      'type',
+      'source',
+      'subject',
+      'id',
+      'payload',
+      'ext',
+      'cursor',
+      'from',
+      'not_has',
+      'range',
+    ]) {
+      const { problems } = parse(`${name}=${long}`);
+      expect(problems).toEqual([`${name}: at most ${MAX_VALUE_LENGTH} characters`]);
+    }
+    expect(parse(`type=${'x'.repeat(MAX_VALUE_LENGTH)}`).problems).toEqual([]);
+    expect(parse(`${'n'.repeat(5_000)}=${long}`).problems[0]!.length).toBeLessThan(100);
+  });
+
+  it('splits a payload condition in linear time, whatever spaces it holds', () => {
+    expect(splitCondition('  a.b  >=  x  y  ')).toEqual({ path: 'a.b', op: '>=', value: 'x  y' });
+    expect(splitCondition('no operator')).toBeUndefined();
+    const started = performance.now();
+    for (let i = 0; i < 50; i++) {
+      splitCondition(`a =${' '.repeat(MAX_VALUE_LENGTH - 4)}b`);
+      splitCondition(`${'a'.repeat(MAX_VALUE_LENGTH)}`);
+    }
+    expect(performance.now() - started).toBeLessThan(500);
   });
 
   it('refuses a page size above 250 and below 1', () => {

@@ -23,6 +23,7 @@
  * const parsed = parseSearch(new URL('http://x/events?q=boiler&severity=error').searchParams);
  * parsed.shape; // 'text+attrs'
  */
+import { plausibleTimeProblem } from '@event-observatory/events';
 import {
   type EventFilter,
   type PayloadCondition,
@@ -35,6 +36,8 @@ import {
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 250;
 const MAX_TEXT = 500;
+/** Longest value of any parameter: far above a real source, type or payload condition, far below a slow parse. */
+export const MAX_VALUE_LENGTH = 1_000;
 const MAX_VALUES = 20;
 const MAX_PATH_DEPTH = 16;
 
@@ -97,14 +100,21 @@ export interface ParsedSearch {
 }
 
 const OPERATORS: readonly PayloadOperator[] = ['!=', '<=', '>=', '=', '<', '>'];
-const CONDITION = /^\s*([^\s=!<>]+)\s*(!=|<=|>=|=|<|>)\s*(.*?)\s*$/s;
+/** Matched against trimmed text, so no part of it backtracks over spaces: linear time. */
+const CONDITION = /^([^\s=!<>]+)\s*(!=|<=|>=|=|<|>)\s*(.*)$/s;
+
+/** `path op value` split apart (the text trimmed), or undefined when it is not one. */
+export function splitCondition(raw: string): { path: string; op: string; value: string } | undefined {
+  const m = CONDITION.exec(raw.trim());
+  return m ? { path: m[1]!, op: m[2]!, value: m[3]! } : undefined;
+}
 
 /** `device.id = boiler-7`: a dotted path, an operator, a JSON scalar or bare text. */
 export function parsePayloadCondition(raw: string): PayloadCondition | string {
-  const m = CONDITION.exec(raw);
+  const m = splitCondition(raw);
   if (!m)
     return `payload "${raw}": expected path, operator (= != < <= > >=) and value, e.g. temperature >= 30`;
-  const [, dotted, op, text] = m as unknown as [string, string, PayloadOperator, string];
+  const { path: dotted, op, value: text } = m as { path: string; op: PayloadOperator; value: string };
   const path = dotted.split('.');
   if (path.some((k) => k === '') || path.length > MAX_PATH_DEPTH) {
     return `payload "${raw}": the path must be names separated by single dots`;
@@ -136,11 +146,28 @@ export function parseTime(raw: string): Date | undefined {
   return Number.isNaN(d.getTime()) ? undefined : d;
 }
 
+/** What a time outside the plausible window is told (`plausibleTimeProblem` of the events package). */
+const WINDOW_HINT = 'times run from 1970-01-01 to 7 days after now';
+
+/**
+ * One problem per parameter no parse should see: a value longer than `MAX_VALUE_LENGTH` (not
+ * echoed back), or one holding U+0000 (PostgreSQL text cannot: the query would fail in the store,
+ * not in the filter).
+ */
+function unusableValues(params: URLSearchParams): string[] {
+  const problems = new Map<string, string>();
+  for (const [name, value] of params) {
+    const key = name.length > 40 ? `${name.slice(0, 40)}…` : name;
+    if (value.length > MAX_VALUE_LENGTH) problems.set(key, `${key}: at most ${MAX_VALUE_LENGTH} characters`);
+    else if (value.includes('\u0000') && !problems.has(key))
+      problems.set(key, `${key}: must not contain the NUL character`);
+  }
+  return [...problems.values()];
+}
+
 export function parseSearch(params: URLSearchParams, now: Date = new Date()): ParsedSearch {
-  // PostgreSQL text cannot hold U+0000: the query would fail in the store, not in the filter.
-  const withNul = [...new Set([...params].filter(([, v]) => v.includes('\u0000')).map(([k]) => k))];
-  if (withNul.length > 0) {
-    const problems = withNul.map((name) => `${name}: must not contain the NUL character`);
+  const problems = unusableValues(params);
+  if (problems.length > 0) {
     return {
       filter: {},
       range: undefined,
@@ -151,7 +178,6 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
       problems,
     };
   }
-  const problems: string[] = [];
   const one = (name: string): string | undefined => {
     const v = params.get(name)?.trim();
     return v === undefined || v === '' ? undefined : v;
@@ -169,8 +195,10 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
     const raw = one(bound);
     if (raw === undefined) continue;
     const d = parseTime(raw);
-    if (d) filter[bound] = d;
-    else problems.push(`${bound}: "${raw}" is not a date and time such as 2026-11-24T08:00Z`);
+    const outside = d && plausibleTimeProblem(d.getTime(), now.getTime());
+    if (!d) problems.push(`${bound}: "${raw}" is not a date and time such as 2026-11-24T08:00Z`);
+    else if (outside) problems.push(`${bound}: "${raw}" is ${outside}; ${WINDOW_HINT}`);
+    else filter[bound] = d;
   }
   if (filter.from && filter.to && filter.from >= filter.to) problems.push('from: must be before to');
   // An absolute bound (even a bad one) replaces the relative range.
@@ -289,8 +317,10 @@ export function parseReceipt(params: URLSearchParams): ReceiptQuery | { problems
   const offset = params.get('offset')?.trim() ?? '';
   if (!/^\d{1,19}$/.test(offset)) problems.push('offset: a whole number');
   const rawTime = params.get('time')?.trim();
-  const time = rawTime ? parseTime(rawTime) : undefined;
-  if (rawTime && !time) problems.push(`time: "${rawTime}" is not a date and time such as 2026-11-24T08:00Z`);
+  const time = rawTime && rawTime.length <= MAX_VALUE_LENGTH ? parseTime(rawTime) : undefined;
+  const outside = time && plausibleTimeProblem(time.getTime(), Date.now());
+  if (rawTime && !time) problems.push('time: not a date and time such as 2026-11-24T08:00Z');
+  else if (outside) problems.push(`time: ${outside}; ${WINDOW_HINT}`);
   if (problems.length) return { problems };
   return { topic, partition: Number(partition), offset, ...(time ? { time } : {}) };
 }

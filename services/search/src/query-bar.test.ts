@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseSearch } from './filters.js';
-import { mergeQueryBar, readQueryBar, writeQueryBar } from './query-bar.js';
+import { MAX_BAR_LENGTH, mergeQueryBar, readQueryBar, writeQueryBar } from './query-bar.js';
 
 const read = (line: string) => {
   const r = readQueryBar(line);
@@ -90,5 +90,30 @@ describe('query bar', () => {
     const current = new URLSearchParams('range=7d&limit=25&q=old&type=old&cursor=c');
     expect(mergeQueryBar(current, read('boiler')).toString()).toBe('range=7d&limit=25&q=boiler');
     expect(mergeQueryBar(current, read('from:2026-11-01 x')).toString()).toBe('limit=25&from=2026-11-01&q=x');
+  });
+
+  it('refuses a line longer than MAX_BAR_LENGTH, pointing past its end', () => {
+    expect(readQueryBar('a'.repeat(MAX_BAR_LENGTH))).toHaveProperty('params');
+    expect(readQueryBar('a'.repeat(MAX_BAR_LENGTH + 1))).toEqual({
+      error: `the line is longer than ${MAX_BAR_LENGTH} characters`,
+      column: MAX_BAR_LENGTH + 1,
+    });
+  });
+
+  it('reads and writes lines built to make a backtracking parser slow in linear time', () => {
+    const lines = [
+      `data.x=${' '.repeat(1_900)}y`,
+      `events/${'a,'.repeat(990)}`,
+      `${'events/a,b '.repeat(180)}`,
+      `-${'a'.repeat(1_998)}`,
+      `"${'\\'.repeat(995)}`,
+    ];
+    const started = performance.now();
+    for (const line of lines) {
+      const r = readQueryBar(line);
+      if ('params' in r) writeQueryBar(r.params);
+    }
+    writeQueryBar(new URLSearchParams({ payload: `x =${' '.repeat(999)}` }));
+    expect(performance.now() - started).toBeLessThan(500);
   });
 });

@@ -22,6 +22,7 @@
  */
 
 import { parseEventName } from '@event-observatory/events';
+import { splitCondition } from './filters.js';
 
 /** The parameters a query bar replaces; the time range and page size stay as they were unless it names them. */
 /** Fields a leading `-` excludes (`not_<field>` in the URL). */
@@ -40,6 +41,8 @@ const PAYLOAD = /^data\.([^\s=!<>]+)(!=|<=|>=|=|<|>)(.*)$/s;
 const EXTENSION = /^([a-z0-9]{1,20})(!=|<=|>=|=|<|>)(.*)$/s;
 const SEVERITY = /^severity(>=|:)(.*)$/s;
 const FIELD = /^(-?)([A-Za-z][\w.-]*):(.*)$/s;
+/** Longest line read: room for every filter the page holds; each value is then bounded by `parseSearch`. */
+export const MAX_BAR_LENGTH = 2_000;
 
 export type BarResult = { params: URLSearchParams } | { error: string; column: number };
 
@@ -78,8 +81,11 @@ function unquote(value: string): string {
 
 /** Reads a query-bar line into search parameters, or says where it cannot. */
 export function readQueryBar(line: string): BarResult {
+  if (line.length > MAX_BAR_LENGTH)
+    return { error: `the line is longer than ${MAX_BAR_LENGTH} characters`, column: MAX_BAR_LENGTH + 1 };
   const found = tokens(line);
   if (!Array.isArray(found)) return found;
+  const namesTime = /(^|\s)(range|from|to):/.test(line);
   const params = new URLSearchParams();
   const text: string[] = [];
   for (const { text: t, column } of found) {
@@ -94,7 +100,7 @@ export function readQueryBar(line: string): BarResult {
       if (!name) return { error: 'expected events/{source},{id} as ingest answered it', column };
       params.append('source', name.source);
       params.append('id', name.id);
-      if (!/(^|\s)(range|from|to):/.test(line)) params.set('range', 'all');
+      if (!namesTime) params.set('range', 'all');
     } else if (payload) {
       const [, path, op, value] = payload as unknown as [string, string, string, string];
       if (value === '')
@@ -157,9 +163,11 @@ export function writeQueryBar(params: URLSearchParams): string {
   for (const name of EXCLUDABLE) for (const v of all(`not_${name}`)) parts.push(`-${name}:${quote(v)}`);
   for (const v of all('severity')) parts.push(`severity>=${quote(v)}`);
   for (const v of all('payload')) {
-    const m = /^\s*([^\s=!<>]+)\s*(!=|<=|>=|=|<|>)\s*(.*?)\s*$/s.exec(v);
+    const m = splitCondition(v);
     if (m)
-      parts.push(`data.${m[1]}${m[2]}${/[\s]/.test(m[3]!) && !/^".*"$/s.test(m[3]!) ? quote(m[3]!) : m[3]}`);
+      parts.push(
+        `data.${m.path}${m.op}${/[\s]/.test(m.value) && !/^".*"$/s.test(m.value) ? quote(m.value) : m.value}`,
+      );
   }
   for (const v of all('ext')) {
     const eq = v.indexOf('=');

@@ -2,6 +2,8 @@
  * One search page: the rows (keyset page), the capped total, the capped facets and the histogram,
  * read concurrently (four of the eight read connections), with the page links' cursors.
  */
+
+import { EARLIEST_EVENT_TIME_MS } from '@event-observatory/events';
 import {
   type DatabasePool,
   type EventPage,
@@ -50,10 +52,14 @@ export function bucketFor(spanMs: number): number {
   );
 }
 
-/** The histogram over the whole selected range (an unbounded start: the oldest event). */
+/**
+ * The histogram over the whole selected range (an unbounded start: the oldest event, but not before
+ * the plausible window, whatever older rows the store kept from before the window existed).
+ */
 async function histogramOf(deps: SearchDeps, parsed: ParsedSearch): Promise<Histogram | undefined> {
   const to = parsed.filter.to ?? parsed.now;
-  const from = parsed.filter.from ?? (await oldestEventTime(deps.pool));
+  const oldest = parsed.filter.from ?? (await oldestEventTime(deps.pool));
+  const from = oldest && new Date(Math.max(oldest.getTime(), EARLIEST_EVENT_TIME_MS));
   if (!from || from >= to) return undefined;
   return histogramEvents(deps.pool, parsed.filter, {
     from,

@@ -1,19 +1,19 @@
 /**
  * Builds the search service from configuration: the read pool `observatory-read` (8 connections,
- * read-only, statement timeout 2 s, connection timeout 3 s) with its pool meters, the search
+ * read-only, statement timeout 2 s, connection timeout 3 s) with its pool meters, the page deadline, the search
  * meters, the cursor codec and the app. `main.ts` adds the listener, telemetry and signals.
  */
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { createReadPool } from '@event-observatory/store';
 import type { Registry } from 'prom-client';
 import { buildApp } from './app.js';
-import type { SearchConfig } from './config.js';
+import { DEFAULT_PAGE_TIMEOUT_MS, type SearchConfig } from './config.js';
 import { cursorCodec } from './cursor.js';
 import { createSearchMeters } from './metrics.js';
 import type { TailLimits } from './tail.js';
 
 export interface ServiceOptions {
-  config: Pick<SearchConfig, 'allowedHosts' | 'secret'>;
+  config: Pick<SearchConfig, 'allowedHosts' | 'secret'> & Partial<Pick<SearchConfig, 'pageTimeoutMs'>>;
   databaseUrl: string;
   registry: Registry;
   logger?: Logger;
@@ -34,6 +34,7 @@ export function createSearchService(opts: ServiceOptions) {
     meters: createSearchMeters(opts.registry),
     cursors: cursorCodec(opts.config.secret),
     allowedHosts: opts.config.allowedHosts,
+    pageTimeoutMs: opts.config.pageTimeoutMs ?? DEFAULT_PAGE_TIMEOUT_MS,
     shutdown: shutdown.signal,
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...(opts.tailPollMs !== undefined ? { tailPollMs: opts.tailPollMs } : {}),

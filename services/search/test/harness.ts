@@ -28,14 +28,14 @@ export interface Harness {
   db: pg.Pool;
   /** The end of the seeded range: row n is at `seedEnd - n * step`. */
   seedEnd: Date;
-  get(path: string, headers?: Record<string, string>): Promise<Response>;
+  get(path: string, headers?: Record<string, string>, signal?: AbortSignal): Promise<Response>;
   metric(line: RegExp): Promise<number | undefined>;
   close(): Promise<void>;
 }
 
 export async function startHarness(
   name: string,
-  opts: { seed?: number; tailPollMs?: number; tailLimits?: TailLimits } = {},
+  opts: { seed?: number; tailPollMs?: number; tailLimits?: TailLimits; pageTimeoutMs?: number } = {},
 ): Promise<Harness> {
   const stack = inject('stack');
   const databaseUrl = await createDatabase(stack.databaseUrl, `s_${name}_${randomUUID().slice(0, 8)}`);
@@ -50,15 +50,19 @@ export async function startHarness(
   }
   const { registry } = createMetrics({ service: 'search', version: 'test' });
   const service = createSearchService({
-    config: { allowedHosts: DEFAULT_ALLOWED_HOSTS.split(','), secret: SECRET },
+    config: {
+      allowedHosts: DEFAULT_ALLOWED_HOSTS.split(','),
+      secret: SECRET,
+      ...(opts.pageTimeoutMs !== undefined ? { pageTimeoutMs: opts.pageTimeoutMs } : {}),
+    },
     databaseUrl,
     registry,
     ...(opts.tailPollMs !== undefined ? { tailPollMs: opts.tailPollMs } : {}),
     ...(opts.tailLimits ? { tailLimits: opts.tailLimits } : {}),
   });
   const server = await serveApp(service.app, { host: '127.0.0.1', port: 0, drainMs: 1_000 });
-  const get = (path: string, headers: Record<string, string> = {}) =>
-    fetch(`${server.url}${path}`, { headers });
+  const get = (path: string, headers: Record<string, string> = {}, signal?: AbortSignal) =>
+    fetch(`${server.url}${path}`, { headers, ...(signal ? { signal } : {}) });
   return {
     url: server.url,
     databaseUrl,

@@ -16,6 +16,9 @@ const event: CloudEvent = {
   data: Buffer.from('  {"deviceId":"pump-1","n":12345678901234567890}'),
 };
 
+/** The consumer's clock in these tests: the event's day. */
+const NOW = Date.parse('2026-11-21T12:00:00Z');
+
 function record(e: CloudEvent, patch: Partial<ConsumedRecord> = {}): ConsumedRecord {
   const r = toKafkaRecord(e);
   return {
@@ -32,7 +35,7 @@ function record(e: CloudEvent, patch: Partial<ConsumedRecord> = {}): ConsumedRec
 
 describe('decodeRecord', () => {
   it('maps a binary-mode record to a row, keeping the JSON payload verbatim and deriving device and tags', () => {
-    const d = decodeRecord(record(event));
+    const d = decodeRecord(record(event), NOW);
     expect(d.ok).toBe(true);
     if (!d.ok) return;
     expect(d.row).toMatchObject({
@@ -51,7 +54,7 @@ describe('decodeRecord', () => {
 
   it('refuses a record without time as invalid-attributes', () => {
     const { time: _omit, ...rest } = event;
-    expect(decodeRecord(record(rest as CloudEvent))).toMatchObject({
+    expect(decodeRecord(record(rest as CloudEvent), NOW)).toMatchObject({
       ok: false,
       reason: 'invalid-attributes',
     });
@@ -60,11 +63,11 @@ describe('decodeRecord', () => {
   it('refuses a record without an id header as malformed', () => {
     const r = record(event);
     delete r.headers.ce_id;
-    expect(decodeRecord(r)).toMatchObject({ ok: false, reason: 'malformed' });
+    expect(decodeRecord(r, NOW)).toMatchObject({ ok: false, reason: 'malformed' });
   });
 
   it('refuses a JSON content type whose value is not JSON as invalid-payload', () => {
-    expect(decodeRecord(record({ ...event, data: Buffer.from('{oops') }))).toMatchObject({
+    expect(decodeRecord(record({ ...event, data: Buffer.from('{oops') }), NOW)).toMatchObject({
       ok: false,
       reason: 'invalid-payload',
     });
@@ -73,7 +76,23 @@ describe('decodeRecord', () => {
   it('stores no data column for a binary payload', () => {
     const d = decodeRecord(
       record({ ...event, datacontenttype: 'application/octet-stream', data: Buffer.from([0, 1]) }),
+      NOW,
     );
     expect(d.ok && d.row.data).toBeNull();
+  });
+
+  it('refuses a time outside the plausible window (1970 to 7 days after the clock) as invalid-attributes', () => {
+    for (const time of [
+      '0050-01-01T00:00:00Z',
+      '1969-12-31T23:59:59Z',
+      '2026-11-28T12:00:00.001Z',
+      '9999-12-31T00:00:00Z',
+    ]) {
+      const d = decodeRecord(record({ ...event, time }), NOW);
+      expect(d, time).toMatchObject({ ok: false, reason: 'invalid-attributes' });
+      expect(!d.ok && d.detail, time).toMatch(/outside the plausible window: (before|after) /);
+    }
+    for (const time of ['1970-01-01T00:00:00Z', '2026-11-28T12:00:00Z'])
+      expect(decodeRecord(record({ ...event, time }), NOW).ok, time).toBe(true);
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Turns a broker record (CloudEvents Kafka binary mode) into the row of `events.cloud_event`, or
- * into a poison verdict with a closed-set reason. Decoding is pure: no I/O, no clock.
+ * into a poison verdict with a closed-set reason. Decoding is pure: no I/O, no clock (the caller
+ * passes the time the plausible window is measured from).
  */
 import {
   type CloudEvent,
@@ -11,6 +12,7 @@ import {
   encodeStructuredWithData,
   isJsonMediaType,
   isTextMediaType,
+  plausibleTimeProblem,
   REJECTION_REASONS,
   type RejectionReason,
 } from '@event-observatory/events';
@@ -30,7 +32,12 @@ export type Decoded =
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
-export function decodeRecord(record: ConsumedRecord): Decoded {
+/**
+ * `nowMs`: the consumer's clock, for the plausible `time` window (`time-window.ts` of the events
+ * package): a time outside it is `invalid-attributes`, as ingest refuses it and search cannot ask
+ * for it.
+ */
+export function decodeRecord(record: ConsumedRecord, nowMs: number): Decoded {
   let decoded: DecodedKafkaRecord;
   try {
     decoded = decodeKafkaRecord(record);
@@ -60,6 +67,14 @@ export function decodeRecord(record: ConsumedRecord): Decoded {
       ok: false,
       reason: 'invalid-attributes',
       detail: `time is not an RFC 3339 timestamp: ${event.time}`,
+    };
+  }
+  const outside = plausibleTimeProblem(Date.parse(event.time), nowMs);
+  if (outside !== undefined) {
+    return {
+      ok: false,
+      reason: 'invalid-attributes',
+      detail: `time ${event.time} is outside the plausible window: ${outside}`,
     };
   }
   const { text: data, parsed } = decoded.json

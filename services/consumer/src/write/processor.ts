@@ -129,7 +129,7 @@ export class BatchProcessor {
   /** Decodes one record, timed by `consume_decode_duration_seconds`. */
   decode(record: ConsumedRecord): Decoded {
     const stopDecode = this.opts.metrics.decodeDuration.start();
-    const decoded = decodeRecord(record);
+    const decoded = decodeRecord(record, this.now().getTime());
     stopDecode();
     return decoded;
   }

@@ -1,0 +1,74 @@
+/**
+ * A pool whose statements stop when a signal aborts (a search page's deadline, or its client
+ * going away): a statement not yet sent fails at once with the signal's reason; a running one is
+ * cancelled on the server, so PostgreSQL stops working for nobody, and fails with that reason.
+ *
+ * The cancel is PostgreSQL's CancelRequest (protocol 3, what libpq's `PQcancel` sends): a new
+ * connection to the same server carrying the backend's process id and secret key, no login, so it
+ * needs no free pool connection. It goes unencrypted, as libpq's does before PostgreSQL 17.
+ *
+ * @example
+ * const reads = cancellablePool(pool, AbortSignal.timeout(5_000));
+ * await searchEvents(reads, filter, { limit: 50 }); // rejects with the TimeoutError at 5 s
+ */
+import { connect, type Socket } from 'node:net';
+import type pg from 'pg';
+import type { DatabasePool } from './queryable.js';
+
+/** Protocol code of a CancelRequest (1234 << 16 | 5678). */
+const CANCEL_REQUEST_CODE = 80_877_102;
+
+/** `pool` with `query` bound to `signal`; every other member is the pool's own. */
+export function cancellablePool(pool: DatabasePool, signal: AbortSignal): DatabasePool {
+  const query = async (...args: unknown[]) => {
+    signal.throwIfAborted();
+    const client = await pool.connect();
+    let onAbort = () => {};
+    // Rejects the moment the signal aborts: the caller never waits for the cancel to land.
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => {
+        cancelBackend(client);
+        reject(signal.reason);
+      };
+    });
+    try {
+      signal.throwIfAborted();
+      signal.addEventListener('abort', onAbort, { once: true });
+      const running = (client.query as (...a: unknown[]) => Promise<unknown>)(...args);
+      running.catch(() => {});
+      return await Promise.race([running, aborted]);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      // A connection whose statement was cancelled is closed, not reused: a late cancel must not
+      // land on the next statement another page sends on it.
+      client.release(signal.aborted);
+    }
+  };
+  return new Proxy(pool, {
+    get(target, key) {
+      if (key === 'query') return query;
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/** Sends the CancelRequest for `client`'s backend; a failure to reach the server is ignored. */
+function cancelBackend(client: pg.PoolClient): void {
+  const { host, port, processID, secretKey } = client as pg.PoolClient & {
+    host: string;
+    port: number;
+    processID: number | null;
+    secretKey: number | null;
+  };
+  if (processID === null || secretKey === null) return;
+  const packet = Buffer.alloc(16);
+  packet.writeInt32BE(16, 0);
+  packet.writeInt32BE(CANCEL_REQUEST_CODE, 4);
+  packet.writeInt32BE(processID, 8);
+  packet.writeInt32BE(secretKey, 12);
+  const socket: Socket = host.startsWith('/') ? connect(`${host}/.s.PGSQL.${port}`) : connect(port, host);
+  socket.setTimeout(3_000, () => socket.destroy());
+  socket.on('error', () => {});
+  socket.on('connect', () => socket.end(packet));
+}

@@ -1,0 +1,51 @@
+/**
+ * `cancellablePool` on a real PostgreSQL: an abort rejects the caller at once with the signal's
+ * reason and stops the statement on the server; an aborted signal sends nothing.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { cancellablePool } from '../src/index.js';
+
+let pool: pg.Pool;
+let watcher: pg.Pool;
+
+beforeAll(() => {
+  const url = inject('stack').databaseUrl;
+  pool = new pg.Pool({ connectionString: url, max: 2, application_name: 'cancellable-test' });
+  watcher = new pg.Pool({ connectionString: url, max: 1 });
+});
+
+afterAll(async () => {
+  await pool?.end();
+  await watcher?.end();
+});
+
+async function sleepersRunning(): Promise<number> {
+  const { rows } = await watcher.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE application_name = 'cancellable-test' AND state = 'active' AND query LIKE '%pg_sleep(30)%'`,
+  );
+  return rows[0]!.n;
+}
+
+describe('cancellablePool', () => {
+  it('rejects at the abort with its reason and cancels the statement on the server', async () => {
+    const controller = new AbortController();
+    const reason = new Error('client went away');
+    const running = cancellablePool(pool, controller.signal).query('SELECT pg_sleep(30)');
+    await expect.poll(sleepersRunning, { timeout: 5_000 }).toBe(1);
+    const abortedAt = Date.now();
+    controller.abort(reason);
+    await expect(running).rejects.toBe(reason);
+    expect(Date.now() - abortedAt).toBeLessThan(1_000);
+    await expect.poll(sleepersRunning, { timeout: 5_000 }).toBe(0);
+    // The pool still answers: the cancelled connection was closed, not handed out again.
+    expect((await pool.query('SELECT 1 AS one')).rows[0].one).toBe(1);
+  });
+
+  it('sends nothing once the signal has aborted', async () => {
+    const signal = AbortSignal.abort(new Error('too late'));
+    await expect(cancellablePool(pool, signal).query('SELECT 1')).rejects.toThrow('too late');
+    expect(pool.totalCount).toBeLessThanOrEqual(2);
+  });
+});
