@@ -19,6 +19,7 @@ afterAll(async () => {
   await h?.close();
 });
 
+// sql-witness: counts the reader's running statements and locks the table in its own SQL, to see the cancellation from outside.
 /** Statements of the search's read pool running or waiting in the database now. */
 async function readerStatements(): Promise<number> {
   const { rows } = await h.db.query<{ n: number }>(
