@@ -1,7 +1,10 @@
 /**
- * `templates/_helpers.tpl`: named templates of the operator-facing values (names, pull secrets),
- * written out by write-chart.ts and used through helm.ts's `releaseName` and common.ts.
+ * `templates/_helpers.tpl`: named templates of the operator-facing values (names, pull secrets,
+ * the alerts' scope), written out by write-chart.ts and used through helm.ts's `releaseName`,
+ * common.ts and monitoring.ts.
  */
+import { ALERT_SCOPE_TEMPLATE } from './constructs/monitoring.js';
+
 export const HELPER_TEMPLATES = `{{/* The prefix of every object name: fullnameOverride, else <release>[-<nameOverride>], cut to (index . 1). */}}
 {{- define "observatory.prefix" -}}
 {{- $root := index . 0 }}
@@ -21,4 +24,5 @@ export const HELPER_TEMPLATES = `{{/* The prefix of every object name: fullnameO
 - name: {{ . | toJson }}
 {{- end }}
 {{- end }}
-`;
+
+${ALERT_SCOPE_TEMPLATE}`;

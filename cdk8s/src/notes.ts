@@ -6,33 +6,36 @@
 import { usesKeySet } from './auth.js';
 import { DATABASE_BUNDLED, KAFKA_BUNDLED } from './bundled.js';
 import { HTTP_PORT } from './constructs/common.js';
+import { releaseNameExpr } from './helm.js';
 
 export function notes(): string {
   const ns = '{{ .Release.Namespace }}';
   const rel = '{{ .Release.Name }}';
+  // An object's name as the chart renders it (nameOverride and fullnameOverride included).
+  const named = (component: string) => `{{ ${releaseNameExpr(component)} }}`;
   return `Event Observatory {{ .Chart.AppVersion }}: release ${rel} in namespace ${ns}.
 {{- if or ${KAFKA_BUNDLED} ${DATABASE_BUNDLED} }}
 
-EVALUATION PROFILE: the bundled{{ if ${KAFKA_BUNDLED} }} Kafka (${rel}-kafka){{ end }}{{ if and ${KAFKA_BUNDLED} ${DATABASE_BUNDLED} }} and{{ end }}{{ if ${DATABASE_BUNDLED} }} PostgreSQL (${rel}-postgresql){{ end }}
+EVALUATION PROFILE: the bundled{{ if ${KAFKA_BUNDLED} }} Kafka (${named('kafka')}){{ end }}{{ if and ${KAFKA_BUNDLED} ${DATABASE_BUNDLED} }} and{{ end }}{{ if ${DATABASE_BUNDLED} }} PostgreSQL (${named('postgresql')}){{ end }}
 are single-node, unreplicated and unbacked-up: for evaluation and CI only, not production.
 {{- end }}
 
-Services (ClusterIP, port ${HTTP_PORT}): ${rel}-ingest (ingestion API, /docs), ${rel}-search (search UI,
-no login), ${rel}-consumer (admin API){{ if .Values.controller.enabled }}, ${rel}-controller{{ end }}.
+Services (ClusterIP, port ${HTTP_PORT}): ${named('ingest')} (ingestion API, /docs), ${named('search')} (search UI,
+no login), ${named('consumer')} (admin API){{ if .Values.controller.enabled }}, ${named('controller')}{{ end }}.
 
 1. Reach ingest and search:
 {{- if .Values.ingest.ingress.enabled }}
    INGEST=http{{ if .Values.ingest.ingress.tlsSecret }}s{{ end }}://{{ .Values.ingest.ingress.host }}
 {{- else }}
-   kubectl -n ${ns} port-forward svc/${rel}-ingest 8080:${HTTP_PORT} &
+   kubectl -n ${ns} port-forward svc/${named('ingest')} 8080:${HTTP_PORT} &
    INGEST=http://localhost:8080
 {{- end }}
-   kubectl -n ${ns} port-forward svc/${rel}-search 8081:${HTTP_PORT} &
+   kubectl -n ${ns} port-forward svc/${named('search')} 8081:${HTTP_PORT} &
    open http://localhost:8081/
 
 2. A producer token (claims sub, exp, scope events:write, audience {{ .Values.auth.audience }}):
 {{- if not ${usesKeySet('auth')} }}
-   TOKEN=$(kubectl -n ${ns} exec deploy/${rel}-ingest -- node services/ingest/dist/token-cli.js --subject my-producer --ttl 24h)
+   TOKEN=$(kubectl -n ${ns} exec deploy/${named('ingest')} -- node services/ingest/dist/token-cli.js --subject my-producer --ttl 24h)
    (signed with the key of Secret {{ include "observatory.secretName" (dict "root" . "which" "auth") }}, key {{ .Values.secrets.auth.key }})
 {{- else }}
    your issuer mints them: ingest verifies a key set ({{ .Values.auth.oidcIssuer | default .Values.auth.jwksUrl | default "this cluster's service accounts" }}).
@@ -48,14 +51,14 @@ no login), ${rel}-consumer (admin API){{ if .Values.controller.enabled }}, ${rel
 
 5. Alerts and dashboard:
 {{- if .Values.monitoring.prometheusRule.enabled }}
-   alerts: PrometheusRule ${rel}-alerts (kubectl -n ${ns} get prometheusrule ${rel}-alerts)
+   alerts: PrometheusRule ${named('alerts')} (kubectl -n ${ns} get prometheusrule ${named('alerts')})
 {{- else }}
-   alerts: off (monitoring.prometheusRule.enabled=true makes the PrometheusRule ${rel}-alerts)
+   alerts: off (monitoring.prometheusRule.enabled=true makes the PrometheusRule ${named('alerts')})
 {{- end }}
 {{- if .Values.monitoring.dashboard.enabled }}
-   dashboard: ConfigMap ${rel}-dashboard (labels {{ .Values.monitoring.dashboard.labels | toJson }}, for Grafana's sidecar)
+   dashboard: ConfigMap ${named('dashboard')} (labels {{ .Values.monitoring.dashboard.labels | toJson }}, for Grafana's sidecar)
 {{- else }}
-   dashboard: off (monitoring.dashboard.enabled=true makes the ConfigMap ${rel}-dashboard)
+   dashboard: off (monitoring.dashboard.enabled=true makes the ConfigMap ${named('dashboard')})
 {{- end }}
 `;
 }

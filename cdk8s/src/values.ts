@@ -457,7 +457,7 @@ export const values: Tree = {
       namespace: str('', 'namespace of the PrometheusRule (empty: the release namespace)'),
       selector: str(
         '',
-        'PromQL matchers every rule selects by (empty: namespace="<release namespace>", service=~"<release>-(ingest|consumer|search|controller|postgres-exporter)")',
+        'PromQL matchers every rule selects by (empty: namespace="<release namespace>", service=~ the Services\' rendered names, "<prefix>-ingest|<prefix>-consumer|...")',
       ),
       for: map(
         {},

@@ -203,7 +203,7 @@ describe('the rendered platform', () => {
     expect(alerts).toHaveLength(13);
     // The rule files' scope becomes the release's (cdk8s/test/monitoring.test.ts tests it further).
     const release =
-      'namespace="observatory", service=~"obs-(ingest|consumer|search|controller|postgres-exporter)"';
+      'namespace="observatory", service=~"obs-ingest|obs-consumer|obs-search|obs-controller|obs-postgres-exporter"';
     const expected = alertGroups().map((g) => ({
       ...g,
       rules: g.rules.map((r) => ({ ...r, expr: r.expr.replaceAll(LOCAL_SCOPE, release).trimEnd() })),

@@ -157,6 +157,16 @@ describe('the evaluation profile: only the two bundled switches', () => {
     expect(text).toContain('helm test obs -n ev');
     expect(text).toContain('alerts: off');
   });
+
+  it('names in NOTES the objects as rendered under fullnameOverride, the release as itself', () => {
+    const text = notes({ ...BUNDLED, fullnameOverride: 'events' });
+    expect(text).toContain('Kafka (events-kafka) and PostgreSQL (events-postgresql)');
+    expect(text).toContain('kubectl -n ev port-forward svc/events-ingest 8080:8080');
+    expect(text).toContain('kubectl -n ev exec deploy/events-ingest -- node');
+    expect(text).toContain('the PrometheusRule events-alerts');
+    expect(text).toContain('helm test obs -n ev');
+    expect(text).not.toMatch(/obs-(ingest|search|consumer|kafka|postgresql)/);
+  });
 });
 
 describe('the bundled pair is off by default and the install fixes', () => {

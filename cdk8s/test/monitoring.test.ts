@@ -107,7 +107,7 @@ describe('the PrometheusRule', () => {
     expect(rules).toHaveLength(13);
     for (const r of rules) {
       expect(r.expr, r.alert).toContain(
-        'namespace="observatory", service=~"obs-(ingest|consumer|search|controller|postgres-exporter)"',
+        'namespace="observatory", service=~"obs-ingest|obs-consumer|obs-search|obs-controller|obs-postgres-exporter"',
       );
       expect(r.expr, r.alert).not.toMatch(/service=~"ingest/);
     }

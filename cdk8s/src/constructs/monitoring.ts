@@ -21,7 +21,7 @@ import {
   type ServiceMonitorSpecEndpoints,
 } from '../../imports/servicemonitors-monitoring.coreos.com.js';
 import { POSTGRES_EXPORTER_ON } from '../bundled.js';
-import { blocks, onlyIf, scalar, spread, text, value } from '../helm.js';
+import { blocks, onlyIf, releaseNameExpr, scalar, spread, text, value } from '../helm.js';
 import { REPO_ROOT } from '../paths.js';
 import { metadata, selector } from './common.js';
 
@@ -46,8 +46,20 @@ export function alertGroups(): RuleGroup[] {
 /** The scope every selector of monitoring/alerts carries: the services as `make dev` labels them. */
 export const LOCAL_SCOPE = 'service=~"ingest|consumer|search|controller|postgres-exporter"';
 const SCOPED = ['ingest', 'consumer', 'search', 'controller', 'postgres-exporter'];
-/** Helm: the release's own series (its namespace, its Services), unless prometheusRule.selector says. */
-const RELEASE_SCOPE = `(.Values.monitoring.prometheusRule.selector | default (printf "namespace=%q, service=~%q" .Release.Namespace (printf "%s-(${SCOPED.join('|')})" .Release.Name)))`;
+
+/**
+ * `observatory.alertScope` (in _helpers.tpl): the release's own series, its namespace and its
+ * Services by the names the chart renders (so nameOverride and fullnameOverride included; the
+ * Prometheus Operator sets `service` and `job` to a target's Service name).
+ */
+export const ALERT_SCOPE_TEMPLATE = `{{/* The alerts' PromQL scope: the release's namespace and its scraped Services' names (include with the root). */}}
+{{- define "observatory.alertScope" -}}
+{{- printf "namespace=%q, service=~%q" .Release.Namespace (printf "${SCOPED.map(() => '%s').join('|')}" ${SCOPED.map((c) => releaseNameExpr(c)).join(' ')}) }}
+{{- end }}
+`;
+/** Helm: the release's scope, unless prometheusRule.selector says. */
+const RELEASE_SCOPE =
+  '(.Values.monitoring.prometheusRule.selector | default (include "observatory.alertScope" $))';
 
 /** A monitoring object's metadata: its own labels and namespace values (`monitoring.<kind>`). */
 const monitoringMetadata = (kind: string, component: string, name = component) => {

@@ -18,3 +18,8 @@
 - name: {{ . | toJson }}
 {{- end }}
 {{- end }}
+
+{{/* The alerts' PromQL scope: the release's namespace and its scraped Services' names (include with the root). */}}
+{{- define "observatory.alertScope" -}}
+{{- printf "namespace=%q, service=~%q" .Release.Namespace (printf "%s|%s|%s|%s|%s" (printf "%s-ingest" (include "observatory.prefix" (list $ 56))) (printf "%s-consumer" (include "observatory.prefix" (list $ 54))) (printf "%s-search" (include "observatory.prefix" (list $ 56))) (printf "%s-controller" (include "observatory.prefix" (list $ 52))) (printf "%s-postgres-exporter" (include "observatory.prefix" (list $ 45)))) }}
+{{- end }}
