@@ -152,7 +152,6 @@ beforeAll(async () => {
   if (!cluster.local) return;
   const t0 = Date.now();
   const installing = (async () => {
-    // The namespace takes the release with it (its record is a Secret there).
     ns = await suite.namespace();
     const databaseUrl = await suite.database();
     // The chart's controller is off: the suite makes the topics the chart's Pipeline would.
@@ -162,6 +161,7 @@ beforeAll(async () => {
     // ingest's CPU request is the HPA's yardstick: 20 % of 100m is well above an idle pod's use
     // and far below what the load makes.
     const ingestResources = { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '384Mi' } };
+    // No uninstall in afterAll: the namespace takes the release with it (its record is a Secret there).
     await suite.helm.install(RELEASE, ns.name, [
       ...setArgs({
         ...base.values,
