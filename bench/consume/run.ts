@@ -30,6 +30,7 @@ import { type ConsumedRecord, decodeRecord } from '@event-observatory/consumer';
 import {
   createDatabase,
   freePort,
+  kafkaClient,
   repoRoot,
   type ServiceProcess,
   startServiceProcess,
@@ -38,7 +39,6 @@ import {
 } from '@event-observatory/devstack';
 import { toKafkaRecord } from '@event-observatory/events';
 import { migrate } from '@event-observatory/store';
-import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { cpuSeconds, machineTicks, postgresCpuSeconds, procStatus } from '../lib/proc.js';
 import { benchRun } from '../lib/report.js';
@@ -270,11 +270,7 @@ async function main() {
   try {
     const databaseUrl = await createDatabase(stack.databaseUrl, 'bench_consume');
     await migrate({ url: databaseUrl });
-    const kafka = new Kafka({
-      clientId: 'bench',
-      brokers: [stack.bootstrapServers],
-      logLevel: logLevel.NOTHING,
-    });
+    const kafka = kafkaClient(stack.bootstrapServers, { clientId: 'bench' });
     const admin = kafka.admin();
     await admin.connect();
     await ensureTopics(admin, topicSpecs(TOPICS));

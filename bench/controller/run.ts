@@ -20,10 +20,9 @@ import {
   Reconciler,
 } from '@event-observatory/controller';
 import { FakeApiServer } from '@event-observatory/controller/fake-api-server';
-import { startKafka, tempDataDir } from '@event-observatory/devstack';
+import { kafkaClient, startKafka, tempDataDir } from '@event-observatory/devstack';
 import { createLogger } from '@event-observatory/service-kit';
 import { parseDuration } from '@event-observatory/service-kit/config';
-import { Kafka, logLevel } from 'kafkajs';
 import { Registry } from 'prom-client';
 import { benchNumber, benchRun } from '../lib/report.js';
 
@@ -38,7 +37,7 @@ const topic = (i: number) => `bench-ctl.t${i}`;
 const group = (i: number) => `bench-ctl.g${i}`;
 
 const kafkaHandle = await startKafka({ dataDir: tempDataDir('bench-controller-kafka') });
-const kafka = new Kafka({ brokers: [kafkaHandle.bootstrapServers], logLevel: logLevel.NOTHING });
+const kafka = kafkaClient(kafkaHandle.bootstrapServers, { clientId: 'bench-controller' });
 const admin = kafka.admin();
 const producer = kafka.producer();
 await Promise.all([admin.connect(), producer.connect()]);

@@ -18,9 +18,8 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EVENT_TOPIC, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
-import { startKafka } from '@event-observatory/devstack';
-import { Kafka, logLevel } from 'kafkajs';
+import { EVENT_TOPIC, eventTopicSpec } from '@event-observatory/broker';
+import { ensureStackTopics, startKafka } from '@event-observatory/devstack';
 import { benchRun } from '../lib/report.js';
 import { type ProduceResult, produceFloor, startHttpFloor } from './floors.js';
 import { createdOf, requestShapes } from './shapes.js';
@@ -62,10 +61,7 @@ async function kafkajsFloor(): Promise<ProduceResult[]> {
     dataDir: join(dir, 'kafka'),
     settings: { 'message.max.bytes': '2097152' },
   });
-  const admin = new Kafka({ brokers: [kafka.bootstrapServers], logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
-  await ensureTopics(admin, [eventTopicSpec(TOPIC)]);
-  await admin.disconnect();
+  await ensureStackTopics(kafka.bootstrapServers, [eventTopicSpec(TOPIC)]);
   const results: ProduceResult[] = [];
   for (const sendSize of [10, 100, 1000]) {
     results.push(await produceFloor(kafka.bootstrapServers, kafka.pid(), { sendSize }, SECONDS));

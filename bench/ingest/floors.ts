@@ -8,10 +8,17 @@ import { fork } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EVENT_TOPIC, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
-import { freePort, type KafkaHandle, startKafka, tempDataDir } from '@event-observatory/devstack';
+import { EVENT_TOPIC, eventTopicSpec } from '@event-observatory/broker';
+import {
+  ensureStackTopics,
+  freePort,
+  type KafkaHandle,
+  rawProducer,
+  startKafka,
+  tempDataDir,
+} from '@event-observatory/devstack';
 import { decodeHttpEvent, toKafkaRecord } from '@event-observatory/events';
-import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
+import { CompressionTypes } from 'kafkajs';
 import { cpuSeconds } from '../lib/proc.js';
 import { SINGLE_PAYLOAD, singleEventHeaders } from './shapes.js';
 
@@ -31,10 +38,7 @@ export async function startFloorBroker(
     settings: { 'message.max.bytes': '2097152' },
     ...(opts.secured && { secured: {} }),
   });
-  const admin = new Kafka({ brokers: [kafka.bootstrapServers], logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
-  await ensureTopics(admin, [eventTopicSpec(EVENT_TOPIC)]);
-  await admin.disconnect();
+  await ensureStackTopics(kafka.bootstrapServers, [eventTopicSpec(EVENT_TOPIC)]);
   return {
     kafka,
     stop: async () => {
@@ -160,9 +164,7 @@ interface FloorProducer {
 
 /** kafkajs with the service's guarantees: idempotent, acks=all, no compression, one topic. */
 async function connectProducer(bootstrapServers: string): Promise<FloorProducer> {
-  const kafka = new Kafka({ brokers: [bootstrapServers], logLevel: logLevel.NOTHING });
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-  await producer.connect();
+  const producer = await rawProducer(bootstrapServers, { idempotent: true, maxInFlightRequests: 1 });
   return {
     send: (messages) =>
       producer.send({ topic: EVENT_TOPIC, acks: -1, compression: CompressionTypes.None, messages }),

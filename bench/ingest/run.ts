@@ -26,10 +26,9 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EVENT_TOPIC, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
-import { productionNodeArgs, startKafka } from '@event-observatory/devstack';
+import { EVENT_TOPIC, eventTopicSpec } from '@event-observatory/broker';
+import { ensureStackTopics, productionNodeArgs, startKafka } from '@event-observatory/devstack';
 import { signDevToken } from '@event-observatory/service-kit/auth';
-import { Kafka, logLevel } from 'kafkajs';
 import { procStatus } from '../lib/proc.js';
 import { benchRun } from '../lib/report.js';
 import { startIngestService } from './service.js';
@@ -91,10 +90,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-ingest-'));
   chmodSync(dir, 0o755);
   const kafka = await startKafka({ dataDir: join(dir, 'kafka'), settings: BROKER_SETTINGS });
-  const admin = new Kafka({ brokers: [kafka.bootstrapServers], logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
-  await ensureTopics(admin, [eventTopicSpec(TOPIC)]);
-  await admin.disconnect();
+  await ensureStackTopics(kafka.bootstrapServers, [eventTopicSpec(TOPIC)]);
   const sections: string[] = [];
   for (const config of CONFIGS) {
     sections.push(...(await measureService(kafka, config)));

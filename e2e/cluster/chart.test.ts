@@ -11,8 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { withKafkaAdmin } from '@event-observatory/devstack';
 import { randomDevSecret } from '@event-observatory/service-kit';
-import { type Admin, Kafka, logLevel } from 'kafkajs';
 import type pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { binaryHeaders, ingestToken } from './lib/cloudevents.js';
@@ -91,21 +91,6 @@ function pipelineReady(name: string) {
     ]);
     return p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? p : undefined;
   });
-}
-
-async function withKafkaAdmin<T>(work: (admin: Admin) => Promise<T>): Promise<T> {
-  const kafka = new Kafka({
-    clientId: 'chart-e2e',
-    brokers: [podStack.bootstrapServers],
-    logLevel: logLevel.NOTHING,
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    return await work(admin);
-  } finally {
-    await admin.disconnect();
-  }
 }
 
 /** Names of every object of the release's kinds left in the namespace (defaults excluded). */
@@ -214,7 +199,7 @@ describe('the chart on the cluster', () => {
 
   it("made the controller create the Pipeline's topics (Ready), which ingest and the consumer use", async () => {
     expect(await pipelineReady(`${RELEASE}-events`)).toBeDefined();
-    const topics = await withKafkaAdmin((admin) => admin.listTopics());
+    const topics = await withKafkaAdmin(podStack.bootstrapServers, (admin) => admin.listTopics());
     expect(topics).toEqual(expect.arrayContaining([topic, `${topic}.dlq`]));
   });
 
@@ -254,7 +239,7 @@ describe('the chart on the cluster', () => {
       },
     });
     await pipelineReady('mtls');
-    expect(await withKafkaAdmin((admin) => admin.listTopics())).toContain(own);
+    expect(await withKafkaAdmin(podStack.bootstrapServers, (admin) => admin.listTopics())).toContain(own);
     await kube.kubectl(['delete', 'pipeline', 'mtls', '--namespace', ns.name, '--wait']);
   });
 
@@ -437,7 +422,7 @@ describe('the chart on the cluster', () => {
       spec: { deletionPolicy: 'Delete', topics: [{ name: doomed, partitions: 1, replicationFactor: 1 }] },
     });
     await pipelineReady('doomed');
-    expect(await withKafkaAdmin((admin) => admin.listTopics())).toContain(doomed);
+    expect(await withKafkaAdmin(podStack.bootstrapServers, (admin) => admin.listTopics())).toContain(doomed);
     // The chart's own Pipeline is Retain: no finalizer, so Helm deleting it together with the
     // controller leaves nothing stuck (the leftovers include pipelines).
     await helm.run(['uninstall', RELEASE, '--namespace', ns.name, '--wait']);
@@ -446,7 +431,7 @@ describe('the chart on the cluster', () => {
       return l.length === 0 ? l : undefined;
     });
     expect(left).toEqual([]);
-    const topics = await withKafkaAdmin((admin) => admin.listTopics());
+    const topics = await withKafkaAdmin(podStack.bootstrapServers, (admin) => admin.listTopics());
     expect(topics).toContain(topic);
     expect(topics).not.toContain(doomed);
     expect(Number((await db.query('SELECT count(*) AS n FROM events.cloud_event')).rows[0].n)).toBe(stored);

@@ -5,8 +5,9 @@
  * deleted pod is replaced and serves again; a one-minute CronJob runs a Job to completion.
  */
 import { randomUUID } from 'node:crypto';
+import { kafkaClient } from '@event-observatory/devstack';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
-import { type Consumer, Kafka, logLevel } from 'kafkajs';
+import type { Consumer } from 'kafkajs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { binaryHeaders } from './lib/cloudevents.js';
 import { ingestManifests } from './lib/deployment.js';
@@ -25,11 +26,7 @@ let consumer: Consumer;
 const published = new Set<string>();
 
 beforeAll(async () => {
-  const kafka = new Kafka({
-    clientId: 'cluster-e2e',
-    brokers: [podStack.bootstrapServers],
-    logLevel: logLevel.NOTHING,
-  });
+  const kafka = kafkaClient(podStack.bootstrapServers, { clientId: 'cluster-e2e' });
   await createEventTopic(podStack.bootstrapServers, topic, 3);
   consumer = kafka.consumer({ groupId: `cluster-e2e-${topic}` });
   await consumer.connect();

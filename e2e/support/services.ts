@@ -4,9 +4,9 @@
  * a database and a consumer group of the suite's own. Every starter returns its service and a
  * `close` that a suite calls in `afterAll`.
  */
-import { brokerTopics, ensureTopics, producerConfig, topicSpecs } from '@event-observatory/broker';
+import { brokerTopics, producerConfig, topicSpecs } from '@event-observatory/broker';
 import { type ConsumerService, createConsumerService, readConsumerConfig } from '@event-observatory/consumer';
-import { createDatabase } from '@event-observatory/devstack';
+import { createDatabase, ensureStackTopics, kafkaClient } from '@event-observatory/devstack';
 import { createIngestService, readIngestConfig } from '@event-observatory/ingest';
 import {
   type AuthConfig,
@@ -17,28 +17,18 @@ import {
   serveApp,
   signDevToken,
 } from '@event-observatory/service-kit';
-import { Kafka, logLevel } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import { inject } from 'vitest';
 
 /** A kafkajs client on the run's broker, for the suites' own reads and writes. */
 export function testKafka(): Kafka {
-  return new Kafka({
-    clientId: 'e2e',
-    brokers: [inject('stack').bootstrapServers],
-    logLevel: logLevel.NOTHING,
-  });
+  return kafkaClient(inject('stack').bootstrapServers, { clientId: 'e2e' });
 }
 
 /** Creates the suite's event topic and its dead-letter topic as the platform does. */
 export async function createPipelineTopics(topic: string): Promise<void> {
-  const admin = testKafka().admin();
-  await admin.connect();
-  try {
-    await ensureTopics(admin, topicSpecs(brokerTopics({ topic })));
-  } finally {
-    await admin.disconnect();
-  }
+  await ensureStackTopics(inject('stack').bootstrapServers, topicSpecs(brokerTopics({ topic })));
 }
 
 /** A fresh database of the run's PostgreSQL; the consumer migrates it when it starts. */

@@ -6,8 +6,9 @@
  * partitions read from the broker; the consumer pods' duplicate meters; the store's count of each
  * acknowledged id.
  */
+import { kafkaClient } from '@event-observatory/devstack';
 import { randomDevSecret } from '@event-observatory/service-kit';
-import { type Admin, AssignerProtocol, Kafka, logLevel } from 'kafkajs';
+import { type Admin, AssignerProtocol } from 'kafkajs';
 import type pg from 'pg';
 import { expect, vi } from 'vitest';
 import { ingestToken } from './cloudevents.js';
@@ -43,11 +44,7 @@ export class ConsumerScalingSuite extends ClusterSuite {
     super(name, opts);
     this.consumer = `${release}-consumer`;
     this.consumerPods = `app.kubernetes.io/instance=${release},app.kubernetes.io/name=consumer`;
-    this.admin = new Kafka({
-      clientId: `${name}-e2e`,
-      brokers: [this.podStack.bootstrapServers],
-      logLevel: logLevel.NOTHING,
-    }).admin();
+    this.admin = kafkaClient(this.podStack.bootstrapServers, { clientId: `${name}-e2e` }).admin();
   }
 
   /**

@@ -5,9 +5,9 @@
  * process on a given kubeconfig and environment; reading a Pipeline and its conditions and Events.
  */
 import { createControllerService, type Pipeline, readControllerConfig } from '@event-observatory/controller';
+import { kafkaClient } from '@event-observatory/devstack';
 import { createLogger, createMetrics } from '@event-observatory/service-kit';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Kafka, logLevel } from 'kafkajs';
 import type { TestNamespace } from './kube.js';
 import { ClusterSuite } from './suite.js';
 
@@ -15,7 +15,7 @@ import { ClusterSuite } from './suite.js';
 export function controllerSuite(clientId: string) {
   const suite = new ClusterSuite(clientId, { deleteNamespace: releaseAndDelete });
   const { cluster, podStack } = suite;
-  const kafka = new Kafka({ clientId, brokers: [podStack.bootstrapServers], logLevel: logLevel.NOTHING });
+  const kafka = kafkaClient(podStack.bootstrapServers, { clientId });
   const admin = kafka.admin();
   return Object.assign(suite, {
     kafka,

@@ -1,21 +1,6 @@
 /** The suite's Kafka (devstack, on this machine's own address) as the cluster suites use it. */
-import { deadLetterTopicSpec, ensureTopics, eventTopicSpec, type TopicSpec } from '@event-observatory/broker';
-import { Kafka, logLevel } from 'kafkajs';
-
-async function createTopics(bootstrapServers: string, specs: TopicSpec[]): Promise<void> {
-  const kafka = new Kafka({
-    clientId: 'cluster-e2e',
-    brokers: [bootstrapServers],
-    logLevel: logLevel.NOTHING,
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    await ensureTopics(admin, specs);
-  } finally {
-    await admin.disconnect();
-  }
-}
+import { deadLetterTopicSpec, eventTopicSpec, type TopicSpec } from '@event-observatory/broker';
+import { ensureStackTopics } from '@event-observatory/devstack';
 
 const eventTopic = (topic: string, partitions?: number): TopicSpec => ({
   ...eventTopicSpec(topic),
@@ -23,22 +8,25 @@ const eventTopic = (topic: string, partitions?: number): TopicSpec => ({
 });
 
 /** Makes `topic` with the event topics' settings (`partitions` of them, else the default). */
-export function createEventTopic(
+export async function createEventTopic(
   bootstrapServers: string,
   topic: string,
   partitions?: number,
 ): Promise<void> {
-  return createTopics(bootstrapServers, [eventTopic(topic, partitions)]);
+  await ensureStackTopics(bootstrapServers, [eventTopic(topic, partitions)]);
 }
 
 /**
  * Makes `topic` (as createEventTopic) and its dead-letter topic `<topic>.dlq`, as the chart's
  * Pipeline would: for installs with `pipeline.create=false`.
  */
-export function createPipelineTopics(
+export async function createPipelineTopics(
   bootstrapServers: string,
   topic: string,
   partitions?: number,
 ): Promise<void> {
-  return createTopics(bootstrapServers, [eventTopic(topic, partitions), deadLetterTopicSpec(`${topic}.dlq`)]);
+  await ensureStackTopics(bootstrapServers, [
+    eventTopic(topic, partitions),
+    deadLetterTopicSpec(`${topic}.dlq`),
+  ]);
 }

@@ -9,8 +9,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { EVENT_TOPIC } from '@event-observatory/broker';
-import type { KafkaCluster } from '@event-observatory/devstack';
-import { Kafka, logLevel } from 'kafkajs';
+import { type KafkaCluster, kafkaClient, withKafkaAdmin } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LedgerRow } from '../lib/faults-ledger.js';
 import { type Pipeline, startPipeline } from '../lib/faults-pipeline.js';
@@ -57,21 +56,14 @@ afterAll(async () => {
 
 /** The event topic's partitions: leader and in-sync replicas of each, as the live brokers say. */
 async function eventPartitions(): Promise<{ partitionId: number; leader: number; isr: number[] }[]> {
-  const admin = new Kafka({
-    clientId: 'faults-brokers',
-    brokers: cluster.bootstrapServers.split(','),
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: 1_000,
-    requestTimeout: 3_000,
-    retry: { retries: 2 },
-  }).admin();
-  await admin.connect();
-  try {
-    const { topics } = await admin.fetchTopicMetadata({ topics: [EVENT_TOPIC] });
-    return topics[0]?.partitions ?? [];
-  } finally {
-    await admin.disconnect();
-  }
+  return withKafkaAdmin(
+    cluster.bootstrapServers,
+    async (admin) => {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [EVENT_TOPIC] });
+      return topics[0]?.partitions ?? [];
+    },
+    { clientId: 'faults-brokers', connectionTimeout: 1_000, requestTimeout: 3_000, retry: { retries: 2 } },
+  );
 }
 
 /**
@@ -80,14 +72,10 @@ async function eventPartitions(): Promise<{ partitionId: number; leader: number;
  */
 async function lookUpLost(row: LedgerRow): Promise<void> {
   if (row.lost === 0) return;
-  const kafka = new Kafka({
-    clientId: 'faults-lost',
-    brokers: cluster.bootstrapServers.split(','),
-    logLevel: logLevel.NOTHING,
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  const offsets = await admin.fetchTopicOffsets(EVENT_TOPIC).finally(() => admin.disconnect());
+  const kafka = kafkaClient(cluster.bootstrapServers, { clientId: 'faults-lost' });
+  const offsets = await withKafkaAdmin(cluster.bootstrapServers, (admin) =>
+    admin.fetchTopicOffsets(EVENT_TOPIC),
+  );
   for (const lost of row.lostEvents) {
     const bounds = offsets.find((o) => o.partition === lost.partition);
     const consumer = kafka.consumer({ groupId: `faults-lost-${randomUUID()}` });

@@ -11,7 +11,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EVENT_TOPIC } from '@event-observatory/broker';
-import { Kafka, logLevel, type Producer } from 'kafkajs';
+import { rawProducer } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LedgerRow } from '../lib/faults-ledger.js';
 import { CONSUMER_STATEMENT_TIMEOUT_MS, HELD, type Pipeline, startPipeline } from '../lib/faults-pipeline.js';
@@ -288,12 +288,7 @@ describe('the pipeline under faults, every acknowledged event stored exactly onc
   });
 
   it('dead-letters a storm of 1,000 undecodable records while good traffic is stored', async () => {
-    const producer: Producer = new Kafka({
-      clientId: 'faults-poison',
-      brokers: p.stack.bootstrapServers.split(','),
-      logLevel: logLevel.NOTHING,
-    }).producer({ allowAutoTopicCreation: false });
-    await producer.connect();
+    const producer = await rawProducer(p.stack.bootstrapServers, {}, { clientId: 'faults-poison' });
     const [dlqBefore, poisonBefore] = [
       await p.deadLetters(),
       await p.consumerMetric('consume_records_poison_total'),

@@ -15,9 +15,9 @@ import {
   startSilentProxy,
   startStack,
   tempDataDir,
+  topicRecordCount,
 } from '@event-observatory/devstack';
 import { signDevToken } from '@event-observatory/service-kit/auth';
-import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { type ServiceProcess, spawnService } from './faults-process.js';
 import { INGEST_QUEUE_CAPACITY } from './faults-run.js';
@@ -180,20 +180,7 @@ export async function startPipeline(opts: PipelineOptions = {}): Promise<Pipelin
         .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
     },
     duplicatesAbsorbed: sampleAbsorbed,
-    async deadLetters() {
-      const admin = new Kafka({
-        clientId: 'faults',
-        brokers: stack.bootstrapServers.split(','),
-        logLevel: logLevel.NOTHING,
-      }).admin();
-      await admin.connect();
-      try {
-        const offsets = await admin.fetchTopicOffsets(DEAD_LETTER_TOPIC);
-        return offsets.reduce((sum, o) => sum + Number(o.high), 0);
-      } finally {
-        await admin.disconnect();
-      }
-    },
+    deadLetters: () => topicRecordCount(stack.bootstrapServers, DEAD_LETTER_TOPIC),
     async close() {
       clearInterval(sampler);
       for (const service of [ingest, consumer]) await service?.stop();

@@ -12,6 +12,7 @@ export type {
   InboundRecord,
   PartitionBatch,
 } from './clients/group-member.js';
+export { createKafkaClient, type KafkaClientOptions } from './clients/kafka.js';
 export { type AdminBrokerConfig, readAdminBrokerConfig } from './config/admin.js';
 export {
   type BrokerTopics,

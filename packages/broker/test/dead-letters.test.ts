@@ -1,7 +1,6 @@
 /** The dead-letter API (publish, depth, scan, replay) against the devstack's real Kafka. */
 import { randomUUID } from 'node:crypto';
-import { createTopic, readRecords } from '@event-observatory/devstack';
-import { Kafka, logLevel } from 'kafkajs';
+import { createTopic, readRecords, withKafkaAdmin } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   type ConsumerClients,
@@ -41,14 +40,10 @@ const scan = (maxRecords: number, visit: (r: ScannedRecord) => 'next' | 'stop' =
   scanDeadLetters(clients, admin, { dlqTopic, groupId, maxRecords, timeoutMs: 20_000 }, visit);
 
 /** The groups the broker knows, by a client of the test's own. */
-async function groups(): Promise<string[]> {
-  const admin = new Kafka({ brokers: [bootstrapServers], logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
-  try {
-    return (await admin.listGroups()).groups.map((g) => g.groupId);
-  } finally {
-    await admin.disconnect();
-  }
+function groups(): Promise<string[]> {
+  return withKafkaAdmin(bootstrapServers, async (admin) =>
+    (await admin.listGroups()).groups.map((g) => g.groupId),
+  );
 }
 
 describe('dead letters on the real broker', () => {

@@ -1,8 +1,8 @@
 /** A group's offsets through `GroupAdmin` against the devstack's real Kafka; lag and depth arithmetic. */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createTopic } from '@event-observatory/devstack';
-import { type Admin, Kafka, logLevel } from 'kafkajs';
+import { createTopic, kafkaClient } from '@event-observatory/devstack';
+import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   createConsumerClients,
@@ -14,11 +14,7 @@ import {
 
 const { bootstrapServers } = inject('stack');
 const topic = `offsets-${randomUUID().slice(0, 8)}`;
-const kafka = new Kafka({
-  clientId: 'offsets-test',
-  brokers: [bootstrapServers],
-  logLevel: logLevel.NOTHING,
-});
+const kafka = kafkaClient(bootstrapServers, { clientId: 'offsets-test' });
 let witness: Admin;
 let admin: GroupAdmin;
 

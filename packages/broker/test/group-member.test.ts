@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Kafka, logLevel, type Producer } from 'kafkajs';
+import { kafkaClient } from '@event-observatory/devstack';
+import type { Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   createConsumerClients,
@@ -10,7 +11,7 @@ import {
 } from '../src/index.js';
 
 const { bootstrapServers } = inject('stack');
-const kafka = new Kafka({ clientId: 'member-test', brokers: [bootstrapServers], logLevel: logLevel.NOTHING });
+const kafka = kafkaClient(bootstrapServers, { clientId: 'member-test' });
 let producer: Producer;
 
 beforeAll(async () => {

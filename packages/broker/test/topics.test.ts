@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type Admin, Kafka, logLevel } from 'kafkajs';
+import { kafkaClient } from '@event-observatory/devstack';
+import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   deadLetterTopicSpec,
@@ -10,7 +11,7 @@ import {
 } from '../src/index.js';
 
 const { bootstrapServers } = inject('stack');
-const kafka = new Kafka({ clientId: 'topics-test', brokers: [bootstrapServers], logLevel: logLevel.NOTHING });
+const kafka = kafkaClient(bootstrapServers, { clientId: 'topics-test' });
 let admin: Admin;
 
 beforeAll(async () => {

@@ -7,6 +7,13 @@ export {
 } from './certificates.js';
 export { brokerSettings, type KafkaHandle, type KafkaOptions, startKafka } from './kafka.js';
 export {
+  kafkaClient,
+  type LocalKafkaOptions,
+  rawProducer,
+  topicRecordCount,
+  withKafkaAdmin,
+} from './kafka-clients.js';
+export {
   clusterSettings,
   type KafkaCluster,
   type KafkaClusterOptions,

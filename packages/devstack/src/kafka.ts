@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { kafkaClient } from './kafka-clients.js';
 import { ensureKafkaDistribution, kafkaVersion } from './kafka-dist.js';
 import { loggingConfig } from './kafka-logging.js';
 import {
@@ -128,10 +128,8 @@ const JAVA_HINT = 'install a JDK 17+ (Debian: apt-get install openjdk-17-jre-hea
 
 /** Ready once the broker answers metadata requests with a controller and at least one broker. */
 async function waitHealthy(bootstrapServers: string, proc: Supervised, timeoutMs: number): Promise<void> {
-  const kafka = new Kafka({
+  const kafka = kafkaClient(bootstrapServers, {
     clientId: 'devstack-health',
-    brokers: [bootstrapServers],
-    logLevel: logLevel.NOTHING,
     connectionTimeout: 1000,
     requestTimeout: 3000,
     retry: { retries: 0 },

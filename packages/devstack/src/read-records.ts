@@ -1,4 +1,5 @@
-import { type IHeaders, Kafka, logLevel } from 'kafkajs';
+import type { IHeaders } from 'kafkajs';
+import { kafkaClient, withKafkaAdmin } from './kafka-clients.js';
 
 /** A record read back from the broker. */
 export interface ReadRecord {
@@ -19,8 +20,7 @@ export async function readRecords(
   until: (records: ReadRecord[]) => boolean,
   timeoutMs = 20_000,
 ): Promise<ReadRecord[]> {
-  const kafka = new Kafka({ brokers: [bootstrapServers], logLevel: logLevel.NOTHING });
-  const consumer = kafka.consumer({
+  const consumer = kafkaClient(bootstrapServers, { clientId: 'devstack-reader' }).consumer({
     groupId: `reader-${Date.now()}-${Math.random()}`,
     sessionTimeout: 6000,
     heartbeatInterval: 500,
@@ -57,11 +57,8 @@ export async function readRecords(
 }
 
 /** Creates a fresh topic (auto-creation is off) and waits for its leaders. */
-export async function createTopic(bootstrapServers: string, topic: string, partitions = 12): Promise<void> {
-  const kafka = new Kafka({ brokers: [bootstrapServers], logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
+export function createTopic(bootstrapServers: string, topic: string, partitions = 12): Promise<void> {
+  return withKafkaAdmin(bootstrapServers, async (admin) => {
     await admin.createTopics({
       waitForLeaders: true,
       topics: [
@@ -82,7 +79,5 @@ export async function createTopic(bootstrapServers: string, topic: string, parti
         return;
       await new Promise((r) => setTimeout(r, 100));
     }
-  } finally {
-    await admin.disconnect();
-  }
+  });
 }

@@ -11,8 +11,8 @@ import {
   type TopicSpec,
   topicSpecs,
 } from '@event-observatory/broker';
-import { Kafka, logLevel } from 'kafkajs';
 import { type KafkaHandle, type KafkaOptions, startKafka } from './kafka.js';
+import { withKafkaAdmin } from './kafka-clients.js';
 import { type KafkaCluster, startKafkaCluster } from './kafka-cluster.js';
 import { type PostgresHandle, type PostgresOptions, startPostgres } from './postgres.js';
 
@@ -81,22 +81,11 @@ export function replicatedTopics(topics: TopicSpec[], nodes: number): TopicSpec[
 }
 
 /** Runs `ensureTopics` with a short-lived kafkajs admin client (`bootstrapServers` comma-separated). */
-export async function ensureStackTopics(
+export function ensureStackTopics(
   bootstrapServers: string,
   topics: TopicSpec[] = stackTopics(),
 ): Promise<EnsureTopicsResult> {
-  const kafka = new Kafka({
-    clientId: 'devstack',
-    brokers: bootstrapServers.split(','),
-    logLevel: logLevel.NOTHING,
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    return await ensureTopics(admin, topics);
-  } finally {
-    await admin.disconnect();
-  }
+  return withKafkaAdmin(bootstrapServers, (admin) => ensureTopics(admin, topics));
 }
 
 /**

@@ -1,13 +1,9 @@
 import { DEAD_LETTER_TOPIC, EVENT_TOPIC, ensureTopics, eventTopicSpec } from '@event-observatory/broker';
-import { Kafka, logLevel } from 'kafkajs';
+import { kafkaClient } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 const { bootstrapServers } = inject('stack');
-const kafka = new Kafka({
-  clientId: 'devstack-test',
-  brokers: [bootstrapServers],
-  logLevel: logLevel.NOTHING,
-});
+const kafka = kafkaClient(bootstrapServers, { clientId: 'devstack-test' });
 const admin = kafka.admin();
 
 beforeAll(async () => {

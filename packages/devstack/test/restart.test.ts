@@ -1,7 +1,13 @@
 import { rmSync } from 'node:fs';
 import { DEAD_LETTER_TOPIC, EVENT_TOPIC } from '@event-observatory/broker';
-import { type Stack, startStack, tempDataDir } from '@event-observatory/devstack';
-import { Kafka, logLevel } from 'kafkajs';
+import {
+  rawProducer,
+  type Stack,
+  startStack,
+  tempDataDir,
+  topicRecordCount,
+  withKafkaAdmin,
+} from '@event-observatory/devstack';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processesMentioning } from './processes.js';
@@ -18,15 +24,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function describeTopics(bootstrapServers: string) {
-  const kafka = new Kafka({
-    clientId: 'restart-test',
-    brokers: [bootstrapServers],
-    logLevel: logLevel.NOTHING,
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
+function describeTopics(bootstrapServers: string) {
+  return withKafkaAdmin(bootstrapServers, async (admin) => {
     const names = [EVENT_TOPIC, DEAD_LETTER_TOPIC];
     const { topics } = await admin.fetchTopicMetadata({ topics: names });
     const { resources } = await admin.describeConfigs({
@@ -44,9 +43,7 @@ async function describeTopics(bootstrapServers: string) {
         ]),
       ),
     }));
-  } finally {
-    await admin.disconnect();
-  }
+  });
 }
 
 const expectedTopics = [
@@ -67,13 +64,7 @@ const expectedTopics = [
 describe('a stack restarted with stop() and start()', () => {
   it('keeps its ports, its topics (partitions, cleanup policy, retention), records and rows', async () => {
     expect(await describeTopics(stack.bootstrapServers)).toEqual(expectedTopics);
-    const kafka = new Kafka({
-      clientId: 'restart-test',
-      brokers: [stack.bootstrapServers],
-      logLevel: logLevel.NOTHING,
-    });
-    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-    await producer.connect();
+    const producer = await rawProducer(stack.bootstrapServers, { idempotent: true, maxInFlightRequests: 1 });
     await producer.send({
       topic: EVENT_TOPIC,
       acks: -1,
@@ -97,16 +88,7 @@ describe('a stack restarted with stop() and start()', () => {
     expect(stack.bootstrapServers).toBe(bootstrapServers);
     expect(stack.databaseUrl).toBe(databaseUrl);
     expect(await describeTopics(stack.bootstrapServers)).toEqual(expectedTopics);
-    const offsets = await (async () => {
-      const admin = kafka.admin();
-      await admin.connect();
-      try {
-        return await admin.fetchTopicOffsets(EVENT_TOPIC);
-      } finally {
-        await admin.disconnect();
-      }
-    })();
-    expect(offsets.reduce((sum, p) => sum + Number(p.high), 0)).toBe(1);
+    expect(await topicRecordCount(stack.bootstrapServers, EVENT_TOPIC)).toBe(1);
     const again = new pg.Client({ connectionString: stack.databaseUrl });
     await again.connect();
     const { rows } = await again.query('select note from restart_probe');

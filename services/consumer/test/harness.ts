@@ -3,8 +3,8 @@
  * on its own topics and group so test files never see each other's records.
  */
 import { randomUUID } from 'node:crypto';
-import { brokerTopics, ensureTopics, topicSpecs } from '@event-observatory/broker';
-import { createDatabase } from '@event-observatory/devstack';
+import { brokerTopics, topicSpecs } from '@event-observatory/broker';
+import { createDatabase, ensureStackTopics, kafkaClient } from '@event-observatory/devstack';
 import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
 import {
   type AuthConfig,
@@ -14,7 +14,7 @@ import {
   type Logger,
   signDevToken,
 } from '@event-observatory/service-kit';
-import { Kafka, logLevel, type Message, type Producer } from 'kafkajs';
+import type { Kafka, Message, Producer } from 'kafkajs';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { ADMIN_SCOPE, readConsumerConfig } from '../src/config.js';
@@ -83,15 +83,8 @@ export async function startHarness(name: string, opts: HarnessOptions = {}): Pro
     opts.databaseAdminUrl ?? stack.databaseUrl,
     `c_${id.replace(/[^a-z0-9]/g, '_')}`,
   );
-  const kafka = new Kafka({
-    clientId: 'consumer-test',
-    brokers: [bootstrapServers],
-    logLevel: logLevel.NOTHING,
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  await ensureTopics(admin, topicSpecs(topics));
-  await admin.disconnect();
+  const kafka = kafkaClient(bootstrapServers, { clientId: 'consumer-test' });
+  await ensureStackTopics(bootstrapServers, topicSpecs(topics));
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
 

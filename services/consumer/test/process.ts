@@ -9,12 +9,13 @@ import { connect } from 'node:net';
 import { brokerTopics, ensureTopics, topicSpecs } from '@event-observatory/broker';
 import {
   createDatabase,
+  kafkaClient,
   type ServiceProcess,
   startServiceProcess,
   tempDataDir,
 } from '@event-observatory/devstack';
 import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
-import { type Admin, Kafka, logLevel, type Message } from 'kafkajs';
+import type { Admin, Message } from 'kafkajs';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { waitFor } from './harness.js';
@@ -54,11 +55,7 @@ export async function processFixture(name: string): Promise<ProcessFixture> {
   const topic = `test.${id}`;
   const groupId = `group-${id}`;
   const databaseUrl = await createDatabase(stack.databaseUrl, `p_${id.replace(/[^a-z0-9]/g, '_')}`);
-  const kafka = new Kafka({
-    clientId: 'consumer-test',
-    brokers: [stack.bootstrapServers],
-    logLevel: logLevel.NOTHING,
-  });
+  const kafka = kafkaClient(stack.bootstrapServers, { clientId: 'consumer-test' });
   const admin = kafka.admin();
   await admin.connect();
   await ensureTopics(admin, topicSpecs(brokerTopics({ topic })));

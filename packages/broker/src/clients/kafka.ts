@@ -99,6 +99,44 @@ export function kafkajsSecurity(security: BrokerSecurity): Pick<KafkaConfig, 'ss
 
 /** A kafkajs client with `settings`; without a logger kafkajs logs nothing. */
 export function createKafka(settings: KafkaSettings): Kafka {
+  return newKafka(settings);
+}
+
+/** What a tool or a test says to reach Kafka: where, as whom, how secured, and any timeouts. */
+export interface KafkaClientOptions {
+  bootstrapServers: string[];
+  clientId: string;
+  /** TLS and SASL (`readBrokerSecurity`); default PLAINTEXT. */
+  security?: BrokerSecurity;
+  /** ms to open a connection (kafkajs: 1000). */
+  connectionTimeout?: number;
+  /** ms for one request (kafkajs: 30000). */
+  requestTimeout?: number;
+  /** kafkajs: 5 retries from 300 ms, up to 30 s in all. */
+  retry?: RetryOptions;
+}
+
+/** The settings kafkajs has defaults for. */
+type KafkajsDefaults = 'connectionTimeout' | 'requestTimeout' | 'retry';
+
+/**
+ * A kafkajs client for local tooling and tests (devstack, e2e, benchmarks), built as the services'
+ * clients are (security settings, kafkajs' logs silenced) with kafkajs' own timeouts and retries
+ * unless given.
+ *
+ * @example
+ * ```ts
+ * const admin = createKafkaClient({ bootstrapServers: ['127.0.0.1:9092'], clientId: 'tool' }).admin();
+ * await admin.connect();
+ * ```
+ */
+export function createKafkaClient({ bootstrapServers, ...rest }: KafkaClientOptions): Kafka {
+  return newKafka({ brokers: bootstrapServers, ...rest });
+}
+
+function newKafka(
+  settings: Omit<KafkaSettings, KafkajsDefaults> & Partial<Pick<KafkaSettings, KafkajsDefaults>>,
+): Kafka {
   const { logger, muted = () => false, security = PLAINTEXT, ...rest } = settings;
   return new Kafka({
     ...rest,
