@@ -86,7 +86,7 @@ export class ClusterSuite {
     return createDatabase(this.podStack.databaseUrl, `${this.name.replace(/-/g, '_')}_${this.run}`);
   }
 
-  /** A pool on `url` (a few connections: the suites only check what the release wrote), ended in afterAll. */
+  /** A pool on `url` of `max` connections (few: the suites only read and seed), ended in afterAll. */
   pool(url: string, max = 2): pg.Pool {
     const pool = new pg.Pool({ connectionString: url, max });
     this.onCleanup(() => pool.end());
