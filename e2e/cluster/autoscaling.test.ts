@@ -9,37 +9,32 @@
  * (metrics-server's image is imported into its containerd).
  */
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { createDatabase } from '@event-observatory/devstack';
 import { randomDevSecret } from '@event-observatory/service-kit';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { binaryHeaders, ingestToken } from './lib/cloudevents.js';
 import { REPO_ROOT } from './lib/cluster.js';
-import { baseInstall, Helm, setArgs } from './lib/helm.js';
+import { baseInstall, setArgs } from './lib/helm.js';
 import { createPipelineTopics } from './lib/kafka.js';
-import { Kube, type TestNamespace } from './lib/kube.js';
+import type { TestNamespace } from './lib/kube.js';
 import { pollUntil } from './lib/poll.js';
+import { ClusterSuite } from './lib/suite.js';
 
 const run = promisify(execFile);
-const cluster = inject('cluster');
-const podStack = inject('podStack');
-const kube = new Kube(cluster.kubeconfig);
-const helm = new Helm(cluster.kubeconfig);
+const suite = new ClusterSuite('hpa');
+const { cluster, podStack, kube, run: suffix, topic } = suite;
 const RELEASE = 'hpa';
 const DEPLOYMENT = `${RELEASE}-ingest`;
 const MAX_REPLICAS = 3;
-const suffix = randomUUID().slice(0, 8);
-const topic = `hpa-e2e.${suffix}`;
 const authSecret = randomDevSecret();
 const metricsServer = (command: 'deploy' | 'delete') =>
   run(join(REPO_ROOT, 'scripts/cluster/metrics-server.sh'), [command], {
     env: { ...process.env, KUBECONFIG: cluster.kubeconfig },
     timeout: 10 * 60_000,
   });
-const log = (line: string) => process.stderr.write(`[autoscaling] ${line}\n`);
+const log = (line: string) => suite.log(line);
 
 let ns: TestNamespace;
 let token: string;
@@ -157,8 +152,8 @@ beforeAll(async () => {
   if (!cluster.local) return;
   const t0 = Date.now();
   const installing = (async () => {
-    ns = await kube.createNamespace('hpa');
-    const databaseUrl = await createDatabase(podStack.databaseUrl, `hpa_${suffix}`);
+    ns = await suite.namespace();
+    const databaseUrl = await suite.database();
     // The chart's controller is off: the suite makes the topics the chart's Pipeline would.
     await createPipelineTopics(podStack.bootstrapServers, topic);
     token = await ingestToken(authSecret);
@@ -166,11 +161,12 @@ beforeAll(async () => {
     // ingest's CPU request is the HPA's yardstick: 20 % of 100m is well above an idle pod's use
     // and far below what the load makes.
     const ingestResources = { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '384Mi' } };
-    await helm.install(RELEASE, ns.name, [
+    // No uninstall in afterAll: the namespace takes the release with it (its record is a Secret there).
+    await suite.helm.install(RELEASE, ns.name, [
       ...setArgs({
         ...base.values,
         'kafka.bootstrapServers': podStack.bootstrapServers,
-        'kafka.groupId': `hpa-e2e-${suffix}`,
+        'kafka.groupId': suite.groupId,
         'pipeline.create': false,
         'pipeline.topic': topic,
         'controller.enabled': false,
@@ -195,21 +191,13 @@ beforeAll(async () => {
   })();
   // Both at once: metrics-server's first scrape overlaps the install. Both finish before a
   // failure is thrown, so that afterAll finds what was made.
+  suite.onCleanup(() =>
+    metricsServer('delete').catch((e: Error) => log(`metrics-server delete: ${e.message}`)),
+  );
   const results = await Promise.allSettled([installing, metricsServer('deploy')]);
   for (const r of results) if (r.status === 'rejected') throw r.reason;
   log(`chart and metrics-server installed in ${Math.round((Date.now() - t0) / 1000)} s`);
 }, 10 * 60_000);
-
-afterAll(async () => {
-  if (!cluster.local) return;
-  const t0 = Date.now();
-  // The namespace takes the release with it (its record is a Secret there).
-  await Promise.all([
-    ns?.delete(),
-    metricsServer('delete').catch((e: Error) => log(`metrics-server delete: ${e.message}`)),
-  ]);
-  log(`namespace and metrics-server removed in ${Math.round((Date.now() - t0) / 1000)} s`);
-});
 
 /**
  * Runs `phase` while `load` sends (`workers` workers, `pauseMs` between requests); the load stops

@@ -11,23 +11,20 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createDatabase, withKafkaAdmin } from '@event-observatory/devstack';
+import { withKafkaAdmin } from '@event-observatory/devstack';
 import { randomDevSecret } from '@event-observatory/service-kit';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type pg from 'pg';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { binaryHeaders, ingestToken } from './lib/cloudevents.js';
 import { REPO_ROOT } from './lib/cluster.js';
-import { baseInstall, CHART, Helm, setArgs } from './lib/helm.js';
+import { baseInstall, CHART, setArgs } from './lib/helm.js';
 import { httpRequest } from './lib/http.js';
-import { Kube, type TestNamespace } from './lib/kube.js';
+import type { TestNamespace } from './lib/kube.js';
+import { ClusterSuite } from './lib/suite.js';
 
-const cluster = inject('cluster');
-const podStack = inject('podStack');
-const kube = new Kube(cluster.kubeconfig);
-const helm = new Helm(cluster.kubeconfig);
+const suite = new ClusterSuite('chart');
+const { cluster, podStack, kube, helm, run: suffix, topic } = suite;
 const RELEASE = 'obs';
-const suffix = randomUUID().slice(0, 8);
-const topic = `chart-e2e.${suffix}`;
 const authSecret = randomDevSecret();
 const { secured } = podStack;
 const kafkaUser = secured.users[0] as { username: string; password: string };
@@ -41,7 +38,6 @@ let token: string;
 let values: Record<string, string | number | boolean>;
 /** Small requests for every component (baseInstall). */
 let resourceArgs: string[];
-let installed = false;
 
 /** The ClusterIP of a Service of the release (this machine reaches ClusterIPs through kube-proxy). */
 async function serviceAddress(component: string): Promise<string> {
@@ -121,11 +117,11 @@ async function leftovers(): Promise<string[]> {
 beforeAll(async () => {
   const t0 = Date.now();
   for (const crd of PROMETHEUS_CRDS) await kube.kubectl(['apply', '--server-side', '-f', crd]);
-  await kube.kubectl(['apply', '-f', join(CHART, 'crds/pipeline.yaml')]);
-  ns = await kube.createNamespace('chart');
+  await suite.pipelineCrd();
+  ns = await suite.namespace();
 
-  const databaseUrl = await createDatabase(podStack.databaseUrl, `chart_${suffix}`);
-  db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  const databaseUrl = await suite.database();
+  db = suite.pool(databaseUrl);
   token = await ingestToken(authSecret);
   const base = await baseInstall(cluster.images, { ns, name: 'chart-secrets', databaseUrl, authSecret });
   // As Strimzi makes them: the cluster CA's Secret, and a KafkaUser's Secret (password, and a
@@ -157,7 +153,7 @@ beforeAll(async () => {
     'kafka.sasl.passwordSecret.name': 'kafka-user',
     // Helm's --set splits at commas unless escaped.
     'controller.allowedBootstrapServers': `${secured.saslSsl}\\,${secured.ssl}`,
-    'kafka.groupId': `chart-e2e-${suffix}`,
+    'kafka.groupId': suite.groupId,
     'pipeline.topic': topic,
     // The topics do not exist: the controller creates them from the chart's Pipeline.
     'ingest.replicas': 1,
@@ -171,16 +167,9 @@ beforeAll(async () => {
     'monitoring.dashboard.enabled': true,
   };
   resourceArgs = base.resourceArgs;
-  await helm.install(RELEASE, ns.name, [...setArgs(values), ...resourceArgs]);
-  installed = true;
-  process.stderr.write(`[chart] installed in ${Math.round((Date.now() - t0) / 1000)} s\n`);
+  await suite.helmInstall(RELEASE, ns, [...setArgs(values), ...resourceArgs]);
+  suite.log(`installed in ${Math.round((Date.now() - t0) / 1000)} s`);
 }, 480_000);
-
-afterAll(async () => {
-  await db?.end();
-  if (installed) await helm.run(['uninstall', RELEASE, '--namespace', ns.name, '--wait']).catch(() => {});
-  await ns?.delete();
-});
 
 describe('the chart on the cluster', () => {
   it('brings every pod to Ready', async () => {
@@ -438,7 +427,6 @@ describe('the chart on the cluster', () => {
     // The chart's own Pipeline is Retain: no finalizer, so Helm deleting it together with the
     // controller leaves nothing stuck (the leftovers include pipelines).
     await helm.run(['uninstall', RELEASE, '--namespace', ns.name, '--wait']);
-    installed = false;
     const left = await eventually('the release objects to go', 120_000, async () => {
       const l = await leftovers();
       return l.length === 0 ? l : undefined;

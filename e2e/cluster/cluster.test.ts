@@ -3,19 +3,16 @@
  * version, the `kubernetes` Service answers from inside a pod (through CoreDNS and kube-proxy),
  * and the local stack's PostgreSQL (on this machine's own address) is reachable from a pod.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Kube, type TestNamespace } from './lib/kube.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { TestNamespace } from './lib/kube.js';
+import { ClusterSuite } from './lib/suite.js';
 
-const cluster = inject('cluster');
-const podStack = inject('podStack');
-const kube = new Kube(cluster.kubeconfig);
+const suite = new ClusterSuite('cluster-basics');
+const { cluster, podStack, kube } = suite;
 let ns: TestNamespace;
 
 beforeAll(async () => {
-  ns = await kube.createNamespace('cluster-basics');
-});
-afterAll(async () => {
-  await ns?.delete();
+  ns = await suite.namespace();
 });
 
 describe('the cluster', () => {

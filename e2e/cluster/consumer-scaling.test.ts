@@ -1,5 +1,5 @@
 /**
- * Issue 32, "consumers rebalancing" on the cluster: the chart installed against the suite's Kafka
+ * Consumers rebalancing on the cluster: the chart installed against the suite's Kafka
  * (PLAINTEXT) and PostgreSQL with one consumer pod; a steady load of unique events through the
  * ingest Service, spread over all 12 partitions (240 subjects, so 240 partition keys); the
  * consumer Deployment scaled 1 -> 3 -> 1 while the load runs. Then, against the store and the
@@ -10,12 +10,12 @@
  * The topic is made by the suite (12 partitions) and the controller is off: only ingest, the
  * consumer and search run, to keep the install short (lib/consumer-group.ts, shared with keda.test.ts).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { binaryHeaders } from './lib/cloudevents.js';
 import { ConsumerScalingSuite, PARTITIONS, waitFor } from './lib/consumer-group.js';
 
-const suite = new ConsumerScalingSuite('scaling', 'scale', 'consumer-scaling');
-const { suffix, consumer: CONSUMER } = suite;
+const suite = new ConsumerScalingSuite('scaling', 'scale');
+const { run: suffix, consumer: CONSUMER } = suite;
 const SUBJECTS = 240;
 
 /** Stops what a test left running when it failed half-way. */
@@ -73,12 +73,13 @@ async function scaleConsumer(replicas: number): Promise<void> {
   suite.log(`consumer scaled to ${replicas} in ${Math.round((Date.now() - t0) / 1000)} s`);
 }
 
-beforeAll(() => suite.install({}), 300_000);
-
-afterAll(async () => {
-  for (const stop of stops) await stop();
-  await suite.cleanup();
-});
+beforeAll(async () => {
+  await suite.install({});
+  // First in afterAll: the load and the meters, before the release goes.
+  suite.onCleanup(async () => {
+    for (const stop of stops) await stop();
+  });
+}, 300_000);
 
 describe('the consumer Deployment scaled 1 -> 3 -> 1 under load', () => {
   it('stores every acknowledged event once, shares the 12 partitions among 3 pods, and its lag returns to 0', async () => {

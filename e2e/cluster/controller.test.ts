@@ -17,13 +17,12 @@ import {
 } from '@event-observatory/controller';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   condition,
   controllerSuite,
   getPipeline,
   pipelineEventReasons,
-  releaseAndDelete,
   startInProcessController,
 } from './lib/controller.js';
 import { envList, serviceDeployment } from './lib/deployment.js';
@@ -45,22 +44,17 @@ let local: { service: ControllerService; registry: Registry };
 
 beforeAll(async () => {
   await suite.start();
-  ns = await kube.createNamespace('controller');
+  ns = await suite.namespace('controller');
   const kubeConfig = suite.kubeConfig();
   const server = new URL(kubeConfig.getCurrentCluster()?.server ?? '');
   proxy = await TcpProxy.start({ host: server.hostname, port: Number(server.port || 443) });
+  suite.onCleanup(() => proxy.close());
   kubeConfig.loadFromOptions({
     ...kubeConfig,
     clusters: kubeConfig.clusters.map((c) => ({ ...c, server: `https://${server.hostname}:${proxy.port}` })),
   });
   local = startLocalController(kubeConfig);
-});
-
-afterAll(async () => {
-  await local?.service.close();
-  await proxy?.close();
-  if (ns) await releaseAndDelete(ns);
-  await suite.stop();
+  suite.onCleanup(() => local.service.close());
 });
 
 function startLocalController(kubeConfig: KubeConfig) {
@@ -382,7 +376,20 @@ describe('two controller replicas as pods', () => {
   const RETRY_SECONDS = 1;
 
   beforeAll(async () => {
-    podNs = await kube.createNamespace('controller-pods');
+    podNs = await suite.namespace('controller-pods');
+    // In afterAll, the controllers before their namespace: alive, they would put the finalizer
+    // back, and killed mid-way by the namespace deletion they could leave it on.
+    suite.onCleanup(() =>
+      podNs.kubectl([
+        'delete',
+        'deployment',
+        'controller',
+        '--ignore-not-found',
+        '--cascade=foreground',
+        '--wait=true',
+        '--timeout=60s',
+      ]),
+    );
     await podNs.apply(
       { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'controller' } },
       {
@@ -430,21 +437,6 @@ describe('two controller replicas as pods', () => {
       }),
     );
     await podNs.rolloutStatus('controller');
-  });
-
-  afterAll(async () => {
-    if (!podNs) return;
-    // The controllers first: alive, they would put the finalizer back, and killed mid-way by the
-    // namespace deletion they could leave it on.
-    await podNs.kubectl([
-      'delete',
-      'deployment',
-      'controller',
-      '--cascade=foreground',
-      '--wait=true',
-      '--timeout=60s',
-    ]);
-    await releaseAndDelete(podNs);
   });
 
   async function holder(): Promise<{ holder: string; transitions: number }> {

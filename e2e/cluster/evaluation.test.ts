@@ -1,5 +1,5 @@
 /**
- * The chart's evaluation profile on the real cluster (issue 29): `helm install` with only
+ * The chart's evaluation profile on the real cluster: `helm install` with only
  * `kafka.bundled.enabled` and `database.bundled.enabled` (plus where the images come from, and
  * small requests for a node shared with other suites) brings every pod Ready on an empty
  * namespace: the Secrets generated, the topics made by the controller in the bundled Kafka, the
@@ -11,21 +11,20 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { binaryHeaders } from './lib/cloudevents.js';
 import { kubectlPath, REPO_ROOT } from './lib/cluster.js';
-import { baseInstall, CHART, Helm, setArgs } from './lib/helm.js';
-import { Kube, type TestNamespace } from './lib/kube.js';
+import { baseInstall, CHART, setArgs } from './lib/helm.js';
+import type { TestNamespace } from './lib/kube.js';
+import { ClusterSuite } from './lib/suite.js';
 
-const cluster = inject('cluster');
-const kube = new Kube(cluster.kubeconfig);
-const helm = new Helm(cluster.kubeconfig);
+const suite = new ClusterSuite('evaluation');
+const { cluster, kube, helm } = suite;
 const RELEASE = 'obs';
 const VOLUMES = join(REPO_ROOT, 'scripts/cluster/local-volumes.sh');
 const run = promisify(execFile);
 
 let ns: TestNamespace;
-let installed = false;
 let notes = '';
 const forwards: ChildProcess[] = [];
 
@@ -70,25 +69,24 @@ async function leftovers(): Promise<string[]> {
 
 beforeAll(async () => {
   const t0 = Date.now();
-  await kube.kubectl(['apply', '-f', join(CHART, 'crds/pipeline.yaml')]);
-  ns = await kube.createNamespace('eval');
+  await suite.pipelineCrd();
+  // Once the namespace is gone (its claims with it): the volumes made for them.
+  suite.onCleanup(async () => {
+    if (ns) await volumes('delete', ns.name).catch(() => {});
+  });
+  ns = await suite.namespace('eval');
   await volumes('create', ns.name, RELEASE);
   const base = await baseInstall(cluster.images);
-  const output = await helm.install(RELEASE, ns.name, [
+  const output = await suite.helmInstall(RELEASE, ns, [
     ...setArgs({ 'kafka.bundled.enabled': true, 'database.bundled.enabled': true, ...base.values }),
     ...base.resourceArgs,
   ]);
-  installed = true;
+  suite.onCleanup(() => {
+    for (const child of forwards) child.kill();
+  });
   notes = output.slice(output.indexOf('NOTES:'));
-  process.stderr.write(`[evaluation] installed in ${Math.round((Date.now() - t0) / 1000)} s\n`);
+  suite.log(`installed in ${Math.round((Date.now() - t0) / 1000)} s`);
 }, 480_000);
-
-afterAll(async () => {
-  for (const child of forwards) child.kill();
-  if (installed) await helm.run(['uninstall', RELEASE, '--namespace', ns.name, '--wait']).catch(() => {});
-  await ns?.delete();
-  if (ns) await volumes('delete', ns.name).catch(() => {});
-});
 
 describe('the evaluation profile on the cluster', () => {
   it('brings every pod Ready, the bundled Kafka and PostgreSQL included', async () => {
@@ -175,7 +173,6 @@ describe('the evaluation profile on the cluster', () => {
 
   it('helm uninstall leaves only the two claims and the kept store Secret', async () => {
     await helm.run(['uninstall', RELEASE, '--namespace', ns.name, '--wait']);
-    installed = false;
     const kept = [
       `PersistentVolumeClaim/data-${RELEASE}-kafka-0`,
       `PersistentVolumeClaim/data-${RELEASE}-postgresql-0`,

@@ -8,16 +8,15 @@ import { randomUUID } from 'node:crypto';
 import { kafkaClient } from '@event-observatory/devstack';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import type { Consumer } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { binaryHeaders } from './lib/cloudevents.js';
 import { ingestManifests } from './lib/deployment.js';
 import { createEventTopic } from './lib/kafka.js';
-import { Kube, type TestNamespace } from './lib/kube.js';
+import type { TestNamespace } from './lib/kube.js';
+import { ClusterSuite } from './lib/suite.js';
 
-const cluster = inject('cluster');
-const podStack = inject('podStack');
-const kube = new Kube(cluster.kubeconfig);
-const topic = `cluster-e2e.${randomUUID().slice(0, 8)}`;
+const suite = new ClusterSuite('cluster-ingest');
+const { cluster, podStack, kube, topic } = suite;
 const secret = randomDevSecret();
 let token: string;
 let ns: TestNamespace;
@@ -31,6 +30,7 @@ beforeAll(async () => {
   await createEventTopic(podStack.bootstrapServers, topic, 3);
   consumer = kafka.consumer({ groupId: `cluster-e2e-${topic}` });
   await consumer.connect();
+  suite.onCleanup(() => consumer.disconnect());
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({
     eachMessage: async ({ message }) => {
@@ -40,7 +40,7 @@ beforeAll(async () => {
   });
 
   token = await signDevToken({ secret, scopes: ['events:write'], ttl: '1h' });
-  ns = await kube.createNamespace('cluster-ingest');
+  ns = await suite.namespace();
   await ns.apply(
     ...ingestManifests({
       name: 'ingest',
@@ -90,11 +90,6 @@ beforeAll(async () => {
     ns.name,
   ]);
   nodePort = service.spec.ports[0]?.nodePort ?? 0;
-});
-
-afterAll(async () => {
-  await consumer?.disconnect();
-  await ns?.delete();
 });
 
 function event(id: string): { headers: Record<string, string>; body: string } {

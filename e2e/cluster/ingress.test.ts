@@ -8,7 +8,6 @@
  * accepted whole. Our own cluster only (Traefik's image is imported into its containerd).
  */
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request } from 'node:https';
@@ -16,24 +15,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from './lib/cluster.js';
 import { ingestManifests } from './lib/deployment.js';
-import { CHART, Helm, setArgs } from './lib/helm.js';
+import { CHART, setArgs } from './lib/helm.js';
 import { createEventTopic } from './lib/kafka.js';
-import { Kube, type TestNamespace } from './lib/kube.js';
+import type { TestNamespace } from './lib/kube.js';
+import { ClusterSuite } from './lib/suite.js';
 
 const run = promisify(execFile);
-const cluster = inject('cluster');
-const podStack = inject('podStack');
-const kube = new Kube(cluster.kubeconfig);
-const helmBin = new Helm(cluster.kubeconfig).bin;
+const suite = new ClusterSuite('ingress');
+const { cluster, podStack, kube, topic } = suite;
 const RELEASE = 'ing';
 const HOST = 'events.observatory.test';
 const GATEWAY_HOST = 'gateway.observatory.test';
-const topic = `ingress-e2e.${randomUUID().slice(0, 8)}`;
 const secret = randomDevSecret();
 const certDir = mkdtempSync(join(tmpdir(), 'ingress-e2e-'));
+suite.onCleanup(() => rmSync(certDir, { recursive: true, force: true }));
 
 let ns: TestNamespace;
 let token: string;
@@ -107,6 +105,9 @@ async function expectBatchAccepted(reply: Reply): Promise<void> {
 beforeAll(async () => {
   if (!cluster.local) return;
   const env = { ...process.env, KUBECONFIG: cluster.kubeconfig };
+  suite.onCleanup(() =>
+    run(join(REPO_ROOT, 'scripts/cluster/traefik.sh'), ['delete'], { env }).catch(() => {}),
+  );
   await run(join(REPO_ROOT, 'scripts/cluster/traefik.sh'), [], { env, timeout: 20 * 60_000 });
   const svc = await kube.getJson<{ spec: { clusterIP: string } }>([
     'service',
@@ -127,7 +128,7 @@ beforeAll(async () => {
   ]);
   ca = readFileSync(join(certDir, 'tls.crt'), 'utf8');
 
-  ns = await kube.createNamespace('ingress');
+  ns = await suite.namespace();
   const name = `${RELEASE}-ingest`; // the Service name the chart's Ingress and HTTPRoute point at
   await ns.apply(
     ...ingestManifests({
@@ -165,7 +166,7 @@ beforeAll(async () => {
       },
     },
   );
-  const { stdout } = await run(helmBin, [
+  const { stdout } = await run(suite.helm.bin, [
     ...['template', RELEASE, CHART, '--namespace', ns.name],
     ...['--show-only', 'templates/ingest-ingress.yaml', '--show-only', 'templates/ingest-httproute.yaml'],
     ...setArgs({
@@ -187,15 +188,6 @@ beforeAll(async () => {
   await ns.kubectl(['apply', '-f', '-'], { input: stdout });
   await ns.rolloutStatus(name);
 }, 25 * 60_000);
-
-afterAll(async () => {
-  rmSync(certDir, { recursive: true, force: true });
-  if (!cluster.local) return;
-  await ns?.delete();
-  await run(join(REPO_ROOT, 'scripts/cluster/traefik.sh'), ['delete'], {
-    env: { ...process.env, KUBECONFIG: cluster.kubeconfig },
-  }).catch(() => {});
-});
 
 describe.skipIf(!cluster.local)('the ingestion API through Traefik', () => {
   it('Ingress over TLS: the docs and the description answer, other paths are not routed', async () => {

@@ -1,5 +1,5 @@
 /**
- * Issue 32, the consumer scaled on its group's lag by KEDA on the real cluster: KEDA deployed by
+ * The consumer scaled on its group's lag by KEDA on the real cluster: KEDA deployed by
  * scripts/cluster/keda.sh (operator, metrics adapter, the external metrics APIService), the chart
  * installed with `consumer.autoscaling.keda` on (1 to 3 pods, lagThreshold 200, polling every
  * 5 s, a 20 s scale-down window). A backlog of 6,000 events is posted through ingest in batches;
@@ -18,13 +18,14 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from './lib/cluster.js';
 import { ConsumerScalingSuite, PARTITIONS, waitFor } from './lib/consumer-group.js';
 import { pollUntil } from './lib/poll.js';
 
 const run = promisify(execFile);
-const suite = new ConsumerScalingSuite('keda', 'keda', 'keda');
+// afterAll: the release (its ScaledObject, whose finalizer needs the operator), then KEDA.
+const suite = new ConsumerScalingSuite('keda', 'keda', { cleanupTimeoutMs: 10 * 60_000 });
 const { cluster, consumer: CONSUMER } = suite;
 const MAX_REPLICAS = 3;
 const LAG_THRESHOLD = 200;
@@ -52,7 +53,7 @@ async function postBacklog(ingest: string): Promise<{ acknowledged: string[]; fa
       next += BATCH;
       const events = Array.from({ length: BATCH }, (_, i) => ({
         specversion: '1.0',
-        id: `keda-${suite.suffix}-${first + i}`,
+        id: `keda-${suite.run}-${first + i}`,
         source: '/keda-e2e',
         type: 'com.example.keda.test',
         subject: `s-${(first + i) % SUBJECTS}`,
@@ -186,6 +187,7 @@ async function kedaHpa(): Promise<string> {
 beforeAll(async () => {
   if (!cluster.local) return;
   const t0 = Date.now();
+  suite.onCleanup(() => keda('delete').catch((e: Error) => suite.log(`keda.sh delete: ${e.message}`)));
   await keda('deploy');
   suite.log(`KEDA deployed in ${Math.round((Date.now() - t0) / 1000)} s`);
   await suite.install({
@@ -203,13 +205,6 @@ beforeAll(async () => {
     'search.preStopDelaySeconds': 1,
   });
 }, 20 * 60_000);
-
-afterAll(async () => {
-  if (!cluster.local) return;
-  // The release (its ScaledObject, whose finalizer needs the operator) before KEDA.
-  await suite.cleanup();
-  await keda('delete').catch((e: Error) => suite.log(`keda.sh delete: ${e.message}`));
-}, 10 * 60_000);
 
 describe.skipIf(!cluster.local)("the consumer under KEDA's ScaledObject (Kafka scaler)", () => {
   it(

@@ -1,5 +1,5 @@
 /**
- * The chart's monitoring in a real Prometheus Operator stack (issue 30): the operator and a
+ * The chart's monitoring in a real Prometheus Operator stack: the operator and a
  * Prometheus it manages (scripts/cluster/prometheus-operator.sh, selecting `release:
  * observatory-monitor` as kube-prometheus-stack selects its release), the chart installed with
  * its ServiceMonitors, PrometheusRule and postgres_exporter on and its NetworkPolicies on. From
@@ -16,27 +16,24 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { createDatabase, type KafkaHandle, startKafka, tempDataDir } from '@event-observatory/devstack';
+import { type KafkaHandle, startKafka, tempDataDir } from '@event-observatory/devstack';
 import { randomDevSecret } from '@event-observatory/service-kit';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type pg from 'pg';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { binaryHeaders, ingestToken } from './lib/cloudevents.js';
 import { cacheDir, clusterSetting, REPO_ROOT } from './lib/cluster.js';
-import { baseInstall, CHART, Helm, setArgs } from './lib/helm.js';
-import { Kube, type TestNamespace } from './lib/kube.js';
+import { baseInstall, setArgs } from './lib/helm.js';
+import type { TestNamespace } from './lib/kube.js';
+import { ClusterSuite } from './lib/suite.js';
 
 const run = promisify(execFile);
-const cluster = inject('cluster');
-const podStack = inject('podStack');
-const kube = new Kube(cluster.kubeconfig);
-const helm = new Helm(cluster.kubeconfig);
+const suite = new ClusterSuite('monitoring');
+const { cluster, podStack, kube, run: suffix, topic } = suite;
 const RELEASE = 'mon';
 /** The label the test Prometheus selects (manifests/prometheus-operator.yaml). */
 const PROMETHEUS_RELEASE = 'observatory-monitor';
 const PROMETHEUS_NAMESPACE = 'observatory-monitoring';
 const COMPONENTS = ['ingest', 'consumer', 'search', 'controller', 'postgres-exporter'];
-const suffix = randomUUID().slice(0, 8);
-const topic = `monitoring-e2e.${suffix}`;
 const monitorRole = `observatory_monitor_${suffix}`;
 const authSecret = randomDevSecret();
 
@@ -46,7 +43,6 @@ let ns: TestNamespace;
 let db: pg.Pool;
 let superuser: pg.Pool;
 let prometheusUrl: string;
-let installed = false;
 
 interface Row {
   metric: Record<string, string>;
@@ -139,25 +135,28 @@ beforeAll(async () => {
   // At once: the operator, its CRDs and Prometheus (built once, cached), the exporter's image (a
   // stand-in under the chart's default name, scripts/images), the suite's Kafka and namespace.
   dataDir = tempDataDir('cluster-monitoring');
+  suite.onCleanup(() => rmSync(dataDir, { recursive: true, force: true }));
+  suite.onCleanup(() => kafka?.stop());
   await Promise.all([
     run(join(REPO_ROOT, 'scripts/cluster/prometheus-operator.sh'), ['deploy'], { env, timeout: 1_500_000 }),
     run(join(REPO_ROOT, 'scripts/images/postgres-exporter.sh'), [], { env }),
     startKafka({ dataDir: join(dataDir, 'kafka'), host: podStack.host }).then((k) => {
       kafka = k;
     }),
-    kube.createNamespace('monitoring').then((n) => {
+    suite.namespace().then((n) => {
       ns = n;
     }),
   ]);
-  await kube.kubectl(['apply', '-f', join(CHART, 'crds/pipeline.yaml')]);
+  await suite.pipelineCrd();
 
-  const databaseUrl = await createDatabase(podStack.databaseUrl, `monitoring_${suffix}`);
-  db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   // The exporter's role, as monitoring/README.md asks an operator to make it: pg_monitor only.
-  superuser = new pg.Pool({ connectionString: podStack.databaseUrl, max: 1 });
+  superuser = suite.pool(podStack.databaseUrl, 1);
   const monitorPassword = randomUUID();
   // sql-witness: creates the exporter's role and plants a default-partition row to fire the alert.
   await superuser.query(`CREATE ROLE ${monitorRole} LOGIN PASSWORD '${monitorPassword}' IN ROLE pg_monitor`);
+  suite.onCleanup(() => superuser.query(`DROP ROLE IF EXISTS ${monitorRole}`).catch(() => {}));
+  const databaseUrl = await suite.database();
+  db = suite.pool(databaseUrl);
   const base = await baseInstall(cluster.images, {
     ns,
     name: 'monitoring-secrets',
@@ -168,7 +167,7 @@ beforeAll(async () => {
   const values: Record<string, string | number | boolean> = {
     ...base.values,
     'kafka.bootstrapServers': kafka.bootstrapServers,
-    'kafka.groupId': `monitoring-e2e-${suffix}`,
+    'kafka.groupId': suite.groupId,
     // The exporter's lib/pq would otherwise insist on TLS, which devstack's PostgreSQL does not offer.
     'database.tls.mode': 'disable',
     'pipeline.topic': topic,
@@ -192,8 +191,7 @@ beforeAll(async () => {
     'monitoring.postgresExporter.user': monitorRole,
     'monitoring.postgresExporter.passwordSecret.name': 'monitoring-secrets',
   };
-  await helm.install(RELEASE, ns.name, [...setArgs(values), ...base.resourceArgs]);
-  installed = true;
+  await suite.helmInstall(RELEASE, ns, [...setArgs(values), ...base.resourceArgs]);
   // The operator writes the new scrape jobs and rules into a Secret and a ConfigMap at once, but
   // kubelet refreshes mounted ones only about every minute: a restarted Prometheus mounts them now.
   // (A short grace period: its default of 600 s only delays the test.)
@@ -213,18 +211,8 @@ beforeAll(async () => {
     },
     120_000,
   );
-  process.stderr.write(`[monitoring] stack and chart ready in ${Math.round((Date.now() - t0) / 1000)} s\n`);
+  suite.log(`stack and chart ready in ${Math.round((Date.now() - t0) / 1000)} s`);
 }, 1_800_000);
-
-afterAll(async () => {
-  if (installed) await helm.run(['uninstall', RELEASE, '--namespace', ns.name, '--wait']).catch(() => {});
-  await ns?.delete();
-  await db?.end();
-  await superuser?.query(`DROP ROLE IF EXISTS ${monitorRole}`).catch(() => {});
-  await superuser?.end();
-  await kafka?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
 
 describe('the chart in a Prometheus Operator stack', () => {
   it("has every component's ServiceMonitor selected and its target up, through the NetworkPolicies", async () => {

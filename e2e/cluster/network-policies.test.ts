@@ -8,14 +8,13 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { CHART, Helm } from './lib/helm.js';
-import { Kube, type TestNamespace } from './lib/kube.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CHART } from './lib/helm.js';
+import type { TestNamespace } from './lib/kube.js';
+import { ClusterSuite } from './lib/suite.js';
 
-const cluster = inject('cluster');
-const podStack = inject('podStack');
-const kube = new Kube(cluster.kubeconfig);
-const helmBin = new Helm(cluster.kubeconfig).bin;
+const suite = new ClusterSuite('netpol');
+const { cluster, podStack, kube } = suite;
 const RELEASE = 'np';
 const SERVERS = ['ingest', 'consumer', 'search', 'controller', 'jobs'] as const;
 const OTHER_PORT = 9090; // a second port of every stand-in, named by no policy
@@ -28,7 +27,7 @@ const podIp = new Map<string, string>();
 
 /** The chart's NetworkPolicy objects for this namespace, as `helm template` renders them. */
 async function applyPolicies(allowFrom: unknown[]): Promise<void> {
-  const { stdout } = await promisify(execFile)(helmBin, [
+  const { stdout } = await promisify(execFile)(suite.helm.bin, [
     'template',
     RELEASE,
     CHART,
@@ -120,7 +119,7 @@ async function probe(
 const at = (component: string, port = 8080) => `${podIp.get(component)}:${port}`;
 
 beforeAll(async () => {
-  [ns, other] = await Promise.all([kube.createNamespace('netpol'), kube.createNamespace('netpol-other')]);
+  [ns, other] = await suite.namespaces('netpol', 'netpol-other');
   await applyPolicies([]);
   await ns.apply(...SERVERS.map(standIn));
   await ns.kubectl(['wait', '--for=condition=Ready', 'pods', '--all', '--timeout=90s'], {
@@ -133,10 +132,6 @@ beforeAll(async () => {
   ]);
   for (const p of pods.items) podIp.set(p.metadata.name, p.status.podIP);
 }, 180_000);
-
-afterAll(async () => {
-  await Promise.all([ns?.delete(), other?.delete()]);
-});
 
 describe('the chart NetworkPolicies, enforced', () => {
   it('admit the release pods to every http port, refuse other ports, and refuse everyone at jobs', async () => {

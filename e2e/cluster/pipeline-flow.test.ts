@@ -1,5 +1,5 @@
 /**
- * Issue 33 on the cluster's real API server and the devstack's Kafka: flow health in a
+ * The controller on the cluster's real API server and the devstack's Kafka: flow health in a
  * Pipeline's status (lag, Flowing, Lagging, DeadLettering, their Events and printer columns),
  * namespaces under the two topic-name rules, and deletion that cannot get stuck. Two controllers
  * run in this process (fast to start), one per rule, each watching a list of two namespaces of
@@ -14,12 +14,7 @@ import {
   FORCE_DELETE_ANNOTATION,
   type Pipeline,
 } from '@event-observatory/controller';
-import {
-  createDatabase,
-  type ServiceProcess,
-  startServiceProcess,
-  tempDataDir,
-} from '@event-observatory/devstack';
+import { type ServiceProcess, startServiceProcess, tempDataDir } from '@event-observatory/devstack';
 import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
 import { migrate } from '@event-observatory/store';
 import type { Message, Producer } from 'kafkajs';
@@ -28,13 +23,12 @@ import {
   controllerSuite,
   getPipeline,
   pipelineEventReasons,
-  releaseAndDelete,
   startInProcessController,
 } from './lib/controller.js';
 import type { Manifest, TestNamespace } from './lib/kube.js';
 
 const suite = controllerSuite('flow-e2e');
-const { podStack, kube, run, admin, kafka } = suite;
+const { podStack, run, admin, kafka } = suite;
 const PERIOD_MS = 1_500;
 const DELETION_BOUND_MS = 8_000;
 const DEAD = '127.0.0.1:1'; // allowed, but nothing listens: a broker that is down
@@ -69,24 +63,25 @@ beforeAll(async () => {
   await suite.start();
   producer = kafka.producer();
   await producer.connect();
+  suite.onCleanup(() => producer.disconnect());
+  // Once the namespaces are gone: the topics of this run.
+  suite.onCleanup(async () => {
+    const mine = (await admin.listTopics().catch(() => [])).filter((t) => t.includes(run));
+    if (mine.length > 0) await admin.deleteTopics({ topics: mine });
+  });
   [tpl, lit] = [
-    await Promise.all([kube.createNamespace('flow-tpl'), kube.createNamespace('flow-tpl')]),
-    await Promise.all([kube.createNamespace('flow-lit'), kube.createNamespace('flow-lit')]),
+    await suite.namespaces('flow-tpl', 'flow-tpl'),
+    await suite.namespaces('flow-lit', 'flow-lit'),
   ];
   // The consumer's store, read by the controller for status.flow.lastStoredAt.
-  storeUrl = await createDatabase(podStack.databaseUrl, `flow_${run}`);
+  storeUrl = await suite.database();
   await migrate({ url: storeUrl });
+  // First in afterAll: the controllers, before their namespaces are released.
+  suite.onCleanup(async () => {
+    for (const c of controllers) await c.close();
+  });
   startController(tpl, '{namespace}.{name}');
   startController(lit, '{name}', storeUrl);
-});
-
-afterAll(async () => {
-  for (const c of controllers) await c.close();
-  for (const ns of [...tpl, ...lit]) await releaseAndDelete(ns);
-  const mine = (await admin.listTopics().catch(() => [])).filter((t) => t.includes(run));
-  if (mine.length > 0) await admin.deleteTopics({ topics: mine });
-  await producer?.disconnect();
-  await suite.stop();
 });
 
 function pipeline(ns: TestNamespace, name: string, spec: Partial<Pipeline['spec']>): Pipeline & Manifest {

@@ -1,19 +1,18 @@
 /**
- * Kubernetes service-account tokens as producer credentials (issue 28): the ingest image verifies
+ * Kubernetes service-account tokens as producer credentials: the ingest image verifies
  * a pod's projected token (audience `observatory-ingest`) against the cluster's own issuer (the
  * API server's discovery document and `/openid/v1/jwks`, fetched with ingest's own token and the
  * cluster CA), and grants `events:write` by subject to one namespace's service accounts only.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { envList, serviceDeployment } from './lib/deployment.js';
 import { createEventTopic } from './lib/kafka.js';
-import { Kube, type TestNamespace } from './lib/kube.js';
+import type { TestNamespace } from './lib/kube.js';
+import { ClusterSuite } from './lib/suite.js';
 
-const cluster = inject('cluster');
-const podStack = inject('podStack');
-const kube = new Kube(cluster.kubeconfig);
-const topic = `cluster-e2e.${randomUUID().slice(0, 8)}`;
+const suite = new ClusterSuite('cluster-sa');
+const { cluster, podStack, kube, topic } = suite;
 const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 let ingestNs: TestNamespace;
 let permitted: TestNamespace;
@@ -21,11 +20,11 @@ let other: TestNamespace;
 
 beforeAll(async () => {
   await createEventTopic(podStack.bootstrapServers, topic, 3);
-  [ingestNs, permitted, other] = await Promise.all([
-    kube.createNamespace('cluster-sa-ingest'),
-    kube.createNamespace('cluster-sa-payments'),
-    kube.createNamespace('cluster-sa-other'),
-  ]);
+  [ingestNs, permitted, other] = await suite.namespaces(
+    'cluster-sa-ingest',
+    'cluster-sa-payments',
+    'cluster-sa-other',
+  );
   await ingestNs.apply(
     serviceDeployment({
       name: 'ingest',
@@ -50,10 +49,6 @@ beforeAll(async () => {
       spec: { selector: { app: 'ingest' }, ports: [{ name: 'http', port: 8080, targetPort: 'http' }] },
     },
   );
-});
-
-afterAll(async () => {
-  await Promise.all([ingestNs?.delete(), permitted?.delete(), other?.delete()]);
 });
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The chart's operator values that change what the cluster does (issue 29), in ONE install:
+ * The chart's operator values that change what the cluster does, in ONE install:
  * the uid left to the platform (OpenShift's restricted-v2 assigns its own), an HPA accepted by the
  * API server, `extraEnv` items with `valueFrom`, an extra volume, pull secrets, a priority class,
  * service account annotations, fullnameOverride; search admitting every name of its Service; and
@@ -8,32 +8,27 @@
  * (`127.0.0.1:1` in each pod), so the consumer never gets Ready: the suite waits for ingest and
  * search only.
  */
-import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDatabase } from '@event-observatory/devstack';
 import { randomDevSecret } from '@event-observatory/service-kit';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { binaryHeaders, ingestToken } from './lib/cloudevents.js';
-import { baseInstall, CHART, Helm, setArgs } from './lib/helm.js';
+import { baseInstall, CHART, setArgs } from './lib/helm.js';
 import { httpRequest } from './lib/http.js';
-import { Kube, type TestNamespace } from './lib/kube.js';
+import type { TestNamespace } from './lib/kube.js';
+import { ClusterSuite } from './lib/suite.js';
 
-const cluster = inject('cluster');
-const podStack = inject('podStack');
-const kube = new Kube(cluster.kubeconfig);
-const helm = new Helm(cluster.kubeconfig);
+const suite = new ClusterSuite('values');
+const { cluster, kube, helm, run: suffix } = suite;
 const RELEASE = 'values';
 const NAME = 'vt'; // fullnameOverride: every object is vt-<component>
-const suffix = randomUUID().slice(0, 8);
 const priorityClass = `observatory-values-test-${suffix}`;
 const greeting = `hello-${suffix}`;
 const authSecret = randomDevSecret();
 
 let ns: TestNamespace;
-let installed = false;
 
 interface PodJson {
   metadata: { name: string };
@@ -76,9 +71,10 @@ async function clusterIp(component: string): Promise<string> {
 
 beforeAll(async () => {
   const t0 = Date.now();
-  ns = await kube.createNamespace('values');
   await kube.kubectl(['create', 'priorityclass', priorityClass, '--value=1000']);
-  const databaseUrl = await createDatabase(podStack.databaseUrl, `values_${suffix.replace(/-/g, '')}`);
+  suite.onCleanup(() => kube.kubectl(['delete', 'priorityclass', priorityClass, '--ignore-not-found']));
+  ns = await suite.namespace();
+  const databaseUrl = await suite.database();
   const base = await baseInstall(cluster.images, {
     ns,
     name: 'vt-secrets',
@@ -129,20 +125,12 @@ beforeAll(async () => {
     ...setArgs(base.values),
     ...base.resourceArgs,
   ]);
-  installed = true;
+  // No --wait: deleting the namespace waits for the pods anyway.
+  suite.onCleanup(() => helm.run(['uninstall', RELEASE, '--namespace', ns.name]).catch(() => {}));
   await ns.rolloutStatus(`${NAME}-ingest`, 180_000);
   await ns.rolloutStatus(`${NAME}-search`, 180_000);
-  process.stderr.write(`[values] installed in ${Math.round((Date.now() - t0) / 1000)} s\n`);
+  suite.log(`installed in ${Math.round((Date.now() - t0) / 1000)} s`);
 }, 300_000);
-
-afterAll(async () => {
-  const t0 = Date.now();
-  // No --wait: deleting the namespace waits for the pods anyway.
-  if (installed) await helm.run(['uninstall', RELEASE, '--namespace', ns.name]).catch(() => {});
-  await ns?.delete();
-  process.stderr.write(`[values] uninstalled in ${Math.round((Date.now() - t0) / 1000)} s\n`);
-  await kube.kubectl(['delete', 'priorityclass', priorityClass, '--ignore-not-found']).catch(() => {});
-});
 
 describe('operator values on the cluster', () => {
   it('runs with the uid left unset: the image USER (1000) applies and runAsNonRoot admits it', async () => {

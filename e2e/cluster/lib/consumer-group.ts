@@ -1,20 +1,21 @@
 /**
  * What the suites that scale the consumer share (consumer-scaling.test.ts: the Deployment scaled
- * by hand; keda.test.ts: scaled by KEDA on the group's lag): the chart installed against a topic of
- * the suite's own with 12 partitions (and its `.dlq`; controller off, one pod of each component)
- * and a database of its own; the group's lag and its members' partitions read from the broker; the
- * consumer pods' duplicate meters; the store's count of each acknowledged id.
+ * by hand; keda.test.ts: scaled by KEDA on the group's lag), as their fixture (a ClusterSuite):
+ * the chart installed against the run's topic with 12 partitions (and its `.dlq`; controller off,
+ * one pod of each component) and a database of its own; the group's lag and its members'
+ * partitions read from the broker; the consumer pods' duplicate meters; the store's count of each
+ * acknowledged id.
  */
-import { randomUUID } from 'node:crypto';
-import { createDatabase, kafkaClient } from '@event-observatory/devstack';
+import { kafkaClient } from '@event-observatory/devstack';
 import { randomDevSecret } from '@event-observatory/service-kit';
 import { type Admin, AssignerProtocol } from 'kafkajs';
-import pg from 'pg';
-import { expect, inject, vi } from 'vitest';
+import type pg from 'pg';
+import { expect, vi } from 'vitest';
 import { ingestToken } from './cloudevents.js';
-import { baseInstall, Helm, setArgs } from './helm.js';
+import { baseInstall, setArgs } from './helm.js';
 import { createPipelineTopics } from './kafka.js';
-import { Kube, type TestNamespace } from './kube.js';
+import type { TestNamespace } from './kube.js';
+import { ClusterSuite } from './suite.js';
 
 export const PARTITIONS = 12;
 
@@ -23,15 +24,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const waitFor = <T>(check: () => Promise<T>, timeout: number) =>
   vi.waitFor(check, { timeout, interval: 1_000 });
 
-/** Call at module level; `install()` in beforeAll, `cleanup()` in afterAll. */
-export class ConsumerScalingSuite {
-  readonly cluster = inject('cluster');
-  readonly podStack = inject('podStack');
-  readonly kube = new Kube(this.cluster.kubeconfig);
-  readonly helm = new Helm(this.cluster.kubeconfig);
-  readonly suffix = randomUUID().slice(0, 8);
-  readonly topic: string;
-  readonly groupId: string;
+/** Call at module level; `install()` in beforeAll (its afterAll undoes it). */
+export class ConsumerScalingSuite extends ClusterSuite {
   /** The consumer Deployment, and its pods' label selector. */
   readonly consumer: string;
   readonly consumerPods: string;
@@ -40,23 +34,17 @@ export class ConsumerScalingSuite {
   db!: pg.Pool;
   /** A token with `events:write` for ingest. */
   token!: string;
-  private installed = false;
 
-  /** `name` prefixes the namespace, topic, group and database; `label` the log lines. */
+  /** `name`: the ClusterSuite's; `release`: the Helm release's. */
   constructor(
-    private readonly name: string,
+    name: string,
     readonly release: string,
-    private readonly label: string,
+    opts: ConstructorParameters<typeof ClusterSuite>[1] = {},
   ) {
-    this.topic = `${name}-e2e.${this.suffix}`;
-    this.groupId = `${name}-e2e-${this.suffix}`;
+    super(name, opts);
     this.consumer = `${release}-consumer`;
     this.consumerPods = `app.kubernetes.io/instance=${release},app.kubernetes.io/name=consumer`;
     this.admin = kafkaClient(this.podStack.bootstrapServers, { clientId: `${name}-e2e` }).admin();
-  }
-
-  log(line: string): void {
-    process.stderr.write(`[${this.label}] ${line}\n`);
   }
 
   /**
@@ -66,11 +54,16 @@ export class ConsumerScalingSuite {
    */
   async install(values: Record<string, string | number | boolean>, args: string[] = []): Promise<void> {
     const t0 = Date.now();
-    this.ns = await this.kube.createNamespace(this.name);
     await this.admin.connect();
+    this.onCleanup(async () => {
+      await this.admin.deleteTopics({ topics: [this.topic, `${this.topic}.dlq`] }).catch(() => {});
+      await this.admin.deleteGroups([this.groupId]).catch(() => {});
+      await this.admin.disconnect();
+    });
+    this.ns = await this.namespace();
     await createPipelineTopics(this.podStack.bootstrapServers, this.topic, PARTITIONS);
-    const databaseUrl = await createDatabase(this.podStack.databaseUrl, `${this.name}_${this.suffix}`);
-    this.db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    const databaseUrl = await this.database();
+    this.db = this.pool(databaseUrl);
     const authSecret = randomDevSecret();
     this.token = await ingestToken(authSecret);
     const base = await baseInstall(this.cluster.images, {
@@ -79,44 +72,23 @@ export class ConsumerScalingSuite {
       databaseUrl,
       authSecret,
     });
-    await this.helm
-      .install(this.release, this.ns.name, [
-        ...setArgs({
-          ...base.values,
-          'kafka.bootstrapServers': this.podStack.bootstrapServers,
-          'kafka.groupId': this.groupId,
-          'pipeline.create': false,
-          'pipeline.topic': this.topic,
-          'controller.enabled': false,
-          'ingest.replicas': 1,
-          'consumer.replicas': 1,
-          'search.replicas': 1,
-          ...values,
-        }),
-        ...base.resourceArgs,
-        ...args,
-      ])
-      .catch(async (error: Error) => {
-        // What kept the release from Ready, before afterAll deletes the namespace.
-        this.log(await this.ns.kubectl(['get', 'pods', '-o', 'wide']).catch((e: Error) => e.message));
-        for (const pod of (await this.ns.pods('app.kubernetes.io/part-of=event-observatory')).map(
-          (p) => p.metadata.name,
-        ))
-          this.log(`${pod}: ${(await this.ns.logs(pod).catch((e: Error) => e.message)).slice(-1500)}`);
-        throw error;
-      });
-    this.installed = true;
+    await this.helmInstall(this.release, this.ns, [
+      ...setArgs({
+        ...base.values,
+        'kafka.bootstrapServers': this.podStack.bootstrapServers,
+        'kafka.groupId': this.groupId,
+        'pipeline.create': false,
+        'pipeline.topic': this.topic,
+        'controller.enabled': false,
+        'ingest.replicas': 1,
+        'consumer.replicas': 1,
+        'search.replicas': 1,
+        ...values,
+      }),
+      ...base.resourceArgs,
+      ...args,
+    ]);
     this.log(`installed in ${Math.round((Date.now() - t0) / 1000)} s`);
-  }
-
-  async cleanup(): Promise<void> {
-    await this.db?.end();
-    if (this.installed)
-      await this.helm.run(['uninstall', this.release, '--namespace', this.ns.name, '--wait']).catch(() => {});
-    await this.ns?.delete();
-    await this.admin.deleteTopics({ topics: [this.topic, `${this.topic}.dlq`] }).catch(() => {});
-    await this.admin.deleteGroups([this.groupId]).catch(() => {});
-    await this.admin.disconnect();
   }
 
   /** The ingest Service's ClusterIP and port (this machine reaches it through kube-proxy). */

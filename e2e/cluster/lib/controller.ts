@@ -1,66 +1,38 @@
 /**
- * What the controller's cluster suites share: the cluster, the devstack's Kafka and PostgreSQL
- * (`inject`), a kubectl and a run id; the Pipeline CRD applied from crds/ (cluster-wide, left
- * installed) and a Kafka admin, in one `controllerSuite()` for beforeAll; a controller service run
- * in the test process on a given kubeconfig and environment; reading a Pipeline and its
- * conditions and Events; the cleanup of a namespace whose Pipelines may still hold a finalizer.
+ * What the controller's cluster suites share: their fixture (`controllerSuite()`: a ClusterSuite
+ * whose namespaces are released of their Pipelines' finalizers before they go, with a Kafka client
+ * and admin, and the Pipeline CRD applied in `start()`); a controller service run in the test
+ * process on a given kubeconfig and environment; reading a Pipeline and its conditions and Events.
  */
-import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
 import { createControllerService, type Pipeline, readControllerConfig } from '@event-observatory/controller';
 import { kafkaClient } from '@event-observatory/devstack';
 import { createLogger, createMetrics } from '@event-observatory/service-kit';
 import { KubeConfig } from '@kubernetes/client-node';
-import { inject, vi } from 'vitest';
-import { REPO_ROOT } from './cluster.js';
-import { Kube, type TestNamespace } from './kube.js';
+import type { TestNamespace } from './kube.js';
+import { ClusterSuite } from './suite.js';
 
-/** The suite's handles: call at module level; `start()` in beforeAll, `stop()` in afterAll. */
+/** The suite's fixture: call at module level; `start()` in beforeAll (its afterAll undoes it). */
 export function controllerSuite(clientId: string) {
-  const cluster = inject('cluster');
-  const podStack = inject('podStack');
-  const kube = new Kube(cluster.kubeconfig);
+  const suite = new ClusterSuite(clientId, { deleteNamespace: releaseAndDelete });
+  const { cluster, podStack } = suite;
   const kafka = kafkaClient(podStack.bootstrapServers, { clientId });
   const admin = kafka.admin();
-  return {
-    cluster,
-    podStack,
-    kube,
+  return Object.assign(suite, {
     kafka,
     admin,
-    /** Lowercase and short: goes into topic, group and namespace names. */
-    run: randomUUID().slice(0, 6),
     /** The cluster's kubeconfig, loaded (a suite may point it at a proxy). */
     kubeConfig(): KubeConfig {
       const config = new KubeConfig();
       config.loadFromFile(cluster.kubeconfig);
       return config;
     },
+    /** The CRD, and the admin connected (disconnected in afterAll, after everything else). */
     async start(): Promise<void> {
-      await applyPipelineCrd(kube);
+      await suite.pipelineCrd();
       await admin.connect();
+      suite.onCleanup(() => admin.disconnect());
     },
-    async stop(): Promise<void> {
-      await admin.disconnect();
-    },
-  };
-}
-
-export async function applyPipelineCrd(kube: Kube): Promise<void> {
-  await kube.kubectl([
-    'apply',
-    '--server-side',
-    '--force-conflicts',
-    '-f',
-    resolve(REPO_ROOT, 'crds/pipeline.yaml'),
-  ]);
-  // `kubectl wait` fails at once ("accessor error: <nil>") instead of waiting while a CRD just
-  // created (here by two suites at once) has no status yet: retried until it has one.
-  await vi.waitFor(
-    () =>
-      kube.kubectl(['wait', '--for=condition=Established', 'crd/pipelines.observatory.dev', '--timeout=60s']),
-    { timeout: 70_000, interval: 500 },
-  );
+  });
 }
 
 /** A started controller (leader election included) with its metrics registry. */
