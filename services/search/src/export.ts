@@ -53,7 +53,7 @@ type Ending =
   | { complete: false; rows: number; error: ErrorResponseBody };
 
 /** The export's last line: NDJSON an `export` object (with the error body on failure), CSV a `#` line. */
-export function endLine(format: ExportFormat, end: Ending): string {
+function endLine(format: ExportFormat, end: Ending): string {
   if (!end.complete) {
     const { error } = end;
     return format === 'ndjson'
