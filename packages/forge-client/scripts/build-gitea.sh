@@ -13,9 +13,10 @@
 # module source next to the binary and the test server points STATIC_ROOT_PATH there.
 set -euo pipefail
 
-GITEA_VERSION="${GITEA_VERSION:-v1.26.0}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo_root="$(cd "$here/../../.." && pwd)"
+# The pinned version (scripts/versions.sh) unless GITEA_VERSION names another.
+GITEA_VERSION="${GITEA_VERSION:-$(source "$repo_root/scripts/versions.sh" && echo "$GITEA_VERSION")}"
 cache_root="${OBSERVATORY_CACHE:-$repo_root/.cache}"
 out="$cache_root/gitea/$GITEA_VERSION"
 
