@@ -2,9 +2,9 @@
 # Builds Go programs from the Go module proxy, once, into $OBSERVATORY_CACHE/<name>/<version>/bin
 # and prints that folder: the one recipe behind every Go program the project builds (Kubernetes,
 # etcd, CoreDNS, kube-router, Helm, actionlint, Traefik, the Prometheus Operator and Prometheus,
-# metrics-server, KEDA).
+# metrics-server, KEDA, Gitea).
 #
-#   go-tool.sh [--name N] [--ldflags F] [--tags T] [--nested V] <module>@<version> <package>...
+#   go-tool.sh [--name N] [--ldflags F] [--tags T] [--nested V] [--cgo] <module>@<version> <package>...
 #
 #   <package>  an import path, or ./<path> inside the module; the binary takes its last element
 #              (the one before a /vN suffix, as `go build` names it)
@@ -13,27 +13,29 @@
 #   --tags     build tags
 #   --nested   the version of the module's nested modules (default <version>; Kubernetes numbers
 #              its staging modules v0.N.x)
+#   --cgo      links C code (Gitea's SQLite); static (CGO_ENABLED=0) otherwise
 #
 # Always through a wrapper module that requires <module>@<version> and repeats its go.mod's
 # replace and exclude lines, which `go install` refuses; a replace that points at a folder of the
-# module's own repository points at that nested module's release instead. Static (no cgo).
+# module's own repository points at that nested module's release instead.
 # The versions chosen are the module's own (minimal version selection from its requirements).
 # Idempotent: when every binary is there the folder is printed at once; a failed build leaves nothing.
 set -euo pipefail
 
-name='' ldflags='' tags='' nested=''
+name='' ldflags='' tags='' nested='' cgo=0
 while [[ ${1:-} == --* ]]; do
   case $1 in
     --name) name=$2 ;;
     --ldflags) ldflags=$2 ;;
     --tags) tags=$2 ;;
     --nested) nested=$2 ;;
-    *) echo "go-tool.sh: unknown option '$1' (--name, --ldflags, --tags or --nested)" >&2; exit 2 ;;
+    --cgo) cgo=1 && shift && continue ;;
+    *) echo "go-tool.sh: unknown option '$1' (--name, --ldflags, --tags, --nested or --cgo)" >&2; exit 2 ;;
   esac
   shift 2
 done
 spec=${1:-}
-[[ $spec == ?*@v?* && $# -ge 2 ]] || { echo "usage: go-tool.sh [--name N] [--ldflags F] [--tags T] [--nested V] <module>@<version> <package>..." >&2; exit 2; }
+[[ $spec == ?*@v?* && $# -ge 2 ]] || { echo "usage: go-tool.sh [--name N] [--ldflags F] [--tags T] [--nested V] [--cgo] <module>@<version> <package>..." >&2; exit 2; }
 shift
 module=${spec%@*} version=${spec##*@}
 if [[ -z $name ]]; then
@@ -61,7 +63,7 @@ if ((missing)); then
   trap 'rm -rf "$work"' EXIT
   echo "go-tool: building $module@$version (${binaries[*]}; minutes on a cold machine, once)" >&2
   started=$SECONDS
-  export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local CGO_ENABLED=0
+  export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local CGO_ENABLED=$cgo
   (
     cd "$work"
     go mod init "observatory.local/$name-build" >/dev/null 2>&1
