@@ -8,7 +8,6 @@
 
 # The cluster (scripts/cluster)
 K8S_VERSION=v1.37.2          # the last kubelet that falls back to its own cgroupDriver with containerd 1.6
-K8S_STAGING_VERSION=v0.37.2  # Kubernetes' staging modules (k8s.io/api, ...) number v1.N.x as v0.N.x
 ETCD_VERSION=v3.7.3          # the etcd line that Kubernetes 1.37 pins (client v3.7.0), newest patch
 COREDNS_VERSION=v1.15.0
 KUBE_ROUTER_VERSION=v2.1.0   # the NetworkPolicy enforcer, firewall only; the one version the proxy serves

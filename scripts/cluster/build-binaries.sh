@@ -15,10 +15,11 @@ echo "building Kubernetes $K8S_VERSION, etcd $ETCD_VERSION, CoreDNS $COREDNS_VER
 started=$SECONDS
 go_tool=$here/../install/go-tool.sh
 # k8s.io/kubernetes points its staging modules (k8s.io/api, ...) at ./staging/...: the wrapper
-# module takes their published releases instead. Into $OBSERVATORY_CACHE/kubernetes/<version>/bin.
+# module takes their published releases instead, numbered v0.N.x for v1.N.x. Into
+# $OBSERVATORY_CACHE/kubernetes/<version>/bin.
 minor=${K8S_VERSION#v1.} && minor=${minor%%.*}
 v=k8s.io/component-base/version
-k8s=$("$go_tool" --name kubernetes --nested "$K8S_STAGING_VERSION" \
+k8s=$("$go_tool" --name kubernetes --nested "${K8S_VERSION/v1./v0.}" \
   --ldflags "-X $v.gitVersion=$K8S_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean" \
   "k8s.io/kubernetes@$K8S_VERSION" ./cmd/kube-apiserver ./cmd/kube-controller-manager ./cmd/kube-scheduler \
   ./cmd/kubelet ./cmd/kube-proxy ./cmd/kubectl)
