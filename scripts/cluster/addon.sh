@@ -6,6 +6,8 @@
 #   kubectl ...                        the cluster's kubectl on KUBECONFIG (default: make cluster's)
 #   go_tool <go-tool.sh arguments>     builds Go binaries once (../install/go-tool.sh), prints their folder
 #   module_dir <module>@<version>      the module's source in Go's module cache (manifests, CRDs)
+#   addon_module_crds <module>@<version> <folder> <dest>
+#                                      the release's CRDs (<folder>/*.yaml of its source) into <dest>, once
 #   addon_image <ref> <out.tar> <entrypoint JSON> <file>=<path>|=<path>...
 #                                      a one-layer image archive (oci-image.sh) unless <out.tar> exists:
 #                                      each <file> copied to <path>; `=<path>` an empty folder any user may write
@@ -30,6 +32,14 @@ go_tool() { "$addon_here/../install/go-tool.sh" "$@"; }
 
 module_dir() {
   GOFLAGS=-buildvcs=false go mod download -json "$1" | sed -n 's/^\s*"Dir": "\(.*\)",\?$/\1/p'
+}
+
+addon_module_crds() {
+  local dest=$3
+  [[ -d $dest ]] && return 0
+  rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
+  cp "$(module_dir "$1")/$2"/*.yaml "$dest.tmp/"
+  chmod u+w "$dest.tmp"/* && mv "$dest.tmp" "$dest"
 }
 
 addon_image() {

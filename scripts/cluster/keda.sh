@@ -26,16 +26,15 @@ module=github.com/kedacore/keda/v2@$KEDA_VERSION
 base=$OBSERVATORY_CACHE/keda/$KEDA_VERSION
 
 build() {
-  if [[ ! -f $base/images/operator.tar || ! -f $base/images/adapter.tar || ! -d $base/crds ]]; then
+  if [[ ! -f $base/images/operator.tar || ! -f $base/images/adapter.tar ]]; then
     # The paths KEDA's own Dockerfiles use; the pods run as 65532 (the overlay), KEDA's images' user.
     local bin
     bin=$(go_tool --ldflags "-X ${module%@*}/version.Version=${KEDA_VERSION#v}" "$module" ./cmd/operator ./cmd/adapter)
     addon_image "$OPERATOR_IMAGE" "$base/images/operator.tar" '["/keda"]' "$bin/operator=/keda"
     addon_image "$ADAPTER_IMAGE" "$base/images/adapter.tar" '["/keda-adapter"]' "$bin/adapter=/keda-adapter"
-    # The CRDs apart: applied first and waited for, and never deleted by `delete`.
-    mkdir -p "$base/crds.tmp" && cp "$(module_dir "$module")"/config/crd/bases/*.yaml "$base/crds.tmp/"
-    chmod u+w "$base/crds.tmp"/* && rm -rf "$base/crds" && mv "$base/crds.tmp" "$base/crds"
   fi
+  # The CRDs apart: applied first and waited for, and never deleted by `delete`.
+  addon_module_crds "$module" config/crd/bases "$base/crds"
   manifests
 }
 

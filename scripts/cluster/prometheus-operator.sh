@@ -43,11 +43,8 @@ build() {
     "$operator/operator=/bin/operator" "$operator/prometheus-config-reloader=/bin/prometheus-config-reloader"
   addon_image "$PROMETHEUS_IMAGE" "$prometheus_image" '["/bin/prometheus"]' \
     "$prom/prometheus=/bin/prometheus" =/prometheus =/etc/prometheus
-  # The CRDs of this very release ship in its module (example/prometheus-operator-crd).
-  if [[ ! -d $crds ]]; then
-    mkdir -p "$crds.tmp" && cp "$(module_dir "$operator_module")"/example/prometheus-operator-crd/*.yaml "$crds.tmp/"
-    chmod u+w "$crds.tmp"/* && mv "$crds.tmp" "$crds"
-  fi
+  # The CRDs of this very release ship in its module.
+  addon_module_crds "$operator_module" example/prometheus-operator-crd "$crds"
 }
 
 deploy() {
