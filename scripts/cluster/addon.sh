@@ -1,24 +1,8 @@
 # shellcheck shell=bash
 # The recipe of a cluster add-on, sourced by each add-on script (metrics-server.sh, traefik.sh,
 # prometheus-operator.sh, keda.sh), which keeps only what is its own: module, version, images,
-# manifests. An add-on script defines `build`, `deploy` and `delete` and ends with `addon_main "$@"`.
-#
-#   kubectl ...                        the cluster's kubectl on KUBECONFIG (default: make cluster's)
-#   go_tool <go-tool.sh arguments>     builds Go binaries once (../install/go-tool.sh), prints their folder
-#   module_dir <module>@<version>      the module's source in Go's module cache (manifests, CRDs)
-#   addon_module_crds <module>@<version> <folder> <dest>
-#                                      the release's CRDs (<folder>/*.yaml of its source) into <dest>, once
-#   addon_image <ref> <out.tar> <entrypoint JSON> <file>=<path>|=<path>...
-#                                      a one-layer image archive (oci-image.sh) unless <out.tar> exists:
-#                                      each <file> copied to <path>; `=<path>` an empty folder any user may write
-#   addon_import <tar>...              imports image archives into the cluster's containerd
-#   addon_crds <file or folder>...     applies CRDs (server-side) and waits until they are Established
-#   addon_rollout <namespace> <timeout> <kind/name>...
-#                                      waits for the rollouts; on failure lists the namespace's pods
-#   addon_until <seconds> <command>... runs the command every second until it succeeds
-#   addon_needs_aggregation            fails unless the API server runs the aggregation layer (up.sh)
-#   addon_delete <namespace> <cluster-scoped kind/name>...
-#                                      deletes the namespace (waiting) and the objects, each if present
+# manifests, what to wait for. An add-on script defines `build`, `deploy` and `delete` and ends
+# with `addon_main "$@"`. The functions are listed in README.md ("Cluster add-ons").
 set -euo pipefail
 addon_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=config.sh
@@ -26,14 +10,19 @@ source "$addon_here/config.sh"
 addon_name=$(basename "$0")
 export OBSERVATORY_CACHE
 
+# The cluster's kubectl on KUBECONFIG (default: make cluster's).
 kubectl() { "$K8S_BIN/kubectl" --kubeconfig "${KUBECONFIG:-$KUBECONFIG_OUT}" "$@"; }
 
+# Builds Go binaries once (../install/go-tool.sh arguments), prints their folder.
 go_tool() { "$addon_here/../install/go-tool.sh" "$@"; }
 
+# module_dir <module>@<version>: the module's source in Go's module cache.
 module_dir() {
   GOFLAGS=-buildvcs=false go mod download -json "$1" | sed -n 's/^\s*"Dir": "\(.*\)",\?$/\1/p'
 }
 
+# addon_module_crds <module>@<version> <folder> <dest>: the release's CRDs (<folder>/*.yaml of
+# its source) into <dest>, once.
 addon_module_crds() {
   local dest=$3
   [[ -d $dest ]] && return 0
@@ -42,6 +31,8 @@ addon_module_crds() {
   chmod u+w "$dest.tmp"/* && mv "$dest.tmp" "$dest"
 }
 
+# addon_image <ref> <out.tar> <entrypoint JSON> <spec>...: a one-layer image archive unless
+# <out.tar> exists; a spec <file>=<path> copies a file, =<path> makes a folder any user may write.
 addon_image() {
   local ref=$1 out=$2 entrypoint=$3
   shift 3
@@ -63,6 +54,7 @@ addon_image() {
   "$addon_here/oci-image.sh" "$ref" "$root" "$entrypoint" "$out"
 }
 
+# addon_import <tar>...: into the cluster's containerd.
 addon_import() {
   local tar
   for tar in "$@"; do
@@ -70,7 +62,8 @@ addon_import() {
   done
 }
 
-# Server-side apply: CRDs are too large for the last-applied annotation.
+# addon_crds <file or folder>...: server-side apply (CRDs are too large for the last-applied
+# annotation), then wait until they are Established.
 addon_crds() {
   local f args=()
   for f in "$@"; do args+=(-f "$f"); done
@@ -78,6 +71,7 @@ addon_crds() {
   kubectl wait --for condition=Established --timeout 60s "${args[@]}" >/dev/null
 }
 
+# addon_rollout <namespace> <timeout> <kind/name>...: on failure lists the namespace's pods.
 addon_rollout() {
   local ns=$1 timeout=$2 object
   shift 2
@@ -90,6 +84,7 @@ addon_rollout() {
   done
 }
 
+# addon_until <seconds> <command>...: runs the command every second until it succeeds.
 addon_until() {
   local seconds=$1 i
   shift
@@ -109,6 +104,8 @@ addon_needs_aggregation() {
   return 1
 }
 
+# addon_delete <namespace> <kind/name>...: the namespace (waiting) and cluster-scoped objects,
+# each if present.
 addon_delete() {
   local ns=$1
   shift
@@ -116,6 +113,7 @@ addon_delete() {
   (($# == 0)) || kubectl delete "$@" --ignore-not-found >/dev/null
 }
 
+# addon_main <command>: the script's build, deploy (the default) or delete.
 addon_main() {
   case ${1:-deploy} in
     build | deploy | delete) "${1:-deploy}" ;;

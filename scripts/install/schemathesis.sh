@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs schemathesis (PyPI, pinned in ../versions.sh) into a virtualenv under $OBSERVATORY_CACHE and prints the
-# path of its `st` command. Idempotent and quick when the pinned version is already there.
+# Installs schemathesis (PyPI, pinned in ../versions.sh) into a virtualenv under
+# $OBSERVATORY_CACHE and prints the path of its `st` command. Idempotent and quick when the pinned version is already there.
 # Needs python3 (3.9+) with the venv module; downloads from PyPI the first time only.
 set -euo pipefail
 
