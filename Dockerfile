@@ -12,7 +12,7 @@
 # images` first builds an equivalent base locally (Debian minbase + the Node binary from npm:
 # scripts/images/build-base.sh) and passes it here. The digest is node:24-bookworm-slim at Node
 # 24.18.0 as public builds name it; it cannot be checked from the development machines (no
-# registry): move it to the Node of scripts/images/config.sh where one is reachable, with
+# registry): move it to the Node of scripts/versions.sh where one is reachable, with
 # `docker buildx imagetools inspect node:24-bookworm-slim --format '{{.Manifest.Digest}}'`.
 ARG NODE_IMAGE=node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
 

@@ -7,8 +7,8 @@ export OBSERVATORY_CACHE ?= $(CURDIR)/.cache
 NODE_STAMP := node_modules/.install-stamp
 # Every suite runs on Node 24 LTS (scripts/lts-node.sh) and Kafka 4.x (devstack's default). The
 # broker-facing suites run again on Kafka 3.9 (workspace:files, files comma-separated, none = all),
-# and the published forge client again on the oldest maintained Node line it supports (its engines).
-FORGE_OLDEST_NODE := 22.23.3
+# and the published forge client again on the oldest maintained Node line it supports (its engines;
+# NODE_OLDEST_VERSION of scripts/versions.sh, the one file of pinned versions).
 KAFKA3_SUITES := @event-observatory/broker: @event-observatory/ingest:test/outage.test.ts,test/secured.test.ts \
 	@event-observatory/consumer:test/consumer.test.ts,test/process.test.ts,test/secured.test.ts @event-observatory/controller:
 
@@ -59,10 +59,10 @@ test: install ## Run every test of the repo on Node 24 (broker suites also on Ka
 	PATH="$$lts:$$PATH" npx vitest run --config scripts/vitest.config.ts || status=1; \
 	./scripts/concurrently.sh '$(MAKE) --no-print-directory cluster-suites' '$(MAKE) --no-print-directory test-kafka3' \
 	  '$(MAKE) --no-print-directory -k test-forge test-faults' || status=1; \
-	./scripts/test-summary.sh $$tally && exit $$status
+	./scripts/test/summary.sh $$tally && exit $$status
 
 # Parts of `test` (TEST_TALLY_FILE comes from it): the cluster suites, the broker-facing suites again
-# on Kafka 3.9, the forge client on Node 24 and again on FORGE_OLDEST_NODE, and the fault suites
+# on Kafka 3.9, the forge client on Node 24 and again on NODE_OLDEST_VERSION, and the fault suites
 # (one broker, then three).
 test-kafka3:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; status=0; \
@@ -79,7 +79,7 @@ test-forge:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; status=0; \
 	echo "forge-client on Node $$($$lts/node --version):"; \
 	PATH="$$lts:$$PATH" npm test -w @event-observatory/forge-client || status=1; \
-	oldest=$$(./scripts/lts-node.sh $(FORGE_OLDEST_NODE)) || exit 1; \
+	oldest=$$(./scripts/lts-node.sh NODE_OLDEST_VERSION) || exit 1; \
 	echo "forge-client again on Node $$($$oldest/node --version):"; \
 	PATH="$$oldest:$$PATH" npm test -w @event-observatory/forge-client || status=1; exit $$status
 

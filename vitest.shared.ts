@@ -11,6 +11,6 @@ export const sharedConfig = defineConfig({
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 180_000,
-    reporters: ['default', new URL('./scripts/tally-reporter.ts', import.meta.url).pathname],
+    reporters: ['default', new URL('./scripts/test/tally-reporter.ts', import.meta.url).pathname],
   },
 });

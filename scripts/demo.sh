@@ -14,7 +14,7 @@ kubectl=$K8S_BIN/kubectl
 export KUBECTL=$kubectl
 ns=${DEMO_NAMESPACE:-observatory-demo}
 release=${DEMO_RELEASE:-obs}
-helm=$("$root/scripts/install-helm.sh")
+helm=$("$root/scripts/install/helm.sh")
 
 if ! $kubectl get nodes >/dev/null 2>&1; then
   echo "demo: no cluster answers at $KUBECONFIG: start one with make cluster" >&2

@@ -4,7 +4,7 @@
  * topics, starts every service under services/ that has a `src/main.ts` (and starts again one that
  * dies, saying so), runs the jobs of
  * services/jobs on their intervals, writes `.dev/stack.env` and prints where everything listens.
- * When Prometheus is installed (scripts/install-prometheus.sh) it also starts postgres_exporter and
+ * When Prometheus is installed (scripts/install/prometheus.sh) it also starts postgres_exporter and
  * Prometheus scraping the services every 15 s with the rules of monitoring/alerts loaded.
  * Ctrl-C (or SIGTERM) stops everything it started, services first, then the infrastructure.
  */
@@ -183,7 +183,7 @@ function onPath(command: string): boolean {
  */
 async function startMonitoring(plans: ServicePlan[], databaseUrl: string): Promise<string | undefined> {
   if (!onPath('prometheus') || !onPath('prometheus-postgres-exporter')) {
-    log('Prometheus not installed (scripts/install-prometheus.sh): no metrics system');
+    log('Prometheus not installed (scripts/install/prometheus.sh): no metrics system');
     return undefined;
   }
   const dataDir = join(devDir, 'prometheus');

@@ -4,5 +4,5 @@ import { sharedConfig } from '../vitest.shared.js';
 /** The tests of the repository's own tools (`make test` runs them beside the workspaces). */
 export default mergeConfig(
   sharedConfig,
-  defineConfig({ root: import.meta.dirname, test: { include: ['*.test.ts'] } }),
+  defineConfig({ root: import.meta.dirname, test: { include: ['**/*.test.ts'] } }),
 );

@@ -1,10 +1,10 @@
-/** Runs the Helm built by scripts/install-helm.sh against the chart folder. */
+/** Runs the Helm built by scripts/install/helm.sh against the chart folder. */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { CHART_DIR, REPO_ROOT } from '../src/paths.js';
 
-const helmPath = execFileSync(join(REPO_ROOT, 'scripts/install-helm.sh'), { encoding: 'utf8' }).trim();
+const helmPath = execFileSync(join(REPO_ROOT, 'scripts/install/helm.sh'), { encoding: 'utf8' }).trim();
 
 /** The values every install must give (a Secret name for each secret, Kafka, PostgreSQL). */
 export const REQUIRED_VALUES = {

@@ -15,7 +15,7 @@ declare module 'vitest' {
     cluster: {
       kubeconfig: string;
       local: boolean;
-      /** The pinned version when the cluster is ours (scripts/cluster/config.sh). */
+      /** The pinned version when the cluster is ours (scripts/versions.sh). */
       version: string;
       images: { ingest: string; consumer: string; controller: string };
     };

@@ -1,5 +1,5 @@
 /**
- * Runs Debian's promtool (scripts/install-prometheus.sh puts it on PATH) on the rule files and
+ * Runs Debian's promtool (scripts/install/prometheus.sh puts it on PATH) on the rule files and
  * their unit tests, one promtool test case at a time so each is reported on its own.
  */
 import { execFile } from 'node:child_process';

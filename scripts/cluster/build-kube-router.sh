@@ -5,6 +5,6 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/config.sh"
-bin=$(OBSERVATORY_CACHE=$OBSERVATORY_CACHE "$here/../go-tool.sh" \
+bin=$(OBSERVATORY_CACHE=$OBSERVATORY_CACHE "$here/../install/go-tool.sh" \
   "github.com/cloudnativelabs/kube-router/v2@$KUBE_ROUTER_VERSION" ./cmd/kube-router)
 echo "$bin/kube-router"

@@ -1,10 +1,9 @@
 # shellcheck shell=bash
-# The one place for the cluster's versions, addresses and folders. Sourced by every script here.
-
-K8S_VERSION=v1.37.2     # the last kubelet that falls back to its own cgroupDriver with containerd 1.6
-ETCD_VERSION=v3.7.3     # the etcd line that Kubernetes 1.37 pins (client v3.7.0), newest patch
-COREDNS_VERSION=v1.15.0
-KUBE_ROUTER_VERSION=v2.1.0   # the NetworkPolicy enforcer, firewall only (build-kube-router.sh); the one version the proxy serves
+# shellcheck disable=SC2034 # sourced: the scripts that source it use what they need
+# The one place for the cluster's addresses, names and folders; its versions are those of
+# scripts/versions.sh. Sourced by every script here.
+# shellcheck source=../versions.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../versions.sh"
 
 # Address ranges of our own cluster: nothing else on the machine uses them (up.sh checks the
 # routing table before starting). Every pod IP and ClusterIP is one of our own namespaces.

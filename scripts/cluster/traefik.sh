@@ -1,25 +1,42 @@
 #!/usr/bin/env bash
-# Installs Traefik v3 (scripts/install-traefik.sh builds it, cached) into the cluster of `make
-# cluster`: the image imported into its containerd, the Gateway API CRDs (cdk8s/vendor), then
-# manifests/traefik.yaml; waits until it is Ready. `traefik.sh delete` removes it again (the CRDs
-# stay, as other CRDs do). Used by e2e/cluster/ingress.test.ts. KUBECONFIG names the cluster.
-set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/config.sh"
-kubectl() { "$K8S_BIN/kubectl" --kubeconfig "${KUBECONFIG:-$KUBECONFIG_OUT}" "$@"; }
+# Traefik v3, the Ingress and Gateway API controller the ingress suite routes through, on the
+# cluster of `make cluster` (the add-on recipe: addon.sh):
+#   build   builds it from the Go module proxy and packs its one-layer image into
+#           $OBSERVATORY_CACHE/traefik/<version>, once; prints the archive's path
+#   deploy  (the default) build, import the image, apply the Gateway API CRDs (cdk8s/vendor), then
+#           manifests/traefik.yaml (namespace observatory-traefik); waits until it is Ready and
+#           prints the image. Idempotent.
+#   delete  removes the namespace and the cluster-scoped objects (the CRDs stay, as other CRDs do).
+# Traefik's go.mod has replace lines (forks of two libraries), which go-tool.sh's wrapper module
+# repeats. KUBECONFIG names the cluster.
+# shellcheck source=addon.sh
+source "$(dirname "$0")/addon.sh"
 
-if [[ ${1:-} == delete ]]; then
-  kubectl delete namespace observatory-traefik --ignore-not-found --wait=true >/dev/null
-  kubectl delete clusterrolebinding,clusterrole observatory:traefik --ignore-not-found >/dev/null
-  kubectl delete ingressclass,gatewayclass observatory-traefik --ignore-not-found >/dev/null
-  exit 0
-fi
+TRAEFIK_IMAGE=localhost/observatory/traefik:$TRAEFIK_VERSION
+out=$OBSERVATORY_CACHE/traefik/$TRAEFIK_VERSION/traefik.tar
 
-tar=$("$here/../install-traefik.sh")
-image=$(tar -xOf "$tar" ./index.json | sed -n 's/.*"io.containerd.image.name":"\([^"]*\)".*/\1/p')
-ctr --address "$CLUSTER_DIR/run/containerd.sock" -n k8s.io images import "$tar" >/dev/null
-kubectl apply --server-side -f "$REPO_ROOT/cdk8s/vendor/gateway-api-crds/" >/dev/null
-kubectl wait --for condition=Established crd/gateways.gateway.networking.k8s.io crd/httproutes.gateway.networking.k8s.io >/dev/null
-sed "s#__TRAEFIK_IMAGE__#$image#" "$here/manifests/traefik.yaml" | kubectl apply -f - >/dev/null
-kubectl -n observatory-traefik rollout status deployment/traefik --timeout 120s >/dev/null
-echo "$image"
+build() {
+  if [[ ! -f $out ]]; then
+    local bin
+    bin=$(go_tool --ldflags "-X github.com/traefik/traefik/v3/pkg/version.Version=$TRAEFIK_VERSION" \
+      "github.com/traefik/traefik/v3@$TRAEFIK_VERSION" ./cmd/traefik)
+    addon_image "$TRAEFIK_IMAGE" "$out" '["/traefik"]' "$bin/traefik=/traefik"
+  fi
+  echo "$out"
+}
+
+deploy() {
+  build >/dev/null
+  addon_import "$out"
+  addon_crds "$REPO_ROOT/cdk8s/vendor/gateway-api-crds/"
+  sed "s#__TRAEFIK_IMAGE__#$TRAEFIK_IMAGE#" "$addon_here/manifests/traefik.yaml" | kubectl apply -f - >/dev/null
+  addon_rollout observatory-traefik 120s deployment/traefik
+  echo "$TRAEFIK_IMAGE"
+}
+
+delete() {
+  addon_delete observatory-traefik clusterrolebinding/observatory:traefik clusterrole/observatory:traefik \
+    ingressclass/observatory-traefik gatewayclass/observatory-traefik
+}
+
+addon_main "$@"

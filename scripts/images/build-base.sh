@@ -6,8 +6,9 @@
 # 1000, as in the official image), imported into our Docker daemon as $BASE_IMAGE.
 set -euo pipefail
 source "$(dirname "$0")/config.sh"
-# Rebuilt when this recipe changes (its hash is a label of the image), reused otherwise.
-recipe=$(cat "$0" "$(dirname "$0")/config.sh" | sha256sum | cut -c1-16)
+# Rebuilt when this recipe or a version it takes changes (the hash is a label of the image),
+# reused otherwise.
+recipe=$({ cat "$0" "$(dirname "$0")/config.sh"; echo "node=$NODE_VERSION npm=$NPM_VERSION"; } | sha256sum | cut -c1-16)
 have=$($DOCKER image inspect -f '{{index .Config.Labels "observatory.recipe"}}' "$BASE_IMAGE" 2>/dev/null || true)
 [[ $have == "$recipe" ]] && exit 0
 

@@ -10,20 +10,18 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/config.sh"
-# Versions of the stand-ins (kept out of config.sh, whose hash is the Node base image's recipe).
-# KAFKA_IMAGE_VERSION is the devstack's default broker, whose jars are cached; PostgreSQL is
-# Debian's package of $DEBIAN_SUITE. The chart's kafka.bundled.image / database.bundled.image match.
-KAFKA_IMAGE_VERSION=4.4.0
-POSTGRES_MAJOR=15
-KAFKA_IMAGE=docker.io/apache/kafka:$KAFKA_IMAGE_VERSION
+# The stand-ins' versions (scripts/versions.sh): KAFKA_VERSION is the devstack's default broker,
+# whose jars are cached; PostgreSQL is Debian's package of $DEBIAN_SUITE. The chart's
+# kafka.bundled.image / database.bundled.image match.
+KAFKA_IMAGE=docker.io/apache/kafka:$KAFKA_VERSION
 POSTGRES_IMAGE=docker.io/library/postgres:$POSTGRES_MAJOR-$DEBIAN_SUITE
 out=$OBSERVATORY_CACHE/images
 mkdir -p "$out"
 
-libs=$OBSERVATORY_CACHE/kafka/$KAFKA_IMAGE_VERSION/libs
+libs=$OBSERVATORY_CACHE/kafka/$KAFKA_VERSION/libs
 if [[ ! -f $libs/.complete ]]; then
   (cd "$REPO_ROOT" && node --conditions=source --import tsx -e \
-    "import('./packages/devstack/src/kafka-dist.ts').then((m) => m.ensureKafkaDistribution('$KAFKA_IMAGE_VERSION', console.log))")
+    "import('./packages/devstack/src/kafka-dist.ts').then((m) => m.ensureKafkaDistribution('$KAFKA_VERSION', console.log))")
 fi
 
 # build <image> <archive name> <recipe files...> -- <mmdebstrap arguments...> -- <docker import --change...>
@@ -37,7 +35,7 @@ build() {
   shift
   changes=("$@")
   local recipe
-  recipe=$(cat "$0" "$here/config.sh" "${files[@]}" | sha256sum | cut -c1-16)
+  recipe=$({ cat "$0" "$here/config.sh" "${files[@]}"; echo "kafka=$KAFKA_VERSION postgres=$POSTGRES_MAJOR"; } | sha256sum | cut -c1-16)
   local have
   have=$($DOCKER image inspect -f '{{index .Config.Labels "observatory.recipe"}}' "$image" 2>/dev/null || true)
   if [[ $have != "$recipe" ]]; then
@@ -70,7 +68,7 @@ build "$KAFKA_IMAGE" kafka "$here/standins/kafka-run.sh" "$here/standins/log4j2.
   --customize-hook='chown -R 1000:1000 "$1/opt/kafka/config" "$1/var/lib/kafka"' \
   -- \
   'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-  "ENV KAFKA_VERSION=$KAFKA_IMAGE_VERSION" \
+  "ENV KAFKA_VERSION=$KAFKA_VERSION" \
   'USER 1000:1000' 'WORKDIR /opt/kafka' 'EXPOSE 9092' 'CMD ["/etc/kafka/docker/run"]'
 
 # The official image's `postgres` user is uid 999 (written before useradd exists: passwd is not essential). postgresql-common would make a `main` cluster at install: the image initialises PGDATA itself.

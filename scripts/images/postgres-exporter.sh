@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The postgres_exporter image for the cluster suites, once, cached: Debian's
-# prometheus-postgres-exporter binary (scripts/install-prometheus.sh) and the libraries `ldd`
+# prometheus-postgres-exporter binary (scripts/install/prometheus.sh) and the libraries `ldd`
 # names, packed by scripts/cluster/oci-image.sh, imported into the cluster's containerd when it
 # runs. Prints the image reference.
 # Why Debian's build: the Go module proxy here refuses github.com/prometheus-community/postgres_exporter
@@ -9,7 +9,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../cluster/config.sh"
 source "$here/cache.sh"
-"$REPO_ROOT/scripts/install-prometheus.sh"
+"$REPO_ROOT/scripts/install/prometheus.sh"
 
 bin=$(command -v prometheus-postgres-exporter)
 version=$("$bin" --version 2>&1 | sed -n 's/^postgres_exporter, version \([^ ]*\).*/\1/p')

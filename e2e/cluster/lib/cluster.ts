@@ -16,15 +16,18 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../../..');
-const CONFIG = join(REPO_ROOT, 'scripts/cluster/config.sh');
+/** The cluster's settings, then the pinned versions (scripts/versions.sh, which config.sh sources). */
+const SETTINGS = ['scripts/cluster/config.sh', 'scripts/versions.sh'].map((f) => join(REPO_ROOT, f));
 
-/** A `NAME=value` line of scripts/cluster/config.sh (the one place for versions and ranges). */
+/** A `NAME=value` line of scripts/cluster/config.sh or scripts/versions.sh (ranges, names, versions). */
 export function clusterSetting(name: string): string {
-  const line = readFileSync(CONFIG, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith(`${name}=`));
-  if (!line) throw new Error(`${name} is not set in ${CONFIG}`);
-  return (line.slice(name.length + 1).split(/\s+#/)[0] ?? '').trim();
+  for (const file of SETTINGS) {
+    const line = readFileSync(file, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith(`${name}=`));
+    if (line) return (line.slice(name.length + 1).split(/\s+#/)[0] ?? '').trim();
+  }
+  throw new Error(`${name} is not set in ${SETTINGS.join(' or ')}`);
 }
 
 export function cacheDir(): string {

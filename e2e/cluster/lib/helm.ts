@@ -1,4 +1,4 @@
-/** Helm (built by scripts/install-helm.sh, cached) against the suite's cluster. */
+/** Helm (built by scripts/install/helm.sh, cached) against the suite's cluster. */
 import { execFile, execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,7 +11,7 @@ const run = promisify(execFile);
 export const CHART = join(REPO_ROOT, 'charts/observatory');
 
 export class Helm {
-  readonly bin = execFileSync(join(REPO_ROOT, 'scripts/install-helm.sh'), { encoding: 'utf8' }).trim();
+  readonly bin = execFileSync(join(REPO_ROOT, 'scripts/install/helm.sh'), { encoding: 'utf8' }).trim();
 
   constructor(readonly kubeconfig: string) {}
 

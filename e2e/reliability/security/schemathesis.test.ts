@@ -1,5 +1,5 @@
 /**
- * schemathesis (PyPI, pinned by scripts/install-schemathesis.sh) against the running ingestion
+ * schemathesis (PyPI, pinned by scripts/install/schemathesis.sh) against the running ingestion
  * service's own `/openapi.json`, with a valid token and every check, in a bounded form (a fixed
  * number of examples per operation, a time budget, a fixed seed): no 5xx other than the
  * documented 503, every response matching the document, and the API answering what the document
@@ -16,7 +16,7 @@ import { withTimeout } from '@event-observatory/service-kit/resilience';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createPipelineTopics, type StartedIngest, startIngest } from '../../support/services.js';
 
-const installer = fileURLToPath(new URL('../../../scripts/install-schemathesis.sh', import.meta.url));
+const installer = fileURLToPath(new URL('../../../scripts/install/schemathesis.sh', import.meta.url));
 /** Moves generated `ce-time` values into the plausibility window (JSON Schema cannot say "now"). */
 const hooks = fileURLToPath(new URL('./schemathesis_hooks.py', import.meta.url));
 /** Bounds of the run in `make test`: examples per operation and the whole run's time budget. */

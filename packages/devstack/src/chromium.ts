@@ -1,5 +1,5 @@
 /**
- * Chromium for the browser tests: Debian's binary (`scripts/install-chromium.sh` installs it; the
+ * Chromium for the browser tests: Debian's binary (`scripts/install/chromium.sh` installs it; the
  * suites that use it run that script first), driven by playwright-core. `CHROMIUM_PATH` points
  * elsewhere where Playwright's own browsers exist.
  */

@@ -1,5 +1,5 @@
 /**
- * Debian's Prometheus and postgres_exporter (scripts/install-prometheus.sh installs both) on free
+ * Debian's Prometheus and postgres_exporter (scripts/install/prometheus.sh installs both) on free
  * ports of 127.0.0.1, supervised like Kafka and PostgreSQL: for the monitoring tests and the
  * observability suite. Prometheus keeps its TSDB in `dataDir` (empty at first start).
  */

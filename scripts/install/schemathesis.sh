@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs schemathesis (PyPI, pinned) into a virtualenv under $OBSERVATORY_CACHE and prints the
-# path of its `st` command. Idempotent and quick when the pinned version is already there.
+# Installs schemathesis (PyPI, pinned in ../versions.sh) into a virtualenv under
+# $OBSERVATORY_CACHE and prints the path of its `st` command. Idempotent and quick when the pinned version is already there.
 # Needs python3 (3.9+) with the venv module; downloads from PyPI the first time only.
 set -euo pipefail
 
-version=4.32.5
-cache=${OBSERVATORY_CACHE:-$(cd "$(dirname "$0")/.." && pwd)/.cache}
+# shellcheck source=../versions.sh
+source "$(dirname "$0")/../versions.sh"
+version=$SCHEMATHESIS_VERSION
+cache=${OBSERVATORY_CACHE:-$(cd "$(dirname "$0")/../.." && pwd)/.cache}
 venv="$cache/schemathesis-$version"
 # Written last: a venv without it is an interrupted install and is made again.
 done_mark="$venv/.installed"

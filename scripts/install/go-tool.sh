@@ -1,63 +1,76 @@
 #!/usr/bin/env bash
 # Builds Go programs from the Go module proxy, once, into $OBSERVATORY_CACHE/<name>/<version>/bin
-# and prints that folder: the one recipe behind the project's Go tools (Helm, actionlint, Traefik,
-# kube-router, the Prometheus Operator and Prometheus, metrics-server, ...).
+# and prints that folder: the one recipe behind every Go program the project builds (Kubernetes,
+# etcd, CoreDNS, kube-router, Helm, actionlint, Traefik, the Prometheus Operator and Prometheus,
+# metrics-server, KEDA, Gitea).
 #
-#   go-tool.sh [--name N] [--ldflags F] [--tags T] <module>@<version> <package>...
+#   go-tool.sh [--name N] [--ldflags F] [--tags T] [--nested V] [--cgo] <module>@<version> <package>...
 #
 #   <package>  an import path, or ./<path> inside the module; the binary takes its last element
+#              (the one before a /vN suffix, as `go build` names it)
 #   --name     the cache folder (default: the module path's last element, a /vN suffix left out)
 #   --ldflags  added to "-s -w" (version stamps: -X ...)
 #   --tags     build tags
+#   --nested   the version of the module's nested modules (default <version>; Kubernetes numbers
+#              its staging modules v0.N.x)
+#   --cgo      links C code (Gitea's SQLite); static (CGO_ENABLED=0) otherwise
 #
 # Always through a wrapper module that requires <module>@<version> and repeats its go.mod's
 # replace and exclude lines, which `go install` refuses; a replace that points at a folder of the
-# module's own repository points at that nested module's release of the same version instead.
+# module's own repository points at that nested module's release instead.
 # The versions chosen are the module's own (minimal version selection from its requirements).
 # Idempotent: when every binary is there the folder is printed at once; a failed build leaves nothing.
 set -euo pipefail
 
-name='' ldflags='' tags=''
+name='' ldflags='' tags='' nested='' cgo=0
 while [[ ${1:-} == --* ]]; do
   case $1 in
     --name) name=$2 ;;
     --ldflags) ldflags=$2 ;;
     --tags) tags=$2 ;;
-    *) echo "go-tool.sh: unknown option '$1' (--name, --ldflags or --tags)" >&2; exit 2 ;;
+    --nested) nested=$2 ;;
+    --cgo) cgo=1 && shift && continue ;;
+    *) echo "go-tool.sh: unknown option '$1' (--name, --ldflags, --tags, --nested or --cgo)" >&2; exit 2 ;;
   esac
   shift 2
 done
 spec=${1:-}
-[[ $spec == ?*@v?* && $# -ge 2 ]] || { echo "usage: go-tool.sh [--name N] [--ldflags F] [--tags T] <module>@<version> <package>..." >&2; exit 2; }
+[[ $spec == ?*@v?* && $# -ge 2 ]] || { echo "usage: go-tool.sh [--name N] [--ldflags F] [--tags T] [--nested V] [--cgo] <module>@<version> <package>..." >&2; exit 2; }
 shift
 module=${spec%@*} version=${spec##*@}
 if [[ -z $name ]]; then
   name=${module##*/}
   [[ $name =~ ^v[0-9]+$ ]] && name=$(basename "$(dirname "$module")")
 fi
-packages=()
-for p in "$@"; do [[ $p == ./* ]] && packages+=("$module/${p#./}") || packages+=("$p"); done
+packages=() binaries=()
+for p in "$@"; do
+  [[ $p == ./* ]] && p=$module/${p#./}
+  packages+=("$p")
+  b=${p##*/}
+  [[ $b =~ ^v[0-9]+$ ]] && b=$(basename "$(dirname "$p")")
+  binaries+=("$b")
+done
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-OBSERVATORY_CACHE=${OBSERVATORY_CACHE:-$here/../.cache}
+OBSERVATORY_CACHE=${OBSERVATORY_CACHE:-$here/../../.cache}
 dir=$OBSERVATORY_CACHE/$name/$version
 
 missing=0
-for p in "${packages[@]}"; do [[ -x $dir/bin/${p##*/} ]] || missing=1; done
+for b in "${binaries[@]}"; do [[ -x $dir/bin/$b ]] || missing=1; done
 if ((missing)); then
   mkdir -p "$dir"
   work=$(mktemp -d "$dir/.build-XXXXXX")
   trap 'rm -rf "$work"' EXIT
-  echo "go-tool: building $module@$version (${packages[*]##*/}; minutes on a cold machine, once)" >&2
+  echo "go-tool: building $module@$version (${binaries[*]}; minutes on a cold machine, once)" >&2
   started=$SECONDS
-  export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local CGO_ENABLED=0
+  export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local CGO_ENABLED=$cgo
   (
     cd "$work"
     go mod init "observatory.local/$name-build" >/dev/null 2>&1
     gomod=$(go mod download -json "$module@$version" | sed -n 's/^\s*"GoMod": "\(.*\)",\?$/\1/p')
     echo "require $module $version" >>go.mod
     # Replace lines (single or in blocks) as `replace A => B`, folder targets pointed at releases.
-    awk -v v="$version" '
+    awk -v v="${nested:-$version}" '
       function out(line,   lhs, parts) {
         split(line, parts, /[ \t]*=>[ \t]*/)
         lhs = parts[1]; sub(/[ \t].*/, "", lhs)

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const HERE = import.meta.dirname;
+const SCRIPTS = join(import.meta.dirname, '..');
 let root: string;
 
 const manifest = (name: string, deps: string[] = [], devDeps: string[] = []) =>
@@ -77,8 +77,8 @@ beforeAll(() => {
     mkdirSync(dirname(join(root, file)), { recursive: true });
     writeFileSync(join(root, file), text);
   }
-  for (const file of ['cache.sh', 'config.sh'])
-    copyFileSync(join(HERE, 'images', file), join(root, 'scripts/images', file));
+  for (const file of ['images/cache.sh', 'images/config.sh', 'versions.sh'])
+    copyFileSync(join(SCRIPTS, file), join(root, 'scripts', file));
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
