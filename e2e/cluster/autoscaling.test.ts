@@ -234,10 +234,11 @@ describe.skipIf(!cluster.local)("ingest under the chart's HPA", () => {
     });
     const scaledOut = Math.round((Date.now() - t0) / 1000);
     const heavy = load.sent;
-    // A trickle (about 4 requests/s) keeps going through the scale-in: the leaving pods' preStop
-    // delay and drain must lose none of it.
+    // A trickle (about 1 request/s) keeps going through the scale-in: the leaving pods' preStop
+    // delay and drain must lose none of it. It stays far below the 20 % target on one pod on a slow
+    // machine too (4 requests/s held two pods at 17 % and the HPA at 2).
     const trickle = new Load();
-    const back = await whileLoaded(trickle, 1, 250, () =>
+    const back = await whileLoaded(trickle, 1, 1000, () =>
       until(
         '1 ingest pod, the others gone',
         180_000,
