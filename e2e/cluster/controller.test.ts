@@ -359,14 +359,19 @@ describe('Pipeline controller on a real API server and Kafka', () => {
     );
 
     // Frozen: nothing arrives and nothing ends. Only the stall watchdog (5 s timeout + 10 s) ends it;
-    // the cache would otherwise keep the old spec forever and resyncs would apply the old spec.
+    // the cache would otherwise keep the old spec forever. The new spec may reach Kafka before the
+    // watchdog fires (a status write from the stale cache conflicts and the object is read again),
+    // so each of the two is awaited on its own.
     proxy.freezeAll();
     await patchSpec('watched', [{ op: 'replace', path: '/spec/topics/0/partitions', value: 3 }], 'json');
     await vi.waitFor(async () => expect((await kafkaTopic(watched))?.partitions).toBe(3), {
       timeout: 30_000,
       interval: 500,
     });
-    expect(await metric(/^controller_watch_restarts_total\{.*reason="stalled"/)).toBeGreaterThan(0);
+    await vi.waitFor(
+      async () => expect(await metric(/^controller_watch_restarts_total\{.*reason="stalled"/)).toBeGreaterThan(0),
+      { timeout: 20_000, interval: 500 },
+    );
   });
 });
 

@@ -31,9 +31,11 @@ export class TcpProxy {
         upstream.destroy();
         connections.delete(conn);
       };
-      // A frozen connection that the client uses again (a reused keep-alive socket) is reset, so only
-      // connections the client merely waits on (a watch) stay silent.
-      client.on('data', (chunk) => (conn.frozen ? drop() : upstream.write(chunk)));
+      // A frozen connection swallows what the client sends, as a half-open one does: a request on a
+      // reused keep-alive socket waits like a watch does, and only the client's own deadline ends it.
+      client.on('data', (chunk) => {
+        if (!conn.frozen) upstream.write(chunk);
+      });
       upstream.on('data', (chunk) => {
         if (!conn.frozen) client.write(chunk);
       });
