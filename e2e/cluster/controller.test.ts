@@ -369,7 +369,8 @@ describe('Pipeline controller on a real API server and Kafka', () => {
       interval: 500,
     });
     await vi.waitFor(
-      async () => expect(await metric(/^controller_watch_restarts_total\{.*reason="stalled"/)).toBeGreaterThan(0),
+      async () =>
+        expect(await metric(/^controller_watch_restarts_total\{.*reason="stalled"/)).toBeGreaterThan(0),
       { timeout: 20_000, interval: 500 },
     );
   });
