@@ -121,8 +121,8 @@ export function buildApp(deps: AppDeps): Hono {
     }
   });
 
-  app.get('/events.ndjson', exportHandler(deps.pool, 'ndjson'));
-  app.get('/events.csv', exportHandler(deps.pool, 'csv'));
+  app.get('/events.ndjson', exportHandler(deps.pool, 'ndjson', deps.logger));
+  app.get('/events.csv', exportHandler(deps.pool, 'csv', deps.logger));
 
   app.get('/receipt', async (c) => {
     const params = new URL(c.req.url).searchParams;

@@ -1,10 +1,14 @@
 /**
  * Export of the current search: `GET /events.ndjson` and `GET /events.csv` with the search page's
  * parameters stream the matching events newest first, `EXPORT_PAGE` rows a query (keyset pages, so
- * each query is the page query), at most `EXPORT_CAP` rows. A response cut by the cap ends with a
- * last line saying so (NDJSON: `{"truncated":true,"cap":…}`; CSV: a `# truncated at …` line).
+ * each query is the page query), at most `EXPORT_CAP` rows. The status (200) is sent before the
+ * first row, so the body's last line says how the export ended (README, "Export"): complete, with
+ * its row count (and the cap when it cut the export), or failed, with the error and the rows sent
+ * before it. A body without that line was cut in transit. A failure is logged once through the
+ * service logger; a client that leaves cancels the statements and is not an error.
  */
-import { ApiError } from '@event-observatory/service-kit/errors';
+import { ApiError, type ErrorResponseBody, errorBody } from '@event-observatory/service-kit/errors';
+import type { Logger } from '@event-observatory/service-kit/logger';
 import {
   cancellablePool,
   type DatabasePool,
@@ -15,11 +19,14 @@ import {
 } from '@event-observatory/store';
 import type { Context } from 'hono';
 import { stream } from 'hono/streaming';
+import { failureOf } from './failures.js';
 import { parseSearch } from './filters.js';
 
 export const EXPORT_CAP = 10_000;
 const EXPORT_PAGE = 1_000;
 const COLUMNS = ['time', 'id', 'source', 'type', 'subject', 'severity', 'uid'] as const;
+
+type ExportFormat = 'ndjson' | 'csv';
 
 function record(r: EventRow): Record<(typeof COLUMNS)[number], string | null> {
   return {
@@ -40,7 +47,36 @@ export function csvField(value: string | null): string {
   return /[",\r\n]/.test(safe) || safe !== value ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
-export function exportHandler(pool: DatabasePool, format: 'ndjson' | 'csv') {
+/** How an export ended: its last line. */
+type Ending =
+  | { complete: true; rows: number; capped: boolean }
+  | { complete: false; rows: number; error: ErrorResponseBody };
+
+/** The export's last line: NDJSON an `export` object (with the error body on failure), CSV a `#` line. */
+function endLine(format: ExportFormat, end: Ending): string {
+  if (!end.complete) {
+    const { error } = end;
+    return format === 'ndjson'
+      ? `${JSON.stringify({ export: { complete: false, rows: end.rows }, ...error })}\n`
+      : `# export failed after ${end.rows} rows: ${error.error.status} ${error.error.message}\r\n`;
+  }
+  if (format === 'ndjson') {
+    const cap = end.capped ? { truncated: true, cap: EXPORT_CAP } : {};
+    return `${JSON.stringify({ export: { complete: true, rows: end.rows, ...cap } })}\n`;
+  }
+  return `# export complete: ${end.rows} rows${end.capped ? `, truncated at the cap of ${EXPORT_CAP}` : ''}\r\n`;
+}
+
+/** The error body of a failed export: what a page would have said, and the rows sent before it. */
+function exportError(err: unknown, rows: number): ErrorResponseBody {
+  const f = failureOf(err);
+  return errorBody(f.status === 504 ? 'DeadlineExceeded' : 'Unavailable', f.message, {
+    reason: 'export-interrupted',
+    metadata: { rows },
+  });
+}
+
+export function exportHandler(pool: DatabasePool, format: ExportFormat, logger?: Logger) {
   return (c: Context) => {
     const parsed = parseSearch(new URL(c.req.url).searchParams);
     if (parsed.problems.length > 0) {
@@ -49,31 +85,41 @@ export function exportHandler(pool: DatabasePool, format: 'ndjson' | 'csv') {
     c.header('content-type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson');
     c.header('content-disposition', `attachment; filename="events.${format}"`);
     // No page deadline (an export streams many pages), but nothing runs for a client that left.
-    const reads = cancellablePool(pool, c.req.raw.signal);
+    const signal = c.req.raw.signal;
+    const reads = cancellablePool(pool, signal);
     return stream(c, async (out) => {
+      const gone = () => out.aborted || signal.aborted;
       if (format === 'csv') await out.write(`${COLUMNS.join(',')}\r\n`);
       let after: EventKey | undefined;
       let sent = 0;
-      while (sent < EXPORT_CAP && !out.aborted) {
-        const limit = Math.min(EXPORT_PAGE, EXPORT_CAP - sent);
-        const page = await searchEvents(reads, parsed.filter, after ? { limit, after } : { limit });
-        const lines = page.rows.map((r) => {
-          const rec = record(r);
-          return format === 'csv'
-            ? `${COLUMNS.map((k) => csvField(rec[k])).join(',')}\r\n`
-            : `${JSON.stringify(rec)}\n`;
-        });
-        if (lines.length) await out.write(lines.join(''));
-        sent += page.rows.length;
-        after = page.rows.at(-1)?.key;
-        if (!page.more) return;
+      let more = true;
+      try {
+        while (more && sent < EXPORT_CAP) {
+          const limit = Math.min(EXPORT_PAGE, EXPORT_CAP - sent);
+          const page = await searchEvents(reads, parsed.filter, after ? { limit, after } : { limit });
+          if (gone()) return;
+          const lines = page.rows.map((r) => {
+            const rec = record(r);
+            return format === 'csv'
+              ? `${COLUMNS.map((k) => csvField(rec[k])).join(',')}\r\n`
+              : `${JSON.stringify(rec)}\n`;
+          });
+          if (lines.length) await out.write(lines.join(''));
+          sent += page.rows.length;
+          after = page.rows.at(-1)?.key;
+          more = page.more;
+        }
+      } catch (err) {
+        if (gone()) {
+          logger?.debug({ format, rows: sent }, 'export cancelled: the client went away');
+          return;
+        }
+        // The filter as parsed, not the query string: only search parameters, nothing else the URL carried.
+        logger?.error({ err, format, filter: parsed.filter, rows: sent }, 'export failed');
+        await out.write(endLine(format, { complete: false, rows: sent, error: exportError(err, sent) }));
+        return;
       }
-      if (sent >= EXPORT_CAP)
-        await out.write(
-          format === 'csv'
-            ? `# truncated at ${EXPORT_CAP} rows\r\n`
-            : `${JSON.stringify({ truncated: true, cap: EXPORT_CAP })}\n`,
-        );
+      if (!gone()) await out.write(endLine(format, { complete: true, rows: sent, capped: more }));
     });
   };
 }

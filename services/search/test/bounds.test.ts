@@ -7,7 +7,7 @@ import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_VALUE_LENGTH } from '../src/filters.js';
 import { createSearchService } from '../src/index.js';
-import { type Harness, SECRET, startHarness } from './harness.js';
+import { type Harness, readerStatements, SECRET, startHarness, withTableLocked } from './harness.js';
 
 let h: Harness;
 
@@ -18,29 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
-
-// sql-witness: counts the reader's running statements and locks the table in its own SQL, to see the cancellation from outside.
-/** Statements of the search's read pool running or waiting in the database now. */
-async function readerStatements(): Promise<number> {
-  const { rows } = await h.db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_stat_activity
-      WHERE datname = current_database() AND application_name = 'observatory-read' AND state = 'active'`,
-  );
-  return rows[0]!.n;
-}
-
-/** Runs `work` while a transaction holds every read of the event table back. */
-async function withTableLocked<T>(work: () => Promise<T>): Promise<T> {
-  const locker = await h.db.connect();
-  try {
-    await locker.query('BEGIN');
-    await locker.query('LOCK TABLE events.cloud_event IN ACCESS EXCLUSIVE MODE');
-    return await work();
-  } finally {
-    await locker.query('ROLLBACK');
-    locker.release();
-  }
-}
 
 describe('times outside the plausible window', () => {
   it('answer 400 naming the parameter on the page and in the export error body, at once', async () => {
@@ -104,7 +81,7 @@ describe('page deadline', () => {
       registry,
     });
     try {
-      await withTableLocked(async () => {
+      await withTableLocked(h, async () => {
         const started = performance.now();
         const res = await short.app.request('/events?q=alpha', { headers: { host: 'localhost' } });
         const body = await res.text();
@@ -112,7 +89,7 @@ describe('page deadline', () => {
         expect(res.status).toBe(504);
         expect(body).toContain('stopped its queries after 0.3 s');
         // Well before the 2 s statement timeout would end them.
-        await expect.poll(readerStatements, { timeout: 1_000 }).toBe(0);
+        await expect.poll(() => readerStatements(h), { timeout: 1_000 }).toBe(0);
       });
     } finally {
       await short.close();
@@ -120,13 +97,13 @@ describe('page deadline', () => {
   });
 
   it('cancels the statements of a client that leaves', async () => {
-    await withTableLocked(async () => {
+    await withTableLocked(h, async () => {
       const client = new AbortController();
       const page = h.get('/events?q=alpha', {}, client.signal).catch((err: unknown) => err);
-      await expect.poll(readerStatements, { timeout: 1_000 }).toBeGreaterThan(0);
+      await expect.poll(() => readerStatements(h), { timeout: 1_000 }).toBeGreaterThan(0);
       client.abort();
       await page;
-      await expect.poll(readerStatements, { timeout: 1_000 }).toBe(0);
+      await expect.poll(() => readerStatements(h), { timeout: 1_000 }).toBe(0);
     });
   });
 });

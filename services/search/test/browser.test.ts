@@ -75,7 +75,9 @@ describe('search UI in Chromium', () => {
   it('exports at most 10,000 events and says where it stopped', async () => {
     const lines = (await (await fetch(`${h.url}/events.ndjson?range=all`)).text()).trim().split('\n');
     expect(lines).toHaveLength(10_001);
-    expect(JSON.parse(lines.at(-1)!)).toEqual({ truncated: true, cap: 10_000 });
+    expect(JSON.parse(lines.at(-1)!)).toEqual({
+      export: { complete: true, rows: 10_000, truncated: true, cap: 10_000 },
+    });
     await page.goto(`${h.url}/events?range=all&q=overflow`);
     expect(await page.getByRole('link', { name: 'CSV' }).getAttribute('href')).toBe(
       '/events.csv?range=all&q=overflow',

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createDatabase, rollupFromEvents, seedEvents } from '@event-observatory/devstack';
+import type { Logger } from '@event-observatory/service-kit/logger';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { type RunningServer, serveApp } from '@event-observatory/service-kit/server';
 import { migrate } from '@event-observatory/store';
@@ -35,7 +36,13 @@ export interface Harness {
 
 export async function startHarness(
   name: string,
-  opts: { seed?: number; tailPollMs?: number; tailLimits?: TailLimits; pageTimeoutMs?: number } = {},
+  opts: {
+    seed?: number;
+    tailPollMs?: number;
+    tailLimits?: TailLimits;
+    pageTimeoutMs?: number;
+    logger?: Logger;
+  } = {},
 ): Promise<Harness> {
   const stack = inject('stack');
   const databaseUrl = await createDatabase(stack.databaseUrl, `s_${name}_${randomUUID().slice(0, 8)}`);
@@ -59,6 +66,7 @@ export async function startHarness(
     registry,
     ...(opts.tailPollMs !== undefined ? { tailPollMs: opts.tailPollMs } : {}),
     ...(opts.tailLimits ? { tailLimits: opts.tailLimits } : {}),
+    ...(opts.logger ? { logger: opts.logger } : {}),
   });
   const server = await serveApp(service.app, { host: '127.0.0.1', port: 0, drainMs: 1_000 });
   const get = (path: string, headers: Record<string, string> = {}, signal?: AbortSignal) =>
@@ -84,4 +92,27 @@ export async function startHarness(
       await db.end();
     },
   };
+}
+
+// sql-witness: counts the reader's running statements and locks the table in its own SQL, to see cancellations and failures from outside.
+/** Statements of the search's read pool running or waiting in the database now. */
+export async function readerStatements(h: Harness): Promise<number> {
+  const { rows } = await h.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND application_name = 'observatory-read' AND state = 'active'`,
+  );
+  return rows[0]!.n;
+}
+
+/** Runs `work` while a transaction holds every read of the event table back. */
+export async function withTableLocked<T>(h: Harness, work: () => Promise<T>): Promise<T> {
+  const locker = await h.db.connect();
+  try {
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE events.cloud_event IN ACCESS EXCLUSIVE MODE');
+    return await work();
+  } finally {
+    await locker.query('ROLLBACK');
+    locker.release();
+  }
 }

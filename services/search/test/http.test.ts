@@ -286,10 +286,9 @@ describe('export', () => {
   it('streams the search as NDJSON and CSV, the same rows newest first', async () => {
     const ndjson = await h.get('/events.ndjson?range=all&type=com.example.t3');
     expect(ndjson.headers.get('content-type')).toBe('application/x-ndjson');
-    const records = (await ndjson.text())
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { time: string; id: string; type: string });
+    const lines = (await ndjson.text()).trim().split('\n');
+    expect(JSON.parse(lines.pop()!)).toEqual({ export: { complete: true, rows: SEED / 20 } });
+    const records = lines.map((l) => JSON.parse(l) as { time: string; id: string; type: string });
     expect(records).toHaveLength(SEED / 20);
     expect(records.every((r) => r.type === 'com.example.t3')).toBe(true);
     expect(records.map((r) => r.time)).toEqual(
@@ -302,6 +301,7 @@ describe('export', () => {
       .trim()
       .split('\r\n');
     expect(csv[0]).toBe('time,id,source,type,subject,severity,uid');
+    expect(csv.pop()).toBe(`# export complete: ${SEED / 20} rows`);
     expect(csv.slice(1).map((l) => l.split(',')[1])).toEqual(records.map((r) => r.id));
     expect(csvField('=HYPERLINK("x")')).toBe(`"'=HYPERLINK(""x"")"`);
     expect((await h.get('/events.csv?limit=0')).status).toBe(400);
