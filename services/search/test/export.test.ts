@@ -3,6 +3,7 @@
  * a database error with the error body and the rows sent before it (one error line in the service
  * log), one whose client leaves with its statements cancelled and no error logged.
  */
+import { TextDecoder } from 'node:util';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, readerStatements, startHarness, withTableLocked } from './harness.js';
