@@ -32,7 +32,9 @@ const errors = () => logged.filter((l) => l.level === 'error');
 let h: Harness;
 
 beforeAll(async () => {
-  h = await startHarness('export', { logger });
+  // A page deadline far above a loaded machine's first page: these tests end exports by database
+  // errors and departures, never by the deadline.
+  h = await startHarness('export', { logger, pageTimeoutMs: 60_000 });
   // sql-witness: writes rows with long subjects, which the devstack seed does not make, and ends the reader's backend as a failing database would.
   await h.db.query(
     `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, ce_subject, raw)
@@ -64,6 +66,21 @@ async function readRest(
   for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())
     text += decoder.decode(chunk.value, { stream: true });
   return text + decoder.decode();
+}
+
+/** What the stream sends up to and including `needle`; fails (never spins) if it ends first. */
+async function readUntil(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  decoder: TextDecoder,
+  needle: string,
+): Promise<string> {
+  let text = '';
+  while (!text.includes(needle)) {
+    const chunk = await reader.read();
+    if (chunk.done) throw new Error(`the export ended before ${needle}: ${text.slice(-500)}`);
+    text += decoder.decode(chunk.value, { stream: true });
+  }
+  return text;
 }
 
 /** The data lines and the last line of an export body. */
@@ -102,9 +119,7 @@ describe('export ending', () => {
       const reader = res.body!.getReader();
       const decoder = new TextDecoder();
       // Rows have arrived, so the first page is read; the export now waits on this test reading.
-      let body = '';
-      while (!body.includes('urn:test:export'))
-        body += decoder.decode((await reader.read()).value, { stream: true });
+      let body = await readUntil(reader, decoder, 'urn:test:export');
       body += await withTableLocked(h, async () => {
         const rest = readRest(reader, decoder);
         // The next page waits on the lock: end its backend.
