@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make demo`: the chart's evaluation profile on the cluster of `make cluster` (or KUBECONFIG's):
-# the images (make images, skipped with DEMO_IMAGES=0), volumes for the bundled Kafka and PostgreSQL
-# when the cluster has no storage provisioner (scripts/cluster/local-volumes.sh), then
-# `helm upgrade --install` with the two bundled switches, Ready, `helm test`, and the NOTES.
+# the images (make images, skipped with DEMO_IMAGES=0), then `helm upgrade --install` with the two
+# bundled switches, Ready, `helm test`, and the NOTES. The bundled Kafka's and PostgreSQL's claims
+# bind through the cluster's default StorageClass (`make cluster`'s is local-path).
 # DEMO_NAMESPACE (default observatory-demo) and DEMO_RELEASE (obs) name the install.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,7 +22,6 @@ if ! $kubectl get nodes >/dev/null 2>&1; then
 fi
 [[ ${DEMO_IMAGES:-1} == 0 ]] || "$root/scripts/images/build.sh"
 $kubectl create namespace "$ns" --dry-run=client -o yaml | $kubectl apply -f - >/dev/null
-"$root/scripts/cluster/local-volumes.sh" create "$ns" "$release"
 # The CRD as the cluster suites apply it (Helm 4's server-side apply of crds/ would conflict with
 # kubectl's field manager on a shared cluster): applied here, the install skips crds/.
 $kubectl apply -f "$root/charts/observatory/crds/pipeline.yaml" >/dev/null
@@ -36,5 +35,4 @@ echo "demo: installing the evaluation profile as $release in $ns (Ready within 8
 cat <<TEXT
 Remove it: helm uninstall $release -n $ns; then the data, kept by uninstall:
   kubectl -n $ns delete pvc --all; kubectl -n $ns delete secret $release-store
-  scripts/cluster/local-volumes.sh delete $ns   (the volumes this demo made, if any)
 TEXT

@@ -14,6 +14,7 @@ KUBE_ROUTER_VERSION=v2.1.0   # the NetworkPolicy enforcer, firewall only; the on
 
 # Cluster add-ons (scripts/cluster)
 METRICS_SERVER_VERSION=v0.8.0
+LOCAL_PATH_PROVISIONER_VERSION=v0.0.30   # the default StorageClass of `make cluster`
 TRAEFIK_VERSION=v3.6.12              # v3.7 replaces a nested module the proxy does not serve
 PROMETHEUS_OPERATOR_VERSION=v0.93.0
 PROMETHEUS_VERSION=v3.7.3            # the newest minor in this operator's compatibility matrix

@@ -8,12 +8,11 @@
  * a second rendering keeps every generated Secret (`lookup`); `helm uninstall` leaves only the two
  * claims and the kept store Secret. One install for the whole file.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { binaryHeaders } from './lib/cloudevents.js';
-import { kubectlPath, REPO_ROOT } from './lib/cluster.js';
+import { kubectlPath } from './lib/cluster.js';
 import { baseInstall, CHART, setArgs } from './lib/helm.js';
 import type { TestNamespace } from './lib/kube.js';
 import { ClusterSuite } from './lib/suite.js';
@@ -21,15 +20,10 @@ import { ClusterSuite } from './lib/suite.js';
 const suite = new ClusterSuite('evaluation');
 const { cluster, kube, helm } = suite;
 const RELEASE = 'obs';
-const VOLUMES = join(REPO_ROOT, 'scripts/cluster/local-volumes.sh');
-const run = promisify(execFile);
 
 let ns: TestNamespace;
 let notes = '';
 const forwards: ChildProcess[] = [];
-
-const volumes = (...args: string[]) =>
-  run(VOLUMES, args, { env: { ...process.env, KUBECONFIG: cluster.kubeconfig, KUBECTL: kubectlPath() } });
 
 /** `kubectl port-forward svc/<service> :8080` as NOTES says (a free local port): that port. */
 function portForward(service: string): Promise<number> {
@@ -70,12 +64,7 @@ async function leftovers(): Promise<string[]> {
 beforeAll(async () => {
   const t0 = Date.now();
   await suite.pipelineCrd();
-  // Once the namespace is gone (its claims with it): the volumes made for them.
-  suite.onCleanup(async () => {
-    if (ns) await volumes('delete', ns.name).catch(() => {});
-  });
   ns = await suite.namespace('eval');
-  await volumes('create', ns.name, RELEASE);
   const base = await baseInstall(cluster.images);
   const output = await suite.helmInstall(RELEASE, ns, [
     ...setArgs({ 'kafka.bundled.enabled': true, 'database.bundled.enabled': true, ...base.values }),
@@ -115,6 +104,18 @@ describe('the evaluation profile on the cluster', () => {
         pod.metadata.name,
       ).toBe(true);
     expect(notes).toContain('EVALUATION PROFILE');
+  });
+
+  it("binds the bundled Kafka's and PostgreSQL's claims through the cluster's default StorageClass", async () => {
+    const claims = await kube.getJson<{
+      items: { metadata: { name: string }; spec: { storageClassName?: string }; status: { phase: string } }[];
+    }>(['persistentvolumeclaims', '--namespace', ns.name]);
+    expect(
+      claims.items.map((c) => [c.metadata.name, c.spec.storageClassName, c.status.phase]).sort(),
+    ).toEqual([
+      [`data-${RELEASE}-kafka-0`, 'local-path', 'Bound'],
+      [`data-${RELEASE}-postgresql-0`, 'local-path', 'Bound'],
+    ]);
   });
 
   it('passes helm test: an event validated, published and found through search', async () => {

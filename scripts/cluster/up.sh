@@ -2,8 +2,8 @@
 # `make cluster`: a single-node Kubernetes of real components in the foreground. Ctrl-C (or
 # SIGTERM) stops all of it and removes what it created (down.sh). Each start is a fresh cluster
 # (new etcd data and certificates); containerd's image store in $CLUSTER_DIR/containerd is kept.
-# Writes $KUBECONFIG_OUT (.dev/kubeconfig) and, once the node is Ready and DNS answers,
-# $CLUSTER_DIR/ready.
+# Writes $KUBECONFIG_OUT (.dev/kubeconfig) and, once the node is Ready, DNS answers and the default
+# StorageClass `local-path` provisions (local-path-provisioner.sh), $CLUSTER_DIR/ready.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/config.sh"
@@ -13,6 +13,7 @@ source "$here/config.sh"
 "$here/build-binaries.sh"
 read -r pause_tar coredns_tar < <("$here/system-images.sh")
 kube_router=$("$here/build-kube-router.sh")
+"$here/local-path-provisioner.sh" build >/dev/null
 
 # One cluster at a time: refuse while another up.sh runs (it owns the ports and the bridge).
 mkdir -p "$CLUSTER_DIR"
@@ -47,7 +48,8 @@ while read -r dst rest; do
 done < <(ip -4 route)
 
 run=$CLUSTER_DIR/run logs=$CLUSTER_DIR/logs pki=$CLUSTER_DIR/pki
-rm -rf "$CLUSTER_DIR/etcd" "$pki" "$run" "$logs" "$CLUSTER_DIR/kubelet" "$CLUSTER_DIR/cni" "$CLUSTER_DIR/ready"
+rm -rf "$CLUSTER_DIR/etcd" "$pki" "$run" "$logs" "$CLUSTER_DIR/kubelet" "$CLUSTER_DIR/cni" "$CLUSTER_DIR/ready" \
+  "$CLUSTER_DIR/local-path"
 mkdir -p "$run" "$logs" "$pki" "$CLUSTER_DIR/containerd" "$CLUSTER_DIR/kubelet" "$CLUSTER_DIR/cni/net.d"
 "$here/gen-certs.sh" "$pki" "$HOST_IP"
 sock=$run/containerd.sock
@@ -224,6 +226,8 @@ start kube-router "$kube_router" --run-firewall=true --run-router=false --run-se
   --health-port 0 --metrics-port 0
 kubectl wait --for condition=Ready "node/$NODE_NAME" --timeout 120s >/dev/null
 kubectl -n kube-system rollout status deployment/coredns --timeout 120s >/dev/null
+# The default StorageClass, so claims without a class bind (as on kind).
+KUBECONFIG=$pki/admin.kubeconfig "$here/local-path-provisioner.sh" deploy
 
 mkdir -p "$(dirname "$KUBECONFIG_OUT")"
 install -m 600 "$pki/admin.kubeconfig" "$KUBECONFIG_OUT"

@@ -77,6 +77,8 @@ export async function startPrometheus(opts: PrometheusOptions): Promise<Promethe
     args: [
       `--config.file=${configFile}`,
       `--storage.tsdb.path=${join(opts.dataDir, 'tsdb')}`,
+      // The platform's metrics retention (30 days), as the chart README asks of the operator's.
+      '--storage.tsdb.retention.time=30d',
       `--web.listen-address=127.0.0.1:${port}`,
     ],
     dataDir: opts.dataDir,
