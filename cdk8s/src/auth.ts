@@ -27,7 +27,10 @@ const verifierValues = (variable: string, audience: string): Tree => ({
   ),
   jwksUrl: str('', `${variable}_JWKS_URL: verify tokens against this key set; no key Secret then`),
   scopeClaim: str('scope', `${variable}_SCOPE_CLAIM: the claim holding the scopes (scp for Entra ID, Okta)`),
-  maxTokenAge: str('', `${variable}_MAX_TOKEN_AGE: refuse tokens issued longer ago (empty: no bound)`),
+  maxTokenAge: str(
+    '',
+    `${variable}_MAX_TOKEN_AGE: refuse tokens issued longer ago, though not expired (empty: 24h; tokens need iat)`,
+  ),
 });
 
 /** `auth.*`: the ingest API's producers. */
@@ -36,6 +39,10 @@ export const authValues: Tree = {
   subjectScopes: str(
     '',
     'AUTH_SUBJECT_SCOPES: scopes granted by token subject, `<subject glob>=<scopes>` entries separated by ; or new lines',
+  ),
+  subjectScopesAnyNamespace: bool(
+    false,
+    'AUTH_SUBJECT_SCOPES_ANY_NAMESPACE: accept a * in the namespace segment of auth.subjectScopes (system:serviceaccount:*:name), which grants whoever may create a matching namespace',
   ),
   serviceAccounts: bool(
     false,
@@ -79,6 +86,7 @@ export function ingestAuthSettings(): Record<string, string> {
     AUTH_JWKS_CA_FILE: ifServiceAccounts(`${SERVICE_ACCOUNT_DIR}/ca.crt`),
     AUTH_JWKS_TOKEN_FILE: ifServiceAccounts(`${SERVICE_ACCOUNT_DIR}/token`),
     AUTH_SUBJECT_SCOPES: value('auth.subjectScopes'),
+    AUTH_SUBJECT_SCOPES_ANY_NAMESPACE: value('auth.subjectScopesAnyNamespace'),
   };
 }
 

@@ -9,7 +9,6 @@
  * claims and the kept store Secret. One install for the whole file.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { binaryHeaders } from './lib/cloudevents.js';
 import { kubectlPath } from './lib/cluster.js';

@@ -33,6 +33,12 @@ export const MIN_RSA_MODULUS_BITS = 2048;
 
 /** The largest `AUTH_LEEWAY` accepted: the spec wants it small on purpose. */
 export const MAX_LEEWAY_MS = 5 * 60_000;
+/**
+ * `AUTH_MAX_TOKEN_AGE` unless set: a token issued longer ago is refused even before its `exp`,
+ * so a leaked long-lived token stops working within a day. The token tool's default lifetime is
+ * as long; a Kubernetes service-account token lives an hour by default.
+ */
+export const DEFAULT_MAX_TOKEN_AGE = '24h';
 
 export type AuthConfig = AuthDisabled | AuthEnabled;
 
@@ -67,7 +73,7 @@ interface AuthCommon {
   leewayMs: number;
   /** The claim read as the token's scopes: `scope` or e.g. `scp`. */
   scopeClaim: string;
-  /** Tokens whose `iat` lies further back are refused as expired; absent: no bound. */
+  /** Tokens whose `iat` lies further back are refused as expired (`iat` then required); absent: no bound. */
   maxTokenAgeMs?: number;
   /** Scopes granted by subject, added to the token's own. */
   subjectScopes: readonly SubjectGrant[];
@@ -94,7 +100,8 @@ export interface AuthConfigOptions {
  * authentication is enabled without usable key material: an unknown `AUTH_ALGORITHM`, an HMAC
  * algorithm without `AUTH_SECRET` or with one shorter than RFC 7518 allows, a public-key algorithm
  * without `AUTH_PUBLIC_KEY`, `AUTH_JWKS_URL` or `AUTH_OIDC_ISSUER`, a PEM key that does not fit the
- * algorithm, an HMAC algorithm with a key set, or a key set without `AUTH_AUDIENCE`.
+ * algorithm, an HMAC algorithm with a key set, a public key or key set without `AUTH_AUDIENCE`, or a
+ * subject pattern granting every namespace without `AUTH_SUBJECT_SCOPES_ANY_NAMESPACE=true`.
  * Every name starts with `opts.prefix` (default `AUTH`) instead of `AUTH`.
  *
  * | variable | default |
@@ -104,11 +111,12 @@ export interface AuthConfigOptions {
  * | `AUTH_SECRET` / `AUTH_PUBLIC_KEY` / `AUTH_JWKS_URL` / `AUTH_OIDC_ISSUER` | none: exactly one |
  * | `AUTH_JWKS_CA_FILE`, `AUTH_JWKS_TOKEN_FILE` | none |
  * | `AUTH_JWKS_REFRESH`, `AUTH_JWKS_COOLDOWN`, `AUTH_JWKS_TIMEOUT` | `5m`, `30s`, `5s` |
- * | `AUTH_ISSUER`, `AUTH_AUDIENCE` | none (not checked); the OIDC issuer is the issuer; a key set needs an audience |
+ * | `AUTH_ISSUER`, `AUTH_AUDIENCE` | none (not checked); the OIDC issuer is the issuer; a public key or key set needs an audience |
  * | `AUTH_REQUIRED_SCOPE` | `opts.defaultScope` |
  * | `AUTH_SCOPE_CLAIM` | `scope` |
- * | `AUTH_MAX_TOKEN_AGE` | none |
+ * | `AUTH_MAX_TOKEN_AGE` | `24h` (tokens need `iat`) |
  * | `AUTH_SUBJECT_SCOPES` | none |
+ * | `AUTH_SUBJECT_SCOPES_ANY_NAMESPACE` | `false`: a `*` namespace segment is refused |
  * | `AUTH_LEEWAY` | `30s` (at most `5m`) |
  *
  * @example
@@ -145,23 +153,33 @@ export function authConfigFromEnv(env: Env, opts: AuthConfigOptions = {}): AuthC
       pattern: /^[\w.:-]+$/,
       hint: 'a claim name such as scope or scp',
     }).default('scope'),
-    maxTokenAgeMs: duration(`${p}_MAX_TOKEN_AGE`, { min: 1000 }).optional(),
-    subjectScopes: custom(`${p}_SUBJECT_SCOPES`, parseSubjectScopes).default([]),
+    maxTokenAgeMs: duration(`${p}_MAX_TOKEN_AGE`, { min: 1000 }).default(DEFAULT_MAX_TOKEN_AGE),
+    anyNamespace: bool(`${p}_SUBJECT_SCOPES_ANY_NAMESPACE`).default(false),
   });
+  const subjectScopes = readConfig(env, {
+    grants: custom(`${p}_SUBJECT_SCOPES`, (raw) =>
+      parseSubjectScopes(raw, {
+        anyNamespace: cfg.anyNamespace,
+        acknowledge: `${p}_SUBJECT_SCOPES_ANY_NAMESPACE`,
+      }),
+    ).default([]),
+  }).grants;
   const requiredScope = cfg.requiredScope ?? opts.defaultScope;
   const common: AuthCommon = {
     enabled: true,
     algorithm: cfg.algorithm,
     leewayMs: cfg.leewayMs,
     scopeClaim: cfg.scopeClaim,
-    subjectScopes: cfg.subjectScopes,
+    subjectScopes,
+    maxTokenAgeMs: cfg.maxTokenAgeMs,
     ...(cfg.issuer === undefined ? {} : { issuer: cfg.issuer }),
     ...(cfg.audience === undefined ? {} : { audience: cfg.audience }),
     ...(requiredScope === undefined ? {} : { requiredScope }),
-    ...(cfg.maxTokenAgeMs === undefined ? {} : { maxTokenAgeMs: cfg.maxTokenAgeMs }),
   };
   if (keySetGiven) return { ...common, ...keySetConfig(env, p, common) };
-  const key = isHmac(cfg.algorithm) ? hmacSecret(env, p, cfg.algorithm) : publicKey(env, p, cfg.algorithm);
+  if (isHmac(cfg.algorithm)) return { ...common, key: hmacSecret(env, p, cfg.algorithm) };
+  const key = publicKey(env, p, cfg.algorithm);
+  requireAudience(p, common, 'a public key');
   return { ...common, key };
 }
 
@@ -179,12 +197,7 @@ function keySetConfig(env: Env, p: string, common: AuthCommon): { keySet: KeySet
       `${common.algorithm} is an HMAC algorithm; a public key set verifies ${PUBLIC_KEY_ALGORITHMS.join(', ')}`,
     );
   }
-  if (common.audience === undefined) {
-    throw new ConfigError(
-      `${p}_AUDIENCE`,
-      'is required with a key set: without it any token of that issuer, for any service, would pass',
-    );
-  }
+  requireAudience(p, common, 'a key set');
   const s = readConfig(env, {
     jwksUrl: keySetUrl(`${p}_JWKS_URL`),
     oidcIssuer: keySetUrl(`${p}_OIDC_ISSUER`),
@@ -219,6 +232,18 @@ function keySetConfig(env: Env, p: string, common: AuthCommon): { keySet: KeySet
   };
   const issuer = s.oidcIssuer ?? common.issuer;
   return { keySet, ...(issuer === undefined ? {} : { issuer }) };
+}
+
+/**
+ * A key of someone else's signer (an identity provider's, a cluster's) signs tokens for many
+ * services: without an audience, a token meant for any of them would pass here.
+ */
+function requireAudience(p: string, common: AuthCommon, source: string): void {
+  if (common.audience !== undefined) return;
+  throw new ConfigError(
+    `${p}_AUDIENCE`,
+    `is required with ${source}: without it any token of that signer, for any service, would pass`,
+  );
 }
 
 function isSecureOrLoopback(u: URL): boolean {

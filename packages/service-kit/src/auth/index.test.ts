@@ -273,13 +273,23 @@ describe('algorithm pinning', () => {
     };
   });
   const rsVerifier = () =>
-    createVerifier(authConfigFromEnv({ AUTH_ALGORITHM: 'RS256', AUTH_PUBLIC_KEY: rsa.publicPem }), {
-      now: () => NOW,
-    });
+    createVerifier(
+      authConfigFromEnv({
+        AUTH_ALGORITHM: 'RS256',
+        AUTH_PUBLIC_KEY: rsa.publicPem,
+        AUTH_AUDIENCE: 'observatory',
+      }),
+      { now: () => NOW },
+    );
   const hsVerifier = () => createVerifier(authConfigFromEnv({ AUTH_SECRET: SECRET }), { now: () => NOW });
 
   it('accepts an RS256 token signed by the private key when RS256 is pinned', async () => {
-    const jwt = await signDevToken({ algorithm: 'RS256', privateKey: rsa.privatePem, now: NOW });
+    const jwt = await signDevToken({
+      algorithm: 'RS256',
+      privateKey: rsa.privatePem,
+      audience: 'observatory',
+      now: NOW,
+    });
     expect((await rsVerifier().verify(`Bearer ${jwt}`)).reason).toBe('accepted');
   });
 
@@ -308,10 +318,18 @@ describe('algorithm pinning', () => {
 
   it('accepts AUTH_PUBLIC_KEY with literal \\n escapes (one-line environment values)', () => {
     const oneLine = rsa.publicPem.trim().replace(/\n/g, '\\n');
-    expect(authConfigFromEnv({ AUTH_ALGORITHM: 'RS256', AUTH_PUBLIC_KEY: oneLine })).toMatchObject({
+    expect(
+      authConfigFromEnv({ AUTH_ALGORITHM: 'RS256', AUTH_PUBLIC_KEY: oneLine, AUTH_AUDIENCE: 'observatory' }),
+    ).toMatchObject({
       enabled: true,
       algorithm: 'RS256',
     });
+  });
+
+  it('refuses to start with a public key but no audience: the signer signs for other services too', () => {
+    expect(() => authConfigFromEnv({ AUTH_ALGORITHM: 'RS256', AUTH_PUBLIC_KEY: rsa.publicPem })).toThrow(
+      /^AUTH_AUDIENCE: is required with a public key/,
+    );
   });
 
   it('refuses to start with a private key, a non-RSA key or a short RSA key in AUTH_PUBLIC_KEY', () => {

@@ -96,13 +96,19 @@ describe('key set settings', () => {
     const p256 = pem(generateKeyPairSync('ec', { namedCurve: 'P-256' }));
     const p384 = pem(generateKeyPairSync('ec', { namedCurve: 'P-384' }));
     const ed = pem(generateKeyPairSync('ed25519'));
-    expect(authConfigFromEnv({ AUTH_ALGORITHM: 'ES256', AUTH_PUBLIC_KEY: p256 })).toMatchObject({
+    expect(
+      authConfigFromEnv({ AUTH_ALGORITHM: 'ES256', AUTH_PUBLIC_KEY: p256, AUTH_AUDIENCE: 'a' }),
+    ).toMatchObject({
       algorithm: 'ES256',
     });
-    expect(authConfigFromEnv({ AUTH_ALGORITHM: 'ES384', AUTH_PUBLIC_KEY: p384 })).toMatchObject({
+    expect(
+      authConfigFromEnv({ AUTH_ALGORITHM: 'ES384', AUTH_PUBLIC_KEY: p384, AUTH_AUDIENCE: 'a' }),
+    ).toMatchObject({
       algorithm: 'ES384',
     });
-    expect(authConfigFromEnv({ AUTH_ALGORITHM: 'EdDSA', AUTH_PUBLIC_KEY: ed })).toMatchObject({
+    expect(
+      authConfigFromEnv({ AUTH_ALGORITHM: 'EdDSA', AUTH_PUBLIC_KEY: ed, AUTH_AUDIENCE: 'a' }),
+    ).toMatchObject({
       algorithm: 'EdDSA',
     });
     expect(refusal({ AUTH_ALGORITHM: 'ES256', AUTH_PUBLIC_KEY: p384 })).toMatch(
@@ -115,6 +121,7 @@ describe('key set settings', () => {
 describe('subject policy', () => {
   const policy = parseSubjectScopes(
     'system:serviceaccount:payments:*=events:write; system:serviceaccount:*:exporter=events:write events:read\nsystem:serviceaccount:ops:replayer=events:admin',
+    { anyNamespace: true },
   );
 
   it('grants by namespace and by name, a star staying within one segment', () => {
@@ -127,6 +134,30 @@ describe('subject policy', () => {
     expect(grantedScopes(policy, 'system:serviceaccount:payments-eu:api')).toEqual([]);
     expect(grantedScopes(policy, 'system:serviceaccount:pay:ments:api')).toEqual([]);
     expect(grantedScopes(policy, 'system:serviceaccount:ops:replayer2')).toEqual([]);
+  });
+
+  it('refuses a * in the namespace segment unless acknowledged: whoever creates a namespace would get the scopes', () => {
+    for (const pattern of [
+      'system:serviceaccount:*:exporter',
+      'system:serviceaccount:team-*:api',
+      '*:*:*:*',
+    ]) {
+      expect(() =>
+        authConfigFromEnv({ AUTH_SECRET: 'x'.repeat(40), AUTH_SUBJECT_SCOPES: `${pattern}=events:write` }),
+      ).toThrow(
+        /^AUTH_SUBJECT_SCOPES: .* has a \* in the namespace segment: .* set AUTH_SUBJECT_SCOPES_ANY_NAMESPACE=true/,
+      );
+    }
+    const acknowledged = authConfigFromEnv({
+      AUTH_SECRET: 'x'.repeat(40),
+      AUTH_SUBJECT_SCOPES: 'system:serviceaccount:*:exporter=events:write',
+      AUTH_SUBJECT_SCOPES_ANY_NAMESPACE: 'true',
+    });
+    expect(acknowledged.enabled && acknowledged.subjectScopes.map((g) => g.pattern)).toEqual([
+      'system:serviceaccount:*:exporter',
+    ]);
+    // A star in the name only, or a subject that is not a service account, spans no namespace.
+    expect(parseSubjectScopes('system:serviceaccount:payments:*=s; user-*=s')).toHaveLength(2);
   });
 
   it('treats regular-expression characters in a pattern literally', () => {
@@ -165,6 +196,20 @@ describe('maximum token age', () => {
     now = new Date(now.getTime() + 9 * 60_000);
     expect(await verifier.verify(token)).toMatchObject({ ok: true });
     now = new Date(now.getTime() + 2 * 60_000);
+    expect(await verifier.verify(token)).toMatchObject({ ok: false, reason: 'expired' });
+  });
+
+  it('bounds the age by 24 h unless set: a day-old token is refused though its exp is a week away', async () => {
+    const secret = 'max-age-secret-0123456789abcdefghijkl';
+    const issued = new Date('2030-01-01T00:00:00Z');
+    let now = issued;
+    const verifier = createVerifier(authConfigFromEnv({ AUTH_SECRET: secret, AUTH_LEEWAY: '0s' }), {
+      now: () => now,
+    });
+    const token = `Bearer ${await signDevToken({ secret, now: issued, ttl: '7d' })}`;
+    now = new Date(issued.getTime() + 23 * 3_600_000);
+    expect(await verifier.verify(token)).toMatchObject({ ok: true });
+    now = new Date(issued.getTime() + 25 * 3_600_000);
     expect(await verifier.verify(token)).toMatchObject({ ok: false, reason: 'expired' });
   });
 

@@ -14,14 +14,18 @@ export interface SubjectGrant {
  * it stays within one segment of a Kubernetes subject
  * (`system:serviceaccount:<namespace>:<name>`): `system:serviceaccount:payments:*` is every
  * service account of the namespace `payments`, `system:serviceaccount:*:exporter` every
- * `exporter` account of any namespace. Nothing else is special.
+ * `exporter` account of any namespace, which is refused unless `opts.anyNamespace` (whoever may
+ * create a namespace could mint such an account). Nothing else is special.
  *
  * @example
  * ```ts
  * parseSubjectScopes('system:serviceaccount:payments:*=events:write; system:serviceaccount:ops:replayer=events:write events:admin');
  * ```
  */
-export function parseSubjectScopes(raw: string): SubjectGrant[] {
+export function parseSubjectScopes(
+  raw: string,
+  opts: { anyNamespace?: boolean; acknowledge?: string } = {},
+): SubjectGrant[] {
   const grants: SubjectGrant[] = [];
   for (const entry of raw.split(/[;\n]/).map((e) => e.trim())) {
     if (entry === '') continue;
@@ -39,13 +43,34 @@ export function parseSubjectScopes(raw: string): SubjectGrant[] {
         `expected entries <subject glob>=<scope> [scope...] separated by ";", got ${JSON.stringify(entry)}`,
       );
     }
-    const source = pattern
-      .split('*')
-      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-      .join('[^:]*');
-    grants.push({ pattern, scopes, matcher: new RegExp(`^${source}$`) });
+    if (!opts.anyNamespace && spansNamespaces(pattern)) {
+      throw configProblem(
+        `${JSON.stringify(pattern)} has a * in the namespace segment: whoever may create a matching namespace gets these scopes; name the namespace, or set ${opts.acknowledge ?? 'anyNamespace'}=true to accept that`,
+      );
+    }
+    grants.push({ pattern, scopes, matcher: globRegExp(pattern) });
   }
   return grants;
+}
+
+/** `glob` as a whole-string expression: `*` is any run of characters other than `:`. */
+function globRegExp(glob: string): RegExp {
+  const source = glob
+    .split('*')
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('[^:]*');
+  return new RegExp(`^${source}$`);
+}
+
+/** True when `pattern` matches service accounts (`system:serviceaccount:<ns>:<name>`) of a namespace glob. */
+function spansNamespaces(pattern: string): boolean {
+  const [system, account, namespace, ...rest] = pattern.split(':');
+  return (
+    rest.length === 1 &&
+    globRegExp(system!).test('system') &&
+    globRegExp(account!).test('serviceaccount') &&
+    namespace!.includes('*')
+  );
 }
 
 /** The scopes `policy` grants to `subject` (the union of every matching entry). */
