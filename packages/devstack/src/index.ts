@@ -66,6 +66,7 @@ export {
   serverSettings,
   startPostgres,
 } from './postgres.js';
+export { type ReplicaHandle, type ReplicaOptions, startReplica } from './postgres-replica.js';
 export { createDatabaseRoles, type DatabaseRole, type DatabaseRoles } from './postgres-roles.js';
 export {
   type ExporterHandle,

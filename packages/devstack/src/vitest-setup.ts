@@ -24,6 +24,8 @@ export interface ProvidedStack {
   bootstrapServers: string;
   /** Superuser URL of the run's PostgreSQL (`postgres` database). Use createDatabase for your own. */
   databaseUrl: string;
+  /** That PostgreSQL's folder (`startReplica` copies it). */
+  postgresDataDir: string;
   /** The broker's `SASL_SSL` and `SSL` (mutual TLS) listeners, their CA, client certificate and users. */
   secured: SecuredListeners;
 }
@@ -47,6 +49,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('stack', {
     bootstrapServers: stack.bootstrapServers,
     databaseUrl: stack.databaseUrl,
+    postgresDataDir: stack.postgres.dataDir,
     secured: stack.kafka.secured!,
   });
   let tornDown = false;
