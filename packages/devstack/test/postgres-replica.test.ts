@@ -8,10 +8,10 @@ import {
   type ReplicaHandle,
   startPostgres,
   startReplica,
+  tempDataDir,
 } from '@event-observatory/devstack';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { tempDataDir } from '../src/paths.js';
 
 const dir = tempDataDir('replica');
 let primary: PostgresHandle;

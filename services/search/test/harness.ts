@@ -42,6 +42,8 @@ export async function startHarness(
     tailLimits?: TailLimits;
     pageTimeoutMs?: number;
     logger?: Logger;
+    /** The URL search reads from, given the database's (a replica's); default the database's. */
+    readUrl?: (databaseUrl: string) => string;
   } = {},
 ): Promise<Harness> {
   const stack = inject('stack');
@@ -62,7 +64,7 @@ export async function startHarness(
       secret: SECRET,
       ...(opts.pageTimeoutMs !== undefined ? { pageTimeoutMs: opts.pageTimeoutMs } : {}),
     },
-    databaseUrl,
+    databaseUrl: opts.readUrl ? opts.readUrl(databaseUrl) : databaseUrl,
     registry,
     ...(opts.tailPollMs !== undefined ? { tailPollMs: opts.tailPollMs } : {}),
     ...(opts.tailLimits ? { tailLimits: opts.tailLimits } : {}),

@@ -1,0 +1,107 @@
+/**
+ * Search on a streaming replica (PostgreSQL's own physical replication of the devstack server):
+ * the page with its total, facets and histogram, an event's detail, the receipt and the live tail
+ * all read from the standby; a replica that goes away answers 503 with words and search answers
+ * again once it is back, without a restart of the service.
+ */
+import { rmSync } from 'node:fs';
+import { type ReplicaHandle, startReplica, tempDataDir } from '@event-observatory/devstack';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { type Harness, startHarness } from './harness.js';
+
+const SEED = 500;
+const dir = tempDataDir('search-replica');
+let replica: ReplicaHandle;
+let h: Harness;
+const text = async (path: string) => {
+  const res = await h.get(path);
+  return { status: res.status, body: (await res.text()).replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ') };
+};
+const caughtUp = () =>
+  vi.waitFor(async () => expect(await replica.lagBytes()).toBe(0), { timeout: 20_000, interval: 100 });
+
+beforeAll(async () => {
+  const stack = inject('stack');
+  replica = await startReplica({
+    primary: { url: stack.databaseUrl, dataDir: stack.postgresDataDir },
+    dataDir: dir,
+    slot: 'search_replica_test',
+  });
+  // Written on the primary (migrations, seed); search reads the same database on the replica.
+  h = await startHarness('replica', {
+    seed: SEED,
+    readUrl: (databaseUrl) => {
+      const u = new URL(databaseUrl);
+      u.port = String(replica.port);
+      return u.toString();
+    },
+  });
+  await caughtUp();
+}, 180_000);
+
+afterAll(async () => {
+  await h?.close();
+  await replica?.remove();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('search on a streaming replica', () => {
+  it('reads from the standby: a read-only session in recovery', async () => {
+    const { rows } = await h.service.pool.query<{ standby: boolean; port: number }>(
+      'select pg_is_in_recovery() as standby, inet_server_port() as port',
+    );
+    expect(rows).toEqual([{ standby: true, port: replica.port }]);
+  });
+
+  it('answers a page with its total, facets and histogram, and an event detail', async () => {
+    const page = await text('/events?range=7d');
+    expect(page.status).toBe(200);
+    expect(page.body).toMatch(new RegExp(`${SEED}\\s+events`));
+    const html = await (await h.get('/events?range=7d')).text();
+    expect(html).toContain('class="facets"');
+    expect(html).toContain('histogram');
+    const uid = /href="\/events\/([0-9a-f-]{36})/.exec(html)?.[1];
+    expect(uid).toBeDefined();
+    expect((await h.get(`/events/${uid}`)).status).toBe(200);
+  });
+
+  it('answers a receipt and streams the tail from what the replica has replayed', async () => {
+    const topic = 'replica.receipt';
+    const tail = new AbortController();
+    const res = await fetch(`${h.url}/events/tail?source=urn:test:replica`, { signal: tail.signal });
+    expect(res.status).toBe(200);
+    await h.db.query(
+      `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw, broker_topic, broker_partition, broker_offset)
+       VALUES (now(), 'urn:test:replica', 'replicated-1', 'com.example.replicated', '{}', $1, 0, 7)`,
+      [topic],
+    );
+    await caughtUp();
+    const receipt = (await text(`/receipt?topic=${topic}&partition=0&offset=7`)).body;
+    expect(receipt).toMatch(/Stored at .* com\.example\.replicated from urn:test:replica, id replicated-1/);
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let streamed = '';
+    while (!streamed.includes('replicated-1')) {
+      const chunk = await reader.read();
+      if (chunk.done) throw new Error(`the tail ended before the event: ${streamed}`);
+      streamed += decoder.decode(chunk.value, { stream: true });
+    }
+    tail.abort();
+  });
+
+  it('answers 503 with words while the replica is down, and searches again once it is back', async () => {
+    await replica.stop();
+    try {
+      const down = await text('/events?range=7d');
+      expect(down.status).toBe(503);
+      expect(down.body).not.toMatch(/SQLSTATE|ECONNREFUSED|\bat .+\.(ts|js):\d+/);
+      expect((await h.get('/health/ready')).status).toBe(503);
+    } finally {
+      await replica.start();
+    }
+    await vi.waitFor(async () => expect((await text('/events?range=7d')).status).toBe(200), {
+      timeout: 20_000,
+      interval: 250,
+    });
+  });
+});
