@@ -6,7 +6,7 @@
  */
 import type * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { secretName } from './bundled.js';
-import { scalar, text, value } from './helm.js';
+import { scalar, text, value, valueText } from './helm.js';
 import { bool, oneOf, str, type Tree } from './values-schema.js';
 
 const ALGORITHMS = ['', 'HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'EdDSA'];
@@ -86,7 +86,7 @@ export function ingestAuthSettings(): Record<string, string> {
     AUTH_JWKS_CA_FILE: ifServiceAccounts(`${SERVICE_ACCOUNT_DIR}/ca.crt`),
     AUTH_JWKS_TOKEN_FILE: ifServiceAccounts(`${SERVICE_ACCOUNT_DIR}/token`),
     AUTH_SUBJECT_SCOPES: value('auth.subjectScopes'),
-    AUTH_SUBJECT_SCOPES_ANY_NAMESPACE: value('auth.subjectScopesAnyNamespace'),
+    AUTH_SUBJECT_SCOPES_ANY_NAMESPACE: valueText('auth.subjectScopesAnyNamespace'),
   };
 }
 

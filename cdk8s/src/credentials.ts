@@ -67,10 +67,14 @@ export function kafkaSecuritySettings(): Record<string, string> {
  */
 const OWNER_USER = '.Values.database.user';
 
-/** DATABASE_URL (with the TLS parameters of `database.tls`) and DATABASE_USER of `role`. */
+/**
+ * DATABASE_URL (with the TLS parameters of `database.tls`) and DATABASE_USER of `role`; the
+ * reader (search) reads from `database.readUrl` when one is given (a streaming replica).
+ */
 export function databaseSettings(role: DatabaseRole): Record<string, string> {
+  const url = role === 'reader' ? 'observatory.readDatabaseUrl' : 'observatory.databaseUrl';
   return {
-    DATABASE_URL: scalar('{{ include "observatory.databaseUrl" . | toJson }}'),
+    DATABASE_URL: scalar(`{{ include "${url}" . | toJson }}`),
     DATABASE_USER: scalar(
       role === 'owner'
         ? `{{ ${OWNER_USER} | toJson }}`
@@ -118,10 +122,20 @@ export const CREDENTIALS_TEMPLATES = `{{/* The Kafka security protocol from kafk
 
 {{/* database.url with sslmode and sslrootcert of database.tls appended. */}}
 {{- define "observatory.databaseUrl" -}}
+{{- include "observatory.withDatabaseTls" (dict "Values" .Values "url" (include "observatory.bundledDatabaseUrl" .)) }}
+{{- end }}
+
+{{/* What search reads: database.readUrl (a streaming replica), else database.url; TLS as above. */}}
+{{- define "observatory.readDatabaseUrl" -}}
+{{- include "observatory.withDatabaseTls" (dict "Values" .Values "url" (.Values.database.readUrl | default (include "observatory.bundledDatabaseUrl" .))) }}
+{{- end }}
+
+{{/* .url with the TLS parameters of database.tls (args: Values, url). */}}
+{{- define "observatory.withDatabaseTls" -}}
 {{- $params := list }}
 {{- with .Values.database.tls.mode }}{{ $params = append $params (printf "sslmode=%s" .) }}{{ end }}
 {{- if .Values.database.tls.caSecret.name }}{{ $params = append $params "sslrootcert=${POSTGRES_DIR}/ca.crt" }}{{ end }}
-{{- $url := include "observatory.bundledDatabaseUrl" . }}
+{{- $url := .url }}
 {{- if $params }}{{ $url = printf "%s%s%s" $url (ternary "&" "?" (contains "?" $url)) (join "&" $params) }}{{ end }}
 {{- $url }}
 {{- end }}

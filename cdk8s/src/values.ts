@@ -215,6 +215,10 @@ export const values: Tree = {
       '',
       'PostgreSQL URL without password, postgres:// or jdbc:postgresql:// (required unless database.bundled.enabled)',
     ),
+    readUrl: str(
+      '',
+      'where search reads: a streaming replica of database.url (same roles, password and TLS), postgres:// without password (empty: database.url); the receipt then says when the replica has not replayed an event yet',
+    ),
     user: str(
       '',
       'the owner role: runs the migrations; every role when writer and reader are empty (empty: the user of database.url, else observatory)',

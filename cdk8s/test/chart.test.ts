@@ -527,6 +527,19 @@ describe('secured connections', () => {
     );
   });
 
+  it('database.readUrl: search alone reads from the replica, with the same TLS parameters', () => {
+    const objects = render({
+      'database.readUrl': 'postgres://replica.example:5432/observatory',
+      'database.tls.mode': 'require',
+    });
+    expect(config(objects, 'obs-search').DATABASE_URL).toBe(
+      'postgres://replica.example:5432/observatory?sslmode=require',
+    );
+    for (const name of ['obs-consumer', 'obs-jobs'])
+      expect(config(objects, name).DATABASE_URL).toBe('postgres://postgres:5432/observatory?sslmode=require');
+    expect(config(render(), 'obs-search').DATABASE_URL).toBe('postgres://postgres:5432/observatory');
+  });
+
   it('takes over existing topics only when pipeline.adoptExistingTopics says so (the adopt annotation)', () => {
     const annotations = (objects: K8sObject[]) =>
       named(objects, 'Pipeline', 'obs-events').metadata.annotations;

@@ -9,10 +9,20 @@
 
 {{/* database.url with sslmode and sslrootcert of database.tls appended. */}}
 {{- define "observatory.databaseUrl" -}}
+{{- include "observatory.withDatabaseTls" (dict "Values" .Values "url" (include "observatory.bundledDatabaseUrl" .)) }}
+{{- end }}
+
+{{/* What search reads: database.readUrl (a streaming replica), else database.url; TLS as above. */}}
+{{- define "observatory.readDatabaseUrl" -}}
+{{- include "observatory.withDatabaseTls" (dict "Values" .Values "url" (.Values.database.readUrl | default (include "observatory.bundledDatabaseUrl" .))) }}
+{{- end }}
+
+{{/* .url with the TLS parameters of database.tls (args: Values, url). */}}
+{{- define "observatory.withDatabaseTls" -}}
 {{- $params := list }}
 {{- with .Values.database.tls.mode }}{{ $params = append $params (printf "sslmode=%s" .) }}{{ end }}
 {{- if .Values.database.tls.caSecret.name }}{{ $params = append $params "sslrootcert=/etc/observatory/postgres/ca.crt" }}{{ end }}
-{{- $url := include "observatory.bundledDatabaseUrl" . }}
+{{- $url := .url }}
 {{- if $params }}{{ $url = printf "%s%s%s" $url (ternary "&" "?" (contains "?" $url)) (join "&" $params) }}{{ end }}
 {{- $url }}
 {{- end }}
