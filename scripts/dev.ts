@@ -21,6 +21,7 @@ import {
   type Stack,
   startPostgresExporter,
   startPrometheus,
+  startReplica,
   startServiceProcess,
   startStack,
 } from '@event-observatory/devstack';
@@ -58,6 +59,7 @@ const ports = {
   consumer: port('CONSUMER_PORT', 8082),
   search: port('SEARCH_PORT', 9000),
   controller: port('CONTROLLER_PORT', 8083),
+  replica: port('REPLICA_PORT', 5433),
   prometheus: port('PROMETHEUS_PORT', 9090),
 };
 
@@ -205,6 +207,24 @@ async function startMonitoring(plans: ServicePlan[], databaseUrl: string): Promi
   return prometheus.url;
 }
 
+/**
+ * Where search reads: with DEV_SEARCH_REPLICA=1 a streaming replica of the PostgreSQL (kept in
+ * .dev/replica, resumed on the next start), else the PostgreSQL itself.
+ */
+async function searchReadUrl(readerUrl: string): Promise<string> {
+  if (process.env.DEV_SEARCH_REPLICA !== '1' || !stack) return readerUrl;
+  log(`starting a streaming replica of PostgreSQL on 127.0.0.1:${ports.replica} for search`);
+  const replica = await startReplica({
+    primary: stack.postgres,
+    dataDir: join(devDir, 'replica'),
+    port: ports.replica,
+  });
+  monitors.push(() => replica.stop());
+  const url = new URL(readerUrl);
+  url.port = String(replica.port);
+  return url.toString();
+}
+
 async function main(): Promise<void> {
   mkdirSync(devDir, { recursive: true });
   log(`starting Kafka on 127.0.0.1:${ports.kafka} and PostgreSQL on 127.0.0.1:${ports.postgres}`);
@@ -225,6 +245,7 @@ async function main(): Promise<void> {
     readerRole: roles.reader.name,
   });
   log(`migrations: ${JSON.stringify(migrations)}`);
+  const readUrl = await searchReadUrl(roles.reader.url);
 
   const authSecret = process.env.AUTH_SECRET || randomDevSecret();
   const devToken = await signDevToken({ secret: authSecret, scopes: DEV_SCOPES, subject: 'dev', ttl: '24h' });
@@ -254,7 +275,7 @@ async function main(): Promise<void> {
       name: 'search',
       port: ports.search,
       urlVariable: 'SEARCH_URL',
-      env: { APPLICATION_SECRET: authSecret, DATABASE_URL: roles.reader.url },
+      env: { APPLICATION_SECRET: authSecret, DATABASE_URL: readUrl },
       // The search service keeps the spec's Play-era names for its listener.
       listen: { host: 'PLAY_HTTP_ADDRESS', port: 'PLAY_HTTP_PORT' },
     },

@@ -9,6 +9,7 @@ import { type ReplicaHandle, startReplica, tempDataDir } from '@event-observator
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { type Harness, startHarness } from './harness.js';
 
+// sql-witness: writes on the primary what search must then find on the replica, and asks the standby whether it is one.
 const SEED = 500;
 const dir = tempDataDir('search-replica');
 let replica: ReplicaHandle;
