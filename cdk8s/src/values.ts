@@ -282,7 +282,11 @@ export const values: Tree = {
       enabled: bool(false, 'an Ingress for the ingestion API'),
       className: str('', 'ingressClassName'),
       host: str('events.example.com', 'host name of the ingestion API'),
-      tlsSecret: str('', 'Secret with the TLS certificate (empty: no TLS)'),
+      tlsSecret: str('', 'Secret with the TLS certificate of the host (required unless allowInsecure)'),
+      allowInsecure: bool(
+        false,
+        'serve the Ingress over plain HTTP without tlsSecret (bearer tokens and events then cross the network in clear; e.g. TLS ends at a load balancer before the ingress controller)',
+      ),
       annotations: map({}, 'annotations of the Ingress', 'string'),
       maxBodySize: str(
         '9m',

@@ -203,10 +203,11 @@ describe('the bundled pair is off by default and the install fixes', () => {
       ...BUNDLED,
       'ingest.ingress.enabled': true,
       'ingest.ingress.host': 'events.example.org',
+      'ingest.ingress.tlsSecret': 'events-tls',
       'auth.jwksUrl': 'https://issuer.example.org/keys',
       'monitoring.dashboard.enabled': true,
     });
-    expect(text).toContain('INGEST=http://events.example.org');
+    expect(text).toContain('INGEST=https://events.example.org');
     expect(text).not.toContain('token-cli.js');
     expect(text).toContain('https://issuer.example.org/keys');
     expect(text).toContain('dashboard: ConfigMap obs-dashboard');

@@ -12,7 +12,11 @@ import { CHART_DIR } from '../src/paths.js';
 import { helm, type K8sObject, REQUIRED_VALUES, render, renderError, setArgs } from './helm.js';
 
 const find = (objects: K8sObject[], kind: string) => objects.filter((o) => o.kind === kind);
-const ingressValues = { 'ingest.ingress.enabled': true, 'ingest.ingress.host': 'events.test' };
+const ingressValues = {
+  'ingest.ingress.enabled': true,
+  'ingest.ingress.host': 'events.test',
+  'ingest.ingress.tlsSecret': 'events-tls',
+};
 const paths = [
   { path: '/v1', pathType: 'Prefix' },
   { path: '/docs', pathType: 'Prefix' },
@@ -20,6 +24,17 @@ const paths = [
 ];
 
 describe('the Ingress', () => {
+  it('refuses to render without a TLS Secret unless plain HTTP is asked for by name', () => {
+    const plain = { ...ingressValues, 'ingest.ingress.tlsSecret': '' };
+    expect(renderError(setArgs({ ...REQUIRED_VALUES, ...plain }))).toMatch(
+      /ingest\.ingress\.tlsSecret: name the Secret .* or set ingest\.ingress\.allowInsecure=true/,
+    );
+    const [insecure] = find(render({ ...plain, 'ingest.ingress.allowInsecure': true }), 'Ingress');
+    expect(insecure?.spec.tls).toEqual([]);
+    const [secure] = find(render(ingressValues), 'Ingress');
+    expect(secure?.spec.tls).toEqual([{ hosts: ['events.test'], secretName: 'events-tls' }]);
+  });
+
   it('routes /v1, /docs and /openapi.json to the ingest Service', () => {
     const [ingress] = find(render(ingressValues), 'Ingress');
     const rule = ingress?.spec.rules[0];

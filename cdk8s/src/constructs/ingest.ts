@@ -16,6 +16,14 @@ export const INGEST_ROUTES = [
   { path: '/openapi.json', exact: true },
 ];
 
+/**
+ * Producers send bearer tokens and their events through the Ingress: without a TLS Secret both
+ * would cross the network in clear, so the template refuses unless the operator says so (written
+ * before the host, as a `ternary` evaluates both branches and cannot hold a `fail`).
+ */
+const INSECURE_REFUSAL =
+  '{{ if not (or .Values.ingest.ingress.tlsSecret .Values.ingest.ingress.allowInsecure) }}{{ fail "ingest.ingress.tlsSecret: name the Secret with the TLS certificate of ingest.ingress.host (producers send bearer tokens), or set ingest.ingress.allowInsecure=true to serve plain HTTP (e.g. TLS ends before the ingress controller)" }}{{ end }}';
+
 export class Ingest extends Construct {
   constructor(scope: Construct) {
     super(scope, 'ingest-component');
@@ -46,7 +54,7 @@ export class Ingest extends Construct {
         ingressClassName: scalar('{{ .Values.ingest.ingress.className | default nil | toJson }}'),
         rules: [
           {
-            host: value('ingest.ingress.host'),
+            host: scalar(`${INSECURE_REFUSAL}{{ .Values.ingest.ingress.host | toJson }}`),
             http: {
               paths: INGEST_ROUTES.map(({ path, exact }) => ({
                 path,
