@@ -15,7 +15,7 @@ describe('serveMetrics', () => {
       for (const path of ['/', '/health/live', '/health/ready', '/admin/dlq', '/metrics/x']) {
         const other = await fetch(`${server.url}${path}`);
         expect(other.status, path).toBe(404);
-        expect((await other.json()).error.status).toBe('NOT_FOUND');
+        expect(((await other.json()) as { error: { status: string } }).error.status).toBe('NOT_FOUND');
       }
       const post = await fetch(`${server.url}/metrics`, { method: 'POST' });
       expect(post.status).toBe(405);
