@@ -89,17 +89,20 @@ USER 1000:1000
 
 FROM runtime AS ingest
 COPY --from=apps /apps/ingest/ ./
-EXPOSE 8080
+# The API or probes; 9464 the metrics listener (METRICS_PORT).
+EXPOSE 8080 9464
 CMD ["/app/start"]
 
 FROM runtime AS consumer
 COPY --from=apps /apps/consumer/ ./
-EXPOSE 8080
+# Probes; 8081 the admin API (ADMIN_PORT); 9464 the metrics listener (METRICS_PORT).
+EXPOSE 8080 8081 9464
 CMD ["/app/start"]
 
 FROM runtime AS search
 COPY --from=apps /apps/search/ ./
-EXPOSE 8080
+# The API or probes; 9464 the metrics listener (METRICS_PORT).
+EXPOSE 8080 9464
 CMD ["/app/start"]
 
 # A CronJob's container: `args: [partition-maintenance]` or `[rollup-refresh]`; runs once, exits.
@@ -110,5 +113,6 @@ ENTRYPOINT ["/app/start"]
 # The Pipeline controller (two replicas, one leader); talks to the API server and Kafka only.
 FROM runtime AS controller
 COPY --from=apps /apps/controller/ ./
-EXPOSE 8080
+# The API or probes; 9464 the metrics listener (METRICS_PORT).
+EXPOSE 8080 9464
 CMD ["/app/start"]

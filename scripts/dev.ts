@@ -44,6 +44,10 @@ function port(name: string, fallback: number): number {
 interface ServicePlan {
   name: string;
   port: number;
+  /** Its metrics listener's (`METRICS_PORT`): what Prometheus scrapes. */
+  metricsPort: number;
+  /** The consumer's admin listener's (`ADMIN_PORT`). */
+  adminPort?: number;
   env: Record<string, string>;
   urlVariable: string;
   /** The service's listen variables when they are not `HTTP_HOST`/`HTTP_PORT`. */
@@ -60,6 +64,12 @@ const ports = {
   search: port('SEARCH_PORT', 9000),
   controller: port('CONTROLLER_PORT', 8083),
   replica: port('REPLICA_PORT', 5433),
+  consumerAdmin: port('CONSUMER_ADMIN_PORT', 8084),
+  // Each service's meters on a port of their own (9464 is the services' default METRICS_PORT).
+  ingestMetrics: port('INGEST_METRICS_PORT', 9464),
+  consumerMetrics: port('CONSUMER_METRICS_PORT', 9465),
+  searchMetrics: port('SEARCH_METRICS_PORT', 9466),
+  controllerMetrics: port('CONTROLLER_METRICS_PORT', 9467),
   prometheus: port('PROMETHEUS_PORT', 9090),
 };
 
@@ -91,6 +101,8 @@ async function startService(plan: ServicePlan): Promise<void> {
     name: plan.name,
     env: plan.env,
     port: plan.port,
+    metricsPort: plan.metricsPort,
+    ...(plan.adminPort === undefined ? {} : { adminPort: plan.adminPort }),
     listen: plan.listen,
     dataDir: devDir,
     onLine: prefixed(plan.name),
@@ -165,6 +177,7 @@ async function controllerPlan(): Promise<ServicePlan | undefined> {
   return {
     name: 'controller',
     port: ports.controller,
+    metricsPort: ports.controllerMetrics,
     urlVariable: 'CONTROLLER_URL',
     env: {
       KUBECONFIG: kubeconfig,
@@ -199,7 +212,7 @@ async function startMonitoring(plans: ServicePlan[], databaseUrl: string): Promi
     interval: '15s',
     ruleFiles: readdirSync(alerts).map((f) => join(alerts, f)),
     targets: [
-      ...plans.map((p) => ({ job: p.name, address: `127.0.0.1:${p.port}`, service: p.name })),
+      ...plans.map((p) => ({ job: p.name, address: `127.0.0.1:${p.metricsPort}`, service: p.name })),
       { job: 'postgres-exporter', address: exporter.address, service: 'postgres-exporter' },
     ],
   });
@@ -262,18 +275,22 @@ async function main(): Promise<void> {
     {
       name: 'ingest',
       port: ports.ingest,
+      metricsPort: ports.ingestMetrics,
       urlVariable: 'INGEST_URL',
       env: {},
     },
     {
       name: 'consumer',
       port: ports.consumer,
+      adminPort: ports.consumerAdmin,
+      metricsPort: ports.consumerMetrics,
       urlVariable: 'CONSUMER_URL',
       env: {},
     },
     {
       name: 'search',
       port: ports.search,
+      metricsPort: ports.searchMetrics,
       urlVariable: 'SEARCH_URL',
       env: { APPLICATION_SECRET: authSecret, DATABASE_URL: readUrl },
       // The search service keeps the spec's Play-era names for its listener.
@@ -285,7 +302,11 @@ async function main(): Promise<void> {
   const controller = await controllerPlan();
   if (controller) plans.push(controller);
   await Promise.all(plans.map((plan) => startService({ ...plan, env: { ...common, ...plan.env } })));
-  const urls = Object.fromEntries(plans.map((p) => [p.urlVariable, `http://127.0.0.1:${p.port}`]));
+  const urls: Record<string, string> = Object.fromEntries(
+    plans.map((p) => [p.urlVariable, `http://127.0.0.1:${p.port}`]),
+  );
+  // The consumer's admin API has a listener of its own (kubectl-observatory's --consumer-url).
+  if (urls.CONSUMER_URL) urls.CONSUMER_ADMIN_URL = `http://127.0.0.1:${ports.consumerAdmin}`;
 
   const prometheusUrl = await startMonitoring(plans, superuserUrl);
 
@@ -314,7 +335,10 @@ async function main(): Promise<void> {
   log('ready:');
   log(`  Kafka       ${stack.bootstrapServers}`);
   log(`  PostgreSQL  ${databaseUrl.replace(/:[^:@/]*@/, ':***@')}`);
-  for (const plan of plans) log(`  ${plan.name.padEnd(11)} ${urls[plan.urlVariable]}`);
+  for (const plan of plans) {
+    const admin = plan.adminPort === undefined ? '' : `, admin http://127.0.0.1:${plan.adminPort}`;
+    log(`  ${plan.name.padEnd(11)} ${urls[plan.urlVariable]}${admin} (metrics :${plan.metricsPort})`);
+  }
   // Debian's package ships the classic web UI only.
   if (prometheusUrl) log(`  Prometheus  ${prometheusUrl} (alerts: ${prometheusUrl}/classic/alerts)`);
   log(`settings in ${envFile}; try: source .dev/stack.env && curl -s "$INGEST_URL/health/ready"`);

@@ -29,7 +29,6 @@ import {
 import { type ConsumedRecord, decodeRecord } from '@event-observatory/consumer';
 import {
   createDatabase,
-  freePort,
   kafkaClient,
   repoRoot,
   type ServiceProcess,
@@ -145,13 +144,11 @@ interface RunStack {
 async function runConsumer(s: RunStack, db: pg.Pool) {
   await db.query('TRUNCATE events.cloud_event');
   await db.query('DELETE FROM events.consumer_checkpoint');
-  const adminPort = await freePort();
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean);
   child = await startServiceProcess({
     name: 'consumer',
     build: 'dist',
     nodeArgs,
-    port: adminPort,
     dataDir: s.dataDir,
     env: {
       BROKER_BOOTSTRAP_SERVERS: s.bootstrapServers,
@@ -163,6 +160,7 @@ async function runConsumer(s: RunStack, db: pg.Pool) {
     },
   });
   const pid = child.pid()!;
+  const { metricsUrl } = child;
   let peakBytes = 0;
   let cpu = 0;
   const rss = () => {
@@ -222,7 +220,7 @@ async function runConsumer(s: RunStack, db: pg.Pool) {
     )
   ).rows[0] as { vacuums: number; analyzes: number };
   // Where the consumer's time went, from its own meters.
-  const exposition = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
+  const exposition = await (await fetch(`${metricsUrl}/metrics`)).text();
   const sumOf = (name: string) =>
     exposition
       .split('\n')

@@ -5,7 +5,7 @@
  */
 import { usesKeySet } from './auth.js';
 import { DATABASE_BUNDLED, KAFKA_BUNDLED } from './bundled.js';
-import { HTTP_PORT } from './constructs/common.js';
+import { ADMIN_PORT, HTTP_PORT, METRICS_PORT } from './constructs/common.js';
 import { releaseNameExpr } from './helm.js';
 
 export function notes(): string {
@@ -21,7 +21,8 @@ are single-node, unreplicated and unbacked-up: for evaluation and CI only, not p
 {{- end }}
 
 Services (ClusterIP, port ${HTTP_PORT}): ${named('ingest')} (ingestion API, /docs), ${named('search')} (search UI,
-no login), ${named('consumer')} (admin API){{ if .Values.controller.enabled }}, ${named('controller')}{{ end }}.
+no login), ${named('consumer')} (admin API on port ${ADMIN_PORT}){{ if .Values.controller.enabled }}, ${named('controller')}{{ end }};
+each serves /metrics alone on port ${METRICS_PORT}.
 
 1. Reach ingest and search:
 {{- if .Values.ingest.ingress.enabled }}

@@ -434,7 +434,7 @@ export const values: Tree = {
     enabled: bool(true, 'NetworkPolicies: only what must talk talks'),
     allowFrom: list(
       [],
-      'peers besides the release allowed to reach consumer, search, controller (Prometheus)',
+      'peers besides the release allowed to reach consumer (probes, admin API), search, controller (never their metrics ports: monitoring.scrapeFrom)',
       {
         type: 'object',
       },
@@ -484,10 +484,9 @@ export const values: Tree = {
       namespace: str('', 'namespace of that ConfigMap (empty: the release namespace)'),
     },
     scrapeFrom: {
-      namespaceLabels: map(
-        {},
-        'with networkPolicies and a ServiceMonitor on: labels of the namespace Prometheus runs in (empty: any)',
-        'string',
+      namespace: str(
+        '',
+        'with networkPolicies and a ServiceMonitor on, required: the namespace Prometheus runs in, the only one admitted to the metrics ports',
       ),
       podLabels: map(
         { 'app.kubernetes.io/name': 'prometheus' },

@@ -17,6 +17,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const all = {
   'monitoring.serviceMonitor.enabled': true,
+  'monitoring.scrapeFrom.namespace': 'monitoring',
   'monitoring.prometheusRule.enabled': true,
   'monitoring.dashboard.enabled': true,
 };
@@ -132,7 +133,24 @@ describe('the rendered platform', () => {
         path: deployment.metadata.name === 'obs-ingest' ? '/health/live' : '/health/ready',
         port: 'http',
       });
-      expect(container.ports).toEqual([{ name: 'http', containerPort: 8080 }]);
+      // The probes' port, the metrics listener's, and the consumer's admin listener's.
+      expect(container.ports, deployment.metadata.name).toEqual([
+        { name: 'http', containerPort: 8080 },
+        { name: 'metrics', containerPort: 9464 },
+        ...(deployment.metadata.name === 'obs-consumer' ? [{ name: 'admin', containerPort: 8081 }] : []),
+      ]);
+      const settings = named(objects, 'ConfigMap', deployment.metadata.name).data;
+      expect(settings?.METRICS_PORT, deployment.metadata.name).toBe('9464');
+      expect(settings?.ADMIN_PORT, deployment.metadata.name).toBe(
+        deployment.metadata.name === 'obs-consumer' ? '8081' : undefined,
+      );
+      expect(named(objects, 'Service', deployment.metadata.name).spec.ports).toEqual([
+        { name: 'http', port: 8080, targetPort: 'http' },
+        { name: 'metrics', port: 9464, targetPort: 'metrics' },
+        ...(deployment.metadata.name === 'obs-consumer'
+          ? [{ name: 'admin', port: 8081, targetPort: 'admin' }]
+          : []),
+      ]);
       expect(pod.topologySpreadConstraints).toHaveLength(1);
       expect(deployment.spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
     }
@@ -256,6 +274,16 @@ describe('the rendered platform', () => {
     ]);
     expect(named(objects, 'NetworkPolicy', 'obs-ingest').spec.ingress).toEqual([
       { ports: [{ protocol: 'TCP', port: 'http' }] },
+    ]);
+    // The consumer's probes and admin API, never its metrics port (the scrape policy's alone).
+    expect(named(objects, 'NetworkPolicy', 'obs-consumer').spec.ingress).toEqual([
+      {
+        from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'obs' } } }],
+        ports: [
+          { protocol: 'TCP', port: 'http' },
+          { protocol: 'TCP', port: 'admin' },
+        ],
+      },
     ]);
     expect(named(objects, 'NetworkPolicy', 'obs-jobs').spec.ingress).toEqual([]);
     const emptyEgress = renderError([

@@ -10,13 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { type K8sObject, render } from './helm.js';
+import { type K8sObject, REQUIRED_VALUES, render, renderError, setArgs } from './helm.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'monitoring-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const on = {
   'monitoring.serviceMonitor.enabled': true,
+  'monitoring.scrapeFrom.namespace': 'monitoring',
   'monitoring.prometheusRule.enabled': true,
   'monitoring.dashboard.enabled': true,
 };
@@ -69,7 +70,7 @@ describe('ServiceMonitors', () => {
       // monitoring/scrape's endpoint, with the values' interval and timeout.
       expect(m.spec.endpoints).toEqual([
         {
-          port: 'http',
+          port: 'metrics',
           path: '/metrics',
           scheme: 'http',
           interval: '30s',
@@ -208,13 +209,9 @@ describe('the scrape NetworkPolicy', () => {
   const policy = (objects: K8sObject[]) =>
     objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'obs-prometheus-scrape');
 
-  it("admits the pods and namespace of monitoring.scrapeFrom to every component's metrics port", () => {
-    const p = policy(
-      render({
-        ...on,
-        'monitoring.scrapeFrom.namespaceLabels.kubernetes\\.io/metadata\\.name': 'monitoring',
-      }),
-    );
+  it("admits Prometheus' pods of the named namespace to every component's metrics port and no other", () => {
+    const objects = render({ ...on, 'monitoring.scrapeFrom.namespace': 'prom-system' });
+    const p = policy(objects);
     expect(p?.spec).toEqual({
       podSelector: {
         matchLabels: { 'app.kubernetes.io/instance': 'obs' },
@@ -231,14 +228,33 @@ describe('the scrape NetworkPolicy', () => {
         {
           from: [
             {
-              namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+              namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'prom-system' } },
               podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
             },
           ],
-          ports: [{ protocol: 'TCP', port: 'http' }],
+          ports: [{ protocol: 'TCP', port: 'metrics' }],
         },
       ],
     });
+    // No other policy names that namespace or opens a metrics port: Prometheus reaches nothing else.
+    for (const other of objects.filter((o) => o.kind === 'NetworkPolicy' && o !== p)) {
+      expect(JSON.stringify(other.spec), other.metadata.name).not.toContain('prom-system');
+      expect(JSON.stringify(other.spec), other.metadata.name).not.toContain('"metrics"');
+    }
+    // The port it opens is the one serving /metrics: every scraped container's `metrics`, which
+    // the ServiceMonitors scrape.
+    for (const d of objects.filter((o) => o.kind === 'Deployment')) {
+      const names = d.spec.template.spec.containers[0].ports.map((port: { name: string }) => port.name);
+      expect(names, d.metadata.name).toContain('metrics');
+    }
+  });
+
+  it('fails to render without monitoring.scrapeFrom.namespace, saying which value is missing', () => {
+    const { 'monitoring.scrapeFrom.namespace': _named, ...unnamed } = on;
+    const error = renderError(['--namespace', 'observatory', ...setArgs({ ...REQUIRED_VALUES, ...unnamed })]);
+    expect(error).toContain('monitoring.scrapeFrom.namespace is required');
+    // Without the policy (NetworkPolicies off) nothing needs it.
+    expect(() => render({ ...unnamed, 'networkPolicies.enabled': false })).not.toThrow();
   });
 
   it('exists only with the ServiceMonitors and the NetworkPolicies on', () => {

@@ -19,6 +19,7 @@ const NAMESPACE = 'observatory';
 const SCRAPED = ['ingest', 'consumer', 'search', 'controller', 'postgres-exporter'];
 const monitoringOn = {
   'monitoring.serviceMonitor.enabled': true,
+  'monitoring.scrapeFrom.namespace': 'monitoring',
   'monitoring.prometheusRule.enabled': true,
   'monitoring.postgresExporter.enabled': true,
   'networkPolicies.enabled': true,

@@ -95,7 +95,7 @@ describe('names', () => {
   it('fullnameOverride names every object; a long one is cut so each name fits 63 (a CronJob 52)', () => {
     const objects = renderFile({
       fullnameOverride: 'x'.repeat(80),
-      monitoring: { serviceMonitor: { enabled: true } },
+      monitoring: { serviceMonitor: { enabled: true }, scrapeFrom: { namespace: 'monitoring' } },
     });
     expect(longest(objects)).toBeLessThanOrEqual(63);
     for (const cronJob of objects.filter((o) => o.kind === 'CronJob'))

@@ -40,14 +40,15 @@ let values: Record<string, string | number | boolean>;
 let resourceArgs: string[];
 
 /** The ClusterIP of a Service of the release (this machine reaches ClusterIPs through kube-proxy). */
-async function serviceAddress(component: string): Promise<string> {
+/** `clusterIP:port` of a component's Service: `http` (8080) unless told, e.g. `metrics` (9464). */
+async function serviceAddress(component: string, port = 8080): Promise<string> {
   const svc = await kube.getJson<{ spec: { clusterIP: string } }>([
     'service',
     `${RELEASE}-${component}`,
     '--namespace',
     ns.name,
   ]);
-  return `${svc.spec.clusterIP}:8080`;
+  return `${svc.spec.clusterIP}:${port}`;
 }
 
 function postEvent(ingest: string, id: string, subject = 'chart-e2e') {
@@ -163,6 +164,8 @@ beforeAll(async () => {
     'jobs.partitionMaintenance.schedule': '*/1 * * * *',
     'jobs.rollupRefresh.schedule': '*/1 * * * *',
     'monitoring.serviceMonitor.enabled': true,
+    // Required with the ServiceMonitors and NetworkPolicies: the only namespace admitted to scrape.
+    'monitoring.scrapeFrom.namespace': 'monitoring',
     'monitoring.prometheusRule.enabled': true,
     'monitoring.dashboard.enabled': true,
   };
@@ -302,7 +305,7 @@ describe('the chart on the cluster', () => {
       "SELECT DISTINCT job FROM events.maintenance_run WHERE outcome = 'success' ORDER BY job",
     );
     expect(rows.map((r) => r.job)).toEqual(['partition-maintenance', 'rollup-refresh']);
-    const consumer = await serviceAddress('consumer');
+    const consumer = await serviceAddress('consumer', 9464); // its metrics port
     const metrics = await eventually('the maintenance meters on the consumer', 90_000, async () => {
       const { body } = await httpRequest(consumer, '/metrics');
       return /maintenance_last_success_timestamp_seconds\{[^}]*job="rollup-refresh"/.test(body)

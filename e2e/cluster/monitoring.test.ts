@@ -179,6 +179,8 @@ beforeAll(async () => {
     'consumer.extraEnv.LAG_REFRESH_INTERVAL': '2s',
     'networkPolicies.enabled': true,
     'monitoring.serviceMonitor.enabled': true,
+    // The only namespace admitted to the metrics ports (required with the NetworkPolicies on).
+    'monitoring.scrapeFrom.namespace': PROMETHEUS_NAMESPACE,
     'monitoring.serviceMonitor.labels.release': PROMETHEUS_RELEASE,
     'monitoring.serviceMonitor.interval': '5s',
     'monitoring.serviceMonitor.scrapeTimeout': '4s',
@@ -227,7 +229,7 @@ describe('the chart in a Prometheus Operator stack', () => {
       COMPONENTS.map((c) => `${RELEASE}-${c}`).sort(),
     );
     for (const t of targets)
-      expect(t.metric, t.metric.service).toMatchObject({ endpoint: 'http', job: t.metric.service });
+      expect(t.metric, t.metric.service).toMatchObject({ endpoint: 'metrics', job: t.metric.service });
     // The exporter logs in with its pg_monitor role and reaches the database.
     expect((await query(`pg_up{namespace="${ns.name}"}`))[0]?.value[1]).toBe('1');
   });
@@ -243,7 +245,7 @@ describe('the chart in a Prometheus Operator stack', () => {
             ns.name,
             `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/name=${c}`,
           );
-          return `${ip}:${c === 'consumer' ? 8080 : 9187}`;
+          return `${ip}:${c === 'consumer' ? 9464 : 9187}`;
         }),
       );
       const script = `

@@ -1,10 +1,13 @@
 /**
  * The chart's NetworkPolicies, enforced by the cluster (kube-router's firewall, scripts/cluster):
- * the policies rendered from charts/observatory are applied beside stand-in pods that carry each
- * component's labels and its named `http` port (no Kafka or database needed), and client pods
- * probe them. Ingest takes anyone; consumer, search and controller take only the release's own
- * pods (and the peers of `networkPolicies.allowFrom`), on `http` only; jobs take nothing; a policed
- * pod's egress goes only to DNS and `networkPolicies.egressTo`.
+ * the policies rendered from charts/observatory (the ServiceMonitors on, so the scrape policy too)
+ * are applied beside stand-in pods that carry each component's labels and its named `http`,
+ * `metrics` and `admin` ports (no Kafka or database needed), and client pods probe them. Ingest
+ * takes anyone on `http`; consumer, search and controller take only the release's own pods (and
+ * the peers of `networkPolicies.allowFrom`), on `http` (and the consumer's `admin`) only; the
+ * Prometheus pods of `monitoring.scrapeFrom.namespace` reach every `metrics` port and nothing else,
+ * a pod labelled `prometheus` elsewhere no `metrics` port; jobs take nothing; a policed pod's
+ * egress goes only to DNS and `networkPolicies.egressTo`.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -17,7 +20,10 @@ const suite = new ClusterSuite('netpol');
 const { cluster, podStack, kube } = suite;
 const RELEASE = 'np';
 const SERVERS = ['ingest', 'consumer', 'search', 'controller', 'jobs'] as const;
-const OTHER_PORT = 9090; // a second port of every stand-in, named by no policy
+const OTHER_PORT = 9090; // a port of every stand-in named by no policy
+const METRICS_PORT = 9464; // named `metrics`: opened by the scrape policy alone
+const ADMIN_PORT = 8081; // named `admin`: opened by the consumer's policy alone
+const PROMETHEUS = { 'app.kubernetes.io/name': 'prometheus' };
 const instance = { 'app.kubernetes.io/instance': RELEASE };
 const pgPort = Number(new URL(podStack.databaseUrl).port);
 
@@ -34,6 +40,12 @@ async function applyPolicies(allowFrom: unknown[]): Promise<void> {
     '--namespace',
     ns.name,
     ...SERVERS.flatMap((c) => ['--show-only', `templates/${c}-networkpolicy.yaml`]),
+    '--show-only',
+    'templates/prometheus-scrape-networkpolicy.yaml',
+    '--set',
+    'monitoring.serviceMonitor.enabled=true',
+    '--set-string',
+    `monitoring.scrapeFrom.namespace=${other.name}`,
     '--set-string',
     'kafka.bootstrapServers=kafka:9092',
     '--set-string',
@@ -48,7 +60,7 @@ async function applyPolicies(allowFrom: unknown[]): Promise<void> {
   await ns.kubectl(['apply', '-f', '-'], { input: stdout });
 }
 
-/** A stand-in: a tiny HTTP server on 8080 (`http`) and OTHER_PORT, with a component's labels. */
+/** A stand-in: a tiny HTTP server on each of its ports, with a component's labels. */
 function standIn(component: string) {
   return {
     apiVersion: 'v1',
@@ -65,9 +77,14 @@ function standIn(component: string) {
           command: [
             'node',
             '-e',
-            `for (const p of [8080, ${OTHER_PORT}]) require('node:http').createServer((q, s) => s.end('${component}')).listen(p);`,
+            `for (const p of [8080, ${METRICS_PORT}, ${ADMIN_PORT}, ${OTHER_PORT}]) require('node:http').createServer((q, s) => s.end('${component}')).listen(p);`,
           ],
-          ports: [{ name: 'http', containerPort: 8080 }, { containerPort: OTHER_PORT }],
+          ports: [
+            { name: 'http', containerPort: 8080 },
+            { name: 'metrics', containerPort: METRICS_PORT },
+            { name: 'admin', containerPort: ADMIN_PORT },
+            { containerPort: OTHER_PORT },
+          ],
           readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
         },
       ],
@@ -144,6 +161,9 @@ describe('the chart NetworkPolicies, enforced', () => {
         consumer: at('consumer'),
         search: at('search'),
         controller: at('controller'),
+        consumerAdmin: at('consumer', ADMIN_PORT),
+        searchAdmin: at('search', ADMIN_PORT),
+        searchMetrics: at('search', METRICS_PORT),
         searchOtherPort: at('search', OTHER_PORT),
         jobs: at('jobs'),
       },
@@ -153,8 +173,53 @@ describe('the chart NetworkPolicies, enforced', () => {
       consumer: 'open',
       search: 'open',
       controller: 'open',
+      consumerAdmin: 'open',
+      searchAdmin: 'blocked',
+      searchMetrics: 'blocked',
       searchOtherPort: 'blocked',
       jobs: 'blocked',
+    });
+  });
+
+  it('admit the Prometheus pods of monitoring.scrapeFrom.namespace to every metrics port and nothing else', async () => {
+    const targets = {
+      ingestMetrics: at('ingest', METRICS_PORT),
+      consumerMetrics: at('consumer', METRICS_PORT),
+      searchMetrics: at('search', METRICS_PORT),
+      controllerMetrics: at('controller', METRICS_PORT),
+      consumer: at('consumer'),
+      consumerAdmin: at('consumer', ADMIN_PORT),
+      search: at('search'),
+      controller: at('controller'),
+      jobsMetrics: at('jobs', METRICS_PORT),
+    };
+    const [prometheus, elsewhere] = await Promise.all([
+      probe(other, 'prometheus', PROMETHEUS, targets),
+      // The same label in a namespace not named: admitted nowhere but ingest's public port.
+      probe(ns, 'prometheus-elsewhere', PROMETHEUS, { ...targets, ingest: at('ingest') }),
+    ]);
+    expect(prometheus).toEqual({
+      ingestMetrics: 'open',
+      consumerMetrics: 'open',
+      searchMetrics: 'open',
+      controllerMetrics: 'open',
+      consumer: 'blocked',
+      consumerAdmin: 'blocked',
+      search: 'blocked',
+      controller: 'blocked',
+      jobsMetrics: 'blocked',
+    });
+    expect(elsewhere).toEqual({
+      ingestMetrics: 'blocked',
+      consumerMetrics: 'blocked',
+      searchMetrics: 'blocked',
+      controllerMetrics: 'blocked',
+      consumer: 'blocked',
+      consumerAdmin: 'blocked',
+      search: 'blocked',
+      controller: 'blocked',
+      jobsMetrics: 'blocked',
+      ingest: 'open',
     });
   });
 

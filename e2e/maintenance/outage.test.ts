@@ -72,7 +72,7 @@ async function publish(events: CloudEvent[]): Promise<void> {
 
 /** The sum of a meter's series on the consumer's /metrics. */
 async function metric(name: string): Promise<number> {
-  const res = await consumer.service.app.request('/metrics');
+  const res = await fetch(`${consumer.metricsUrl}/metrics`);
   const text = await res.text();
   return text
     .split('\n')

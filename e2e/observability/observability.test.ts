@@ -36,7 +36,7 @@ const scrapes: Record<string, Map<string, Family>> = {};
 
 beforeAll(async () => {
   observed = await startObservedStack();
-  for (const [service, url] of Object.entries(observed.urls))
+  for (const [service, url] of Object.entries(observed.metricsUrls))
     scrapes[service] = parseExposition(await (await fetch(`${url}/metrics`)).text());
 }, 240_000);
 

@@ -16,7 +16,7 @@ import {
 } from '@event-observatory/devstack';
 import { createJobsService, readJobsConfig } from '@event-observatory/jobs';
 import { createSearchService, DEFAULT_ALLOWED_HOSTS } from '@event-observatory/search';
-import { createLogger, createMetrics, serveApp } from '@event-observatory/service-kit';
+import { createLogger, createMetrics, serveApp, serveMetrics } from '@event-observatory/service-kit';
 import type { Kafka } from 'kafkajs';
 import pg from 'pg';
 import {
@@ -35,8 +35,8 @@ const ACCEPTED = 20 + DISTINCT_TYPES + 1;
 
 export interface ObservedStack {
   prometheus: PrometheusHandle;
-  /** Base URL of each service, by the `service` tag it reports. */
-  urls: Record<'ingest' | 'consumer' | 'search', string>;
+  /** Base URL of each service's metrics listener, by the `service` tag it reports. */
+  metricsUrls: Record<'ingest' | 'consumer' | 'search', string>;
   topic: string;
   close(): Promise<void>;
 }
@@ -57,20 +57,23 @@ export async function startObservedStack(): Promise<ObservedStack> {
     const ingest = await startIngest({ topic, secret: SECRET, knownTypes: ['com.example.*'] });
     closers.unshift(() => ingest.close());
 
+    const { registry: searchRegistry } = createMetrics({ service: 'search', version: 'e2e' });
     const search = createSearchService({
       config: {
         allowedHosts: DEFAULT_ALLOWED_HOSTS.split(','),
         secret: `e2e-observability-cursor-${id}-0123456789`,
       },
       databaseUrl,
-      registry: createMetrics({ service: 'search', version: 'e2e' }).registry,
+      registry: searchRegistry,
       tailPollMs: 250,
     });
     const searchServer = await serveApp(search.app, { host: '127.0.0.1', port: 0, drainMs: 1000 });
+    const searchMetrics = await serveMetrics(searchRegistry, { host: '127.0.0.1', port: 0 });
     closers.unshift(async () => {
       search.endTails();
       await searchServer.close();
       await search.close();
+      await searchMetrics.close();
     });
 
     const dataDir = tempDataDir('observability');
@@ -82,9 +85,9 @@ export async function startObservedStack(): Promise<ObservedStack> {
       dataDir,
       ruleFiles: readdirSync(alerts).map((f) => join(alerts, f)),
       targets: [
-        { job: 'ingest', address: new URL(ingest.url).host, service: 'ingest' },
-        { job: 'consumer', address: new URL(consumer.url).host, service: 'consumer' },
-        { job: 'search', address: new URL(searchServer.url).host, service: 'search' },
+        { job: 'ingest', address: new URL(ingest.metricsUrl).host, service: 'ingest' },
+        { job: 'consumer', address: new URL(consumer.metricsUrl).host, service: 'consumer' },
+        { job: 'search', address: new URL(searchMetrics.url).host, service: 'search' },
         { job: 'postgres-exporter', address: exporter.address, service: 'postgres-exporter' },
       ],
     });
@@ -102,7 +105,7 @@ export async function startObservedStack(): Promise<ObservedStack> {
       const { body } = await prometheus.query('count(up == 1) == 4');
       return (body.data?.result.length ?? 0) > 0;
     });
-    await sendTraffic(ingest.url, consumer.url, ingest.token, kafka, topic, id);
+    await sendTraffic(ingest.url, consumer.adminUrl, ingest.token, kafka, topic, id);
     await jobs.run('partition-maintenance');
     await jobs.run('rollup-refresh');
     const db = new pg.Pool({ connectionString: databaseUrl, max: 1 });
@@ -118,7 +121,7 @@ export async function startObservedStack(): Promise<ObservedStack> {
     });
     // A replay plan (dry run) of the dead letter: counted as skipped.
     await until('a replay planned and scraped', async () => {
-      await fetch(`${consumer.url}/admin/dlq:replay`, { method: 'POST' });
+      await fetch(`${consumer.adminUrl}/admin/dlq:replay`, { method: 'POST' });
       const { body } = await prometheus.query('sum(dlq_replay_records_total{outcome="skipped"}) >= 1');
       return (body.data?.result.length ?? 0) > 0;
     });
@@ -126,7 +129,7 @@ export async function startObservedStack(): Promise<ObservedStack> {
     await new Promise((r) => setTimeout(r, 3_000)); // a few more scrapes after the last change
     return {
       prometheus,
-      urls: { ingest: ingest.url, consumer: consumer.url, search: searchServer.url },
+      metricsUrls: { ingest: ingest.metricsUrl, consumer: consumer.metricsUrl, search: searchMetrics.url },
       topic,
       close,
     };
@@ -138,7 +141,7 @@ export async function startObservedStack(): Promise<ObservedStack> {
 
 async function sendTraffic(
   ingestUrl: string,
-  consumerUrl: string,
+  consumerAdminUrl: string,
   token: string,
   kafka: Kafka,
   topic: string,
@@ -196,7 +199,7 @@ async function sendTraffic(
   await producer.disconnect();
   // Lifecycle commands on the consumer's admin listener.
   for (const path of ['/admin/consumer:pause', '/admin/consumer:resume'])
-    await fetch(`${consumerUrl}${path}`, { method: 'POST' });
+    await fetch(`${consumerAdminUrl}${path}`, { method: 'POST' });
 }
 
 /** The overview, a search with text, its next page, and a live tail held open for a moment. */

@@ -137,7 +137,7 @@ describe('pipeline: ingest -> broker -> consumer -> store', () => {
     // Wait for the duplicates to be processed too, then check nothing more arrived.
     const dupStarted = Date.now();
     const duplicates = async () => {
-      const text = await (await consumer.service.app.request('/metrics')).text();
+      const text = await (await fetch(`${consumer.metricsUrl}/metrics`)).text();
       const line = text.split('\n').find((l) => l.startsWith('consume_records_duplicate_total'));
       return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
     };

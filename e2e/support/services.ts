@@ -15,6 +15,7 @@ import {
   createMetrics,
   type RunningServer,
   serveApp,
+  serveMetrics,
   signDevToken,
 } from '@event-observatory/service-kit';
 import type { Kafka } from 'kafkajs';
@@ -40,11 +41,20 @@ async function listen(app: Parameters<typeof serveApp>[0]): Promise<RunningServe
   return serveApp(app, { host: '127.0.0.1', port: 0, drainMs: 1_000 });
 }
 
+/** The metrics listener, as each service's `main.ts` serves it beside the main one. */
+function listenMetrics(registry: Registry): Promise<RunningServer> {
+  return serveMetrics(registry, { host: '127.0.0.1', port: 0 });
+}
+
 export interface StartedConsumer {
   service: ConsumerService;
   registry: Registry;
-  /** The admin listener (`/metrics`, `/admin/...`); authentication is off unless `auth` is given. */
+  /** The probes' listener (`/health/...`). */
   url: string;
+  /** The admin listener (`/admin/...`); authentication is off unless `auth` is given. */
+  adminUrl: string;
+  /** The metrics listener (`GET /metrics`). */
+  metricsUrl: string;
   close(): Promise<void>;
 }
 
@@ -74,20 +84,29 @@ export async function startConsumer(opts: {
     logger: createLogger({ service: 'consumer', level: 'error' }),
   });
   await service.start();
-  const server = await listen(service.app);
+  const [server, admin, metrics] = await Promise.all([
+    listen(service.app),
+    listen(service.adminApp),
+    listenMetrics(registry),
+  ]);
   return {
     service,
     registry,
     url: server.url,
+    adminUrl: admin.url,
+    metricsUrl: metrics.url,
     async close() {
-      await server.close();
+      await Promise.all([admin.close(), server.close()]);
       await service.close();
+      await metrics.close();
     },
   };
 }
 
 export interface StartedIngest {
   url: string;
+  /** The metrics listener (`GET /metrics`). */
+  metricsUrl: string;
   registry: Registry;
   /** A token with `events:write`, signed with the suite's secret. */
   token: string;
@@ -110,14 +129,16 @@ export async function startIngest(opts: {
     registry,
     logger: createLogger({ service: 'ingest', level: 'error' }),
   });
-  const server = await listen(service.app);
+  const [server, metrics] = await Promise.all([listen(service.app), listenMetrics(registry)]);
   return {
     url: server.url,
+    metricsUrl: metrics.url,
     registry,
     token: await signDevToken({ secret: opts.secret, scopes: ['events:write'] }),
     async close() {
       await server.close();
       await service.close();
+      await metrics.close();
     },
   };
 }

@@ -9,6 +9,10 @@ import { secretName } from '../bundled.js';
 import { blocks, releaseName, scalar, spread, spreadAt, text, value } from '../helm.js';
 
 export const HTTP_PORT = 8080;
+/** Every service's metrics listener (`METRICS_PORT`), container and Service port `metrics`. */
+export const METRICS_PORT = 9464;
+/** The consumer's admin listener (`ADMIN_PORT`), container and Service port `admin`. */
+export const ADMIN_PORT = 8081;
 /** Seconds of the grace period beyond the preStop delay and a service's own shutdown bound. */
 export const GRACE_MARGIN_SECONDS = 5;
 

@@ -1,4 +1,4 @@
-/** The consumer: Kafka -> PostgreSQL; its HTTP listener is the admin API, /metrics and health. */
+/** The consumer: Kafka -> PostgreSQL; its listeners: health (`http`), the admin API (`admin`), /metrics (`metrics`). */
 import { Construct } from 'constructs';
 import { adminAuthSettings, keyEnv } from '../auth.js';
 import { consumerMigratesOnBoot, kafkaBootstrap } from '../bundled.js';
@@ -12,6 +12,7 @@ export class Consumer extends Construct {
     super(scope, 'consumer-component');
     new HttpService(this, {
       component: 'consumer',
+      admin: true,
       settings: {
         BROKER_BOOTSTRAP_SERVERS: kafkaBootstrap(),
         BROKER_TOPIC: value('pipeline.topic'),

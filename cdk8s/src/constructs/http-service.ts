@@ -1,7 +1,8 @@
 /**
  * A long-running HTTP component: its ServiceAccount, settings ConfigMap, Deployment (probes on
- * /health/live and /health/ready, restricted security context, topology spread, a config checksum
- * so a changed setting rolls the pods), Service and PodDisruptionBudget.
+ * /health/live and /health/ready of port `http`, /metrics on port `metrics` alone, restricted
+ * security context, topology spread, a config checksum so a changed setting rolls the pods),
+ * Service and PodDisruptionBudget.
  */
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
@@ -10,11 +11,13 @@ import { type Connections, credentialVolumes } from '../credentials.js';
 import { blocks, releaseName, scalar, spread, spreadAt, text, value } from '../helm.js';
 import { Autoscaler } from './autoscaling.js';
 import {
+  ADMIN_PORT,
   extraEnvItems,
   GRACE_MARGIN_SECONDS,
   HTTP_PORT,
   image,
   labels,
+  METRICS_PORT,
   metadata,
   podBlocks,
   podDefaults,
@@ -43,6 +46,8 @@ export interface HttpServiceProps {
   readinessPath?: string;
   /** The container listens on this port (named `http`). */
   containerPort?: number;
+  /** An admin listener (`ADMIN_PORT`, port `admin`) apart from the probes' (the consumer). */
+  admin?: boolean;
   /** The Service's type comes from `.Values.<component>.serviceType` (else ClusterIP). */
   serviceTypeFromValues?: boolean;
   /** Mounts a token for the Kubernetes API (the controller only). */
@@ -58,6 +63,11 @@ export class HttpService extends Construct {
     super(scope, props.component);
     const { component } = props;
     const port = props.containerPort ?? HTTP_PORT;
+    // The listeners besides `http`: each its own port, so a NetworkPolicy can open one alone.
+    const listeners = [
+      { name: 'metrics', port: METRICS_PORT, variable: 'METRICS_PORT' },
+      ...(props.admin ? [{ name: 'admin', port: ADMIN_PORT, variable: 'ADMIN_PORT' }] : []),
+    ];
     const own = `.Values.${component}`;
     this.serviceAccount = new k8s.KubeServiceAccount(this, `${component}-serviceaccount`, {
       metadata: serviceAccountMetadata(component),
@@ -73,6 +83,7 @@ export class HttpService extends Construct {
         // Set with the endpoint: without it the SDK would speak its own default, http/protobuf.
         OTEL_EXPORTER_OTLP_PROTOCOL: value('tracing.otlpProtocol'),
         ...props.settings,
+        ...Object.fromEntries(listeners.map((l) => [l.variable, String(l.port)])),
         // extraEnv as a map lands here; as a list, in the container's env (below).
         [spread(`(ternary ${own}.extraEnv (dict) (kindIs "map" ${own}.extraEnv))`)]: '',
       },
@@ -113,7 +124,10 @@ export class HttpService extends Construct {
               {
                 name: component,
                 ...image(component),
-                ports: [{ name: 'http', containerPort: port }],
+                ports: [
+                  { name: 'http', containerPort: port },
+                  ...listeners.map((l) => ({ name: l.name, containerPort: l.port })),
+                ],
                 envFrom: [{ configMapRef: { name: releaseName(component) } }],
                 env: props.secretEnv ?? [],
                 // The Service keeps the pod while the Endpoints controller and kube-proxy (or an
@@ -170,7 +184,14 @@ export class HttpService extends Construct {
       spec: {
         ...(props.serviceTypeFromValues ? { type: value(`${component}.serviceType`) } : {}),
         selector: selector(component),
-        ports: [{ name: 'http', port: HTTP_PORT, targetPort: k8s.IntOrString.fromString('http') }],
+        ports: [
+          { name: 'http', port: HTTP_PORT, targetPort: k8s.IntOrString.fromString('http') },
+          ...listeners.map((l) => ({
+            name: l.name,
+            port: l.port,
+            targetPort: k8s.IntOrString.fromString(l.name),
+          })),
+        ],
       },
     });
     new k8s.KubePodDisruptionBudget(this, `${component}-pdb`, {

@@ -1,10 +1,11 @@
 /**
  * NetworkPolicies: only what must talk talks. Ingest takes the producers' requests from anywhere
- * (authenticated; the Ingress controller is in another namespace). The consumer's admin API, the
- * search UI (no login) and the controller take connections only from the release's own pods and
- * from the peers an operator lists (`networkPolicies.allowFrom`: Prometheus, an admin's namespace).
- * The migration and the jobs take none. Egress: DNS, and `networkPolicies.egressTo` (Kafka,
- * PostgreSQL, the API server, the collector).
+ * (authenticated; the Ingress controller is in another namespace). The consumer's probes and admin
+ * API, the search UI (no login) and the controller take connections only from the release's own
+ * pods and from the peers an operator lists (`networkPolicies.allowFrom`: an admin's namespace).
+ * No policy here opens a `metrics` port: Prometheus is admitted to those alone, by the scrape
+ * policy (scrape-policies.ts). The migration and the jobs take none. Egress: DNS, and
+ * `networkPolicies.egressTo` (Kafka, PostgreSQL, the API server, the collector).
  */
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
@@ -12,7 +13,8 @@ import { Construct } from 'constructs';
 import { blocks, onlyIf, text } from '../helm.js';
 import { metadata } from './common.js';
 
-const http = [{ protocol: 'TCP', port: k8s.IntOrString.fromString('http') }];
+const port = (name: string) => ({ protocol: 'TCP', port: k8s.IntOrString.fromString(name) });
+const http = [port('http')];
 const instance = { 'app.kubernetes.io/instance': text('{{ .Release.Name }}') };
 
 export class NetworkPolicies extends Construct {
@@ -50,7 +52,8 @@ export class NetworkPolicies extends Construct {
         },
       );
     policy('ingest', [{ ports: http }]);
-    for (const component of ['consumer', 'search', 'controller']) policy(component, [{ ports: http }], true);
+    policy('consumer', [{ ports: [...http, port('admin')] }], true);
+    for (const component of ['search', 'controller']) policy(component, [{ ports: http }], true);
     policy('jobs', []);
     policy('migration', []);
     onlyIf(this, '.Values.networkPolicies.enabled');

@@ -37,7 +37,8 @@ export class PostgresExporter extends Construct {
                 name: COMPONENT,
                 ...image('monitoring.postgresExporter'),
                 args: [`--web.listen-address=:${PORT}`, '--disable-settings-metrics'],
-                ports: [{ name: 'http', containerPort: PORT }],
+                // Named as every component's metrics port: the scrape policy and endpoint name it.
+                ports: [{ name: 'metrics', containerPort: PORT }],
                 env: [
                   // host:port/database?options of database.url (or the bundled PostgreSQL's): the
                   // exporter adds its own role.
@@ -61,7 +62,7 @@ export class PostgresExporter extends Construct {
                   },
                 ],
                 readinessProbe: {
-                  httpGet: { path: '/metrics', port: k8s.IntOrString.fromString('http') },
+                  httpGet: { path: '/metrics', port: k8s.IntOrString.fromString('metrics') },
                   periodSeconds: 10,
                   timeoutSeconds: 5,
                 },
@@ -76,7 +77,7 @@ export class PostgresExporter extends Construct {
       metadata: metadata(COMPONENT),
       spec: {
         selector: selector(COMPONENT),
-        ports: [{ name: 'http', port: PORT, targetPort: k8s.IntOrString.fromString('http') }],
+        ports: [{ name: 'metrics', port: PORT, targetPort: k8s.IntOrString.fromString('metrics') }],
       },
     });
     onlyIf(this, POSTGRES_EXPORTER_ON);

@@ -1,20 +1,26 @@
 /**
  * NetworkPolicies for monitoring. Policies add up, so one more policy admits Prometheus (the pods
- * and namespace `monitoring.scrapeFrom` names) to the metrics port of every scraped component,
- * whatever the components' own policies allow; it exists when NetworkPolicies and the
- * ServiceMonitors are both on. postgres_exporter gets the policy every component has: no other
- * ingress, egress to DNS and `networkPolicies.egressTo` (PostgreSQL).
+ * `monitoring.scrapeFrom.podLabels` selects in the namespace `monitoring.scrapeFrom.namespace`) to
+ * the `metrics` port of every scraped component and to nothing else: that port serves /metrics
+ * alone, never an API, the UI or the admin API. It exists when NetworkPolicies and the
+ * ServiceMonitors are both on, and then the namespace is required (no default admits every
+ * namespace, where anyone may label a pod `prometheus`). postgres_exporter gets the policy every
+ * component has: no other ingress, egress to DNS and `networkPolicies.egressTo` (PostgreSQL).
  */
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { POSTGRES_EXPORTER_ON } from '../bundled.js';
-import { blocks, onlyIf, text } from '../helm.js';
+import { blocks, onlyIf, scalar, text } from '../helm.js';
 import { metadata } from './common.js';
 import { SCRAPED } from './monitoring.js';
 
 const instance = { 'app.kubernetes.io/instance': text('{{ .Release.Name }}') };
-const http = [{ protocol: 'TCP', port: k8s.IntOrString.fromString('http') }];
+const metricsPort = [{ protocol: 'TCP', port: k8s.IntOrString.fromString('metrics') }];
+
+/** The message of a render without the namespace Prometheus runs in. */
+export const SCRAPE_NAMESPACE_REQUIRED =
+  'monitoring.scrapeFrom.namespace is required with monitoring.serviceMonitor.enabled and networkPolicies.enabled: the namespace Prometheus runs in, the only one admitted to the metrics ports';
 
 export class ScrapePolicies extends Construct {
   constructor(scope: Construct) {
@@ -29,11 +35,26 @@ export class ScrapePolicies extends Construct {
           ],
         },
         policyTypes: ['Ingress'],
-        ingress: [{ from: [{ namespaceSelector: {}, podSelector: {} }], ports: http }],
+        ingress: [
+          {
+            from: [
+              {
+                namespaceSelector: {
+                  matchLabels: {
+                    'kubernetes.io/metadata.name': scalar(
+                      `{{ required ${JSON.stringify(SCRAPE_NAMESPACE_REQUIRED)} .Values.monitoring.scrapeFrom.namespace | toJson }}`,
+                    ),
+                  },
+                },
+                podSelector: {},
+              },
+            ],
+            ports: metricsPort,
+          },
+        ],
       },
     });
     blocks(scrape, {
-      '/spec/ingress/0/from/0/namespaceSelector/matchLabels': '.Values.monitoring.scrapeFrom.namespaceLabels',
       '/spec/ingress/0/from/0/podSelector/matchLabels': '.Values.monitoring.scrapeFrom.podLabels',
     });
     onlyIf(scrape, 'and .Values.networkPolicies.enabled .Values.monitoring.serviceMonitor.enabled');

@@ -28,8 +28,9 @@ export class Search extends Construct {
       secretEnv: [
         databasePassword('reader'),
         secretEnv('APPLICATION_SECRET', 'application'),
-        // Prometheus scrapes /metrics at the pod's address, and the scrape host must be
-        // allowed: the pod IP joins the list (kubelet expands $(VAR) from envFrom and earlier env).
+        // A client of the pod's own address is allowed too: the pod IP joins the list (kubelet
+        // expands $(VAR) from envFrom and earlier env). Prometheus scrapes the metrics port, which
+        // checks no Host.
         { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
         // The kubelet gives every pod `<SERVICE>_SERVICE_HOST` of the Services that existed when
         // it started: the search Service's ClusterIP (Helm creates Services before Deployments).

@@ -164,7 +164,7 @@ export class ConsumerScalingSuite extends ClusterSuite {
         await Promise.all(
           pods.items.map(async (p) => {
             if (!p.status.podIP) return;
-            const text = await fetch(`http://${p.status.podIP}:8080/metrics`, {
+            const text = await fetch(`http://${p.status.podIP}:9464/metrics`, {
               signal: AbortSignal.timeout(2_000),
             })
               .then((r) => r.text())

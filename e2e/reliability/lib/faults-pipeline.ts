@@ -173,7 +173,7 @@ export async function startPipeline(opts: PipelineOptions = {}): Promise<Pipelin
       return extra;
     },
     async consumerMetric(name) {
-      const text = await (await fetch(`${p.consumer.url}/metrics`)).text();
+      const text = await (await fetch(`${p.consumer.metricsUrl}/metrics`)).text();
       return text
         .split('\n')
         .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))

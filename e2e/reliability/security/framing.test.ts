@@ -54,7 +54,7 @@ function eventHeaders(id = randomUUID()): [string, string][] {
 
 const POST = 'POST /v1/events HTTP/1.1';
 /** A second request smuggled behind the first: answered only if the framing was misread. */
-const SMUGGLED = 'GET /metrics HTTP/1.1\r\nhost: localhost\r\n\r\n';
+const SMUGGLED = 'GET /health/live HTTP/1.1\r\nhost: localhost\r\n\r\n';
 
 async function statuses(parts: (string | Buffer)[]): Promise<number[]> {
   const { responses } = await exchange(ingest.port, parts, { end: false });
@@ -152,7 +152,7 @@ describe('oversized input is refused without reading it', () => {
 
 /** `ingest_events_rejected_total{reason="too-large"}` of the service's own `/metrics`. */
 async function tooLargeCount(): Promise<number> {
-  const text = await (await fetch(`${ingest.url}/metrics`)).text();
+  const text = await (await fetch(`${ingest.metricsUrl}/metrics`)).text();
   const line = text
     .split('\n')
     .find((l) => l.startsWith('ingest_events_rejected_total{') && l.includes('reason="too-large"'));

@@ -67,7 +67,7 @@ const consumerTarget: Target = {
   name: 'consumer admin',
   scope: 'events:admin',
   call: (authorization) =>
-    fetch(`${consumer.url}/admin/consumer`, {
+    fetch(`${consumer.adminUrl}/admin/consumer`, {
       headers: authorization === undefined ? {} : { authorization },
     }),
 };
@@ -348,7 +348,7 @@ describe('an ingestion API pinned to RS256', () => {
 describe('a token too large for a header block', () => {
   it.each([
     { name: 'ingest', url: () => ingest.url, target: ingestTarget },
-    { name: 'consumer admin', url: () => consumer.url, target: consumerTarget },
+    { name: 'consumer admin', url: () => consumer.adminUrl, target: consumerTarget },
   ])(
     'is refused by the $name listener with 431 in the error body shape, and the service keeps answering',
     async ({ url, target }) => {

@@ -29,6 +29,10 @@ function common(name: ServiceName, env: Record<string, string>) {
 export interface ServiceProcess {
   url: string;
   port: number;
+  /** The metrics listener (`GET /metrics`). */
+  metricsUrl: string;
+  /** The consumer's admin listener (`/admin/...`). */
+  adminUrl?: string;
   /** Everything written to stdout and stderr so far. */
   output(): string;
   /** Resident set size in bytes (`VmRSS` of /proc). */
@@ -55,6 +59,8 @@ export async function spawnService(
   return {
     url: service.url,
     port: service.port,
+    metricsUrl: service.metricsUrl,
+    ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}),
     output: () => output,
     rssBytes() {
       const status = readFileSync(`/proc/${service.pid()}/status`, 'utf8');

@@ -41,7 +41,7 @@ function roleUrl(databaseUrl: string, port?: number): string {
 }
 
 async function scrape(p: ServiceProcess, name: string): Promise<void> {
-  captured.push({ name: `${name} /metrics`, text: await (await fetch(`${p.url}/metrics`)).text() });
+  captured.push({ name: `${name} /metrics`, text: await (await fetch(`${p.metricsUrl}/metrics`)).text() });
 }
 
 beforeAll(async () => {
@@ -125,9 +125,9 @@ beforeAll(async () => {
   for (const token of [adminToken, write, forged]) {
     answered(
       'consumer admin',
-      await fetch(`${consumer.url}/admin/consumer`, { headers: { authorization: `Bearer ${token}` } }),
+      await fetch(`${consumer.adminUrl}/admin/consumer`, { headers: { authorization: `Bearer ${token}` } }),
     );
-    await fetch(`${consumer.url}/admin/dlq`, { headers: { authorization: `Bearer ${token}` } });
+    await fetch(`${consumer.adminUrl}/admin/dlq`, { headers: { authorization: `Bearer ${token}` } });
   }
   const page = await (await fetch(`${search.url}/events?limit=1`)).text();
   const cursor = /cursor=([^"&]+)/.exec(page)?.[1];

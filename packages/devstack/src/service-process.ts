@@ -31,6 +31,10 @@ export interface ServiceProcessOptions {
   listen?: { host: string; port: string } | false;
   /** Default a free port. */
   port?: number;
+  /** The metrics listener's (`METRICS_PORT`), set with the listen variables; default a free port. */
+  metricsPort?: number;
+  /** The consumer's admin listener's (`ADMIN_PORT`); default a free port for the consumer. */
+  adminPort?: number;
   /** `source` (tsx on `src/main.ts`, the default) or `dist` (`dist/main.js` after `tsc -b`, as the image). */
   build?: 'source' | 'dist';
   /** Node flags instead of those of `start:prod` (a benchmark's variants). */
@@ -47,6 +51,10 @@ export interface ServiceProcessOptions {
 export interface ServiceProcess {
   url: string;
   port: number;
+  /** The metrics listener (`GET /metrics`); empty for a process that serves nothing. */
+  metricsUrl: string;
+  /** The admin listener (`/admin/...`) of a service that has one (the consumer). */
+  adminUrl?: string;
   logFile: string;
   /** The process id while it runs (e.g. to read its memory from /proc). */
   pid(): number | undefined;
@@ -71,10 +79,22 @@ export interface ServiceProcess {
 export async function startServiceProcess(opts: ServiceProcessOptions): Promise<ServiceProcess> {
   const port = opts.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
+  const listen = opts.listen ?? { host: 'HTTP_HOST', port: 'HTTP_PORT' };
+  // Every service serves its meters on a port of their own, the consumer its admin API too: both
+  // get free ports here, or two services started side by side would collide on the defaults.
+  const ports: Record<string, number> = listen
+    ? {
+        METRICS_PORT: opts.metricsPort ?? (await freePort()),
+        ...(opts.adminPort !== undefined || opts.name === 'consumer'
+          ? { ADMIN_PORT: opts.adminPort ?? (await freePort()) }
+          : {}),
+      }
+    : {};
+  const urlOf = (variable: string) =>
+    ports[variable] === undefined ? undefined : `http://127.0.0.1:${ports[variable]}`;
   const cwd = join(repoRoot(), 'services', opts.name);
   const instance = opts.instance ?? opts.name;
   const logFile = join(opts.dataDir, `${instance}.log`);
-  const listen = opts.listen ?? { host: 'HTTP_HOST', port: 'HTTP_PORT' };
   const entry =
     opts.build === 'dist'
       ? [join(cwd, 'dist', 'main.js')]
@@ -88,6 +108,7 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
       ...(opts.baseEnv ?? process.env),
       ...opts.env,
       ...(listen ? { [listen.host]: '127.0.0.1', [listen.port]: String(port) } : {}),
+      ...Object.fromEntries(Object.entries(ports).map(([variable, p]) => [variable, String(p)])),
     },
     dataDir: opts.dataDir,
     marker: entry.at(-1) as string,
@@ -111,9 +132,12 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
     stopGraceMs: 45_000,
   });
   await service.start();
+  const adminUrl = urlOf('ADMIN_PORT');
   return {
     url,
     port,
+    metricsUrl: urlOf('METRICS_PORT') ?? '',
+    ...(adminUrl ? { adminUrl } : {}),
     logFile,
     pid: () => service.pid(),
     exited: () => service.exited() as Promise<number | string>,

@@ -30,6 +30,10 @@ describe('startServiceProcess', () => {
     expect(cmdline.slice(1, 1 + flags.length)).toEqual(flags);
     expect(ingest.url).toBe(`http://127.0.0.1:${ingest.port}`);
     expect((await fetch(`${ingest.url}/health/live`)).status).toBe(200);
+    // Its meters on a free port of their own, not on the main one.
+    expect(ingest.metricsUrl).not.toBe(ingest.url);
+    expect(await (await fetch(`${ingest.metricsUrl}/metrics`)).text()).toContain('service="ingest"');
+    expect((await fetch(`${ingest.url}/metrics`)).status).toBe(404);
     await ingest.stop();
     // Its own exit code, not a signal's name: the SIGTERM ran its shutdown to the end.
     expect(await ingest.exited()).toBe(0);

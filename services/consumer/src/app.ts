@@ -1,10 +1,18 @@
 /**
- * The admin listener as a Hono app built from explicit dependencies (tests build it too).
+ * The consumer's HTTP apps, built from explicit dependencies (tests build them too): `app`, the
+ * main listener's (`HTTP_PORT`, where the kubelet probes), and `adminApp`, the admin listener's
+ * (`ADMIN_PORT`). `/metrics` is on neither: main.ts serves it on the metrics listener.
+ *
+ * `app`:
  *
  * | method | path | |
  * |---|---|---|
- * | GET | /metrics | text exposition |
  * | GET | /health/live, /health/ready | readiness: `broker` and `database` each UP or a reason |
+ *
+ * `adminApp`:
+ *
+ * | method | path | |
+ * |---|---|---|
  * | GET | /admin/consumer | the stream's state |
  * | POST | /admin/consumer:start, :stop, :pause, :resume, :restart, :clearCheckpoints | lifecycle |
  * | GET | /admin/dlq | dead-letter depth per partition |
@@ -22,22 +30,19 @@ import {
   errorHandler,
   type HealthCheck,
   healthRoutes,
-  metricsHandler,
   notFoundHandler,
   type Principal,
   requireAuth,
   type Verifier,
 } from '@event-observatory/service-kit';
 import type { Logger } from '@event-observatory/service-kit/logger';
-import { Hono, type MiddlewareHandler } from 'hono';
-import type { Registry } from 'prom-client';
+import { type ErrorHandler, Hono, type MiddlewareHandler } from 'hono';
 import type { DlqAdmin } from './dlq/admin.js';
 import type { CommandOutcome, LifecycleCommand } from './metrics.js';
 import type { Lifecycle } from './operations/lifecycle.js';
 import { POISON_REASONS, type PoisonReason } from './write/decode.js';
 
 export interface AppDeps {
-  registry: Registry;
   lifecycle: Lifecycle;
   dlq: DlqAdmin;
   /** Null when authentication is disabled (`AUTH_ENABLED=false`). */
@@ -61,13 +66,26 @@ const COMMANDS: Record<string, LifecycleCommand> = {
   clearCheckpoints: 'clear-checkpoints',
 };
 
-export function buildApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
-  const app = new Hono<{ Variables: AuthVariables }>();
-  app.onError(errorHandler(deps.logger ? { logger: deps.logger } : {}));
-  app.notFound(notFoundHandler(app));
+export interface ConsumerApps {
+  /** The probes, on the main listener. */
+  app: Hono;
+  /** The admin API, on a listener of its own: a peer admitted to the probes reaches no command. */
+  adminApp: Hono<{ Variables: AuthVariables }>;
+}
 
-  app.get('/metrics', metricsHandler(deps.registry));
+export function buildApp(deps: AppDeps): ConsumerApps {
+  const onError = errorHandler(deps.logger ? { logger: deps.logger } : {});
+  const app = new Hono();
+  app.onError(onError);
+  app.notFound(notFoundHandler(app));
   app.route('/', healthRoutes({ checks: deps.checks }));
+  return { app, adminApp: buildAdminApp(deps, onError) };
+}
+
+function buildAdminApp(deps: AppDeps, onError: ErrorHandler): ConsumerApps['adminApp'] {
+  const app = new Hono<{ Variables: AuthVariables }>();
+  app.onError(onError);
+  app.notFound(notFoundHandler(app));
 
   const guard: MiddlewareHandler = deps.verifier
     ? (requireAuth(deps.verifier) as MiddlewareHandler)

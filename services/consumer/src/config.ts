@@ -6,7 +6,15 @@
  * variables (scope `events:admin` by default), apart from the ingest service's `AUTH_*`.
  */
 import { readConsumerBrokerConfig } from '@event-observatory/broker';
-import { bool, duration, type Env, int, readConfig, str } from '@event-observatory/service-kit/config';
+import {
+  bool,
+  duration,
+  type Env,
+  int,
+  metricsPort,
+  readConfig,
+  str,
+} from '@event-observatory/service-kit/config';
 import { writePoolSettingsFromEnv } from '@event-observatory/store';
 
 export const ADMIN_SCOPE = 'events:admin';
@@ -17,6 +25,9 @@ export function readConsumerConfig(env: Env) {
     logLevel: str('LOG_LEVEL').default('info'),
     httpHost: str('HTTP_HOST').default('0.0.0.0'),
     httpPort: int('HTTP_PORT', { min: 0, max: 65535 }).default(8080),
+    // The admin API on a port of its own (the probes stay on HTTP_PORT, the meters on METRICS_PORT).
+    adminPort: int('ADMIN_PORT', { min: 0, max: 65535 }).default(8081),
+    metricsPort: metricsPort(),
     batchSize: int('CONSUMER_BATCH_SIZE', { min: 1, max: 10_000 }).default(500),
     batchWindowMs: duration('CONSUMER_BATCH_WINDOW', { min: 0 }).default('250ms'),
     writeConcurrency: int('CONSUMER_WRITE_CONCURRENCY', { min: 1, max: 6 }).default(2),

@@ -1,4 +1,4 @@
-export { type AppDeps, buildApp } from './app.js';
+export { type AppDeps, buildApp, type ConsumerApps } from './app.js';
 export { ADMIN_SCOPE, type ConsumerConfig, readConsumerConfig } from './config.js';
 export {
   buildDeadLetter,

@@ -1,5 +1,6 @@
 /**
- * Entry point: configuration -> telemetry -> service -> listener -> shutdown. Wiring only.
+ * Entry point: configuration -> telemetry -> service -> listeners (probes on HTTP_PORT, the admin
+ * API on ADMIN_PORT, the meters on METRICS_PORT) -> shutdown. Wiring only.
  */
 import {
   authConfigFromEnv,
@@ -9,6 +10,7 @@ import {
   readListenerTimeouts,
   runMain,
   serveApp,
+  serveMetrics,
   startTracing,
 } from '@event-observatory/service-kit';
 import { databaseUrlFromEnv } from '@event-observatory/store';
@@ -27,14 +29,18 @@ await runMain(async () => {
   const audit = createLogger({ service: 'consumer', level: 'info' });
   const { registry } = createMetrics({ service: 'consumer', version: config.serviceVersion });
   const service = await createConsumerService({ config, databaseUrl, auth, registry, logger, audit });
-  const server = await serveApp(service.app, { host: config.httpHost, port: config.httpPort, timeouts });
-  logger.info({ url: server.url }, 'admin listener up');
+  const host = config.httpHost;
+  const server = await serveApp(service.app, { host, port: config.httpPort, timeouts });
+  const admin = await serveApp(service.adminApp, { host, port: config.adminPort, timeouts });
+  const metrics = await serveMetrics(registry, { host, port: config.metricsPort, timeouts });
+  logger.info({ url: server.url, adminUrl: admin.url, metricsUrl: metrics.url }, 'admin listener up');
   await service.start();
   installShutdown({
     ...consumerShutdown(
       {
-        listener: () => server.close(),
+        listener: () => Promise.all([admin.close(), server.close()]),
         ...service.closers,
+        metricsListener: () => metrics.close(),
         telemetry: () => tracing.shutdown(),
       },
       { drainTimeoutMs: config.drainTimeoutMs, log: logger },

@@ -143,8 +143,7 @@ export async function createConsumerService(opts: ServiceOptions) {
         ),
     },
   });
-  const app = buildApp({
-    registry,
+  const { app, adminApp } = buildApp({
     lifecycle,
     dlq,
     verifier,
@@ -178,6 +177,7 @@ export async function createConsumerService(opts: ServiceOptions) {
 
   return {
     app,
+    adminApp,
     stream,
     probe,
     lifecycle,

@@ -23,6 +23,7 @@ async function shutDown(drainTimeoutMs: number, slow: Partial<ConsumerClosers>) 
     deadLetterProducer: closer('deadLetterProducer'),
     adminClient: closer('adminClient'),
     pools: closer('pools'),
+    metricsListener: closer('metricsListener'),
     telemetry: closer('telemetry'),
   };
   const started = Date.now();
@@ -54,7 +55,7 @@ describe('consumer shutdown', () => {
     const { exit, closed } = await shutDown(drain, { consumer: takes(drain), deadLetterProducer: hangs });
     expect(exit?.code).toBe(0);
     expect(exit!.at).toBeLessThanOrEqual(40_000 + drain);
-    expect(closed).toEqual(['listener', 'consumer', 'adminClient', 'pools', 'telemetry']);
+    expect(closed).toEqual(['listener', 'consumer', 'adminClient', 'pools', 'metricsListener', 'telemetry']);
   });
 
   it('fits a longer drain timeout the same way', async () => {
@@ -73,6 +74,7 @@ describe('consumer shutdown', () => {
       deadLetterProducer: hangs,
       adminClient: hangs,
       pools: hangs,
+      metricsListener: hangs,
       telemetry: hangs,
     });
     expect(exit?.code).toBe(0);
@@ -88,6 +90,7 @@ describe('consumer shutdown', () => {
       'deadLetterProducer',
       'adminClient',
       'pools',
+      'metricsListener',
       'telemetry',
     ]);
   });

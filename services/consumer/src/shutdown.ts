@@ -1,7 +1,7 @@
 /**
  * The consumer's graceful shutdown (the README's Shutdown section), in this order: unbind
- * the admin listener, drain and commit the in-flight batch, close the dead-letter producer, the
- * admin client, the pools and telemetry. The spec allows 40 s plus `CONSUMER_DRAIN_TIMEOUT` before
+ * the admin and probe listeners, drain and commit the in-flight batch, close the dead-letter
+ * producer, the admin client, the pools, the metrics listener and telemetry. The spec allows 40 s plus `CONSUMER_DRAIN_TIMEOUT` before
  * a forced kill, so the whole shutdown fits in that budget: each step is bounded by its own cap and
  * by what remains of the budget once every later step has kept a short reserve. The bounds can
  * therefore never add up to more than the budget, whatever each step does.
@@ -28,11 +28,14 @@ const CLOSE_MS = 5_000;
 
 /** What the shutdown closes, each a call that resolves once that part is closed. */
 export interface ConsumerClosers {
+  /** The admin and probe listeners. */
   listener: () => Promise<unknown>;
   consumer: () => Promise<unknown>;
   deadLetterProducer: () => Promise<unknown>;
   adminClient: () => Promise<unknown>;
   pools: () => Promise<unknown>;
+  /** Closed late, so the meters stay scrapeable while the batch drains. */
+  metricsListener: () => Promise<unknown>;
   telemetry: () => Promise<unknown>;
 }
 
@@ -64,6 +67,7 @@ export function consumerShutdown(
     { name: 'dead-letter producer', run: closers.deadLetterProducer, capMs: opts.drainTimeoutMs },
     { name: 'admin client', run: closers.adminClient, capMs: CLOSE_MS },
     { name: 'pools', run: closers.pools, capMs: CLOSE_MS },
+    { name: 'metrics listener', run: closers.metricsListener, capMs: CLOSE_MS },
     { name: 'telemetry', run: closers.telemetry, capMs: CLOSE_MS },
   ];
   // The kit's overall bound stays the spec's budget, a backstop the steps end before.

@@ -256,14 +256,15 @@ describe('consumer on the real broker and database', () => {
     const ready = await h.request('/health/ready', { token: null });
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ status: 'UP', broker: 'UP', database: 'UP' });
-    const text = await (await h.request('/metrics', { token: null })).text();
+    expect((await h.request('/metrics', { token: null })).status).toBe(404); // the metrics listener's alone
+    const text = await h.scrape();
     expect(text).not.toContain('http_server_requests_seconds');
     expect(text).not.toContain('auth_decisions_total');
     expect(text).toMatch(/^consume_batch_latency_seconds_bucket\{le="0.005",.*outcome="success"/m);
     expect(text).toMatch(/^pool_connections_max\{pool="observatory-write".* 6$/m);
     await waitFor('lag series', async () => {
       await h.service.probe.tick();
-      const t = await (await h.request('/metrics', { token: null })).text();
+      const t = await h.scrape();
       return new RegExp(
         `^consume_group_lag\\{group="${h.groupId}",topic="${h.topic}",partition="\\d+"`,
         'm',

@@ -12,6 +12,7 @@ import {
   createLogger,
   createMetrics,
   type Logger,
+  metricsApp,
   signDevToken,
 } from '@event-observatory/service-kit';
 import type { Kafka, Message, Producer } from 'kafkajs';
@@ -50,7 +51,10 @@ export interface Harness {
   token: string;
   publish(events: CloudEvent[], extra?: Partial<Message>[]): Promise<void>;
   publishRaw(messages: Message[]): Promise<void>;
+  /** To the admin app for `/admin/...`, to the probes' app otherwise, as the two listeners split them. */
   request(path: string, init?: RequestInit & { token?: string | null }): Promise<Response>;
+  /** `GET /metrics` of the metrics listener's app. */
+  scrape(): Promise<string>;
   count(where?: string): Promise<number>;
   metric(name: string): Promise<number | undefined>;
   close(): Promise<void>;
@@ -150,7 +154,11 @@ export async function startHarness(name: string, opts: HarnessOptions = {}): Pro
       const headers = new Headers(init.headers);
       const t = init.token === undefined ? token : init.token;
       if (t) headers.set('authorization', `Bearer ${t}`);
-      return Promise.resolve(service.app.request(path, { ...init, headers }));
+      const app = path.startsWith('/admin') ? service.adminApp : service.app;
+      return Promise.resolve(app.request(path, { ...init, headers }));
+    },
+    async scrape() {
+      return (await metricsApp(registry).request('/metrics')).text();
     },
     async count(where = 'true') {
       // sql-witness: counts the stored events in its own SQL, independently of the store's insert under test.
@@ -187,7 +195,7 @@ export async function waitFor(
 
 /** Sum of the values of every series of `name` whose labels contain `match`. */
 export async function metricSum(h: Harness, name: string, match = ''): Promise<number> {
-  const text = await (await h.service.app.request('/metrics')).text();
+  const text = await h.scrape();
   let sum = 0;
   for (const line of text.split('\n')) {
     if (!line.startsWith(name)) continue;

@@ -16,7 +16,7 @@ afterAll(async () => {
 });
 
 async function lagSeries(): Promise<Map<string, number>> {
-  const text = await (await h.service.app.request('/metrics')).text();
+  const text = await h.scrape();
   const out = new Map<string, number>();
   for (const line of text.split('\n')) {
     if (!line.startsWith('consume_group_lag{')) continue;

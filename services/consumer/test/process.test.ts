@@ -25,10 +25,24 @@ describe('SIGTERM on a running consumer', () => {
     expect(written).toBeGreaterThan(0);
     expect(await f.committed()).toBe(0);
     expect(await refused(p.port)).toBe(false);
+    // Three listeners: the probes on HTTP_PORT, the admin API on ADMIN_PORT, the meters on METRICS_PORT.
+    const status = async (url: string) => {
+      const res = await fetch(url);
+      await res.body?.cancel();
+      return res.status;
+    };
+    expect(await status(`${p.url}/health/live`)).toBe(200);
+    expect(await status(`${p.adminUrl}/admin/consumer`)).toBe(200);
+    expect(await status(`${p.metricsUrl}/metrics`)).toBe(200);
+    expect(await status(`${p.url}/admin/consumer`)).toBe(404);
+    expect(await status(`${p.url}/metrics`)).toBe(404);
+    expect(await status(`${p.adminUrl}/metrics`)).toBe(404);
+    expect(await status(`${p.metricsUrl}/admin/consumer`)).toBe(404);
 
     const signalled = Date.now();
     const stopped = p.stop();
-    await waitFor('the admin listener unbound', () => refused(p.port), 5_000);
+    await waitFor('the probe listener unbound', () => refused(p.port), 5_000);
+    await waitFor('the admin listener unbound', () => refused(Number(new URL(p.adminUrl!).port)), 5_000);
     // The listener is gone while the batch is still held between its write and its commit.
     expect(await f.committed()).toBe(0);
 
@@ -55,6 +69,7 @@ describe('SIGTERM on a running consumer', () => {
       'dead-letter producer',
       'admin client',
       'pools',
+      'metrics listener',
       'telemetry',
     ];
     const ends = p.logs.filter((l) => l.msg === 'shutdown step done' || l.msg === 'shutdown step failed');
@@ -94,7 +109,7 @@ describe('SIGKILL between the durable write and the commit', () => {
     expect(await f.count('SELECT count(DISTINCT (ce_source, ce_id))::int AS n FROM events.cloud_event')).toBe(
       40,
     );
-    const metrics = await (await fetch(`http://127.0.0.1:${second.port}/metrics`)).text();
+    const metrics = await (await fetch(`${second.metricsUrl}/metrics`)).text();
     const duplicates = /^consume_records_duplicate_total(?:\{[^}]*\})? (\S+)$/m.exec(metrics);
     expect(Number(duplicates?.[1])).toBe(written);
     await second.stop();

@@ -43,7 +43,7 @@ describe('the consumer on the SASL_SSL listener', () => {
     await waitFor('one dead letter', async () => (await f.published(`${f.topic}.dlq`)) === 1, 30_000);
     const ready = await readiness(p.url);
     expect(ready).toEqual({ status: 200, body: expect.objectContaining({ status: 'UP', broker: 'UP' }) });
-    const metrics = await (await fetch(`${p.url}/metrics`)).text();
+    const metrics = await (await fetch(`${p.metricsUrl}/metrics`)).text();
     expect(metrics).toContain('consume_records_poison_total');
     expect(metrics).not.toContain(password);
     expect(JSON.stringify(p.logs)).not.toContain(password);

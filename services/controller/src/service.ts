@@ -93,7 +93,6 @@ export function createControllerService(opts: ControllerServiceOptions) {
     },
   });
   const app = buildApp({
-    registry,
     logger,
     checks: {
       kubernetes: () => (state.apiAnswered ? up('UP') : down('unreachable')),

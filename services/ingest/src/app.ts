@@ -7,7 +7,7 @@ import { type AuthVariables, requireAuth, type Verifier } from '@event-observato
 import { type ApiError, errorHandler, notFoundHandler } from '@event-observatory/service-kit/errors';
 import { type HealthCheck, healthRoutes } from '@event-observatory/service-kit/health';
 import type { Logger } from '@event-observatory/service-kit/logger';
-import { httpServerTimer, metricsHandler } from '@event-observatory/service-kit/metrics';
+import { httpServerTimer } from '@event-observatory/service-kit/metrics';
 import { requestHeader, requestHeaderPairs } from '@event-observatory/service-kit/server';
 import { traceRequests } from '@event-observatory/service-kit/tracing';
 import type { HttpBindings } from '@hono/node-server';
@@ -114,7 +114,6 @@ export function buildApp(deps: AppDeps): OpenAPIHono<Env> {
   );
 
   addDocsRoutes(app, { title: 'Event ingestion API', version: deps.version });
-  app.get('/metrics', metricsHandler(deps.registry));
   app.route('/', healthRoutes({ checks: deps.checks }));
   return app;
 }

@@ -9,6 +9,7 @@ import {
   type Env,
   int,
   list,
+  metricsPort,
   readConfig,
   str,
 } from '@event-observatory/service-kit/config';
@@ -18,6 +19,7 @@ import { REQUEST_OVERHEAD_BYTES } from './admission.js';
 const schema = {
   host: str('HTTP_HOST').default('0.0.0.0'),
   port: int('HTTP_PORT', { min: 0, max: 65535 }).default(8080),
+  metricsPort: metricsPort(),
   version: str('SERVICE_VERSION').default('0.0.0-unknown'),
   logLevel: logLevel(),
   // At most what the event topic as broker creates it holds; a topic someone else created is checked

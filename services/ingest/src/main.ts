@@ -1,14 +1,14 @@
 /**
  * Wiring only: configuration -> telemetry -> service (boot probe, INGEST_MAX_EVENT_BYTES check)
- * -> listener -> shutdown (listener, then producer drain within BROKER_CLOSE_TIMEOUT, then
- * telemetry).
+ * -> listener and metrics listener -> shutdown (listener, then producer drain within
+ * BROKER_CLOSE_TIMEOUT, then the metrics listener, then telemetry).
  */
 import { readProducerConfig } from '@event-observatory/broker';
 import { authConfigFromEnv } from '@event-observatory/service-kit/auth';
 import { readListenerTimeouts, runMain } from '@event-observatory/service-kit/config';
 import { createLogger } from '@event-observatory/service-kit/logger';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
-import { installShutdown, serveApp } from '@event-observatory/service-kit/server';
+import { installShutdown, serveApp, serveMetrics } from '@event-observatory/service-kit/server';
 import { startTracing } from '@event-observatory/service-kit/tracing';
 import { readIngestConfig } from './config.js';
 import { createIngestService } from './service.js';
@@ -25,14 +25,17 @@ runMain(async () => {
   // In-flight requests wait at most for their own delivery deadline, so that bounds the drain.
   const drainMs = broker.deliveryTimeoutMs;
   const server = await serveApp(service.app, { host: config.host, port: config.port, timeouts, drainMs });
-  logger.info({ url: server.url, auth: auth.enabled }, 'listening');
+  const metrics = await serveMetrics(registry, { host: config.host, port: config.metricsPort, timeouts });
+  logger.info({ url: server.url, metricsUrl: metrics.url, auth: auth.enabled }, 'listening');
   installShutdown({
     steps: [
       { name: 'listener', run: () => server.close() },
       ...service.shutdownSteps(),
+      { name: 'metrics listener', run: () => metrics.close() },
       { name: 'telemetry', run: () => tracing.shutdown() },
     ],
-    // Listener drain, then the producer's close window plus one last request, then telemetry.
+    // Listener drain, then the producer's close window plus one last request, then the metrics
+    // listener (1 s at most) and telemetry.
     timeoutMs: drainMs + broker.closeTimeoutMs + broker.requestTimeoutMs + 5_000,
     logger,
   });

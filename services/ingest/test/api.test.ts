@@ -59,7 +59,7 @@ async function idsOnTopic(present: string[]): Promise<string[]> {
 
 /** One sample of the metrics text: the value of the first series of `name` with `labels`. */
 async function metricValue(name: string, labels: Record<string, string>): Promise<number> {
-  const text = await (await fetch(`${h.url}/metrics`)).text();
+  const text = await (await fetch(`${h.metricsUrl}/metrics`)).text();
   const line = text
     .split('\n')
     .find(
@@ -359,7 +359,7 @@ describe('oversized bodies', () => {
       });
     });
     await new Promise((r) => setTimeout(r, 200));
-    const text = await (await fetch(`${h.url}/metrics`)).text();
+    const text = await (await fetch(`${h.metricsUrl}/metrics`)).text();
     expect(text).toMatch(/http_server_requests_seconds_count\{[^}]*uri="\/v1\/events",status="499"/);
     expect(text).not.toMatch(/http_server_requests_seconds_count\{[^}]*status="500"/);
   });
@@ -545,9 +545,22 @@ describe('description, docs, health and metrics', () => {
     expect(await ready.json()).toEqual({ status: 'UP', broker: 'reachable', eventCeiling: 'fits' });
     expect((await fetch(`${h.url}/health/live`)).status).toBe(200);
   });
+  it('serves /metrics on the metrics listener only: the main port answers 404, the metrics port nothing else', async () => {
+    const main = await fetch(`${h.url}/metrics`);
+    expect(main.status).toBe(404);
+    await main.body?.cancel();
+    const metrics = await fetch(`${h.metricsUrl}/metrics`);
+    expect(metrics.status).toBe(200);
+    await metrics.body?.cancel();
+    for (const path of ['/health/ready', '/v1/events', '/openapi.json', '/docs']) {
+      const other = await fetch(`${h.metricsUrl}${path}`);
+      expect(other.status, path).toBe(404);
+      await other.body?.cancel();
+    }
+  });
   it('counts a recognised type whose payload the consumer cannot read as invalid-payload, not text or JSON', async () => {
     const unrecognised = async () => {
-      const text = await (await fetch(`${h.url}/metrics`)).text();
+      const text = await (await fetch(`${h.metricsUrl}/metrics`)).text();
       const line = text
         .split('\n')
         .find((l) => l.startsWith('event_unrecognised_total{') && l.includes('type="com.example.blob"'));
@@ -566,7 +579,7 @@ describe('description, docs, health and metrics', () => {
   });
   it('exposes the ingest meters with their tags', async () => {
     await post('/v1/events', ceHeaders('m-1', T, { 'ce-type': 'org.other.thing' }), 'x');
-    const text = await (await fetch(`${h.url}/metrics`)).text();
+    const text = await (await fetch(`${h.metricsUrl}/metrics`)).text();
     const series = (name: string, labels: Record<string, string>, value = /[0-9.e+-]+/) =>
       text
         .split('\n')

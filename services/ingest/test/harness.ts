@@ -5,7 +5,7 @@ import { type AuthConfig, authConfigFromEnv, signDevToken } from '@event-observa
 import { createLogger } from '@event-observatory/service-kit/logger';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { retry } from '@event-observatory/service-kit/resilience';
-import { serveApp } from '@event-observatory/service-kit/server';
+import { serveApp, serveMetrics } from '@event-observatory/service-kit/server';
 import { createIngestService, type IngestService, type Limits, readIngestConfig } from '../src/index.js';
 
 export { createTopic, readRecords } from '@event-observatory/devstack';
@@ -16,6 +16,8 @@ const AUTH = authConfigFromEnv({ AUTH_SECRET: SECRET }, { defaultScope: 'events:
 
 export interface Harness {
   url: string;
+  /** The metrics listener (`GET /metrics`), as `main.ts` serves it. */
+  metricsUrl: string;
   app: IngestService['app'];
   topic: string;
   token: string;
@@ -35,6 +37,7 @@ export interface HarnessOptions {
 
 /** The service as `main.ts` builds it, on the given broker and topic, with test variations. */
 export async function startHarness(opts: HarnessOptions): Promise<Harness> {
+  const { registry } = createMetrics({ service: 'ingest', version: 'test' });
   const service = await createIngestService({
     config: {
       ...readIngestConfig({ SERVICE_VERSION: 'test' }),
@@ -48,20 +51,23 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
       ...opts.broker,
     }),
     auth: opts.auth ?? AUTH,
-    registry: createMetrics({ service: 'ingest', version: 'test' }).registry,
+    registry,
     logger: createLogger({ service: 'ingest', level: 'silent' }),
     ...(opts.now ? { now: opts.now } : {}),
   });
   const server = await serveApp(service.app, { host: '127.0.0.1', port: 0, drainMs: 1000 });
+  const metrics = await serveMetrics(registry, { host: '127.0.0.1', port: 0 });
   const token = await signDevToken({ secret: SECRET, scopes: ['events:write'] });
   return {
     url: server.url,
+    metricsUrl: metrics.url,
     app: service.app,
     topic: opts.topic,
     token,
     async close() {
       await server.close();
       await service.close();
+      await metrics.close();
     },
   };
 }

@@ -53,7 +53,7 @@ async function readiness(h: Harness): Promise<Record<string, string>> {
 }
 
 async function fetchesCounted(h: Harness, outcome: string): Promise<number> {
-  const text = await (await fetch(`${h.url}/metrics`)).text();
+  const text = await (await fetch(`${h.metricsUrl}/metrics`)).text();
   const line = text
     .split('\n')
     .find((l) => l.startsWith(`${KEY_SET_FETCHES}{`) && l.includes(`outcome="${outcome}"`));

@@ -92,7 +92,7 @@ describe('ingest on the secured listeners', () => {
     const records = await readRecords(bootstrapServers, topic, (rs) => rs.length >= 1);
     expect(records.map((r) => r.headers.ce_id?.toString())).toEqual(['over-sasl-ssl']);
 
-    const metrics = await (await fetch(`${ingest.url}/metrics`)).text();
+    const metrics = await (await fetch(`${ingest.metricsUrl}/metrics`)).text();
     expect(metrics).toContain('ingest_events_received_total');
     expect(metrics).not.toContain(password);
     expect(readFileSync(ingest.logFile, 'utf8')).not.toContain(password);

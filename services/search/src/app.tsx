@@ -7,7 +7,7 @@
 import { errorHandler, notFoundHandler } from '@event-observatory/service-kit/errors';
 import { down, healthRoutes, up } from '@event-observatory/service-kit/health';
 import type { Logger } from '@event-observatory/service-kit/logger';
-import { httpServerTimer, metricsHandler } from '@event-observatory/service-kit/metrics';
+import { httpServerTimer } from '@event-observatory/service-kit/metrics';
 import { traceRequests } from '@event-observatory/service-kit/tracing';
 import {
   cancellablePool,
@@ -188,7 +188,6 @@ export function buildApp(deps: AppDeps): Hono {
         'cache-control': 'max-age=3600',
       }),
     );
-  app.get('/metrics', metricsHandler(deps.registry));
   app.route(
     '/',
     healthRoutes({

@@ -9,6 +9,7 @@ describe('search configuration', () => {
     expect(cfg).toMatchObject({
       host: '0.0.0.0',
       port: 9000,
+      metricsPort: 9464,
       allowedHosts: ['localhost', '127.0.0.1', '.local'],
       pageTimeoutMs: 5_000,
     });

@@ -9,6 +9,7 @@ import {
   type Env,
   int,
   list,
+  metricsPort,
   readConfig,
   str,
 } from '@event-observatory/service-kit/config';
@@ -27,6 +28,7 @@ export const DEFAULT_PAGE_TIMEOUT_MS = 5_000;
 const schema = {
   host: str('PLAY_HTTP_ADDRESS').default('0.0.0.0'),
   port: int('PLAY_HTTP_PORT', { min: 0, max: 65535 }).default(9000),
+  metricsPort: metricsPort(),
   version: str('SERVICE_VERSION').default('0.0.0-unknown'),
   logLevel: logLevel(),
   allowedHosts: list('ALLOWED_HOSTS', { min: 1 }).default(DEFAULT_ALLOWED_HOSTS),
@@ -38,6 +40,8 @@ const schema = {
 export interface SearchConfig {
   host: string;
   port: number;
+  /** The metrics listener's (`METRICS_PORT`), on `host`. */
+  metricsPort: number;
   version: string;
   logLevel: string;
   allowedHosts: string[];

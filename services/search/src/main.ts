@@ -1,11 +1,11 @@
 /**
- * Wiring only: configuration -> telemetry -> service -> listener -> shutdown (live tails, then
- * listener, then pool, then telemetry).
+ * Wiring only: configuration -> telemetry -> service -> listener and metrics listener -> shutdown
+ * (live tails, then listener, then pool, then the metrics listener, then telemetry).
  */
 import { readListenerTimeouts, runMain } from '@event-observatory/service-kit/config';
 import { createLogger } from '@event-observatory/service-kit/logger';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
-import { installShutdown, serveApp } from '@event-observatory/service-kit/server';
+import { installShutdown, serveApp, serveMetrics } from '@event-observatory/service-kit/server';
 import { startTracing } from '@event-observatory/service-kit/tracing';
 import { databaseUrlFromEnv } from '@event-observatory/store';
 import { readSearchConfig } from './config.js';
@@ -22,7 +22,9 @@ runMain(async () => {
   // The default drain (10 s) outlasts the keep-alive timeout plus Node's extra second, so idle
   // connections expire as announced before any is cut; a page takes at most its 2 s statements.
   const server = await serveApp(service.app, { host: config.host, port: config.port, timeouts });
-  logger.info({ url: server.url, allowedHosts: config.allowedHosts }, 'listening');
+  // No Host check there: Prometheus scrapes the pod's address.
+  const metrics = await serveMetrics(registry, { host: config.host, port: config.metricsPort, timeouts });
+  logger.info({ url: server.url, metricsUrl: metrics.url, allowedHosts: config.allowedHosts }, 'listening');
   installShutdown({
     steps: [
       {
@@ -33,6 +35,7 @@ runMain(async () => {
         },
       },
       { name: 'read pool', run: () => service.close() },
+      { name: 'metrics listener', run: () => metrics.close() },
       { name: 'telemetry', run: () => tracing.shutdown() },
     ],
     timeoutMs: 15_000,

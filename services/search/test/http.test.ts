@@ -203,6 +203,12 @@ describe('readiness and metrics', () => {
     }
   });
 
+  it('leaves /metrics to the metrics listener: the UI port answers it 404', async () => {
+    const res = await h.get('/metrics');
+    expect(res.status).toBe(404);
+    await res.body?.cancel();
+  });
+
   it('publishes the search meters with all 16 shapes, the page kinds and the read pool', async () => {
     await h.get('/events?q=alpha&severity=error&range=all');
     const text = await h.registry.metrics();

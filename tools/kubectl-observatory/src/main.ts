@@ -23,7 +23,7 @@ const USAGE = `Usage: kubectl observatory <command>
   dlq list [--consumer-url URL] [--reason R] [--limit N]        dead letters of the consumer
   dlq replay [--dry-run | --commit] [--reason R] [--limit N]    plan a replay (default), or do it
 Admin calls (dlq) send the token of OBSERVATORY_ADMIN_TOKEN or --token-file.
-Defaults: --search-url http://127.0.0.1:9000, --consumer-url http://127.0.0.1:8082
+Defaults: --search-url http://127.0.0.1:9000, --consumer-url http://127.0.0.1:8084
 (e.g. after kubectl port-forward svc/<release>-search 9000:9000).`;
 
 const FLAGS = new Set([
@@ -69,7 +69,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const dlq = () => ({
-    consumerUrl: (args.flags.get('consumer-url') ?? 'http://127.0.0.1:8082').replace(/\/$/, ''),
+    consumerUrl: (args.flags.get('consumer-url') ?? 'http://127.0.0.1:8084').replace(/\/$/, ''),
     token: adminToken(args),
     limit: intFlag(args, 'limit'),
     reason: args.flags.get('reason'),

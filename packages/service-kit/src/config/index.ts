@@ -3,7 +3,13 @@
  * @module
  */
 export { formatDuration, parseDuration, tryParseDuration } from './duration.js';
-export { checkListenerTimeouts, type ListenerTimeouts, readListenerTimeouts } from './listener.js';
+export {
+  checkListenerTimeouts,
+  DEFAULT_METRICS_PORT,
+  type ListenerTimeouts,
+  metricsPort,
+  readListenerTimeouts,
+} from './listener.js';
 export { describeFatal, fatal, type ProcessLike, runMain } from './main.js';
 export {
   bool,

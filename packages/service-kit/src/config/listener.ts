@@ -3,7 +3,7 @@
  * and hands them to `serveApp`). Node's own defaults are not deliberate bounds: a stalled body is
  * answered only after `requestTimeout` (300 s) and a stalled header block after ~65 s.
  */
-import { ConfigError, duration, type Env, readConfig } from './schema.js';
+import { ConfigError, duration, type Env, type Field, int, readConfig } from './schema.js';
 
 export interface ListenerTimeouts {
   /** Whole request (headers and body) must arrive within this; else 408 and close. */
@@ -42,4 +42,20 @@ export function checkListenerTimeouts(t: ListenerTimeouts): ListenerTimeouts {
  */
 export function readListenerTimeouts(env: Env): ListenerTimeouts {
   return checkListenerTimeouts(readConfig(env, schema));
+}
+
+/** The metrics listener's port when `METRICS_PORT` is unset: the OpenTelemetry Prometheus exporter's. */
+export const DEFAULT_METRICS_PORT = 9464;
+
+/**
+ * The `METRICS_PORT` field of a service's schema: the port of its metrics listener (`serveMetrics`),
+ * apart from the main one so that a scraper can be admitted to the metrics alone.
+ *
+ * @example
+ * ```ts
+ * readConfig(env, { port: int('HTTP_PORT').default(8080), metricsPort: metricsPort() });
+ * ```
+ */
+export function metricsPort(): Field<number> {
+  return int('METRICS_PORT', { min: 0, max: 65535 }).default(DEFAULT_METRICS_PORT);
 }

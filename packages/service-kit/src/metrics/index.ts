@@ -1,6 +1,7 @@
 /**
- * Metrics: the registry with the common tags, `GET /metrics`, the HTTP server timer, capped tags,
- * Micrometer-style timers and distributions, and the spec's bucket ladders.
+ * Metrics: the registry with the common tags, `GET /metrics` and the metrics listener's app, the
+ * HTTP server timer, capped tags, Micrometer-style timers and distributions, and the spec's bucket
+ * ladders.
  * @module
  */
 export { type CappedLabel, cappedLabel } from './capped-label.js';
@@ -29,6 +30,7 @@ export {
   METRICS_CONTENT_TYPE,
   type Metrics,
   type MetricsOptions,
+  metricsApp,
   metricsHandler,
   UNKNOWN_VERSION,
 } from './registry.js';

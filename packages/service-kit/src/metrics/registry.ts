@@ -1,5 +1,6 @@
-import type { Handler } from 'hono';
+import { type Handler, Hono } from 'hono';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { errorHandler, notFoundHandler } from '../errors/index.js';
 
 /** The exposition content type the spec requires, exactly. */
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -56,4 +57,21 @@ export function metricsHandler(registry: Registry): Handler {
       status: 200,
       headers: { 'content-type': METRICS_CONTENT_TYPE },
     });
+}
+
+/**
+ * The app of a metrics listener: `GET /metrics` (and `HEAD`) and nothing else; any other path is
+ * 404 and another method 405, with the error body. `serveMetrics` serves it on its own port.
+ *
+ * @example
+ * ```ts
+ * const text = await (await metricsApp(registry).request('/metrics')).text();
+ * ```
+ */
+export function metricsApp(registry: Registry): Hono {
+  const app = new Hono();
+  app.onError(errorHandler());
+  app.notFound(notFoundHandler(app));
+  app.get('/metrics', metricsHandler(registry));
+  return app;
 }
