@@ -194,8 +194,17 @@ export const values: Tree = {
     create: bool(true, 'create the default Pipeline (the controller creates its topics)'),
     topic: str('events.cloudevents.v1', 'the event topic (BROKER_TOPIC)'),
     partitions: int(12, 'partitions of the event topic (never lowered)', 1),
-    replicationFactor: int(1, 'replication factor of the pipeline topics', 1),
-    retentionHours: int(168, 'retention of the pipeline topics', 1),
+    replicationFactor: int(
+      0,
+      'replication factor of the pipeline topics (0: 3 with an external Kafka, so one broker can fail without losing an acknowledged event; 1 with the bundled single broker)',
+      0,
+    ),
+    retentionHours: int(168, 'retention of the event topic', 1),
+    deadLetterRetentionHours: int(
+      720,
+      'retention of the dead-letter topic: longer than the event topic, so a letter waits for someone to look at it (30 days)',
+      1,
+    ),
     deletionPolicy: oneOf(['Retain', 'Delete'], 'Retain', 'what deleting the Pipeline does to its topics'),
     adoptExistingTopics: bool(
       false,

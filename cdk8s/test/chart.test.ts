@@ -568,6 +568,32 @@ describe('secured connections', () => {
     expect(config(render(), 'obs-search').DATABASE_URL).toBe('postgres://postgres:5432/observatory');
   });
 
+  it('replicates the topics 3 times on an external Kafka and once on the bundled one; the dead letters are kept 30 days', () => {
+    const topics = (objects: K8sObject[]) =>
+      named(objects, 'Pipeline', 'obs-events').spec.topics.map(
+        (t: { replicationFactor: number; config: Record<string, string> }) => [
+          t.replicationFactor,
+          t.config['retention.ms'],
+        ],
+      );
+    const week = String(168 * 3_600_000);
+    const month = String(720 * 3_600_000);
+    expect(topics(render())).toEqual([
+      [3, week],
+      [3, month],
+    ]);
+    expect(topics(render({ 'kafka.bundled.enabled': true }))).toEqual([
+      [1, week],
+      [1, month],
+    ]);
+    expect(
+      topics(render({ 'pipeline.replicationFactor': 2, 'pipeline.deadLetterRetentionHours': 24 })),
+    ).toEqual([
+      [2, week],
+      [2, String(24 * 3_600_000)],
+    ]);
+  });
+
   it('takes over existing topics only when pipeline.adoptExistingTopics says so (the adopt annotation)', () => {
     const annotations = (objects: K8sObject[]) =>
       named(objects, 'Pipeline', 'obs-events').metadata.annotations;

@@ -1,7 +1,8 @@
 /**
  * The default Pipeline: the event topic and its dead-letter topic, created by the controller. The
  * topic settings are those of the controller's default Pipeline (crds/examples/pipeline.yaml);
- * names, partitions, replication and retention come from values. Its spec.flow names the chart's
+ * names, partitions, replication and retention (the dead-letter topic's its own, longer one) come
+ * from values. Its spec.flow names the chart's
  * consumer group, so `kubectl get pipelines` shows the consumer's lag and the dead letters.
  */
 import { readFileSync } from 'node:fs';
@@ -23,7 +24,11 @@ const example = parse(readFileSync(join(REPO_ROOT, 'crds/examples/pipeline.yaml'
 const [eventTopic, dlqTopic] = example.spec.topics as [PipelineSpecTopics, PipelineSpecTopics];
 const ADOPT_ANNOTATION = 'observatory.dev/adopt-topics'; // services/controller: ADOPT_TOPICS_ANNOTATION
 const dlqName = scalar('{{ printf "%s.dlq" .Values.pipeline.topic | toJson }}');
-const retentionMs = scalar('{{ mul .Values.pipeline.retentionHours 3600000 | toString | toJson }}');
+const hoursMs = (value: string) => scalar(`{{ mul .Values.pipeline.${value} 3600000 | toString | toJson }}`);
+/** 0 (the default) is 3 against an external Kafka and 1 in the bundled single broker. */
+const replicationFactor = scalar<number>(
+  `{{ .Values.pipeline.replicationFactor | default (ternary 1 3 ${KAFKA_BUNDLED}) | int | toJson }}`,
+);
 
 export class Pipeline extends Construct {
   constructor(scope: Construct) {
@@ -36,14 +41,14 @@ export class Pipeline extends Construct {
           {
             name: value('pipeline.topic'),
             partitions: value<number>('pipeline.partitions'),
-            replicationFactor: value<number>('pipeline.replicationFactor'),
-            config: { ...eventTopic.config, 'retention.ms': retentionMs },
+            replicationFactor,
+            config: { ...eventTopic.config, 'retention.ms': hoursMs('retentionHours') },
           },
           {
             name: dlqName,
             partitions: dlqTopic.partitions,
-            replicationFactor: value<number>('pipeline.replicationFactor'),
-            config: { ...dlqTopic.config, 'retention.ms': retentionMs },
+            replicationFactor,
+            config: { ...dlqTopic.config, 'retention.ms': hoursMs('deadLetterRetentionHours') },
           },
         ],
         // The chart's consumer reads the event topic and dead-letters to the other.

@@ -90,6 +90,8 @@ export async function baseInstall(images: { ingest: string }, secret?: ReleaseSe
   const values: Record<string, string | number | boolean> = {
     'image.registry': prefix.split('/')[0] as string,
     'image.tag': tag,
+    // The suites' external Kafka is one broker (the chart's default asks for 3 replicas there).
+    'pipeline.replicationFactor': 1,
     ...Object.fromEntries(
       COMPONENTS.map((c) => [`${c}.image.repository`, `${prefix.split('/').slice(1).join('/')}/${c}`]),
     ),
