@@ -198,8 +198,8 @@ export const values: Tree = {
     retentionHours: int(168, 'retention of the pipeline topics', 1),
     deletionPolicy: oneOf(['Retain', 'Delete'], 'Retain', 'what deleting the Pipeline does to its topics'),
     adoptExistingTopics: bool(
-      false,
-      'let the controller take over the topics if they exist already (annotation observatory.dev/adopt-topics: "*")',
+      true,
+      'let this Pipeline take over its own topics if they exist already (a reinstall): the annotation observatory.dev/adopt-topics: "*" and the controller\'s allowlist entry <namespace>/<pipeline>:* for it alone',
     ), // spec.flow of the default Pipeline (the consumer's group kafka.groupId on the topic, its .dlq): thresholds.
     flow: {
       maxLag: int(1000, 'spec.flow.maxLag: Lagging=True above this many records behind', 0),
@@ -353,8 +353,18 @@ export const values: Tree = {
       "watch Pipelines of every namespace (a ClusterRole and ClusterRoleBinding); false: the release's namespace only (a Role)",
     ),
     topicNameTemplate: str(
-      '{name}',
-      'CONTROLLER_TOPIC_NAME_TEMPLATE: Kafka name of spec.topics[].name; {name} as given, or e.g. {namespace}.{name}',
+      '',
+      "CONTROLLER_TOPIC_NAME_TEMPLATE: Kafka name of spec.topics[].name in every namespace, e.g. {name} (as given); empty: {name} in the release's namespace, {namespace}.{name} in any other",
+    ),
+    adoptableTopics: list(
+      [],
+      "CONTROLLER_ADOPTABLE_TOPICS: existing topics a Pipeline may take over with the adopt annotation: a Kafka name or pattern (* any run), or namespace/pipeline:pattern for that Pipeline only (empty: none but the default Pipeline's own, see pipeline.adoptExistingTopics)",
+      { type: 'string', pattern: '^([a-z0-9-]+/[a-z0-9.-]+:)?[a-zA-Z0-9._*-]+$' },
+    ),
+    reservedTopics: list(
+      ['__*', '_*', 'connect-*'],
+      'CONTROLLER_RESERVED_TOPICS: topic names or patterns never created, changed or deleted, whatever a Pipeline says (__* always)',
+      { type: 'string', pattern: '^[a-zA-Z0-9._*-]+$' },
     ),
     ignoredConfigs: str(
       'leader.replication.throttled.replicas,follower.replication.throttled.replicas',

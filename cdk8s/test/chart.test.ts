@@ -527,13 +527,11 @@ describe('secured connections', () => {
     );
   });
 
-  it('takes over existing topics only when pipeline.adoptExistingTopics says so (the adopt annotation)', () => {
+  it('takes over its own existing topics (a reinstall) unless pipeline.adoptExistingTopics=false (the adopt annotation)', () => {
     const annotations = (objects: K8sObject[]) =>
       named(objects, 'Pipeline', 'obs-events').metadata.annotations;
-    expect(annotations(render())).toEqual({});
-    expect(annotations(render({ 'pipeline.adoptExistingTopics': true }))).toEqual({
-      'observatory.dev/adopt-topics': '*',
-    });
+    expect(annotations(render({ 'pipeline.adoptExistingTopics': false }))).toEqual({});
+    expect(annotations(render())).toEqual({ 'observatory.dev/adopt-topics': '*' });
   });
 
   it('NetworkPolicy egress by default excludes the cloud metadata address 169.254.169.254', () => {

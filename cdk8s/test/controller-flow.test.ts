@@ -21,7 +21,11 @@ describe('controller values: namespaces, flow health, deletion', () => {
     const objects = render();
     expect(env(objects)).toMatchObject({
       CONTROLLER_WATCH_NAMESPACE: 'observatory',
-      CONTROLLER_TOPIC_NAME_TEMPLATE: '{name}',
+      // Unset: {name} in the release's namespace, {namespace}.{name} in others.
+      CONTROLLER_TOPIC_NAME_TEMPLATE: '',
+      // The default Pipeline alone may take over its own topics (a reinstall), no other.
+      CONTROLLER_ADOPTABLE_TOPICS: 'observatory/obs-events:*',
+      CONTROLLER_RESERVED_TOPICS: '__*,_*,connect-*',
       CONTROLLER_IGNORED_CONFIGS:
         'leader.replication.throttled.replicas,follower.replication.throttled.replicas',
       CONTROLLER_DELETION_TIMEOUT: '3m',
@@ -30,6 +34,17 @@ describe('controller values: namespaces, flow health, deletion', () => {
       CONTROLLER_FLOW_MAX_DEAD_LETTERS_PER_MINUTE: '0',
     });
     expect(objects.filter((o) => o.kind.startsWith('Cluster'))).toEqual([]);
+  });
+
+  it("adoption: the operator's list, with the default Pipeline's own entry only while it may adopt", () => {
+    const listed = render({
+      'controller.adoptableTopics[0]': 'legacy.*',
+      'controller.adoptableTopics[1]': 'team-a/audit:audit.v1',
+    });
+    expect(env(listed).CONTROLLER_ADOPTABLE_TOPICS).toBe(
+      'legacy.*,team-a/audit:audit.v1,observatory/obs-events:*',
+    );
+    expect(env(render({ 'pipeline.adoptExistingTopics': false })).CONTROLLER_ADOPTABLE_TOPICS).toBe('');
   });
 
   it('watchAllNamespaces: every namespace, through a ClusterRole with the Pipeline rules only, named per release', () => {

@@ -69,6 +69,8 @@ function startLocalController(kubeConfig: KubeConfig) {
     CONTROLLER_BACKOFF_MAX: '3s',
     CONTROLLER_KAFKA_TIMEOUT: '5s',
     CONTROLLER_API_TIMEOUT: '5s', // a call caught by the frozen proxy fails after 5 s
+    // The operator lets this run's topics be adopted (nothing is, by default).
+    CONTROLLER_ADOPTABLE_TOPICS: topicName('*'),
   });
 }
 

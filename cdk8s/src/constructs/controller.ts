@@ -11,15 +11,24 @@
 import { ApiObject } from 'cdk8s';
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
-import { kafkaBootstrap } from '../bundled.js';
+import { KAFKA_BUNDLED, kafkaBootstrap } from '../bundled.js';
 import { kafkaSecuritySettings } from '../credentials.js';
-import { onlyIf, releaseName, scalar, spreadAt, text, value, valueText } from '../helm.js';
+import { onlyIf, releaseName, releaseNameExpr, scalar, spreadAt, text, value, valueText } from '../helm.js';
 import { metadata } from './common.js';
 import { ControllerNamespaces, PIPELINE_RULES, watchedNamespaces } from './controller-namespaces.js';
 import { HttpService } from './http-service.js';
 
 /** CONTROLLER_STORE_URL from `controller.storeUrlSecret` (the URL holds a password: never a value). */
 const STORE_URL_ENV = `(ternary (list (dict "name" "CONTROLLER_STORE_URL" "valueFrom" (dict "secretKeyRef" (dict "name" .Values.controller.storeUrlSecret.name "key" .Values.controller.storeUrlSecret.key)))) (list) (ne .Values.controller.storeUrlSecret.name ""))`;
+
+/**
+ * CONTROLLER_ADOPTABLE_TOPICS: the operator's list, and the default Pipeline's own topics for it
+ * alone when it may take them over (pipeline.adoptExistingTopics, or the bundled Kafka whose volume
+ * outlives an uninstall).
+ */
+const ADOPTABLE_TOPICS = scalar(
+  `{{ concat .Values.controller.adoptableTopics (ternary (list (printf "%s/%s:*" .Release.Namespace ${releaseNameExpr('events')})) (list) (or .Values.pipeline.adoptExistingTopics ${KAFKA_BUNDLED})) | join "," | toJson }}`,
+);
 
 const fieldEnv = (name: string, fieldPath: string): k8s.EnvVar => ({
   name,
@@ -42,6 +51,8 @@ export class Controller extends Construct {
         CONTROLLER_LEASE_NAMESPACE: text('{{ .Release.Namespace }}'),
         CONTROLLER_WATCH_NAMESPACE: watchedNamespaces(),
         CONTROLLER_TOPIC_NAME_TEMPLATE: value('controller.topicNameTemplate'),
+        CONTROLLER_ADOPTABLE_TOPICS: ADOPTABLE_TOPICS,
+        CONTROLLER_RESERVED_TOPICS: scalar('{{ .Values.controller.reservedTopics | join "," | toJson }}'),
         CONTROLLER_IGNORED_CONFIGS: value('controller.ignoredConfigs'),
         CONTROLLER_DELETION_TIMEOUT: value('controller.deletionTimeout'),
         CONTROLLER_FLOW_PERIOD: value('controller.flow.period'),

@@ -56,8 +56,9 @@ export class Pipeline extends Construct {
         },
       },
     });
-    // Topics that exist already (made by hand or another tool) are taken over only when asked,
-    // or when they are in the release's own bundled Kafka (its volume outlives an uninstall).
+    // Its own topics that exist already (a reinstall, or the bundled Kafka whose volume outlives
+    // an uninstall) are taken back; the controller's allowlist entry for this Pipeline alone
+    // (controller.ts) keeps the "*" to its own declared topics.
     blocks(pipeline, {
       '/metadata/annotations': `(merge (dict) .Values.commonAnnotations (ternary (dict "${ADOPT_ANNOTATION}" "*") (dict) (or .Values.pipeline.adoptExistingTopics ${KAFKA_BUNDLED})))`,
     });

@@ -18,7 +18,14 @@ import { flowEvents, problemEvent, topicChangeEvents } from './model/events.js';
 import { type FlowObservation, withFlowObservation } from './model/flow.js';
 import { withKafkaNames } from './model/naming.js';
 import { claimants, clusterOf, topicOwners } from './model/ownership.js';
-import { adopts, serversNotAllowed, wasManaged } from './model/safety.js';
+import {
+  adoptionGranted,
+  adopts,
+  reservedBy,
+  serversNotAllowed,
+  type TopicRules,
+  wasManaged,
+} from './model/safety.js';
 import {
   appliedResults,
   type BlockReason,
@@ -30,6 +37,7 @@ import {
   verdict,
 } from './model/status.js';
 import {
+  ADOPT_TOPICS_ANNOTATION,
   FINALIZER,
   FORCE_DELETE_ANNOTATION,
   keyOf,
@@ -45,8 +53,15 @@ export interface ReconcilerOptions {
   defaultServers: string[];
   /** The only servers a Pipeline may name (`CONTROLLER_ALLOWED_BOOTSTRAP`). */
   allowedServers: string[];
-  /** `CONTROLLER_TOPIC_NAME_TEMPLATE`; default `{name}` (names as given). */
-  topicNameTemplate?: string;
+  /**
+   * `CONTROLLER_TOPIC_NAME_TEMPLATE`, for every namespace. Unset: `{name}` (names as given) in
+   * `ownNamespace`, `{namespace}.{name}` in any other.
+   */
+  topicNameTemplate?: string | undefined;
+  /** The controller's own namespace (the release's): its Pipelines keep their names by default. */
+  ownNamespace?: string;
+  /** `CONTROLLER_RESERVED_TOPICS` and `CONTROLLER_ADOPTABLE_TOPICS`; default `__*` reserved, nothing adoptable. */
+  topicRules?: TopicRules;
   /** `CONTROLLER_IGNORED_CONFIGS`: topic config keys never set or reset. */
   ignoredConfigs?: string[];
   /** `CONTROLLER_DELETION_TIMEOUT`: how long a failing deletion holds the Pipeline. */
@@ -81,8 +96,22 @@ export class Reconciler {
 
   /** The Pipeline with its topics under their Kafka names (the topic-name rule). */
   resolve(pipeline: Pipeline): Pipeline {
-    return withKafkaNames(pipeline, this.opts.topicNameTemplate ?? '{name}');
+    return withKafkaNames(pipeline, this.templateOf(pipeline.metadata.namespace));
   }
+
+  /** The topic-name template of a namespace: one topic namespace per Kubernetes namespace by default. */
+  private templateOf(namespace: string): string {
+    if (this.opts.topicNameTemplate) return this.opts.topicNameTemplate;
+    return this.opts.ownNamespace === undefined || namespace === this.opts.ownNamespace
+      ? '{name}'
+      : '{namespace}.{name}';
+  }
+
+  private get rules(): TopicRules {
+    return this.opts.topicRules ?? { reserved: [], adoptable: [] };
+  }
+
+  private readonly isReserved = (name: string) => reservedBy(this.rules, name) !== undefined;
 
   /** `pipeline` and `all` as the API server has them (declared names). */
   async reconcile(declared: Pipeline, others: Pipeline[]): Promise<ReconcileResult> {
@@ -106,6 +135,7 @@ export class Reconciler {
       current,
       topicOwners(all, this.opts.defaultServers),
       cluster,
+      this.isReserved,
       this.opts.ignoredConfigs,
     );
     const results = new Map<string, TopicResult>();
@@ -127,11 +157,12 @@ export class Reconciler {
         managed: holder ? wasManaged(holder, name) : false,
       });
     }
-    block(
-      desired.reserved,
-      'ReservedTopicName',
-      'names starting with __ are Kafka internal topics: never touched',
-    );
+    for (const name of desired.reserved)
+      block(
+        [name],
+        'ReservedTopicName',
+        `reserved (${reservedBy(this.rules, name)}: Kafka's own topics, or CONTROLLER_RESERVED_TOPICS): never touched`,
+      );
     const touched = [...desired.managed.map((s) => s.name), ...desired.unmanaged];
     const notAllowed = serversNotAllowed(cluster, this.opts.allowedServers);
     let failure: unknown;
@@ -183,13 +214,19 @@ export class Reconciler {
       desired.unmanaged,
       [...new Set(pipeline.spec.topics.flatMap((t) => Object.keys(t.config ?? {})))],
       {
-        mayTakeOver: (name) => adopts(pipeline, name) || this.managedBefore(pipeline, cluster, name),
+        mayTakeOver: (name) =>
+          adoptionGranted(this.rules, pipeline, name) || this.managedBefore(pipeline, cluster, name),
         creating: (names) => {
           for (const name of names) this.creating.add(self + name);
         },
       },
     );
-    for (const result of appliedResults(desired.unmanaged, notAdopted, outcomes, states))
+    // The annotation asked, the operator's allowlist did not let it: say which rule holds.
+    const refusedByRules = (name: string) =>
+      adopts(pipeline, name)
+        ? `exists in Kafka and was not created by this Pipeline; ${ADOPT_TOPICS_ANNOTATION} names it, but CONTROLLER_ADOPTABLE_TOPICS does not allow it to this Pipeline`
+        : undefined;
+    for (const result of appliedResults(desired.unmanaged, notAdopted, outcomes, states, refusedByRules))
       results.set(result.name, result);
     for (const outcome of outcomes)
       for (const event of topicChangeEvents(outcome)) await this.kube.event(pipeline, event);
@@ -204,7 +241,12 @@ export class Reconciler {
   private async finalize(pipeline: Pipeline, all: Pipeline[]): Promise<ReconcileResult> {
     if (!pipeline.metadata.finalizers?.includes(FINALIZER)) return { outcome: 'skipped', managed: 0 };
     const cluster = clusterOf(pipeline, this.opts.defaultServers);
-    const { managed } = desiredTopics(pipeline, topicOwners(all, this.opts.defaultServers), cluster);
+    const { managed } = desiredTopics(
+      pipeline,
+      topicOwners(all, this.opts.defaultServers),
+      cluster,
+      this.isReserved,
+    );
     // Only topics it created or adopted, and never in a cluster outside the allowlist.
     const ours = managed.map((s) => s.name).filter((name) => this.managedBefore(pipeline, cluster, name));
     // A topic another Pipeline declares too stays: it takes the topic over when this one is gone.

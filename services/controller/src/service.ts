@@ -57,6 +57,8 @@ export function createControllerService(opts: ControllerServiceOptions) {
       defaultServers: config.broker.bootstrapServers,
       allowedServers: config.allowedServers,
       topicNameTemplate: config.topicNameTemplate,
+      ownNamespace: config.ownNamespace,
+      topicRules: config.topicRules,
       ignoredConfigs: config.ignoredConfigs,
       deletionTimeoutMs: config.deletionTimeoutMs,
       flow: observer,

@@ -17,6 +17,7 @@ import { afterAll, afterEach, beforeAll, expect, inject, vi } from 'vitest';
 import { Controller } from '../src/controller.js';
 import { KafkaHandler } from '../src/kafka-handler.js';
 import { createControllerMetrics } from '../src/metrics.js';
+import { DEFAULT_RESERVED_TOPICS } from '../src/model/safety.js';
 import {
   ADOPT_TOPICS_ANNOTATION,
   API_VERSION,
@@ -90,6 +91,14 @@ export interface LoopOptions {
   /** Default: the shared handler on the PLAINTEXT listener. */
   kafka?: KafkaHandler;
   defaultServers?: string[];
+  /** Default: this file's namespace only (the controller's own). */
+  namespaces?: string[];
+  /** CONTROLLER_TOPIC_NAME_TEMPLATE; default unset (per namespace). */
+  topicNameTemplate?: string;
+  /** CONTROLLER_ADOPTABLE_TOPICS; default this run's topics (`ctl-fast.<run>.*`). */
+  adoptableTopics?: string[];
+  /** CONTROLLER_RESERVED_TOPICS; default the controller's. */
+  reservedTopics?: string[];
 }
 
 /** A fresh API server and the controller loop on it, stopped after the test. */
@@ -105,10 +114,16 @@ export function startController(opts: LoopOptions = {}) {
       kafka: opts.kafka ?? kafka,
       defaultServers,
       allowedServers: opts.allowedServers ?? defaultServers,
+      topicNameTemplate: opts.topicNameTemplate,
+      ownNamespace: NAMESPACE,
+      topicRules: {
+        reserved: opts.reservedTopics ?? DEFAULT_RESERVED_TOPICS,
+        adoptable: opts.adoptableTopics ?? [topicName('*')],
+      },
       log,
     }),
     metrics,
-    namespaces: [NAMESPACE],
+    namespaces: opts.namespaces ?? [NAMESPACE],
     defaultServers,
     resyncMs: opts.resyncMs ?? 60_000,
     watchTimeoutMs: opts.watchTimeoutMs ?? 60_000,
@@ -137,11 +152,12 @@ export function pipeline(
   topics: PipelineTopic[],
   spec: Partial<PipelineSpec> = {},
   annotations?: Record<string, string>,
+  namespace = NAMESPACE,
 ): Omit<Pipeline, 'status'> {
   return {
     apiVersion: API_VERSION,
     kind: KIND,
-    metadata: { name, namespace: NAMESPACE, ...(annotations ? { annotations } : {}) },
+    metadata: { name, namespace, ...(annotations ? { annotations } : {}) },
     spec: { topics, ...spec },
   };
 }

@@ -97,12 +97,14 @@ function topicStatus(t: TopicResult): TopicStatus {
 /**
  * The results of applying to Kafka: the `unmanaged` topics as read, those it could not take over
  * (`notAdopted`) blocked, and the applied ones `Ready` or `Refused`, each with its `states` entry.
+ * `whyNotAdopted` may say more than "add the annotation" about a blocked one.
  */
 export function appliedResults(
   unmanaged: string[],
   notAdopted: string[],
   outcomes: TopicOutcome[],
   states: ReadonlyMap<string, TopicState>,
+  whyNotAdopted: (name: string) => string | undefined = () => undefined,
 ): TopicResult[] {
   const withState = (name: string) => {
     const state = states.get(name);
@@ -116,7 +118,9 @@ export function appliedResults(
         phase: 'Blocked',
         blocked: 'AdoptionRequired',
         ...withState(name),
-        message: `exists in Kafka and was not created by this Pipeline: add it to the annotation ${ADOPT_TOPICS_ANNOTATION} to take it over`,
+        message:
+          whyNotAdopted(name) ??
+          `exists in Kafka and was not created by this Pipeline: add it to the annotation ${ADOPT_TOPICS_ANNOTATION} to take it over`,
       }),
     ),
     ...outcomes.map(

@@ -1,0 +1,129 @@
+/**
+ * Many teams on one controller, through the whole loop (fast-tier.ts): the operator's topic rules
+ * (which existing topics an adopt annotation may take, which names are never touched), one topic
+ * namespace per Kubernetes namespace by default.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { ADOPT_TOPICS_ANNOTATION, type Pipeline } from '../src/pipeline/types.js';
+import type { FakeApiServer } from '../src/testing/fake-api-server.js';
+import {
+  condition,
+  kafkaTopic,
+  meta,
+  NAMESPACE,
+  pipeline,
+  retentionDay,
+  startController,
+  topicName,
+  useFastTier,
+  waitReady,
+  witness,
+} from './fast-tier.js';
+
+useFastTier();
+
+const ADOPT_ALL = { [ADOPT_TOPICS_ANNOTATION]: '*' };
+const topic = (name: string, partitions = 2) => ({
+  name,
+  partitions,
+  replicationFactor: 1,
+  config: { 'retention.ms': retentionDay },
+});
+const createInKafka = (...names: string[]) =>
+  witness().createTopics({
+    topics: names.map((name) => ({ topic: name, numPartitions: 1, replicationFactor: 1 })),
+  });
+
+/** Waits until the Pipeline `namespace/name` has Ready `status` for its generation. */
+function settled(server: FakeApiServer, namespace: string, name: string, status: 'True' | 'False') {
+  return vi.waitFor(
+    () => {
+      const p = server.get({ namespace, name });
+      expect(condition(p, 'Ready')).toMatchObject({ status, observedGeneration: p?.metadata.generation });
+      return p as Pipeline;
+    },
+    { timeout: 15_000, interval: 50 },
+  );
+}
+
+describe("adoption by the operator's rules", () => {
+  it('an adopt annotation takes over only what CONTROLLER_ADOPTABLE_TOPICS allows it: any Pipeline by pattern, one Pipeline by namespace/pipeline:pattern', async () => {
+    const shared = topicName('legacy-shared');
+    const theirs = topicName('other-team');
+    const own = topicName('release-own');
+    await createInKafka(shared, theirs, own);
+    const { server } = startController({
+      adoptableTopics: [topicName('legacy-*'), `${NAMESPACE}/release:*`],
+    });
+    server.create(pipeline('tenant', [topic(shared), topic(theirs)], {}, ADOPT_ALL));
+    server.create(pipeline('release', [topic(own)], {}, ADOPT_ALL));
+
+    const tenant = await waitReady(server, 'tenant', 'False');
+    expect(condition(tenant, 'Ready')?.reason).toBe('AdoptionRequired');
+    expect(tenant.status?.topics?.map((t) => [t.name, t.phase, t.managed])).toEqual([
+      [shared, 'Ready', true],
+      [theirs, 'Blocked', false],
+    ]);
+    expect(tenant.status?.topics?.[1]?.message).toContain('CONTROLLER_ADOPTABLE_TOPICS does not allow it');
+    // The other team's topic is as it was: no partitions added, no config written.
+    expect(await kafkaTopic(theirs, ['retention.ms'])).toMatchObject({ partitions: 1 });
+    expect((await kafkaTopic(theirs, ['retention.ms']))?.configs['retention.ms']).not.toBe(retentionDay);
+    expect((await kafkaTopic(shared))?.partitions).toBe(2);
+    expect((await kafkaTopic(own))?.partitions).toBe(2);
+    await waitReady(server, 'release', 'True');
+
+    // A reinstall: the release's Pipeline deleted (Retain) and made again takes its topic back.
+    server.delete(meta('release'));
+    await vi.waitFor(() => expect(server.get(meta('release'))).toBeUndefined());
+    server.create(pipeline('release', [topic(own, 3)], {}, ADOPT_ALL));
+    const again = await waitReady(server, 'release', 'True');
+    expect(again.status?.topics?.[0]).toMatchObject({ phase: 'Ready', partitions: 3, managed: true });
+  });
+
+  it('never touches a reserved name (_*, connect-*), not even adopted under an allowlist of *, nor deletes it under Delete', async () => {
+    const schemas = `_${topicName('schemas')}`;
+    const offsets = `connect-${topicName('offsets')}`;
+    const mine = topicName('beside-reserved');
+    await createInKafka(schemas, offsets);
+    const { server } = startController({ adoptableTopics: ['*'] });
+    server.create(
+      pipeline(
+        'grabby',
+        [topic(schemas), topic(offsets), topic(mine)],
+        { deletionPolicy: 'Delete' },
+        ADOPT_ALL,
+      ),
+    );
+    const p = await waitReady(server, 'grabby', 'False');
+    expect(condition(p, 'Ready')?.reason).toBe('ReservedTopicName');
+    expect(p.status?.topics?.map((t) => [t.name, t.phase])).toEqual([
+      [schemas, 'Blocked'],
+      [offsets, 'Blocked'],
+      [mine, 'Ready'],
+    ]);
+    expect(p.status?.topics?.[1]?.message).toContain('connect-*');
+    server.delete(meta('grabby'));
+    await vi.waitFor(() => expect(server.get(meta('grabby'))).toBeUndefined(), { timeout: 15_000 });
+    for (const name of [schemas, offsets])
+      expect(await kafkaTopic(name, ['retention.ms'])).toMatchObject({
+        partitions: 1,
+        configs: expect.not.objectContaining({ 'retention.ms': retentionDay }),
+      });
+    expect(await kafkaTopic(mine)).toBeUndefined();
+  });
+});
+
+describe('topic names per namespace', () => {
+  it('watching other namespaces than its own, the default template gives each its own topic namespace ({namespace}.{name}); its own keeps names as declared', async () => {
+    const name = topicName('same-name');
+    const { server } = startController({ namespaces: [NAMESPACE, 'team-a'] });
+    server.create(pipeline('events', [topic(name)]));
+    server.create(pipeline('events', [topic(name)], {}, undefined, 'team-a'));
+    const home = await settled(server, NAMESPACE, 'events', 'True');
+    const team = await settled(server, 'team-a', 'events', 'True');
+    expect(home.status?.topics?.[0]?.name).toBe(name);
+    expect(team.status?.topics?.[0]?.name).toBe(`team-a.${name}`);
+    expect((await kafkaTopic(`team-a.${name}`))?.partitions).toBe(2);
+    expect((await kafkaTopic(name))?.partitions).toBe(2);
+  });
+});
