@@ -52,15 +52,15 @@ export class KafkaHandler {
   /**
    * Makes `specs` true in the cluster, then reads them and the `readOnly` topics (unmanaged ones,
    * reported but never changed), with the values of the configs `keys`. A spec whose topic exists
-   * already is applied only when `mayTakeOver(name)`; `creating(names)` is told which topics are
-   * about to be created, before they are.
+   * already is applied only when `mayTakeOver(name)`; `creating(names)` records which topics are
+   * about to be created, and nothing is created unless it succeeds.
    */
   async apply(
     target: KafkaTarget,
     specs: TopicSpec[],
     readOnly: string[],
     keys: string[],
-    adoption: { mayTakeOver: (name: string) => boolean; creating: (names: string[]) => void },
+    adoption: { mayTakeOver: (name: string) => boolean; creating: (names: string[]) => Promise<void> },
   ): Promise<ApplyResult> {
     return this.using(target, async (admin) => {
       const existing = await readTopicStates(
@@ -70,7 +70,8 @@ export class KafkaHandler {
       );
       const notAdopted = specs.filter((s) => existing.has(s.name) && !adoption.mayTakeOver(s.name));
       const applied = specs.filter((s) => !notAdopted.includes(s));
-      adoption.creating(applied.filter((s) => !existing.has(s.name)).map((s) => s.name));
+      const missing = applied.filter((s) => !existing.has(s.name)).map((s) => s.name);
+      if (missing.length > 0) await adoption.creating(missing);
       const { topics: outcomes } =
         applied.length > 0
           ? await ensureTopics(admin, applied, { leaderTimeoutMs: this.opts.requestTimeoutMs })

@@ -29,6 +29,7 @@ import {
 import {
   appliedResults,
   type BlockReason,
+  creatingStatus,
   onlyDeclaredConfigs,
   pausedStatus,
   pendingStatus,
@@ -83,11 +84,6 @@ export interface ReconcileResult {
 export class Reconciler {
   private readonly now: () => Date;
   private readonly kube: KubeHandler;
-  /**
-   * `pipeline|cluster|topic` of the topics this process set out to create: a topic created before
-   * the status that records it could be written is still this controller's on the retry.
-   */
-  private readonly creating = new Set<string>();
 
   constructor(private readonly opts: ReconcilerOptions) {
     this.now = opts.now ?? (() => new Date());
@@ -139,7 +135,7 @@ export class Reconciler {
       this.opts.ignoredConfigs,
     );
     const results = new Map<string, TopicResult>();
-    const managed = (name: string) => this.managedBefore(current, cluster, name);
+    const managed = (name: string) => wasManaged(current, name);
     const block = (
       names: string[],
       blocked: BlockReason,
@@ -173,8 +169,14 @@ export class Reconciler {
         `${notAllowed.join(', ')} not in CONTROLLER_ALLOWED_BOOTSTRAP: Kafka not touched`,
       );
     } else {
+      // Topics about to be created are recorded as this Pipeline's first (status.topics[].managed),
+      // so a crash before the status below leaves them recognised, not AdoptionRequired.
+      const recordCreating = async (names: string[]) => {
+        const written = await this.kube.writeStatus(current, creatingStatus(current, names), 'reconcile');
+        if (written) current = this.resolve(written);
+      };
       try {
-        await this.applyToKafka(current, cluster, desired, results);
+        await this.applyToKafka(current, cluster, desired, results, recordCreating);
       } catch (error) {
         failure = error;
         if (error instanceof KafkaAccessError) block(touched, 'KafkaAccessInvalid', error.message, 'Error');
@@ -206,19 +208,16 @@ export class Reconciler {
     cluster: string,
     desired: ReturnType<typeof desiredTopics>,
     results: Map<string, TopicResult>,
+    creating: (names: string[]) => Promise<void>,
   ): Promise<void> {
-    const self = `${keyOf(pipeline.metadata)}|${cluster}|`;
     const { outcomes, states, notAdopted } = await this.opts.kafka.apply(
       await this.target(pipeline, cluster),
       desired.managed,
       desired.unmanaged,
       [...new Set(pipeline.spec.topics.flatMap((t) => Object.keys(t.config ?? {})))],
       {
-        mayTakeOver: (name) =>
-          adoptionGranted(this.rules, pipeline, name) || this.managedBefore(pipeline, cluster, name),
-        creating: (names) => {
-          for (const name of names) this.creating.add(self + name);
-        },
+        mayTakeOver: (name) => adoptionGranted(this.rules, pipeline, name) || wasManaged(pipeline, name),
+        creating,
       },
     );
     // The annotation asked, the operator's allowlist did not let it: say which rule holds.
@@ -232,11 +231,6 @@ export class Reconciler {
       for (const event of topicChangeEvents(outcome)) await this.kube.event(pipeline, event);
   }
 
-  /** Whether the controller manages `name` for `pipeline` already (status, or being created by this process). */
-  private managedBefore(pipeline: Pipeline, cluster: string, name: string): boolean {
-    return wasManaged(pipeline, name) || this.creating.has(`${keyOf(pipeline.metadata)}|${cluster}|${name}`);
-  }
-
   /** Carries out the deletion policy, then lets the Pipeline go. */
   private async finalize(pipeline: Pipeline, all: Pipeline[]): Promise<ReconcileResult> {
     if (!pipeline.metadata.finalizers?.includes(FINALIZER)) return { outcome: 'skipped', managed: 0 };
@@ -248,7 +242,7 @@ export class Reconciler {
       this.isReserved,
     );
     // Only topics it created or adopted, and never in a cluster outside the allowlist.
-    const ours = managed.map((s) => s.name).filter((name) => this.managedBefore(pipeline, cluster, name));
+    const ours = managed.map((s) => s.name).filter((name) => wasManaged(pipeline, name));
     // A topic another Pipeline declares too stays: it takes the topic over when this one is gone.
     const claimed = claimants(pipeline, all, cluster, this.opts.defaultServers);
     const names = ours.filter((name) => !claimed.has(name));

@@ -48,7 +48,9 @@ describe('KafkaHandler', () => {
     const spec = (name: string) => ({ name, partitions: 2, replicationFactor: 1, configs: {} });
     const result = await sharedKafka().apply(target(), [spec(fresh), spec(existing)], [readOnly], [], {
       mayTakeOver: () => false,
-      creating: (names) => creating.push(...names),
+      creating: async (names) => {
+        creating.push(...names);
+      },
     });
     expect(creating).toEqual([fresh]);
     expect(result.outcomes.map((o) => [o.name, o.action])).toEqual([[fresh, 'created']]);

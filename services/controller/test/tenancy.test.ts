@@ -4,15 +4,20 @@
  * namespace per Kubernetes namespace by default.
  */
 import { describe, expect, it, vi } from 'vitest';
+import type { PipelineApi } from '../src/kube/api.js';
 import { ADOPT_TOPICS_ANNOTATION, type Pipeline } from '../src/pipeline/types.js';
-import type { FakeApiServer } from '../src/testing/fake-api-server.js';
+import { Reconciler } from '../src/reconciler.js';
+import { FakeApiServer } from '../src/testing/fake-api-server.js';
 import {
+  bootstrapServers,
   condition,
   kafkaTopic,
+  log,
   meta,
   NAMESPACE,
   pipeline,
   retentionDay,
+  sharedKafka,
   startController,
   topicName,
   useFastTier,
@@ -69,8 +74,8 @@ describe("adoption by the operator's rules", () => {
     expect(await kafkaTopic(theirs, ['retention.ms'])).toMatchObject({ partitions: 1 });
     expect((await kafkaTopic(theirs, ['retention.ms']))?.configs['retention.ms']).not.toBe(retentionDay);
     expect((await kafkaTopic(shared))?.partitions).toBe(2);
-    expect((await kafkaTopic(own))?.partitions).toBe(2);
     await waitReady(server, 'release', 'True');
+    expect((await kafkaTopic(own))?.partitions).toBe(2);
 
     // A reinstall: the release's Pipeline deleted (Retain) and made again takes its topic back.
     server.delete(meta('release'));
@@ -110,6 +115,82 @@ describe("adoption by the operator's rules", () => {
         configs: expect.not.objectContaining({ 'retention.ms': retentionDay }),
       });
     expect(await kafkaTopic(mine)).toBeUndefined();
+  });
+});
+
+describe('ownership recorded before a topic is created', () => {
+  /** The API server, except that each status write after `topic` exists in Kafka fails (the process dies). */
+  function crashingAfterCreate(server: FakeApiServer, topic: string): PipelineApi {
+    return {
+      listPipelines: (namespace) => server.listPipelines(namespace),
+      watchPipelines: (...args) => server.watchPipelines(...args),
+      setFinalizers: (p, finalizers) => server.setFinalizers(p, finalizers),
+      event: (...args) => server.event(...args),
+      readSecret: (namespace, name) => server.readSecret(namespace, name),
+      patchStatus: async (p, status, options) => {
+        if (await kafkaTopic(topic)) throw new Error('controller killed');
+        return server.patchStatus(p, status, options);
+      },
+    };
+  }
+  const reconcilerOn = (api: PipelineApi) =>
+    new Reconciler({
+      api,
+      kafka: sharedKafka(),
+      defaultServers: [bootstrapServers],
+      allowedServers: [bootstrapServers],
+      topicRules: { reserved: [], adoptable: [] },
+      log,
+    });
+
+  it('a crash between CreateTopics and the status orphans nothing: the next controller recognises the topic as its own', async () => {
+    const server = new FakeApiServer();
+    const created = topicName('crash-window');
+    const declared = server.create(pipeline('crashy', [topic(created)], { deletionPolicy: 'Delete' }));
+    await expect(
+      reconcilerOn(crashingAfterCreate(server, created)).reconcile(declared, [declared]),
+    ).rejects.toThrow('controller killed');
+    expect((await kafkaTopic(created))?.partitions).toBe(2);
+    const recorded = server.get(meta('crashy')) as Pipeline;
+    expect(recorded.status?.topics).toEqual([
+      { name: created, phase: 'Creating', message: 'being created', managed: true },
+    ]);
+
+    // A new process: nothing in memory, no adopt annotation, an empty allowlist.
+    const restarted = reconcilerOn(server);
+    expect(await restarted.reconcile(recorded, [recorded])).toEqual({ outcome: 'success', managed: 1 });
+    const after = server.get(meta('crashy')) as Pipeline;
+    expect(condition(after, 'Ready')?.reason).toBe('Reconciled');
+    expect(after.status?.topics?.[0]).toMatchObject({ name: created, phase: 'Ready', managed: true });
+    // And it is its own to delete.
+    server.delete(meta('crashy'));
+    const deleting = server.get(meta('crashy')) as Pipeline;
+    await restarted.reconcile(deleting, [deleting]);
+    expect(await kafkaTopic(created)).toBeUndefined();
+  });
+
+  it('no record, no topic: when the record cannot be written, nothing is created (retried)', async () => {
+    const server = new FakeApiServer();
+    const never = topicName('unrecorded');
+    const created = server.create(pipeline('unrecorded', [topic(never)]));
+    // Seen before (Ready known), so the record is the reconcile's first status write.
+    const seen = await server.patchStatus(created, {
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'Unknown',
+          reason: 'Pending',
+          message: '',
+          lastTransitionTime: '2026-01-01T00:00:00Z',
+        },
+      ],
+    });
+    server.failNext('patchStatus');
+    await expect(reconcilerOn(server).reconcile(seen, [seen])).rejects.toThrow(
+      'injected failure of patchStatus',
+    );
+    expect(await kafkaTopic(never)).toBeUndefined();
+    expect(condition(server.get(meta('unrecorded')), 'Ready')?.reason).toBe('KafkaError');
   });
 });
 

@@ -139,6 +139,18 @@ export function appliedResults(
   ];
 }
 
+/**
+ * The status that records `names` as this Pipeline's before they are created: written first, so a
+ * crash between the creation and the reconcile's status leaves them recognised as its own.
+ */
+export function creatingStatus(pipeline: Pipeline, names: string[]): PipelineStatus {
+  const others = (pipeline.status?.topics ?? []).filter((t) => !names.includes(t.name));
+  const creating = names.map(
+    (name): TopicStatus => ({ name, phase: 'Creating', message: 'being created', managed: true }),
+  );
+  return { topics: [...others, ...creating] };
+}
+
 export /** The result with only the configs its topic declares (Kafka was read for every declared key). */
 function onlyDeclaredConfigs(result: TopicResult, keys: string[]): TopicResult {
   if (!result.state) return result;

@@ -112,8 +112,11 @@ export interface Condition {
   lastTransitionTime: string;
 }
 
-/** How one declared topic stands. */
-export type TopicPhase = 'Ready' | 'Refused' | 'Blocked' | 'Conflict' | 'Unmanaged' | 'Error';
+/**
+ * How one declared topic stands. `Creating`: recorded as the Pipeline's just before it is created
+ * (the reconcile's status replaces it).
+ */
+export type TopicPhase = 'Ready' | 'Refused' | 'Blocked' | 'Conflict' | 'Unmanaged' | 'Error' | 'Creating';
 
 /** One declared topic: its state in Kafka as last read, and why it is not Ready. */
 export interface TopicStatus {
