@@ -385,7 +385,11 @@ export const values: Tree = {
     },
     preDeleteHook: bool(
       true,
-      'helm uninstall first deletes the Pipelines of deletionPolicy Delete and waits for the controller to finalize them',
+      "helm uninstall first deletes the release's Pipelines of deletionPolicy Delete (stamped with its name) and waits for the controller to let them go",
+    ),
+    deleteTopicsOnUninstall: bool(
+      false,
+      "CONTROLLER_PRE_DELETE_TOPICS: the pre-delete hook's deleted Pipelines delete their topics (false: they go with observatory.dev/force-delete and their topics stay)",
     ), // The namespace list and the store: a Role per listed namespace; the URL only by Secret.
     watchNamespaces: list(
       [],

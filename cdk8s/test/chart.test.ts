@@ -530,8 +530,9 @@ describe('secured connections', () => {
   it('takes over its own existing topics (a reinstall) unless pipeline.adoptExistingTopics=false (the adopt annotation)', () => {
     const annotations = (objects: K8sObject[]) =>
       named(objects, 'Pipeline', 'obs-events').metadata.annotations;
-    expect(annotations(render({ 'pipeline.adoptExistingTopics': false }))).toEqual({});
-    expect(annotations(render())).toEqual({ 'observatory.dev/adopt-topics': '*' });
+    const stamp = { 'observatory.dev/controller': 'observatory/obs' }; // the release's controller's
+    expect(annotations(render({ 'pipeline.adoptExistingTopics': false }))).toEqual(stamp);
+    expect(annotations(render())).toEqual({ ...stamp, 'observatory.dev/adopt-topics': '*' });
   });
 
   it('NetworkPolicy egress by default excludes the cloud metadata address 169.254.169.254', () => {

@@ -21,6 +21,8 @@ describe('controller values: namespaces, flow health, deletion', () => {
     const objects = render();
     expect(env(objects)).toMatchObject({
       CONTROLLER_WATCH_NAMESPACE: 'observatory',
+      // The stamp of the release's Pipelines: it reconciles those and unstamped ones only.
+      CONTROLLER_NAME: 'observatory/obs',
       // Unset: {name} in the release's namespace, {namespace}.{name} in others.
       CONTROLLER_TOPIC_NAME_TEMPLATE: '',
       // The default Pipeline alone may take over its own topics (a reinstall), no other.
@@ -56,11 +58,11 @@ describe('controller values: namespaces, flow health, deletion', () => {
       subjects: [{ kind: 'ServiceAccount', name: 'obs-controller', namespace: 'team' }],
     });
     expect(find(objects, 'ClusterRole', 'team-obs-controller-pre-delete')?.rules).toEqual([
-      { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'delete'] },
+      { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'delete', 'patch'] },
     ]);
   });
 
-  it('the pre-delete hook: a Job of the controller image that may only list and delete Pipelines; off with preDeleteHook=false', () => {
+  it("the pre-delete hook: a Job of the controller image that may only list, patch and delete Pipelines, of the release's name; topics only when opted in; off with preDeleteHook=false", () => {
     const objects = render();
     const job = find(objects, 'Job', 'obs-controller-pre-delete');
     expect(job?.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'pre-delete' });
@@ -68,12 +70,21 @@ describe('controller values: namespaces, flow health, deletion', () => {
     expect(pod.serviceAccountName).toBe('obs-controller-pre-delete');
     expect(pod.containers[0].command).toEqual(['node', 'services/controller/dist/pre-delete.js']);
     expect(pod.containers[0].env).toEqual([
+      { name: 'CONTROLLER_NAME', value: 'observatory/obs' },
       { name: 'CONTROLLER_WATCH_NAMESPACE', value: 'observatory' },
+      { name: 'CONTROLLER_PRE_DELETE_TOPICS', value: 'false' },
       { name: 'CONTROLLER_PRE_DELETE_WAIT', value: '3m' },
     ]);
+    const optedIn = render({ 'controller.deleteTopicsOnUninstall': true });
+    expect(
+      find(optedIn, 'Job', 'obs-controller-pre-delete')?.spec.template.spec.containers[0].env,
+    ).toContainEqual({
+      name: 'CONTROLLER_PRE_DELETE_TOPICS',
+      value: 'true',
+    });
     expect(job?.spec.template.metadata.labels['app.kubernetes.io/name']).toBe('controller-pre-delete');
     expect(find(objects, 'Role', 'obs-controller-pre-delete')?.rules).toEqual([
-      { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'delete'] },
+      { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'delete', 'patch'] },
     ]);
     const off = render({ 'controller.preDeleteHook': false });
     expect(off.filter((o) => o.metadata.name.includes('pre-delete'))).toEqual([]);

@@ -54,7 +54,7 @@ describe('controller.watchNamespaces', () => {
     });
     const hookRole = find(objects, 'Role', 'observatory-obs-controller-pre-delete', 'team-b');
     expect(hookRole?.rules).toEqual([
-      { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'delete'] },
+      { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'delete', 'patch'] },
     ]);
     expect(hookRole?.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'pre-delete' });
     expect(objects.filter((o) => o.kind.startsWith('Cluster'))).toEqual([]);

@@ -11,6 +11,9 @@ import { Construct } from 'constructs';
 import { forEach, onlyIf, releaseName, scalar, text } from '../helm.js';
 import { labels } from './common.js';
 
+/** CONTROLLER_NAME: the stamp of the release's Pipelines (annotation observatory.dev/controller). */
+export const controllerName = () => text('{{ .Release.Namespace }}/{{ .Release.Name }}');
+
 /** CONTROLLER_WATCH_NAMESPACE: the release's namespace and the listed ones; empty for all. */
 export const watchedNamespaces = () =>
   scalar(
@@ -25,8 +28,9 @@ export const PIPELINE_RULES: k8s.PolicyRule[] = [
   // The Secrets a Pipeline's spec.kafka names, in the namespaces it watches.
   { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
 ];
+// patch: the force-delete annotation that keeps the topics (without controller.deleteTopicsOnUninstall).
 export const PRE_DELETE_RULES: k8s.PolicyRule[] = [
-  { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'delete'] },
+  { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'delete', 'patch'] },
 ];
 
 export class ControllerNamespaces extends Construct {

@@ -15,7 +15,12 @@ import { KAFKA_BUNDLED, kafkaBootstrap } from '../bundled.js';
 import { kafkaSecuritySettings } from '../credentials.js';
 import { onlyIf, releaseName, releaseNameExpr, scalar, spreadAt, text, value, valueText } from '../helm.js';
 import { metadata } from './common.js';
-import { ControllerNamespaces, PIPELINE_RULES, watchedNamespaces } from './controller-namespaces.js';
+import {
+  ControllerNamespaces,
+  controllerName,
+  PIPELINE_RULES,
+  watchedNamespaces,
+} from './controller-namespaces.js';
 import { HttpService } from './http-service.js';
 
 /** CONTROLLER_STORE_URL from `controller.storeUrlSecret` (the URL holds a password: never a value). */
@@ -47,6 +52,7 @@ export class Controller extends Construct {
         CONTROLLER_ALLOWED_BOOTSTRAP: scalar(
           '{{ .Values.controller.allowedBootstrapServers | default (include "observatory.kafkaBootstrap" .) | toJson }}',
         ),
+        CONTROLLER_NAME: controllerName(),
         CONTROLLER_LEASE_NAME: releaseName('controller'),
         CONTROLLER_LEASE_NAMESPACE: text('{{ .Release.Namespace }}'),
         CONTROLLER_WATCH_NAMESPACE: watchedNamespaces(),

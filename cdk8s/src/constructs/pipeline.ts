@@ -22,6 +22,8 @@ const example = parse(readFileSync(join(REPO_ROOT, 'crds/examples/pipeline.yaml'
 };
 const [eventTopic, dlqTopic] = example.spec.topics as [PipelineSpecTopics, PipelineSpecTopics];
 const ADOPT_ANNOTATION = 'observatory.dev/adopt-topics'; // services/controller: ADOPT_TOPICS_ANNOTATION
+/** The release's controller reconciles it (CONTROLLER_NAME), never another release's. */
+const CONTROLLER_ANNOTATION = 'observatory.dev/controller'; // services/controller: CONTROLLER_ANNOTATION
 const dlqName = scalar('{{ printf "%s.dlq" .Values.pipeline.topic | toJson }}');
 const retentionMs = scalar('{{ mul .Values.pipeline.retentionHours 3600000 | toString | toJson }}');
 
@@ -60,7 +62,7 @@ export class Pipeline extends Construct {
     // an uninstall) are taken back; the controller's allowlist entry for this Pipeline alone
     // (controller.ts) keeps the "*" to its own declared topics.
     blocks(pipeline, {
-      '/metadata/annotations': `(merge (dict) .Values.commonAnnotations (ternary (dict "${ADOPT_ANNOTATION}" "*") (dict) (or .Values.pipeline.adoptExistingTopics ${KAFKA_BUNDLED})))`,
+      '/metadata/annotations': `(merge (dict "${CONTROLLER_ANNOTATION}" (printf "%s/%s" .Release.Namespace .Release.Name)) .Values.commonAnnotations (ternary (dict "${ADOPT_ANNOTATION}" "*") (dict) (or .Values.pipeline.adoptExistingTopics ${KAFKA_BUNDLED})))`,
     });
     onlyIf(pipeline, 'and .Values.pipeline.create .Values.controller.enabled');
   }

@@ -65,6 +65,7 @@ export function readControllerConfig(env: Env) {
     backoffMinMs: duration('CONTROLLER_BACKOFF_MIN', { min: 1 }).default('1s'),
     backoffMaxMs: duration('CONTROLLER_BACKOFF_MAX', { min: 1 }).default('5m'),
     leaseName: str('CONTROLLER_LEASE_NAME').default('observatory-controller'),
+    controllerName: str('CONTROLLER_NAME').optional(),
     leaseNamespace: str('CONTROLLER_LEASE_NAMESPACE').optional(),
     leaseDurationMs: duration('CONTROLLER_LEASE_DURATION', { min: 1000 }).default('15s'),
     renewDeadlineMs: duration('CONTROLLER_RENEW_DEADLINE', { min: 500 }).default('10s'),
@@ -85,6 +86,9 @@ export function readControllerConfig(env: Env) {
     /** Lease holder identity: the pod name, else host name and a random suffix. */
     identity: own.podName ?? `${hostname()}-${Math.random().toString(36).slice(2, 8)}`,
     leaseNamespace: own.leaseNamespace ?? own.podNamespace ?? 'default',
+    /** The stamp of its Pipelines: `namespace/release`; by default its Lease's `namespace/name`, as unique. */
+    controllerName:
+      own.controllerName ?? `${own.leaseNamespace ?? own.podNamespace ?? 'default'}/${own.leaseName}`,
     /** The release's namespace: where topic names stay as declared by default. */
     ownNamespace: own.podNamespace ?? own.leaseNamespace ?? 'default',
     topicRules: { reserved: own.reservedTopics, adoptable: own.adoptableTopics },

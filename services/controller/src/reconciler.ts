@@ -17,7 +17,7 @@ import { desiredTopics, isPaused } from './model/desired.js';
 import { flowEvents, problemEvent, topicChangeEvents } from './model/events.js';
 import { type FlowObservation, withFlowObservation } from './model/flow.js';
 import { withKafkaNames } from './model/naming.js';
-import { claimants, clusterOf, topicOwners } from './model/ownership.js';
+import { claimants, clusterOf, controlOf, topicOwners } from './model/ownership.js';
 import {
   adoptionGranted,
   adopts,
@@ -52,6 +52,11 @@ export interface ReconcilerOptions {
   kafka: KafkaHandler;
   /** Kafka of Pipelines that name none (`BROKER_BOOTSTRAP_SERVERS`). */
   defaultServers: string[];
+  /**
+   * `CONTROLLER_NAME`, `namespace/release`: the stamp of the Pipelines it reconciles (an unstamped
+   * one gets it first).
+   */
+  controllerName: string;
   /** The only servers a Pipeline may name (`CONTROLLER_ALLOWED_BOOTSTRAP`). */
   allowedServers: string[];
   /**
@@ -109,11 +114,18 @@ export class Reconciler {
 
   private readonly isReserved = (name: string) => reservedBy(this.rules, name) !== undefined;
 
-  /** `pipeline` and `all` as the API server has them (declared names). */
+  /** Whether this controller reconciles `pipeline`: stamped with its name, or not stamped yet. */
+  reconciles(pipeline: Pipeline): boolean {
+    return controlOf(pipeline, this.opts.controllerName) !== 'foreign';
+  }
+
+  /** `pipeline` and `all` (the Pipelines it `reconciles`) as the API server has them (declared names). */
   async reconcile(declared: Pipeline, others: Pipeline[]): Promise<ReconcileResult> {
-    const pipeline = this.resolve(declared);
+    let pipeline = this.resolve(declared);
     const all = others.map((p) => this.resolve(p));
     if (pipeline.metadata.deletionTimestamp) return this.finalize(pipeline, all);
+    if (controlOf(pipeline, this.opts.controllerName) === 'unclaimed')
+      pipeline = this.resolve(await this.kube.stamp(pipeline, this.opts.controllerName));
     // A finalizer only where deletion has work to do (Kubernetes API conventions): a Retain
     // Pipeline leaves at once, so `helm uninstall`, which stops this controller in the same pass,
     // never strands one (and with it its namespace).

@@ -56,6 +56,7 @@ export function createControllerService(opts: ControllerServiceOptions) {
       kafka,
       defaultServers: config.broker.bootstrapServers,
       allowedServers: config.allowedServers,
+      controllerName: config.controllerName,
       topicNameTemplate: config.topicNameTemplate,
       ownNamespace: config.ownNamespace,
       topicRules: config.topicRules,

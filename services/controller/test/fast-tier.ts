@@ -34,6 +34,8 @@ const run = randomUUID().slice(0, 6);
 /** A topic name of this run. */
 export const topicName = (base: string) => `ctl-fast.${run}.${base}`;
 export const NAMESPACE = 'observatory';
+/** The stamp of the fixture's controller (the chart's `<namespace>/<release>`). */
+export const CONTROLLER_NAME = `${NAMESPACE}/obs`;
 export const log = createLogger({
   service: 'controller',
   level: process.env.CONTROLLER_TEST_LOG_LEVEL ?? 'silent',
@@ -97,13 +99,17 @@ export interface LoopOptions {
   topicNameTemplate?: string;
   /** CONTROLLER_ADOPTABLE_TOPICS; default this run's topics (`ctl-fast.<run>.*`). */
   adoptableTopics?: string[];
+  /** CONTROLLER_NAME; default `CONTROLLER_NAME` of this file. */
+  controllerName?: string;
+  /** A server of another controller's test: default a fresh one. */
+  server?: FakeApiServer;
   /** CONTROLLER_RESERVED_TOPICS; default the controller's. */
   reservedTopics?: string[];
 }
 
 /** A fresh API server and the controller loop on it, stopped after the test. */
 export function startController(opts: LoopOptions = {}) {
-  const server = new FakeApiServer();
+  const server = opts.server ?? new FakeApiServer();
   const registry = new Registry();
   const metrics = createControllerMetrics(registry);
   const defaultServers = opts.defaultServers ?? [bootstrapServers];
@@ -114,6 +120,7 @@ export function startController(opts: LoopOptions = {}) {
       kafka: opts.kafka ?? kafka,
       defaultServers,
       allowedServers: opts.allowedServers ?? defaultServers,
+      controllerName: opts.controllerName ?? CONTROLLER_NAME,
       topicNameTemplate: opts.topicNameTemplate,
       ownNamespace: NAMESPACE,
       topicRules: {

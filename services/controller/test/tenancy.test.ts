@@ -5,11 +5,19 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import type { PipelineApi } from '../src/kube/api.js';
-import { ADOPT_TOPICS_ANNOTATION, type Pipeline } from '../src/pipeline/types.js';
+import {
+  ADOPT_TOPICS_ANNOTATION,
+  CONTROLLER_ANNOTATION,
+  type Pipeline,
+  type PipelineSpec,
+  type PipelineTopic,
+} from '../src/pipeline/types.js';
 import { Reconciler } from '../src/reconciler.js';
 import { FakeApiServer } from '../src/testing/fake-api-server.js';
+import { deleteOwnPipelines } from '../src/uninstall.js';
 import {
   bootstrapServers,
+  CONTROLLER_NAME,
   condition,
   kafkaTopic,
   log,
@@ -125,6 +133,7 @@ describe('ownership recorded before a topic is created', () => {
       listPipelines: (namespace) => server.listPipelines(namespace),
       watchPipelines: (...args) => server.watchPipelines(...args),
       setFinalizers: (p, finalizers) => server.setFinalizers(p, finalizers),
+      setAnnotations: (p, annotations) => server.setAnnotations(p, annotations),
       event: (...args) => server.event(...args),
       readSecret: (namespace, name) => server.readSecret(namespace, name),
       patchStatus: async (p, status, options) => {
@@ -139,6 +148,7 @@ describe('ownership recorded before a topic is created', () => {
       kafka: sharedKafka(),
       defaultServers: [bootstrapServers],
       allowedServers: [bootstrapServers],
+      controllerName: CONTROLLER_NAME,
       topicRules: { reserved: [], adoptable: [] },
       log,
     });
@@ -191,6 +201,83 @@ describe('ownership recorded before a topic is created', () => {
     );
     expect(await kafkaTopic(never)).toBeUndefined();
     expect(condition(server.get(meta('unrecorded')), 'Ready')?.reason).toBe('KafkaError');
+  });
+});
+
+describe('Pipelines stamped with their controller', () => {
+  const stamped = (
+    name: string,
+    controller: string,
+    topics: PipelineTopic[],
+    spec: Partial<PipelineSpec> = {},
+  ) => pipeline(name, topics, spec, { [CONTROLLER_ANNOTATION]: controller });
+  const stampOf = (server: FakeApiServer, name: string) =>
+    server.get(meta(name))?.metadata.annotations?.[CONTROLLER_ANNOTATION];
+
+  it("two releases on one namespace: each reconciles its own; an unstamped Pipeline goes to one, stamped; another controller's is left alone", async () => {
+    const { server } = startController({ controllerName: `${NAMESPACE}/a` });
+    startController({ controllerName: `${NAMESPACE}/b`, server });
+    const [forA, forB, anyone, orphan] = ['stamp-a', 'stamp-b', 'stamp-any', 'stamp-c'].map(topicName) as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    server.create(stamped('for-a', `${NAMESPACE}/a`, [topic(forA)]));
+    server.create(stamped('for-b', `${NAMESPACE}/b`, [topic(forB)]));
+    server.create(pipeline('anyone', [topic(anyone)]));
+    // An older Pipeline of a third release declaring for-a's topic: no conflict for a, not counted.
+    server.create(stamped('for-c', `${NAMESPACE}/c`, [topic(orphan), topic(forA)]));
+    for (const name of ['for-a', 'for-b', 'anyone']) await waitReady(server, name, 'True');
+    expect(stampOf(server, 'for-a')).toBe(`${NAMESPACE}/a`);
+    expect(stampOf(server, 'for-b')).toBe(`${NAMESPACE}/b`);
+    expect([`${NAMESPACE}/a`, `${NAMESPACE}/b`]).toContain(stampOf(server, 'anyone'));
+    expect(server.get(meta('for-c'))?.status).toBeUndefined();
+    expect(await kafkaTopic(orphan)).toBeUndefined();
+    for (const name of [forA, forB, anyone]) expect((await kafkaTopic(name))?.partitions).toBe(2);
+  });
+
+  it("the pre-delete hook deletes only its own release's Delete Pipelines, and their topics only when asked to", async () => {
+    const self = `${NAMESPACE}/obs`;
+    const { server } = startController({ controllerName: self });
+    const [kept, dropped, theirs] = ['hook-kept', 'hook-dropped', 'hook-theirs'].map(topicName) as [
+      string,
+      string,
+      string,
+    ];
+    server.create(stamped('kept', self, [topic(kept)], { deletionPolicy: 'Delete' }));
+    server.create(stamped('retained', self, [topic(topicName('hook-retained'))]));
+    await waitReady(server, 'kept', 'True');
+    await waitReady(server, 'retained', 'True');
+    server.create(stamped('theirs', `${NAMESPACE}/other`, [topic(theirs)], { deletionPolicy: 'Delete' }));
+    const uninstall = (deleteTopics: boolean) =>
+      deleteOwnPipelines({
+        api: server,
+        controllerName: self,
+        namespaces: [NAMESPACE],
+        deleteTopics,
+        waitMs: 15_000,
+        pollMs: 100,
+        log,
+      });
+
+    // By default the topics stay: the Pipeline goes with force-delete, as Retain would leave them.
+    expect(await uninstall(false)).toBe(true);
+    expect(server.get(meta('kept'))).toBeUndefined();
+    expect((await kafkaTopic(kept))?.partitions).toBe(2);
+    expect(server.events.filter((e) => e.object === `${NAMESPACE}/kept`).map((e) => e.reason)).toContain(
+      'TopicsLeftBehind',
+    );
+
+    // Opted in (controller.deleteTopicsOnUninstall): the topics go with their Pipeline.
+    server.create(stamped('dropped', self, [topic(dropped)], { deletionPolicy: 'Delete' }));
+    await waitReady(server, 'dropped', 'True');
+    expect(await uninstall(true)).toBe(true);
+    expect(server.get(meta('dropped'))).toBeUndefined();
+    expect(await kafkaTopic(dropped)).toBeUndefined();
+    // Never another release's, nor a Retain one.
+    expect(server.get(meta('theirs'))?.metadata.deletionTimestamp).toBeUndefined();
+    expect(server.get(meta('retained'))?.metadata.deletionTimestamp).toBeUndefined();
   });
 });
 

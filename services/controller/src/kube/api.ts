@@ -1,6 +1,7 @@
 /**
  * Every call the controller makes to the API server, in one place (README's RBAC table lists
- * exactly these): list and watch Pipelines, patch their finalizers and status, create Events,
+ * exactly these): list and watch Pipelines, patch their finalizers, annotations (the controller's
+ * stamp) and status, create Events,
  * get the Secrets a Pipeline's `spec.kafka` names, and get / create / update the leader-election
  * Lease.
  *
@@ -21,7 +22,14 @@ import {
   Watch,
 } from '@kubernetes/client-node';
 import type { EventType } from '../model/events.js';
-import { GROUP, type Pipeline, type PipelineStatus, PLURAL, VERSION } from '../pipeline/types.js';
+import {
+  GROUP,
+  type ObjectMeta,
+  type Pipeline,
+  type PipelineStatus,
+  PLURAL,
+  VERSION,
+} from '../pipeline/types.js';
 
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -64,6 +72,15 @@ export interface PipelineApi {
   ): Promise<AbortController>;
   /** Sets `metadata.finalizers`; fails with 409 if the object changed since `resourceVersion`. */
   setFinalizers(pipeline: Pipeline, finalizers: string[]): Promise<Pipeline>;
+  /**
+   * Merges `annotations` into `metadata.annotations`. With `ifUnchanged` (the default), fails with
+   * 409 if the object changed since its `resourceVersion`.
+   */
+  setAnnotations(
+    pipeline: Pipeline,
+    annotations: Record<string, string>,
+    options?: { ifUnchanged?: boolean },
+  ): Promise<Pipeline>;
   /**
    * Writes `status` (a merge patch of the status subresource; lists such as conditions are
    * replaced whole). With `ifUnchanged`, fails with 409 if the object changed since its
@@ -130,10 +147,29 @@ export class KubeApi implements PipelineApi {
     );
   }
 
-  async setFinalizers(pipeline: Pipeline, finalizers: string[]): Promise<Pipeline> {
-    const { name, namespace, resourceVersion } = pipeline.metadata;
+  setFinalizers(pipeline: Pipeline, finalizers: string[]): Promise<Pipeline> {
+    return this.patchMetadata(pipeline, 'patch finalizers', { finalizers });
+  }
+
+  setAnnotations(
+    pipeline: Pipeline,
+    annotations: Record<string, string>,
+    { ifUnchanged = true }: { ifUnchanged?: boolean } = {},
+  ): Promise<Pipeline> {
+    return this.patchMetadata(pipeline, 'patch annotations', { annotations }, ifUnchanged);
+  }
+
+  /** A merge patch of `metadata`, naming the Pipeline's resourceVersion `ifUnchanged` (409 when it is stale). */
+  private patchMetadata(
+    pipeline: Pipeline,
+    what: string,
+    metadata: Partial<ObjectMeta>,
+    ifUnchanged = true,
+  ): Promise<Pipeline> {
+    const { name, namespace } = pipeline.metadata;
+    const resourceVersion = ifUnchanged ? pipeline.metadata.resourceVersion : undefined;
     return this.bounded(
-      'patch finalizers',
+      what,
       this.custom.patchNamespacedCustomObject(
         {
           group: GROUP,
@@ -141,7 +177,7 @@ export class KubeApi implements PipelineApi {
           plural: PLURAL,
           namespace,
           name,
-          body: { metadata: { finalizers, resourceVersion } },
+          body: { metadata: { ...metadata, ...(resourceVersion ? { resourceVersion } : {}) } },
         },
         MERGE_PATCH,
       ),

@@ -26,6 +26,11 @@ export const ADOPT_TOPICS_ANNOTATION = `${GROUP}/adopt-topics`;
  * anything, and a Warning Event names what was left in Kafka.
  */
 export const FORCE_DELETE_ANNOTATION = `${GROUP}/force-delete`;
+/**
+ * The controller a Pipeline belongs to, `namespace/release` (its `CONTROLLER_NAME`): only that one
+ * reconciles it. An unstamped Pipeline is stamped by the first controller that reconciles it.
+ */
+export const CONTROLLER_ANNOTATION = `${GROUP}/controller`;
 /** Held while the controller may still have to delete the Pipeline's topics. */
 export const FINALIZER = `${GROUP}/topics`;
 

@@ -6,7 +6,8 @@
  *
  * - one resourceVersion sequence for every change; `generation` rises with the spec only (and at
  *   deletion), never with status or metadata;
- * - optimistic concurrency: a finalizer patch naming a stale resourceVersion fails with 409;
+ * - optimistic concurrency: a finalizer or annotation patch naming a stale resourceVersion fails
+ *   with 409;
  * - status is a subresource, written by JSON merge patch (lists replaced whole); a patch that
  *   changes nothing changes no resourceVersion and sends no event;
  * - deletion waits for the finalizers: it sets `deletionTimestamp`, the object goes once the last
@@ -140,14 +141,19 @@ export class FakeApiServer implements PipelineApi {
 
   async setFinalizers(pipeline: Pipeline, finalizers: string[]): Promise<Pipeline> {
     await this.enter('setFinalizers');
-    const stored = this.stored(pipeline.metadata);
-    if (pipeline.metadata.resourceVersion !== stored.metadata.resourceVersion) {
-      throw apiError(
-        409,
-        `Operation cannot be fulfilled on pipelines.observatory.dev "${stored.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`,
-      );
-    }
+    const stored = this.fresh(pipeline);
     return this.write({ ...stored, metadata: { ...stored.metadata, finalizers: wire(finalizers) } });
+  }
+
+  async setAnnotations(
+    pipeline: Pipeline,
+    annotations: Record<string, string>,
+    { ifUnchanged = true }: { ifUnchanged?: boolean } = {},
+  ): Promise<Pipeline> {
+    await this.enter('setAnnotations');
+    const stored = ifUnchanged ? this.fresh(pipeline) : this.stored(pipeline.metadata);
+    const merged = { ...stored.metadata.annotations, ...wire(annotations) };
+    return this.write({ ...stored, metadata: { ...stored.metadata, annotations: merged } });
   }
 
   async patchStatus(
@@ -224,6 +230,12 @@ export class FakeApiServer implements PipelineApi {
     this.write({ ...stored, metadata });
   }
 
+  /** `delete` as the pre-delete hook calls it (KubeApi's `deletePipeline`). */
+  async deletePipeline(namespace: string, name: string): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve));
+    if (this.objects.has(keyOf({ namespace, name }))) this.delete({ namespace, name });
+  }
+
   /** The Pipeline as stored now, or undefined when it is gone. */
   get(meta: { namespace: string; name: string }): Pipeline | undefined {
     const stored = this.objects.get(keyOf(meta));
@@ -274,6 +286,18 @@ export class FakeApiServer implements PipelineApi {
     if (index < 0) return;
     const [failure] = this.failures.splice(index, 1);
     throw failure?.error;
+  }
+
+  /** The stored object, if `pipeline` names its resourceVersion; 409 otherwise (optimistic concurrency). */
+  private fresh(pipeline: Pipeline): Pipeline {
+    const stored = this.stored(pipeline.metadata);
+    if (pipeline.metadata.resourceVersion !== stored.metadata.resourceVersion) {
+      throw apiError(
+        409,
+        `Operation cannot be fulfilled on pipelines.observatory.dev "${stored.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`,
+      );
+    }
+    return stored;
   }
 
   private stored(meta: { namespace: string; name: string }): Pipeline {
