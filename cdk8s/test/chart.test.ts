@@ -169,7 +169,12 @@ describe('the rendered platform', () => {
       { apiGroups: ['observatory.dev'], resources: ['pipelines/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: ['obs-controller'],
+        verbs: ['get', 'update'],
+      },
     ]);
     expect(named(objects, 'RoleBinding', 'obs-controller').subjects).toEqual([
       { kind: 'ServiceAccount', name: 'obs-controller', namespace: 'observatory' },

@@ -13,8 +13,8 @@ const PIPELINE_RULES = [
   { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'watch', 'patch'] },
   { apiGroups: ['observatory.dev'], resources: ['pipelines/status'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
 ];
+const SECRET_RULE = { apiGroups: [''], resources: ['secrets'], verbs: ['get'] };
 
 describe('controller values: namespaces, flow health, deletion', () => {
   it('defaults: the release namespace only (no cluster-wide object), flow and deletion settings in the environment', () => {
@@ -36,6 +36,18 @@ describe('controller values: namespaces, flow health, deletion', () => {
       CONTROLLER_FLOW_MAX_DEAD_LETTERS_PER_MINUTE: '0',
     });
     expect(objects.filter((o) => o.kind.startsWith('Cluster'))).toEqual([]);
+    // The Secrets of the release's namespace, and its own Lease by name (the chart makes it).
+    expect(find(objects, 'Role', 'obs-controller')?.rules).toEqual([
+      ...PIPELINE_RULES,
+      SECRET_RULE,
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: ['obs-controller'],
+        verbs: ['get', 'update'],
+      },
+    ]);
+    expect(find(objects, 'Lease', 'obs-controller')).toBeDefined();
   });
 
   it("adoption: the operator's list, with the default Pipeline's own entry only while it may adopt", () => {
@@ -49,10 +61,13 @@ describe('controller values: namespaces, flow health, deletion', () => {
     expect(env(render({ 'pipeline.adoptExistingTopics': false })).CONTROLLER_ADOPTABLE_TOPICS).toBe('');
   });
 
-  it('watchAllNamespaces: every namespace, through a ClusterRole with the Pipeline rules only, named per release', () => {
+  it('watchAllNamespaces: every namespace, through a ClusterRole with the Pipeline rules only (never Secrets), named per release', () => {
     const objects = render({ 'controller.watchAllNamespaces': true }, { namespace: 'team' });
     expect(env(objects)).toMatchObject({ CONTROLLER_WATCH_NAMESPACE: '' });
     expect(find(objects, 'ClusterRole', 'team-obs-controller')?.rules).toEqual(PIPELINE_RULES);
+    expect(find(objects, 'Role', 'obs-controller')?.rules).toContainEqual(SECRET_RULE);
+    const clusterWide = objects.filter((o) => o.kind === 'ClusterRole').flatMap((o) => o.rules);
+    expect(clusterWide.flatMap((r: { resources: string[] }) => r.resources)).not.toContain('secrets');
     expect(find(objects, 'ClusterRoleBinding', 'team-obs-controller')).toMatchObject({
       roleRef: { kind: 'ClusterRole', name: 'team-obs-controller' },
       subjects: [{ kind: 'ServiceAccount', name: 'obs-controller', namespace: 'team' }],

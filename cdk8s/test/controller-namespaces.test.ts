@@ -60,10 +60,17 @@ describe('controller.watchNamespaces', () => {
     expect(objects.filter((o) => o.kind.startsWith('Cluster'))).toEqual([]);
   });
 
-  it('gives way to watchAllNamespaces (ClusterRoles), and the hook Roles to preDeleteHook=false', () => {
+  it('gives way to watchAllNamespaces (ClusterRoles; the listed namespaces keep the Secret rule), and the hook Roles to preDeleteHook=false', () => {
     const all = render({ ...listed, 'controller.watchAllNamespaces': true });
     expect(configMap(all).CONTROLLER_WATCH_NAMESPACE).toBe('');
-    expect(roleNames(all)).toEqual([]);
+    // Secrets stay namespaced: a Secret-only Role in each listed namespace, none cluster-wide.
+    expect(roleNames(all)).toEqual([
+      'team-a/observatory-obs-controller',
+      'team-b/observatory-obs-controller',
+    ]);
+    expect(find(all, 'Role', 'observatory-obs-controller', 'team-a')?.rules).toEqual([
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+    ]);
     const noHook = render({ ...listed, 'controller.preDeleteHook': false });
     expect(roleNames(noHook)).toEqual([
       'team-a/observatory-obs-controller',

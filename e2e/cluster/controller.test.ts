@@ -404,8 +404,20 @@ describe('two controller replicas as pods', () => {
           { apiGroups: ['observatory.dev'], resources: ['pipelines/status'], verbs: ['patch'] },
           { apiGroups: [''], resources: ['events'], verbs: ['create'] },
           { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
-          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+          // Its own Lease by name, made here as the chart makes it (no `create`).
+          {
+            apiGroups: ['coordination.k8s.io'],
+            resources: ['leases'],
+            resourceNames: ['observatory-controller'],
+            verbs: ['get', 'update'],
+          },
         ],
+      },
+      {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: 'observatory-controller' },
+        spec: {},
       },
       {
         apiVersion: 'rbac.authorization.k8s.io/v1',

@@ -2,8 +2,8 @@
  * The Pipeline controller (services/controller): 2 replicas, one leads through a Lease. By default
  * it watches the release's namespace only, so its RBAC is a Role (no cluster-wide object: two
  * releases never collide), with exactly the rules of the controller README's RBAC table; with
- * `controller.watchAllNamespaces` the same rules come as a ClusterRole named after the release's
- * namespace and name (the Lease stays a namespaced Role); `controller.watchNamespaces` adds a Role
+ * `controller.watchAllNamespaces` the Pipeline rules come as a ClusterRole named after the
+ * release's namespace and name (the Secret and Lease rules stay namespaced Roles); `controller.watchNamespaces` adds a Role
  * in each listed namespace (controller-namespaces.ts). The read-only store URL (for
  * status.flow.lastStoredAt) comes only from a Secret. The pre-delete hook is its own construct.
  */
@@ -19,6 +19,7 @@ import {
   ControllerNamespaces,
   controllerName,
   PIPELINE_RULES,
+  SECRET_RULES,
   watchedNamespaces,
 } from './controller-namespaces.js';
 import { HttpService } from './http-service.js';
@@ -80,16 +81,18 @@ export class Controller extends Construct {
       .findAll()
       .find((c): c is ApiObject => c instanceof ApiObject && c.kind === 'Deployment');
     if (deployment) spreadAt(deployment, '/spec/template/spec/containers/0/env', STORE_URL_ENV);
+    // Its own Lease only: the chart makes it, so no `create` (which resourceNames cannot restrict).
     const leaseRule = {
       apiGroups: ['coordination.k8s.io'],
       resources: ['leases'],
-      verbs: ['get', 'create', 'update'],
+      resourceNames: [releaseName('controller')],
+      verbs: ['get', 'update'],
     };
     // In the release's namespace always (the Lease is there); the ClusterRole below adds the same
     // Pipeline rules in every other namespace when it watches them all.
     const role = new k8s.KubeRole(this, 'controller-role', {
       metadata: metadata('controller'),
-      rules: [...pipelineRules, leaseRule],
+      rules: [...pipelineRules, ...SECRET_RULES, leaseRule],
     });
     const binding = new k8s.KubeRoleBinding(this, 'controller-rolebinding', {
       metadata: metadata('controller'),

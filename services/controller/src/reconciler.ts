@@ -191,7 +191,7 @@ export class Reconciler {
         await this.applyToKafka(current, cluster, desired, results, recordCreating);
       } catch (error) {
         failure = error;
-        if (error instanceof KafkaAccessError) block(touched, 'KafkaAccessInvalid', error.message, 'Error');
+        if (error instanceof KafkaAccessError) block(touched, error.reason, error.message, 'Error');
         else
           for (const name of touched)
             results.set(name, {

@@ -56,6 +56,12 @@ export interface WatchQuery {
   timeoutSeconds: number;
 }
 
+/** A Secret as the controller uses it. */
+export interface SecretContent {
+  labels: Record<string, string>;
+  data: Record<string, string>;
+}
+
 /** What the controller loop and the reconciler need of the API server. */
 export interface PipelineApi {
   /** Pipelines of `namespace`, or of every namespace when it is empty. */
@@ -93,8 +99,8 @@ export interface PipelineApi {
   ): Promise<Pipeline>;
   /** A core/v1 Event about `pipeline`, shown by `kubectl describe`. */
   event(pipeline: Pipeline, type: EventType, reason: string, message: string): Promise<void>;
-  /** The decoded data of a Secret (the Kafka credentials a Pipeline names); rejects when it is missing. */
-  readSecret(namespace: string, name: string): Promise<Record<string, string>>;
+  /** The labels and decoded data of a Secret (the Kafka credentials a Pipeline names); rejects when it is missing. */
+  readSecret(namespace: string, name: string): Promise<SecretContent>;
 }
 
 export class KubeApi implements PipelineApi {
@@ -237,14 +243,15 @@ export class KubeApi implements PipelineApi {
     );
   }
 
-  async readSecret(namespace: string, name: string): Promise<Record<string, string>> {
+  async readSecret(namespace: string, name: string): Promise<SecretContent> {
     const secret = await this.bounded('get secret', this.core.readNamespacedSecret({ namespace, name }));
-    return Object.fromEntries(
+    const data = Object.fromEntries(
       Object.entries(secret.data ?? {}).map(([key, b64]) => [
         key,
         Buffer.from(b64, 'base64').toString('utf8'),
       ]),
     );
+    return { labels: secret.metadata?.labels ?? {}, data };
   }
 
   /** Deletes a Pipeline (the chart's pre-delete hook); a Pipeline already gone is fine. */

@@ -32,18 +32,25 @@ export interface TopicResult {
 export type BlockReason =
   | 'ClusterNotAllowed'
   | 'KafkaAccessInvalid'
+  | 'CredentialsNotLabelled'
   | 'ReservedTopicName'
   | 'AdoptionRequired';
+/** The first `KAFKA_UNTOUCHED` of them kept Kafka from being reached at all. */
 const BLOCK_ORDER: BlockReason[] = [
   'ClusterNotAllowed',
   'KafkaAccessInvalid',
+  'CredentialsNotLabelled',
   'ReservedTopicName',
   'AdoptionRequired',
 ];
+const KAFKA_UNTOUCHED = 3;
 
 /** `Ready=False` reasons, the first that applies wins. */
 const NOT_READY: Array<{ reason: string; applies: (t: TopicResult) => boolean }> = [
-  ...BLOCK_ORDER.slice(0, 2).map((reason) => ({ reason, applies: (t: TopicResult) => t.blocked === reason })),
+  ...BLOCK_ORDER.slice(0, KAFKA_UNTOUCHED).map((reason) => ({
+    reason,
+    applies: (t: TopicResult) => t.blocked === reason,
+  })),
   { reason: 'KafkaError', applies: (t) => t.phase === 'Error' },
   {
     reason: 'PartitionDecreaseRefused',
@@ -53,7 +60,10 @@ const NOT_READY: Array<{ reason: string; applies: (t: TopicResult) => boolean }>
     reason: 'ReplicationFactorChangeRefused',
     applies: (t) => t.refused?.some((r) => r.kind === 'cannot-change-replication-factor') ?? false,
   },
-  ...BLOCK_ORDER.slice(2).map((reason) => ({ reason, applies: (t: TopicResult) => t.blocked === reason })),
+  ...BLOCK_ORDER.slice(KAFKA_UNTOUCHED).map((reason) => ({
+    reason,
+    applies: (t: TopicResult) => t.blocked === reason,
+  })),
   { reason: 'TopicConflict', applies: (t) => t.phase === 'Conflict' },
 ];
 

@@ -31,6 +31,11 @@ export const FORCE_DELETE_ANNOTATION = `${GROUP}/force-delete`;
  * reconciles it. An unstamped Pipeline is stamped by the first controller that reconciles it.
  */
 export const CONTROLLER_ANNOTATION = `${GROUP}/controller`;
+/**
+ * The label a Secret must carry, `"true"`, for the controller to use it as a Pipeline's Kafka
+ * credentials: the Secret's owner opts in, a Pipeline cannot point the controller at any Secret.
+ */
+export const PIPELINE_CREDENTIALS_LABEL = `${GROUP}/pipeline-credentials`;
 /** Held while the controller may still have to delete the Pipeline's topics. */
 export const FINALIZER = `${GROUP}/topics`;
 

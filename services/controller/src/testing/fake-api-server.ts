@@ -23,7 +23,13 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { ApiException } from '@kubernetes/client-node';
-import type { PipelineApi, PipelineList, PipelineWatchEvent, WatchQuery } from '../kube/api.js';
+import type {
+  PipelineApi,
+  PipelineList,
+  PipelineWatchEvent,
+  SecretContent,
+  WatchQuery,
+} from '../kube/api.js';
 import type { EventType } from '../model/events.js';
 import { keyOf, type ObjectMeta, type Pipeline, type PipelineStatus } from '../pipeline/types.js';
 
@@ -71,7 +77,7 @@ export class FakeApiServer implements PipelineApi {
   /** Events recorded by `event`, oldest first. */
   readonly events: RecordedEvent[] = [];
   private readonly objects = new Map<string, Pipeline>();
-  private readonly secrets = new Map<string, Record<string, string>>();
+  private readonly secrets = new Map<string, SecretContent>();
   /** Every change with its resourceVersion, for watches to replay. */
   private history: Array<{ version: number; event: PipelineWatchEvent }> = [];
   /** Watches from a version older than this are answered 410. */
@@ -174,18 +180,23 @@ export class FakeApiServer implements PipelineApi {
     this.events.push({ object: keyOf(pipeline.metadata), type, reason, message: message.slice(0, 1024) });
   }
 
-  async readSecret(namespace: string, name: string): Promise<Record<string, string>> {
+  async readSecret(namespace: string, name: string): Promise<SecretContent> {
     await this.enter('readSecret');
-    const data = this.secrets.get(`${namespace}/${name}`);
-    if (!data) throw apiError(404, `secrets "${name}" not found`);
-    return { ...data };
+    const secret = this.secrets.get(`${namespace}/${name}`);
+    if (!secret) throw apiError(404, `secrets "${name}" not found`);
+    return wire(secret);
   }
 
   // The test's side: what kubectl and the cluster would do.
 
-  /** Creates or replaces a Secret (`kubectl create secret generic`). */
-  putSecret(namespace: string, name: string, data: Record<string, string>): void {
-    this.secrets.set(`${namespace}/${name}`, { ...data });
+  /** Creates or replaces a Secret (`kubectl create secret generic`, then `kubectl label`). */
+  putSecret(
+    namespace: string,
+    name: string,
+    data: Record<string, string>,
+    labels: Record<string, string> = {},
+  ): void {
+    this.secrets.set(`${namespace}/${name}`, wire({ labels, data }));
   }
 
   /** Creates a Pipeline (`kubectl create`): the server sets uid, versions and creation time. */
