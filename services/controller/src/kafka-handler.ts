@@ -44,6 +44,13 @@ export interface ApplyResult {
   notAdopted: string[];
 }
 
+/** A failure of the caller's own work inside a Kafka call (the record write): not Kafka's. */
+class NotKafkaFailure extends Error {
+  constructor(readonly failure: unknown) {
+    super('not a Kafka failure');
+  }
+}
+
 export class KafkaHandler {
   private readonly admins = new Map<string, Promise<Admin>>();
 
@@ -71,7 +78,10 @@ export class KafkaHandler {
       const notAdopted = specs.filter((s) => existing.has(s.name) && !adoption.mayTakeOver(s.name));
       const applied = specs.filter((s) => !notAdopted.includes(s));
       const missing = applied.filter((s) => !existing.has(s.name)).map((s) => s.name);
-      if (missing.length > 0) await adoption.creating(missing);
+      if (missing.length > 0)
+        await adoption.creating(missing).catch((error: unknown) => {
+          throw new NotKafkaFailure(error);
+        });
       const { topics: outcomes } =
         applied.length > 0
           ? await ensureTopics(admin, applied, { leaderTimeoutMs: this.opts.requestTimeoutMs })
@@ -140,6 +150,8 @@ export class KafkaHandler {
     try {
       return await work(await admin);
     } catch (error) {
+      // The client is fine and the error is someone else's: passed on as it is.
+      if (error instanceof NotKafkaFailure) throw error.failure;
       this.admins.delete(key);
       void admin.then((a) => a.disconnect()).catch(() => {});
       throw new Error(brokerFailureReason(error, security ?? PLAINTEXT), { cause: error });
