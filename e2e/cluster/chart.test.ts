@@ -125,17 +125,18 @@ beforeAll(async () => {
   token = await ingestToken(authSecret);
   const base = await baseInstall(cluster.images, { ns, name: 'chart-secrets', databaseUrl, authSecret });
   // As Strimzi makes them: the cluster CA's Secret, and a KafkaUser's Secret (password, and a
-  // client certificate for the mutual-TLS listener).
+  // client certificate for the mutual-TLS listener); labelled so a Pipeline may name them.
+  const credentials = { 'observatory.dev/pipeline-credentials': 'true' };
   await ns.apply({
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: 'kafka-cluster-ca-cert' },
+    metadata: { name: 'kafka-cluster-ca-cert', labels: credentials },
     stringData: { 'ca.crt': readFileSync(secured.caFile, 'utf8') },
   });
   await ns.apply({
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: 'kafka-user' },
+    metadata: { name: 'kafka-user', labels: credentials },
     stringData: {
       password: kafkaUser.password,
       'user.crt': readFileSync(secured.clientCertFile, 'utf8'),
