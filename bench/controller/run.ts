@@ -62,6 +62,7 @@ const controller = new Controller({
     kafka: handler,
     defaultServers: servers,
     allowedServers: servers,
+    controllerName: `${ns}/bench`,
     flow: observer,
     onStatusWrite: (cause) => writes[cause]++,
     log,

@@ -207,8 +207,8 @@ export const values: Tree = {
     ),
     deletionPolicy: oneOf(['Retain', 'Delete'], 'Retain', 'what deleting the Pipeline does to its topics'),
     adoptExistingTopics: bool(
-      false,
-      'let the controller take over the topics if they exist already (annotation observatory.dev/adopt-topics: "*")',
+      true,
+      'let this Pipeline take over its own topics if they exist already (a reinstall): the annotation observatory.dev/adopt-topics: "*" and the controller\'s allowlist entry <namespace>/<pipeline>:* for it alone',
     ), // spec.flow of the default Pipeline (the consumer's group kafka.groupId on the topic, its .dlq): thresholds.
     flow: {
       maxLag: int(1000, 'spec.flow.maxLag: Lagging=True above this many records behind', 0),
@@ -370,8 +370,18 @@ export const values: Tree = {
       "watch Pipelines of every namespace (a ClusterRole and ClusterRoleBinding); false: the release's namespace only (a Role)",
     ),
     topicNameTemplate: str(
-      '{name}',
-      'CONTROLLER_TOPIC_NAME_TEMPLATE: Kafka name of spec.topics[].name; {name} as given, or e.g. {namespace}.{name}',
+      '',
+      "CONTROLLER_TOPIC_NAME_TEMPLATE: Kafka name of spec.topics[].name in every namespace, e.g. {name} (as given); empty: {name} in the release's namespace, {namespace}.{name} in any other",
+    ),
+    adoptableTopics: list(
+      [],
+      "CONTROLLER_ADOPTABLE_TOPICS: existing topics a Pipeline may take over with the adopt annotation: a Kafka name or pattern (* any run), or namespace/pipeline:pattern for that Pipeline only (empty: none but the default Pipeline's own, see pipeline.adoptExistingTopics)",
+      { type: 'string', pattern: '^([a-z0-9-]+/[a-z0-9.-]+:)?[a-zA-Z0-9._*-]+$' },
+    ),
+    reservedTopics: list(
+      ['__*', '_*', 'connect-*'],
+      'CONTROLLER_RESERVED_TOPICS: topic names or patterns never created, changed or deleted, whatever a Pipeline says (__* always)',
+      { type: 'string', pattern: '^[a-zA-Z0-9._*-]+$' },
     ),
     ignoredConfigs: str(
       'leader.replication.throttled.replicas,follower.replication.throttled.replicas',
@@ -392,7 +402,11 @@ export const values: Tree = {
     },
     preDeleteHook: bool(
       true,
-      'helm uninstall first deletes the Pipelines of deletionPolicy Delete and waits for the controller to finalize them',
+      "helm uninstall first deletes the release's Pipelines of deletionPolicy Delete (stamped with its name) and waits for the controller to let them go",
+    ),
+    deleteTopicsOnUninstall: bool(
+      false,
+      "CONTROLLER_PRE_DELETE_TOPICS: the pre-delete hook's deleted Pipelines delete their topics (false: they go with observatory.dev/force-delete and their topics stay)",
     ), // The namespace list and the store: a Role per listed namespace; the URL only by Secret.
     watchNamespaces: list(
       [],

@@ -187,7 +187,12 @@ describe('the rendered platform', () => {
       { apiGroups: ['observatory.dev'], resources: ['pipelines/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: ['obs-controller'],
+        verbs: ['get', 'update'],
+      },
     ]);
     expect(named(objects, 'RoleBinding', 'obs-controller').subjects).toEqual([
       { kind: 'ServiceAccount', name: 'obs-controller', namespace: 'observatory' },
@@ -594,13 +599,12 @@ describe('secured connections', () => {
     ]);
   });
 
-  it('takes over existing topics only when pipeline.adoptExistingTopics says so (the adopt annotation)', () => {
+  it('takes over its own existing topics (a reinstall) unless pipeline.adoptExistingTopics=false (the adopt annotation)', () => {
     const annotations = (objects: K8sObject[]) =>
       named(objects, 'Pipeline', 'obs-events').metadata.annotations;
-    expect(annotations(render())).toEqual({});
-    expect(annotations(render({ 'pipeline.adoptExistingTopics': true }))).toEqual({
-      'observatory.dev/adopt-topics': '*',
-    });
+    const stamp = { 'observatory.dev/controller': 'observatory/obs' }; // the release's controller's
+    expect(annotations(render({ 'pipeline.adoptExistingTopics': false }))).toEqual(stamp);
+    expect(annotations(render())).toEqual({ ...stamp, 'observatory.dev/adopt-topics': '*' });
   });
 
   it('NetworkPolicy egress by default excludes the cloud metadata address 169.254.169.254', () => {

@@ -54,16 +54,23 @@ describe('controller.watchNamespaces', () => {
     });
     const hookRole = find(objects, 'Role', 'observatory-obs-controller-pre-delete', 'team-b');
     expect(hookRole?.rules).toEqual([
-      { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'delete'] },
+      { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'delete', 'patch'] },
     ]);
     expect(hookRole?.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'pre-delete' });
     expect(objects.filter((o) => o.kind.startsWith('Cluster'))).toEqual([]);
   });
 
-  it('gives way to watchAllNamespaces (ClusterRoles), and the hook Roles to preDeleteHook=false', () => {
+  it('gives way to watchAllNamespaces (ClusterRoles; the listed namespaces keep the Secret rule), and the hook Roles to preDeleteHook=false', () => {
     const all = render({ ...listed, 'controller.watchAllNamespaces': true });
     expect(configMap(all).CONTROLLER_WATCH_NAMESPACE).toBe('');
-    expect(roleNames(all)).toEqual([]);
+    // Secrets stay namespaced: a Secret-only Role in each listed namespace, none cluster-wide.
+    expect(roleNames(all)).toEqual([
+      'team-a/observatory-obs-controller',
+      'team-b/observatory-obs-controller',
+    ]);
+    expect(find(all, 'Role', 'observatory-obs-controller', 'team-a')?.rules).toEqual([
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+    ]);
     const noHook = render({ ...listed, 'controller.preDeleteHook': false });
     expect(roleNames(noHook)).toEqual([
       'team-a/observatory-obs-controller',

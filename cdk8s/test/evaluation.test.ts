@@ -236,6 +236,7 @@ describe('the bundled pair is off by default and the install fixes', () => {
     expect(find(objects, 'ConfigMap', 'obs-postgresql').data?.['roles.sh']).toContain('CREATE ROLE');
     // A reinstall finds its topics in the kept Kafka volume: the chart's Pipeline takes them up.
     expect(find(objects, 'Pipeline', 'obs-events').metadata.annotations).toEqual({
+      'observatory.dev/controller': 'ev/obs',
       'observatory.dev/adopt-topics': '*',
     });
     const search = find(objects, 'Deployment', 'obs-search').spec.template.spec.containers[0];

@@ -126,17 +126,18 @@ beforeAll(async () => {
   token = await ingestToken(authSecret);
   const base = await baseInstall(cluster.images, { ns, name: 'chart-secrets', databaseUrl, authSecret });
   // As Strimzi makes them: the cluster CA's Secret, and a KafkaUser's Secret (password, and a
-  // client certificate for the mutual-TLS listener).
+  // client certificate for the mutual-TLS listener); labelled so a Pipeline may name them.
+  const credentials = { 'observatory.dev/pipeline-credentials': 'true' };
   await ns.apply({
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: 'kafka-cluster-ca-cert' },
+    metadata: { name: 'kafka-cluster-ca-cert', labels: credentials },
     stringData: { 'ca.crt': readFileSync(secured.caFile, 'utf8') },
   });
   await ns.apply({
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: 'kafka-user' },
+    metadata: { name: 'kafka-user', labels: credentials },
     stringData: {
       password: kafkaUser.password,
       'user.crt': readFileSync(secured.clientCertFile, 'utf8'),
@@ -156,6 +157,8 @@ beforeAll(async () => {
     'controller.allowedBootstrapServers': `${secured.saslSsl}\\,${secured.ssl}`,
     'kafka.groupId': suite.groupId,
     'pipeline.topic': topic,
+    // The uninstall test proves the opt-in path: a Delete Pipeline's topic goes with it.
+    'controller.deleteTopicsOnUninstall': true,
     // The topics do not exist: the controller creates them from the chart's Pipeline.
     'ingest.replicas': 1,
     'consumer.replicas': 1,
@@ -416,8 +419,9 @@ describe('the chart on the cluster', () => {
 
   it('helm uninstall leaves nothing of the release; the topics and the data stay (deletion policy Retain); a Delete Pipeline goes first, with its topic', async () => {
     const stored = Number((await db.query('SELECT count(*) AS n FROM events.cloud_event')).rows[0].n);
-    // A Delete Pipeline holds a finalizer: the pre-delete hook deletes it while the controller
-    // still runs, which deletes its topic and lets it go (else it would stay, stuck, in leftovers).
+    // A Delete Pipeline holds a finalizer: the pre-delete hook deletes it (the controller stamped
+    // it as the release's) while the controller still runs, which deletes its topic
+    // (controller.deleteTopicsOnUninstall) and lets it go (else it would stay, stuck, in leftovers).
     const doomed = `chart-e2e-doomed.${suffix}`;
     await ns.apply({
       apiVersion: 'observatory.dev/v1alpha1',

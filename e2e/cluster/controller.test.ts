@@ -69,6 +69,8 @@ function startLocalController(kubeConfig: KubeConfig) {
     CONTROLLER_BACKOFF_MAX: '3s',
     CONTROLLER_KAFKA_TIMEOUT: '5s',
     CONTROLLER_API_TIMEOUT: '5s', // a call caught by the frozen proxy fails after 5 s
+    // The operator lets this run's topics be adopted (nothing is, by default).
+    CONTROLLER_ADOPTABLE_TOPICS: topicName('*'),
   });
 }
 
@@ -408,8 +410,20 @@ describe('two controller replicas as pods', () => {
           { apiGroups: ['observatory.dev'], resources: ['pipelines/status'], verbs: ['patch'] },
           { apiGroups: [''], resources: ['events'], verbs: ['create'] },
           { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
-          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+          // Its own Lease by name, made here as the chart makes it (no `create`).
+          {
+            apiGroups: ['coordination.k8s.io'],
+            resources: ['leases'],
+            resourceNames: ['observatory-controller'],
+            verbs: ['get', 'update'],
+          },
         ],
+      },
+      {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: 'observatory-controller' },
+        spec: {},
       },
       {
         apiVersion: 'rbac.authorization.k8s.io/v1',

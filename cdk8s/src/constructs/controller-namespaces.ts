@@ -1,15 +1,20 @@
 /**
  * The namespaces the controller watches besides the release's own (`controller.watchNamespaces`):
- * in each, a Role with the controller's Pipeline rules and one for the pre-delete hook (list and
- * delete Pipelines), each bound to its ServiceAccount in the release's namespace. Least privilege:
- * nothing cluster-wide, only the listed namespaces. The names carry the release's namespace and
- * name, so two releases watching one namespace never collide. With `watchAllNamespaces` the
- * ClusterRoles of controller.ts and controller-pre-delete.ts apply instead and none is made here.
+ * in each, a Role with the controller's Pipeline and Secret rules and one for the pre-delete hook
+ * (list, patch and delete Pipelines), each bound to its ServiceAccount in the release's namespace.
+ * Least privilege: nothing cluster-wide, only the listed namespaces. The names carry the release's
+ * namespace and name, so two releases watching one namespace never collide. With
+ * `watchAllNamespaces` the ClusterRoles of controller.ts and controller-pre-delete.ts hold the
+ * Pipeline rules, and each listed namespace keeps only the Secret rule: Secrets are never readable
+ * cluster-wide.
  */
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { forEach, onlyIf, releaseName, scalar, text } from '../helm.js';
 import { labels } from './common.js';
+
+/** CONTROLLER_NAME: the stamp of the release's Pipelines (annotation observatory.dev/controller). */
+export const controllerName = () => text('{{ .Release.Namespace }}/{{ .Release.Name }}');
 
 /** CONTROLLER_WATCH_NAMESPACE: the release's namespace and the listed ones; empty for all. */
 export const watchedNamespaces = () =>
@@ -22,11 +27,15 @@ export const PIPELINE_RULES: k8s.PolicyRule[] = [
   { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'watch', 'patch'] },
   { apiGroups: ['observatory.dev'], resources: ['pipelines/status'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
-  // The Secrets a Pipeline's spec.kafka names, in the namespaces it watches.
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
 ];
+/**
+ * The Secrets a Pipeline's spec.kafka names (used only when labelled for it): in the release's
+ * namespace and each listed one, never cluster-wide, not even with watchAllNamespaces.
+ */
+export const SECRET_RULES: k8s.PolicyRule[] = [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }];
+// patch: the force-delete annotation that keeps the topics (without controller.deleteTopicsOnUninstall).
 export const PRE_DELETE_RULES: k8s.PolicyRule[] = [
-  { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'delete'] },
+  { apiGroups: ['observatory.dev'], resources: ['pipelines'], verbs: ['list', 'delete', 'patch'] },
 ];
 
 export class ControllerNamespaces extends Construct {
@@ -54,7 +63,10 @@ export class ControllerNamespaces extends Construct {
       });
       return [role, binding];
     };
-    const controller = grant('controller-watched', 'controller', PIPELINE_RULES);
+    const controller = grant('controller-watched', 'controller', [...PIPELINE_RULES, ...SECRET_RULES]);
+    // With watchAllNamespaces the ClusterRole has the Pipeline rules; the listed namespaces keep
+    // the Secret rule (same name: the two never render together).
+    const credentials = grant('controller-credentials', 'controller', SECRET_RULES);
     const hook = grant(
       'controller-pre-delete-watched',
       'controller-pre-delete',
@@ -62,9 +74,11 @@ export class ControllerNamespaces extends Construct {
       preDeleteHook,
     );
     const others = '(without (.Values.controller.watchNamespaces | uniq) .Release.Namespace)';
-    for (const object of [...controller, ...hook]) forEach(object, '$namespace', others);
+    for (const object of [...controller, ...credentials, ...hook]) forEach(object, '$namespace', others);
     const watchesList = 'and .Values.controller.enabled (not .Values.controller.watchAllNamespaces)';
     for (const object of controller) onlyIf(object, watchesList);
+    for (const object of credentials)
+      onlyIf(object, 'and .Values.controller.enabled .Values.controller.watchAllNamespaces');
     for (const object of hook) onlyIf(object, `${watchesList} .Values.controller.preDeleteHook`);
   }
 }

@@ -1,17 +1,19 @@
 /**
  * The controller's pre-delete hook: on `helm uninstall`, before anything of the release is
- * removed, a Job deletes the Pipelines of deletionPolicy Delete in the namespaces the controller
- * watches and waits (at most `controller.deletionTimeout`) while the still running
- * controller finalizes them, so none is left holding a finalizer no controller will remove. It
- * runs the controller image's `pre-delete.js` under a ServiceAccount of its own that may only
- * list and delete Pipelines (a Role, or a ClusterRole when the controller watches every
- * namespace); the hook's objects are deleted when it succeeds.
+ * removed, a Job deletes the release's Pipelines of deletionPolicy Delete (stamped with its
+ * CONTROLLER_NAME; another release's in the same namespaces are left alone) and waits (at most
+ * `controller.deletionTimeout`) while the still running controller finalizes them, so none is left
+ * holding a finalizer no controller will remove. Their topics go only with
+ * `controller.deleteTopicsOnUninstall`; otherwise each is annotated force-delete first and its
+ * topics stay. It runs the controller image's `pre-delete.js` under a ServiceAccount of its own
+ * that may only list, patch and delete Pipelines (a Role, or a ClusterRole when the controller
+ * watches every namespace); the hook's objects are deleted when it succeeds.
  */
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
-import { onlyIf, releaseName, text, value } from '../helm.js';
+import { onlyIf, releaseName, text, value, valueText } from '../helm.js';
 import { image, labels, metadata, podBlocks, podDefaults, tmpMount } from './common.js';
-import { PRE_DELETE_RULES, watchedNamespaces } from './controller-namespaces.js';
+import { controllerName, PRE_DELETE_RULES, watchedNamespaces } from './controller-namespaces.js';
 
 const hook = (weight: string) => ({
   'helm.sh/hook': 'pre-delete',
@@ -69,7 +71,13 @@ export class ControllerPreDelete extends Construct {
                 ...image('controller'),
                 command: ['node', 'services/controller/dist/pre-delete.js'],
                 env: [
+                  // Only the Pipelines stamped with the release's name: never another release's.
+                  { name: 'CONTROLLER_NAME', value: controllerName() },
                   { name: 'CONTROLLER_WATCH_NAMESPACE', value: watchedNamespaces() },
+                  {
+                    name: 'CONTROLLER_PRE_DELETE_TOPICS',
+                    value: valueText('controller.deleteTopicsOnUninstall'),
+                  },
                   {
                     name: 'CONTROLLER_PRE_DELETE_WAIT',
                     // As long as the controller holds a Pipeline whose deletion fails.

@@ -23,6 +23,8 @@ const example = parse(readFileSync(join(REPO_ROOT, 'crds/examples/pipeline.yaml'
 };
 const [eventTopic, dlqTopic] = example.spec.topics as [PipelineSpecTopics, PipelineSpecTopics];
 const ADOPT_ANNOTATION = 'observatory.dev/adopt-topics'; // services/controller: ADOPT_TOPICS_ANNOTATION
+/** The release's controller reconciles it (CONTROLLER_NAME), never another release's. */
+const CONTROLLER_ANNOTATION = 'observatory.dev/controller'; // services/controller: CONTROLLER_ANNOTATION
 const dlqName = scalar('{{ printf "%s.dlq" .Values.pipeline.topic | toJson }}');
 const hoursMs = (value: string) => scalar(`{{ mul .Values.pipeline.${value} 3600000 | toString | toJson }}`);
 /** 0 (the default) is 3 against an external Kafka and 1 in the bundled single broker. */
@@ -61,10 +63,11 @@ export class Pipeline extends Construct {
         },
       },
     });
-    // Topics that exist already (made by hand or another tool) are taken over only when asked,
-    // or when they are in the release's own bundled Kafka (its volume outlives an uninstall).
+    // Its own topics that exist already (a reinstall, or the bundled Kafka whose volume outlives
+    // an uninstall) are taken back; the controller's allowlist entry for this Pipeline alone
+    // (controller.ts) keeps the "*" to its own declared topics.
     blocks(pipeline, {
-      '/metadata/annotations': `(merge (dict) .Values.commonAnnotations (ternary (dict "${ADOPT_ANNOTATION}" "*") (dict) (or .Values.pipeline.adoptExistingTopics ${KAFKA_BUNDLED})))`,
+      '/metadata/annotations': `(merge (dict "${CONTROLLER_ANNOTATION}" (printf "%s/%s" .Release.Namespace .Release.Name)) .Values.commonAnnotations (ternary (dict "${ADOPT_ANNOTATION}" "*") (dict) (or .Values.pipeline.adoptExistingTopics ${KAFKA_BUNDLED})))`,
     });
     onlyIf(pipeline, 'and .Values.pipeline.create .Values.controller.enabled');
   }

@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import { bootstrapList, readAdminBrokerConfig } from '@event-observatory/broker';
 import {
   bool,
+  configProblem,
   custom,
   duration,
   type Env,
@@ -18,6 +19,21 @@ import {
   url,
 } from '@event-observatory/service-kit/config';
 import { parseTopicTemplate } from './model/naming.js';
+import { DEFAULT_RESERVED_TOPICS } from './model/safety.js';
+
+/** `pattern` or `namespace/pipeline:pattern`, comma-separated; the error names the entry. */
+function parseAdoptable(raw: string): string[] {
+  const entries = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  for (const entry of entries)
+    if (!/^([a-z0-9-]+\/[a-z0-9.-]+:)?[a-zA-Z0-9._*-]+$/.test(entry))
+      throw configProblem(
+        `${JSON.stringify(entry)} is neither a topic pattern nor namespace/pipeline:pattern`,
+      );
+  return entries;
+}
 
 export function readControllerConfig(env: Env) {
   const own = readConfig(env, {
@@ -28,9 +44,9 @@ export function readControllerConfig(env: Env) {
     kafkaTimeoutMs: duration('CONTROLLER_KAFKA_TIMEOUT', { min: 100 }).default('10s'),
     apiTimeoutMs: duration('CONTROLLER_API_TIMEOUT', { min: 100 }).default('30s'),
     watchNamespaces: list('CONTROLLER_WATCH_NAMESPACE').default([]),
-    topicNameTemplate: custom('CONTROLLER_TOPIC_NAME_TEMPLATE', (raw) => parseTopicTemplate(raw)).default(
-      '{name}',
-    ),
+    topicNameTemplate: custom('CONTROLLER_TOPIC_NAME_TEMPLATE', (raw) => parseTopicTemplate(raw)).optional(),
+    reservedTopics: list('CONTROLLER_RESERVED_TOPICS').default(DEFAULT_RESERVED_TOPICS),
+    adoptableTopics: custom('CONTROLLER_ADOPTABLE_TOPICS', parseAdoptable).default([]),
     flowPeriodMs: duration('CONTROLLER_FLOW_PERIOD', { min: 100 }).default('30s'),
     flowMaxLag: int('CONTROLLER_FLOW_MAX_LAG', { min: 0 }).default(1000),
     flowMaxDeadLettersPerMinute: num('CONTROLLER_FLOW_MAX_DEAD_LETTERS_PER_MINUTE', { min: 0 }).default(0),
@@ -49,6 +65,7 @@ export function readControllerConfig(env: Env) {
     backoffMinMs: duration('CONTROLLER_BACKOFF_MIN', { min: 1 }).default('1s'),
     backoffMaxMs: duration('CONTROLLER_BACKOFF_MAX', { min: 1 }).default('5m'),
     leaseName: str('CONTROLLER_LEASE_NAME').default('observatory-controller'),
+    controllerName: str('CONTROLLER_NAME').optional(),
     leaseNamespace: str('CONTROLLER_LEASE_NAMESPACE').optional(),
     leaseDurationMs: duration('CONTROLLER_LEASE_DURATION', { min: 1000 }).default('15s'),
     renewDeadlineMs: duration('CONTROLLER_RENEW_DEADLINE', { min: 500 }).default('10s'),
@@ -69,6 +86,12 @@ export function readControllerConfig(env: Env) {
     /** Lease holder identity: the pod name, else host name and a random suffix. */
     identity: own.podName ?? `${hostname()}-${Math.random().toString(36).slice(2, 8)}`,
     leaseNamespace: own.leaseNamespace ?? own.podNamespace ?? 'default',
+    /** The stamp of its Pipelines: `namespace/release`; by default its Lease's `namespace/name`, as unique. */
+    controllerName:
+      own.controllerName ?? `${own.leaseNamespace ?? own.podNamespace ?? 'default'}/${own.leaseName}`,
+    /** The release's namespace: where topic names stay as declared by default. */
+    ownNamespace: own.podNamespace ?? own.leaseNamespace ?? 'default',
+    topicRules: { reserved: own.reservedTopics, adoptable: own.adoptableTopics },
     /** A watch silent for its timeout plus this much is presumed dead. */
     stallMs: own.watchTimeoutMs + 10_000,
     broker,

@@ -13,7 +13,7 @@ import type { PipelineApi } from './kube/api.js';
 import { PipelineInformer } from './kube/informer.js';
 import type { ControllerMetrics } from './metrics.js';
 import { sharingPipelines } from './model/ownership.js';
-import { keyOf, type Pipeline } from './pipeline/types.js';
+import { CONTROLLER_ANNOTATION, keyOf, type Pipeline } from './pipeline/types.js';
 import { WorkQueue } from './queue.js';
 import type { Reconciler } from './reconciler.js';
 
@@ -33,16 +33,23 @@ export interface ControllerOptions {
   log: Logger;
 }
 
-/** Whether a change is one the controller acts on: not its own status writes. */
+/**
+ * Whether a change is one the controller acts on: not its own status writes, nor a first stamp (the
+ * controller that stamped is reconciling it already; any other leaves it alone).
+ */
 function specOrMetaChanged(now: Pipeline, old: Pipeline | undefined): boolean {
   if (!old) return true;
-  const watched = (p: Pipeline) =>
-    JSON.stringify([
+  const firstStamp = !old.metadata.annotations?.[CONTROLLER_ANNOTATION];
+  const watched = (p: Pipeline) => {
+    const { [CONTROLLER_ANNOTATION]: stamp, ...annotations } = p.metadata.annotations ?? {};
+    return JSON.stringify([
       p.metadata.generation,
-      p.metadata.annotations ?? {},
+      annotations,
+      firstStamp ? '' : stamp,
       p.metadata.deletionTimestamp ?? '',
       p.metadata.finalizers ?? [],
     ]);
+  };
   return watched(now) !== watched(old);
 }
 
@@ -57,7 +64,9 @@ export class Controller {
     const { metrics, log } = this.opts;
     const queue = new WorkQueue({ backoff: this.opts.backoff, onDepth: metrics.queueDepth });
     const namespaces = this.opts.namespaces.length > 0 ? this.opts.namespaces : [''];
-    const cache = new MergedCache();
+    // Only the Pipelines this controller reconciles (its stamp, or none yet): another release's are
+    // neither reconciled nor counted in ownership and flow.
+    const cache = new MergedCache((p) => this.opts.reconciler.reconciles(p));
     const informers = namespaces.map((namespace) => {
       const informer: PipelineInformer = new PipelineInformer({
         api: this.opts.api,
@@ -161,6 +170,7 @@ export class Controller {
       try {
         if (!pipeline) {
           stop('skipped');
+          this.opts.metrics.topicsManaged(key, 0); // gone, or stamped for another controller
           queue.forget(key);
           continue;
         }
@@ -178,23 +188,28 @@ export class Controller {
   }
 }
 
-/** The caches of all informers as one (a Pipeline is in exactly one: namespaces differ). */
+/**
+ * The caches of all informers as one (a Pipeline is in exactly one: namespaces differ), showing only
+ * the Pipelines `shown` lets through.
+ */
 class MergedCache {
   readonly parts: Array<Map<string, Pipeline>> = [];
+
+  constructor(private readonly shown: (pipeline: Pipeline) => boolean) {}
 
   get(key: string): Pipeline | undefined {
     for (const part of this.parts) {
       const found = part.get(key);
-      if (found) return found;
+      if (found) return this.shown(found) ? found : undefined;
     }
     return undefined;
   }
 
   keys(): string[] {
-    return this.parts.flatMap((part) => [...part.keys()]);
+    return this.values().map((p) => keyOf(p.metadata));
   }
 
   values(): Pipeline[] {
-    return this.parts.flatMap((part) => [...part.values()]);
+    return this.parts.flatMap((part) => [...part.values()].filter(this.shown));
   }
 }

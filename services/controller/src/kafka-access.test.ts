@@ -1,12 +1,26 @@
 /** spec.kafka → BrokerSecurity: the protocol each combination means, and errors that name, never show, a secret. */
 import { describe, expect, it } from 'vitest';
 import { KafkaAccessError, pipelineSecurity } from './kafka-access.js';
-import { API_VERSION, KIND, type Pipeline, type PipelineKafka } from './pipeline/types.js';
+import {
+  API_VERSION,
+  KIND,
+  PIPELINE_CREDENTIALS_LABEL,
+  type Pipeline,
+  type PipelineKafka,
+} from './pipeline/types.js';
 import { FakeApiServer } from './testing/fake-api-server.js';
 
 const server = new FakeApiServer();
-server.putSecret('ns', 'ca', { 'ca.crt': 'CA-PEM' });
-server.putSecret('ns', 'user', { password: 's3cret', 'user.crt': 'CERT-PEM', 'user.key': 'KEY-PEM' });
+const labelled = { [PIPELINE_CREDENTIALS_LABEL]: 'true' };
+server.putSecret('ns', 'ca', { 'ca.crt': 'CA-PEM' }, labelled);
+server.putSecret(
+  'ns',
+  'user',
+  { password: 's3cret', 'user.crt': 'CERT-PEM', 'user.key': 'KEY-PEM' },
+  labelled,
+);
+// Another team's Secret: no label (or not "true").
+server.putSecret('ns', 'theirs', { password: 'their-s3cret' }, { [PIPELINE_CREDENTIALS_LABEL]: 'yes' });
 
 const of = (kafka: PipelineKafka | undefined): Pipeline => ({
   apiVersion: API_VERSION,
@@ -65,5 +79,17 @@ describe('spec.kafka security', () => {
         }),
       ),
     ).rejects.toThrow('spec.kafka.authentication: type tls needs spec.kafka.tls');
+  });
+
+  it('a Secret without the label observatory.dev/pipeline-credentials: "true" is never used (CredentialsNotLabelled)', async () => {
+    const unlabelled = pipelineSecurity(
+      server,
+      of({ tls, authentication: scram('scram-sha-512', 'theirs') }),
+    );
+    await expect(unlabelled).rejects.toMatchObject({
+      reason: 'CredentialsNotLabelled',
+      message: `Secret ns/theirs lacks the label ${PIPELINE_CREDENTIALS_LABEL}: "true": the controller uses only Secrets labelled for it`,
+    });
+    await expect(unlabelled).rejects.not.toThrow(/their-s3cret/);
   });
 });

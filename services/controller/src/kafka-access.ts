@@ -1,17 +1,29 @@
 /**
  * How the controller reaches the Kafka cluster of a Pipeline: `spec.kafka`'s TLS and
  * authentication (Strimzi's client shapes) turned into the broker package's `BrokerSecurity`,
- * with the Secrets it names read from the Pipeline's namespace. Only names of Secrets and keys
- * ever appear in errors, never their contents.
+ * with the Secrets it names read from the Pipeline's namespace, and used only when they carry the
+ * label `observatory.dev/pipeline-credentials: "true"`. Only names of Secrets and keys ever appear
+ * in errors, never their contents.
  */
 import type { BrokerSecurity } from '@event-observatory/broker';
 import type { PipelineApi } from './kube/api.js';
 
-import type { KafkaAuthentication, Pipeline } from './pipeline/types.js';
+import { type KafkaAuthentication, PIPELINE_CREDENTIALS_LABEL, type Pipeline } from './pipeline/types.js';
 
-/** `spec.kafka` cannot be used: a Secret or key it names is missing (retried with backoff). */
+/**
+ * `spec.kafka` cannot be used (retried with backoff): a Secret or key it names is missing
+ * (`KafkaAccessInvalid`), or the Secret lacks the label that lets the controller use it
+ * (`CredentialsNotLabelled`).
+ */
 export class KafkaAccessError extends Error {
   override readonly name = 'KafkaAccessError';
+
+  constructor(
+    message: string,
+    readonly reason: 'KafkaAccessInvalid' | 'CredentialsNotLabelled' = 'KafkaAccessInvalid',
+  ) {
+    super(message);
+  }
 }
 
 const MECHANISMS = {
@@ -37,9 +49,20 @@ export async function pipelineSecurity(
   const read = async (secretName: string, key: string): Promise<string> => {
     let secret = secrets.get(secretName);
     if (!secret) {
-      secret = api.readSecret(namespace, secretName).catch((error: Error) => {
-        throw new KafkaAccessError(`Secret ${namespace}/${secretName}: ${error.message}`);
-      });
+      secret = api.readSecret(namespace, secretName).then(
+        ({ labels, data }) => {
+          // Checked before any key is looked at: an unlabelled Secret's content is never used.
+          if (labels[PIPELINE_CREDENTIALS_LABEL] !== 'true')
+            throw new KafkaAccessError(
+              `Secret ${namespace}/${secretName} lacks the label ${PIPELINE_CREDENTIALS_LABEL}: "true": the controller uses only Secrets labelled for it`,
+              'CredentialsNotLabelled',
+            );
+          return data;
+        },
+        (error: Error) => {
+          throw new KafkaAccessError(`Secret ${namespace}/${secretName}: ${error.message}`);
+        },
+      );
       secrets.set(secretName, secret);
     }
     const value = (await secret)[key];

@@ -44,6 +44,13 @@ export interface ApplyResult {
   notAdopted: string[];
 }
 
+/** A failure of the caller's own work inside a Kafka call (the record write): not Kafka's. */
+class NotKafkaFailure extends Error {
+  constructor(readonly failure: unknown) {
+    super('not a Kafka failure');
+  }
+}
+
 export class KafkaHandler {
   private readonly admins = new Map<string, Promise<Admin>>();
 
@@ -52,15 +59,15 @@ export class KafkaHandler {
   /**
    * Makes `specs` true in the cluster, then reads them and the `readOnly` topics (unmanaged ones,
    * reported but never changed), with the values of the configs `keys`. A spec whose topic exists
-   * already is applied only when `mayTakeOver(name)`; `creating(names)` is told which topics are
-   * about to be created, before they are.
+   * already is applied only when `mayTakeOver(name)`; `creating(names)` records which topics are
+   * about to be created, and nothing is created unless it succeeds.
    */
   async apply(
     target: KafkaTarget,
     specs: TopicSpec[],
     readOnly: string[],
     keys: string[],
-    adoption: { mayTakeOver: (name: string) => boolean; creating: (names: string[]) => void },
+    adoption: { mayTakeOver: (name: string) => boolean; creating: (names: string[]) => Promise<void> },
   ): Promise<ApplyResult> {
     return this.using(target, async (admin) => {
       const existing = await readTopicStates(
@@ -70,7 +77,11 @@ export class KafkaHandler {
       );
       const notAdopted = specs.filter((s) => existing.has(s.name) && !adoption.mayTakeOver(s.name));
       const applied = specs.filter((s) => !notAdopted.includes(s));
-      adoption.creating(applied.filter((s) => !existing.has(s.name)).map((s) => s.name));
+      const missing = applied.filter((s) => !existing.has(s.name)).map((s) => s.name);
+      if (missing.length > 0)
+        await adoption.creating(missing).catch((error: unknown) => {
+          throw new NotKafkaFailure(error);
+        });
       const { topics: outcomes } =
         applied.length > 0
           ? await ensureTopics(admin, applied, { leaderTimeoutMs: this.opts.requestTimeoutMs })
@@ -139,6 +150,8 @@ export class KafkaHandler {
     try {
       return await work(await admin);
     } catch (error) {
+      // The client is fine and the error is someone else's: passed on as it is.
+      if (error instanceof NotKafkaFailure) throw error.failure;
       this.admins.delete(key);
       void admin.then((a) => a.disconnect()).catch(() => {});
       throw new Error(brokerFailureReason(error, security ?? PLAINTEXT), { cause: error });

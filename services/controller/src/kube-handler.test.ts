@@ -2,7 +2,7 @@
 import { createLogger } from '@event-observatory/service-kit';
 import { describe, expect, it } from 'vitest';
 import { KubeHandler, type StatusWriteCause } from './kube-handler.js';
-import { API_VERSION, FINALIZER, KIND, type Pipeline } from './pipeline/types.js';
+import { API_VERSION, FINALIZER, KIND, PIPELINE_CREDENTIALS_LABEL, type Pipeline } from './pipeline/types.js';
 import { FakeApiServer } from './testing/fake-api-server.js';
 
 const log = createLogger({ service: 'controller', level: 'silent' });
@@ -83,7 +83,7 @@ describe('KubeHandler', () => {
 
   it('reads the Kafka security of spec.kafka from its Secrets', async () => {
     const { server, handler } = setUp();
-    server.putSecret('ns', 'ca', { 'ca.crt': 'CA-PEM' });
+    server.putSecret('ns', 'ca', { 'ca.crt': 'CA-PEM' }, { [PIPELINE_CREDENTIALS_LABEL]: 'true' });
     const secured = server.update(meta, (p) => {
       p.spec.kafka = { tls: { trustedCertificates: [{ secretName: 'ca', certificate: 'ca.crt' }] } };
     });

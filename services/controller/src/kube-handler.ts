@@ -8,7 +8,13 @@ import type { Logger } from '@event-observatory/service-kit/logger';
 import { pipelineSecurity } from './kafka-access.js';
 import type { PipelineApi } from './kube/api.js';
 import type { PipelineEvent } from './model/events.js';
-import { FINALIZER, keyOf, type Pipeline, type PipelineStatus } from './pipeline/types.js';
+import {
+  CONTROLLER_ANNOTATION,
+  FINALIZER,
+  keyOf,
+  type Pipeline,
+  type PipelineStatus,
+} from './pipeline/types.js';
 
 /** Why a status is written: a reconcile, or a flow reading queued by the flow observer. */
 export type StatusWriteCause = 'reconcile' | 'flow';
@@ -35,6 +41,15 @@ export class KubeHandler {
       pipeline,
       wanted ? [...finalizers, FINALIZER] : finalizers.filter((f) => f !== FINALIZER),
     );
+  }
+
+  /**
+   * Stamps the Pipeline as the controller `name`'s; the Pipeline as written. Names the
+   * resourceVersion: when another controller stamped it first, 409, and the retry sees its stamp
+   * (and leaves the Pipeline to it).
+   */
+  stamp(pipeline: Pipeline, name: string): Promise<Pipeline> {
+    return this.opts.api.setAnnotations(pipeline, { [CONTROLLER_ANNOTATION]: name });
   }
 
   /**

@@ -17,11 +17,19 @@ import { desiredTopics, isPaused } from './model/desired.js';
 import { flowEvents, problemEvent, topicChangeEvents } from './model/events.js';
 import { type FlowObservation, withFlowObservation } from './model/flow.js';
 import { withKafkaNames } from './model/naming.js';
-import { claimants, clusterOf, topicOwners } from './model/ownership.js';
-import { adopts, serversNotAllowed, wasManaged } from './model/safety.js';
+import { claimants, clusterOf, controlOf, topicOwners } from './model/ownership.js';
+import {
+  adoptionGranted,
+  adopts,
+  reservedBy,
+  serversNotAllowed,
+  type TopicRules,
+  wasManaged,
+} from './model/safety.js';
 import {
   appliedResults,
   type BlockReason,
+  creatingStatus,
   onlyDeclaredConfigs,
   pausedStatus,
   pendingStatus,
@@ -30,6 +38,7 @@ import {
   verdict,
 } from './model/status.js';
 import {
+  ADOPT_TOPICS_ANNOTATION,
   FINALIZER,
   FORCE_DELETE_ANNOTATION,
   keyOf,
@@ -43,10 +52,22 @@ export interface ReconcilerOptions {
   kafka: KafkaHandler;
   /** Kafka of Pipelines that name none (`BROKER_BOOTSTRAP_SERVERS`). */
   defaultServers: string[];
+  /**
+   * `CONTROLLER_NAME`, `namespace/release`: the stamp of the Pipelines it reconciles (an unstamped
+   * one gets it first).
+   */
+  controllerName: string;
   /** The only servers a Pipeline may name (`CONTROLLER_ALLOWED_BOOTSTRAP`). */
   allowedServers: string[];
-  /** `CONTROLLER_TOPIC_NAME_TEMPLATE`; default `{name}` (names as given). */
-  topicNameTemplate?: string;
+  /**
+   * `CONTROLLER_TOPIC_NAME_TEMPLATE`, for every namespace. Unset: `{name}` (names as given) in
+   * `ownNamespace`, `{namespace}.{name}` in any other.
+   */
+  topicNameTemplate?: string | undefined;
+  /** The controller's own namespace (the release's): its Pipelines keep their names by default. */
+  ownNamespace?: string;
+  /** `CONTROLLER_RESERVED_TOPICS` and `CONTROLLER_ADOPTABLE_TOPICS`; default `__*` reserved, nothing adoptable. */
+  topicRules?: TopicRules;
   /** `CONTROLLER_IGNORED_CONFIGS`: topic config keys never set or reset. */
   ignoredConfigs?: string[];
   /** `CONTROLLER_DELETION_TIMEOUT`: how long a failing deletion holds the Pipeline. */
@@ -68,11 +89,6 @@ export interface ReconcileResult {
 export class Reconciler {
   private readonly now: () => Date;
   private readonly kube: KubeHandler;
-  /**
-   * `pipeline|cluster|topic` of the topics this process set out to create: a topic created before
-   * the status that records it could be written is still this controller's on the retry.
-   */
-  private readonly creating = new Set<string>();
 
   constructor(private readonly opts: ReconcilerOptions) {
     this.now = opts.now ?? (() => new Date());
@@ -81,14 +97,35 @@ export class Reconciler {
 
   /** The Pipeline with its topics under their Kafka names (the topic-name rule). */
   resolve(pipeline: Pipeline): Pipeline {
-    return withKafkaNames(pipeline, this.opts.topicNameTemplate ?? '{name}');
+    return withKafkaNames(pipeline, this.templateOf(pipeline.metadata.namespace));
   }
 
-  /** `pipeline` and `all` as the API server has them (declared names). */
+  /** The topic-name template of a namespace: one topic namespace per Kubernetes namespace by default. */
+  private templateOf(namespace: string): string {
+    if (this.opts.topicNameTemplate) return this.opts.topicNameTemplate;
+    return this.opts.ownNamespace === undefined || namespace === this.opts.ownNamespace
+      ? '{name}'
+      : '{namespace}.{name}';
+  }
+
+  private get rules(): TopicRules {
+    return this.opts.topicRules ?? { reserved: [], adoptable: [] };
+  }
+
+  private readonly isReserved = (name: string) => reservedBy(this.rules, name) !== undefined;
+
+  /** Whether this controller reconciles `pipeline`: stamped with its name, or not stamped yet. */
+  reconciles(pipeline: Pipeline): boolean {
+    return controlOf(pipeline, this.opts.controllerName) !== 'foreign';
+  }
+
+  /** `pipeline` and `all` (the Pipelines it `reconciles`) as the API server has them (declared names). */
   async reconcile(declared: Pipeline, others: Pipeline[]): Promise<ReconcileResult> {
-    const pipeline = this.resolve(declared);
+    let pipeline = this.resolve(declared);
     const all = others.map((p) => this.resolve(p));
     if (pipeline.metadata.deletionTimestamp) return this.finalize(pipeline, all);
+    if (controlOf(pipeline, this.opts.controllerName) === 'unclaimed')
+      pipeline = this.resolve(await this.kube.stamp(pipeline, this.opts.controllerName));
     // A finalizer only where deletion has work to do (Kubernetes API conventions): a Retain
     // Pipeline leaves at once, so `helm uninstall`, which stops this controller in the same pass,
     // never strands one (and with it its namespace).
@@ -106,10 +143,11 @@ export class Reconciler {
       current,
       topicOwners(all, this.opts.defaultServers),
       cluster,
+      this.isReserved,
       this.opts.ignoredConfigs,
     );
     const results = new Map<string, TopicResult>();
-    const managed = (name: string) => this.managedBefore(current, cluster, name);
+    const managed = (name: string) => wasManaged(current, name);
     const block = (
       names: string[],
       blocked: BlockReason,
@@ -127,11 +165,12 @@ export class Reconciler {
         managed: holder ? wasManaged(holder, name) : false,
       });
     }
-    block(
-      desired.reserved,
-      'ReservedTopicName',
-      'names starting with __ are Kafka internal topics: never touched',
-    );
+    for (const name of desired.reserved)
+      block(
+        [name],
+        'ReservedTopicName',
+        `reserved (${reservedBy(this.rules, name)}: Kafka's own topics, or CONTROLLER_RESERVED_TOPICS): never touched`,
+      );
     const touched = [...desired.managed.map((s) => s.name), ...desired.unmanaged];
     const notAllowed = serversNotAllowed(cluster, this.opts.allowedServers);
     let failure: unknown;
@@ -142,11 +181,17 @@ export class Reconciler {
         `${notAllowed.join(', ')} not in CONTROLLER_ALLOWED_BOOTSTRAP: Kafka not touched`,
       );
     } else {
+      // Topics about to be created are recorded as this Pipeline's first (status.topics[].managed),
+      // so a crash before the status below leaves them recognised, not AdoptionRequired.
+      const recordCreating = async (names: string[]) => {
+        const written = await this.kube.writeStatus(current, creatingStatus(current, names), 'reconcile');
+        if (written) current = this.resolve(written);
+      };
       try {
-        await this.applyToKafka(current, cluster, desired, results);
+        await this.applyToKafka(current, cluster, desired, results, recordCreating);
       } catch (error) {
         failure = error;
-        if (error instanceof KafkaAccessError) block(touched, 'KafkaAccessInvalid', error.message, 'Error');
+        if (error instanceof KafkaAccessError) block(touched, error.reason, error.message, 'Error');
         else
           for (const name of touched)
             results.set(name, {
@@ -175,38 +220,41 @@ export class Reconciler {
     cluster: string,
     desired: ReturnType<typeof desiredTopics>,
     results: Map<string, TopicResult>,
+    creating: (names: string[]) => Promise<void>,
   ): Promise<void> {
-    const self = `${keyOf(pipeline.metadata)}|${cluster}|`;
     const { outcomes, states, notAdopted } = await this.opts.kafka.apply(
       await this.target(pipeline, cluster),
       desired.managed,
       desired.unmanaged,
       [...new Set(pipeline.spec.topics.flatMap((t) => Object.keys(t.config ?? {})))],
       {
-        mayTakeOver: (name) => adopts(pipeline, name) || this.managedBefore(pipeline, cluster, name),
-        creating: (names) => {
-          for (const name of names) this.creating.add(self + name);
-        },
+        mayTakeOver: (name) => adoptionGranted(this.rules, pipeline, name) || wasManaged(pipeline, name),
+        creating,
       },
     );
-    for (const result of appliedResults(desired.unmanaged, notAdopted, outcomes, states))
+    // The annotation asked, the operator's allowlist did not let it: say which rule holds.
+    const refusedByRules = (name: string) =>
+      adopts(pipeline, name)
+        ? `exists in Kafka and was not created by this Pipeline; ${ADOPT_TOPICS_ANNOTATION} names it, but CONTROLLER_ADOPTABLE_TOPICS does not allow it to this Pipeline`
+        : undefined;
+    for (const result of appliedResults(desired.unmanaged, notAdopted, outcomes, states, refusedByRules))
       results.set(result.name, result);
     for (const outcome of outcomes)
       for (const event of topicChangeEvents(outcome)) await this.kube.event(pipeline, event);
-  }
-
-  /** Whether the controller manages `name` for `pipeline` already (status, or being created by this process). */
-  private managedBefore(pipeline: Pipeline, cluster: string, name: string): boolean {
-    return wasManaged(pipeline, name) || this.creating.has(`${keyOf(pipeline.metadata)}|${cluster}|${name}`);
   }
 
   /** Carries out the deletion policy, then lets the Pipeline go. */
   private async finalize(pipeline: Pipeline, all: Pipeline[]): Promise<ReconcileResult> {
     if (!pipeline.metadata.finalizers?.includes(FINALIZER)) return { outcome: 'skipped', managed: 0 };
     const cluster = clusterOf(pipeline, this.opts.defaultServers);
-    const { managed } = desiredTopics(pipeline, topicOwners(all, this.opts.defaultServers), cluster);
+    const { managed } = desiredTopics(
+      pipeline,
+      topicOwners(all, this.opts.defaultServers),
+      cluster,
+      this.isReserved,
+    );
     // Only topics it created or adopted, and never in a cluster outside the allowlist.
-    const ours = managed.map((s) => s.name).filter((name) => this.managedBefore(pipeline, cluster, name));
+    const ours = managed.map((s) => s.name).filter((name) => wasManaged(pipeline, name));
     // A topic another Pipeline declares too stays: it takes the topic over when this one is gone.
     const claimed = claimants(pipeline, all, cluster, this.opts.defaultServers);
     const names = ours.filter((name) => !claimed.has(name));

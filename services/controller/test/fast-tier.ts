@@ -17,6 +17,7 @@ import { afterAll, afterEach, beforeAll, expect, inject, vi } from 'vitest';
 import { Controller } from '../src/controller.js';
 import { KafkaHandler } from '../src/kafka-handler.js';
 import { createControllerMetrics } from '../src/metrics.js';
+import { DEFAULT_RESERVED_TOPICS } from '../src/model/safety.js';
 import {
   ADOPT_TOPICS_ANNOTATION,
   API_VERSION,
@@ -33,6 +34,8 @@ const run = randomUUID().slice(0, 6);
 /** A topic name of this run. */
 export const topicName = (base: string) => `ctl-fast.${run}.${base}`;
 export const NAMESPACE = 'observatory';
+/** The stamp of the fixture's controller (the chart's `<namespace>/<release>`). */
+export const CONTROLLER_NAME = `${NAMESPACE}/obs`;
 export const log = createLogger({
   service: 'controller',
   level: process.env.CONTROLLER_TEST_LOG_LEVEL ?? 'silent',
@@ -90,11 +93,23 @@ export interface LoopOptions {
   /** Default: the shared handler on the PLAINTEXT listener. */
   kafka?: KafkaHandler;
   defaultServers?: string[];
+  /** Default: this file's namespace only (the controller's own). */
+  namespaces?: string[];
+  /** CONTROLLER_TOPIC_NAME_TEMPLATE; default unset (per namespace). */
+  topicNameTemplate?: string;
+  /** CONTROLLER_ADOPTABLE_TOPICS; default this run's topics (`ctl-fast.<run>.*`). */
+  adoptableTopics?: string[];
+  /** CONTROLLER_NAME; default `CONTROLLER_NAME` of this file. */
+  controllerName?: string;
+  /** A server of another controller's test: default a fresh one. */
+  server?: FakeApiServer;
+  /** CONTROLLER_RESERVED_TOPICS; default the controller's. */
+  reservedTopics?: string[];
 }
 
 /** A fresh API server and the controller loop on it, stopped after the test. */
 export function startController(opts: LoopOptions = {}) {
-  const server = new FakeApiServer();
+  const server = opts.server ?? new FakeApiServer();
   const registry = new Registry();
   const metrics = createControllerMetrics(registry);
   const defaultServers = opts.defaultServers ?? [bootstrapServers];
@@ -105,10 +120,17 @@ export function startController(opts: LoopOptions = {}) {
       kafka: opts.kafka ?? kafka,
       defaultServers,
       allowedServers: opts.allowedServers ?? defaultServers,
+      controllerName: opts.controllerName ?? CONTROLLER_NAME,
+      topicNameTemplate: opts.topicNameTemplate,
+      ownNamespace: NAMESPACE,
+      topicRules: {
+        reserved: opts.reservedTopics ?? DEFAULT_RESERVED_TOPICS,
+        adoptable: opts.adoptableTopics ?? [topicName('*')],
+      },
       log,
     }),
     metrics,
-    namespaces: [NAMESPACE],
+    namespaces: opts.namespaces ?? [NAMESPACE],
     defaultServers,
     resyncMs: opts.resyncMs ?? 60_000,
     watchTimeoutMs: opts.watchTimeoutMs ?? 60_000,
@@ -137,11 +159,12 @@ export function pipeline(
   topics: PipelineTopic[],
   spec: Partial<PipelineSpec> = {},
   annotations?: Record<string, string>,
+  namespace = NAMESPACE,
 ): Omit<Pipeline, 'status'> {
   return {
     apiVersion: API_VERSION,
     kind: KIND,
-    metadata: { name, namespace: NAMESPACE, ...(annotations ? { annotations } : {}) },
+    metadata: { name, namespace, ...(annotations ? { annotations } : {}) },
     spec: { topics, ...spec },
   };
 }

@@ -11,6 +11,7 @@ import { readAdminBrokerConfig } from '@event-observatory/broker';
 import { securedClientEnv } from '@event-observatory/devstack';
 import { describe, expect, it, vi } from 'vitest';
 import { KafkaHandler } from '../src/kafka-handler.js';
+import { PIPELINE_CREDENTIALS_LABEL } from '../src/pipeline/types.js';
 import type { FakeApiServer } from '../src/testing/fake-api-server.js';
 import {
   afterTest,
@@ -48,7 +49,9 @@ describe('KafkaHandler', () => {
     const spec = (name: string) => ({ name, partitions: 2, replicationFactor: 1, configs: {} });
     const result = await sharedKafka().apply(target(), [spec(fresh), spec(existing)], [readOnly], [], {
       mayTakeOver: () => false,
-      creating: (names) => creating.push(...names),
+      creating: async (names) => {
+        creating.push(...names);
+      },
     });
     expect(creating).toEqual([fresh]);
     expect(result.outcomes.map((o) => [o.name, o.action])).toEqual([[fresh, 'created']]);
@@ -71,14 +74,25 @@ describe('KafkaHandler', () => {
 describe('spec.kafka: a secured cluster, credentials from Secrets', () => {
   const allowedServers = [bootstrapServers, secured.saslSsl, secured.ssl];
   const user = secured.users[0] as { username: string; password: string };
-  const putSecrets = (server: FakeApiServer) => {
-    // As Strimzi makes them: the cluster CA's Secret and a KafkaUser's Secret.
-    server.putSecret(NAMESPACE, 'cluster-ca-cert', { 'ca.crt': readFileSync(secured.caFile, 'utf8') });
-    server.putSecret(NAMESPACE, 'observatory-user', {
-      password: user.password,
-      'user.crt': readFileSync(secured.clientCertFile, 'utf8'),
-      'user.key': readFileSync(secured.clientKeyFile, 'utf8'),
-    });
+  const labelled = { [PIPELINE_CREDENTIALS_LABEL]: 'true' };
+  /** As Strimzi makes them: the cluster CA's Secret and a KafkaUser's Secret; labelled for the controller, or not. */
+  const putSecrets = (server: FakeApiServer, labels: Record<string, string> = labelled) => {
+    server.putSecret(
+      NAMESPACE,
+      'cluster-ca-cert',
+      { 'ca.crt': readFileSync(secured.caFile, 'utf8') },
+      labels,
+    );
+    server.putSecret(
+      NAMESPACE,
+      'observatory-user',
+      {
+        password: user.password,
+        'user.crt': readFileSync(secured.clientCertFile, 'utf8'),
+        'user.key': readFileSync(secured.clientKeyFile, 'utf8'),
+      },
+      labels,
+    );
   };
   const tls = { trustedCertificates: [{ secretName: 'cluster-ca-cert', certificate: 'ca.crt' }] };
   /** `spec` of the SASL_SSL listener with a SCRAM user whose password is in the Secret `secretName`. */
@@ -128,10 +142,28 @@ describe('spec.kafka: a secured cluster, credentials from Secrets', () => {
     expect(JSON.stringify(server.events)).not.toContain(user.password);
   });
 
+  it('Secrets without the label observatory.dev/pipeline-credentials: "true": Ready=False CredentialsNotLabelled naming one, nothing created; labelled, they are used', async () => {
+    const { server } = startController({ allowedServers });
+    putSecrets(server, {});
+    const topic = createWithTopic(server, 'unlabelled', scram('scram-sha-512'));
+    const p = await waitReady(server, 'unlabelled', 'False');
+    expect(condition(p, 'Ready')).toMatchObject({
+      reason: 'CredentialsNotLabelled',
+      message: expect.stringContaining(
+        `Secret ${NAMESPACE}/cluster-ca-cert lacks the label ${PIPELINE_CREDENTIALS_LABEL}`,
+      ),
+    });
+    expect(await kafkaTopic(topic)).toBeUndefined();
+    expect(JSON.stringify([server.get(meta('unlabelled')), server.events])).not.toContain(user.password);
+    putSecrets(server); // the Secret's owner opts in
+    await waitReady(server, 'unlabelled', 'True');
+    expect((await kafkaTopic(topic))?.partitions).toBe(1);
+  });
+
   it('a wrong password: Ready=False KafkaError, the topic not created, the password nowhere in status or Events', async () => {
     const { server } = startController({ allowedServers });
     putSecrets(server);
-    server.putSecret(NAMESPACE, 'wrong', { password: 'not-the-password' });
+    server.putSecret(NAMESPACE, 'wrong', { password: 'not-the-password' }, labelled);
     const topic = createWithTopic(server, 'denied', scram('scram-sha-512', 'wrong'));
     const p = await waitReady(server, 'denied', 'False');
     expect(condition(p, 'Ready')?.reason).toBe('KafkaError');

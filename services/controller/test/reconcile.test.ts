@@ -6,6 +6,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import {
   ADOPT_TOPICS_ANNOTATION,
+  CONTROLLER_ANNOTATION,
   FINALIZER,
   PAUSE_ANNOTATION,
   type Pipeline,
@@ -16,6 +17,7 @@ import { FakeApiServer } from '../src/testing/fake-api-server.js';
 import {
   adoptTopic,
   bootstrapServers,
+  CONTROLLER_NAME,
   condition,
   createWithTopic,
   kafkaTopic,
@@ -332,11 +334,17 @@ describe('when the API server fails', () => {
       kafka: sharedKafka(),
       defaultServers: [bootstrapServers],
       allowedServers: [bootstrapServers],
+      controllerName: CONTROLLER_NAME,
       log,
     });
     const late = topicName('late');
     const stale = server.create(
-      pipeline('stale', [{ name: late, partitions: 1, replicationFactor: 1 }], { deletionPolicy: 'Delete' }),
+      pipeline(
+        'stale',
+        [{ name: late, partitions: 1, replicationFactor: 1 }],
+        { deletionPolicy: 'Delete' },
+        { [CONTROLLER_ANNOTATION]: CONTROLLER_NAME }, // stamped already: the finalizer patch is the first
+      ),
     );
     server.update(stale.metadata, (p) => {
       p.metadata.labels = { touched: 'yes' };

@@ -1,6 +1,7 @@
 /**
  * Every call the controller makes to the API server, in one place (README's RBAC table lists
- * exactly these): list and watch Pipelines, patch their finalizers and status, create Events,
+ * exactly these): list and watch Pipelines, patch their finalizers, annotations (the controller's
+ * stamp) and status, create Events,
  * get the Secrets a Pipeline's `spec.kafka` names, and get / create / update the leader-election
  * Lease.
  *
@@ -21,7 +22,14 @@ import {
   Watch,
 } from '@kubernetes/client-node';
 import type { EventType } from '../model/events.js';
-import { GROUP, type Pipeline, type PipelineStatus, PLURAL, VERSION } from '../pipeline/types.js';
+import {
+  GROUP,
+  type ObjectMeta,
+  type Pipeline,
+  type PipelineStatus,
+  PLURAL,
+  VERSION,
+} from '../pipeline/types.js';
 
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -48,6 +56,12 @@ export interface WatchQuery {
   timeoutSeconds: number;
 }
 
+/** A Secret as the controller uses it. */
+export interface SecretContent {
+  labels: Record<string, string>;
+  data: Record<string, string>;
+}
+
 /** What the controller loop and the reconciler need of the API server. */
 export interface PipelineApi {
   /** Pipelines of `namespace`, or of every namespace when it is empty. */
@@ -65,6 +79,15 @@ export interface PipelineApi {
   /** Sets `metadata.finalizers`; fails with 409 if the object changed since `resourceVersion`. */
   setFinalizers(pipeline: Pipeline, finalizers: string[]): Promise<Pipeline>;
   /**
+   * Merges `annotations` into `metadata.annotations`. With `ifUnchanged` (the default), fails with
+   * 409 if the object changed since its `resourceVersion`.
+   */
+  setAnnotations(
+    pipeline: Pipeline,
+    annotations: Record<string, string>,
+    options?: { ifUnchanged?: boolean },
+  ): Promise<Pipeline>;
+  /**
    * Writes `status` (a merge patch of the status subresource; lists such as conditions are
    * replaced whole). With `ifUnchanged`, fails with 409 if the object changed since its
    * `resourceVersion` (a write computed from a cached object that may be stale).
@@ -76,8 +99,8 @@ export interface PipelineApi {
   ): Promise<Pipeline>;
   /** A core/v1 Event about `pipeline`, shown by `kubectl describe`. */
   event(pipeline: Pipeline, type: EventType, reason: string, message: string): Promise<void>;
-  /** The decoded data of a Secret (the Kafka credentials a Pipeline names); rejects when it is missing. */
-  readSecret(namespace: string, name: string): Promise<Record<string, string>>;
+  /** The labels and decoded data of a Secret (the Kafka credentials a Pipeline names); rejects when it is missing. */
+  readSecret(namespace: string, name: string): Promise<SecretContent>;
 }
 
 export class KubeApi implements PipelineApi {
@@ -130,10 +153,29 @@ export class KubeApi implements PipelineApi {
     );
   }
 
-  async setFinalizers(pipeline: Pipeline, finalizers: string[]): Promise<Pipeline> {
-    const { name, namespace, resourceVersion } = pipeline.metadata;
+  setFinalizers(pipeline: Pipeline, finalizers: string[]): Promise<Pipeline> {
+    return this.patchMetadata(pipeline, 'patch finalizers', { finalizers });
+  }
+
+  setAnnotations(
+    pipeline: Pipeline,
+    annotations: Record<string, string>,
+    { ifUnchanged = true }: { ifUnchanged?: boolean } = {},
+  ): Promise<Pipeline> {
+    return this.patchMetadata(pipeline, 'patch annotations', { annotations }, ifUnchanged);
+  }
+
+  /** A merge patch of `metadata`, naming the Pipeline's resourceVersion `ifUnchanged` (409 when it is stale). */
+  private patchMetadata(
+    pipeline: Pipeline,
+    what: string,
+    metadata: Partial<ObjectMeta>,
+    ifUnchanged = true,
+  ): Promise<Pipeline> {
+    const { name, namespace } = pipeline.metadata;
+    const resourceVersion = ifUnchanged ? pipeline.metadata.resourceVersion : undefined;
     return this.bounded(
-      'patch finalizers',
+      what,
       this.custom.patchNamespacedCustomObject(
         {
           group: GROUP,
@@ -141,7 +183,7 @@ export class KubeApi implements PipelineApi {
           plural: PLURAL,
           namespace,
           name,
-          body: { metadata: { finalizers, resourceVersion } },
+          body: { metadata: { ...metadata, ...(resourceVersion ? { resourceVersion } : {}) } },
         },
         MERGE_PATCH,
       ),
@@ -201,14 +243,15 @@ export class KubeApi implements PipelineApi {
     );
   }
 
-  async readSecret(namespace: string, name: string): Promise<Record<string, string>> {
+  async readSecret(namespace: string, name: string): Promise<SecretContent> {
     const secret = await this.bounded('get secret', this.core.readNamespacedSecret({ namespace, name }));
-    return Object.fromEntries(
+    const data = Object.fromEntries(
       Object.entries(secret.data ?? {}).map(([key, b64]) => [
         key,
         Buffer.from(b64, 'base64').toString('utf8'),
       ]),
     );
+    return { labels: secret.metadata?.labels ?? {}, data };
   }
 
   /** Deletes a Pipeline (the chart's pre-delete hook); a Pipeline already gone is fine. */

@@ -10,7 +10,7 @@ import {
   type PipelineTopic,
   UNMANAGED_TOPICS_ANNOTATION,
 } from '../pipeline/types.js';
-import { isReservedTopicName, minInsyncReplicas } from './safety.js';
+import { minInsyncReplicas } from './safety.js';
 
 export function isPaused(pipeline: Pipeline): boolean {
   return pipeline.metadata.annotations?.[PAUSE_ANNOTATION]?.trim().toLowerCase() === 'true';
@@ -46,17 +46,21 @@ export interface DesiredTopics {
   /** The topics this Pipeline makes Kafka match. */
   managed: TopicSpec[];
   unmanaged: string[];
-  /** Names Kafka keeps for itself (`__...`): never touched. */
+  /** Reserved names (Kafka's own `__...`, and the operator's): never touched. */
   reserved: string[];
   /** Declared here, owned by an older Pipeline (its key). */
   conflicts: Array<{ name: string; owner: string }>;
 }
 
-/** Sorts the declared topics of `pipeline` by who manages them (`owners` from `topicOwners`). */
+/**
+ * Sorts the declared topics of `pipeline` by who manages them (`owners` from `topicOwners`);
+ * `isReserved` says which names are never touched (`reservedBy` of the operator's rules).
+ */
 export function desiredTopics(
   pipeline: Pipeline,
   owners: Map<string, string>,
   cluster: string,
+  isReserved: (name: string) => boolean,
   ignoredConfigs: readonly string[] = [],
 ): DesiredTopics {
   const ignored = new Set([...ignoredConfigs, ...(pipeline.spec.ignoredConfigs ?? [])]);
@@ -65,7 +69,7 @@ export function desiredTopics(
   const desired: DesiredTopics = { managed: [], unmanaged: [], reserved: [], conflicts: [] };
   for (const topic of pipeline.spec.topics) {
     const owner = owners.get(`${cluster}|${topic.name}`) ?? self;
-    if (isReservedTopicName(topic.name)) desired.reserved.push(topic.name);
+    if (isReserved(topic.name)) desired.reserved.push(topic.name);
     else if (skip.has(topic.name)) desired.unmanaged.push(topic.name);
     else if (owner !== self) desired.conflicts.push({ name: topic.name, owner });
     else desired.managed.push(topicSpecOf(topic, ignored));

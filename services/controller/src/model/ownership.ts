@@ -5,7 +5,17 @@
  * topic from under a running pipeline. Pipelines being deleted still own until their finalizer
  * is gone (a `Delete` policy must not delete a topic another Pipeline took meanwhile).
  */
-import { keyOf, type Pipeline } from '../pipeline/types.js';
+import { CONTROLLER_ANNOTATION, keyOf, type Pipeline } from '../pipeline/types.js';
+
+/**
+ * Whose `pipeline` is, seen by the controller `name`: its own (stamped with its name), nobody's yet
+ * (unstamped: the first controller to reconcile it stamps it), or another controller's.
+ */
+export function controlOf(pipeline: Pipeline, name: string): 'own' | 'unclaimed' | 'foreign' {
+  const stamp = pipeline.metadata.annotations?.[CONTROLLER_ANNOTATION]?.trim();
+  if (!stamp) return 'unclaimed';
+  return stamp === name ? 'own' : 'foreign';
+}
 
 /** The Kafka cluster of a Pipeline: its bootstrap servers (or the default), sorted. */
 export function clusterOf(pipeline: Pipeline, defaultServers: string[]): string {

@@ -7,7 +7,20 @@ import {
   type TopicStatus,
 } from '../pipeline/types.js';
 import { topicSpecOf } from './desired.js';
-import { isReservedTopicName, mayTakeOver, serversNotAllowed } from './safety.js';
+import {
+  adoptable,
+  DEFAULT_RESERVED_TOPICS,
+  matchesPattern,
+  mayTakeOver,
+  reservedBy,
+  serversNotAllowed,
+  type TopicRules,
+} from './safety.js';
+
+const rules = (adoptable: string[] = ['*'], reserved = DEFAULT_RESERVED_TOPICS): TopicRules => ({
+  reserved,
+  adoptable,
+});
 
 function pipeline(annotations: Record<string, string>, topics: TopicStatus[] = []): Pipeline {
   return {
@@ -30,10 +43,29 @@ describe('safe defaults', () => {
     expect(spec(3, { 'min.insync.replicas': '1' })).toEqual({ 'min.insync.replicas': '1' });
   });
 
-  it('reserves names starting with two underscores', () => {
-    expect(isReservedTopicName('__consumer_offsets')).toBe(true);
-    expect(isReservedTopicName('_schemas')).toBe(false);
-    expect(isReservedTopicName('a__b')).toBe(false);
+  it("reserves Kafka's own names whatever the rules, and the configured patterns", () => {
+    expect(reservedBy(rules([], []), '__consumer_offsets')).toBe('__*');
+    expect(reservedBy(rules([], []), '_schemas')).toBeUndefined();
+    expect(reservedBy(rules(), '_schemas')).toBe('_*');
+    expect(reservedBy(rules(), 'connect-offsets')).toBe('connect-*');
+    expect(reservedBy(rules(), 'a__b')).toBeUndefined();
+    expect(reservedBy(rules(), 'my-connect-offsets')).toBeUndefined();
+  });
+
+  it('matches patterns with * as any run of characters, everything else literal', () => {
+    expect(matchesPattern('team-a.*', 'team-a.events')).toBe(true);
+    expect(matchesPattern('team-a.*', 'team-aXevents')).toBe(false);
+    expect(matchesPattern('*.dlq', 'x.y.dlq')).toBe(true);
+    expect(matchesPattern('events', 'events.dlq')).toBe(false);
+    expect(matchesPattern('*', 'anything')).toBe(true);
+  });
+
+  it('lets an allowlist entry adopt for any Pipeline, or for the one it names', () => {
+    const p = pipeline({});
+    expect(adoptable(rules([]), p, 't')).toBe(false);
+    expect(adoptable(rules(['t*']), p, 't')).toBe(true);
+    expect(adoptable(rules(['ns/p:*']), p, 't')).toBe(true);
+    expect(adoptable(rules(['ns/q:*', 'other/p:t']), p, 't')).toBe(false);
   });
 
   it('allows a cluster only when every server is in the allowlist (host case ignored)', () => {
@@ -42,16 +74,22 @@ describe('safe defaults', () => {
     expect(serversNotAllowed('kafka:9093', ['kafka:9092'])).toEqual(['kafka:9093']);
   });
 
-  it('takes over an existing topic only when adopted, managed before, or handed over', () => {
-    expect(mayTakeOver(pipeline({}), 't')).toBe(false);
-    expect(mayTakeOver(pipeline({ [ADOPT_TOPICS_ANNOTATION]: 'x, t' }), 't')).toBe(true);
-    expect(mayTakeOver(pipeline({ [ADOPT_TOPICS_ANNOTATION]: '*' }), 't')).toBe(true);
-    expect(mayTakeOver(pipeline({ [ADOPT_TOPICS_ANNOTATION]: 'tt' }), 't')).toBe(false);
-    expect(mayTakeOver(pipeline({}, [{ name: 't', phase: 'Ready', managed: true }]), 't')).toBe(true);
-    expect(mayTakeOver(pipeline({}, [{ name: 't', phase: 'Blocked', managed: false }]), 't')).toBe(false);
-    expect(mayTakeOver(pipeline({}, [{ name: 't', phase: 'Unmanaged', managed: false }]), 't')).toBe(false);
+  it('takes over an existing topic only when adopted within the allowlist, managed before, or handed over', () => {
+    const all = rules();
+    expect(mayTakeOver(all, pipeline({}), 't')).toBe(false);
+    expect(mayTakeOver(all, pipeline({ [ADOPT_TOPICS_ANNOTATION]: 'x, t' }), 't')).toBe(true);
+    expect(mayTakeOver(all, pipeline({ [ADOPT_TOPICS_ANNOTATION]: '*' }), 't')).toBe(true);
+    expect(mayTakeOver(rules([]), pipeline({ [ADOPT_TOPICS_ANNOTATION]: '*' }), 't')).toBe(false);
+    expect(mayTakeOver(all, pipeline({ [ADOPT_TOPICS_ANNOTATION]: 'tt' }), 't')).toBe(false);
+    expect(mayTakeOver(all, pipeline({}, [{ name: 't', phase: 'Ready', managed: true }]), 't')).toBe(true);
+    expect(mayTakeOver(all, pipeline({}, [{ name: 't', phase: 'Blocked', managed: false }]), 't')).toBe(
+      false,
+    );
+    expect(mayTakeOver(all, pipeline({}, [{ name: 't', phase: 'Unmanaged', managed: false }]), 't')).toBe(
+      false,
+    );
     // A status written before `managed` existed.
-    expect(mayTakeOver(pipeline({}, [{ name: 't', phase: 'Ready' }]), 't')).toBe(true);
-    expect(mayTakeOver(pipeline({}, [{ name: 't', phase: 'Unmanaged' }]), 't')).toBe(false);
+    expect(mayTakeOver(all, pipeline({}, [{ name: 't', phase: 'Ready' }]), 't')).toBe(true);
+    expect(mayTakeOver(all, pipeline({}, [{ name: 't', phase: 'Unmanaged' }]), 't')).toBe(false);
   });
 });

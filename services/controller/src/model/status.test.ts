@@ -130,7 +130,7 @@ describe('desired topics', () => {
     const p = pipeline();
     p.spec.topics.push({ name: 'c', partitions: 1, replicationFactor: 1 });
     p.metadata.annotations = { [UNMANAGED_TOPICS_ANNOTATION]: ' b , ' };
-    const desired = desiredTopics(p, new Map([['k:1|c', 'other/older']]), 'k:1');
+    const desired = desiredTopics(p, new Map([['k:1|c', 'other/older']]), 'k:1', () => false);
     expect(desired.managed).toEqual([
       { name: 'a', partitions: 2, replicationFactor: 1, configs: { 'retention.ms': '1000' } },
     ]);

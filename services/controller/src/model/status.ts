@@ -32,18 +32,25 @@ export interface TopicResult {
 export type BlockReason =
   | 'ClusterNotAllowed'
   | 'KafkaAccessInvalid'
+  | 'CredentialsNotLabelled'
   | 'ReservedTopicName'
   | 'AdoptionRequired';
+/** The first `KAFKA_UNTOUCHED` of them kept Kafka from being reached at all. */
 const BLOCK_ORDER: BlockReason[] = [
   'ClusterNotAllowed',
   'KafkaAccessInvalid',
+  'CredentialsNotLabelled',
   'ReservedTopicName',
   'AdoptionRequired',
 ];
+const KAFKA_UNTOUCHED = 3;
 
 /** `Ready=False` reasons, the first that applies wins. */
 const NOT_READY: Array<{ reason: string; applies: (t: TopicResult) => boolean }> = [
-  ...BLOCK_ORDER.slice(0, 2).map((reason) => ({ reason, applies: (t: TopicResult) => t.blocked === reason })),
+  ...BLOCK_ORDER.slice(0, KAFKA_UNTOUCHED).map((reason) => ({
+    reason,
+    applies: (t: TopicResult) => t.blocked === reason,
+  })),
   { reason: 'KafkaError', applies: (t) => t.phase === 'Error' },
   {
     reason: 'PartitionDecreaseRefused',
@@ -53,7 +60,10 @@ const NOT_READY: Array<{ reason: string; applies: (t: TopicResult) => boolean }>
     reason: 'ReplicationFactorChangeRefused',
     applies: (t) => t.refused?.some((r) => r.kind === 'cannot-change-replication-factor') ?? false,
   },
-  ...BLOCK_ORDER.slice(2).map((reason) => ({ reason, applies: (t: TopicResult) => t.blocked === reason })),
+  ...BLOCK_ORDER.slice(KAFKA_UNTOUCHED).map((reason) => ({
+    reason,
+    applies: (t: TopicResult) => t.blocked === reason,
+  })),
   { reason: 'TopicConflict', applies: (t) => t.phase === 'Conflict' },
 ];
 
@@ -97,12 +107,14 @@ function topicStatus(t: TopicResult): TopicStatus {
 /**
  * The results of applying to Kafka: the `unmanaged` topics as read, those it could not take over
  * (`notAdopted`) blocked, and the applied ones `Ready` or `Refused`, each with its `states` entry.
+ * `whyNotAdopted` may say more than "add the annotation" about a blocked one.
  */
 export function appliedResults(
   unmanaged: string[],
   notAdopted: string[],
   outcomes: TopicOutcome[],
   states: ReadonlyMap<string, TopicState>,
+  whyNotAdopted: (name: string) => string | undefined = () => undefined,
 ): TopicResult[] {
   const withState = (name: string) => {
     const state = states.get(name);
@@ -116,7 +128,9 @@ export function appliedResults(
         phase: 'Blocked',
         blocked: 'AdoptionRequired',
         ...withState(name),
-        message: `exists in Kafka and was not created by this Pipeline: add it to the annotation ${ADOPT_TOPICS_ANNOTATION} to take it over`,
+        message:
+          whyNotAdopted(name) ??
+          `exists in Kafka and was not created by this Pipeline: add it to the annotation ${ADOPT_TOPICS_ANNOTATION} to take it over`,
       }),
     ),
     ...outcomes.map(
@@ -133,6 +147,18 @@ export function appliedResults(
       }),
     ),
   ];
+}
+
+/**
+ * The status that records `names` as this Pipeline's before they are created: written first, so a
+ * crash between the creation and the reconcile's status leaves them recognised as its own.
+ */
+export function creatingStatus(pipeline: Pipeline, names: string[]): PipelineStatus {
+  const others = (pipeline.status?.topics ?? []).filter((t) => !names.includes(t.name));
+  const creating = names.map(
+    (name): TopicStatus => ({ name, phase: 'Creating', message: 'being created', managed: true }),
+  );
+  return { topics: [...others, ...creating] };
 }
 
 export /** The result with only the configs its topic declares (Kafka was read for every declared key). */

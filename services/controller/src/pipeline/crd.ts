@@ -104,7 +104,7 @@ const topicStatusSchema: Schema = {
   properties: {
     name: str('Kafka topic name.'),
     phase: str('How the topic stands.', {
-      enum: ['Ready', 'Refused', 'Blocked', 'Conflict', 'Unmanaged', 'Error'],
+      enum: ['Ready', 'Refused', 'Blocked', 'Conflict', 'Unmanaged', 'Error', 'Creating'],
     }),
     partitions: { type: 'integer', format: 'int32', description: 'Partitions in Kafka.' },
     replicationFactor: { type: 'integer', format: 'int32', description: 'Replication factor in Kafka.' },

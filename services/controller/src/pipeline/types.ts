@@ -26,6 +26,16 @@ export const ADOPT_TOPICS_ANNOTATION = `${GROUP}/adopt-topics`;
  * anything, and a Warning Event names what was left in Kafka.
  */
 export const FORCE_DELETE_ANNOTATION = `${GROUP}/force-delete`;
+/**
+ * The controller a Pipeline belongs to, `namespace/release` (its `CONTROLLER_NAME`): only that one
+ * reconciles it. An unstamped Pipeline is stamped by the first controller that reconciles it.
+ */
+export const CONTROLLER_ANNOTATION = `${GROUP}/controller`;
+/**
+ * The label a Secret must carry, `"true"`, for the controller to use it as a Pipeline's Kafka
+ * credentials: the Secret's owner opts in, a Pipeline cannot point the controller at any Secret.
+ */
+export const PIPELINE_CREDENTIALS_LABEL = `${GROUP}/pipeline-credentials`;
 /** Held while the controller may still have to delete the Pipeline's topics. */
 export const FINALIZER = `${GROUP}/topics`;
 
@@ -112,8 +122,11 @@ export interface Condition {
   lastTransitionTime: string;
 }
 
-/** How one declared topic stands. */
-export type TopicPhase = 'Ready' | 'Refused' | 'Blocked' | 'Conflict' | 'Unmanaged' | 'Error';
+/**
+ * How one declared topic stands. `Creating`: recorded as the Pipeline's just before it is created
+ * (the reconcile's status replaces it).
+ */
+export type TopicPhase = 'Ready' | 'Refused' | 'Blocked' | 'Conflict' | 'Unmanaged' | 'Error' | 'Creating';
 
 /** One declared topic: its state in Kafka as last read, and why it is not Ready. */
 export interface TopicStatus {

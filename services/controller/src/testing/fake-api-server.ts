@@ -6,7 +6,8 @@
  *
  * - one resourceVersion sequence for every change; `generation` rises with the spec only (and at
  *   deletion), never with status or metadata;
- * - optimistic concurrency: a finalizer patch naming a stale resourceVersion fails with 409;
+ * - optimistic concurrency: a finalizer or annotation patch naming a stale resourceVersion fails
+ *   with 409;
  * - status is a subresource, written by JSON merge patch (lists replaced whole); a patch that
  *   changes nothing changes no resourceVersion and sends no event;
  * - deletion waits for the finalizers: it sets `deletionTimestamp`, the object goes once the last
@@ -22,7 +23,13 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { ApiException } from '@kubernetes/client-node';
-import type { PipelineApi, PipelineList, PipelineWatchEvent, WatchQuery } from '../kube/api.js';
+import type {
+  PipelineApi,
+  PipelineList,
+  PipelineWatchEvent,
+  SecretContent,
+  WatchQuery,
+} from '../kube/api.js';
 import type { EventType } from '../model/events.js';
 import { keyOf, type ObjectMeta, type Pipeline, type PipelineStatus } from '../pipeline/types.js';
 
@@ -70,7 +77,7 @@ export class FakeApiServer implements PipelineApi {
   /** Events recorded by `event`, oldest first. */
   readonly events: RecordedEvent[] = [];
   private readonly objects = new Map<string, Pipeline>();
-  private readonly secrets = new Map<string, Record<string, string>>();
+  private readonly secrets = new Map<string, SecretContent>();
   /** Every change with its resourceVersion, for watches to replay. */
   private history: Array<{ version: number; event: PipelineWatchEvent }> = [];
   /** Watches from a version older than this are answered 410. */
@@ -140,14 +147,19 @@ export class FakeApiServer implements PipelineApi {
 
   async setFinalizers(pipeline: Pipeline, finalizers: string[]): Promise<Pipeline> {
     await this.enter('setFinalizers');
-    const stored = this.stored(pipeline.metadata);
-    if (pipeline.metadata.resourceVersion !== stored.metadata.resourceVersion) {
-      throw apiError(
-        409,
-        `Operation cannot be fulfilled on pipelines.observatory.dev "${stored.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`,
-      );
-    }
+    const stored = this.fresh(pipeline);
     return this.write({ ...stored, metadata: { ...stored.metadata, finalizers: wire(finalizers) } });
+  }
+
+  async setAnnotations(
+    pipeline: Pipeline,
+    annotations: Record<string, string>,
+    { ifUnchanged = true }: { ifUnchanged?: boolean } = {},
+  ): Promise<Pipeline> {
+    await this.enter('setAnnotations');
+    const stored = ifUnchanged ? this.fresh(pipeline) : this.stored(pipeline.metadata);
+    const merged = { ...stored.metadata.annotations, ...wire(annotations) };
+    return this.write({ ...stored, metadata: { ...stored.metadata, annotations: merged } });
   }
 
   async patchStatus(
@@ -168,18 +180,23 @@ export class FakeApiServer implements PipelineApi {
     this.events.push({ object: keyOf(pipeline.metadata), type, reason, message: message.slice(0, 1024) });
   }
 
-  async readSecret(namespace: string, name: string): Promise<Record<string, string>> {
+  async readSecret(namespace: string, name: string): Promise<SecretContent> {
     await this.enter('readSecret');
-    const data = this.secrets.get(`${namespace}/${name}`);
-    if (!data) throw apiError(404, `secrets "${name}" not found`);
-    return { ...data };
+    const secret = this.secrets.get(`${namespace}/${name}`);
+    if (!secret) throw apiError(404, `secrets "${name}" not found`);
+    return wire(secret);
   }
 
   // The test's side: what kubectl and the cluster would do.
 
-  /** Creates or replaces a Secret (`kubectl create secret generic`). */
-  putSecret(namespace: string, name: string, data: Record<string, string>): void {
-    this.secrets.set(`${namespace}/${name}`, { ...data });
+  /** Creates or replaces a Secret (`kubectl create secret generic`, then `kubectl label`). */
+  putSecret(
+    namespace: string,
+    name: string,
+    data: Record<string, string>,
+    labels: Record<string, string> = {},
+  ): void {
+    this.secrets.set(`${namespace}/${name}`, wire({ labels, data }));
   }
 
   /** Creates a Pipeline (`kubectl create`): the server sets uid, versions and creation time. */
@@ -222,6 +239,12 @@ export class FakeApiServer implements PipelineApi {
       generation: (stored.metadata.generation ?? 1) + 1,
     };
     this.write({ ...stored, metadata });
+  }
+
+  /** `delete` as the pre-delete hook calls it (KubeApi's `deletePipeline`). */
+  async deletePipeline(namespace: string, name: string): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve));
+    if (this.objects.has(keyOf({ namespace, name }))) this.delete({ namespace, name });
   }
 
   /** The Pipeline as stored now, or undefined when it is gone. */
@@ -274,6 +297,18 @@ export class FakeApiServer implements PipelineApi {
     if (index < 0) return;
     const [failure] = this.failures.splice(index, 1);
     throw failure?.error;
+  }
+
+  /** The stored object, if `pipeline` names its resourceVersion; 409 otherwise (optimistic concurrency). */
+  private fresh(pipeline: Pipeline): Pipeline {
+    const stored = this.stored(pipeline.metadata);
+    if (pipeline.metadata.resourceVersion !== stored.metadata.resourceVersion) {
+      throw apiError(
+        409,
+        `Operation cannot be fulfilled on pipelines.observatory.dev "${stored.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`,
+      );
+    }
+    return stored;
   }
 
   private stored(meta: { namespace: string; name: string }): Pipeline {

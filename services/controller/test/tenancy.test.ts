@@ -1,0 +1,297 @@
+/**
+ * Many teams on one controller, through the whole loop (fast-tier.ts): the operator's topic rules
+ * (which existing topics an adopt annotation may take, which names are never touched), one topic
+ * namespace per Kubernetes namespace by default.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import type { PipelineApi } from '../src/kube/api.js';
+import {
+  ADOPT_TOPICS_ANNOTATION,
+  CONTROLLER_ANNOTATION,
+  type Pipeline,
+  type PipelineSpec,
+  type PipelineTopic,
+} from '../src/pipeline/types.js';
+import { Reconciler } from '../src/reconciler.js';
+import { FakeApiServer } from '../src/testing/fake-api-server.js';
+import { deleteOwnPipelines } from '../src/uninstall.js';
+import {
+  bootstrapServers,
+  CONTROLLER_NAME,
+  condition,
+  kafkaTopic,
+  log,
+  meta,
+  NAMESPACE,
+  pipeline,
+  retentionDay,
+  sharedKafka,
+  startController,
+  topicName,
+  useFastTier,
+  waitReady,
+  witness,
+} from './fast-tier.js';
+
+useFastTier();
+
+const ADOPT_ALL = { [ADOPT_TOPICS_ANNOTATION]: '*' };
+const topic = (name: string, partitions = 2) => ({
+  name,
+  partitions,
+  replicationFactor: 1,
+  config: { 'retention.ms': retentionDay },
+});
+const createInKafka = (...names: string[]) =>
+  witness().createTopics({
+    topics: names.map((name) => ({ topic: name, numPartitions: 1, replicationFactor: 1 })),
+  });
+
+/** Waits until the Pipeline `namespace/name` has Ready `status` for its generation. */
+function settled(server: FakeApiServer, namespace: string, name: string, status: 'True' | 'False') {
+  return vi.waitFor(
+    () => {
+      const p = server.get({ namespace, name });
+      expect(condition(p, 'Ready')).toMatchObject({ status, observedGeneration: p?.metadata.generation });
+      return p as Pipeline;
+    },
+    { timeout: 15_000, interval: 50 },
+  );
+}
+
+describe("adoption by the operator's rules", () => {
+  it('an adopt annotation takes over only what CONTROLLER_ADOPTABLE_TOPICS allows it: any Pipeline by pattern, one Pipeline by namespace/pipeline:pattern', async () => {
+    const shared = topicName('legacy-shared');
+    const theirs = topicName('other-team');
+    const own = topicName('release-own');
+    await createInKafka(shared, theirs, own);
+    const { server } = startController({
+      adoptableTopics: [topicName('legacy-*'), `${NAMESPACE}/release:*`],
+    });
+    server.create(pipeline('tenant', [topic(shared), topic(theirs)], {}, ADOPT_ALL));
+    server.create(pipeline('release', [topic(own)], {}, ADOPT_ALL));
+
+    const tenant = await waitReady(server, 'tenant', 'False');
+    expect(condition(tenant, 'Ready')?.reason).toBe('AdoptionRequired');
+    expect(tenant.status?.topics?.map((t) => [t.name, t.phase, t.managed])).toEqual([
+      [shared, 'Ready', true],
+      [theirs, 'Blocked', false],
+    ]);
+    expect(tenant.status?.topics?.[1]?.message).toContain('CONTROLLER_ADOPTABLE_TOPICS does not allow it');
+    // The other team's topic is as it was: no partitions added, no config written.
+    expect(await kafkaTopic(theirs, ['retention.ms'])).toMatchObject({ partitions: 1 });
+    expect((await kafkaTopic(theirs, ['retention.ms']))?.configs['retention.ms']).not.toBe(retentionDay);
+    expect((await kafkaTopic(shared))?.partitions).toBe(2);
+    await waitReady(server, 'release', 'True');
+    expect((await kafkaTopic(own))?.partitions).toBe(2);
+
+    // A reinstall: the release's Pipeline deleted (Retain) and made again takes its topic back.
+    server.delete(meta('release'));
+    await vi.waitFor(() => expect(server.get(meta('release'))).toBeUndefined());
+    server.create(pipeline('release', [topic(own, 3)], {}, ADOPT_ALL));
+    const again = await waitReady(server, 'release', 'True');
+    expect(again.status?.topics?.[0]).toMatchObject({ phase: 'Ready', partitions: 3, managed: true });
+  });
+
+  it('never touches a reserved name (_*, connect-*), not even adopted under an allowlist of *, nor deletes it under Delete', async () => {
+    const schemas = `_${topicName('schemas')}`;
+    const offsets = `connect-${topicName('offsets')}`;
+    const mine = topicName('beside-reserved');
+    await createInKafka(schemas, offsets);
+    const { server } = startController({ adoptableTopics: ['*'] });
+    server.create(
+      pipeline(
+        'grabby',
+        [topic(schemas), topic(offsets), topic(mine)],
+        { deletionPolicy: 'Delete' },
+        ADOPT_ALL,
+      ),
+    );
+    const p = await waitReady(server, 'grabby', 'False');
+    expect(condition(p, 'Ready')?.reason).toBe('ReservedTopicName');
+    expect(p.status?.topics?.map((t) => [t.name, t.phase])).toEqual([
+      [schemas, 'Blocked'],
+      [offsets, 'Blocked'],
+      [mine, 'Ready'],
+    ]);
+    expect(p.status?.topics?.[1]?.message).toContain('connect-*');
+    server.delete(meta('grabby'));
+    await vi.waitFor(() => expect(server.get(meta('grabby'))).toBeUndefined(), { timeout: 15_000 });
+    for (const name of [schemas, offsets])
+      expect(await kafkaTopic(name, ['retention.ms'])).toMatchObject({
+        partitions: 1,
+        configs: expect.not.objectContaining({ 'retention.ms': retentionDay }),
+      });
+    expect(await kafkaTopic(mine)).toBeUndefined();
+  });
+});
+
+describe('ownership recorded before a topic is created', () => {
+  /** The API server, except that each status write after `topic` exists in Kafka fails (the process dies). */
+  function crashingAfterCreate(server: FakeApiServer, topic: string): PipelineApi {
+    return {
+      listPipelines: (namespace) => server.listPipelines(namespace),
+      watchPipelines: (...args) => server.watchPipelines(...args),
+      setFinalizers: (p, finalizers) => server.setFinalizers(p, finalizers),
+      setAnnotations: (p, annotations) => server.setAnnotations(p, annotations),
+      event: (...args) => server.event(...args),
+      readSecret: (namespace, name) => server.readSecret(namespace, name),
+      patchStatus: async (p, status, options) => {
+        if (await kafkaTopic(topic)) throw new Error('controller killed');
+        return server.patchStatus(p, status, options);
+      },
+    };
+  }
+  const reconcilerOn = (api: PipelineApi) =>
+    new Reconciler({
+      api,
+      kafka: sharedKafka(),
+      defaultServers: [bootstrapServers],
+      allowedServers: [bootstrapServers],
+      controllerName: CONTROLLER_NAME,
+      topicRules: { reserved: [], adoptable: [] },
+      log,
+    });
+
+  it('a crash between CreateTopics and the status orphans nothing: the next controller recognises the topic as its own', async () => {
+    const server = new FakeApiServer();
+    const created = topicName('crash-window');
+    const declared = server.create(pipeline('crashy', [topic(created)], { deletionPolicy: 'Delete' }));
+    await expect(
+      reconcilerOn(crashingAfterCreate(server, created)).reconcile(declared, [declared]),
+    ).rejects.toThrow('controller killed');
+    expect((await kafkaTopic(created))?.partitions).toBe(2);
+    const recorded = server.get(meta('crashy')) as Pipeline;
+    expect(recorded.status?.topics).toEqual([
+      { name: created, phase: 'Creating', message: 'being created', managed: true },
+    ]);
+
+    // A new process: nothing in memory, no adopt annotation, an empty allowlist.
+    const restarted = reconcilerOn(server);
+    expect(await restarted.reconcile(recorded, [recorded])).toEqual({ outcome: 'success', managed: 1 });
+    const after = server.get(meta('crashy')) as Pipeline;
+    expect(condition(after, 'Ready')?.reason).toBe('Reconciled');
+    expect(after.status?.topics?.[0]).toMatchObject({ name: created, phase: 'Ready', managed: true });
+    // And it is its own to delete.
+    server.delete(meta('crashy'));
+    const deleting = server.get(meta('crashy')) as Pipeline;
+    await restarted.reconcile(deleting, [deleting]);
+    expect(await kafkaTopic(created)).toBeUndefined();
+  });
+
+  it('no record, no topic: when the record cannot be written, nothing is created (retried)', async () => {
+    const server = new FakeApiServer();
+    const never = topicName('unrecorded');
+    const created = server.create(pipeline('unrecorded', [topic(never)]));
+    // Seen before (Ready known), so the record is the reconcile's first status write.
+    const seen = await server.patchStatus(created, {
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'Unknown',
+          reason: 'Pending',
+          message: '',
+          lastTransitionTime: '2026-01-01T00:00:00Z',
+        },
+      ],
+    });
+    server.failNext('patchStatus');
+    await expect(reconcilerOn(server).reconcile(seen, [seen])).rejects.toThrow(
+      'injected failure of patchStatus',
+    );
+    expect(await kafkaTopic(never)).toBeUndefined();
+    expect(condition(server.get(meta('unrecorded')), 'Ready')?.reason).toBe('KafkaError');
+  });
+});
+
+describe('Pipelines stamped with their controller', () => {
+  const stamped = (
+    name: string,
+    controller: string,
+    topics: PipelineTopic[],
+    spec: Partial<PipelineSpec> = {},
+  ) => pipeline(name, topics, spec, { [CONTROLLER_ANNOTATION]: controller });
+  const stampOf = (server: FakeApiServer, name: string) =>
+    server.get(meta(name))?.metadata.annotations?.[CONTROLLER_ANNOTATION];
+
+  it("two releases on one namespace: each reconciles its own; an unstamped Pipeline goes to one, stamped; another controller's is left alone", async () => {
+    const { server } = startController({ controllerName: `${NAMESPACE}/a` });
+    startController({ controllerName: `${NAMESPACE}/b`, server });
+    const [forA, forB, anyone, orphan] = ['stamp-a', 'stamp-b', 'stamp-any', 'stamp-c'].map(topicName) as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    server.create(stamped('for-a', `${NAMESPACE}/a`, [topic(forA)]));
+    server.create(stamped('for-b', `${NAMESPACE}/b`, [topic(forB)]));
+    server.create(pipeline('anyone', [topic(anyone)]));
+    // An older Pipeline of a third release declaring for-a's topic: no conflict for a, not counted.
+    server.create(stamped('for-c', `${NAMESPACE}/c`, [topic(orphan), topic(forA)]));
+    for (const name of ['for-a', 'for-b', 'anyone']) await waitReady(server, name, 'True');
+    expect(stampOf(server, 'for-a')).toBe(`${NAMESPACE}/a`);
+    expect(stampOf(server, 'for-b')).toBe(`${NAMESPACE}/b`);
+    expect([`${NAMESPACE}/a`, `${NAMESPACE}/b`]).toContain(stampOf(server, 'anyone'));
+    expect(server.get(meta('for-c'))?.status).toBeUndefined();
+    expect(await kafkaTopic(orphan)).toBeUndefined();
+    for (const name of [forA, forB, anyone]) expect((await kafkaTopic(name))?.partitions).toBe(2);
+  });
+
+  it("the pre-delete hook deletes only its own release's Delete Pipelines, and their topics only when asked to", async () => {
+    const self = `${NAMESPACE}/obs`;
+    const { server } = startController({ controllerName: self });
+    const [kept, dropped, theirs] = ['hook-kept', 'hook-dropped', 'hook-theirs'].map(topicName) as [
+      string,
+      string,
+      string,
+    ];
+    server.create(stamped('kept', self, [topic(kept)], { deletionPolicy: 'Delete' }));
+    server.create(stamped('retained', self, [topic(topicName('hook-retained'))]));
+    await waitReady(server, 'kept', 'True');
+    await waitReady(server, 'retained', 'True');
+    server.create(stamped('theirs', `${NAMESPACE}/other`, [topic(theirs)], { deletionPolicy: 'Delete' }));
+    const uninstall = (deleteTopics: boolean) =>
+      deleteOwnPipelines({
+        api: server,
+        controllerName: self,
+        namespaces: [NAMESPACE],
+        deleteTopics,
+        waitMs: 15_000,
+        pollMs: 100,
+        log,
+      });
+
+    // By default the topics stay: the Pipeline goes with force-delete, as Retain would leave them.
+    expect(await uninstall(false)).toBe(true);
+    expect(server.get(meta('kept'))).toBeUndefined();
+    expect((await kafkaTopic(kept))?.partitions).toBe(2);
+    expect(server.events.filter((e) => e.object === `${NAMESPACE}/kept`).map((e) => e.reason)).toContain(
+      'TopicsLeftBehind',
+    );
+
+    // Opted in (controller.deleteTopicsOnUninstall): the topics go with their Pipeline.
+    server.create(stamped('dropped', self, [topic(dropped)], { deletionPolicy: 'Delete' }));
+    await waitReady(server, 'dropped', 'True');
+    expect(await uninstall(true)).toBe(true);
+    expect(server.get(meta('dropped'))).toBeUndefined();
+    expect(await kafkaTopic(dropped)).toBeUndefined();
+    // Never another release's, nor a Retain one.
+    expect(server.get(meta('theirs'))?.metadata.deletionTimestamp).toBeUndefined();
+    expect(server.get(meta('retained'))?.metadata.deletionTimestamp).toBeUndefined();
+  });
+});
+
+describe('topic names per namespace', () => {
+  it('watching other namespaces than its own, the default template gives each its own topic namespace ({namespace}.{name}); its own keeps names as declared', async () => {
+    const name = topicName('same-name');
+    const { server } = startController({ namespaces: [NAMESPACE, 'team-a'] });
+    server.create(pipeline('events', [topic(name)]));
+    server.create(pipeline('events', [topic(name)], {}, undefined, 'team-a'));
+    const home = await settled(server, NAMESPACE, 'events', 'True');
+    const team = await settled(server, 'team-a', 'events', 'True');
+    expect(home.status?.topics?.[0]?.name).toBe(name);
+    expect(team.status?.topics?.[0]?.name).toBe(`team-a.${name}`);
+    expect((await kafkaTopic(`team-a.${name}`))?.partitions).toBe(2);
+    expect((await kafkaTopic(name))?.partitions).toBe(2);
+  });
+});
