@@ -154,9 +154,14 @@ export function parsePayloadCondition(raw: string): PayloadCondition | string {
   return { path, op, value: value as PayloadCondition['value'] };
 }
 
+/** The time with `Z` added when it names no offset (and `T00:00` when it is a date only). */
+function withUtc(raw: string): string {
+  return /(Z|[+-]\d{2}:?\d{2})$/i.test(raw) ? raw : /T/.test(raw) ? `${raw}Z` : `${raw}T00:00Z`;
+}
+
 /** A time from `from`/`to`: ISO 8601; no offset means UTC (what a datetime-local input sends). */
 export function parseTime(raw: string): Date | undefined {
-  const withZone = /(Z|[+-]\d{2}:?\d{2})$/i.test(raw) ? raw : /T/.test(raw) ? `${raw}Z` : `${raw}T00:00Z`;
+  const withZone = withUtc(raw);
   if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(withZone))
     return undefined;
   const d = new Date(withZone);
@@ -375,7 +380,10 @@ export function absoluteQuery(params: URLSearchParams, parsed: ParsedSearch): st
   return next.toString();
 }
 
-/** The receipt view's parameters: `topic`, `partition`, `offset` as ingest answered them, `time` optional. */
+/**
+ * The receipt view's parameters: `topic`, `partition`, `offset` as ingest answered them, `time`
+ * optional (ingest's microseconds kept).
+ */
 export function parseReceipt(params: URLSearchParams): ReceiptQuery | { problems: string[] } {
   const problems: string[] = [];
   const topic = params.get('topic')?.trim() ?? '';
@@ -391,5 +399,11 @@ export function parseReceipt(params: URLSearchParams): ReceiptQuery | { problems
   if (rawTime && !time) problems.push('time: not a date and time such as 2026-11-24T08:00Z');
   else if (outside) problems.push(`time: ${outside}; ${WINDOW_HINT}`);
   if (problems.length) return { problems };
-  return { topic, partition: Number(partition), offset, ...(time ? { time } : {}) };
+  // The text itself goes to the store, which compares it at its own precision (a Date keeps milliseconds only).
+  return {
+    topic,
+    partition: Number(partition),
+    offset,
+    ...(time && rawTime ? { time: withUtc(rawTime) } : {}),
+  };
 }

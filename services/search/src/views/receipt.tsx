@@ -55,13 +55,33 @@ function Answer(props: { receipt: Receipt; params: URLSearchParams }) {
         </p>
       </div>
     );
+  if (r.status === 'unknown-topic')
+    return (
+      <div class="notice" role="status">
+        <p>
+          <strong>Unknown topic</strong>: no consumer group has a checkpoint of topic{' '}
+          <code>{props.params.get('topic')}</code>, and no stored event came from it. Check the name against
+          the <code>destination.topic</code> ingest answered
+          {r.topics.length ? `; topics the consumer reads: ${r.topics.join(', ')}` : ''}. A topic the consumer
+          has only just started reading shows here until its first commit.
+        </p>
+      </div>
+    );
+  if (r.status === 'unknown-partition')
+    return (
+      <div class="notice" role="status">
+        <p>
+          <strong>Unknown partition</strong>: the consumer has checkpoints of this topic for partition(s){' '}
+          {r.partitions.join(', ')}, none of partition {props.params.get('partition')}, and no stored event
+          came from it. Check the <code>destination.partition</code> ingest answered.
+        </p>
+      </div>
+    );
   return (
     <div class="notice" role="status">
       <p>
-        <strong>Not yet stored</strong>:{' '}
-        {r.behind === undefined
-          ? 'the consumer has recorded no checkpoint for this partition yet.'
-          : `the consumer has ${r.behind + 1n} record(s) of this partition to read before and including it (checkpoints: ${groups}).`}
+        <strong>Not yet stored</strong>: the consumer has {String(r.behind + 1n)} record(s) of this partition
+        to read before and including it (checkpoints: {groups}).
       </p>
     </div>
   );
@@ -70,7 +90,7 @@ function Answer(props: { receipt: Receipt; params: URLSearchParams }) {
 export function ReceiptPage(props: ReceiptPageProps) {
   const p = props.params;
   return (
-    <Layout title="Receipt" current="none">
+    <Layout title="Receipt" current="receipt">
       <h1>Receipt</h1>
       <p class="hint">
         The destination ingest answered (topic, partition, offset): is the event stored, not yet, or passed by
@@ -81,7 +101,12 @@ export function ReceiptPage(props: ReceiptPageProps) {
         <Field name="topic" label="Topic" value={p.get('topic')} hint="destination.topic" />
         <Field name="partition" label="Partition" value={p.get('partition')} hint="destination.partition" />
         <Field name="offset" label="Offset" value={p.get('offset')} hint="destination.offset" />
-        <Field name="time" label="Event time (UTC)" value={p.get('time')} hint="optional: the event's time" />
+        <Field
+          name="time"
+          label="Event time (UTC)"
+          value={p.get('time')}
+          hint="optional: the event's time as ingest answered it (microseconds kept)"
+        />
         <div class="wide">
           <button type="submit">Look up</button>
         </div>
