@@ -505,30 +505,57 @@ export async function getEvent(
   return { ...rowOf(r), raw: r.raw, ingestedAt: r.ingested_at, tags: r.tags, deviceId: r.device_id, broker };
 }
 
+/** A position in ingestion order (the live tail's): `ingested_at` as PostgreSQL prints it, and the uid. */
+export interface IngestKey {
+  ingestedAt: string;
+  uid: string;
+}
+
+export interface TailRow extends EventRow {
+  ingestKey: IngestKey;
+  ingestedAt: Date;
+}
+
 /**
- * Matches after `since` in keyset order, oldest first (the live tail). A row stored later with an
- * older time than `since` is never returned: the tail can miss it.
+ * Matches ingested after `since`, in ingestion order (`ingested_at`, `event_uid`), oldest first:
+ * the live tail. Not event time: an event dated ahead of now (ingest accepts 24 h of skew) would
+ * hold a position by event time past every event stored after it. Read through the `ingested_at`
+ * index of each partition, merged.
  */
 export async function tailEvents(
   db: DatabasePool,
   given: EventFilter,
-  since: EventKey | undefined,
+  since: IngestKey | undefined,
   limit: number,
-): Promise<EventRow[]> {
+): Promise<TailRow[]> {
   const filter = await withWordParts(db, given);
   const p = new SqlParams();
   const where = whereOf(filter, p);
-  if (since) where.push(keysetOf(since, false, p));
-  const { rows } = await db.query<RawRow>(
-    `SELECT ${ROW_COLUMNS} FROM events.cloud_event ${clause(where)}
-     ORDER BY occurred_at ASC, event_uid ASC LIMIT ${p.add(limit)}`,
+  if (since) {
+    const t = `${p.add(since.ingestedAt)}::timestamptz`;
+    where.push(`ingested_at >= ${t} AND (ingested_at > ${t} OR event_uid > ${p.add(since.uid)}::uuid)`);
+  }
+  const { rows } = await db.query<RawRow & { ingest_time: string; ingested_at: Date }>(
+    `SELECT ${ROW_COLUMNS}, ingested_at::text AS ingest_time, ingested_at FROM events.cloud_event ${clause(where)}
+     ORDER BY ingested_at ASC, event_uid ASC LIMIT ${p.add(limit)}`,
     p.values,
   );
-  return rows.map(rowOf);
+  return rows.map((r) => ({
+    ...rowOf(r),
+    ingestKey: { ingestedAt: r.ingest_time, uid: r.uid },
+    ingestedAt: r.ingested_at,
+  }));
 }
 
-/** The newest match's key: where a tail starts. */
-export async function newestEventKey(db: DatabasePool, filter: EventFilter): Promise<EventKey | undefined> {
-  const page = await searchEvents(db, filter, { limit: 1 });
-  return page.rows[0]?.key;
+/** The position of the match ingested last: where a tail starts. */
+export async function newestIngestKey(db: DatabasePool, given: EventFilter): Promise<IngestKey | undefined> {
+  const filter = await withWordParts(db, given);
+  const p = new SqlParams();
+  const { rows } = await db.query<{ ingest_time: string; uid: string }>(
+    `SELECT ingested_at::text AS ingest_time, event_uid::text AS uid FROM events.cloud_event
+     ${clause(whereOf(filter, p))} ORDER BY ingested_at DESC, event_uid DESC LIMIT 1`,
+    p.values,
+  );
+  const r = rows[0];
+  return r && { ingestedAt: r.ingest_time, uid: r.uid };
 }

@@ -4,7 +4,7 @@
  */
 import { request } from 'node:http';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
-import { newestEventKey, searchStatement, tailEvents } from '@event-observatory/store';
+import { searchStatement } from '@event-observatory/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvField } from '../src/export.js';
 import { parseSearch } from '../src/filters.js';
@@ -340,26 +340,5 @@ describe('export', () => {
     expect(csv.slice(1).map((l) => l.split(',')[1])).toEqual(records.map((r) => r.id));
     expect(csvField('=HYPERLINK("x")')).toBe(`"'=HYPERLINK(""x"")"`);
     expect((await h.get('/events.csv?limit=0')).status).toBe(400);
-  });
-});
-
-describe('live tail order', () => {
-  it('follows event time: a late event older than one already tailed is missed (documented), a newer one is not', async () => {
-    const source = 'urn:test:tail-order';
-    const insert = (id: string, at: Date) =>
-      h.db.query(
-        `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
-         VALUES ($1, $2, $3, 'com.example.order', jsonb_build_object('id', $3::text))`,
-        [at, source, id],
-      );
-    const now = Date.now();
-    await insert('first', new Date(now - 60_000));
-    const filter = { sources: [source] };
-    const since = await newestEventKey(h.service.pool, filter);
-    await insert('late', new Date(now - 3_600_000));
-    await insert('next', new Date(now - 30_000));
-    const rows = await tailEvents(h.service.pool, filter, since, 100);
-    expect(rows.map((r) => r.type)).toEqual(['com.example.order']);
-    expect(rows[0]!.occurredAt.getTime()).toBe(now - 30_000);
   });
 });
