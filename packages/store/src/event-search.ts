@@ -505,9 +505,14 @@ export async function getEvent(
   return { ...rowOf(r), raw: r.raw, ingestedAt: r.ingested_at, tags: r.tags, deviceId: r.device_id, broker };
 }
 
-/** A position in ingestion order (the live tail's): `ingested_at` as PostgreSQL prints it, and the uid. */
+/**
+ * A position in ingestion order (the live tail's): `ingested_at` and `occurred_at` as PostgreSQL
+ * prints them, and the uid. The rows of one consumer transaction share `ingested_at`; among them,
+ * event time.
+ */
 export interface IngestKey {
   ingestedAt: string;
+  occurredAt: string;
   uid: string;
 }
 
@@ -517,7 +522,7 @@ export interface TailRow extends EventRow {
 }
 
 /**
- * Matches ingested after `since`, in ingestion order (`ingested_at`, `event_uid`), oldest first:
+ * Matches ingested after `since`, in ingestion order (`ingested_at`, `occurred_at`, `event_uid`), oldest first:
  * the live tail. Not event time: an event dated ahead of now (ingest accepts 24 h of skew) would
  * hold a position by event time past every event stored after it. Read through the `ingested_at`
  * index of each partition, merged.
@@ -532,17 +537,20 @@ export async function tailEvents(
   const p = new SqlParams();
   const where = whereOf(filter, p);
   if (since) {
+    // The first column alone bounds the scan of the ingested_at index; the row comparison decides.
     const t = `${p.add(since.ingestedAt)}::timestamptz`;
-    where.push(`ingested_at >= ${t} AND (ingested_at > ${t} OR event_uid > ${p.add(since.uid)}::uuid)`);
+    where.push(
+      `ingested_at >= ${t} AND (ingested_at, occurred_at, event_uid) > (${t}, ${p.add(since.occurredAt)}::timestamptz, ${p.add(since.uid)}::uuid)`,
+    );
   }
   const { rows } = await db.query<RawRow & { ingest_time: string; ingested_at: Date }>(
     `SELECT ${ROW_COLUMNS}, ingested_at::text AS ingest_time, ingested_at FROM events.cloud_event ${clause(where)}
-     ORDER BY ingested_at ASC, event_uid ASC LIMIT ${p.add(limit)}`,
+     ORDER BY ingested_at ASC, occurred_at ASC, event_uid ASC LIMIT ${p.add(limit)}`,
     p.values,
   );
   return rows.map((r) => ({
     ...rowOf(r),
-    ingestKey: { ingestedAt: r.ingest_time, uid: r.uid },
+    ingestKey: { ingestedAt: r.ingest_time, occurredAt: r.key_time, uid: r.uid },
     ingestedAt: r.ingested_at,
   }));
 }
@@ -551,11 +559,12 @@ export async function tailEvents(
 export async function newestIngestKey(db: DatabasePool, given: EventFilter): Promise<IngestKey | undefined> {
   const filter = await withWordParts(db, given);
   const p = new SqlParams();
-  const { rows } = await db.query<{ ingest_time: string; uid: string }>(
-    `SELECT ingested_at::text AS ingest_time, event_uid::text AS uid FROM events.cloud_event
-     ${clause(whereOf(filter, p))} ORDER BY ingested_at DESC, event_uid DESC LIMIT 1`,
+  const { rows } = await db.query<{ ingest_time: string; key_time: string; uid: string }>(
+    `SELECT ingested_at::text AS ingest_time, occurred_at::text AS key_time, event_uid::text AS uid
+       FROM events.cloud_event ${clause(whereOf(filter, p))}
+      ORDER BY ingested_at DESC, occurred_at DESC, event_uid DESC LIMIT 1`,
     p.values,
   );
   const r = rows[0];
-  return r && { ingestedAt: r.ingest_time, uid: r.uid };
+  return r && { ingestedAt: r.ingest_time, occurredAt: r.key_time, uid: r.uid };
 }

@@ -44,7 +44,7 @@ describe('search cursor', () => {
   });
 
   it('keeps tail positions and search cursors apart: neither is read as the other', () => {
-    const position = { ingestedAt: key.occurredAt, uid: key.uid };
+    const position = { ingestedAt: key.occurredAt, occurredAt: key.occurredAt, uid: key.uid };
     const tail = codec.encodeTail(position);
     expect(codec.decodeTail(tail)).toEqual(position);
     expect(codec.decode(tail)).toBeUndefined();

@@ -32,8 +32,11 @@ export function cursorCodec(secret: string) {
     const payload = Buffer.from(JSON.stringify(fields)).toString('base64url');
     return `${payload}.${sign(payload).toString('base64url')}`;
   };
-  /** The tag, time and uid of a token `seal` made with this secret, checked; else undefined. */
-  const open = (token: string): [string, string, string] | undefined => {
+  /**
+   * The fields of a token `seal` made with this secret: a tag, then times and a uid last, each
+   * checked; else undefined.
+   */
+  const open = (token: string): string[] | undefined => {
     if (token.length > MAX_TOKEN) return undefined;
     const [payload, signature, extra] = token.split('.');
     if (!payload || !signature || extra !== undefined) return undefined;
@@ -46,10 +49,10 @@ export function cursorCodec(secret: string) {
     } catch {
       return undefined;
     }
-    if (!Array.isArray(parsed) || parsed.length !== 3) return undefined;
-    const [tag, time, uid] = parsed as unknown[];
-    if (typeof tag !== 'string' || typeof time !== 'string' || typeof uid !== 'string') return undefined;
-    return TIME.test(time) && UUID.test(uid) ? [tag, time, uid] : undefined;
+    if (!Array.isArray(parsed) || parsed.length < 3 || parsed.length > 4) return undefined;
+    if (!parsed.every((f): f is string => typeof f === 'string')) return undefined;
+    const times = parsed.slice(1, -1);
+    return times.every((t) => TIME.test(t)) && UUID.test(parsed.at(-1)!) ? parsed : undefined;
   };
   return {
     encode(cursor: Cursor): string {
@@ -57,19 +60,18 @@ export function cursorCodec(secret: string) {
     },
     /** The cursor, or undefined when the token was not made by `encode` with this secret. */
     decode(token: string): Cursor | undefined {
-      const fields = open(token);
-      if (!fields || (fields[0] !== 'o' && fields[0] !== 'n')) return undefined;
-      const [d, occurredAt, uid] = fields;
+      const [d, occurredAt, uid, extra] = open(token) ?? [];
+      if ((d !== 'o' && d !== 'n') || !occurredAt || !uid || extra !== undefined) return undefined;
       return { key: { occurredAt, uid }, direction: d === 'o' ? 'older' : 'newer' };
     },
     /** A live tail's position, as its SSE id. */
     encodeTail(key: IngestKey): string {
-      return seal(['t', key.ingestedAt, key.uid]);
+      return seal(['t', key.ingestedAt, key.occurredAt, key.uid]);
     },
     /** The position, or undefined when the token was not made by `encodeTail` with this secret. */
     decodeTail(token: string): IngestKey | undefined {
-      const fields = open(token);
-      return fields?.[0] === 't' ? { ingestedAt: fields[1], uid: fields[2] } : undefined;
+      const [tag, ingestedAt, occurredAt, uid] = open(token) ?? [];
+      return tag === 't' && ingestedAt && occurredAt && uid ? { ingestedAt, occurredAt, uid } : undefined;
     },
   };
 }

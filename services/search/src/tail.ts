@@ -1,7 +1,8 @@
 /**
  * The live tail: `GET /events/tail` with the search page's filters streams matching events as
  * server-sent events (`event: event`, JSON data). Each stream polls the store every second for rows
- * ingested after the last one sent, in ingestion order (ingested_at, event_uid), starting at the
+ * ingested after the last one sent, in ingestion order (ingested_at, then occurred_at and event_uid
+ * among the rows of one consumer transaction), starting at the
  * match ingested last. Ingestion order, not event time: one event dated minutes ahead (ingest
  * accepts 24 h of skew) would otherwise hold the position past every event stored after it, and
  * a late event would never be sent. An event whose time is ahead of its ingestion by more than
@@ -113,6 +114,7 @@ export function tailHandler(deps: TailDeps) {
           try {
             since = (await query(() => newestIngestKey(deps.pool, filter))) ?? {
               ingestedAt: '-infinity',
+              occurredAt: '-infinity',
               uid: '00000000-0000-0000-0000-000000000000',
             };
           } catch {
