@@ -18,7 +18,7 @@
  * f.types[0]; // { value: 'com.example.alarm', count: 4211 }
  */
 
-import { clause, type EventFilter, SqlParams, whereOf } from './event-search.js';
+import { clause, type EventFilter, SqlParams, whereOf, withWordParts } from './event-search.js';
 import { listPartitions, piecesByPartition } from './partitions.js';
 import type { DatabasePool } from './queryable.js';
 
@@ -53,7 +53,8 @@ const FACETS = {
 type FacetName = keyof Omit<Facets, 'capped'>;
 
 /** The `FACET_VALUES` most frequent values of each facet among the matches (up to the cap). */
-export async function facetEvents(db: DatabasePool, filter: EventFilter): Promise<Facets> {
+export async function facetEvents(db: DatabasePool, given: EventFilter): Promise<Facets> {
+  const filter = await withWordParts(db, given);
   const counts = new Map<string, Map<string, number>>();
   let matched = 0;
   const pieces = piecesByPartition(await listPartitions(db), filter);

@@ -16,7 +16,14 @@
  * const h = await histogramEvents(pool, { types: ['com.example.alarm'] }, { from, to, bucketMs: 3_600_000 });
  * h.buckets[0]; // { start, severe: 3, warning: 0, other: 41 }
  */
-import { clause, type EventFilter, estimateEvents, SqlParams, whereOf } from './event-search.js';
+import {
+  clause,
+  type EventFilter,
+  estimateEvents,
+  SqlParams,
+  whereOf,
+  withWordParts,
+} from './event-search.js';
 import { addMonths } from './partitions.js';
 import type { DatabasePool } from './queryable.js';
 import { SEVERE_RANK, SEVERITY } from './severity.js';
@@ -70,6 +77,7 @@ export function rollupAnswers(filter: EventFilter, bucketMs: number): boolean {
   return (
     bucketMs % HOUR_MS === 0 &&
     filter.text === undefined &&
+    filter.where === undefined &&
     !filter.payload?.length &&
     !filter.ids?.length &&
     filter.subject === undefined &&
@@ -82,10 +90,11 @@ export function rollupAnswers(filter: EventFilter, bucketMs: number): boolean {
 /** Counts per bucket (`date_bin` from `range.from`), every bucket of the range present, oldest first. */
 export async function histogramEvents(
   db: DatabasePool,
-  filter: EventFilter,
+  given: EventFilter,
   range: HistogramRange,
   limits: SampleLimits = SAMPLE_LIMITS,
 ): Promise<Histogram> {
+  const filter = await withWordParts(db, given);
   const p = new SqlParams();
   const bucket = p.add(`${range.bucketMs / 1000} seconds`);
   const origin = p.add(range.from);

@@ -3,7 +3,9 @@
  * partition, offset), from the store alone (the search service never reads the broker). Stored
  * when a row carries those coordinates; otherwise the consumer's checkpoints of that partition
  * (`events.consumer_checkpoint`, the next offset each group will read) tell whether the consumer
- * has passed the offset (then it wrote no row: the record was dead-lettered) or not yet.
+ * has passed the offset (then it wrote no row: the record was dead-lettered) or not yet. A topic no
+ * group has a checkpoint of, or a partition of it none has, is named as such: the consumer does not
+ * read it (or has not yet committed anything there), which "not yet stored" would hide.
  *
  * No index covers the broker coordinates: the row is looked for at the event's time when it is
  * given (the identity index), else among the rows ingested in the last `RECEIPT_WINDOW` (the
@@ -11,9 +13,9 @@
  *
  * @example
  * const r = await receiptOf(pool, { topic: 'cobalt.cloudevents.v1', partition: 3, offset: '1207' });
- * r.status; // 'stored' | 'pending' | 'passed'
+ * r.status; // 'stored' | 'pending' | 'passed' | 'unknown-topic' | 'unknown-partition'
  */
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { clause, type EventRow, type RawRow, ROW_COLUMNS, rowOf, SqlParams } from './event-search.js';
 import { orm } from './orm.js';
 import type { DatabasePool } from './queryable.js';
@@ -27,8 +29,11 @@ export interface ReceiptQuery {
   partition: number;
   /** Decimal offset (a Kafka offset can exceed 2^53). */
   offset: string;
-  /** The event's own time, as ingest answered it: narrows the lookup to the time index. */
-  time?: Date;
+  /**
+   * The event's own time as ingest answered it (ISO 8601 with its offset), compared by PostgreSQL at
+   * the store's precision (microseconds): narrows the lookup to the time index.
+   */
+  time?: string;
 }
 
 export interface GroupCheckpoint {
@@ -39,10 +44,14 @@ export interface GroupCheckpoint {
 
 export type Receipt =
   | { status: 'stored'; row: EventRow; ingestedAt: Date }
-  /** No group has read past the offset yet; `behind` records lie before it (unset: no checkpoint at all). */
-  | { status: 'pending'; checkpoints: GroupCheckpoint[]; behind: bigint | undefined }
+  /** No group has read past the offset yet; `behind` records lie before it. */
+  | { status: 'pending'; checkpoints: GroupCheckpoint[]; behind: bigint }
   /** A group read past the offset and stored no row with those coordinates (within the window searched). */
-  | { status: 'passed'; checkpoints: GroupCheckpoint[] };
+  | { status: 'passed'; checkpoints: GroupCheckpoint[] }
+  /** No group has a checkpoint of this topic; `topics` are those that have one. */
+  | { status: 'unknown-topic'; topics: string[] }
+  /** Groups have checkpoints of the topic, none of this partition; `partitions` are those they have. */
+  | { status: 'unknown-partition'; partitions: number[] };
 
 export async function receiptOf(db: DatabasePool, q: ReceiptQuery): Promise<Receipt> {
   const p = new SqlParams();
@@ -50,24 +59,40 @@ export async function receiptOf(db: DatabasePool, q: ReceiptQuery): Promise<Rece
     `broker_topic = ${p.add(q.topic)}`,
     `broker_partition = ${p.add(q.partition)}`,
     `broker_offset = ${p.add(q.offset)}::bigint`,
-    q.time ? `occurred_at = ${p.add(q.time)}` : `ingested_at >= now() - ${p.add(RECEIPT_WINDOW)}::interval`,
+    q.time
+      ? `occurred_at = ${p.add(q.time)}::timestamptz`
+      : `ingested_at >= now() - ${p.add(RECEIPT_WINDOW)}::interval`,
   ];
   const { rows } = await db.query<RawRow & { ingested_at: Date }>(
     `SELECT ${ROW_COLUMNS}, ingested_at FROM events.cloud_event ${clause(where)} LIMIT 1`,
     p.values,
   );
   if (rows[0]) return { status: 'stored', row: rowOf(rows[0]), ingestedAt: rows[0].ingested_at };
-  const checkpoints = (
-    await orm(db)
-      .select({ group: checkpoint.consumerGroup, nextOffset: checkpoint.nextOffset })
-      .from(checkpoint)
-      .where(and(eq(checkpoint.topic, q.topic), eq(checkpoint.partition, q.partition)))
-  ).sort((a, b) => a.group.localeCompare(b.group));
+  const ofTopic = await orm(db)
+    .select({
+      group: checkpoint.consumerGroup,
+      partition: checkpoint.partition,
+      nextOffset: checkpoint.nextOffset,
+    })
+    .from(checkpoint)
+    .where(eq(checkpoint.topic, q.topic));
+  if (ofTopic.length === 0) {
+    const topics = await orm(db).selectDistinct({ topic: checkpoint.topic }).from(checkpoint);
+    return { status: 'unknown-topic', topics: topics.map((t) => t.topic).sort() };
+  }
+  const checkpoints = ofTopic
+    .filter((c) => c.partition === q.partition)
+    .map(({ group, nextOffset }) => ({ group, nextOffset }))
+    .sort((a, b) => a.group.localeCompare(b.group));
+  if (checkpoints.length === 0)
+    return {
+      status: 'unknown-partition',
+      partitions: [...new Set(ofTopic.map((c) => c.partition))].sort((a, b) => a - b),
+    };
   const offset = BigInt(q.offset);
   if (checkpoints.some((c) => c.nextOffset > offset)) return { status: 'passed', checkpoints };
-  const furthest = checkpoints.reduce<bigint | undefined>(
-    (m, c) => (m === undefined || c.nextOffset > m ? c.nextOffset : m),
-    undefined,
-  );
-  return { status: 'pending', checkpoints, behind: furthest === undefined ? undefined : offset - furthest };
+  // No group is past the offset: the one furthest on leaves the fewest records before it.
+  let behind = offset - checkpoints[0]!.nextOffset;
+  for (const c of checkpoints) if (offset - c.nextOffset < behind) behind = offset - c.nextOffset;
+  return { status: 'pending', checkpoints, behind };
 }

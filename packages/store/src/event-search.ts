@@ -49,7 +49,11 @@ export interface EventFilter {
   from?: Date;
   /** Exclusive upper bound on occurred_at. */
   to?: Date;
-  /** Free text, PostgreSQL web-search syntax (quotes, `or`, `-`), configuration 'simple'. */
+  /**
+   * Free text, PostgreSQL web-search syntax (quotes, `or`, `-`), configuration 'simple'. Plain
+   * words (no quotes, `or` or `-`) each also match the types and sources they are a part of
+   * (`failed` finds `payment.failed`, which `search_doc` holds as one lexeme).
+   */
   text?: string;
   payload?: PayloadCondition[];
   /** Exact types; one ending in `*` matches every type starting with what precedes it. */
@@ -66,7 +70,7 @@ export interface EventFilter {
   ranks?: number[];
   /** Extension names every match carries. */
   hasExtensions?: string[];
-  /** Values no match may have (the facets' exclude links); a null column is never excluded. */
+  /** Values no match may have (the facets' exclude links; a type ending in `*` a prefix); a null column is never excluded. */
   exclude?: {
     types?: string[];
     sources?: string[];
@@ -76,7 +80,18 @@ export interface EventFilter {
     /** Extension names. */
     extensions?: string[];
   };
+  /** A boolean combination of filters (the query language's AND, OR, NOT), ANDed with the rest. */
+  where?: FilterExpression;
+  /** The types and sources each plain word of the texts is part of (`withWordParts` fills it). */
+  wordParts?: ReadonlyMap<string, WordParts>;
 }
+
+/** `all`: every one holds; `any`: one of them does; `not`: it does not (a null comparison counts as not holding). */
+export type FilterExpression =
+  | { all: FilterExpression[] }
+  | { any: FilterExpression[] }
+  | { not: FilterExpression }
+  | { match: EventFilter };
 
 /** A position in the keyset order: `occurred_at` as PostgreSQL prints it (microseconds) and the uid. */
 export interface EventKey {
@@ -155,12 +170,121 @@ function typesOf(types: string[], p: SqlParams): string {
   return any.length === 1 ? any[0]! : `(${any.join(' OR ')})`;
 }
 
+/** Words of letters, digits and `_`, each maybe negated by `-`: each may be part of a type or source. */
+const PLAIN_WORDS = /^-?[\p{L}\p{N}_]+( +-?[\p{L}\p{N}_]+)*$/u;
+/** Distinct types (or sources) read to find the words in: far above a real deployment's. */
+const NAMES_CAP = 2_000;
+
+/** The types and sources a word is part of, between separators (`failed` in `payment.failed`). */
+export interface WordParts {
+  types: string[];
+  sources: string[];
+}
+
+/** The plain words of a text, lower case, without their `-`; none when it uses other web-search syntax. */
+function plainWords(text: string): string[] {
+  const words = text.trim().toLowerCase();
+  if (!PLAIN_WORDS.test(words)) return [];
+  const list = words.split(/ +/);
+  return list.includes('or') ? [] : list.map((w) => w.replace(/^-/, ''));
+}
+
+/** Every text of a filter, its `where` included. */
+function textsOf(filter: EventFilter): string[] {
+  const texts = filter.text ? [filter.text] : [];
+  const walk = (e: FilterExpression): void => {
+    if ('match' in e) texts.push(...textsOf(e.match));
+    else if ('not' in e) walk(e.not);
+    else for (const item of 'all' in e ? e.all : e.any) walk(item);
+  };
+  if (filter.where) walk(filter.where);
+  return texts;
+}
+
+/**
+ * The distinct values of a column, read by skipping through its B-tree (one index probe per value
+ * and partition, whatever the rows), at most `NAMES_CAP`.
+ */
+async function distinctNames(db: Queryable, column: 'ce_type' | 'ce_source'): Promise<string[]> {
+  const { rows } = await db.query<{ v: string }>(
+    `WITH RECURSIVE names(v) AS (
+       (SELECT ${column} FROM events.cloud_event ORDER BY ${column} LIMIT 1)
+       UNION ALL
+       SELECT (SELECT ${column} FROM events.cloud_event WHERE ${column} > names.v ORDER BY ${column} LIMIT 1)
+         FROM names WHERE names.v IS NOT NULL)
+     SELECT v FROM names WHERE v IS NOT NULL LIMIT ${NAMES_CAP}`,
+  );
+  return rows.map((r) => r.v);
+}
+
+const resolved = new WeakMap<EventFilter, Promise<EventFilter>>();
+
+/**
+ * The filter with `wordParts` filled: for each plain word of its texts, the types and sources it is
+ * part of. `search_doc` holds a dotted type or a path as one lexeme, so the text index alone cannot
+ * find `failed` in `payment.failed`. Read once per filter object (a page's four reads share it); a
+ * filter without plain words is returned as it is, and its statements are unchanged.
+ */
+export function withWordParts(db: Queryable, filter: EventFilter): Promise<EventFilter> {
+  const words = [...new Set(textsOf(filter).flatMap(plainWords))];
+  if (words.length === 0 || filter.wordParts) return Promise.resolve(filter);
+  let found = resolved.get(filter);
+  if (!found) {
+    found = (async () => {
+      const [types, sources] = [await distinctNames(db, 'ce_type'), await distinctNames(db, 'ce_source')];
+      const parts = new Map<string, WordParts>();
+      for (const w of words) {
+        const part = new RegExp(`(^|[^\\p{L}\\p{N}])${w}([^\\p{L}\\p{N}]|$)`, 'iu');
+        parts.set(w, {
+          types: types.filter((t) => part.test(t)),
+          sources: sources.filter((s) => part.test(s)),
+        });
+      }
+      return { ...filter, wordParts: parts };
+    })();
+    resolved.set(filter, found);
+  }
+  return found;
+}
+
+/**
+ * Free text: web search on `search_doc`; each plain word (or `-word`) also as a part of the types
+ * and sources `withWordParts` found (without them, as the text index alone).
+ */
+function textOf(text: string, parts: ReadonlyMap<string, WordParts> | undefined, p: SqlParams): string[] {
+  const words = text.trim().toLowerCase();
+  if (!PLAIN_WORDS.test(words) || words.split(/ +/).includes('or'))
+    return [`search_doc @@ websearch_to_tsquery('simple', ${p.add(text)})`];
+  return words.split(/ +/).map((signed) => {
+    const w = signed.replace(/^-/, '');
+    const any = [`search_doc @@ plainto_tsquery('simple', ${p.add(w)})`];
+    const part = parts?.get(w);
+    if (part?.types.length) any.push(`ce_type = ANY(${p.add(part.types)}::text[])`);
+    if (part?.sources.length) any.push(`ce_source = ANY(${p.add(part.sources)}::text[])`);
+    const found = any.length === 1 ? any[0]! : `(${any.join(' OR ')})`;
+    return signed.startsWith('-') ? `NOT ${found}` : found;
+  });
+}
+
+/** A boolean combination as one condition; `NOT` of a condition that is null (a missing column) holds. */
+function expressionOf(e: FilterExpression, parts: EventFilter['wordParts'], p: SqlParams): string {
+  if ('match' in e) {
+    const where = whereOf({ ...e.match, ...(parts ? { wordParts: parts } : {}) }, p);
+    return where.length ? `(${where.join(' AND ')})` : 'TRUE';
+  }
+  if ('not' in e) return `NOT COALESCE(${expressionOf(e.not, parts, p)}, FALSE)`;
+  const items = 'all' in e ? e.all : e.any;
+  if (items.length === 0) return 'all' in e ? 'TRUE' : 'FALSE';
+  return `(${items.map((item) => expressionOf(item, parts, p)).join('all' in e ? ' AND ' : ' OR ')})`;
+}
+
 /** The conditions of a filter on `events.cloud_event` (also read by the histogram and facets). */
 export function whereOf(filter: EventFilter, p: SqlParams): string[] {
   const where: string[] = [];
   if (filter.from) where.push(`occurred_at >= ${p.add(filter.from)}`);
   if (filter.to) where.push(`occurred_at < ${p.add(filter.to)}`);
-  if (filter.text) where.push(`search_doc @@ websearch_to_tsquery('simple', ${p.add(filter.text)})`);
+  if (filter.text) where.push(...textOf(filter.text, filter.wordParts, p));
+  if (filter.where) where.push(expressionOf(filter.where, filter.wordParts, p));
   for (const c of filter.payload ?? []) {
     if (c.op === '=') {
       where.push(`data @> ${p.add(JSON.stringify(nested(c.path, c.value)))}::jsonb`);
@@ -181,7 +305,7 @@ export function whereOf(filter: EventFilter, p: SqlParams): string[] {
   if (filter.ranks?.length) where.push(`severity_rank = ANY(${p.add(filter.ranks)}::int[])`);
   if (filter.hasExtensions?.length) where.push(`extensions ?& ${p.add(filter.hasExtensions)}::text[]`);
   const x = filter.exclude ?? {};
-  if (x.types?.length) where.push(`ce_type <> ALL(${p.add(x.types)}::text[])`);
+  if (x.types?.length) where.push(`NOT (${typesOf(x.types, p)})`);
   if (x.sources?.length) where.push(`ce_source <> ALL(${p.add(x.sources)}::text[])`);
   if (x.subjects?.length)
     where.push(`(ce_subject IS NULL OR ce_subject <> ALL(${p.add(x.subjects)}::text[]))`);
@@ -251,9 +375,10 @@ export function searchStatement(filter: EventFilter, page: PageRequest): { text:
 /** One page of matches, newest first. */
 export async function searchEvents(
   db: DatabasePool,
-  filter: EventFilter,
+  given: EventFilter,
   page: PageRequest,
 ): Promise<EventPage> {
+  const filter = await withWordParts(db, given);
   const older = page.before === undefined;
   const { text, values } = searchStatement(filter, page);
   const { rows } = await db.query<RawRow>(text, values);
@@ -277,7 +402,8 @@ export interface EventTotal {
  * capped count of a common match pays one heap visit per match (GIN answers bitmaps, which cannot
  * be answered from the index alone), 10,001 random page reads over every partition.
  */
-export async function estimateEvents(db: DatabasePool, filter: EventFilter): Promise<number> {
+export async function estimateEvents(db: DatabasePool, given: EventFilter): Promise<number> {
+  const filter = await withWordParts(db, given);
   const p = new SqlParams();
   const where = whereOf(filter, p);
   const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
@@ -295,9 +421,10 @@ export async function estimateEvents(db: DatabasePool, filter: EventFilter): Pro
  */
 export async function countEvents(
   db: DatabasePool,
-  filter: EventFilter,
+  given: EventFilter,
   budgetMs?: number,
 ): Promise<{ total: number; capped: boolean }> {
+  const filter = await withWordParts(db, given);
   const p = new SqlParams();
   const where = whereOf(filter, p);
   const sql = `SELECT count(*)::int AS n FROM
@@ -379,28 +506,65 @@ export async function getEvent(
 }
 
 /**
- * Matches after `since` in keyset order, oldest first (the live tail). A row stored later with an
- * older time than `since` is never returned: the tail can miss it.
+ * A position in ingestion order (the live tail's): `ingested_at` and `occurred_at` as PostgreSQL
+ * prints them, and the uid. The rows of one consumer transaction share `ingested_at`; among them,
+ * event time.
+ */
+export interface IngestKey {
+  ingestedAt: string;
+  occurredAt: string;
+  uid: string;
+}
+
+export interface TailRow extends EventRow {
+  ingestKey: IngestKey;
+  ingestedAt: Date;
+}
+
+/**
+ * Matches ingested after `since`, in ingestion order (`ingested_at`, `occurred_at`, `event_uid`), oldest first:
+ * the live tail. Not event time: an event dated ahead of now (ingest accepts 24 h of skew) would
+ * hold a position by event time past every event stored after it. Read through the `ingested_at`
+ * index of each partition, merged.
  */
 export async function tailEvents(
   db: DatabasePool,
-  filter: EventFilter,
-  since: EventKey | undefined,
+  given: EventFilter,
+  since: IngestKey | undefined,
   limit: number,
-): Promise<EventRow[]> {
+): Promise<TailRow[]> {
+  const filter = await withWordParts(db, given);
   const p = new SqlParams();
   const where = whereOf(filter, p);
-  if (since) where.push(keysetOf(since, false, p));
-  const { rows } = await db.query<RawRow>(
-    `SELECT ${ROW_COLUMNS} FROM events.cloud_event ${clause(where)}
-     ORDER BY occurred_at ASC, event_uid ASC LIMIT ${p.add(limit)}`,
+  if (since) {
+    // The first column alone bounds the scan of the ingested_at index; the row comparison decides.
+    const t = `${p.add(since.ingestedAt)}::timestamptz`;
+    where.push(
+      `ingested_at >= ${t} AND (ingested_at, occurred_at, event_uid) > (${t}, ${p.add(since.occurredAt)}::timestamptz, ${p.add(since.uid)}::uuid)`,
+    );
+  }
+  const { rows } = await db.query<RawRow & { ingest_time: string; ingested_at: Date }>(
+    `SELECT ${ROW_COLUMNS}, ingested_at::text AS ingest_time, ingested_at FROM events.cloud_event ${clause(where)}
+     ORDER BY ingested_at ASC, occurred_at ASC, event_uid ASC LIMIT ${p.add(limit)}`,
     p.values,
   );
-  return rows.map(rowOf);
+  return rows.map((r) => ({
+    ...rowOf(r),
+    ingestKey: { ingestedAt: r.ingest_time, occurredAt: r.key_time, uid: r.uid },
+    ingestedAt: r.ingested_at,
+  }));
 }
 
-/** The newest match's key: where a tail starts. */
-export async function newestEventKey(db: DatabasePool, filter: EventFilter): Promise<EventKey | undefined> {
-  const page = await searchEvents(db, filter, { limit: 1 });
-  return page.rows[0]?.key;
+/** The position of the match ingested last: where a tail starts. */
+export async function newestIngestKey(db: DatabasePool, given: EventFilter): Promise<IngestKey | undefined> {
+  const filter = await withWordParts(db, given);
+  const p = new SqlParams();
+  const { rows } = await db.query<{ ingest_time: string; key_time: string; uid: string }>(
+    `SELECT ingested_at::text AS ingest_time, occurred_at::text AS key_time, event_uid::text AS uid
+       FROM events.cloud_event ${clause(whereOf(filter, p))}
+      ORDER BY ingested_at DESC, occurred_at DESC, event_uid DESC LIMIT 1`,
+    p.values,
+  );
+  const r = rows[0];
+  return r && { ingestedAt: r.ingest_time, occurredAt: r.key_time, uid: r.uid };
 }

@@ -51,6 +51,7 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
 dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 ol.tail { padding-left: 1.25rem; }
 ol.tail li.dropped { color: var(--error); font-weight: 600; }
+ol.tail .future { color: var(--error); }
 button.copy { padding: .1rem .5rem; font-size: .875rem; margin-left: .5rem; }
 .filter-links { font-size: .875rem; white-space: nowrap; }
 .filter-links a { margin-left: .5rem; }
@@ -103,6 +104,13 @@ export const TAIL_SCRIPT = `
     link.href = e.href;
     link.textContent = e.time + ' ' + e.type;
     li.append(link, document.createTextNode(' ' + e.source + ' ' + e.id + (e.subject ? ' ' + e.subject : '') + (e.severity ? ' [' + e.severity + ']' : '')));
+    if (e.future) {
+      const mark = document.createElement('strong');
+      mark.className = 'future';
+      mark.textContent = ' from the future';
+      mark.title = 'Its time is ahead of when it was stored (a producer clock ahead)';
+      li.append(mark);
+    }
     return li;
   };
   const draw = () => {

@@ -42,4 +42,12 @@ describe('search cursor', () => {
   it('refuses an oversized token without verifying it', () => {
     expect(codec.decode('a'.repeat(10_000))).toBeUndefined();
   });
+
+  it('keeps tail positions and search cursors apart: neither is read as the other', () => {
+    const position = { ingestedAt: key.occurredAt, occurredAt: key.occurredAt, uid: key.uid };
+    const tail = codec.encodeTail(position);
+    expect(codec.decodeTail(tail)).toEqual(position);
+    expect(codec.decode(tail)).toBeUndefined();
+    expect(codec.decodeTail(codec.encode({ key, direction: 'older' }))).toBeUndefined();
+  });
 });

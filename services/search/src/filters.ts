@@ -6,7 +6,8 @@
  * |---|---|
  * | `range` | relative time range ending now: `15m`, `1h`, `24h` (the default), `7d`, `30d`, or `all` |
  * | `from`, `to` | absolute time range on the event's own time (either one replaces `range`); ISO 8601 (`2026-11-24T08:00Z`), a time without offset is UTC |
- * | `q` | free text (PostgreSQL web-search syntax: words, "quoted phrase", or, -word) |
+ * | `q` | free text (PostgreSQL web-search syntax: words, "quoted phrase", or, -word); a plain word also finds the types and sources it is a part of |
+ * | `query` | a query-language line (`query-language.ts`): terms with AND, OR, NOT and parentheses, as the query bar writes it |
  * | `payload` | repeated; `path op value`, e.g. `device.id = boiler-7`, `temperature >= 30` |
  * | `type`, `source` | repeated; exact CloudEvents attribute (a type ending in `*` matches a prefix) |
  * | `id` | repeated; CloudEvents `id` (with `source`: one event's identity) |
@@ -26,12 +27,15 @@
 import { plausibleTimeProblem } from '@event-observatory/events';
 import {
   type EventFilter,
+  type FilterExpression,
   type PayloadCondition,
   type PayloadOperator,
   type ReceiptQuery,
   SEVERITY,
   SEVERITY_ALIASES,
 } from '@event-observatory/store';
+import { MAX_QUERY_LENGTH, parseQuery, type QueryNode } from './query-language.js';
+import { ORDERABLE, readTerm } from './query-terms.js';
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 250;
@@ -51,8 +55,12 @@ function shapeOf(bits: number): Shape {
   return parts.length ? parts.join('+') : 'none';
 }
 
-/** The shape of a filter: which of the four decisions it uses. Severity counts as an attribute. */
+/** The shape of a filter: which of the four decisions it uses (a `where` its terms'). Severity counts as an attribute. */
 export function filterShape(f: EventFilter): Shape {
+  return shapeOf(shapeBits(f));
+}
+
+function shapeBits(f: EventFilter): number {
   const time = f.from !== undefined || f.to !== undefined;
   const text = f.text !== undefined;
   const payload = (f.payload?.length ?? 0) > 0;
@@ -66,7 +74,14 @@ export function filterShape(f: EventFilter): Shape {
     (f.ranks?.length ?? 0) > 0 ||
     (f.hasExtensions?.length ?? 0) > 0 ||
     f.exclude !== undefined;
-  return shapeOf((time ? 1 : 0) | (text ? 2 : 0) | (payload ? 4 : 0) | (attrs ? 8 : 0));
+  const own = (time ? 1 : 0) | (text ? 2 : 0) | (payload ? 4 : 0) | (attrs ? 8 : 0);
+  return f.where ? own | expressionBits(f.where) : own;
+}
+
+function expressionBits(e: FilterExpression): number {
+  if ('match' in e) return shapeBits(e.match);
+  if ('not' in e) return expressionBits(e.not);
+  return ('all' in e ? e.all : e.any).reduce((bits, item) => bits | expressionBits(item), 0);
 }
 
 /** The relative ranges of the time picker and their length; `all` puts no bound on the time. */
@@ -134,12 +149,19 @@ export function parsePayloadCondition(raw: string): PayloadCondition | string {
   if (typeof value === 'string' && value.includes('\u0000'))
     return `payload "${raw}": text values must not contain the NUL character`;
   if (value === null && op !== '=' && op !== '!=') return `payload "${raw}": null compares with = or != only`;
+  if (/^[<>]/.test(op) && !ORDERABLE.test(text))
+    return `payload "${raw}": ${op} compares numbers, dates, true/false or quoted text; quote "${text}" to compare text`;
   return { path, op, value: value as PayloadCondition['value'] };
+}
+
+/** The time with `Z` added when it names no offset (and `T00:00` when it is a date only). */
+function withUtc(raw: string): string {
+  return /(Z|[+-]\d{2}:?\d{2})$/i.test(raw) ? raw : /T/.test(raw) ? `${raw}Z` : `${raw}T00:00Z`;
 }
 
 /** A time from `from`/`to`: ISO 8601; no offset means UTC (what a datetime-local input sends). */
 export function parseTime(raw: string): Date | undefined {
-  const withZone = /(Z|[+-]\d{2}:?\d{2})$/i.test(raw) ? raw : /T/.test(raw) ? `${raw}Z` : `${raw}T00:00Z`;
+  const withZone = withUtc(raw);
   if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(withZone))
     return undefined;
   const d = new Date(withZone);
@@ -150,15 +172,16 @@ export function parseTime(raw: string): Date | undefined {
 const WINDOW_HINT = 'times run from 1970-01-01 to 7 days after now';
 
 /**
- * One problem per parameter no parse should see: a value longer than `MAX_VALUE_LENGTH` (not
- * echoed back), or one holding U+0000 (PostgreSQL text cannot: the query would fail in the store,
+ * One problem per parameter no parse should see: a value longer than `MAX_VALUE_LENGTH` (a
+ * `query` line: `MAX_QUERY_LENGTH`; not echoed back), or one holding U+0000 (PostgreSQL text cannot: the query would fail in the store,
  * not in the filter).
  */
 function unusableValues(params: URLSearchParams): string[] {
   const problems = new Map<string, string>();
   for (const [name, value] of params) {
     const key = name.length > 40 ? `${name.slice(0, 40)}…` : name;
-    if (value.length > MAX_VALUE_LENGTH) problems.set(key, `${key}: at most ${MAX_VALUE_LENGTH} characters`);
+    const max = name === 'query' ? MAX_QUERY_LENGTH : MAX_VALUE_LENGTH;
+    if (value.length > max) problems.set(key, `${key}: at most ${max} characters`);
     else if (value.includes('\u0000') && !problems.has(key))
       problems.set(key, `${key}: must not contain the NUL character`);
   }
@@ -178,18 +201,7 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
       problems,
     };
   }
-  const one = (name: string): string | undefined => {
-    const v = params.get(name)?.trim();
-    return v === undefined || v === '' ? undefined : v;
-  };
-  const many = (name: string): string[] => {
-    const values = params
-      .getAll(name)
-      .map((v) => v.trim())
-      .filter((v) => v !== '');
-    if (values.length > MAX_VALUES) problems.push(`${name}: at most ${MAX_VALUES} values`);
-    return values.slice(0, MAX_VALUES);
-  };
+  const { one } = readers(params, problems);
   const filter: EventFilter = {};
   for (const bound of ['from', 'to'] as const) {
     const raw = one(bound);
@@ -213,6 +225,43 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
       if (ms !== undefined) Object.assign(filter, { from: new Date(now.getTime() - ms), to: now });
     }
   }
+  Object.assign(filter, readConditions(params, problems));
+  const query = one('query');
+  if (query !== undefined) {
+    const where = expressionOf(query, problems);
+    if (where) filter.where = where;
+  }
+  let limit = DEFAULT_LIMIT;
+  const rawLimit = one('limit');
+  if (rawLimit !== undefined) {
+    const n = /^\d{1,6}$/.test(rawLimit) ? Number(rawLimit) : Number.NaN;
+    if (!(n >= 1 && n <= MAX_LIMIT)) problems.push(`limit: expected a whole number from 1 to ${MAX_LIMIT}`);
+    else limit = n;
+  }
+  return { filter, range, now, shape: filterShape(filter), limit, cursor: one('cursor'), problems };
+}
+
+/** `one(name)`: the trimmed value, if not empty; `many(name)`: the non-empty values, at most `MAX_VALUES`. */
+function readers(params: URLSearchParams, problems: string[]) {
+  const one = (name: string): string | undefined => {
+    const v = params.get(name)?.trim();
+    return v === undefined || v === '' ? undefined : v;
+  };
+  const many = (name: string): string[] => {
+    const values = params
+      .getAll(name)
+      .map((v) => v.trim())
+      .filter((v) => v !== '');
+    if (values.length > MAX_VALUES) problems.push(`${name}: at most ${MAX_VALUES} values`);
+    return values.slice(0, MAX_VALUES);
+  };
+  return { one, many };
+}
+
+/** Everything of a filter but its time: text, payload, attributes, severity, exclusions. */
+function readConditions(params: URLSearchParams, problems: string[]): EventFilter {
+  const { one, many } = readers(params, problems);
+  const filter: EventFilter = {};
   const text = one('q');
   if (text !== undefined) {
     if (text.length > MAX_TEXT) problems.push(`q: at most ${MAX_TEXT} characters`);
@@ -272,14 +321,39 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
     if (values.length) (target as Record<string, unknown>)[key] = values;
   }
   if (Object.keys(exclude).length) filter.exclude = exclude;
-  let limit = DEFAULT_LIMIT;
-  const rawLimit = one('limit');
-  if (rawLimit !== undefined) {
-    const n = /^\d{1,6}$/.test(rawLimit) ? Number(rawLimit) : Number.NaN;
-    if (!(n >= 1 && n <= MAX_LIMIT)) problems.push(`limit: expected a whole number from 1 to ${MAX_LIMIT}`);
-    else limit = n;
+  return filter;
+}
+
+/**
+ * The condition of a `query` line: its tree with each term read as the parameters it stands for
+ * (`query-terms.ts`), those read as a filter. Problems name the column; time terms have no place
+ * in it (the query bar takes them out into `range`, `from`, `to`).
+ */
+function expressionOf(line: string, problems: string[]): FilterExpression | undefined {
+  const tree = parseQuery(line);
+  if ('error' in tree) {
+    problems.push(`query: column ${tree.column}: ${tree.error}`);
+    return undefined;
   }
-  return { filter, range, now, shape: filterShape(filter), limit, cursor: one('cursor'), problems };
+  const before = problems.length;
+  const walk = (node: QueryNode): FilterExpression => {
+    if (node.kind === 'not') return { not: walk(node.item) };
+    if (node.kind !== 'term')
+      return node.kind === 'and' ? { all: node.items.map(walk) } : { any: node.items.map(walk) };
+    const term = readTerm(node);
+    if ('error' in term) problems.push(`query: column ${term.column}: ${term.error}`);
+    else if (term.kind === 'time')
+      problems.push(`query: column ${node.column}: the time range belongs in range, from or to`);
+    else {
+      const termProblems: string[] = [];
+      const match = readConditions(new URLSearchParams(term.params), termProblems);
+      for (const p of termProblems) problems.push(`query: column ${node.column}: ${p}`);
+      return term.negated ? { not: { match } } : { match };
+    }
+    return { all: [] };
+  };
+  const where = walk(tree);
+  return problems.length > before ? undefined : where;
 }
 
 /** The query string of `params` with `cursor` replaced (or removed when undefined). */
@@ -306,7 +380,10 @@ export function absoluteQuery(params: URLSearchParams, parsed: ParsedSearch): st
   return next.toString();
 }
 
-/** The receipt view's parameters: `topic`, `partition`, `offset` as ingest answered them, `time` optional. */
+/**
+ * The receipt view's parameters: `topic`, `partition`, `offset` as ingest answered them, `time`
+ * optional (ingest's microseconds kept).
+ */
 export function parseReceipt(params: URLSearchParams): ReceiptQuery | { problems: string[] } {
   const problems: string[] = [];
   const topic = params.get('topic')?.trim() ?? '';
@@ -322,5 +399,11 @@ export function parseReceipt(params: URLSearchParams): ReceiptQuery | { problems
   if (rawTime && !time) problems.push('time: not a date and time such as 2026-11-24T08:00Z');
   else if (outside) problems.push(`time: ${outside}; ${WINDOW_HINT}`);
   if (problems.length) return { problems };
-  return { topic, partition: Number(partition), offset, ...(time ? { time } : {}) };
+  // The text itself goes to the store, which compares it at its own precision (a Date keeps milliseconds only).
+  return {
+    topic,
+    partition: Number(partition),
+    offset,
+    ...(time && rawTime ? { time: withUtc(rawTime) } : {}),
+  };
 }

@@ -1,147 +1,160 @@
 /**
- * The query bar: one line such as
+ * The query bar: one line of the query language (`query-language.ts`, `query-terms.ts`) such as
  * `type:com.acme.order.* source:/orders/eu severity>=error data.amount>100 region=eu "exact phrase" -excluded`
- * read into the same URL parameters the filter form writes (so both give the same URL), and the
- * current parameters written back as such a line. A line that cannot be read gives one message
- * and the 1-based column it points at. Nothing here builds SQL: the parameters go through
- * `parseSearch` like the form's.
+ * or `(type:a OR type:b) NOT failed`, read into URL parameters, and the current parameters written
+ * back as such a line. A line that cannot be read gives one message and the 1-based column it
+ * points at. Nothing here builds SQL: the parameters go through `parseSearch` like the form's.
  *
- * | term | parameter |
- * |---|---|
- * | `type:x`, `source:x`, `subject:x`, `id:x`, `range:24h`, `from:…`, `to:…` | the parameter of that name (`type:x.*` matches a prefix) |
- * | `severity>=error` or `severity:error` | `severity` (a minimum) |
- * | `level:warn`, `has:region` | an exact severity level; an extension name that must be present |
- * | `-type:x`, `-source:x`, `-subject:x`, `-level:x`, `-has:x` | `not_type` … (excluded values) |
- * | `data.path op value` (op `=` `!=` `<` `<=` `>` `>=`) | `payload` = `path op value` |
- * | `name=value` (name of a-z, 0-9) | `ext` = `name=value` |
- * | `events/{source},{id}` (the name ingest answers) | `source` and `id`, with `range=all` unless the line names a time |
- * | words, `"exact phrase"`, `-word`, `or` | `q` (full text) |
+ * A line that is only terms joined by AND (each maybe negated where the form can say it: text,
+ * `-type:` …) becomes the form's own parameters, so both give the same URL. Any other line (OR,
+ * parentheses, `NOT severity>=error`, …) becomes `query`, the line itself, which `parseSearch`
+ * reads into one boolean condition. Either way:
+ *
+ * - `range:`, `from:`, `to:` set the time range of the whole search, so they stand outside OR,
+ *   NOT and parentheses;
+ * - a lookup that every match must satisfy (`id:x`, `events/{source},{id}` as ingest answered it,
+ *   or a line that is one pasted id such as `seed-7` or a UUID) searches all time (`range=all`)
+ *   unless the line names a time: an id is not looked for in the last 24 hours only.
  *
  * @example
  * readQueryBar('type:a.* severity>=error boiler'); // { params: type=a.*&severity=error&q=boiler }
+ * readQueryBar('type:a OR type:b'); // { params: query=type:a OR type:b }
  */
 
-import { parseEventName } from '@event-observatory/events';
 import { splitCondition } from './filters.js';
+import {
+  conjuncts,
+  MAX_QUERY_LENGTH,
+  parseQuery,
+  type QueryError,
+  type QueryNode,
+  type QueryTerm,
+  writeQuery,
+} from './query-language.js';
+import { EXCLUDABLE, readTerm, type TermMeaning } from './query-terms.js';
 
 /** The parameters a query bar replaces; the time range and page size stay as they were unless it names them. */
-/** Fields a leading `-` excludes (`not_<field>` in the URL). */
-const EXCLUDABLE = ['type', 'source', 'subject', 'level', 'has'];
 export const BAR_PARAMS = [
   'q',
   'id',
   'severity',
   'payload',
   'ext',
+  'query',
   ...EXCLUDABLE,
   ...EXCLUDABLE.map((name) => `not_${name}`),
 ];
-const FIELDS = [...EXCLUDABLE, 'id', 'severity', 'range', 'from', 'to'];
-const PAYLOAD = /^data\.([^\s=!<>]+)(!=|<=|>=|=|<|>)(.*)$/s;
-const EXTENSION = /^([a-z0-9]{1,20})(!=|<=|>=|=|<|>)(.*)$/s;
-const SEVERITY = /^severity(>=|:)(.*)$/s;
-const FIELD = /^(-?)([A-Za-z][\w.-]*):(.*)$/s;
-/** Longest line read: room for every filter the page holds; each value is then bounded by `parseSearch`. */
-export const MAX_BAR_LENGTH = 2_000;
+export const MAX_BAR_LENGTH = MAX_QUERY_LENGTH;
+/** A word that is most likely an id someone pasted: a UUID, or letters and digits with a digit, 6 characters or more. */
+const PASTED_ID = /^(?=[^"]*\d)[A-Za-z0-9][\w.:-]{5,127}$/;
 
-export type BarResult = { params: URLSearchParams } | { error: string; column: number };
+export type BarResult = { params: URLSearchParams } | QueryError;
 
-interface Token {
-  text: string;
-  /** 1-based column of its first character. */
-  column: number;
-}
-
-/** Splits on spaces outside double quotes; a backslash escapes the next character inside quotes. */
-function tokens(line: string): Token[] | { error: string; column: number } {
-  const out: Token[] = [];
-  let i = 0;
-  while (i < line.length) {
-    if (/\s/.test(line[i]!)) {
-      i++;
-      continue;
-    }
-    const start = i;
-    let quoteAt = -1;
-    while (i < line.length && (quoteAt >= 0 || !/\s/.test(line[i]!))) {
-      if (line[i] === '\\' && quoteAt >= 0) i++;
-      else if (line[i] === '"') quoteAt = quoteAt >= 0 ? -1 : i;
-      i++;
-    }
-    if (quoteAt >= 0) return { error: 'this quote is never closed', column: quoteAt + 1 };
-    out.push({ text: line.slice(start, i), column: start + 1 });
+/** Every term of the tree read, in order; the first one that cannot be read is the error. */
+function readTerms(tree: QueryNode, meanings: Map<QueryTerm, TermMeaning>): QueryError | undefined {
+  if (tree.kind === 'term') {
+    const m = readTerm(tree);
+    if ('error' in m) return m;
+    meanings.set(tree, m);
+    return undefined;
   }
-  return out;
+  for (const child of tree.kind === 'not' ? [tree.item] : tree.items) {
+    const error = readTerms(child, meanings);
+    if (error) return error;
+  }
+  return undefined;
 }
 
-/** `"a b"` → `a b` (escapes undone); anything else as it is. */
-function unquote(value: string): string {
-  return /^".*"$/s.test(value) ? value.slice(1, -1).replace(/\\(.)/gs, '$1') : value;
+/** The time terms of a tree, each of which must be a top-level conjunct. */
+function timeTerms(tree: QueryNode, meanings: Map<QueryTerm, TermMeaning>): QueryTerm[] | QueryError {
+  const top = new Set(conjuncts(tree));
+  const found: QueryTerm[] = [];
+  for (const [term, m] of meanings) {
+    if (m.kind !== 'time') continue;
+    if (!top.has(term))
+      return {
+        error: `${m.params[0]![0]}: the time range applies to the whole line; write it outside OR, NOT and parentheses`,
+        column: term.column,
+      };
+    found.push(term);
+  }
+  return found;
+}
+
+/** A term, or NOT of a term, with its meaning and whether it is negated overall. */
+function signedTerm(
+  node: QueryNode,
+  meanings: Map<QueryTerm, TermMeaning>,
+): { meaning: TermMeaning; negated: boolean } | undefined {
+  if (node.kind === 'term') return { meaning: meanings.get(node)!, negated: meanings.get(node)!.negated };
+  if (node.kind === 'not') {
+    const inner = signedTerm(node.item, meanings);
+    return inner && { ...inner, negated: !inner.negated };
+  }
+  return undefined;
+}
+
+/** The form's parameters for conjuncts it can say, or undefined when one of them needs `query`. */
+function formParams(
+  items: QueryNode[],
+  meanings: Map<QueryTerm, TermMeaning>,
+): { params: [string, string][]; text: string[] } | undefined {
+  const params: [string, string][] = [];
+  const text: string[] = [];
+  for (const item of items) {
+    const signed = signedTerm(item, meanings);
+    if (!signed) return undefined;
+    const { meaning, negated } = signed;
+    if (meaning.kind === 'text') text.push(negated ? `-${meaning.params[0]![1]}` : meaning.params[0]![1]);
+    else if (!negated) params.push(...meaning.params);
+    else if (meaning.kind === 'filter' && EXCLUDABLE.includes(meaning.params[0]![0]))
+      params.push([`not_${meaning.params[0]![0]}`, meaning.params[0]![1]]);
+    else return undefined;
+  }
+  return { params, text };
 }
 
 /** Reads a query-bar line into search parameters, or says where it cannot. */
 export function readQueryBar(line: string): BarResult {
   if (line.length > MAX_BAR_LENGTH)
     return { error: `the line is longer than ${MAX_BAR_LENGTH} characters`, column: MAX_BAR_LENGTH + 1 };
-  const found = tokens(line);
-  if (!Array.isArray(found)) return found;
-  const namesTime = /(^|\s)(range|from|to):/.test(line);
+  const tree = parseQuery(line);
+  if ('error' in tree) return tree;
+  const meanings = new Map<QueryTerm, TermMeaning>();
+  const unreadable = readTerms(tree, meanings);
+  if (unreadable) return unreadable;
+  const times = timeTerms(tree, meanings);
+  if (!Array.isArray(times)) return times;
   const params = new URLSearchParams();
-  const text: string[] = [];
-  for (const { text: t, column } of found) {
-    const payload = PAYLOAD.exec(t);
-    const severity = SEVERITY.exec(t);
-    const extension = EXTENSION.exec(t);
-    const field = FIELD.exec(t);
-    const name = t.startsWith('events/') ? parseEventName(t) : undefined;
-    const valueColumn = (prefix: number) => column + prefix;
-    if (t.startsWith('events/')) {
-      // The name ingest answered: one event's identity, looked up over all time unless a range is named.
-      if (!name) return { error: 'expected events/{source},{id} as ingest answered it', column };
-      params.append('source', name.source);
-      params.append('id', name.id);
-      if (!namesTime) params.set('range', 'all');
-    } else if (payload) {
-      const [, path, op, value] = payload as unknown as [string, string, string, string];
-      if (value === '')
-        return { error: `data.${path}${op}: a value must follow`, column: valueColumn(t.length) };
-      params.append('payload', `${path} ${op} ${value}`);
-    } else if (severity) {
-      const value = unquote(severity[2]!);
-      if (value === '') return { error: 'severity: a name must follow, e.g. severity>=error', column };
-      params.set('severity', value);
-    } else if (extension) {
-      const [, name, op, value] = extension as unknown as [string, string, string, string];
-      if (op !== '=')
-        return {
-          error: `${name}${op}: extensions compare with = only (data.${name}${op}… compares a payload value)`,
-          column: valueColumn(name.length),
-        };
-      params.append('ext', `${name}=${unquote(value)}`);
-    } else if (field) {
-      const [, minus, name, raw] = field as unknown as [string, string, string, string];
-      if (!FIELDS.includes(name))
-        return {
-          error: `unknown field "${name}" (expected ${FIELDS.join(', ')}, data.path or quote the text)`,
-          column: column + minus.length,
-        };
-      if (minus && !EXCLUDABLE.includes(name))
-        return { error: `-${name}: only ${EXCLUDABLE.join(', ')} can be excluded`, column };
-      const value = unquote(raw);
-      if (value === '')
-        return {
-          error: `${name}: a value must follow the colon`,
-          column: valueColumn(minus.length + name.length + 1),
-        };
-      if (minus) params.append(`not_${name}`, value);
-      else if (name === 'severity' || name === 'range' || name === 'from' || name === 'to')
-        params.set(name, value);
-      else params.append(name, value);
-    } else {
-      text.push(t);
-    }
+  for (const term of times) {
+    const [name, value] = meanings.get(term)!.params[0]!;
+    params.set(name, value);
   }
-  if (text.length) params.set('q', text.join(' '));
+  const rest = conjuncts(tree).filter((node) => !times.includes(node as QueryTerm));
+  const only = rest.length === 1 ? signedTerm(rest[0]!, meanings) : undefined;
+  const pasted =
+    only?.meaning.kind === 'text' && !only.negated && PASTED_ID.test(only.meaning.params[0]![1])
+      ? only.meaning.params[0]![1]
+      : undefined;
+  const lookup =
+    pasted !== undefined ||
+    rest.some((node) => {
+      const signed = signedTerm(node, meanings);
+      return signed?.meaning.kind === 'lookup' && !signed.negated;
+    });
+  const form = pasted === undefined ? formParams(rest, meanings) : undefined;
+  if (form) {
+    for (const [name, value] of form.params) {
+      if (name === 'severity') params.set(name, value);
+      else params.append(name, value);
+    }
+    if (form.text.length) params.set('q', form.text.join(' '));
+  } else if (pasted !== undefined) {
+    params.set('query', `id:${pasted} OR ${pasted}`);
+  } else {
+    params.set('query', writeQuery(rest.length === 1 ? rest[0]! : { kind: 'and', items: rest, column: 1 }));
+  }
+  if (lookup && times.length === 0) params.set('range', 'all');
   return { params };
 }
 
@@ -174,6 +187,10 @@ export function writeQueryBar(params: URLSearchParams): string {
     if (eq > 0) parts.push(`${v.slice(0, eq).trim().toLowerCase()}=${quote(v.slice(eq + 1).trim())}`);
   }
   parts.push(...all('q'));
+  for (const v of all('query')) {
+    const tree = parseQuery(v);
+    parts.push('error' in tree || tree.kind !== 'or' || parts.length === 0 ? v : `(${v})`);
+  }
   return parts.join(' ');
 }
 

@@ -1,17 +1,21 @@
 /**
  * The live tail: `GET /events/tail` with the search page's filters streams matching events as
  * server-sent events (`event: event`, JSON data). Each stream polls the store every second for rows
- * after the last one sent in keyset order (occurred_at, event_uid), starting at the newest match.
- * So an event stored after a newer one was sent, with an older time, is never sent: the tail can
- * miss late events (the spec's limitation). Each SSE id is a signed cursor, so a reconnecting
- * EventSource (Last-Event-ID) resumes where it stopped; a stream past its maximum age ends, and
- * the browser reconnects after `RECONNECT_MS` (sent as the stream's `retry`).
+ * ingested after the last one sent, in ingestion order (ingested_at, then occurred_at and event_uid
+ * among the rows of one consumer transaction), starting at the
+ * match ingested last. Ingestion order, not event time: one event dated minutes ahead (ingest
+ * accepts 24 h of skew) would otherwise hold the position past every event stored after it, and
+ * a late event would never be sent. An event whose time is ahead of its ingestion by more than
+ * `FUTURE_TOLERANCE_MS` is sent with `future: true` (the page marks it "from the future"). Each
+ * SSE id is a signed position, so a reconnecting EventSource (Last-Event-ID) resumes where it
+ * stopped; a stream past its maximum age ends, and the browser reconnects after `RECONNECT_MS`
+ * (sent as the stream's `retry`).
  */
 import { ApiError } from '@event-observatory/service-kit/errors';
 import {
   type DatabasePool,
-  type EventKey,
-  newestEventKey,
+  type IngestKey,
+  newestIngestKey,
   severityName,
   tailEvents,
 } from '@event-observatory/store';
@@ -27,6 +31,8 @@ export const TAIL_POLL_MS = 1_000;
 const TAIL_BATCH = 100;
 /** The browser's wait before it reconnects a stream that ended (Chromium's own default is 3 s). */
 export const RECONNECT_MS = 1_000;
+/** An event time this far ahead of its ingestion is "from the future" (clocks of hosts differ by less). */
+export const FUTURE_TOLERANCE_MS = 1_000;
 
 /** What live tails may take, so that they cannot starve page views of the 8 read connections. */
 export interface TailLimits {
@@ -93,7 +99,7 @@ export function tailHandler(deps: TailDeps) {
     }
     // A relative range ends now when the stream opens; the tail goes on past that.
     const filter = parsed.range === undefined ? parsed.filter : { ...parsed.filter, to: undefined };
-    const resumeFrom = deps.cursors.decode(c.req.header('last-event-id') ?? '')?.key;
+    const resumeFrom = deps.cursors.decodeTail(c.req.header('last-event-id') ?? '');
     open++;
     perClient.set(client, (perClient.get(client) ?? 0) + 1);
     const openedAt = Date.now();
@@ -103,10 +109,11 @@ export function tailHandler(deps: TailDeps) {
         stream.aborted || stream.closed || deps.shutdown.aborted || Date.now() - openedAt >= limits.maxAgeMs;
       try {
         await stream.write(`retry: ${RECONNECT_MS}\n\n`);
-        let since: EventKey | undefined = resumeFrom;
+        let since: IngestKey | undefined = resumeFrom;
         while (!since && !ended()) {
           try {
-            since = (await query(() => newestEventKey(deps.pool, filter))) ?? {
+            since = (await query(() => newestIngestKey(deps.pool, filter))) ?? {
+              ingestedAt: '-infinity',
               occurredAt: '-infinity',
               uid: '00000000-0000-0000-0000-000000000000',
             };
@@ -119,7 +126,7 @@ export function tailHandler(deps: TailDeps) {
           for (const r of rows) {
             await stream.writeSSE({
               event: 'event',
-              id: deps.cursors.encode({ key: r.key, direction: 'older' }),
+              id: deps.cursors.encodeTail(r.ingestKey),
               data: JSON.stringify({
                 href: eventHref(r),
                 time: utc(r.occurredAt),
@@ -128,9 +135,10 @@ export function tailHandler(deps: TailDeps) {
                 source: r.source,
                 subject: r.subject,
                 severity: r.severityRank === null ? null : (severityName(r.severityRank) ?? null),
+                future: r.occurredAt.getTime() - r.ingestedAt.getTime() > FUTURE_TOLERANCE_MS,
               }),
             });
-            since = r.key;
+            since = r.ingestKey;
           }
           if (rows.length) deps.meters.delivered(rows.length);
           if (rows.length < TAIL_BATCH) await stream.sleep(pollMs);

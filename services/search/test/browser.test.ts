@@ -300,6 +300,14 @@ describe('search UI in Chromium', () => {
     expect(await shown.last().textContent()).toContain(`${source} b-401`);
     // The marker sits where the gap is: below the events shown, above any older ones.
     expect(await page.locator('ol.tail li').nth(200).getAttribute('class')).toBe('dropped');
+    // An event dated 3 minutes ahead still arrives (the tail follows ingestion), marked.
+    await h.db.query(
+      `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+       VALUES (now() + interval '3 minutes', $1, 'ahead-1', 'com.example.ahead', '{}')`,
+      [source],
+    );
+    await items.filter({ hasText: 'ahead-1' }).waitFor();
+    expect(await items.first().textContent()).toMatch(/ahead-1 from the future$/);
     await page.getByRole('button', { name: 'Stop live tail' }).click();
   });
 

@@ -2,7 +2,7 @@
  * Property-based fuzzing of everything a URL can carry, against the real service on a real
  * PostgreSQL: the search page's parameters (known names with hostile, huge, ancient, far-future and
  * malformed values, unknown names), the query bar (lines built from its own grammar, mixed with
- * noise) and the export and receipt routes. Whatever comes in: never a 5xx, never a page past its
+ * noise, and with AND, OR, NOT and parentheses in any arrangement) and the export and receipt routes. Whatever comes in: never a 5xx, never a page past its
  * deadline, and the process still answers afterwards (a crash or an unhandled rejection ends the
  * test run). The parsers alone get more cases, with no I/O.
  */
@@ -99,6 +99,7 @@ const NAMES = [
   'not_has',
   'limit',
   'cursor',
+  'query',
 ];
 const param = fc.tuple(
   fc.oneof({ weight: 9, arbitrary: fc.constantFrom(...NAMES) }, fc.string({ maxLength: 8 })),
@@ -133,8 +134,15 @@ const barTerm = fc.oneof(
   fc.string({ maxLength: 12 }),
   hostile,
 );
+/** The grammar's own tokens: operators in any case, parentheses, a `-` before a group. */
+const barOperator = fc.constantFrom('AND', 'OR', 'NOT', 'or', 'Not', '(', ')', '-(', '((', '))');
 const barLine = fc.oneof(
   fc.array(barTerm, { maxLength: 10 }).map((terms) => terms.join(' ')),
+  fc
+    .array(fc.oneof({ weight: 3, arbitrary: barTerm }, { weight: 2, arbitrary: barOperator }), {
+      maxLength: 16,
+    })
+    .chain((parts) => fc.boolean().map((tight) => parts.join(tight ? '' : ' '))),
   fc.string({ maxLength: 2_100 }),
 );
 
@@ -196,8 +204,11 @@ describe('fuzzed parsers', () => {
         expect(Array.isArray(parsed.problems)).toBe(true);
         parseReceipt(query);
         const read = readQueryBar(bar);
-        if ('params' in read) readQueryBar(writeQueryBar(read.params));
-        else expect(read.column).toBeGreaterThan(0);
+        if ('params' in read) {
+          // What the bar wrote, `parseSearch` reads (a value it refuses is a problem, not a throw).
+          expect(Array.isArray(parseSearch(read.params).problems)).toBe(true);
+          readQueryBar(writeQueryBar(read.params));
+        } else expect(read.column).toBeGreaterThan(0);
       }),
       { numRuns: PARSER_RUNS },
     );

@@ -4,7 +4,7 @@
  */
 import { request } from 'node:http';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
-import { newestEventKey, searchStatement, tailEvents } from '@event-observatory/store';
+import { searchStatement } from '@event-observatory/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvField } from '../src/export.js';
 import { parseSearch } from '../src/filters.js';
@@ -273,10 +273,45 @@ describe('receipts', () => {
     expect(await receipt(40)).toMatch(/Stored at .* com\.example\.receipt from urn:test:receipt, id r-1/);
     expect(await receipt(41)).toContain('Passed by the consumer without a row');
     expect(await receipt(49)).toContain('Not yet stored: the consumer has 5 record(s) of this partition');
-    expect(await receipt(0, 3)).toContain('no checkpoint for this partition yet');
+    expect(await receipt(0, 3)).toContain(
+      'Unknown partition: the consumer has checkpoints of this topic for partition(s) 2, none of partition 3',
+    );
+    const unknown = await h.get('/receipt?topic=no.such.topic&partition=0&offset=0');
+    expect((await unknown.text()).replace(/<[^>]+>/g, '')).toContain(
+      'Unknown topic: no consumer group has a checkpoint of topic no.such.topic',
+    );
     const bad = await h.get('/receipt?topic=x&partition=-1&offset=a');
     expect(bad.status).toBe(400);
     expect(await bad.text()).toContain('partition: a whole number');
+  });
+
+  it('finds the event at the microsecond time ingest answered, and is linked from every page', async () => {
+    const topic = 'receipt.micro';
+    const { rows } = await h.db.query<{ time: string }>(
+      // sql-witness: plants a row whose time has microseconds, as ingest answers them.
+      `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw, broker_topic, broker_partition, broker_offset)
+       VALUES (date_trunc('second', now()) - interval '1 minute' + interval '123456 microseconds',
+               'urn:test:micro', 'm-1', 'com.example.micro', '{}', $1, 0, 7)
+       RETURNING to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS time`,
+      [topic],
+    );
+    await h.db.query(
+      `INSERT INTO events.consumer_checkpoint (consumer_group, topic, partition, next_offset) VALUES ('g', $1, 0, 8)`,
+      [topic],
+    );
+    const time = rows[0]!.time;
+    expect(time).toMatch(/\.\d{3}456Z$/);
+    const res = await h.get(`/receipt?${new URLSearchParams({ topic, partition: '0', offset: '7', time })}`);
+    const text = (await res.text()).replace(/<[^>]+>/g, '');
+    expect(text).toMatch(/Stored at .* com\.example\.micro from urn:test:micro, id m-1/);
+    // The same time a microsecond off is another event's: the row is not this one.
+    const off = time.replace(/456Z$/, '457Z');
+    const other = await h.get(
+      `/receipt?${new URLSearchParams({ topic, partition: '0', offset: '7', time: off })}`,
+    );
+    expect(await other.text()).toContain('Passed by the consumer without a row');
+    for (const page of ['/', '/events', '/receipt'])
+      expect(await (await h.get(page)).text()).toMatch(/<a href="\/receipt"[^>]*>\s*Receipt\s*<\/a>/);
   });
 
   it('answers the query bar with a redirect to the form parameters', async () => {
@@ -311,26 +346,5 @@ describe('export', () => {
     expect(csv.slice(1).map((l) => l.split(',')[1])).toEqual(records.map((r) => r.id));
     expect(csvField('=HYPERLINK("x")')).toBe(`"'=HYPERLINK(""x"")"`);
     expect((await h.get('/events.csv?limit=0')).status).toBe(400);
-  });
-});
-
-describe('live tail order', () => {
-  it('follows event time: a late event older than one already tailed is missed (documented), a newer one is not', async () => {
-    const source = 'urn:test:tail-order';
-    const insert = (id: string, at: Date) =>
-      h.db.query(
-        `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
-         VALUES ($1, $2, $3, 'com.example.order', jsonb_build_object('id', $3::text))`,
-        [at, source, id],
-      );
-    const now = Date.now();
-    await insert('first', new Date(now - 60_000));
-    const filter = { sources: [source] };
-    const since = await newestEventKey(h.service.pool, filter);
-    await insert('late', new Date(now - 3_600_000));
-    await insert('next', new Date(now - 30_000));
-    const rows = await tailEvents(h.service.pool, filter, since, 100);
-    expect(rows.map((r) => r.type)).toEqual(['com.example.order']);
-    expect(rows[0]!.occurredAt.getTime()).toBe(now - 30_000);
   });
 });

@@ -5,7 +5,7 @@ import type { Child } from 'hono/jsx';
 
 export interface LayoutProps {
   title: string;
-  current: 'overview' | 'search' | 'none';
+  current: 'overview' | 'search' | 'receipt' | 'none';
   /** Same-origin scripts the page loads (deferred, so they run in this order). */
   scripts?: string[];
   /** Same-origin style sheets besides the site's own. */
@@ -44,6 +44,10 @@ export function Layout(props: LayoutProps) {
               ·{' '}
               <a href="/events" aria-current={props.current === 'search' ? 'page' : undefined}>
                 Search
+              </a>{' '}
+              ·{' '}
+              <a href="/receipt" aria-current={props.current === 'receipt' ? 'page' : undefined}>
+                Receipt
               </a>
             </nav>
           </header>

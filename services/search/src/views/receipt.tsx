@@ -1,6 +1,7 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 /** `GET /receipt`: what became of the record ingest answered with (topic, partition, offset). */
 import type { Receipt } from '@event-observatory/store';
+import type { Child } from 'hono/jsx';
 import { Layout, Problems, utc } from './layout.js';
 import { eventHref } from './search.js';
 
@@ -28,49 +29,68 @@ function Field(props: { name: string; label: string; value: string | null; hint:
   );
 }
 
+/** The answer, announced. */
+function Notice(props: { children: Child }) {
+  return (
+    <div class="notice" role="status">
+      <p>{props.children}</p>
+    </div>
+  );
+}
+
 function Answer(props: { receipt: Receipt; params: URLSearchParams }) {
   const r = props.receipt;
   const groups =
     'checkpoints' in r ? r.checkpoints.map((c) => `${c.group} at ${c.nextOffset}`).join(', ') || 'none' : '';
   if (r.status === 'stored')
     return (
-      <div class="notice" role="status">
-        <p>
-          <strong>Stored</strong> at {utc(r.ingestedAt)} UTC: <a href={eventHref(r.row)}>{r.row.type}</a> from{' '}
-          {r.row.source}, id {r.row.id}.
-        </p>
-      </div>
+      <Notice>
+        <strong>Stored</strong> at {utc(r.ingestedAt)} UTC: <a href={eventHref(r.row)}>{r.row.type}</a> from{' '}
+        {r.row.source}, id {r.row.id}.
+      </Notice>
     );
   if (r.status === 'passed')
     return (
-      <div class="notice" role="status">
-        <p>
-          <strong>Passed by the consumer without a row</strong>: the consumer read past this offset
-          (checkpoints: {groups}) and stored nothing with these coordinates
-          {props.params.get('time')
-            ? ''
-            : ' among the rows ingested in the last 24 hours (give the time to look further)'}
-          . It was dead-lettered: the consumer's dead-letter listing (<code>GET /admin/dlq/records</code> on
-          the consumer) shows it with its reason.
-        </p>
-      </div>
+      <Notice>
+        <strong>Passed by the consumer without a row</strong>: the consumer read past this offset
+        (checkpoints: {groups}) and stored nothing with these coordinates
+        {props.params.get('time')
+          ? ''
+          : ' among the rows ingested in the last 24 hours (give the time to look further)'}
+        . It was dead-lettered: the consumer's dead-letter listing (<code>GET /admin/dlq/records</code> on the
+        consumer) shows it with its reason.
+      </Notice>
+    );
+  if (r.status === 'unknown-topic')
+    return (
+      <Notice>
+        <strong>Unknown topic</strong>: no consumer group has a checkpoint of topic{' '}
+        <code>{props.params.get('topic')}</code>, and no stored event came from it. Check the name against the{' '}
+        <code>destination.topic</code> ingest answered
+        {r.topics.length ? `; topics the consumer reads: ${r.topics.join(', ')}` : ''}. A topic the consumer
+        has only just started reading shows here until its first commit.
+      </Notice>
+    );
+  if (r.status === 'unknown-partition')
+    return (
+      <Notice>
+        <strong>Unknown partition</strong>: the consumer has checkpoints of this topic for partition(s){' '}
+        {r.partitions.join(', ')}, none of partition {props.params.get('partition')}, and no stored event came
+        from it. Check the <code>destination.partition</code> ingest answered.
+      </Notice>
     );
   return (
-    <div class="notice" role="status">
-      <p>
-        <strong>Not yet stored</strong>:{' '}
-        {r.behind === undefined
-          ? 'the consumer has recorded no checkpoint for this partition yet.'
-          : `the consumer has ${r.behind + 1n} record(s) of this partition to read before and including it (checkpoints: ${groups}).`}
-      </p>
-    </div>
+    <Notice>
+      <strong>Not yet stored</strong>: the consumer has {String(r.behind + 1n)} record(s) of this partition to
+      read before and including it (checkpoints: {groups}).
+    </Notice>
   );
 }
 
 export function ReceiptPage(props: ReceiptPageProps) {
   const p = props.params;
   return (
-    <Layout title="Receipt" current="none">
+    <Layout title="Receipt" current="receipt">
       <h1>Receipt</h1>
       <p class="hint">
         The destination ingest answered (topic, partition, offset): is the event stored, not yet, or passed by
@@ -81,7 +101,12 @@ export function ReceiptPage(props: ReceiptPageProps) {
         <Field name="topic" label="Topic" value={p.get('topic')} hint="destination.topic" />
         <Field name="partition" label="Partition" value={p.get('partition')} hint="destination.partition" />
         <Field name="offset" label="Offset" value={p.get('offset')} hint="destination.offset" />
-        <Field name="time" label="Event time (UTC)" value={p.get('time')} hint="optional: the event's time" />
+        <Field
+          name="time"
+          label="Event time (UTC)"
+          value={p.get('time')}
+          hint="optional: the event's time as ingest answered it (microseconds kept)"
+        />
         <div class="wide">
           <button type="submit">Look up</button>
         </div>

@@ -128,7 +128,7 @@ function QueryBar(props: { params: URLSearchParams; error: SearchPageProps['barE
       <span id="f-bar-hint" class="hint">
         Keys: / focuses this bar, j and k move through the results, Enter opens one. e.g.
         type:com.acme.order.* source:/orders/eu severity&gt;=error data.amount&gt;100 region=eu "exact phrase"
-        -excluded
+        -excluded, or (type:a OR type:b) NOT failed
       </span>
       {props.error ? (
         <div id="f-bar-error" class="problems" role="alert">
@@ -199,6 +199,9 @@ function FilterForm(props: { params: URLSearchParams; parsed: ParsedSearch | und
           ))}
         </select>
       </div>
+      {p.getAll('query').map((value) => (
+        <input type="hidden" name="query" value={value} />
+      ))}
       <div class="wide">
         <button type="submit">Search</button> <a href="/events">Clear filters</a>
       </div>
