@@ -42,8 +42,17 @@ export interface GroupCheckpoint {
   nextOffset: bigint;
 }
 
-export type Receipt =
-  | { status: 'stored'; row: EventRow; ingestedAt: Date }
+/**
+ * Where the receipt was read, when that is a streaming replica (search's `database.readUrl`): the
+ * commit time of the last transaction it has replayed. An event the consumer stored after that is
+ * not on the replica yet, so a receipt that finds no row says so instead of "not stored".
+ */
+export interface ReplicaPosition {
+  /** Null until the replica has replayed a transaction since it started. */
+  replayedUpTo: Date | null;
+}
+
+type NotFound =
   /** No group has read past the offset yet; `behind` records lie before it. */
   | { status: 'pending'; checkpoints: GroupCheckpoint[]; behind: bigint }
   /** A group read past the offset and stored no row with those coordinates (within the window searched). */
@@ -53,7 +62,27 @@ export type Receipt =
   /** Groups have checkpoints of the topic, none of this partition; `partitions` are those they have. */
   | { status: 'unknown-partition'; partitions: number[] };
 
+export type Receipt =
+  | { status: 'stored'; row: EventRow; ingestedAt: Date }
+  | (NotFound & { replica?: ReplicaPosition });
+
 export async function receiptOf(db: DatabasePool, q: ReceiptQuery): Promise<Receipt> {
+  const found = await lookUp(db, q);
+  if (found.status === 'stored') return found;
+  const replica = await replicaPosition(db);
+  return replica ? { ...found, replica } : found;
+}
+
+/** The session's server, when it is a standby: how far it has replayed. */
+async function replicaPosition(db: DatabasePool): Promise<ReplicaPosition | undefined> {
+  const { rows } = await db.query<{ standby: boolean; replayed: Date | null }>(
+    'SELECT pg_is_in_recovery() AS standby, pg_last_xact_replay_timestamp() AS replayed',
+  );
+  return rows[0]?.standby ? { replayedUpTo: rows[0].replayed } : undefined;
+}
+
+/** The row with those coordinates, else what the checkpoints say of them. */
+async function lookUp(db: DatabasePool, q: ReceiptQuery): Promise<Receipt> {
   const p = new SqlParams();
   const where = [
     `broker_topic = ${p.add(q.topic)}`,

@@ -6,6 +6,7 @@
  */
 import { rmSync } from 'node:fs';
 import { type ReplicaHandle, startReplica, tempDataDir } from '@event-observatory/devstack';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { type Harness, startHarness } from './harness.js';
 
@@ -88,6 +89,37 @@ describe('search on a streaming replica', () => {
       streamed += decoder.decode(chunk.value, { stream: true });
     }
     tail.abort();
+  });
+
+  it('says a receipt may be stored, not yet on the replica, while the replica lags', async () => {
+    const topic = 'replica.lagging';
+    // A group's checkpoint past nothing yet, replayed; then replay stops and the row is written.
+    await h.db.query(
+      `INSERT INTO events.consumer_checkpoint (consumer_group, topic, partition, next_offset) VALUES ('g', $1, 0, 3)`,
+      [topic],
+    );
+    await caughtUp();
+    const superuser = new pg.Client({ connectionString: replica.url });
+    await superuser.connect();
+    try {
+      await superuser.query('SELECT pg_wal_replay_pause()');
+      await h.db.query(
+        `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw, broker_topic, broker_partition, broker_offset)
+         VALUES (now(), 'urn:test:replica', 'lagging-1', 'com.example.replicated', '{}', $1, 0, 3)`,
+        [topic],
+      );
+      const lagging = (await text(`/receipt?topic=${topic}&partition=0&offset=3`)).body;
+      expect(lagging).toContain('Not yet stored');
+      expect(lagging).toMatch(
+        /Read from a replica ?: it has replayed the primary(&#39;|')s transactions up to .* UTC \(\d+ s ago\)/,
+      );
+      expect(lagging).toContain('it may be stored, not yet on the replica');
+    } finally {
+      await superuser.query('SELECT pg_wal_replay_resume()');
+      await superuser.end();
+    }
+    await caughtUp();
+    expect((await text(`/receipt?topic=${topic}&partition=0&offset=3`)).body).toContain('Stored at');
   });
 
   it('answers 503 with words while the replica is down, and searches again once it is back', async () => {

@@ -1,6 +1,6 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 /** `GET /receipt`: what became of the record ingest answered with (topic, partition, offset). */
-import type { Receipt } from '@event-observatory/store';
+import type { Receipt, ReplicaPosition } from '@event-observatory/store';
 import type { Child } from 'hono/jsx';
 import { Layout, Problems, utc } from './layout.js';
 import { eventHref } from './search.js';
@@ -38,7 +38,36 @@ function Notice(props: { children: Child }) {
   );
 }
 
+/** A replica answered: what it finds no row of may be stored on the primary already. */
+function ReplicaLag(props: { replica: ReplicaPosition }) {
+  const at = props.replica.replayedUpTo;
+  return (
+    <div class="notice" role="note">
+      <p>
+        <strong>Read from a replica</strong>:{' '}
+        {at
+          ? `it has replayed the primary's transactions up to ${utc(at)} UTC (${Math.max(0, Math.round((Date.now() - at.getTime()) / 1000))} s ago)`
+          : 'it has replayed no transaction since it started'}
+        . An event stored since then is not on it yet: it may be stored, not yet on the replica. Look again in
+        a moment.
+      </p>
+    </div>
+  );
+}
+
 function Answer(props: { receipt: Receipt; params: URLSearchParams }) {
+  const r = props.receipt;
+  if (r.status !== 'stored' && r.replica)
+    return (
+      <>
+        <Outcome receipt={r} params={props.params} />
+        <ReplicaLag replica={r.replica} />
+      </>
+    );
+  return <Outcome receipt={r} params={props.params} />;
+}
+
+function Outcome(props: { receipt: Receipt; params: URLSearchParams }) {
   const r = props.receipt;
   const groups =
     'checkpoints' in r ? r.checkpoints.map((c) => `${c.group} at ${c.nextOffset}`).join(', ') || 'none' : '';
