@@ -79,6 +79,33 @@ describe('status of a reconcile', () => {
     expect(status.topicsReady).toBe('0/2');
   });
 
+  it('is Stalled=True (kstatus: Failed) when only a person can mend it, and Stalled=False while a retry may', () => {
+    const blocked: TopicResult = {
+      name: 'a',
+      phase: 'Blocked',
+      blocked: 'AdoptionRequired',
+      message: 'exists in Kafka and was not created by this Pipeline',
+    };
+    const needsPerson = reconciledStatus(pipeline(), [blocked, readyTopic('b')], t0);
+    expect(findCondition(needsPerson.conditions, 'Stalled')).toMatchObject({
+      status: 'True',
+      reason: 'AdoptionRequired',
+      message: 'a: exists in Kafka and was not created by this Pipeline',
+      observedGeneration: 3,
+    });
+    const kafkaDown = reconciledStatus(pipeline(), [{ name: 'a', phase: 'Error', message: 'timeout' }], t0);
+    expect(findCondition(kafkaDown.conditions, 'Ready')?.reason).toBe('KafkaError');
+    expect(findCondition(kafkaDown.conditions, 'Stalled')).toMatchObject({
+      status: 'False',
+      reason: 'Retrying',
+    });
+    const ready = reconciledStatus(pipeline(), [readyTopic('a'), readyTopic('b')], t0);
+    expect(findCondition(ready.conditions, 'Stalled')).toMatchObject({
+      status: 'False',
+      reason: 'Reconciled',
+    });
+  });
+
   it('keeps lastTransitionTime across reconciles that do not change Ready, and drops the pause condition', () => {
     const first = { ...pipeline(), status: pausedStatus(pipeline(), t0) };
     expect(findCondition(first.status.conditions, 'ReconciliationPaused')?.status).toBe('True');

@@ -1,6 +1,7 @@
 /**
  * The status a reconcile writes, computed from what it found: each topic's phase and state in
- * Kafka, then the conditions (`Ready`, `Conflict`, `ReconciliationPaused`) per the API conventions.
+ * Kafka, then the conditions (`Ready`, `Stalled`, `Conflict`, `ReconciliationPaused`) per the API
+ * conventions.
  */
 import type { TopicOutcome, TopicRefusal, TopicState } from '@event-observatory/broker';
 import {
@@ -71,6 +72,16 @@ export interface Verdict {
   ready: boolean;
   reason: string;
   message: string;
+}
+
+/**
+ * Not ready for a reason no retry can mend (every one but a Kafka error): someone must change the
+ * spec, the annotations, a Secret or the controller's rules. Written as `Stalled=True`, the
+ * condition kstatus reads as Failed (Helm 4's `--wait`, Flux, Argo CD), so an install stops
+ * waiting on the Pipeline and names the reason instead of timing out.
+ */
+export function stalled(v: Verdict): boolean {
+  return !v.ready && v.reason !== 'KafkaError';
 }
 
 /** Ready when no topic is in Error, Refused, Blocked or Conflict (an unmanaged topic does not count). */
@@ -183,6 +194,25 @@ export function reconciledStatus(pipeline: Pipeline, topics: TopicResult[], now:
       message: v.message,
       observedGeneration: generation,
     },
+    now,
+  );
+  conditions = setCondition(
+    conditions,
+    stalled(v)
+      ? {
+          type: 'Stalled',
+          status: 'True',
+          reason: v.reason,
+          message: v.message,
+          observedGeneration: generation,
+        }
+      : {
+          type: 'Stalled',
+          status: 'False',
+          reason: v.ready ? 'Reconciled' : 'Retrying',
+          message: '',
+          observedGeneration: generation,
+        },
     now,
   );
   conditions = setCondition(
