@@ -9,6 +9,7 @@ import {
   type Env,
   int,
   list,
+  num,
   readConfig,
   str,
 } from '@event-observatory/service-kit/config';
@@ -33,6 +34,9 @@ const schema = {
   knownTypes: list('INGEST_KNOWN_TYPES', { min: 0 }).default([]),
   // Bytes of requests in flight (admission.ts): what bounds memory under overload.
   maxInflightBytes: int('INGEST_MAX_INFLIGHT_BYTES', { min: 1 }).default(16_777_216),
+  // The adaptive event limit (event-admission.ts): its floor, and the latency rise it tolerates.
+  minInflightEvents: int('INGEST_MIN_INFLIGHT_EVENTS', { min: 1 }).default(64),
+  latencyTolerance: num('INGEST_LATENCY_TOLERANCE', { min: 1 }).default(2),
 };
 
 export type IngestConfig = ReturnType<typeof readIngestConfig>;

@@ -17,7 +17,9 @@ import { InFlightBudget } from './admission.js';
 import { buildApp } from './app.js';
 import { createBatchIngestor } from './batch.js';
 import { BrokerReachability } from './broker-reachability.js';
+import { GradientLimit } from './concurrency-limit.js';
 import type { IngestConfig } from './config.js';
+import { EventAdmission } from './event-admission.js';
 import { createIngestor } from './ingest.js';
 import { KnownTypes } from './known-types.js';
 import { MaxEventBytesCheck } from './max-event-bytes-check.js';
@@ -94,6 +96,15 @@ export async function createIngestService(opts: IngestServiceOptions) {
     registry,
     limits: config,
     budget: new InFlightBudget(config.maxInflightBytes),
+    // Never above the producer's queue: an admitted event is then not refused for `queue-full`.
+    events: new EventAdmission(
+      new GradientLimit({
+        min: Math.min(config.minInflightEvents, broker.queueCapacity),
+        max: broker.queueCapacity,
+        tolerance: config.latencyTolerance,
+      }),
+      config.maxBatchEvents,
+    ),
     checks: {
       broker: () => (reachability.isReachable ? up('reachable') : down('unreachable', reachability.reason)),
       eventCeiling: () => maxEventBytes.readiness(),
