@@ -95,8 +95,8 @@ export class GradientLimit {
 
   /**
    * Gives back `units` and learns from the work's latency (`ok`), or from its failure. Samples
-   * taken while less than half the limit was in use do not grow it (such latency says nothing
-   * about a larger limit), but may shrink it.
+   * taken while less than half the limit was in use do not grow it: such latency says nothing
+   * about a larger limit.
    */
   complete(units: number, latencyMs: number, ok: boolean): void {
     const inFlight = this.used;
@@ -112,11 +112,9 @@ export class GradientLimit {
       this.long.scale(0.95);
       long = this.long.current;
     }
+    if (inFlight < this.current / 2) return;
     const gradient = Math.max(0.5, Math.min(1, (this.o.tolerance * long) / sample));
-    // Unlike Gradient2, a latency rise shrinks the limit however little of it is in use: when
-    // clients hold fewer requests than half the limit, the queueing is still real.
-    if (gradient === 1 && inFlight < this.current / 2) return;
-    const next = this.current * gradient + (gradient === 1 ? Math.sqrt(this.current) : 0);
+    const next = this.current * gradient + Math.sqrt(this.current);
     this.set(this.current * (1 - this.o.smoothing) + next * this.o.smoothing);
   }
 
