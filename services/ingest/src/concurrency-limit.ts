@@ -95,8 +95,8 @@ export class GradientLimit {
 
   /**
    * Gives back `units` and learns from the work's latency (`ok`), or from its failure. Samples
-   * taken while less than half the limit was in use do not grow it: such latency says nothing
-   * about a larger limit.
+   * taken while less than half the limit was in use change nothing: such latency is not queueing
+   * the limit could remove, and says nothing about a larger limit.
    */
   complete(units: number, latencyMs: number, ok: boolean): void {
     const inFlight = this.used;
