@@ -55,6 +55,13 @@ describe('the gradient concurrency limit', () => {
     expect(limit.limit).toBe(100);
   });
 
+  it('does not shrink for one slow sample: the recent latency is an average of a few', () => {
+    const limit = new GradientLimit({ initial: 100, min: 5, max: 100, tolerance: 2 });
+    load(limit, 100, 10);
+    load(limit, 1, 40);
+    expect(limit.limit).toBe(100);
+  });
+
   it('backs off on failed work', () => {
     const limit = new GradientLimit({ initial: 100, min: 5, max: 100, backoff: 0.5 });
     limit.tryAcquire(1);

@@ -1,6 +1,7 @@
 /**
  * An adaptive concurrency limit in the manner of Netflix concurrency-limits' `Gradient2Limit`:
- * the limit on work in flight follows the ratio of the long-term latency to the latest one. While
+ * the limit on work in flight follows the ratio of the long-term latency to the recent one (an
+ * average of the last few samples, as Netflix's windowed limit feeds Gradient2). While
  * latency holds, the limit grows by about its square root per sample (probing for more
  * throughput); when latency rises above `tolerance` times its long-term average, the limit shrinks
  * by that gradient (at most by half a sample, smoothed), so queueing is refused up front instead
@@ -19,6 +20,8 @@ export interface GradientLimitOptions {
   smoothing?: number;
   /** Samples the long-term latency averages over; default 600. */
   longWindow?: number;
+  /** Samples the recent latency averages over (one slow sample is not a trend); default 10. */
+  shortWindow?: number;
   /** Factor applied on a failed sample; default 0.9. */
   backoff?: number;
 }
@@ -53,6 +56,7 @@ export class GradientLimit {
   private current: number;
   private used = 0;
   private readonly long: MovingAverage;
+  private readonly short: MovingAverage;
   private readonly o: Required<Omit<GradientLimitOptions, 'initial'>>;
 
   constructor(opts: GradientLimitOptions) {
@@ -62,10 +66,12 @@ export class GradientLimit {
       tolerance: opts.tolerance ?? 2,
       smoothing: opts.smoothing ?? 0.2,
       longWindow: opts.longWindow ?? 600,
+      shortWindow: opts.shortWindow ?? 10,
       backoff: opts.backoff ?? 0.9,
     };
     this.current = Math.min(opts.max, Math.max(opts.min, opts.initial ?? opts.max));
     this.long = new MovingAverage(this.o.longWindow);
+    this.short = new MovingAverage(this.o.shortWindow);
   }
 
   /** The limit, rounded down: what `tryAcquire` admits up to. */
@@ -107,13 +113,15 @@ export class GradientLimit {
     }
     const sample = Math.max(latencyMs, 0.001);
     this.long.add(sample);
+    this.short.add(sample);
+    const recent = this.short.current;
     let long = this.long.current;
-    if (long / sample > 2) {
+    if (long / recent > 2) {
       this.long.scale(0.95);
       long = this.long.current;
     }
     if (inFlight < this.current / 2) return;
-    const gradient = Math.max(0.5, Math.min(1, (this.o.tolerance * long) / sample));
+    const gradient = Math.max(0.5, Math.min(1, (this.o.tolerance * long) / recent));
     const next = this.current * gradient + Math.sqrt(this.current);
     this.set(this.current * (1 - this.o.smoothing) + next * this.o.smoothing);
   }
