@@ -7,7 +7,12 @@
  *
  * Usage: `(cd bench/ingest && node --conditions=source --import tsx cost.ts)` (after `npx tsc -b`
  * it can import dist/ with plain node conditions: `node --import tsx cost.ts`).
- * Env: COST_RATE (default 4000 req/s), COST_SECONDS (default 5), COST_SCENARIO (bare,app,both).
+ * (c) the same app refusing every request: its producer never acknowledges and its event limit is
+ * one event (`BROKER_QUEUE_CAPACITY=1`), so after the first request each is answered 503
+ * `overloaded` before its body is read: what a refusal costs beside an acknowledgement.
+ *
+ * Env: COST_RATE (default 4000 req/s), COST_SECONDS (default 5), COST_SCENARIO (`bare`, `app`,
+ * `refused`, comma-separated; default all three).
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,11 +24,11 @@ import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import { type LoadRequest, percentile, runLoad } from './loadgen.js';
-import { requestShapes } from './shapes.js';
+import { requestShapes, SINGLE_PAYLOAD, singleEventHeaders } from './shapes.js';
 
 const RATE = Number(process.env.COST_RATE ?? 4000);
 const SECONDS = Number(process.env.COST_SECONDS ?? 5);
-const SCENARIO = process.env.COST_SCENARIO ?? 'both';
+const SCENARIOS = new Set((process.env.COST_SCENARIO ?? 'bare,app,refused').split(','));
 const SECRET = 'bench-secret-bench-secret-bench-secret!!';
 
 async function measure(
@@ -66,7 +71,7 @@ async function measure(
 const token = await signDevToken({ secret: SECRET, scopes: ['events:write'], subject: 'bench' });
 const { single } = requestShapes('x', token);
 
-if (SCENARIO !== 'app') {
+if (SCENARIOS.has('bare')) {
   const bare = new Hono();
   bare.post('/v1/events', async (c) => {
     for await (const _ of (c.env as { incoming: AsyncIterable<Buffer> }).incoming);
@@ -74,18 +79,25 @@ if (SCENARIO !== 'app') {
   });
   await measure('bare hono', bare, single);
 }
-if (SCENARIO !== 'bare') {
+
+/** The ingest app without a broker; `acknowledge` false: a producer that never acknowledges. */
+async function ingestApp(acknowledge: boolean) {
   let offset = 0;
-  const service = await createIngestService({
-    config: readIngestConfig({}),
-    broker: producerConfig({ bootstrapServers: ['127.0.0.1:9'] }),
+  return createIngestService({
+    config: { ...readIngestConfig({}), minInflightEvents: 1 },
+    broker: producerConfig({
+      bootstrapServers: ['127.0.0.1:9'],
+      ...(acknowledge ? {} : { queueCapacity: 1 }),
+    }),
     auth: authConfigFromEnv({ AUTH_SECRET: SECRET }, { defaultScope: 'events:write' }),
     registry: createMetrics({ service: 'ingest-cost', version: '0' }).registry,
     logger: createLogger({ service: 'ingest-cost', level: 'silent' }),
-    // No broker: a producer that acknowledges at once, and the event topic's own limit.
     brokerClients: {
       producer: (onOutcome) => ({
-        publish: async (record) => ({ topic: 't', partition: 0, offset: String(offset++), key: record.key }),
+        publish: (record) =>
+          acknowledge
+            ? Promise.resolve({ topic: 't', partition: 0, offset: String(offset++), key: record.key })
+            : new Promise(() => {}),
         probe: async () => {
           onOutcome(true);
           return true;
@@ -96,6 +108,19 @@ if (SCENARIO !== 'bare') {
       messageLimit: { read: async () => EVENT_MAX_MESSAGE_BYTES, close: async () => {} },
     },
   });
-  await measure('ingest app, instant producer', service.app, single);
+}
+
+if (SCENARIOS.has('app')) {
+  await measure('ingest app, instant producer', (await ingestApp(true)).app, single);
+}
+if (SCENARIOS.has('refused')) {
+  const { app } = await ingestApp(false);
+  // One event that is never acknowledged holds the whole limit.
+  void app.request('/v1/events', {
+    method: 'POST',
+    headers: Object.fromEntries([...singleEventHeaders(0), ['authorization', `Bearer ${token}`]]),
+    body: SINGLE_PAYLOAD,
+  });
+  await measure('ingest app, every request refused 503 overloaded', app, single);
 }
 process.exit(0);

@@ -45,6 +45,8 @@ export interface LoadResult {
   statuses: Record<string, number>;
   /** Milliseconds from due time to the end of the response, sorted ascending. */
   latencies: Float64Array;
+  /** The same, of the 200 responses only. */
+  okLatencies: Float64Array;
   /** Seconds from the first due time to the last response. */
   elapsed: number;
   /** Events acknowledged (see `LoadOptions.acknowledged`). */
@@ -73,7 +75,9 @@ export function runLoad(opts: LoadOptions): Promise<LoadResult> {
   const maxConnections = opts.maxConnections ?? 512;
   const total = Math.round(opts.rate * opts.seconds);
   const latencies = new Float64Array(total);
+  const okLatencies = new Float64Array(total);
   let done = 0;
+  let oks = 0;
   let sent = 0;
   const statuses: Record<string, number> = {};
   const idle: Conn[] = [];
@@ -90,6 +94,7 @@ export function runLoad(opts: LoadOptions): Promise<LoadResult> {
   const record = (conn: Conn, status: number) => {
     const now = performance.now();
     latencies[done++] = now - conn.due;
+    if (status === 200) okLatencies[oks++] = now - conn.due;
     lastEnd = now;
     statuses[status] = (statuses[status] ?? 0) + 1;
   };
@@ -117,6 +122,7 @@ export function runLoad(opts: LoadOptions): Promise<LoadResult> {
       statuses,
       acknowledged,
       latencies: sorted,
+      okLatencies: okLatencies.slice(0, oks).sort(),
       elapsed: (lastEnd - start) / 1000,
       cpuSeconds: (cpu.user + cpu.system) / 1e6,
       connections: all.size,

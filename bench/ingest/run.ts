@@ -20,6 +20,8 @@
  * - `BENCH_SERVICE_DIR` the service folder to run (default services/ingest of this checkout)
  * - `BENCH_BROKER_SETTINGS` extra broker settings, `key=value,...`
  * - `BENCH_CONFIGS` service configurations, `defaults,tuned` (see ALL_CONFIGS)
+ * - `BENCH_OVERLOAD` `on` (default): after each sweep of single or batch, the overload steps
+ *   (`overload.ts`: 80 % of the sweep's peak, then 1.7x, 2.3x and 3x of it); `off` skips them
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -31,6 +33,7 @@ import { ensureStackTopics, productionNodeArgs, startKafka } from '@event-observ
 import { signDevToken } from '@event-observatory/service-kit/auth';
 import { procStatus } from '../lib/proc.js';
 import { benchRun } from '../lib/report.js';
+import { overloadSteps, overloadTable } from './overload.js';
 import { startIngestService } from './service.js';
 import { createdOf, requestShapes } from './shapes.js';
 import { type Result, resultTable, step } from './step.js';
@@ -49,6 +52,7 @@ const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'single,batch,big').sp
 const SINGLE_RATES = (process.env.BENCH_SINGLE_RATES ?? '5000,7500,10000').split(',').map(Number);
 const BATCH_RATES = (process.env.BENCH_BATCH_RATES ?? '300,500,700').split(',').map(Number);
 const AUTH = (process.env.BENCH_AUTH ?? 'on') !== 'off';
+const OVERLOAD = (process.env.BENCH_OVERLOAD ?? 'on') !== 'off';
 const FROM_SOURCE = process.env.BENCH_SOURCE === '1';
 /** The service's folder; another checkout's (e.g. an older commit's) to compare with the same generator. */
 const SERVICE_DIR = process.env.BENCH_SERVICE_DIR ?? join(repo, 'services/ingest');
@@ -148,30 +152,44 @@ async function measureService(
       seconds: WARMUP_SECONDS / 2,
     });
   }
+  const overloadLines: string[] = [];
+  /** Runs a scenario's sweep, then its overload steps against the sweep's peak. */
+  const sweep = async (
+    scenario: string,
+    shape: Omit<Parameters<typeof step>[0], 'name' | 'rate' | 'seconds'>,
+    rates: number[],
+    nameOf: (rate: number) => string,
+  ) => {
+    const measured = async (name: string, rate: number) => {
+      const r = await step({ ...shape, name, rate, seconds: SECONDS });
+      console.error(JSON.stringify(r));
+      results.push(r);
+      return r;
+    };
+    const swept: Result[] = [];
+    for (const rate of rates) swept.push(await measured(nameOf(rate), rate));
+    if (!OVERLOAD) return;
+    const { base, figures } = await overloadSteps({
+      scenario,
+      eventsPerRequest: shape.eventsPerRequest,
+      sweep: swept,
+      run: measured,
+    });
+    const peak = Math.max(...swept.map((r) => r.eventsPerSecond));
+    overloadLines.push(...overloadTable(scenario, peak, base, figures), '');
+  };
   if (SCENARIOS.has('single')) {
-    for (const rate of SINGLE_RATES) {
-      results.push(
-        await step({
-          ...at,
-          name: `single 1 KiB binary @ ${rate}/s`,
-          rate,
-          eventsPerRequest: 1,
-          request: single,
-          seconds: SECONDS,
-        }),
-      );
-      console.error(JSON.stringify(results.at(-1)));
-    }
+    await sweep(
+      'single 1 KiB binary',
+      { ...at, eventsPerRequest: 1, request: single },
+      SINGLE_RATES,
+      (rate) => `single 1 KiB binary @ ${rate}/s`,
+    );
   }
   if (SCENARIOS.has('batch')) {
     const batchStep = { ...at, eventsPerRequest: 100, request: batch, acknowledged: createdOf };
     await step({ ...batchStep, name: 'warm-up batch', rate: 100, seconds: 2 });
-    for (const rate of BATCH_RATES) {
-      results.push(
-        await step({ ...batchStep, name: `batch of 100 @ ${rate} req/s`, rate, seconds: SECONDS }),
-      );
-      console.error(JSON.stringify(results.at(-1)));
-    }
+    await sweep('batch of 100', batchStep, BATCH_RATES, (rate) => `batch of 100 @ ${rate} req/s`);
   }
   let bigLine = '';
   if (SCENARIOS.has('big')) {
@@ -212,6 +230,7 @@ async function measureService(
     '',
     ...resultTable(results),
     '',
+    ...overloadLines,
     bigLine || `Service process high-water mark over the run: ${Math.round(hwm / 1048576)} MiB.`,
     '',
   ];

@@ -12,6 +12,13 @@ export interface Result {
   eventsPerSecond: number;
   p50: number;
   p99: number;
+  /** p99 of the 200 responses alone. */
+  p99Ok: number;
+  /** Requests answered 200, and 503. */
+  okRequests: number;
+  refusedRequests: number;
+  /** Seconds from the first due time to the last response. */
+  elapsed: number;
   peakRssMiB: number;
   /** Cores used over the step by the server, the broker and the generator. */
   serviceCores: number;
@@ -59,6 +66,10 @@ export async function step(o: StepOptions): Promise<Result> {
     eventsPerSecond: Math.round(ok / r.elapsed),
     p50: percentile(r.latencies, 50),
     p99: percentile(r.latencies, 99),
+    p99Ok: percentile(r.okLatencies, 99),
+    okRequests: r.statuses['200'] ?? 0,
+    refusedRequests: r.statuses['503'] ?? 0,
+    elapsed: r.elapsed,
     peakRssMiB: Math.round(peak / 1048576),
     serviceCores: (cpuSeconds(o.pid) - svc0) / r.elapsed,
     brokerCores: (cpuSeconds(o.brokerPid) - brk0) / r.elapsed,

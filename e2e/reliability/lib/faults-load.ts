@@ -24,7 +24,7 @@ export interface Outcome {
   partition?: number;
   /** For a 200, the record's offset the service answered (`destination.offset`). */
   offset?: number;
-  /** For a 503, the spec's `metadata.failure` (`queue-full`, `timeout`, `unavailable`, `closed`). */
+  /** For a 503, the spec's `metadata.failure` (`overloaded`, `queue-full`, `timeout`, `unavailable`, `closed`). */
   failure?: string;
   /** For a 503, the spec's `ErrorInfo.reason` (`unpersistable`). */
   reason?: string;

@@ -30,9 +30,12 @@ export function expectExact(rows: LedgerRow[], row: LedgerRow): LedgerRow {
   return row;
 }
 
-/** The kinds of 503 other than a full send queue: a send that failed at the broker. */
+/** The 503s of a service shedding load: its event limit (`overloaded`) or a full send queue. */
+export const SHED_FAILURES = new Set(['overloaded', 'queue-full']);
+
+/** The kinds of 503 other than shed load: a send that failed at the broker. */
 export function brokerFailures(row: LedgerRow): string[] {
-  return Object.keys(row.failures).filter((failure) => failure !== 'queue-full');
+  return Object.keys(row.failures).filter((failure) => !SHED_FAILURES.has(failure));
 }
 
 /**

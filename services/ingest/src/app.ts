@@ -15,10 +15,11 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { Registry } from 'prom-client';
 import { chargeOf, type InFlightBudget } from './admission.js';
-import type { BatchIngestor } from './batch.js';
+import type { BatchCreateResponse, BatchIngestor } from './batch.js';
 import { readBodyLimited } from './body.js';
 import type { Limits } from './config.js';
 import { addDocsRoutes } from './docs.js';
+import type { EventAdmission } from './event-admission.js';
 import { errorBodyOf, type Ingestor, toApiError } from './ingest.js';
 import { batchCreateRoute, createEventRoute, validateRoute } from './routes.js';
 
@@ -30,6 +31,8 @@ export interface AppDeps {
   limits: Pick<Limits, 'maxEventBytes' | 'maxBatchBytes'>;
   /** Bytes of requests in flight (`INGEST_MAX_INFLIGHT_BYTES`). */
   budget: InFlightBudget;
+  /** The adaptive limit on events in flight (create and batch create only: validate publishes nothing). */
+  events: EventAdmission;
   /** Readiness checks by the field they fill in the body (`broker`, ...). */
   checks: Record<string, HealthCheck>;
   version: string;
@@ -42,6 +45,11 @@ type Env = { Bindings: HttpBindings; Variables: AuthVariables };
 function closing(err: ApiError): ApiError {
   if (err.code === 413) err.headers.connection = 'close';
   return err;
+}
+
+/** Whether no element of a batch failed as unavailable (the event limit's failed sample). */
+function publishedAll(response: BatchCreateResponse): boolean {
+  return response.entries.every((e) => !('error' in e) || e.error.code !== 503);
 }
 
 export function buildApp(deps: AppDeps): OpenAPIHono<Env> {
@@ -83,17 +91,30 @@ export function buildApp(deps: AppDeps): OpenAPIHono<Env> {
 
   app.openapi(createEventRoute, async (c) => {
     const created = await refusing(() =>
-      admitted(c, limits.maxEventBytes, async (read) => ingestor.create(requestHeaderPairs(c), await read())),
+      admitted(c, limits.maxEventBytes, (read) =>
+        deps.events.run(1, async (permit) => {
+          const body = await read();
+          return permit.measure(() => ingestor.create(requestHeaderPairs(c), body));
+        }),
+      ),
     );
     return c.json(created, 200);
   });
 
+  // A batch is charged its estimated events before its body is read, its real count once split
+  // (refused whole when that does not fit), and only then are its elements decoded and published.
   app.openapi(batchCreateRoute, async (c) => {
+    const estimate = deps.events.estimateBatch(requestHeader(c, 'content-length'));
     const response = await refusing(() =>
       admitted(
         c,
         limits.maxBatchBytes,
-        async (read) => batch.create(batch.accept(requestHeader(c, 'content-type'), await read())),
+        (read) =>
+          deps.events.run(estimate, async (permit) => {
+            const accepted = batch.accept(requestHeader(c, 'content-type'), await read());
+            permit.resize(accepted.elements.length, accepted.bytes);
+            return permit.measure(() => batch.create(accepted), publishedAll);
+          }),
         'the batch body',
       ),
     );

@@ -10,6 +10,7 @@ import {
   int,
   list,
   metricsPort,
+  num,
   readConfig,
   str,
 } from '@event-observatory/service-kit/config';
@@ -35,6 +36,10 @@ const schema = {
   knownTypes: list('INGEST_KNOWN_TYPES', { min: 0 }).default([]),
   // Bytes of requests in flight (admission.ts): what bounds memory under overload.
   maxInflightBytes: int('INGEST_MAX_INFLIGHT_BYTES', { min: 1 }).default(16_777_216),
+  // The adaptive event limit (event-admission.ts): its floor (a whole batch of the default
+  // ceiling beside others), and the latency rise it tolerates.
+  minInflightEvents: int('INGEST_MIN_INFLIGHT_EVENTS', { min: 1 }).default(256),
+  latencyTolerance: num('INGEST_LATENCY_TOLERANCE', { min: 1 }).default(2),
 };
 
 export type IngestConfig = ReturnType<typeof readIngestConfig>;

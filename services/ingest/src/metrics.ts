@@ -5,7 +5,8 @@
  */
 import { REJECTION_REASONS, type RejectionReason } from '@event-observatory/events';
 import { cappedLabel, createDistribution, ladders } from '@event-observatory/service-kit/metrics';
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { GradientLimit } from './concurrency-limit.js';
 
 export type Mode = 'binary' | 'structured';
 
@@ -73,3 +74,29 @@ export function createIngestMeters(registry: Registry) {
 }
 
 export type IngestMeters = ReturnType<typeof createIngestMeters>;
+
+/**
+ * `ingest_inflight_events` and `ingest_inflight_events_limit`: the adaptive event limit and what
+ * it holds, read at scrape time (their ratio is how close the service is to refusing).
+ */
+export function registerEventLimitGauges(
+  registry: Registry,
+  limit: Pick<GradientLimit, 'limit' | 'inFlight'>,
+): void {
+  new Gauge({
+    name: 'ingest_inflight_events',
+    help: 'Events of admitted create and batch create requests not yet answered',
+    registers: [registry],
+    collect() {
+      this.set(limit.inFlight);
+    },
+  });
+  new Gauge({
+    name: 'ingest_inflight_events_limit',
+    help: 'The adaptive limit on events in flight; a request over it is refused 503 before its body is read',
+    registers: [registry],
+    collect() {
+      this.set(limit.limit);
+    },
+  });
+}

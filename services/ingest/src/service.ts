@@ -17,11 +17,13 @@ import { InFlightBudget } from './admission.js';
 import { buildApp } from './app.js';
 import { createBatchIngestor } from './batch.js';
 import { BrokerReachability } from './broker-reachability.js';
+import { GradientLimit } from './concurrency-limit.js';
 import type { IngestConfig } from './config.js';
+import { EventAdmission } from './event-admission.js';
 import { createIngestor } from './ingest.js';
 import { KnownTypes } from './known-types.js';
 import { MaxEventBytesCheck } from './max-event-bytes-check.js';
-import { createIngestMeters } from './metrics.js';
+import { createIngestMeters, registerEventLimitGauges } from './metrics.js';
 
 /** What the service needs of its producer (`EventProducer` unless replaced). */
 export type IngestProducer = Pick<EventProducer, 'publish' | 'probe' | 'startProbing' | 'close'>;
@@ -87,6 +89,13 @@ export async function createIngestService(opts: IngestServiceOptions) {
     knownTypes: new KnownTypes(config.knownTypes),
     ...(opts.now ? { now: opts.now } : {}),
   });
+  // Never above the producer's queue: an admitted event is then not refused for `queue-full`.
+  const eventLimit = new GradientLimit({
+    min: Math.min(config.minInflightEvents, broker.queueCapacity),
+    max: broker.queueCapacity,
+    tolerance: config.latencyTolerance,
+  });
+  registerEventLimitGauges(registry, eventLimit);
   const app = buildApp({
     ingestor,
     batch: createBatchIngestor({ ingestor, meters, limits: config }),
@@ -94,6 +103,7 @@ export async function createIngestService(opts: IngestServiceOptions) {
     registry,
     limits: config,
     budget: new InFlightBudget(config.maxInflightBytes),
+    events: new EventAdmission(eventLimit, config.maxBatchEvents),
     checks: {
       broker: () => (reachability.isReachable ? up('reachable') : down('unreachable', reachability.reason)),
       eventCeiling: () => maxEventBytes.readiness(),

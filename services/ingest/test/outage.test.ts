@@ -172,7 +172,8 @@ describe('queue full', () => {
     await h?.close();
   });
 
-  it('answers 503 to requests beyond BROKER_QUEUE_CAPACITY and publishes none of them', async () => {
+  // The event limit never exceeds the queue, so the overflow is refused by it, up front.
+  it('answers 503 overloaded to requests beyond BROKER_QUEUE_CAPACITY and publishes none of them', async () => {
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => send(h, `q-${i}`)));
     const refused = results.flatMap((r, i) => (r.status === 503 ? [i] : []));
     const accepted = results.flatMap((r, i) => (r.status === 200 ? [i] : []));
@@ -180,7 +181,10 @@ describe('queue full', () => {
     expect(accepted.length + refused.length).toBe(40);
     for (const i of refused) {
       expect(results[i]!.body.error?.status).toBe('UNAVAILABLE');
-      expect(results[i]!.body.error?.details[0]?.metadata.failure).toBe('queue-full');
+      expect(results[i]!.body.error?.details[0]?.metadata).toMatchObject({
+        failure: 'overloaded',
+        limitEvents: '2',
+      });
     }
     const records = await readRecords(bootstrapServers, topic, (rs) => rs.length >= accepted.length);
     await new Promise((r) => setTimeout(r, 500));
@@ -189,6 +193,8 @@ describe('queue full', () => {
     for (const i of refused) expect(ids.has(`q-${i}`)).toBe(false);
   });
 
+  // A batch larger than the queue is admitted when nothing else is in flight (the limit never
+  // starves it), and the queue refuses what does not fit, element by element.
   it('refuses the batch elements beyond BROKER_QUEUE_CAPACITY with 503 queue-full inside a 200 and publishes only the others', async () => {
     const ids = Array.from({ length: 20 }, (_, i) => `qb-${i}`);
     const batch = await sendBatch(h, ids);
