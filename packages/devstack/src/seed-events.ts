@@ -71,8 +71,9 @@ FROM (
 ) AS s`;
 
 /**
- * Fills `events.event_rollup_hourly` from the rows (what the rollup-refresh job maintains; this
- * is a whole recount for tests and benchmarks, not that job).
+ * Fills `events.event_rollup_hourly` from the rows and moves the refresh's watermark to now (what
+ * the rollup-refresh job maintains; this is a whole recount for tests and benchmarks with no
+ * concurrent writer, not that job): the rows stored so far count as rolled up.
  */
 export async function rollupFromEvents(db: pg.Pool): Promise<void> {
   await db.query(`
@@ -83,4 +84,10 @@ export async function rollupFromEvents(db: pg.Pool): Promise<void> {
     ON CONFLICT (bucket_start, ce_type, ce_source) DO UPDATE
       SET event_count = EXCLUDED.event_count, error_count = EXCLUDED.error_count,
           max_severity_rank = EXCLUDED.max_severity_rank, refreshed_at = now()`);
+  await db.query(`
+    INSERT INTO events.event_rollup_watermark (singleton, ingested_from, newest_ingested_at, refreshed_at)
+    VALUES (true, now(), (SELECT max(ingested_at) FROM events.cloud_event), now())
+    ON CONFLICT (singleton) DO UPDATE
+      SET ingested_from = EXCLUDED.ingested_from, newest_ingested_at = EXCLUDED.newest_ingested_at,
+          refreshed_at = EXCLUDED.refreshed_at`);
 }

@@ -4,7 +4,7 @@
  * `FACET_ROW_CAP` above it); a table histogram is counted when few matches are expected and
  * estimated from a block sample, scaled, when many are.
  */
-import { createDatabase, seedEvents } from '@event-observatory/devstack';
+import { createDatabase, rollupFromEvents, seedEvents } from '@event-observatory/devstack';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type EventFilter, FACET_ROW_CAP, facetEvents, histogramEvents, migrate } from '../src/index.js';
@@ -120,5 +120,50 @@ describe('histogram from the table', () => {
     const counted = await histogramEvents(pool, { text: 'reading' }, range);
     expect(counted.source).toBe('table');
     expect(total(counted)).toBe(SEEDED);
+  });
+});
+
+describe('the rollup histogram', () => {
+  it('never shows fewer events than the table: hours ingested since the last refresh are counted from it', async () => {
+    const url = await createDatabase(inject('stack').databaseUrl, `rollup_${Date.now().toString(36)}`);
+    await migrate({ url });
+    const db = new pg.Pool({ connectionString: url, max: 2 });
+    try {
+      const now = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 + 1_800_000);
+      await seedEvents(db, { count: 2_000, spanMs: 2 * 86_400_000, end: now });
+      await rollupFromEvents(db);
+      // After the refresh: a late event for an hour the rollup has counted, and a new hour's events.
+      await db.query(
+        `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+         SELECT $1::timestamptz - g * interval '1 second', 'urn:test:late', 'late-' || g, 'com.example.late', '{}'
+           FROM generate_series(0, $2::int - 1) AS g`,
+        [new Date(now.getTime() - 30 * 3_600_000), 7],
+      );
+      await db.query(
+        `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+         SELECT $1::timestamptz + g * interval '1 second', 'urn:test:new', 'new-' || g, 'com.example.new', '{}'
+           FROM generate_series(1, $2::int) AS g`,
+        [now, 11],
+      );
+      const range = {
+        from: new Date(now.getTime() - 3 * 86_400_000),
+        to: new Date(now.getTime() + 3_600_000),
+        bucketMs: 3_600_000,
+      };
+      const total = async (filter: EventFilter) => {
+        const h = await histogramEvents(db, filter, range);
+        expect(h.source).toBe('rollup');
+        return h.buckets.reduce((n, b) => n + b.severe + b.warning + b.other, 0);
+      };
+      const { rows } = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM events.cloud_event WHERE occurred_at >= $1 AND occurred_at < $2',
+        [range.from, range.to],
+      );
+      expect(await total({})).toBe(rows[0]!.n);
+      expect(await total({ types: ['com.example.late'] })).toBe(7);
+      expect(await total({ sources: ['urn:test:new'] })).toBe(11);
+    } finally {
+      await db.end();
+    }
   });
 });
