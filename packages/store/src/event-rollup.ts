@@ -108,6 +108,30 @@ export async function rollupNewestIngestedAt(db: Queryable): Promise<Date | null
   return row?.newest ?? null;
 }
 
+/** Rows stored since the rollup's last refresh (not counted in it yet), counted up to `cap`. */
+export interface RollupBacklog {
+  rows: number;
+  /** More than `cap`: only that many were counted. */
+  capped: boolean;
+}
+
+/**
+ * What the overview's charts miss until the next refresh: the rows ingested since the watermark
+ * (every row when the rollup was never refreshed), one range of the `ingested_at` index, bounded.
+ */
+export async function rollupBacklog(db: DatabasePool, cap = 10_000): Promise<RollupBacklog> {
+  // Raw SQL: a bounded count over the ingestion index from the watermark.
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (
+       SELECT 1 FROM events.cloud_event
+        WHERE ingested_at >= coalesce((SELECT ingested_from FROM events.event_rollup_watermark), '-infinity')
+        LIMIT $1) AS backlog`,
+    [cap + 1],
+  );
+  const n = rows[0]?.n ?? 0;
+  return { rows: Math.min(n, cap), capped: n > cap };
+}
+
 // Reads for the overview page. Raw SQL: the search service's aggregate reads, shaped for the
 // primary key's range scan on bucket_start.
 

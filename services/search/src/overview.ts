@@ -1,10 +1,13 @@
 /**
  * The overview page's data, from the hourly rollup: volume over time, top types, top sources and
- * severities, read concurrently (four of the eight read connections; the spec allows seven).
+ * severities, and how many stored rows the rollup has not counted yet, read concurrently (five of
+ * the eight read connections; the spec allows seven).
  */
 import {
   type DatabasePool,
+  type RollupBacklog,
   type RollupCount,
+  rollupBacklog,
   rollupSeverities,
   rollupTop,
   rollupVolume,
@@ -25,6 +28,8 @@ export interface OverviewView {
   types: RollupCount[];
   sources: RollupCount[];
   severities: SeveritySummary;
+  /** Rows stored since the rollup's last refresh: the charts do not show them yet. */
+  backlog: RollupBacklog;
 }
 
 export function rangeOf(raw: string | undefined): RangeName | undefined {
@@ -40,11 +45,12 @@ export async function runOverview(
   const unit = range === '24h' ? 'hour' : 'day';
   // Whole hours, so the first bucket is not cut.
   const since = new Date(Math.floor((now - RANGES[range]) / 3_600_000) * 3_600_000);
-  const [volume, types, sources, severities] = await Promise.all([
+  const [volume, types, sources, severities, backlog] = await Promise.all([
     rollupVolume(pool, since, unit),
     rollupTop(pool, since, 'ce_type', TOP),
     rollupTop(pool, since, 'ce_source', TOP),
     rollupSeverities(pool, since),
+    rollupBacklog(pool),
   ]);
-  return { range, since, volume, unit, types, sources, severities };
+  return { range, since, volume, unit, types, sources, severities, backlog };
 }

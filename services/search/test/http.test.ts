@@ -183,6 +183,21 @@ describe('read connections', () => {
   });
 });
 
+describe('the overview', () => {
+  it('says how many stored events the rollup has not counted yet, rather than showing fewer', async () => {
+    const plain = async () =>
+      (await (await h.get('/?range=24h')).text()).replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+    await h.db.query(
+      `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+       SELECT now() - g * interval '1 second', 'urn:test:backlog', 'b-' || g, 'com.example.backlog', '{}'
+         FROM generate_series(1, 3) AS g`,
+    );
+    expect(await plain()).toMatch(
+      /\d+ event\(s\) stored since the last refresh are not counted here yet: Search lists them/,
+    );
+  });
+});
+
 describe('readiness and metrics', () => {
   it('is ready when the read pool hands out a connection, and not when the store is unreachable', async () => {
     const ready = await h.get('/health/ready');

@@ -108,6 +108,13 @@ export function OverviewPage(props: { view: OverviewView }) {
           ? `Last refreshed ${utc(s.refreshedAt, false)} UTC.`
           : 'The rollup has not been refreshed yet (the rollup-refresh job has not run).'}
       </p>
+      {v.backlog.rows > 0 ? (
+        <p class="notice" role="status">
+          {v.backlog.capped ? 'More than ' : ''}
+          {number.format(v.backlog.rows)} event(s) stored since the last refresh are not counted here yet:{' '}
+          <a href="/events?range=24h">Search</a> lists them.
+        </p>
+      ) : null}
       <section aria-labelledby="severities" class="cards">
         <h2 id="severities">Severities</h2>
         <div class="card">
