@@ -69,26 +69,38 @@ describe('search on a streaming replica', () => {
 
   it('answers a receipt and streams the tail from what the replica has replayed', async () => {
     const topic = 'replica.receipt';
-    const tail = new AbortController();
-    const res = await fetch(`${h.url}/events/tail?source=urn:test:replica`, { signal: tail.signal });
-    expect(res.status).toBe(200);
-    await h.db.query(
-      `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw, broker_topic, broker_partition, broker_offset)
-       VALUES (now(), 'urn:test:replica', 'replicated-1', 'com.example.replicated', '{}', $1, 0, 7)`,
-      [topic],
-    );
+    const insert = (n: number) =>
+      h.db.query(
+        `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw, broker_topic, broker_partition, broker_offset)
+         VALUES (now(), 'urn:test:replica', $2, 'com.example.replicated', '{}', $1, 0, $3)`,
+        [topic, `replicated-${n}`, 6 + n],
+      );
+    await insert(1);
     await caughtUp();
     const receipt = (await text(`/receipt?topic=${topic}&partition=0&offset=7`)).body;
     expect(receipt).toMatch(/Stored at .* com\.example\.replicated from urn:test:replica, id replicated-1/);
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
+
+    // The tail starts after what is stored when its first poll runs (a moment after it answers):
+    // events written after that arrive. One more event a second until one does.
+    const tail = new AbortController();
+    const res = await fetch(`${h.url}/events/tail?source=urn:test:replica`, { signal: tail.signal });
+    expect(res.status).toBe(200);
     let streamed = '';
-    while (!streamed.includes('replicated-1')) {
-      const chunk = await reader.read();
-      if (chunk.done) throw new Error(`the tail ended before the event: ${streamed}`);
-      streamed += decoder.decode(chunk.value, { stream: true });
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of res.body!) streamed += decoder.decode(chunk, { stream: true });
+    })().catch(() => {});
+    try {
+      for (let n = 2; !/"id":"replicated-\d+"/.test(streamed) && n < 30; n++) {
+        await insert(n);
+        await caughtUp();
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+      expect(streamed).toMatch(/"id":"replicated-\d+"/);
+    } finally {
+      tail.abort();
+      await reading;
     }
-    tail.abort();
   });
 
   it('says a receipt may be stored, not yet on the replica, while the replica lags', async () => {
