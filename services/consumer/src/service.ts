@@ -200,7 +200,7 @@ export async function createConsumerService(opts: ServiceOptions) {
     closers: {
       consumer: async () => {
         probe.stop();
-        await dlqAge.stop();
+        dlqAge.stop();
         await stream.stop();
       },
       deadLetterProducer: () => deadLetters.disconnect(),
