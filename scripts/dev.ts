@@ -193,7 +193,7 @@ function onPath(command: string): boolean {
 }
 
 /**
- * postgres_exporter and Prometheus (the spec's 15 s scrape, the 13 rules) when installed; the
+ * postgres_exporter and Prometheus (the spec's 15 s scrape, the 14 rules) when installed; the
  * scrape gives each target the `service` label the alerts' `exported_service` matchers rely on.
  */
 async function startMonitoring(plans: ServicePlan[], databaseUrl: string): Promise<string | undefined> {

@@ -483,7 +483,7 @@ export const values: Tree = {
       relabelings: list([], 'relabelings of every scrape endpoint (RelabelConfig items)', { type: 'object' }),
     },
     prometheusRule: {
-      enabled: bool(false, 'the PrometheusRule with the 13 alerts of monitoring/alerts'),
+      enabled: bool(false, 'the PrometheusRule with the 14 alerts of monitoring/alerts'),
       labels: map({}, 'labels of the PrometheusRule: what the Prometheus selects (ruleSelector)', 'string'),
       namespace: str('', 'namespace of the PrometheusRule (empty: the release namespace)'),
       selector: str(

@@ -218,12 +218,12 @@ describe('the rendered platform', () => {
     expect(named(objects, 'ConfigMap', 'obs-consumer').data?.CONSUMER_MIGRATE_ON_BOOT).toBe('false');
   });
 
-  it('makes the PrometheusRule of the 13 alerts of monitoring/, with their template text intact', () => {
+  it('makes the PrometheusRule of the 14 alerts of monitoring/, with their template text intact', () => {
     const rule = named(objects, 'PrometheusRule', 'obs-alerts');
     const alerts = rule.spec.groups.flatMap((g: { rules: { alert: string }[] }) =>
       g.rules.map((r) => r.alert),
     );
-    expect(alerts).toHaveLength(13);
+    expect(alerts).toHaveLength(14);
     // The rule files' scope becomes the release's (cdk8s/test/monitoring.test.ts tests it further).
     const release =
       'namespace="observatory", service=~"obs-ingest|obs-consumer|obs-search|obs-controller|obs-postgres-exporter"';

@@ -105,7 +105,7 @@ describe('the PrometheusRule', () => {
   const rules = rulesOf(objects);
 
   it("scopes every rule to the release's namespace and Services", () => {
-    expect(rules).toHaveLength(13);
+    expect(rules).toHaveLength(14);
     for (const r of rules) {
       expect(r.expr, r.alert).toContain(
         'namespace="observatory", service=~"obs-ingest|obs-consumer|obs-search|obs-controller|obs-postgres-exporter"',

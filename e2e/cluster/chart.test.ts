@@ -338,7 +338,7 @@ describe('the chart on the cluster', () => {
       '--namespace',
       ns.name,
     ]);
-    expect(rule.spec.groups.flatMap((g) => g.rules)).toHaveLength(13);
+    expect(rule.spec.groups.flatMap((g) => g.rules)).toHaveLength(14);
     const dashboards = await kube.getJson<{ items: unknown[] }>([
       'configmaps',
       '--namespace',

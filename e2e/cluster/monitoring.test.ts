@@ -3,7 +3,7 @@
  * Prometheus it manages (scripts/cluster/prometheus-operator.sh, selecting `release:
  * observatory-monitor` as kube-prometheus-stack selects its release), the chart installed with
  * its ServiceMonitors, PrometheusRule and postgres_exporter on and its NetworkPolicies on. From
- * Prometheus' own API: every component's target is up, the 13 rules are loaded in their 4 groups,
+ * Prometheus' own API: every component's target is up, the 14 rules are loaded in their 4 groups,
  * IngestProduceFailing fires while the broker is stopped under load and DefaultPartitionNotEmpty
  * while a row sits in the default partition, and both resolve once the fault is gone (their
  * `for:` shortened through `monitoring.prometheusRule.for`).
@@ -273,7 +273,7 @@ describe('the chart in a Prometheus Operator stack', () => {
     },
   );
 
-  it('has the 13 rules loaded in their 4 groups, scoped to the release', async () => {
+  it('has the 14 rules loaded in their 4 groups, scoped to the release', async () => {
     await until(
       'the PrometheusRule loaded',
       async () =>
@@ -286,7 +286,7 @@ describe('the chart in a Prometheus Operator stack', () => {
     const ours = groups.filter((g) => g.file.includes(`${ns.name}-${RELEASE}-alerts`));
     expect(ours.map((g) => g.name).sort()).toEqual(['availability', 'maintenance', 'pipeline', 'storage']);
     const rules = ours.flatMap((g) => g.rules);
-    expect(rules).toHaveLength(13);
+    expect(rules).toHaveLength(14);
     for (const r of rules) {
       expect(r.query, r.name).toContain(`namespace="${ns.name}"`);
       expect(r.health, r.name).toBe('ok');

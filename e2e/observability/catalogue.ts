@@ -74,6 +74,7 @@ export const CONSUMER_METERS: Meter[] = [
   counter('consume_lifecycle_commands_total', 'command', 'outcome'),
   gauge('consume_checkpoint_divergence'),
   gauge('dlq_depth'),
+  gauge('dlq_oldest_age_seconds', 'partition'),
   counter('dlq_replay_operations_total', 'outcome'),
   counter('dlq_replay_records_total', 'outcome'),
   withLadder('maintenance_job_duration_seconds', [0.1, 900], 'job', 'outcome'),

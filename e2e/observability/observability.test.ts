@@ -1,7 +1,7 @@
 /**
  * The live observability checks on the local stack: every dashboard panel's query
  * returns data from a real Prometheus scraping ingest, consumer, search and postgres_exporter under a
- * little traffic; the 13 rules load and evaluate; and each service's /metrics matches the
+ * little traffic; the 14 rules load and evaluate; and each service's /metrics matches the
  * catalogue (`catalogue.ts`: names, types, tags, ladders, closed values, caps).
  */
 import { readFileSync } from 'node:fs';
@@ -64,7 +64,7 @@ describe('the Event observatory dashboard on the live stack', () => {
   });
 });
 
-describe('the 13 alert rules on the live stack', () => {
+describe('the 14 alert rules on the live stack', () => {
   it('load into Prometheus and evaluate without error, none firing on a healthy stack', async () => {
     const res = await fetch(`${observed.prometheus.url}/api/v1/rules`);
     const body = (await res.json()) as {
@@ -82,7 +82,7 @@ describe('the 13 alert rules on the live stack', () => {
       'pipeline',
       'storage',
     ]);
-    expect(rules).toHaveLength(13);
+    expect(rules).toHaveLength(14);
     for (const r of rules)
       expect({ rule: r.name, health: r.health, error: r.lastError ?? '' }).toEqual({
         rule: r.name,

@@ -26,6 +26,7 @@ const CATALOGUE = [
   'consume_lifecycle_commands_total',
   'consume_checkpoint_divergence',
   'dlq_depth',
+  'dlq_oldest_age_seconds',
   'dlq_replay_operations_total',
   'dlq_replay_records_total',
   'maintenance_job_duration_seconds',

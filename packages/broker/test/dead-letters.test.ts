@@ -9,6 +9,7 @@ import {
   GroupAdmin,
   readConsumerBrokerConfig,
   type ScannedRecord,
+  type ScanStep,
   scanDeadLetters,
   topicDepth,
 } from '../src/index.js';
@@ -36,7 +37,7 @@ afterAll(async () => {
   await admin?.disconnect();
 });
 
-const scan = (maxRecords: number, visit: (r: ScannedRecord) => 'next' | 'stop' = () => 'next') =>
+const scan = (maxRecords: number, visit: (r: ScannedRecord) => ScanStep = () => 'next') =>
   scanDeadLetters(clients, admin, { dlqTopic, groupId, maxRecords, timeoutMs: 20_000 }, visit);
 
 /** The groups the broker knows, by a client of the test's own. */
@@ -97,6 +98,18 @@ describe('dead letters on the real broker', () => {
       scanned: 2,
       complete: false,
     });
+  });
+
+  it('reads no further in a partition the visitor is done with, and completes when every one is', async () => {
+    const seen = new Map<number, number>();
+    const outcome = await scan(100, ({ partition }) => {
+      seen.set(partition, (seen.get(partition) ?? 0) + 1);
+      return 'partition-done';
+    });
+    const withRecords = (await admin.partitionRanges(dlqTopic)).filter((p) => p.high !== p.low);
+    expect([...seen.keys()].sort()).toEqual(withRecords.map((p) => p.partition).sort());
+    expect([...seen.values()].every((n) => n === 1)).toBe(true);
+    expect(outcome).toEqual({ scanned: withRecords.length, complete: true });
   });
 
   it('replays an original record byte for byte to the event topic, and tombstones the dead letter', async () => {

@@ -1,7 +1,8 @@
 /**
  * The consumer's meters (the README's Metrics table), registered on the service registry.
  * Gauges that a probe feeds (`consume_group_lag`, `consume_running`, `consume_checkpoint_divergence`,
- * `dlq_depth`, `partition_default_rows`) are set by `operations/probe.ts`.
+ * `dlq_depth`, `partition_default_rows`) are set by `operations/probe.ts`; `dlq_oldest_age_seconds`
+ * by `dlq/age.ts`.
  */
 import {
   cappedLabel,
@@ -79,6 +80,11 @@ export function createConsumerMetrics(registry: Registry) {
       ['group', 'topic', 'partition'],
     ),
     dlqDepth: gauge('dlq_depth', 'Dead-letter records retained (upper bound); NaN when unreachable'),
+    dlqOldestAge: gauge(
+      'dlq_oldest_age_seconds',
+      'Age of the oldest dead letter not yet replayed, per dead-letter partition; 0 when none waits',
+      ['partition'],
+    ),
     checkpointDivergence: gauge(
       'consume_checkpoint_divergence',
       'Offsets committed to the broker beyond the stored checkpoints; 0 is healthy, NaN when unreported',

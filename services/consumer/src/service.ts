@@ -27,6 +27,7 @@ import type { Registry } from 'prom-client';
 import { buildApp } from './app.js';
 import type { ConsumerConfig } from './config.js';
 import { DlqAdmin } from './dlq/admin.js';
+import { DeadLetterAge } from './dlq/age.js';
 import { createConsumerMetrics } from './metrics.js';
 import { Lifecycle } from './operations/lifecycle.js';
 import { Probe } from './operations/probe.js';
@@ -143,6 +144,11 @@ export async function createConsumerService(opts: ServiceOptions) {
         ),
     },
   });
+  const dlqAge = new DeadLetterAge({
+    read: () => dlq.oldestPending(),
+    gauge: metrics.dlqOldestAge,
+    intervalMs: config.dlqAgeIntervalMs,
+  });
   const { app, adminApp } = buildApp({
     lifecycle,
     dlq,
@@ -180,11 +186,13 @@ export async function createConsumerService(opts: ServiceOptions) {
     adminApp,
     stream,
     probe,
+    dlqAge,
     lifecycle,
     metrics,
     pool,
     async start() {
       probe.start();
+      dlqAge.start();
       if (config.autoStart) await stream.start();
       probe.reportRunning();
     },
@@ -192,6 +200,7 @@ export async function createConsumerService(opts: ServiceOptions) {
     closers: {
       consumer: async () => {
         probe.stop();
+        dlqAge.stop();
         await stream.stop();
       },
       deadLetterProducer: () => deadLetters.disconnect(),

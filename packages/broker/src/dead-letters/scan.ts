@@ -28,8 +28,11 @@ export interface ScannedRecord {
   value: Buffer | null;
 }
 
-/** A visitor's answer: go on with the next record, or stop the scan here. */
-export type ScanStep = 'next' | 'stop';
+/**
+ * A visitor's answer: go on with the next record, stop reading this record's partition
+ * (`partition-done`: the others go on), or stop the scan here.
+ */
+export type ScanStep = 'next' | 'partition-done' | 'stop';
 
 export interface DeadLetterScanOutcome {
   /** Records handed to the visitor. */
@@ -82,11 +85,15 @@ export async function scanDeadLetters(
                 break;
               }
               scanned++;
-              if (visit({ partition, offset, key, value }) === 'stop') {
+              const step = visit({ partition, offset, key, value });
+              if (step === 'stop') {
                 stoppedEarly = true;
                 break;
               }
-              if (BigInt(offset) >= end - 1n) remaining.delete(partition);
+              if (step === 'partition-done' || BigInt(offset) >= end - 1n) {
+                remaining.delete(partition);
+                break;
+              }
             }
             if (BigInt(batch.highWatermark) <= BigInt(batch.lastOffset()) + 1n) remaining.delete(partition);
             if (remaining.size === 0 || stoppedEarly) resolve();

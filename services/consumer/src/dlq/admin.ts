@@ -20,6 +20,10 @@
  * positions (rows of `events.consumer_checkpoint`, `PositionStore`) every `POSITION_EVERY` letters
  * and at the end. One replay at a time: a second one,
  * in this process or another replica (`lock`), is refused with 409 `ABORTED`.
+ *
+ * `oldestPending` feeds `dlq_oldest_age_seconds` (`age.ts`): per partition it reads from the
+ * lowest replay position and stops at the first letter not replayed, so it reads one letter per
+ * partition (after the tombstones and replayed letters before it), within the same bounds.
  */
 import {
   type ConsumerClients,
@@ -119,6 +123,13 @@ export interface ReplayReport {
   records: ReplayEntry[];
 }
 
+/**
+ * Per dead-letter partition, when its oldest letter not yet replayed was dead-lettered (the
+ * letter's `time`), or null when it holds none. A partition a bounded reading did not settle is
+ * absent.
+ */
+export type OldestPending = Map<number, Date | null>;
+
 /** A live dead letter found by a scan: its description and, for replay, its bytes. */
 interface Scanned {
   key: string;
@@ -169,6 +180,30 @@ export class DlqAdmin {
   }
 
   private running = false;
+
+  async oldestPending(): Promise<OldestPending> {
+    const positions = await this.readPositions(POISON_REASONS);
+    const from = scanStart(positions, POISON_REASONS);
+    const ranges = await this.opts.admin.partitionRanges(this.opts.dlqTopic);
+    const oldest: OldestPending = new Map();
+    const { complete } = await scanDeadLetters(
+      this.opts.clients,
+      this.opts.admin,
+      { ...this.scanBounds(), from },
+      ({ partition, offset, value }) => {
+        const letter = parseDeadLetter(value);
+        if (!letter || isReplayed(positions, letter.data.reason, partition, offset)) return 'next';
+        oldest.set(partition, new Date(letter.time));
+        return 'partition-done';
+      },
+    );
+    for (const { partition, low, high } of ranges) {
+      const start = from.get(partition) ?? 0n;
+      const nothingToRead = BigInt(high) <= (start > BigInt(low) ? start : BigInt(low));
+      if (!oldest.has(partition) && (complete || nothingToRead)) oldest.set(partition, null);
+    }
+    return oldest;
+  }
 
   private async plan(limit: number, reason: PoisonReason | undefined): Promise<ReplayReport> {
     const { metrics } = this.opts;
@@ -233,6 +268,11 @@ export class DlqAdmin {
     }
   }
 
+  private scanBounds() {
+    const { dlqTopic, groupId, maxRecords, scanTimeoutMs } = this.opts;
+    return { dlqTopic, groupId, maxRecords, timeoutMs: scanTimeoutMs ?? 20_000 };
+  }
+
   private async readPositions(reasons: readonly PoisonReason[]): Promise<Positions> {
     const { positions, groupId } = this.opts;
     const each = await Promise.all(
@@ -259,13 +299,7 @@ export class DlqAdmin {
     const { scanned, complete } = await scanDeadLetters(
       this.opts.clients,
       this.opts.admin,
-      {
-        dlqTopic: this.opts.dlqTopic,
-        groupId: this.opts.groupId,
-        maxRecords: this.opts.maxRecords,
-        timeoutMs: this.opts.scanTimeoutMs ?? 20_000,
-        from: scanStart(positions, reasons),
-      },
+      { ...this.scanBounds(), from: scanStart(positions, reasons) },
       ({ partition, offset, key: recordKey, value }) => {
         const key = compactionKey(recordKey, partition, offset);
         live.remove(key); // the latest record of a key wins; a tombstone only removes
