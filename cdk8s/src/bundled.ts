@@ -68,8 +68,8 @@ export const kafkaBootstrap = (): string => scalar('{{ include "observatory.kafk
  * bundled PostgreSQL among them: with it the first migration is a post-install hook, which waits
  * for the database (`waitForDatabase`). Helm's `--wait` lets post-install hooks run only once the
  * pods are Ready; the consumer and search are Ready without the schema (their readiness is a
- * `SELECT 1`), and the consumer, when it connects as the owner (no writer role), applies the
- * migrations itself before it consumes, so it never reads a table that is not there yet.
+ * `SELECT 1`). The consumer logs in as the writer, which may not migrate: a write before the
+ * schema exists fails as the store's condition (transient), and the consumer retries it.
  */
 export const migrationHook = (): string =>
   scalar(`{{ ternary "post-install,pre-upgrade" "pre-install,pre-upgrade" ${DATABASE_BUNDLED} | toJson }}`);
@@ -77,11 +77,13 @@ export const migrationHook = (): string =>
 /** The migration Job's init container that waits for the bundled PostgreSQL (none otherwise). */
 export const waitForDatabase = (): string => '(include "observatory.waitForDatabase" . | fromYamlArray)';
 
-/** CONSUMER_MIGRATE_ON_BOOT: only with the bundled PostgreSQL and a consumer that is the owner. */
-export const consumerMigratesOnBoot = (): string =>
-  scalar(
-    `{{ ternary "true" "false" (and ${DATABASE_BUNDLED} (not .Values.database.writer.user)) | toJson }}`,
-  );
+/**
+ * Template text of the login role `database.<role>.user` names; left empty, the bundled
+ * PostgreSQL's `observatory_<role>` (the evaluation profile never runs a service as the owner),
+ * and with an external database empty: that role takes the owner's credentials.
+ */
+export const roleUser = (role: 'writer' | 'reader'): string =>
+  `(include "observatory.roleUser" (dict "Values" .Values "role" "${role}"))`;
 
 /** The name of the Secret of `secrets.<which>` (given, or the generated one). */
 export const secretName = (which: 'store' | 'auth' | 'admin' | 'application'): string =>
@@ -103,6 +105,11 @@ export const BUNDLED_TEMPLATES = `{{/* The bootstrap servers the release's clien
 {{- define "observatory.bundledDatabaseUrl" -}}
 {{- if ${DATABASE_BUNDLED} }}{{ printf "postgres://%s@%s-postgresql.%s.svc:${POSTGRES_PORT}/%s" ${owner} .Release.Name .Release.Namespace .Values.database.bundled.database }}
 {{- else }}{{ .Values.database.url }}{{ end }}
+{{- end }}
+
+{{/* The user of database.<role> (args: Values, role): its own, else observatory_<role> with the bundled PostgreSQL. */}}
+{{- define "observatory.roleUser" -}}
+{{- (index .Values.database .role).user | default (ternary (printf "observatory_%s" .role) "" ${DATABASE_BUNDLED}) }}
 {{- end }}
 
 {{/* The migration's wait for the bundled PostgreSQL (pg_isready of its image); bounded by the Job's deadline. */}}
@@ -160,8 +167,9 @@ data:
 export const generatedSecretsTemplate = (): string => `{{- $s := .Values.secrets }}
 {{- if and ${DATABASE_BUNDLED} (not $s.store.name) }}
 {{- $keys := list $s.store.key }}
-{{- range list .Values.database.writer .Values.database.reader }}
-{{- if and .user (not .passwordSecret.name) }}{{ $keys = append $keys .passwordSecret.key }}{{ end }}
+{{- range $role := list "writer" "reader" }}
+{{- $own := index $.Values.database $role }}
+{{- if and (include "observatory.roleUser" (dict "Values" $.Values "role" $role)) (not $own.passwordSecret.name) }}{{ $keys = append $keys $own.passwordSecret.key }}{{ end }}
 {{- end }}
 {{- $exporter := .Values.monitoring.postgresExporter }}
 {{- if and ${POSTGRES_EXPORTER_ON} (not $exporter.passwordSecret.name) }}{{ $keys = append $keys $exporter.passwordSecret.key }}{{ end }}

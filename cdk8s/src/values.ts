@@ -84,7 +84,10 @@ const secretRef = (what: string, key: string, empty = 'generated, kept across up
 
 /** A PostgreSQL role of its own: user and password Secret (empty user: the owner's credentials). */
 const databaseRole = (role: string, who: string, key: string): Tree => ({
-  user: str('', `the ${role} role (${who}); empty: database.user`),
+  user: str(
+    '',
+    `the ${role} role (${who}); empty: observatory_${role} with database.bundled (created there), else database.user`,
+  ),
   passwordSecret: {
     name: str('', `Secret with the ${role}'s password (empty: secrets.store.name, one Secret for all)`),
     key: str(key, 'key of the password in that Secret'),
@@ -230,7 +233,7 @@ export const values: Tree = {
     ),
     user: str(
       '',
-      'the owner role: runs the migrations; every role when writer and reader are empty (empty: the user of database.url, else observatory)',
+      'the owner role: runs the migrations; with an external database every role when writer and reader are empty (empty: the user of database.url, else observatory)',
     ),
     writer: databaseRole(
       'writer',

@@ -28,6 +28,24 @@ const find = (objects: K8sObject[], kind: string, name: string): K8sObject => {
 const env = (container: { env: { name: string; value?: string; valueFrom?: unknown }[] }) =>
   Object.fromEntries(container.env.map((e) => [e.name, e.value ?? e.valueFrom]));
 
+/** The bundled PostgreSQL makes `writer` and `reader` with the passwords of the generated store Secret. */
+function expectServerRoles(objects: K8sObject[], writer: string, reader: string): void {
+  expect(Object.keys(find(objects, 'Secret', 'obs-store').data ?? {})).toEqual([
+    'STORE_PASSWORD',
+    'WRITER_PASSWORD',
+    'READER_PASSWORD',
+    // postgres_exporter's role: on with the bundled PostgreSQL (monitoring.postgresExporter: auto)
+    'MONITOR_PASSWORD',
+  ]);
+  const postgres = find(objects, 'StatefulSet', 'obs-postgresql').spec.template.spec.containers[0];
+  expect(env(postgres)).toMatchObject({
+    WRITER_USER: writer,
+    WRITER_PASSWORD: { secretKeyRef: { name: 'obs-store', key: 'WRITER_PASSWORD' } },
+    READER_USER: reader,
+    READER_PASSWORD: { secretKeyRef: { name: 'obs-store', key: 'READER_PASSWORD' } },
+  });
+}
+
 /** NOTES.txt as `helm install --dry-run` prints it. */
 function notes(values: Record<string, string | number | boolean>): string {
   const res = helm([
@@ -102,16 +120,55 @@ describe('the evaluation profile: only the two bundled switches', () => {
     }
   });
 
-  it('migrates after the install (the database is part of it), waiting for it; the consumer migrates at boot', () => {
+  it('migrates after the install (the database is part of it), waiting for it, granting the two roles', () => {
     const job = find(objects, 'Job', 'obs-migrate');
     expect(job.metadata.annotations?.['helm.sh/hook']).toBe('post-install,pre-upgrade');
     const [wait] = job.spec.template.spec.initContainers;
     expect(wait.image).toBe('docker.io/postgres:15-bookworm');
     expect(wait.command.at(-1)).toBe('obs-postgresql');
-    expect(find(objects, 'ConfigMap', 'obs-consumer').data?.CONSUMER_MIGRATE_ON_BOOT).toBe('true');
-    // With a writer role the consumer cannot migrate: the hook alone does.
-    const roles = renderOnly({ ...BUNDLED, 'database.writer.user': 'w' });
-    expect(find(roles, 'ConfigMap', 'obs-consumer').data?.CONSUMER_MIGRATE_ON_BOOT).toBe('false');
+    expect(env(job.spec.template.spec.containers[0])).toMatchObject({
+      DATABASE_USER: '',
+      DATABASE_PASSWORD: { secretKeyRef: { name: 'obs-store', key: 'STORE_PASSWORD' } },
+      DATABASE_WRITER_ROLE: 'observatory_writer',
+      DATABASE_READER_ROLE: 'observatory_reader',
+    });
+    // The consumer is the writer, which cannot migrate: the hook alone does.
+    expect(find(objects, 'ConfigMap', 'obs-consumer').data?.CONSUMER_MIGRATE_ON_BOOT).toBe('false');
+  });
+
+  it('runs no service as the owner: consumer and jobs log in as the writer, search as the reader', () => {
+    const login = (user: string, key: string) => ({
+      DATABASE_USER: user,
+      DATABASE_PASSWORD: { secretKeyRef: { name: 'obs-store', key } },
+    });
+    const writer = login('observatory_writer', 'WRITER_PASSWORD');
+    const reader = login('observatory_reader', 'READER_PASSWORD');
+    const settings = (name: string) => find(objects, 'ConfigMap', name).data;
+    const podEnv = (kind: string, name: string) => {
+      const o = find(objects, kind, name);
+      const pod = kind === 'CronJob' ? o.spec.jobTemplate.spec.template.spec : o.spec.template.spec;
+      return env(pod.containers[0]);
+    };
+    expect({ ...settings('obs-consumer'), ...podEnv('Deployment', 'obs-consumer') }).toMatchObject(writer);
+    expect({ ...settings('obs-search'), ...podEnv('Deployment', 'obs-search') }).toMatchObject(reader);
+    for (const job of ['obs-partition-maintenance', 'obs-rollup-refresh'])
+      expect({ ...settings('obs-jobs'), ...podEnv('CronJob', job) }, job).toMatchObject(writer);
+    expectServerRoles(objects, 'observatory_writer', 'observatory_reader');
+  });
+
+  it('makes missing roles at every start of the server, so a kept volume gets them too', () => {
+    const postgres = find(objects, 'StatefulSet', 'obs-postgresql').spec.template.spec.containers[0];
+    const command = postgres.lifecycle.postStart.exec.command.join(' ');
+    expect(command).toContain('pg_isready');
+    expect(command).toContain('sh /etc/observatory/postgresql/roles.sh');
+    expect(postgres.volumeMounts).toContainEqual({
+      name: 'roles',
+      mountPath: '/etc/observatory/postgresql',
+      readOnly: true,
+    });
+    const script = find(objects, 'ConfigMap', 'obs-postgresql').data?.['roles.sh'] ?? '';
+    expect(script).toContain('WHERE NOT EXISTS (SELECT FROM pg_roles');
+    expect(script).toMatch(/ensure_role "\$\{WRITER_USER:-\}"/);
   });
 
   it('generates the store, token and application Secrets; only the store one outlives helm uninstall', () => {
@@ -170,7 +227,7 @@ describe('the evaluation profile: only the two bundled switches', () => {
 });
 
 describe('the bundled pair is off by default and the install fixes', () => {
-  it('renders no StatefulSet nor store Secret without the switches, and still asks for Kafka and PostgreSQL', () => {
+  it('renders no StatefulSet nor store Secret without the switches, and still asks for Kafka and PostgreSQL; one role unless named', () => {
     const error = renderError([]);
     expect(error).toContain('kafka.bootstrapServers');
     expect(error).toContain('database.url');
@@ -193,6 +250,12 @@ describe('the bundled pair is off by default and the install fixes', () => {
       DATABASE_USER: '',
     });
     expect(migrate.terminationMessagePolicy).toBe('FallbackToLogsOnError');
+    // An external database without writer and reader: every component is the owner, no grants.
+    expect(env(migrate)).toMatchObject({ DATABASE_WRITER_ROLE: '', DATABASE_READER_ROLE: '' });
+    for (const name of ['obs-consumer', 'obs-search', 'obs-jobs'])
+      expect(find(objects, 'ConfigMap', name).data?.DATABASE_USER, name).toBe('');
+    const search = find(objects, 'Deployment', 'obs-search').spec.template.spec.containers[0];
+    expect(env(search).DATABASE_PASSWORD).toEqual({ secretKeyRef: { name: 'store', key: 'STORE_PASSWORD' } });
     const job = find(objects, 'Job', 'obs-migrate');
     expect(job.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
     expect(job.spec.template.spec.initContainers).toEqual([]);
@@ -213,26 +276,13 @@ describe('the bundled pair is off by default and the install fixes', () => {
     expect(text).toContain('dashboard: ConfigMap obs-dashboard');
   });
 
-  it('creates the writer and reader roles in the bundled PostgreSQL when named, with generated passwords', () => {
+  it('creates the writer and reader roles in the bundled PostgreSQL under the names given, with generated passwords', () => {
     const objects = renderOnly({
       ...BUNDLED,
       'database.writer.user': 'obs_writer',
       'database.reader.user': 'obs_reader',
     });
-    expect(Object.keys(find(objects, 'Secret', 'obs-store').data ?? {})).toEqual([
-      'STORE_PASSWORD',
-      'WRITER_PASSWORD',
-      'READER_PASSWORD',
-      // postgres_exporter's role: on with the bundled PostgreSQL (monitoring.postgresExporter: auto)
-      'MONITOR_PASSWORD',
-    ]);
-    const postgres = find(objects, 'StatefulSet', 'obs-postgresql').spec.template.spec.containers[0];
-    expect(env(postgres)).toMatchObject({
-      WRITER_USER: 'obs_writer',
-      WRITER_PASSWORD: { secretKeyRef: { name: 'obs-store', key: 'WRITER_PASSWORD' } },
-      READER_USER: 'obs_reader',
-      READER_PASSWORD: { secretKeyRef: { name: 'obs-store', key: 'READER_PASSWORD' } },
-    });
+    expectServerRoles(objects, 'obs_writer', 'obs_reader');
     expect(find(objects, 'ConfigMap', 'obs-postgresql').data?.['roles.sh']).toContain('CREATE ROLE');
     // A reinstall finds its topics in the kept Kafka volume: the chart's Pipeline takes them up.
     expect(find(objects, 'Pipeline', 'obs-events').metadata.annotations).toEqual({

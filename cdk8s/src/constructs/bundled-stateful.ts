@@ -27,6 +27,8 @@ export interface BundledStatefulProps {
   env: k8s.EnvVar[];
   readinessProbe: k8s.Probe;
   livenessProbe: k8s.Probe;
+  /** A command run once the container has started (its Ready waits for it). */
+  postStart?: string[];
   /** Extra volumes and mounts (init scripts). */
   volumes?: k8s.Volume[];
   volumeMounts?: k8s.VolumeMount[];
@@ -65,6 +67,9 @@ export class BundledStateful extends Construct {
                 env: props.env,
                 readinessProbe: props.readinessProbe,
                 livenessProbe: props.livenessProbe,
+                ...(props.postStart
+                  ? { lifecycle: { postStart: { exec: { command: props.postStart } } } }
+                  : {}),
                 volumeMounts: [
                   { name: 'data', mountPath: props.dataPath },
                   ...scratch.map(({ name, path }) => ({ name, mountPath: path })),

@@ -11,6 +11,11 @@
 {{- else }}{{ .Values.database.url }}{{ end }}
 {{- end }}
 
+{{/* The user of database.<role> (args: Values, role): its own, else observatory_<role> with the bundled PostgreSQL. */}}
+{{- define "observatory.roleUser" -}}
+{{- (index .Values.database .role).user | default (ternary (printf "observatory_%s" .role) "" .Values.database.bundled.enabled) }}
+{{- end }}
+
 {{/* The migration's wait for the bundled PostgreSQL (pg_isready of its image); bounded by the Job's deadline. */}}
 {{- define "observatory.waitForDatabase" -}}
 {{- if .Values.database.bundled.enabled }}
