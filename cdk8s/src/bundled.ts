@@ -6,7 +6,7 @@
  */
 import { usesKeySet } from './auth.js';
 import { scalar } from './helm.js';
-import { bool, map, oneOf, str, type Tree } from './values-schema.js';
+import { bool, list, map, oneOf, str, type Tree } from './values-schema.js';
 
 export const KAFKA_PORT = 9092;
 export const POSTGRES_PORT = 5432;
@@ -17,6 +17,12 @@ const bundledImage = (repository: string, tag: string) => ({
   tag: str(tag, 'tag of the image'),
   pullPolicy: oneOf(['', 'Always', 'IfNotPresent', 'Never'], '', 'empty: image.pullPolicy'),
 });
+
+/** Peers besides the release's own clients that the bundled server's NetworkPolicy admits. */
+const allowFrom = (server: string, example: string) =>
+  list([], `NetworkPolicy peers besides the release's clients admitted to the ${server} (e.g. ${example})`, {
+    type: 'object',
+  });
 
 const persistence = (size: string) => ({
   size: str(size, 'size of the PersistentVolumeClaim (kept by helm uninstall)'),
@@ -36,6 +42,7 @@ export const kafkaBundledValues: Tree = {
     'resources of the broker container',
   ),
   persistence: persistence('8Gi'),
+  allowFrom: allowFrom('broker', "KEDA's operator, which reads the consumer's lag"),
 };
 
 /** `database.bundled.*` */
@@ -51,6 +58,7 @@ export const databaseBundledValues: Tree = {
     'resources of the PostgreSQL container',
   ),
   persistence: persistence('8Gi'),
+  allowFrom: allowFrom('PostgreSQL', "an admin's psql pod"),
 };
 
 /** Helm conditions of the profile. */

@@ -7,13 +7,24 @@
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { CHART_DIR } from '../src/paths.js';
-import { helm, type K8sObject, renderError, setArgs } from './helm.js';
+import { helm, jsonArgs, type K8sObject, renderError, setArgs } from './helm.js';
 
 const BUNDLED = { 'kafka.bundled.enabled': true, 'database.bundled.enabled': true };
 
-/** `helm template` with only `values` (no required values added). */
-function renderOnly(values: Record<string, string | number | boolean>): K8sObject[] {
-  const res = helm(['template', 'obs', CHART_DIR, '--namespace', 'ev', ...setArgs(values)]);
+/** `helm template` with only `values` (no required values added) and `json` (--set-json). */
+function renderOnly(
+  values: Record<string, string | number | boolean>,
+  json: Record<string, unknown> = {},
+): K8sObject[] {
+  const res = helm([
+    'template',
+    'obs',
+    CHART_DIR,
+    '--namespace',
+    'ev',
+    ...setArgs(values),
+    ...jsonArgs(json),
+  ]);
   if (res.status !== 0) throw new Error(`helm template failed: ${res.stderr}`);
   return parseAllDocuments(res.stdout)
     .map((d) => d.toJS() as K8sObject | null)
@@ -114,10 +125,67 @@ describe('the evaluation profile: only the two bundled switches', () => {
       // No storageClassName: the cluster's default class.
       expect(set.spec.volumeClaimTemplates[0].spec.storageClassName ?? null).toBeNull();
       expect(find(objects, 'Service', name).spec.ports).toHaveLength(1);
-      expect(find(objects, 'NetworkPolicy', name).spec.ingress[0].from).toEqual([
-        { podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'obs' } } },
+    }
+  });
+
+  it("admits to the bundled Kafka only ingest, consumer and controller, to PostgreSQL only the database's clients", () => {
+    const admitted = (objects: K8sObject[], name: string) => {
+      const [rule] = find(objects, 'NetworkPolicy', name).spec.ingress;
+      const [release, ...others] = rule.from;
+      expect(release.podSelector.matchLabels, name).toEqual({ 'app.kubernetes.io/instance': 'obs' });
+      expect(release.podSelector.matchExpressions[0], name).toMatchObject({
+        key: 'app.kubernetes.io/name',
+        operator: 'In',
+      });
+      return { components: release.podSelector.matchExpressions[0].values, others, ports: rule.ports };
+    };
+    expect(admitted(objects, 'obs-kafka')).toEqual({
+      components: ['ingest', 'consumer', 'controller'],
+      others: [],
+      ports: [{ protocol: 'TCP', port: 9092 }],
+    });
+    expect(admitted(objects, 'obs-postgresql')).toEqual({
+      components: ['migration', 'consumer', 'jobs', 'search', 'postgres-exporter'],
+      others: [],
+      ports: [{ protocol: 'TCP', port: 5432 }],
+    });
+    // The controller reads the store only with a URL of its own; the operator's peers join.
+    const keda = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'keda' } } };
+    const widened = renderOnly(
+      { ...BUNDLED, 'controller.storeUrlSecret.name': 'store-url' },
+      { 'kafka.bundled.allowFrom': [keda] },
+    );
+    expect(admitted(widened, 'obs-postgresql').components).toContain('controller');
+    expect(admitted(widened, 'obs-kafka')).toMatchObject({ others: [keda] });
+    expect(admitted(widened, 'obs-postgresql').others).toEqual([]);
+  });
+
+  it('lets the bundled servers connect to DNS and themselves only, and every other pod anywhere but 169.254.0.0/16', () => {
+    for (const [name, port] of [
+      ['obs-kafka', 9092],
+      ['obs-postgresql', 5432],
+    ] as const) {
+      const policy = find(objects, 'NetworkPolicy', name);
+      expect(policy.spec.policyTypes, name).toEqual(['Ingress', 'Egress']);
+      const component = name.slice('obs-'.length);
+      expect(policy.spec.egress, name).toEqual([
+        { ports: [expect.objectContaining({ port: 53 }), expect.objectContaining({ port: 53 })] },
+        {
+          to: [
+            {
+              podSelector: {
+                matchLabels: { 'app.kubernetes.io/instance': 'obs', 'app.kubernetes.io/name': component },
+              },
+            },
+          ],
+          ports: [{ protocol: 'TCP', port }],
+        },
       ]);
     }
+    for (const policy of objects.filter((o) => o.kind === 'NetworkPolicy'))
+      for (const rule of policy.spec.egress ?? [])
+        for (const peer of rule.to ?? [])
+          if (peer.ipBlock) expect(peer.ipBlock.except, policy.metadata.name).toContain('169.254.0.0/16');
   });
 
   it('migrates after the install (the database is part of it), waiting for it, granting the two roles', () => {

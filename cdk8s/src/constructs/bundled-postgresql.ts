@@ -67,6 +67,10 @@ export class BundledPostgresql {
       component: 'postgresql',
       valuesKey: 'database.bundled',
       condition: DATABASE_BUNDLED,
+      // The owner (migration), the writer (consumer, jobs), the reader (search), pg_monitor.
+      clients: ['migration', 'consumer', 'jobs', 'search', 'postgres-exporter'],
+      // Its read-only URL for status.flow.lastStoredAt, when given.
+      clientsWhen: { controller: '(ne .Values.controller.storeUrlSecret.name "")' },
       uid: 999,
       port: POSTGRES_PORT,
       dataPath: '/var/lib/postgresql/data',
