@@ -187,6 +187,7 @@ describe('the evaluation profile on the cluster', () => {
   });
 
   it("gives search's role the events to read and nothing else: no write, no DDL, no partition function, no catalog secrets", async () => {
+    // sql-witness: tries, as the reader role, statements no store function issues, to check its grants.
     expect(await asSearchRole('SELECT current_user')).toBe('ok observatory_reader');
     expect(await asSearchRole('SELECT count(*) >= 1 FROM events.cloud_event')).toBe('ok t');
     const refused = {
