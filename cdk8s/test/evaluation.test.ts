@@ -193,7 +193,15 @@ describe('the evaluation profile: only the two bundled switches', () => {
     expect(job.metadata.annotations?.['helm.sh/hook']).toBe('post-install,pre-upgrade');
     const [wait] = job.spec.template.spec.initContainers;
     expect(wait.image).toBe('docker.io/postgres:15-bookworm');
-    expect(wait.command.at(-1)).toBe('obs-postgresql');
+    expect(env(wait)).toMatchObject({
+      PGHOST: 'obs-postgresql',
+      PGUSER: 'observatory',
+      PGPASSWORD: { secretKeyRef: { name: 'obs-store', key: 'STORE_PASSWORD' } },
+      WRITER_USER: 'observatory_writer',
+      READER_USER: 'observatory_reader',
+    });
+    // A server made by an older release has no roles yet at pre-upgrade: the grants need them.
+    expect(wait.command.at(-1)).toContain("SELECT format('CREATE ROLE %I LOGIN', :'name') WHERE NOT EXISTS");
     expect(env(job.spec.template.spec.containers[0])).toMatchObject({
       DATABASE_USER: '',
       DATABASE_PASSWORD: { secretKeyRef: { name: 'obs-store', key: 'STORE_PASSWORD' } },
@@ -224,7 +232,7 @@ describe('the evaluation profile: only the two bundled switches', () => {
     expectServerRoles(objects, 'observatory_writer', 'observatory_reader');
   });
 
-  it('makes missing roles at every start of the server, so a kept volume gets them too', () => {
+  it('makes missing roles and sets their passwords at every start of the server, so a kept volume gets them too', () => {
     const postgres = find(objects, 'StatefulSet', 'obs-postgresql').spec.template.spec.containers[0];
     const command = postgres.lifecycle.postStart.exec.command.join(' ');
     expect(command).toContain('pg_isready');
@@ -235,7 +243,9 @@ describe('the evaluation profile: only the two bundled switches', () => {
       readOnly: true,
     });
     const script = find(objects, 'ConfigMap', 'obs-postgresql').data?.['roles.sh'] ?? '';
-    expect(script).toContain('WHERE NOT EXISTS (SELECT FROM pg_roles');
+    expect(script).toContain(
+      "THEN 'ALTER ROLE %I LOGIN PASSWORD %L' ELSE 'CREATE ROLE %I LOGIN PASSWORD %L'",
+    );
     expect(script).toMatch(/ensure_role "\$\{WRITER_USER:-\}"/);
   });
 

@@ -1,10 +1,10 @@
 /**
  * `database.bundled`: a PostgreSQL for evaluation and CI, configured through the official postgres
  * image's variables. On its first start it creates the database and the owner (`database.user`, its
- * password from the store Secret); at every start the writer and reader login roles when missing
- * (`database.writer.user` / `database.reader.user`, by default observatory_writer and
- * observatory_reader, their passwords generated in the store Secret): packages/store DESIGN, the
- * migration then grants them their rights.
+ * password from the store Secret); at every start the writer and reader login roles, made when
+ * missing and their passwords set (`database.writer.user` / `database.reader.user`, by default
+ * observatory_writer and observatory_reader, their passwords generated in the store Secret):
+ * packages/store DESIGN, the migration then grants them their rights.
  */
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
@@ -17,16 +17,17 @@ import { metadata } from './common.js';
 
 /**
  * Run at every start of the server (postStart), so a volume made by an older release, or kept by
- * helm uninstall, gets the roles this release names; a role that exists is left as it is.
- * psql variables quote the names.
+ * helm uninstall, gets the roles this release names, with the passwords of their Secrets (a role
+ * the migration made without one, bundled.ts' waitForDatabase, gets it here). psql variables
+ * quote the names.
  */
 const ROLES_SCRIPT = `# The writer and reader login roles (packages/store DESIGN.md) and postgres_exporter's.
 ensure_role() {
   [ -n "$1" ] || return 0
   psql -v ON_ERROR_STOP=1 --quiet --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" \\
     --set=name="$1" --set=password="$2" <<'SQL'
-SELECT format('CREATE ROLE %I LOGIN PASSWORD %L', :'name', :'password')
-WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'name') \\gexec
+SELECT format(CASE WHEN EXISTS (SELECT FROM pg_roles WHERE rolname = :'name')
+  THEN 'ALTER ROLE %I LOGIN PASSWORD %L' ELSE 'CREATE ROLE %I LOGIN PASSWORD %L' END, :'name', :'password') \\gexec
 SQL
 }
 ensure_role "\${WRITER_USER:-}" "\${WRITER_PASSWORD:-}"
