@@ -38,6 +38,15 @@ export {
 } from './model.js';
 export { encodeNamePart, eventName, parseEventName, partitionKey } from './names.js';
 export {
+  type AuthType,
+  encodeProducer,
+  PRODUCER_HEADER,
+  type ProducerIdentity,
+  producerOf,
+  readProducer,
+  UNAUTHENTICATED,
+} from './producer.js';
+export {
   EventRejection,
   invalidAttributes,
   invalidPayload,

@@ -6,7 +6,7 @@
  *   `ce_dataschema` when present, then `content-type` (= `datacontenttype`, as the binding says)
  *   when present, then `ce_<extension>` in ascending name order. Values are UTF-8 text, not
  *   percent-encoded. The fixed order makes the same event give byte-identical headers whichever
- *   HTTP mode it arrived in.
+ *   HTTP mode it arrived in. Last, when given, `observatory-producer`: who sent it (producer.ts).
  * - value: the payload bytes; `null` when the event has no data.
  * - key: the partition key (`source#subject`, or `source`).
  * Headers not named `ce_*` or `content-type` (for example `traceparent`) are ignored by the decoder.
@@ -23,6 +23,7 @@
 import type { CloudEvent } from './model.js';
 import { isContextAttribute } from './model.js';
 import { partitionKey } from './names.js';
+import { PRODUCER_HEADER } from './producer.js';
 import { invalidAttributes, invalidPayload, malformed } from './rejection.js';
 import {
   buildEvent,
@@ -70,10 +71,14 @@ export function orderedAttributes(event: CloudEvent): [string, string][] {
   return out;
 }
 
-/** Encodes an event as a Kafka binary-mode record (see the module comment for the layout). */
-export function toKafkaRecord(event: CloudEvent): KafkaRecordOut {
+/**
+ * Encodes an event as a Kafka binary-mode record (see the module comment for the layout);
+ * `producer` is the `observatory-producer` header's value (`encodeProducer`), when known.
+ */
+export function toKafkaRecord(event: CloudEvent, producer?: string): KafkaRecordOut {
   const headers: Record<string, string> = {};
   for (const [name, value] of orderedAttributes(event)) headers[kafkaHeaderName(name)] = value;
+  if (producer !== undefined) headers[PRODUCER_HEADER] = producer;
   const value =
     event.data === undefined
       ? null
