@@ -27,6 +27,7 @@ export {
   orderedAttributes,
   recordHeader,
   toKafkaRecord,
+  toKafkaRecordFrom,
   toStructuredJson,
 } from './kafka.js';
 export {

@@ -71,14 +71,10 @@ export function orderedAttributes(event: CloudEvent): [string, string][] {
   return out;
 }
 
-/**
- * Encodes an event as a Kafka binary-mode record (see the module comment for the layout);
- * `producer` is the `observatory-producer` header's value (`encodeProducer`), when known.
- */
-export function toKafkaRecord(event: CloudEvent, producer?: string): KafkaRecordOut {
+/** Encodes an event as a Kafka binary-mode record (see the module comment for the layout). */
+export function toKafkaRecord(event: CloudEvent): KafkaRecordOut {
   const headers: Record<string, string> = {};
   for (const [name, value] of orderedAttributes(event)) headers[kafkaHeaderName(name)] = value;
-  if (producer !== undefined) headers[PRODUCER_HEADER] = producer;
   const value =
     event.data === undefined
       ? null
@@ -86,6 +82,16 @@ export function toKafkaRecord(event: CloudEvent, producer?: string): KafkaRecord
         ? event.data
         : Buffer.from(event.data.buffer, event.data.byteOffset, event.data.byteLength);
   return { key: partitionKey(event), value, headers };
+}
+
+/**
+ * {@link toKafkaRecord} with the `observatory-producer` header last: `producer` is its value
+ * (`encodeProducer`), who sent the event.
+ */
+export function toKafkaRecordFrom(event: CloudEvent, producer: string): KafkaRecordOut {
+  const record = toKafkaRecord(event);
+  record.headers[PRODUCER_HEADER] = producer;
+  return record;
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fromKafkaRecord, toKafkaRecord } from './kafka.js';
+import { fromKafkaRecord, toKafkaRecord, toKafkaRecordFrom } from './kafka.js';
 import { encodeProducer, PRODUCER_HEADER, producerOf, readProducer, UNAUTHENTICATED } from './producer.js';
 import { buildEvent } from './validate.js';
 
@@ -31,7 +31,7 @@ describe('the producer header', () => {
 
   it('travels as the last header, outside the ce_ attributes, and leaves the event as it was', () => {
     const header = encodeProducer(producerOf({ subject: 'dev', issuer: 'iss' }));
-    const record = toKafkaRecord(event, header);
+    const record = toKafkaRecordFrom(event, header);
     expect(Object.keys(record.headers).at(-1)).toBe(PRODUCER_HEADER);
     expect(toKafkaRecord(event).headers).not.toHaveProperty(PRODUCER_HEADER);
     expect(fromKafkaRecord(record)).toEqual(event);
