@@ -42,7 +42,7 @@ function arrayLiteral(joined: string): string {
 }
 
 export const COPY_COLUMNS =
-  'occurred_at, ce_source, ce_id, ce_type, ce_specversion, ce_subject, ce_datacontenttype, ce_dataschema, partition_key, raw, data, extensions, broker_topic, broker_partition, broker_offset, device_id, tags';
+  'occurred_at, ce_source, ce_id, ce_type, ce_specversion, ce_subject, ce_datacontenttype, ce_dataschema, partition_key, raw, data, extensions, broker_topic, broker_partition, broker_offset, device_id, tags, producer';
 
 export function copyLine(r: EventInsertRow): string {
   return [
@@ -63,6 +63,7 @@ export function copyLine(r: EventInsertRow): string {
     r.offset,
     r.deviceId,
     arrayLiteral(r.tags),
+    r.producer,
   ]
     .map(copyValue)
     .join('\t');

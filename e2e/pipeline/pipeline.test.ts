@@ -1,6 +1,7 @@
 /**
  * Ingest -> Kafka -> consumer -> PostgreSQL: N accepted events, some sent twice and in both content
- * modes, give exactly N rows whose `raw` is the event that was sent.
+ * modes, give exactly N rows whose `raw` is the event that was sent and whose `producer` names the
+ * token that sent it.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
@@ -147,13 +148,15 @@ describe('pipeline: ingest -> broker -> consumer -> store', () => {
     expect(await count()).toBe(sent.length);
 
     const { rows } = await db.query(
-      `SELECT ce_source, ce_id, raw, severity_rank, tags FROM events.cloud_event WHERE ${where}`,
+      `SELECT ce_source, ce_id, raw, severity_rank, tags, producer FROM events.cloud_event WHERE ${where}`,
     );
     const byKey = new Map(rows.map((r) => [`${r.ce_source} ${r.ce_id}`, r]));
     for (const s of sent) {
       const row = byKey.get(`${s.source} ${s.id}`);
       expect(row, `${s.id} stored`).toBeDefined();
       expect(row.raw).toEqual(s.expected);
+      // The dev token's subject, beside the event and not in it.
+      expect(row.producer).toEqual({ authtype: 'unknown', authid: 'dev' });
     }
     expect(byKey.get(`urn:e2e:${id}:binary bin-1`).severity_rank).toBe(40);
     expect(byKey.get(`urn:e2e:${id}:structured str-1`)).toMatchObject({

@@ -22,9 +22,11 @@ import type { ProducerConfig } from './config/producer.js';
  *   `traceparent` (55 bytes) and `tracestate` (at most 512 by W3C) are added. In structured mode
  *   (and for batch elements) the attributes are inside the counted body and their headers are no
  *   larger than their JSON members; only the key's repeat of `source` and `subject` comes on top.
+ *   In both, ingest's `observatory-producer` header repeats the token's `sub` and `iss`, which
+ *   came in the same HTTP head (its `authorization` line): at most another 16 KiB.
  *
- * 64 KiB covers the binary mode with about 30 KiB to spare (~33.6 KiB needed), and any structured
- * event whose `source` and `subject` together stay under ~64 KiB.
+ * 64 KiB covers the binary mode with about 14 KiB to spare (~50 KiB needed), and any structured
+ * event whose `source` and `subject` together stay under ~48 KiB.
  */
 export const RECORD_OVERHEAD_BYTES = 64 * 1024;
 

@@ -27,6 +27,7 @@ export {
   orderedAttributes,
   recordHeader,
   toKafkaRecord,
+  toKafkaRecordFrom,
   toStructuredJson,
 } from './kafka.js';
 export {
@@ -37,6 +38,15 @@ export {
   SPEC_VERSION,
 } from './model.js';
 export { encodeNamePart, eventName, parseEventName, partitionKey } from './names.js';
+export {
+  type AuthType,
+  encodeProducer,
+  PRODUCER_HEADER,
+  type ProducerIdentity,
+  producerOf,
+  readProducer,
+  UNAUTHENTICATED,
+} from './producer.js';
 export {
   EventRejection,
   invalidAttributes,

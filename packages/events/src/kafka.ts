@@ -6,7 +6,7 @@
  *   `ce_dataschema` when present, then `content-type` (= `datacontenttype`, as the binding says)
  *   when present, then `ce_<extension>` in ascending name order. Values are UTF-8 text, not
  *   percent-encoded. The fixed order makes the same event give byte-identical headers whichever
- *   HTTP mode it arrived in.
+ *   HTTP mode it arrived in. Last, when given, `observatory-producer`: who sent it (producer.ts).
  * - value: the payload bytes; `null` when the event has no data.
  * - key: the partition key (`source#subject`, or `source`).
  * Headers not named `ce_*` or `content-type` (for example `traceparent`) are ignored by the decoder.
@@ -23,6 +23,7 @@
 import type { CloudEvent } from './model.js';
 import { isContextAttribute } from './model.js';
 import { partitionKey } from './names.js';
+import { PRODUCER_HEADER } from './producer.js';
 import { invalidAttributes, invalidPayload, malformed } from './rejection.js';
 import {
   buildEvent,
@@ -81,6 +82,16 @@ export function toKafkaRecord(event: CloudEvent): KafkaRecordOut {
         ? event.data
         : Buffer.from(event.data.buffer, event.data.byteOffset, event.data.byteLength);
   return { key: partitionKey(event), value, headers };
+}
+
+/**
+ * {@link toKafkaRecord} with the `observatory-producer` header last: `producer` is its value
+ * (`encodeProducer`), who sent the event.
+ */
+export function toKafkaRecordFrom(event: CloudEvent, producer: string): KafkaRecordOut {
+  const record = toKafkaRecord(event);
+  record.headers[PRODUCER_HEADER] = producer;
+  return record;
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -3,8 +3,8 @@
  * the batch's checkpoints (`upsertCheckpoints`).
  *
  * Raw SQL, not the query builder: this is the consumer's hot path, and bench/consume showed the
- * fixed-shape statement below is what keeps the write close to COPY. The rows travel as 17
- * parallel arrays that `unnest` turns back into rows, so the statement text never changes (17
+ * fixed-shape statement below is what keeps the write close to COPY. The rows travel as 18
+ * parallel arrays that `unnest` turns back into rows, so the statement text never changes (18
  * parameters whatever the batch size) and is named (prepared once per connection, then only bound
  * and executed). `ON CONFLICT DO NOTHING` skips rows that already exist, including repeats within
  * the batch; `RETURNING ce_type` gives the inserted rows, so duplicates = attempted - inserted.
@@ -49,6 +49,8 @@ export interface EventInsertRow {
   topic: string;
   partition: number;
   offset: string;
+  /** Who sent it (the `observatory-producer` header) as JSON text, or null when unknown. */
+  producer: string | null;
 }
 
 /** Columns the server fills itself (defaults); every other insertable column is the writer's. */
@@ -86,6 +88,7 @@ export const EVENT_INSERT_FIELDS = {
   brokerTopic: 'topic',
   brokerPartition: 'partition',
   brokerOffset: 'offset',
+  producer: 'producer',
 } as const satisfies { [C in WrittenColumn]: FieldFor<C> };
 
 export interface EventInsertResult {
@@ -99,14 +102,15 @@ const INSERT_EVENTS = `
 INSERT INTO events.cloud_event (
   occurred_at, ce_source, ce_id, ce_type, ce_specversion, ce_subject, ce_datacontenttype,
   ce_dataschema, partition_key, raw, data, extensions, broker_topic, broker_partition, broker_offset,
-  device_id, tags)
+  device_id, tags, producer)
 SELECT t.occurred_at::timestamptz, t.src, t.id, t.typ, t.spec, t.subj, t.dct, t.dsch, t.pkey,
        t.raw::jsonb, t.data::jsonb, t.ext::jsonb, t.topic, t.part, t.off, t.dev,
-       string_to_array(t.tags, E'\\x1f')
+       string_to_array(t.tags, E'\\x1f'), t.producer::jsonb
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
             $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::int[],
-            $15::bigint[], $16::text[], $17::text[])
-     AS t(occurred_at, src, id, typ, spec, subj, dct, dsch, pkey, raw, data, ext, topic, part, off, dev, tags)
+            $15::bigint[], $16::text[], $17::text[], $18::text[])
+     AS t(occurred_at, src, id, typ, spec, subj, dct, dsch, pkey, raw, data, ext, topic, part, off, dev, tags,
+          producer)
 ON CONFLICT DO NOTHING
 RETURNING ce_type`;
 
@@ -152,6 +156,7 @@ function insertParams(rows: readonly EventInsertRow[]): string[] {
     intArrayLiteral(rows.map((r) => r.offset)),
     text((r) => r.deviceId),
     text((r) => r.tags),
+    text((r) => r.producer),
   ];
 }
 

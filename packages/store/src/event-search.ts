@@ -21,6 +21,7 @@
  */
 import { isStatementTimeout } from './errors.js';
 import type { DatabasePool, Queryable } from './queryable.js';
+import type { EventProducerIdentity } from './schema.js';
 import { SEVERE_RANK } from './severity.js';
 import { inPooledTransaction } from './transactions.js';
 
@@ -108,6 +109,8 @@ export interface EventRow {
   source: string;
   subject: string | null;
   severityRank: number | null;
+  /** Who sent it to ingest; null for rows stored before it was kept, or without a readable header. */
+  producer: EventProducerIdentity | null;
 }
 
 export interface EventPage {
@@ -330,7 +333,7 @@ function keysetOf(key: EventKey, older: boolean, p: SqlParams): string {
 }
 
 export const ROW_COLUMNS =
-  'occurred_at::text AS key_time, event_uid::text AS uid, ce_id, occurred_at, ce_type, ce_source, ce_subject, severity_rank';
+  'occurred_at::text AS key_time, event_uid::text AS uid, ce_id, occurred_at, ce_type, ce_source, ce_subject, severity_rank, producer';
 
 export interface RawRow {
   key_time: string;
@@ -341,6 +344,7 @@ export interface RawRow {
   ce_source: string;
   ce_subject: string | null;
   severity_rank: number | null;
+  producer: EventProducerIdentity | null;
 }
 
 export function rowOf(r: RawRow): EventRow {
@@ -352,6 +356,7 @@ export function rowOf(r: RawRow): EventRow {
     source: r.ce_source,
     subject: r.ce_subject,
     severityRank: r.severity_rank,
+    producer: r.producer,
   };
 }
 

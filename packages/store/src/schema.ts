@@ -26,6 +26,20 @@ import {
 
 export const eventsSchema = pgSchema('events');
 
+/**
+ * The `producer` column: the `observatory-producer` header ingest writes (`packages/events`,
+ * `producer.ts`), after the CloudEvents Auth Context extension.
+ */
+export interface EventProducerIdentity {
+  /** `service_account`, `unknown`, `unauthenticated` (or what another writer put). */
+  authtype: string;
+  /** The token's subject. */
+  authid?: string;
+  issuer?: string;
+  /** A Kubernetes service account's namespace. */
+  namespace?: string;
+}
+
 /** PostgreSQL `tsvector`, read as its text form. */
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
 
@@ -59,6 +73,8 @@ export const cloudEvent = eventsSchema.table(
     brokerPartition: integer('broker_partition'),
     brokerOffset: bigint('broker_offset', { mode: 'number' }),
     ingestedAt: tstz('ingested_at').notNull().defaultNow(),
+    /** Who sent the event to ingest (migration 0010); null when unknown. */
+    producer: jsonb('producer').$type<EventProducerIdentity>(),
   },
   (t) => [unique('cloud_event_identity').on(t.occurredAt, t.ceSource, t.ceId)],
 );

@@ -23,15 +23,27 @@ describe('insertEvents', () => {
         ['io.t.b', 1],
       ]),
     });
-    const again = await insertEvents(db(), [row('i1'), row('i3', { offset: '9000000000' }), row('i3')]);
+    const again = await insertEvents(db(), [
+      row('i1'),
+      row('i3', { offset: '9000000000', producer: null }),
+      row('i3'),
+    ]);
     expect(again).toEqual({ attempted: 3, inserted: 1, insertedByType: new Map([['io.t.a', 1]]) });
     const { rows } = await db().query(
-      `SELECT ce_id, tags, device_id, broker_offset::text AS off, data FROM events.cloud_event
+      `SELECT ce_id, tags, device_id, broker_offset::text AS off, data, producer FROM events.cloud_event
        WHERE ce_id IN ('i1', 'i3') ORDER BY ce_id`,
     );
+    const dev = { authtype: 'unknown', authid: 'dev' };
     expect(rows).toEqual([
-      { ce_id: 'i1', tags: ['a', 'b'], device_id: 'd-1', off: '0', data: { deviceId: 'd-1' } },
-      { ce_id: 'i3', tags: ['a', 'b'], device_id: 'd-1', off: '9000000000', data: { deviceId: 'd-1' } },
+      { ce_id: 'i1', tags: ['a', 'b'], device_id: 'd-1', off: '0', data: { deviceId: 'd-1' }, producer: dev },
+      {
+        ce_id: 'i3',
+        tags: ['a', 'b'],
+        device_id: 'd-1',
+        off: '9000000000',
+        data: { deviceId: 'd-1' },
+        producer: null,
+      },
     ]);
     expect(await insertEvents(db(), [])).toEqual({ attempted: 0, inserted: 0, insertedByType: new Map() });
   });

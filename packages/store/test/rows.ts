@@ -21,6 +21,7 @@ export function row(id: string, overrides: Partial<EventInsertRow> = {}): EventI
     topic: 'events',
     partition: 0,
     offset: '0',
+    producer: '{"authtype":"unknown","authid":"dev"}',
     ...overrides,
   };
 }

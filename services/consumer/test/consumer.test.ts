@@ -1,4 +1,10 @@
-import { encodeStructured, toKafkaRecord } from '@event-observatory/events';
+import {
+  encodeProducer,
+  encodeStructured,
+  PRODUCER_HEADER,
+  toKafkaRecord,
+  UNAUTHENTICATED,
+} from '@event-observatory/events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DlqDepth, DlqListing, ReplayReport } from '../src/dlq/admin.js';
 import { type Harness, metricSum, startHarness, testEvent, waitFor } from './harness.js';
@@ -44,6 +50,35 @@ describe('consumer on the real broker and database', () => {
     expect(
       await metricSum(h, 'consume_records_persisted_total', 'type="com.example.reading"'),
     ).toBeGreaterThanOrEqual(40);
+  });
+
+  it('stores the observatory-producer header in producer, and NULL for a record without one or with a malformed one', async () => {
+    const source = 'urn:test:producer';
+    const sa = {
+      authtype: 'service_account',
+      authid: 'system:serviceaccount:payments:exporter',
+      issuer: 'https://kubernetes.default.svc',
+      namespace: 'payments',
+    };
+    const header = (value: string) => ({ headers: { [PRODUCER_HEADER]: value } });
+    await h.publish(
+      [0, 1, 2, 3].map((i) => testEvent(i, { source })),
+      [header(encodeProducer(sa)), header(encodeProducer(UNAUTHENTICATED)), header('{"authtype":')],
+    );
+    await waitFor('4 rows', async () => (await h.count(`ce_source = '${source}'`)) === 4);
+    const { rows } = await h.db.query(
+      // sql-witness: reads what the consumer stored in its own SQL, independently of the store's insert under test.
+      `SELECT ce_id, producer, raw FROM events.cloud_event WHERE ce_source = $1 ORDER BY ce_id`,
+      [source],
+    );
+    expect(rows.map((r) => [r.ce_id, r.producer])).toEqual([
+      ['evt-0', sa],
+      ['evt-1', { authtype: 'unauthenticated' }],
+      ['evt-2', null],
+      ['evt-3', null],
+    ]);
+    // The header stays beside the event: nothing of it is in the stored CloudEvent.
+    for (const r of rows) expect(Object.keys(r.raw).filter((k) => k.startsWith('auth'))).toEqual([]);
   });
 
   it('writes a checkpoint for every committed offset, and the divergence gauge reads 0', async () => {

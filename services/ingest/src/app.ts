@@ -21,6 +21,7 @@ import type { Limits } from './config.js';
 import { addDocsRoutes } from './docs.js';
 import type { EventAdmission } from './event-admission.js';
 import { errorBodyOf, type Ingestor, toApiError } from './ingest.js';
+import { producerHeader } from './producer.js';
 import { batchCreateRoute, createEventRoute, validateRoute } from './routes.js';
 
 export interface AppDeps {
@@ -94,7 +95,9 @@ export function buildApp(deps: AppDeps): OpenAPIHono<Env> {
       admitted(c, limits.maxEventBytes, (read) =>
         deps.events.run(1, async (permit) => {
           const body = await read();
-          return permit.measure(() => ingestor.create(requestHeaderPairs(c), body));
+          return permit.measure(() =>
+            ingestor.create(requestHeaderPairs(c), body, producerHeader(c.get('principal'))),
+          );
         }),
       ),
     );
@@ -113,7 +116,10 @@ export function buildApp(deps: AppDeps): OpenAPIHono<Env> {
           deps.events.run(estimate, async (permit) => {
             const accepted = batch.accept(requestHeader(c, 'content-type'), await read());
             permit.resize(accepted.elements.length, accepted.bytes);
-            return permit.measure(() => batch.create(accepted), publishedAll);
+            return permit.measure(
+              () => batch.create(accepted, producerHeader(c.get('principal'))),
+              publishedAll,
+            );
           }),
         'the batch body',
       ),

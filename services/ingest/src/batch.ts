@@ -67,15 +67,15 @@ export function createBatchIngestor(deps: BatchDeps) {
       return { elements, bytes: body.byteLength };
     },
 
-    /** Judges every element, then publishes the accepted ones in request order. */
-    async create(batch: AcceptedBatch): Promise<BatchCreateResponse> {
+    /** Judges every element, then publishes the accepted ones in request order, all with `producer`. */
+    async create(batch: AcceptedBatch, producer: string): Promise<BatchCreateResponse> {
       meters.batch(batch.elements.length);
       const judged = batch.elements.map(judge);
       const outcomes = await Promise.all(
         judged.map((j) =>
           j instanceof ApiError
             ? j
-            : ingestor.publish(j, 'structured').catch((err: unknown) => toApiError(err)),
+            : ingestor.publish(j, 'structured', producer).catch((err: unknown) => toApiError(err)),
         ),
       );
       const events: EventResource[] = [];

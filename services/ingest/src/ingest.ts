@@ -15,7 +15,7 @@ import {
   isJsonMediaType,
   partitionKey,
   type RejectionReason,
-  toKafkaRecord,
+  toKafkaRecordFrom,
   tooLarge,
 } from '@event-observatory/events';
 import { ApiError, type ErrorBodyFields, type ErrorInfo } from '@event-observatory/service-kit/errors';
@@ -145,13 +145,14 @@ export function createIngestor(deps: IngestorDeps) {
   }
 
   /**
-   * Publishes and waits for acknowledgement; counts the event as received (and unrecognised)
-   * only then. Throws `ApiError` Unavailable (`unpersistable`).
+   * Publishes with the `observatory-producer` header `producer` (`producerHeader`) and waits for
+   * acknowledgement; counts the event as received (and unrecognised) only then. Throws `ApiError`
+   * Unavailable (`unpersistable`).
    */
-  async function publish(event: CloudEvent, mode: Mode): Promise<EventResource> {
+  async function publish(event: CloudEvent, mode: Mode, producer: string): Promise<EventResource> {
     let receipt: PublishReceipt;
     try {
-      receipt = await deps.producer.publish(toKafkaRecord(event));
+      receipt = await deps.producer.publish(toKafkaRecordFrom(event, producer));
     } catch (err) {
       throw toApiError(err);
     }
@@ -164,9 +165,9 @@ export function createIngestor(deps: IngestorDeps) {
     publish,
 
     /** A single-event request: judged, published, and its body counted once acknowledged. */
-    async create(headers: HeaderPairs, body: Uint8Array): Promise<EventResource> {
+    async create(headers: HeaderPairs, body: Uint8Array, producer: string): Promise<EventResource> {
       const { mode, event } = judgeRequest(headers, body);
-      const created = await publish(event, mode);
+      const created = await publish(event, mode, producer);
       deps.meters.payload(mode, body.byteLength);
       return created;
     },

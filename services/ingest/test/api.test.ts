@@ -107,6 +107,7 @@ describe('POST /v1/events', () => {
       ce_subject: 'dev/7',
       'content-type': 'application/octet-stream',
       ce_region: 'eu',
+      'observatory-producer': '{"authtype":"unknown","authid":"dev"}',
     });
   });
 

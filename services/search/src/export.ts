@@ -13,6 +13,7 @@ import {
   cancellablePool,
   type DatabasePool,
   type EventKey,
+  type EventProducerIdentity,
   type EventRow,
   searchEvents,
   severityName,
@@ -24,11 +25,21 @@ import { parseSearch } from './filters.js';
 
 export const EXPORT_CAP = 10_000;
 const EXPORT_PAGE = 1_000;
-const COLUMNS = ['time', 'id', 'source', 'type', 'subject', 'severity', 'uid'] as const;
+const COLUMNS = ['time', 'id', 'source', 'type', 'subject', 'severity', 'uid', 'producer'] as const;
 
 type ExportFormat = 'ndjson' | 'csv';
 
-function record(r: EventRow): Record<(typeof COLUMNS)[number], string | null> {
+type Column = (typeof COLUMNS)[number];
+
+/**
+ * One exported event. `producer` is the stored object (null when not recorded): NDJSON carries it
+ * as an object, CSV as its JSON text.
+ */
+type ExportRecord = Record<Exclude<Column, 'producer'>, string | null> & {
+  producer: EventProducerIdentity | null;
+};
+
+function record(r: EventRow): ExportRecord {
   return {
     time: r.occurredAt.toISOString(),
     id: r.id,
@@ -37,7 +48,13 @@ function record(r: EventRow): Record<(typeof COLUMNS)[number], string | null> {
     subject: r.subject,
     severity: r.severityRank === null ? null : (severityName(r.severityRank) ?? String(r.severityRank)),
     uid: r.key.uid,
+    producer: r.producer,
   };
+}
+
+/** A CSV cell's text: the producer as JSON, any other column as it is. */
+function cellText(value: string | EventProducerIdentity | null): string | null {
+  return value === null || typeof value === 'string' ? value : JSON.stringify(value);
 }
 
 /** One CSV field: quoted when needed; a leading = + - @ gets a ' so spreadsheets do not run it as a formula. */
@@ -101,7 +118,7 @@ export function exportHandler(pool: DatabasePool, format: ExportFormat, logger?:
           const lines = page.rows.map((r) => {
             const rec = record(r);
             return format === 'csv'
-              ? `${COLUMNS.map((k) => csvField(rec[k])).join(',')}\r\n`
+              ? `${COLUMNS.map((k) => csvField(cellText(rec[k]))).join(',')}\r\n`
               : `${JSON.stringify(rec)}\n`;
           });
           if (lines.length) await out.write(lines.join(''));

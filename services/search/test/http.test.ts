@@ -356,10 +356,55 @@ describe('export', () => {
     const csv = (await (await h.get('/events.csv?range=all&type=com.example.t3')).text())
       .trim()
       .split('\r\n');
-    expect(csv[0]).toBe('time,id,source,type,subject,severity,uid');
+    expect(csv[0]).toBe('time,id,source,type,subject,severity,uid,producer');
     expect(csv.pop()).toBe(`# export complete: ${SEED / 20} rows`);
     expect(csv.slice(1).map((l) => l.split(',')[1])).toEqual(records.map((r) => r.id));
     expect(csvField('=HYPERLINK("x")')).toBe(`"'=HYPERLINK(""x"")"`);
     expect((await h.get('/events.csv?limit=0')).status).toBe(400);
+  });
+});
+
+describe('who produced an event', () => {
+  it('shows the producer on the detail page and carries it in NDJSON and CSV, a dash and null when not recorded', async () => {
+    const sa = {
+      authtype: 'service_account',
+      authid: 'system:serviceaccount:payments:exporter',
+      issuer: 'https://kubernetes.default.svc',
+      namespace: 'payments',
+    };
+    // sql-witness: plants one row with a producer and one without, as the consumer stores them.
+    const { rows } = await h.db.query<{ id: string; uid: string; t: string }>(
+      `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw, producer)
+       VALUES (now() - interval '2 minutes', 'urn:test:producer', 'by-sa', 'com.example.produced', '{"id":"by-sa"}', $1::jsonb),
+              (now() - interval '1 minute', 'urn:test:producer', 'by-nobody', 'com.example.produced', '{"id":"by-nobody"}', NULL)
+       RETURNING ce_id AS id, event_uid::text AS uid, occurred_at::text AS t`,
+      [JSON.stringify(sa)],
+    );
+    const uid = new Map(rows.map((r) => [r.id, r]));
+    const detail = async (id: string) => {
+      const r = uid.get(id)!;
+      const res = await h.get(`/events/${r.uid}?${new URLSearchParams({ t: r.t })}`);
+      expect(res.status).toBe(200);
+      return (await res.text()).replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+    };
+    expect(await detail('by-sa')).toContain(
+      'Produced by service_account system:serviceaccount:payments:exporter (namespace payments, issuer https://kubernetes.default.svc)',
+    );
+    expect(await detail('by-nobody')).toContain('Produced by — ');
+
+    const ndjson = (await (await h.get('/events.ndjson?range=all&source=urn:test:producer')).text())
+      .trim()
+      .split('\n')
+      .slice(0, -1)
+      .map((l) => JSON.parse(l) as { id: string; producer: unknown });
+    expect(ndjson.map((r) => [r.id, r.producer])).toEqual([
+      ['by-nobody', null],
+      ['by-sa', sa],
+    ]);
+    const csv = (await (await h.get('/events.csv?range=all&source=urn:test:producer')).text()).split('\r\n');
+    expect(csv[1]!.endsWith(',')).toBe(true);
+    // The last field: the producer's JSON, quoted as CSV quotes it (jsonb orders the keys its own way).
+    const quoted = csv[2]!.slice(csv[2]!.indexOf(',"{') + 1);
+    expect(JSON.parse(quoted.slice(1, -1).replaceAll('""', '"'))).toEqual(sa);
   });
 });

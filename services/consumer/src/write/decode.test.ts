@@ -1,4 +1,4 @@
-import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
+import { type CloudEvent, encodeProducer, PRODUCER_HEADER, toKafkaRecord } from '@event-observatory/events';
 import { TAG_SEPARATOR } from '@event-observatory/store';
 import { describe, expect, it } from 'vitest';
 import { decodeRecord } from './decode.js';
@@ -50,6 +50,17 @@ describe('decodeRecord', () => {
     });
     expect(d.row.data).toContain('12345678901234567890');
     expect(JSON.parse(d.row.raw)).toMatchObject({ id: 'e-1', tags: 'x,y', data: { deviceId: 'pump-1' } });
+  });
+
+  it('reads the observatory-producer header into producer, and null (not poison) without a readable one', () => {
+    const who = encodeProducer({ authtype: 'unknown', authid: 'dev' });
+    const withHeader = (value: string) => {
+      const r = record(event);
+      return { ...r, headers: { ...r.headers, [PRODUCER_HEADER]: Buffer.from(value) } };
+    };
+    expect(decodeRecord(withHeader(who), NOW)).toMatchObject({ ok: true, row: { producer: who } });
+    expect(decodeRecord(record(event), NOW)).toMatchObject({ ok: true, row: { producer: null } });
+    expect(decodeRecord(withHeader('not json'), NOW)).toMatchObject({ ok: true, row: { producer: null } });
   });
 
   it('refuses a record without time as invalid-attributes', () => {

@@ -1,7 +1,9 @@
 /**
  * Turns a broker record (CloudEvents Kafka binary mode) into the row of `events.cloud_event`, or
  * into a poison verdict with a closed-set reason. Decoding is pure: no I/O, no clock (the caller
- * passes the time the plausible window is measured from).
+ * passes the time the plausible window is measured from). The `observatory-producer` header
+ * becomes the `producer` column; a record without one, or with one that does not read, is stored
+ * with NULL there, never refused for it.
  */
 import {
   type CloudEvent,
@@ -15,11 +17,15 @@ import {
   plausibleTimeProblem,
   REJECTION_REASONS,
   type RejectionReason,
+  readProducer,
 } from '@event-observatory/events';
 import { deviceIdOf, type EventInsertRow, TAG_SEPARATOR, tagsOf } from '@event-observatory/store';
 import type { ConsumedRecord } from './record.js';
 
-/** The closed set of poison reasons (Document 2, section 7): the rejection reasons but size. */
+/**
+ * The closed set of poison reasons (README, "Dead-letter record"): the rejection reasons but size (ingest
+ * refuses an oversized event before it reaches the topic).
+ */
 export type PoisonReason = Exclude<RejectionReason, 'too-large'>;
 
 export const POISON_REASONS: readonly PoisonReason[] = REJECTION_REASONS.filter(
@@ -105,6 +111,7 @@ export function decodeRecord(record: ConsumedRecord, nowMs: number): Decoded {
       topic: record.topic,
       partition: record.partition,
       offset: record.offset,
+      producer: readProducer(record),
     },
   };
 }

@@ -1,12 +1,12 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 /**
  * `GET /events/:uid`: the stored attributes with "filter for / filter out" links, the broker
- * coordinates and ingestion time, a link to the surrounding events, the payload as a collapsible
+ * coordinates and ingestion time, who produced it (the verified caller ingest recorded), a link to the surrounding events, the payload as a collapsible
  * tree (every value with its filter links) and the verbatim CloudEvent. Copy buttons appear with
  * JavaScript (`/assets/detail.js`); everything else works without it.
  */
 import { eventName } from '@event-observatory/events';
-import { type StoredEvent, severityName } from '@event-observatory/store';
+import { type EventProducerIdentity, type StoredEvent, severityName } from '@event-observatory/store';
 import type { Child } from 'hono/jsx';
 import { Layout, utc } from './layout.js';
 
@@ -97,6 +97,20 @@ function Tree(props: { value: unknown; path: string[]; name: string }): Child {
   );
 }
 
+/**
+ * The producer in one line: authtype and authid, then namespace and issuer when known; a dash for
+ * events stored without one (before it was recorded, or from a record without the header).
+ */
+export function producedBy(p: EventProducerIdentity | null): string {
+  if (p === null) return '—';
+  const who = p.authid === undefined ? p.authtype : `${p.authtype} ${p.authid}`;
+  const more = [
+    ...(p.namespace === undefined ? [] : [`namespace ${p.namespace}`]),
+    ...(p.issuer === undefined ? [] : [`issuer ${p.issuer}`]),
+  ];
+  return more.length ? `${who} (${more.join(', ')})` : who;
+}
+
 export function EventPage(props: { event: StoredEvent }) {
   const e = props.event;
   const severity = e.severityRank === null ? undefined : (severityName(e.severityRank) ?? undefined);
@@ -122,6 +136,7 @@ export function EventPage(props: { event: StoredEvent }) {
     ['Device', e.deviceId ?? '—', undefined, undefined],
     ['Tags', e.tags.length ? e.tags.join(', ') : '—', undefined, undefined],
     ['Ingested (UTC)', utc(e.ingestedAt), undefined, undefined],
+    ['Produced by', producedBy(e.producer), undefined, undefined],
     ['Broker topic', e.broker?.topic ?? '—', undefined, undefined],
     ['Partition', e.broker ? String(e.broker.partition) : '—', undefined, undefined],
     ['Offset', e.broker?.offset ?? '—', undefined, undefined],
