@@ -201,6 +201,7 @@ describe('the evaluation profile: only the two bundled switches', () => {
       READER_USER: 'observatory_reader',
     });
     // A server made by an older release has no roles yet at pre-upgrade: the grants need them.
+    // sql-witness: the SQL is the rendered init container's script, read to check what it runs.
     expect(wait.command.at(-1)).toContain("SELECT format('CREATE ROLE %I LOGIN', :'name') WHERE NOT EXISTS");
     expect(env(job.spec.template.spec.containers[0])).toMatchObject({
       DATABASE_USER: '',
