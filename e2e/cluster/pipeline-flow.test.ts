@@ -272,7 +272,7 @@ describe('flow health in the status, with the real consumer', () => {
     await waitFor(async () => {
       const p = await get(ns, 'flow');
       expect(p.status?.flow).toBeUndefined();
-      expect(p.status?.conditions?.map((c) => c.type).sort()).toEqual(['Conflict', 'Ready']);
+      expect(p.status?.conditions?.map((c) => c.type).sort()).toEqual(['Conflict', 'Ready', 'Stalled']);
     }, 10_000);
   });
 });
