@@ -202,6 +202,14 @@ describe('postgres_exporter', () => {
       { name: 'DATA_SOURCE_PASS', valueFrom: { secretKeyRef: { name: 'monitor', key: 'MONITOR_PASSWORD' } } },
     ]);
     expect(deployment?.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
+    // The bundled PostgreSQL serves no TLS, which the exporter's driver asks for unless told not to.
+    const bundled = render({ 'database.bundled.enabled': true, 'kafka.bundled.enabled': true }).find(
+      (o) => o.kind === 'Deployment' && o.metadata.name === 'obs-postgres-exporter',
+    );
+    expect(bundled?.spec.template.spec.containers[0].env[0]).toEqual({
+      name: 'DATA_SOURCE_URI',
+      value: 'obs-postgresql.observatory.svc:5432/observatory?sslmode=disable',
+    });
   });
 });
 

@@ -7,7 +7,7 @@
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
-import { POSTGRES_EXPORTER_ON, secretName } from '../bundled.js';
+import { DATABASE_BUNDLED, POSTGRES_EXPORTER_ON, secretName } from '../bundled.js';
 import { onlyIf, scalar, value } from '../helm.js';
 import { image, labels, metadata, podBlocks, podDefaults, selector } from './common.js';
 
@@ -41,11 +41,12 @@ export class PostgresExporter extends Construct {
                 ports: [{ name: 'metrics', containerPort: PORT }],
                 env: [
                   // host:port/database?options of database.url (or the bundled PostgreSQL's): the
-                  // exporter adds its own role.
+                  // exporter adds its own role. Its driver (lib/pq) asks for TLS unless told not
+                  // to, and the bundled PostgreSQL serves none: sslmode=disable there.
                   {
                     name: 'DATA_SOURCE_URI',
                     value: scalar(
-                      `{{ $u := regexReplaceAll "^(jdbc:)?postgres(ql)?://([^@/]*@)?" (include "observatory.bundledDatabaseUrl" .) "" }}{{ if .Values.database.tls.mode }}{{ $u = printf "%s%ssslmode=%s" $u (ternary "&" "?" (contains "?" $u)) .Values.database.tls.mode }}{{ end }}{{ $u | toJson }}`,
+                      `{{ $u := regexReplaceAll "^(jdbc:)?postgres(ql)?://([^@/]*@)?" (include "observatory.bundledDatabaseUrl" .) "" }}{{ $mode := .Values.database.tls.mode }}{{ if and (not $mode) ${DATABASE_BUNDLED} (not (contains "sslmode=" $u)) }}{{ $mode = "disable" }}{{ end }}{{ if $mode }}{{ $u = printf "%s%ssslmode=%s" $u (ternary "&" "?" (contains "?" $u)) $mode }}{{ end }}{{ $u | toJson }}`,
                     ),
                   },
                   { name: 'DATA_SOURCE_USER', value: value('monitoring.postgresExporter.user') },
