@@ -40,17 +40,10 @@ export interface K8sObject {
   [key: string]: any;
 }
 
-/** `--set-json` of each value (lists, maps). */
-export const jsonArgs = (values: Record<string, unknown>) =>
-  Object.entries(values).flatMap(([k, v]) => ['--set-json', `${k}=${JSON.stringify(v)}`]);
-
-/**
- * `helm template` of the chart with the required values plus `values` (and `opts.json`, given
- * with --set-json); throws on a failure.
- */
+/** `helm template` of the chart with the required values plus `values`; throws on a failure. */
 export function render(
   values: Record<string, string | number | boolean> = {},
-  opts: { release?: string; namespace?: string; json?: Record<string, unknown> } = {},
+  opts: { release?: string; namespace?: string } = {},
 ): K8sObject[] {
   const res = helm([
     'template',
@@ -59,7 +52,6 @@ export function render(
     '--namespace',
     opts.namespace ?? 'observatory',
     ...setArgs({ ...REQUIRED_VALUES, ...values }),
-    ...jsonArgs(opts.json ?? {}),
   ]);
   if (res.status !== 0) throw new Error(`helm template failed: ${res.stderr}`);
   return parseAllDocuments(res.stdout)
