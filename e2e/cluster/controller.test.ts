@@ -459,14 +459,15 @@ describe('two controller replicas as pods', () => {
     await podNs.rolloutStatus('controller');
   });
 
-  async function holder(): Promise<{ holder: string; transitions: number }> {
-    const lease = await kube.getJson<{ spec: { holderIdentity?: string; leaseTransitions?: number } }>([
-      'lease',
-      'observatory-controller',
-      '--namespace',
-      podNs.name,
-    ]);
-    return { holder: lease.spec.holderIdentity ?? '', transitions: lease.spec.leaseTransitions ?? 0 };
+  async function holder(): Promise<{ holder: string; transitions: number; acquired: number }> {
+    const lease = await kube.getJson<{
+      spec: { holderIdentity?: string; leaseTransitions?: number; acquireTime?: string };
+    }>(['lease', 'observatory-controller', '--namespace', podNs.name]);
+    return {
+      holder: lease.spec.holderIdentity ?? '',
+      transitions: lease.spec.leaseTransitions ?? 0,
+      acquired: Date.parse(lease.spec.acquireTime ?? ''),
+    };
   }
 
   it('has one leader; when its pod is killed a surviving replica takes over within the lease duration and reconciles a change made meanwhile', async () => {
@@ -510,7 +511,8 @@ describe('two controller replicas as pods', () => {
       },
       { timeout: (LEASE_SECONDS + 10) * 1000, interval: 200 },
     );
-    const takeoverMs = Date.now() - killed;
+    // The new holder stamps the time it took the lease: no kubectl latency in the figure.
+    const takeoverMs = next.acquired - killed;
     // The standby, or the pod the Deployment made in place of the killed one: whichever retries
     // first after the lease expired takes it (CI saw the replacement win).
     const survivors = (await podNs.pods('app=controller')).map((pod) => pod.metadata.name);
@@ -518,9 +520,10 @@ describe('two controller replicas as pods', () => {
     expect(next.transitions).toBe(before.transitions + 1);
     // Not released: taken after the lease expired. The standby counts the lease from when it saw
     // the last renewal (up to one retry period after it) and looks again every retry period, so
-    // the bound is the lease duration plus two retry periods, plus 2 s for the API requests and
-    // this test's own kubectl calls on a loaded 2-core machine (8.9 s seen with 1 s of slack).
-    expect(takeoverMs).toBeLessThanOrEqual((LEASE_SECONDS + 2 * RETRY_SECONDS + 2) * 1000);
+    // the bound is the lease duration plus two retry periods; plus 4 s because a force-deleted
+    // pod's process lives on (and may renew) until the kubelet kills it, and for the API requests
+    // on a loaded 2-core machine.
+    expect(takeoverMs).toBeLessThanOrEqual((LEASE_SECONDS + 2 * RETRY_SECONDS + 4) * 1000);
     expect(takeoverMs).toBeGreaterThanOrEqual((LEASE_SECONDS - 2) * 1000);
     await vi.waitFor(async () => expect((await kafkaTopic(topic))?.partitions).toBe(2), {
       timeout: 20_000,

@@ -13,6 +13,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import type pg from 'pg';
+import { mustDiscard } from './errors.js';
 import type { DatabasePool } from './queryable.js';
 
 /** Protocol code of a CancelRequest (1234 << 16 | 5678). */
@@ -31,17 +32,23 @@ export function cancellablePool(pool: DatabasePool, signal: AbortSignal): Databa
         reject(signal.reason);
       };
     });
+    let broken = false;
     try {
       signal.throwIfAborted();
       signal.addEventListener('abort', onAbort, { once: true });
       const running = (client.query as (...a: unknown[]) => Promise<unknown>)(...args);
       running.catch(() => {});
       return await Promise.race([running, aborted]);
+    } catch (err) {
+      // A terminated backend fails the statement before its socket closes: released as usual, the
+      // connection would go back to the pool and fail the next page that takes it.
+      broken = mustDiscard(err);
+      throw err;
     } finally {
       signal.removeEventListener('abort', onAbort);
       // A connection whose statement was cancelled is closed, not reused: a late cancel must not
       // land on the next statement another page sends on it.
-      client.release(signal.aborted);
+      client.release(signal.aborted || broken);
     }
   };
   return new Proxy(pool, {

@@ -1,6 +1,7 @@
 /**
  * `cancellablePool` on a real PostgreSQL: an abort rejects the caller at once with the signal's
- * reason and stops the statement on the server; an aborted signal sends nothing.
+ * reason and stops the statement on the server; an aborted signal sends nothing; a connection whose
+ * backend was terminated never serves another statement.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -12,6 +13,8 @@ let watcher: pg.Pool;
 beforeAll(() => {
   const url = inject('stack').databaseUrl;
   pool = new pg.Pool({ connectionString: url, max: 2, application_name: 'cancellable-test' });
+  // As the services' pools (`createPool`): a connection that loses its backend must not crash.
+  pool.on('error', () => {});
   watcher = new pg.Pool({ connectionString: url, max: 1 });
 });
 
@@ -47,5 +50,18 @@ describe('cancellablePool', () => {
     const signal = AbortSignal.abort(new Error('too late'));
     await expect(cancellablePool(pool, signal).query('SELECT 1')).rejects.toThrow('too late');
     expect(pool.totalCount).toBeLessThanOrEqual(2);
+  });
+
+  it('closes a connection whose backend was terminated mid-statement, so the next statement gets a live one', async () => {
+    const reads = cancellablePool(pool, new AbortController().signal);
+    // One connection at a time, so a dead one kept in the pool would serve the next statement.
+    const running = reads.query('SELECT pg_sleep(30)');
+    await expect.poll(sleepersRunning, { timeout: 5_000 }).toBe(1);
+    await watcher.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE application_name = 'cancellable-test' AND query LIKE '%pg_sleep(30)%'`,
+    );
+    await expect(running).rejects.toThrow(/terminat/);
+    for (let i = 0; i < 5; i++) expect((await reads.query('SELECT 1 AS one')).rows[0].one).toBe(1);
   });
 });

@@ -6,6 +6,7 @@ import {
   createWithTopic,
   kafkaTopic,
   meta,
+  PATIENCE,
   startController,
   useFastTier,
   waitReady,
@@ -24,13 +25,19 @@ describe('deletion policy', () => {
         p.spec.deletionPolicy = deletionPolicy;
       });
     policy('Delete');
-    await vi.waitFor(() => expect(server.get(meta('retainer'))?.metadata.finalizers).toEqual([FINALIZER]));
+    await vi.waitFor(
+      () => expect(server.get(meta('retainer'))?.metadata.finalizers).toEqual([FINALIZER]),
+      PATIENCE,
+    );
     policy('Retain');
-    await vi.waitFor(() => expect(server.get(meta('retainer'))?.metadata.finalizers).toBeUndefined());
+    await vi.waitFor(
+      () => expect(server.get(meta('retainer'))?.metadata.finalizers).toBeUndefined(),
+      PATIENCE,
+    );
 
     server.delete(meta('retainer'));
     expect(server.get(meta('retainer'))).toBeUndefined();
-    await vi.waitFor(async () => expect(await metric('controller_topics_managed')).toBe(0));
+    await vi.waitFor(async () => expect(await metric('controller_topics_managed')).toBe(0), PATIENCE);
     expect((await kafkaTopic(kept))?.partitions).toBe(1);
   });
 
@@ -44,7 +51,7 @@ describe('deletion policy', () => {
 
     server.delete(meta('deleter'));
     expect(server.get(meta('deleter'))?.metadata.deletionTimestamp).toBeDefined(); // held
-    await vi.waitFor(() => expect(server.get(meta('deleter'))).toBeUndefined());
+    await vi.waitFor(() => expect(server.get(meta('deleter'))).toBeUndefined(), PATIENCE);
     expect(await kafkaTopic(doomed)).toBeUndefined();
     expect(server.events.filter((e) => e.reason === 'TopicDeleted').map((e) => e.message)).toEqual([
       `deleted ${doomed}`,
@@ -60,11 +67,12 @@ describe('deletion policy', () => {
     server.update(meta('careful'), (p) => {
       p.metadata.annotations = { [PAUSE_ANNOTATION]: 'true' };
     });
-    await vi.waitFor(() =>
-      expect(condition(server.get(meta('careful')), 'ReconciliationPaused')?.status).toBe('True'),
+    await vi.waitFor(
+      () => expect(condition(server.get(meta('careful')), 'ReconciliationPaused')?.status).toBe('True'),
+      PATIENCE,
     );
     server.delete(meta('careful'));
-    await vi.waitFor(() => expect(server.get(meta('careful'))).toBeUndefined());
+    await vi.waitFor(() => expect(server.get(meta('careful'))).toBeUndefined(), PATIENCE);
     expect(await kafkaTopic(paused)).toBeDefined();
     expect(server.events.find((e) => e.reason === 'TopicsRetained')?.message).toBe(
       `kept ${paused}: reconciliation is paused`,

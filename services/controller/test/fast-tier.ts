@@ -175,8 +175,17 @@ export function condition(p: Pipeline | undefined, type: string) {
   return p?.status?.conditions?.find((c) => c.type === type);
 }
 
+/** How long a wait on the controller's Kafka work may take: vitest's one-second default is
+ * shorter than a topic deletion on a loaded machine. */
+export const PATIENCE = { timeout: 15_000, interval: 50 };
+
 /** Waits until the Pipeline's Ready condition has `status` for its current generation. */
-export function waitReady(server: FakeApiServer, name: string, status: 'True' | 'False', timeout = 15_000) {
+export function waitReady(
+  server: FakeApiServer,
+  name: string,
+  status: 'True' | 'False',
+  timeout = PATIENCE.timeout,
+) {
   return vi.waitFor(
     () => {
       const p = server.get(meta(name));
@@ -185,7 +194,7 @@ export function waitReady(server: FakeApiServer, name: string, status: 'True' | 
       expect(p?.status?.observedGeneration).toBe(p?.metadata.generation);
       return p as Pipeline;
     },
-    { timeout, interval: 50 },
+    { ...PATIENCE, timeout },
   );
 }
 

@@ -7,6 +7,7 @@ import {
   createWithTopic,
   kafkaTopic,
   meta,
+  PATIENCE,
   setPartitions,
   startController,
   useFastTier,
@@ -43,7 +44,7 @@ describe('the watch', () => {
 
     await waitReady(server, 'added', 'True');
     await waitReady(server, 'changed', 'True');
-    await vi.waitFor(() => expect(server.get(meta('removed'))).toBeUndefined());
+    await vi.waitFor(() => expect(server.get(meta('removed'))).toBeUndefined(), PATIENCE);
     expect((await kafkaTopic(a))?.partitions).toBe(2);
     expect((await kafkaTopic(c))?.partitions).toBe(1);
     expect(await kafkaTopic(b)).toBeUndefined();

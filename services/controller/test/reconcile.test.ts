@@ -24,6 +24,7 @@ import {
   log,
   meta,
   NAMESPACE,
+  PATIENCE,
   pipeline,
   reasons,
   retentionDay,
@@ -144,7 +145,7 @@ describe('reconciling Pipelines into Kafka', () => {
         }),
       { timeout: resyncMs + 5_000, interval: 100 },
     );
-    await vi.waitFor(() => expect(reasons(server, 'drift')).toContain('ConfigsUpdated'));
+    await vi.waitFor(() => expect(reasons(server, 'drift')).toContain('ConfigsUpdated'), PATIENCE);
   });
 
   it('gives a topic two Pipelines declare to the older; the newer reports the conflict and takes over once the older is deleted', async () => {
@@ -188,8 +189,9 @@ describe('reconciling Pipelines into Kafka', () => {
     server.update(meta('paused'), (p) => {
       p.metadata.annotations = { [PAUSE_ANNOTATION]: 'true' };
     });
-    await vi.waitFor(() =>
-      expect(condition(server.get(meta('paused')), 'ReconciliationPaused')?.status).toBe('True'),
+    await vi.waitFor(
+      () => expect(condition(server.get(meta('paused')), 'ReconciliationPaused')?.status).toBe('True'),
+      PATIENCE,
     );
     setPartitions(server, 'paused', 0, 3);
     await new Promise((r) => setTimeout(r, 3 * resyncMs)); // resyncs pass: still nothing
@@ -230,7 +232,7 @@ describe('reconciling Pipelines into Kafka', () => {
     expect(state?.configs['retention.ms']).not.toBe(retentionDay);
 
     server.delete(meta('partly'));
-    await vi.waitFor(() => expect(server.get(meta('partly'))).toBeUndefined());
+    await vi.waitFor(() => expect(server.get(meta('partly'))).toBeUndefined(), PATIENCE);
     expect(await kafkaTopic(managed)).toBeUndefined();
     expect((await kafkaTopic(untouched))?.partitions).toBe(2);
   });

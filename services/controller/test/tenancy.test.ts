@@ -23,6 +23,7 @@ import {
   log,
   meta,
   NAMESPACE,
+  PATIENCE,
   pipeline,
   retentionDay,
   sharedKafka,
@@ -87,7 +88,7 @@ describe("adoption by the operator's rules", () => {
 
     // A reinstall: the release's Pipeline deleted (Retain) and made again takes its topic back.
     server.delete(meta('release'));
-    await vi.waitFor(() => expect(server.get(meta('release'))).toBeUndefined());
+    await vi.waitFor(() => expect(server.get(meta('release'))).toBeUndefined(), PATIENCE);
     server.create(pipeline('release', [topic(own, 3)], {}, ADOPT_ALL));
     const again = await waitReady(server, 'release', 'True');
     expect(again.status?.topics?.[0]).toMatchObject({ phase: 'Ready', partitions: 3, managed: true });
