@@ -31,6 +31,7 @@ import { withinDeadline } from './page-deadline.js';
 import { mergeQueryBar, readQueryBar } from './query-bar.js';
 import { BadCursorError, runSearch } from './search.js';
 import { type TailLimits, tailHandler } from './tail.js';
+import { type Authenticator, openAccess, type SearchEnv } from './viewer.js';
 import { ErrorPage } from './views/error.js';
 import { EventPage } from './views/event.js';
 import { OverviewPage } from './views/overview.js';
@@ -50,6 +51,8 @@ export interface AppDeps {
   /** Live-tail poll period; default 1 s. */
   tailPollMs?: number;
   tailLimits?: TailLimits;
+  /** Finds the viewer of every route but health and assets; default `openAccess` (no login). */
+  authenticate?: Authenticator;
 }
 
 /** Same-origin scripts and styles only; nothing from the store can run as code. */
@@ -60,13 +63,16 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'same-origin',
 };
 
+/** Health probes and static assets need no viewer; every other route does. */
+const PUBLIC_PATH = /^\/(health\/|assets\/)/;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function buildApp(deps: AppDeps): Hono {
-  const app = new Hono();
+export function buildApp(deps: AppDeps): Hono<SearchEnv> {
+  const app = new Hono<SearchEnv>();
   const search = { pool: deps.pool, meters: deps.meters, cursors: deps.cursors };
   /** Runs a page's reads on the pool bound to its deadline and to its client staying connected. */
-  const withReads = <T,>(c: Context, read: (pool: DatabasePool) => Promise<T>) =>
+  const withReads = <T,>(c: Context<SearchEnv>, read: (pool: DatabasePool) => Promise<T>) =>
     withinDeadline(c.req.raw.signal, deps.pageTimeoutMs, (signal) =>
       read(cancellablePool(deps.pool, signal)),
     );
@@ -79,6 +85,8 @@ export function buildApp(deps: AppDeps): Hono {
     await next();
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.header(name, value);
   });
+  const authenticate = deps.authenticate ?? openAccess;
+  app.use((c, next) => (PUBLIC_PATH.test(c.req.path) ? next() : authenticate(c, next)));
 
   app.get('/', async (c) => {
     const range = rangeOf(c.req.query('range'));

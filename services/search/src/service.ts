@@ -11,6 +11,7 @@ import { DEFAULT_PAGE_TIMEOUT_MS, type SearchConfig } from './config.js';
 import { cursorCodec } from './cursor.js';
 import { createSearchMeters } from './metrics.js';
 import type { TailLimits } from './tail.js';
+import type { Authenticator } from './viewer.js';
 
 export interface ServiceOptions {
   config: Pick<SearchConfig, 'allowedHosts' | 'secret'> & Partial<Pick<SearchConfig, 'pageTimeoutMs'>>;
@@ -21,6 +22,8 @@ export interface ServiceOptions {
   tailPollMs?: number;
   /** Live-tail caps; default `TAIL_LIMITS`. */
   tailLimits?: TailLimits;
+  /** Finds each request's viewer; default `openAccess` (no login). */
+  authenticate?: Authenticator;
 }
 
 export type SearchService = ReturnType<typeof createSearchService>;
@@ -39,6 +42,7 @@ export function createSearchService(opts: ServiceOptions) {
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...(opts.tailPollMs !== undefined ? { tailPollMs: opts.tailPollMs } : {}),
     ...(opts.tailLimits ? { tailLimits: opts.tailLimits } : {}),
+    ...(opts.authenticate ? { authenticate: opts.authenticate } : {}),
   });
   return {
     app,

@@ -13,6 +13,7 @@ import type { Registry } from 'prom-client';
 import { inject } from 'vitest';
 import { createSearchService, DEFAULT_ALLOWED_HOSTS, type SearchService } from '../src/index.js';
 import type { TailLimits } from '../src/tail.js';
+import type { Authenticator } from '../src/viewer.js';
 
 export const SECRET = 'search-test-secret-0123456789abcdef';
 /** Rows of the standard seed: more than the 10,000 total cap. */
@@ -44,6 +45,7 @@ export async function startHarness(
     logger?: Logger;
     /** The URL search reads from, given the database's (a replica's); default the database's. */
     readUrl?: (databaseUrl: string) => string;
+    authenticate?: Authenticator;
   } = {},
 ): Promise<Harness> {
   const stack = inject('stack');
@@ -69,6 +71,7 @@ export async function startHarness(
     ...(opts.tailPollMs !== undefined ? { tailPollMs: opts.tailPollMs } : {}),
     ...(opts.tailLimits ? { tailLimits: opts.tailLimits } : {}),
     ...(opts.logger ? { logger: opts.logger } : {}),
+    ...(opts.authenticate ? { authenticate: opts.authenticate } : {}),
   });
   const server = await serveApp(service.app, { host: '127.0.0.1', port: 0, drainMs: 1_000 });
   const get = (path: string, headers: Record<string, string> = {}, signal?: AbortSignal) =>

@@ -1,0 +1,33 @@
+/**
+ * Who is reading. The authenticator (login) finds the viewer of every request that needs one and
+ * sets it on the context; the visibility policy turns it into the scope PostgreSQL enforces on
+ * every read.
+ */
+import type { MiddlewareHandler } from 'hono';
+
+export interface Viewer {
+  /** Stable identity: the provider's `sub`, the proxy's user, `admin` for the local login,
+   * `system:serviceaccount:<namespace>:<name>` for a service-account token. */
+  subject: string;
+  /** What the page shows: an email or a name, else the subject. */
+  display: string;
+  groups: readonly string[];
+  /** How the identity was established; `open` when login is switched off. */
+  via: 'oidc' | 'proxy' | 'local' | 'bearer' | 'service-account' | 'open';
+}
+
+/** The Hono environment of the search app: routes read `c.get('viewer')`. */
+export interface SearchEnv {
+  Variables: { viewer: Viewer };
+}
+
+/** Sets `viewer`, or answers the request itself (a redirect to the login, a 401). */
+export type Authenticator = MiddlewareHandler<SearchEnv>;
+
+/** Login switched off: everyone is one anonymous viewer. */
+export const OPEN_VIEWER: Viewer = { subject: 'anonymous', display: 'anonymous', groups: [], via: 'open' };
+
+export const openAccess: Authenticator = async (c, next) => {
+  c.set('viewer', OPEN_VIEWER);
+  await next();
+};
