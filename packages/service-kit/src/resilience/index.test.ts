@@ -1,5 +1,13 @@
 import { describe, expect, it, vi } from 'vitest';
-import { backoffDelay, retry, settleWithin, TIMED_OUT, TimeoutError, withTimeout } from './index.js';
+import {
+  backoffDelay,
+  Periodic,
+  retry,
+  settleWithin,
+  TIMED_OUT,
+  TimeoutError,
+  withTimeout,
+} from './index.js';
 
 const never = new Promise<never>(() => {});
 
@@ -128,5 +136,37 @@ describe('retry', () => {
 
   it('refuses a policy with no attempt at all', async () => {
     await expect(retry(async () => 1, { backoff: fast, attempts: 0 })).rejects.toThrow(RangeError);
+  });
+});
+
+describe('periodic', () => {
+  it('runs at start and every interval, one run at a time, and not after stop', async () => {
+    vi.useFakeTimers();
+    try {
+      let runs = 0;
+      let finish = () => {};
+      const periodic = new Periodic(1_000, () => {
+        runs++;
+        return new Promise<void>((resolve) => {
+          finish = resolve;
+        });
+      });
+      periodic.start();
+      expect(runs).toBe(1);
+      // A tick while the run is in progress shares it, as does the interval's.
+      const shared = periodic.tick();
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(runs).toBe(1);
+      finish();
+      await shared;
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(runs).toBe(2);
+      finish();
+      periodic.stop();
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(runs).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

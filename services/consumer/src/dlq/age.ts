@@ -4,6 +4,7 @@
  * `DlqAdmin.oldestPending`. 0 for a partition with no letter waiting; a failed reading removes
  * every series (unknown, not a stale age), a partition the bounded reading did not settle has none.
  */
+import { Periodic } from '@event-observatory/service-kit/resilience';
 import type { Gauge } from 'prom-client';
 import type { OldestPending } from './admin.js';
 
@@ -15,33 +16,24 @@ export interface DeadLetterAgeOptions {
 }
 
 export class DeadLetterAge {
-  private timer: NodeJS.Timeout | undefined;
-  private reading: Promise<void> | undefined;
+  private readonly periodic: Periodic;
 
-  constructor(private readonly opts: DeadLetterAgeOptions) {}
-
-  start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.tick(), this.opts.intervalMs);
-    this.timer.unref();
-    void this.tick();
+  constructor(private readonly opts: DeadLetterAgeOptions) {
+    this.periodic = new Periodic(opts.intervalMs, () => this.run());
   }
 
-  /**
-   * Stops the interval. A reading in progress is not awaited (shutdown must not wait on a scan
-   * before the drain); it ends by its own bounds or fails on the closed clients, caught.
-   */
+  start(): void {
+    this.periodic.start();
+  }
+
+  /** Stops the interval; a reading in progress fails on the closed clients, caught. */
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.periodic.stop();
   }
 
   /** One reading; concurrent calls share the one in progress. */
   tick(): Promise<void> {
-    this.reading ??= this.run().finally(() => {
-      this.reading = undefined;
-    });
-    return this.reading;
+    return this.periodic.tick();
   }
 
   private async run(): Promise<void> {

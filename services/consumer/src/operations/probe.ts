@@ -14,7 +14,7 @@
  *   so counting every tick would make "three missed ones" unreachable while the broker is gone.
  */
 import { type GroupAdmin, groupLag, topicDepth } from '@event-observatory/broker';
-import { withTimeout } from '@event-observatory/service-kit/resilience';
+import { Periodic, withTimeout } from '@event-observatory/service-kit/resilience';
 import { countDefaultRows, type Queryable, readCheckpoints } from '@event-observatory/store';
 import { Gauge, type Registry } from 'prom-client';
 import type { ConsumerMetrics } from '../metrics.js';
@@ -34,13 +34,13 @@ export interface ProbeOptions {
 }
 
 export class Probe {
-  private timer: NodeJS.Timeout | undefined;
+  private readonly periodic: Periodic;
   private lastReport: { at: number; running: boolean } | undefined;
   private readonly now: () => number;
-  private ticking: Promise<void> | undefined;
 
   constructor(private readonly opts: ProbeOptions) {
     this.now = opts.now ?? Date.now;
+    this.periodic = new Periodic(opts.intervalMs, () => this.run());
     const probe = this;
     new Gauge({
       name: 'consume_running',
@@ -59,15 +59,11 @@ export class Probe {
   }
 
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.tick(), this.opts.intervalMs);
-    this.timer.unref();
-    void this.tick();
+    this.periodic.start();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.periodic.stop();
   }
 
   /** A tick's group reading succeeded: `consume_running` reports the stream's state as of now. */
@@ -86,10 +82,7 @@ export class Probe {
 
   /** One probe run; concurrent calls share the run in progress. */
   tick(): Promise<void> {
-    this.ticking ??= this.run().finally(() => {
-      this.ticking = undefined;
-    });
-    return this.ticking;
+    return this.periodic.tick();
   }
 
   private async run(): Promise<void> {
