@@ -12,6 +12,7 @@ import {
   type OidcIssuer,
   startOidcIssuer,
 } from '@event-observatory/devstack';
+import type { ErrorResponseBody } from '@event-observatory/service-kit/errors';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticatorFor } from '../src/auth/index.js';
@@ -199,7 +200,7 @@ describe('OIDC login', () => {
     expect(crossSite.status).toBe(403);
     const noToken = await client.send(`${h.url}/logout`, form({ csrf: 'guessed' }, h.url));
     expect(noToken.status).toBe(403);
-    expect((await noToken.json()).error.status).toBe('PERMISSION_DENIED');
+    expect(((await noToken.json()) as ErrorResponseBody).error.status).toBe('PERMISSION_DENIED');
     expect((await client.send(`${h.url}/events`)).status).toBe(200);
   });
 
@@ -232,7 +233,7 @@ describe('OIDC login', () => {
       for (const path of ['/events.ndjson', '/events.csv', '/events/tail']) {
         const api = await fetch(`${h.url}${path}`, { headers: { cookie } });
         expect(api.status, `${path} ${cookie}`).toBe(401);
-        const body = await api.json();
+        const body = (await api.json()) as ErrorResponseBody;
         expect(body.error).toMatchObject({ code: 401, status: 'UNAUTHENTICATED' });
       }
     }
