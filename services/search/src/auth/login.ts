@@ -6,13 +6,14 @@
 import { errorBody } from '@event-observatory/service-kit/errors';
 import type { Context, Handler } from 'hono';
 import type { Authenticator, SearchEnv } from '../viewer.js';
+import { LoggedOutPage } from '../views/logged-out.js';
 import { sameToken } from './csrf.js';
 import { returnPath, type Session, type SessionStore } from './session.js';
 
 /** What a login mode adds: its routes (`GET /login`, ...) and where a logout ends. */
 export interface LoginMode {
   routes: Record<string, Handler<SearchEnv>>;
-  /** Where the browser goes once the session cookie is cleared. */
+  /** Where the browser goes once the session cookie is cleared: a path here, or the provider. */
   afterLogout(c: Context<SearchEnv>, session: Session | undefined): Promise<string>;
 }
 
@@ -30,7 +31,12 @@ export function loginAuthenticator(sessions: SessionStore, mode: LoginMode): Aut
         );
       }
       sessions.end(c);
-      return c.redirect(await mode.afterLogout(c, session), 303);
+      const next = await mode.afterLogout(c, session);
+      if (next.startsWith('/')) return c.redirect(next, 303);
+      // The page's CSP allows forms to post to this site only (`form-action 'self'`), and browsers
+      // hold a form's redirects to it too; a page that moves on by itself leaves the form behind.
+      c.header('refresh', `0; url=${next}`);
+      return c.html(LoggedOutPage({ provider: next }));
     },
   };
   return async (c, next) => {
