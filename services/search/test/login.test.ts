@@ -299,4 +299,23 @@ describe('local login', () => {
     expect(await noToken.text()).toContain('The form expired or came from elsewhere');
     expect(client.jar.has('observatory-session')).toBe(false);
   });
+
+  it('returns to / from a return path that is not one of this site, and refuses a huge form', async () => {
+    const client = new Client();
+    const { res } = await client.follow(
+      `${h.url}/login?next=${encodeURIComponent('/events\r\nSet-Cookie: x=1')}`,
+    );
+    const csrf = csrfOf(await res.text());
+    const done = await client.send(
+      `${h.url}/login`,
+      form({ csrf, username: 'admin', password: PASSWORD }, h.url),
+    );
+    expect(done.status).toBe(303);
+    expect(done.headers.get('location')).toBe('/');
+    const huge = await client.send(
+      `${h.url}/login`,
+      form({ csrf, username: 'admin', password: 'x'.repeat(20_000) }, h.url),
+    );
+    expect(huge.status).toBe(413);
+  });
 });

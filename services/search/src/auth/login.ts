@@ -5,6 +5,7 @@
  */
 import { errorBody } from '@event-observatory/service-kit/errors';
 import type { Context, Handler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { Authenticator, SearchEnv } from '../viewer.js';
 import { LoggedOutPage } from '../views/logged-out.js';
 import { sameToken } from './csrf.js';
@@ -17,7 +18,11 @@ export interface LoginMode {
   afterLogout(c: Context<SearchEnv>, session: Session | undefined): Promise<string>;
 }
 
+/** Largest form post read (a login or a logout form is well under 1 KiB); larger answers 413. */
+const MAX_FORM_BYTES = 16 * 1024;
+
 export function loginAuthenticator(sessions: SessionStore, mode: LoginMode): Authenticator {
+  const limited = bodyLimit({ maxSize: MAX_FORM_BYTES });
   const routes: Record<string, Handler<SearchEnv>> = {
     ...mode.routes,
     'POST /logout': async (c) => {
@@ -42,6 +47,12 @@ export function loginAuthenticator(sessions: SessionStore, mode: LoginMode): Aut
   return async (c, next) => {
     const method = c.req.method === 'HEAD' ? 'GET' : c.req.method;
     const route = routes[`${method} ${c.req.path}`];
+    if (route && method === 'POST') {
+      await limited(c, async () => {
+        c.res = (await route(c, next)) as Response;
+      });
+      return c.res;
+    }
     if (route) return route(c, next);
     const session = await sessions.read(c);
     if (session) {

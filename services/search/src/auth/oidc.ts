@@ -11,7 +11,7 @@ import * as client from 'openid-client';
 import type { SearchEnv, Viewer } from '../viewer.js';
 import { ErrorPage } from '../views/error.js';
 import type { LoginMode } from './login.js';
-import { returnPath, type SessionStore } from './session.js';
+import { returnPath, type SessionStore, SessionTooLargeError } from './session.js';
 
 export interface OidcOptions {
   issuer: string;
@@ -49,13 +49,11 @@ export function oidcLogin(sessions: SessionStore, opts: OidcOptions): LoginMode 
   const base = (c: Context) => opts.publicUrl ?? new URL(c.req.url).origin;
   const failed = (c: Context<SearchEnv>, err: unknown) => {
     opts.logger?.warn({ err }, 'OIDC login failed');
-    return c.html(
-      ErrorPage({
-        title: 'Login failed',
-        message: 'The identity provider did not complete the login. Open the site again to log in.',
-      }),
-      401,
-    );
+    const message =
+      err instanceof SessionTooLargeError
+        ? `Your account has too many groups to keep in a session cookie. Ask for ${opts.groupsClaim} to list fewer.`
+        : 'The identity provider did not complete the login. Open the site again to log in.';
+    return c.html(ErrorPage({ title: 'Login failed', message }), 401);
   };
 
   return {

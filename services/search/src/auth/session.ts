@@ -29,6 +29,17 @@ export interface LoginFlow {
   verifier?: string;
 }
 
+/**
+ * Longest sealed cookie set: browsers drop a cookie over 4096 bytes (name, value and attributes),
+ * and a dropped session cookie would send the browser round the login for ever.
+ */
+export const MAX_COOKIE_BYTES = 3_800;
+
+/** The viewer does not fit in a cookie (usually: a great many groups). */
+export class SessionTooLargeError extends Error {
+  override readonly name = 'SessionTooLargeError';
+}
+
 /** How long one login may take, from `/login` to the callback or the form's post. */
 export const LOGIN_FLOW_TTL_MS = 10 * 60_000;
 
@@ -61,14 +72,18 @@ export function sessionStore(
   const cookie = (maxAgeMs: number) =>
     ({ path: '/', httpOnly: true, sameSite: 'Lax', secure, maxAge: Math.floor(maxAgeMs / 1000) }) as const;
 
-  const seal = (purpose: string, claims: Record<string, unknown>, ttlMs: number) => {
+  const seal = async (purpose: string, claims: Record<string, unknown>, ttlMs: number) => {
     const iat = Math.floor(now() / 1000);
-    return new EncryptJWT(claims)
+    const sealed = await new EncryptJWT(claims)
       .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
       .setAudience(purpose)
       .setIssuedAt(iat)
       .setExpirationTime(iat + Math.floor(ttlMs / 1000))
       .encrypt(key);
+    if (sealed.length > MAX_COOKIE_BYTES) {
+      throw new SessionTooLargeError(`the ${purpose} cookie would be ${sealed.length} bytes`);
+    }
+    return sealed;
   };
   const open = async (purpose: string, token: string | undefined) => {
     if (token === undefined) return undefined;
@@ -131,7 +146,15 @@ function isSession(p: Record<string, unknown>): p is Record<string, unknown> & S
   );
 }
 
-/** A path of this site to return to after the login; anything else (another origin) is `/`. */
+/** Longest return path kept (it travels in the login cookie); a longer one returns to `/`. */
+const MAX_RETURN_PATH = 2_000;
+
+/**
+ * A path of this site to return to after the login, as a URL writes it (printable ASCII: it goes
+ * into a Location header); anything else (another origin, a space or control character, an
+ * overlong one) is `/`.
+ */
 export function returnPath(raw: string | undefined): string {
-  return raw !== undefined && /^\/(?![/\\])/.test(raw) ? raw : '/';
+  const ok = raw !== undefined && raw.length <= MAX_RETURN_PATH && /^\/(?![/\\])[!-~]*$/.test(raw);
+  return ok ? raw : '/';
 }
