@@ -114,6 +114,8 @@ describe('OIDC login', () => {
     expect(first.headers.get('location')).toBe(`/login?next=${encodeURIComponent('/events?range=24h')}`);
     const { client, html } = await logIn('alice', '/events?range=24h');
     expect(html).toContain('Logged in as <strong class="viewer-name">Alice</strong>');
+    const again = await client.send(`${h.url}/events?range=24h`);
+    expect(again.headers.get('cache-control')).toBe('private, no-store');
     const cookie = [...client.jar.keys()].find((k) => k === 'observatory-session');
     expect(cookie).toBeDefined();
   });
