@@ -4,6 +4,8 @@
  * session here and at the provider, and the next page asks for a login again.
  */
 
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { OidcIssuer } from '@event-observatory/devstack';
 import { launchChromium } from '@event-observatory/devstack/chromium';
 import type { Browser, Page } from 'playwright-core';
@@ -57,5 +59,31 @@ describe('OIDC login in Chromium', () => {
     await signIn('bob', 'bob-password');
     await page.waitForURL(`${h.url}/`);
     await expect(page.locator('header .viewer-name').textContent()).resolves.toBe('Bob');
+  });
+
+  it('keeps the header with the viewer accessible (axe-core, dark and light) and within a phone screen', async () => {
+    const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    // Same session (the context's cookies); CSP bypassed so axe can be injected.
+    const context = await browser.newContext({
+      bypassCSP: true,
+      storageState: await page.context().storageState(),
+    });
+    const checked = await context.newPage();
+    for (const scheme of ['dark', 'light'] as const) {
+      await checked.emulateMedia({ colorScheme: scheme });
+      await checked.goto(`${h.url}/events`);
+      await expect(checked.locator('header .viewer-name').textContent()).resolves.toBe('Bob');
+      await checked.evaluate(axe);
+      const violations = (await checked.evaluate(
+        "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')))",
+      )) as string[];
+      expect(violations, scheme).toEqual([]);
+    }
+    await checked.setViewportSize({ width: 375, height: 740 });
+    await checked.goto(`${h.url}/events`);
+    expect(
+      await checked.evaluate('document.documentElement.scrollWidth - window.innerWidth'),
+    ).toBeLessThanOrEqual(0);
+    await context.close();
   });
 });
