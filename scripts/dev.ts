@@ -1,8 +1,9 @@
 /**
  * `make dev`: starts Kafka and PostgreSQL (packages/devstack), creates the store's three roles and
  * applies the migrations as the owner (granting the writer and the reader), ensures the
- * topics, starts every service under services/ that has a `src/main.ts` (and starts again one that
- * dies, saying so), runs the jobs of
+ * topics, starts the devstack's OpenID provider (search logs in through it: users `alice`, `bob`,
+ * `admin`, password `<name>-password`), starts every service under services/ that has a
+ * `src/main.ts` (and starts again one that dies, saying so), runs the jobs of
  * services/jobs on their intervals, writes `.dev/stack.env` and prints where everything listens.
  * When Prometheus is installed (scripts/install/prometheus.sh) it also starts postgres_exporter and
  * Prometheus scraping the services every 15 s with the rules of monitoring/alerts loaded.
@@ -16,9 +17,13 @@ import {
   createDatabaseRoles,
   type KeptService,
   keepRunning,
+  OIDC_CLIENT_SECRET,
+  OIDC_USERS,
+  type OidcIssuer,
   repoRoot,
   type ServiceProcess,
   type Stack,
+  startOidcIssuer,
   startPostgresExporter,
   startPrometheus,
   startReplica,
@@ -71,6 +76,7 @@ const ports = {
   searchMetrics: port('SEARCH_METRICS_PORT', 9466),
   controllerMetrics: port('CONTROLLER_METRICS_PORT', 9467),
   prometheus: port('PROMETHEUS_PORT', 9090),
+  oidc: port('OIDC_PORT', 8085),
 };
 
 /** Job runs that have not exited yet. */
@@ -80,6 +86,7 @@ const services: KeptService[] = [];
 /** Stops of postgres_exporter and Prometheus, run before the infrastructure's. */
 const monitors: (() => Promise<void>)[] = [];
 let stack: Stack | undefined;
+let identityProvider: OidcIssuer | undefined;
 let stopping = false;
 
 function log(line: string): void {
@@ -153,6 +160,7 @@ async function stopAll(): Promise<void> {
   log('stopping services');
   await Promise.all([...services, ...children].map((child) => child.stop()));
   for (const stop of monitors) await stop().catch(() => undefined);
+  await identityProvider?.close();
   if (stack) {
     log('stopping Kafka and PostgreSQL');
     await stack.stop();
@@ -238,6 +246,34 @@ async function searchReadUrl(readerUrl: string): Promise<string> {
   return url.toString();
 }
 
+/**
+ * The devstack's OpenID provider with search as its web client, and the search service's login
+ * settings for it (mode `oidc`; the client secret in a file, as a mounted Secret would be).
+ */
+async function searchLogin(): Promise<Record<string, string>> {
+  const searchUrl = `http://127.0.0.1:${ports.search}`;
+  identityProvider = await startOidcIssuer({
+    port: ports.oidc,
+    webClients: [
+      {
+        clientId: 'search',
+        redirectUris: [`${searchUrl}/auth/callback`],
+        postLogoutRedirectUris: [`${searchUrl}/`],
+      },
+    ],
+  });
+  const clientSecretFile = join(devDir, 'search-oidc-client-secret');
+  writeFileSync(clientSecretFile, OIDC_CLIENT_SECRET, { mode: 0o600 });
+  return {
+    SEARCH_AUTH_MODE: 'oidc',
+    SEARCH_PUBLIC_URL: searchUrl,
+    SEARCH_SESSION_SECRET: randomDevSecret(),
+    SEARCH_OIDC_ISSUER: identityProvider.issuer,
+    SEARCH_OIDC_CLIENT_ID: 'search',
+    SEARCH_OIDC_CLIENT_SECRET_FILE: clientSecretFile,
+  };
+}
+
 async function main(): Promise<void> {
   mkdirSync(devDir, { recursive: true });
   log(`starting Kafka on 127.0.0.1:${ports.kafka} and PostgreSQL on 127.0.0.1:${ports.postgres}`);
@@ -259,6 +295,7 @@ async function main(): Promise<void> {
   });
   log(`migrations: ${JSON.stringify(migrations)}`);
   const readUrl = await searchReadUrl(roles.reader.url);
+  const searchAuth = await searchLogin();
 
   const authSecret = process.env.AUTH_SECRET || randomDevSecret();
   const devToken = await signDevToken({ secret: authSecret, scopes: DEV_SCOPES, subject: 'dev', ttl: '24h' });
@@ -292,7 +329,7 @@ async function main(): Promise<void> {
       port: ports.search,
       metricsPort: ports.searchMetrics,
       urlVariable: 'SEARCH_URL',
-      env: { APPLICATION_SECRET: authSecret, DATABASE_URL: readUrl },
+      env: { APPLICATION_SECRET: authSecret, DATABASE_URL: readUrl, ...searchAuth },
       // The search service keeps the spec's Play-era names for its listener.
       listen: { host: 'PLAY_HTTP_ADDRESS', port: 'PLAY_HTTP_PORT' },
     },
@@ -323,6 +360,7 @@ async function main(): Promise<void> {
     BROKER_BOOTSTRAP_SERVERS: stack.bootstrapServers,
     AUTH_SECRET: authSecret,
     DEV_TOKEN: devToken,
+    OIDC_ISSUER_URL: searchAuth.SEARCH_OIDC_ISSUER!,
   };
   const envFile = join(devDir, 'stack.env');
   writeFileSync(
@@ -341,6 +379,10 @@ async function main(): Promise<void> {
   }
   // Debian's package ships the classic web UI only.
   if (prometheusUrl) log(`  Prometheus  ${prometheusUrl} (alerts: ${prometheusUrl}/classic/alerts)`);
+  const users = Object.entries(OIDC_USERS).map(
+    ([name, u]) => `${name}/${u.password} (${u.groups.join(',')})`,
+  );
+  log(`  OpenID      ${searchAuth.SEARCH_OIDC_ISSUER} (search logins: ${users.join(', ')})`);
   log(`settings in ${envFile}; try: source .dev/stack.env && curl -s "$INGEST_URL/health/ready"`);
   log('Ctrl-C stops everything');
 }

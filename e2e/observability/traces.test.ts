@@ -66,7 +66,7 @@ async function startTracedStack(env: Record<string, string>, withSearch = false)
           startServiceProcess({
             name: 'search',
             dataDir,
-            env: { ...common, APPLICATION_SECRET: `${SECRET}-search` },
+            env: { ...common, APPLICATION_SECRET: `${SECRET}-search`, SEARCH_AUTH_MODE: 'off' },
             listen: { host: 'PLAY_HTTP_ADDRESS', port: 'PLAY_HTTP_PORT' },
           }),
         ]

@@ -24,6 +24,8 @@ export class Search extends Construct {
           `{{ .Values.search.allowedHosts | default (printf "%[1]s,%[1]s.%[2]s,%[1]s.%[2]s.svc,%[1]s.%[2]s.svc.%[3]s,localhost,127.0.0.1,::1" ${SERVICE} .Release.Namespace .Values.clusterDomain) | toJson }}`,
         ),
         NODE_ENV: text('production'),
+        // Login is on unless the values switch it off: `local` (the admin form) by default.
+        SEARCH_AUTH_MODE: scalar('{{ dig "auth" "mode" "local" .Values.search | toJson }}'),
       },
       secretEnv: [
         databasePassword('reader'),

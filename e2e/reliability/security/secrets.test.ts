@@ -71,13 +71,15 @@ beforeAll(async () => {
     CONSUMER_BATCH_WINDOW: '50ms',
   });
   const ingest = await spawnService('ingest', { ...broker, AUTH_SECRET, LOG_LEVEL: 'debug' });
-  const search = await spawnService('search', { ...store, APPLICATION_SECRET });
+  // Login off: this suite reads pages without a session (login.test.ts covers the login).
+  const search = await spawnService('search', { ...store, APPLICATION_SECRET, SEARCH_AUTH_MODE: 'off' });
   // A store that refuses the login: the errors it causes are logged, the password must not be.
   const refused = await spawnService('search', {
     ...store,
     DATABASE_PASSWORD: `${STORE_PASSWORD}-wrong`,
     STORE_PASSWORD: `${STORE_PASSWORD}-wrong`,
     APPLICATION_SECRET,
+    SEARCH_AUTH_MODE: 'off',
   });
   processes.push(consumer, ingest, search, refused);
 

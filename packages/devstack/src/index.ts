@@ -49,12 +49,15 @@ export { productionNodeArgs } from './node-args.js';
 export {
   OIDC_CLIENT_SECRET,
   OIDC_SCOPES,
+  OIDC_USERS,
   type OidcIssuer,
   type OidcIssuerOptions,
   type OidcSigningAlgorithm,
+  type OidcUser,
   type SigningKey,
   startOidcIssuer,
   type TokenRequest,
+  type WebClient,
 } from './oidc-issuer.js';
 export { cacheDir, removeAbandonedTempDirs, repoRoot, tempDataDir } from './paths.js';
 export { freePort, isListening } from './ports.js';

@@ -1,7 +1,8 @@
 /**
  * A real OpenID provider (`oidc-provider`) on this machine for the tests: discovery, a key set and
  * client-credentials JWT access tokens, with the key operations a test needs (rotate, retire,
- * publish extra entries, go down and come back).
+ * publish extra entries, go down and come back); and the authorization code flow for web clients
+ * (`addWebClient`), whose users (`OIDC_USERS`) log in through a plain HTML form.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -13,11 +14,35 @@ export const OIDC_SCOPES = ['events:write', 'events:admin', 'events:read'] as co
 /** Secret of every client of the provider. */
 export const OIDC_CLIENT_SECRET = 'oidc-test-client-secret';
 
+export interface OidcUser {
+  password: string;
+  name: string;
+  email: string;
+  groups: readonly string[];
+}
+
+/** The people who can log in (the account id is the `sub`), each in a group of their own. */
+export const OIDC_USERS: Readonly<Record<string, OidcUser>> = {
+  alice: { password: 'alice-password', name: 'Alice', email: 'alice@example.test', groups: ['team-a'] },
+  bob: { password: 'bob-password', name: 'Bob', email: 'bob@example.test', groups: ['team-b'] },
+  admin: { password: 'admin-password', name: 'Admin', email: 'admin@example.test', groups: ['admin'] },
+};
+
+/** A client of the authorization code flow (a web site whose users log in). */
+export interface WebClient {
+  clientId: string;
+  redirectUris: readonly string[];
+  /** Where the end-session endpoint may send the browser back to. */
+  postLogoutRedirectUris?: readonly string[];
+}
+
 export type OidcSigningAlgorithm = 'RS256' | 'ES256' | 'EdDSA';
 
 export interface OidcIssuerOptions {
   /** Address to listen on; default 127.0.0.1 (this machine's address for pods). */
   host?: string;
+  /** Default 0: an ephemeral port. */
+  port?: number;
   /** Default RS256. */
   algorithm?: OidcSigningAlgorithm;
   /** Client ids (each one a token subject); default `producer`, `operator`, `stranger`. */
@@ -27,6 +52,8 @@ export interface OidcIssuerOptions {
    * ID and Okta send it.
    */
   scopeClaims?: 'both' | 'scp';
+  /** Web clients known from the start (more with `addWebClient`). */
+  webClients?: readonly WebClient[];
 }
 
 export interface SigningKey {
@@ -62,6 +89,8 @@ export interface OidcIssuer {
   retire(kid: string): Promise<void>;
   /** Public JWKs published beside the signing keys (hostile entries for the attack suite). */
   publishExtra(entries: JWK[]): void;
+  /** Registers a web client (secret `OIDC_CLIENT_SECRET`), or replaces the one of that id. */
+  addWebClient(client: WebClient): void;
   /** Stops answering: connections are refused. */
   stop(): Promise<void>;
   /** Answers again on the same address. */
@@ -85,16 +114,26 @@ export async function startOidcIssuer(opts: OidcIssuerOptions = {}): Promise<Oid
   const clients = opts.clients ?? ['producer', 'operator', 'stranger'];
   let keys: SigningKey[] = [await newKey(algorithm)];
   let extra: JWK[] = [];
+  let webClients = [...(opts.webClients ?? [])];
   let jwksRequests = 0;
   const server = createServer();
-  await listen(server, host, 0);
+  await listen(server, host, opts.port ?? 0);
   const port = (server.address() as { port: number }).port;
   const issuer = `http://${host}:${port}`;
   const scpOnly = opts.scopeClaims === 'scp';
-  const build = () => buildProvider(issuer, keys, clients, scpOnly).callback();
-  let handler = build();
+  // Rebuilt when keys or clients change; logins in progress survive (its store is per process).
+  const build = () => buildProvider(issuer, keys, clients, webClients, scpOnly);
+  let provider = build();
+  let handler = provider.callback();
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (req.url?.startsWith('/interaction/')) {
+      loginInteraction(provider, req, res).catch((err: Error) => {
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(err.message);
+      });
+      return;
+    }
     if (req.method === 'GET' && req.url === '/jwks') {
       jwksRequests++;
       const published = [...keys.map((k) => publicPart(k.privateJwk)), ...extra];
@@ -143,16 +182,23 @@ export async function startOidcIssuer(opts: OidcIssuerOptions = {}): Promise<Oid
     async rotate() {
       const key = await newKey(algorithm);
       keys = [key, ...keys];
-      handler = build();
+      provider = build();
+      handler = provider.callback();
       return key;
     },
     async retire(kid) {
       keys = keys.filter((k) => k.kid !== kid);
       if (keys.length === 0) throw new Error('retire: the issuer needs one key left to sign');
-      handler = build();
+      provider = build();
+      handler = provider.callback();
     },
     publishExtra(entries) {
       extra = entries;
+    },
+    addWebClient(client) {
+      webClients = [...webClients.filter((c) => c.clientId !== client.clientId), client];
+      provider = build();
+      handler = provider.callback();
     },
     stop,
     resume: () => listen(server, host, port),
@@ -179,32 +225,93 @@ function publicPart(jwk: JWK): JWK {
   return pub;
 }
 
-/** The provider signs with the first key; client-credentials tokens are JWTs for `urn:<audience>`. */
+/**
+ * The provider signs with the first key; client-credentials tokens are JWTs for `urn:<audience>`.
+ * Web clients get ID tokens with the user's profile, email and groups, and skip the consent
+ * prompt (they are the site's own).
+ */
 function buildProvider(
   issuer: string,
   keys: readonly SigningKey[],
   clients: readonly string[],
+  webClients: readonly WebClient[],
   scpOnly: boolean,
 ): Provider {
+  const web = new Set(webClients.map((c) => c.clientId));
   return new Provider(issuer, {
-    clients: clients.map((client_id) => ({
-      client_id,
-      client_secret: OIDC_CLIENT_SECRET,
-      grant_types: ['client_credentials'],
-      redirect_uris: [],
-      response_types: [],
-      scope: OIDC_SCOPES.join(' '),
-      id_token_signed_response_alg: keys[0]!.algorithm,
-    })),
-    scopes: [...OIDC_SCOPES],
-    ttl: { ClientCredentials: 600 },
+    clients: [
+      ...clients.map((client_id) => ({
+        client_id,
+        client_secret: OIDC_CLIENT_SECRET,
+        grant_types: ['client_credentials'],
+        redirect_uris: [],
+        response_types: [],
+        scope: OIDC_SCOPES.join(' '),
+        id_token_signed_response_alg: keys[0]!.algorithm,
+      })),
+      ...webClients.map((c) => ({
+        client_id: c.clientId,
+        client_secret: OIDC_CLIENT_SECRET,
+        grant_types: ['authorization_code'],
+        response_types: ['code' as const],
+        redirect_uris: [...c.redirectUris],
+        post_logout_redirect_uris: [...(c.postLogoutRedirectUris ?? [])],
+        token_endpoint_auth_method: 'client_secret_basic' as const,
+        id_token_signed_response_alg: keys[0]!.algorithm,
+      })),
+    ],
+    scopes: ['openid', ...OIDC_SCOPES],
+    claims: {
+      openid: ['sub'],
+      profile: ['name', 'preferred_username'],
+      email: ['email'],
+      groups: ['groups'],
+    },
+    // Scope-granted claims in the ID token too, as most providers send them.
+    conformIdTokenClaims: false,
+    findAccount: (_ctx, id) => {
+      const user = OIDC_USERS[id];
+      if (!user) return undefined;
+      return {
+        accountId: id,
+        claims: () => ({
+          sub: id,
+          name: user.name,
+          preferred_username: id,
+          email: user.email,
+          groups: [...user.groups],
+        }),
+      };
+    },
+    loadExistingGrant: async (ctx) => {
+      const { client, session, provider } = ctx.oidc;
+      if (!client || !session?.accountId) return undefined;
+      const known = session.grantIdFor(client.clientId);
+      if (known) return provider.Grant.find(known);
+      if (!web.has(client.clientId)) return undefined;
+      const grant = new provider.Grant({ clientId: client.clientId, accountId: session.accountId });
+      grant.addOIDCScope([...(ctx.oidc.requestParamOIDCScopes ?? [])].join(' '));
+      await grant.save();
+      session.ensureClientContainer(client.clientId);
+      session.grantIdFor(client.clientId, grant.jti);
+      return grant;
+    },
+    ttl: {
+      ClientCredentials: 600,
+      AccessToken: 600,
+      IdToken: 600,
+      Interaction: 600,
+      Grant: 3600,
+      Session: 3600,
+    },
     jwks: { keys: keys.map((k) => k.privateJwk) as never },
     features: {
       clientCredentials: { enabled: true },
       devInteractions: { enabled: false },
       resourceIndicators: {
         enabled: true,
-        defaultResource: () => 'urn:observatory-ingest',
+        // Web clients log users in: their access token is for the userinfo endpoint.
+        defaultResource: (_ctx, client) => (web.has(client.clientId) ? undefined : 'urn:observatory-ingest'),
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, resource) => ({
           audience: resource.replace(/^urn:/, ''),
@@ -224,6 +331,40 @@ function buildProvider(
       },
     },
   });
+}
+
+/**
+ * The login form of an interaction (`/interaction/<uid>`): GET shows it, POST checks the user name
+ * and password against `OIDC_USERS` and hands the account to the provider, which resumes the
+ * authorization request.
+ */
+async function loginInteraction(
+  provider: Provider,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const details = await provider.interactionDetails(req, res);
+  const form = (status: number, problem: string) => {
+    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Sign in</title></head><body>
+<h1>Sign in to the test provider</h1>${problem === '' ? '' : `<p role="alert">${problem}</p>`}
+<form method="post" action="/interaction/${details.uid}">
+<label for="username">User name</label> <input id="username" name="username" autocomplete="username">
+<label for="password">Password</label> <input id="password" name="password" type="password" autocomplete="current-password">
+<button type="submit">Sign in</button></form></body></html>`);
+  };
+  if (req.method !== 'POST') return form(200, '');
+  const body = new URLSearchParams(await readBody(req));
+  const accountId = body.get('username') ?? '';
+  if (OIDC_USERS[accountId]?.password !== body.get('password'))
+    return form(401, 'Wrong user name or password.');
+  await provider.interactionFinished(req, res, { login: { accountId } }, { mergeWithLastSubmission: false });
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function listen(server: ReturnType<typeof createServer>, host: string, port: number): Promise<void> {

@@ -94,6 +94,7 @@ describe('keepRunning with a real service', () => {
       env: {
         DATABASE_URL: inject('stack').databaseUrl,
         APPLICATION_SECRET: 'a'.repeat(32),
+        SEARCH_AUTH_MODE: 'off',
         OTEL_SDK_DISABLED: 'true',
       },
       listen: { host: 'PLAY_HTTP_ADDRESS', port: 'PLAY_HTTP_PORT' },

@@ -44,6 +44,7 @@ describe('startServiceProcess', () => {
     const env = {
       DATABASE_URL: stack.databaseUrl,
       APPLICATION_SECRET: 'a'.repeat(32),
+      SEARCH_AUTH_MODE: 'off',
       OTEL_SDK_DISABLED: 'true',
     };
     const listen = { host: 'PLAY_HTTP_ADDRESS', port: 'PLAY_HTTP_PORT' };

@@ -17,8 +17,10 @@ import {
   receiptOf,
 } from '@event-observatory/store';
 import { type Context, Hono } from 'hono';
+import { contextStorage } from 'hono/context-storage';
 import type { Registry } from 'prom-client';
 import { DETAIL_SCRIPT, KEYS_SCRIPT, STYLESHEET, TAIL_SCRIPT } from './assets.js';
+import { sameOrigin } from './auth/csrf.js';
 import { HISTOGRAM_SCRIPT, UPLOT_SCRIPT, UPLOT_STYLESHEET } from './chart-assets.js';
 import type { CursorCodec } from './cursor.js';
 import { exportHandler } from './export.js';
@@ -53,6 +55,8 @@ export interface AppDeps {
   tailLimits?: TailLimits;
   /** Finds the viewer of every route but health and assets; default `openAccess` (no login). */
   authenticate?: Authenticator;
+  /** The external base URL (`SEARCH_PUBLIC_URL`): the origin form posts must come from. */
+  publicUrl?: string;
 }
 
 /** Same-origin scripts and styles only; nothing from the store can run as code. */
@@ -81,6 +85,9 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
   app.onError(errorHandler(deps.logger ? { logger: deps.logger } : {}));
   app.notFound(notFoundHandler(app));
   app.use(allowedHosts(deps.allowedHosts));
+  app.use(sameOrigin(deps.publicUrl));
+  // Lets the page header read the request's viewer without every page handing it down.
+  app.use(contextStorage());
   app.use(async (c, next) => {
     await next();
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.header(name, value);

@@ -20,6 +20,8 @@ a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible
 header { background: #12263f; color: #fff; padding: .75rem 1rem; display: flex; flex-wrap: wrap; gap: 1rem; align-items: baseline; }
 header a { color: #fff; }
 header .brand { font-weight: 700; margin-right: auto; }
+header .viewer { display: flex; gap: .5rem; align-items: baseline; flex-wrap: wrap; }
+header .viewer form { display: inline; }
 main { padding: 1rem; max-width: 72rem; margin: 0 auto; }
 h1 { font-size: 1.5rem; margin: .25rem 0 1rem; }
 h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; }

@@ -3,6 +3,7 @@
  * Database settings are read by `databaseUrlFromEnv` of the store package.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import {
   ConfigError,
   duration,
@@ -10,8 +11,10 @@ import {
   int,
   list,
   metricsPort,
+  oneOf,
   readConfig,
   str,
+  url,
 } from '@event-observatory/service-kit/config';
 import { logLevel } from '@event-observatory/service-kit/logger';
 
@@ -35,6 +38,7 @@ const schema = {
   secret: str('APPLICATION_SECRET').secret().optional(),
   environment: str('NODE_ENV').default('production'),
   pageTimeoutMs: duration('SEARCH_PAGE_TIMEOUT', { min: 100, max: 60_000 }).default(DEFAULT_PAGE_TIMEOUT_MS),
+  publicUrl: url('SEARCH_PUBLIC_URL', { protocols: ['http:', 'https:'] }).optional(),
 };
 
 export interface SearchConfig {
@@ -49,6 +53,11 @@ export interface SearchConfig {
   secret: string;
   /** Deadline of one page (its statements are cancelled when it passes). */
   pageTimeoutMs: number;
+  /**
+   * The external base URL, without a trailing slash: the login's redirect URI, the origin form
+   * posts must come from, and (`https:`) the Secure cookie flag. Unset: the origin a request came to.
+   */
+  publicUrl?: string;
 }
 
 /**
@@ -60,7 +69,7 @@ export function readSearchConfig(env: Env): SearchConfig {
   if (env.ALLOWED_HOSTS !== undefined && env.ALLOWED_HOSTS.trim() === '') {
     throw new ConfigError('ALLOWED_HOSTS', 'empty; expected a comma-separated list of host names');
   }
-  const { secret, environment, ...rest } = readConfig(env, schema);
+  const { secret, environment, publicUrl, ...rest } = readConfig(env, schema);
   if (secret === undefined && environment !== 'development') {
     throw new ConfigError(
       'APPLICATION_SECRET',
@@ -70,5 +79,97 @@ export function readSearchConfig(env: Env): SearchConfig {
   if (secret !== undefined && Buffer.byteLength(secret) < MIN_SECRET_BYTES) {
     throw new ConfigError('APPLICATION_SECRET', `expected at least ${MIN_SECRET_BYTES} bytes`);
   }
-  return { ...rest, secret: secret ?? randomBytes(MIN_SECRET_BYTES).toString('hex') };
+  return {
+    ...rest,
+    secret: secret ?? randomBytes(MIN_SECRET_BYTES).toString('hex'),
+    ...(publicUrl === undefined ? {} : { publicUrl: publicUrl.replace(/\/+$/, '') }),
+  };
+}
+
+export const AUTH_MODES = ['oidc', 'proxy', 'local', 'off'] as const;
+export type AuthMode = (typeof AUTH_MODES)[number];
+/** Longest a login lasts unless `SEARCH_SESSION_MAX_AGE` says otherwise. */
+export const DEFAULT_SESSION_MAX_AGE_MS = 8 * 3_600_000;
+
+/** What seals and bounds the session cookie of the `oidc` and `local` modes. */
+export interface SessionConfig {
+  /** Key material of the sealed cookie (at least 32 bytes). */
+  secret: string;
+  maxAgeMs: number;
+}
+
+export type AuthConfig =
+  | { mode: 'off' }
+  | { mode: 'proxy' }
+  | {
+      mode: 'oidc';
+      session: SessionConfig;
+      issuer: string;
+      clientId: string;
+      clientSecret: string;
+      groupsClaim: string;
+      /** Space-separated scopes the login asks for. */
+      scopes: string;
+    }
+  | { mode: 'local'; session: SessionConfig; adminPassword: string };
+
+const authSchema = {
+  mode: oneOf('SEARCH_AUTH_MODE', AUTH_MODES).optional(),
+  sessionSecret: str('SEARCH_SESSION_SECRET').secret().optional(),
+  sessionMaxAgeMs: duration('SEARCH_SESSION_MAX_AGE', { min: 60_000, max: 30 * 86_400_000 }).default(
+    DEFAULT_SESSION_MAX_AGE_MS,
+  ),
+  environment: str('NODE_ENV').default('production'),
+};
+
+/**
+ * Reads how the search service finds its viewers. `SEARCH_AUTH_MODE` is required: login is on
+ * unless switched `off` on purpose. `oidc` and `local` need `SEARCH_SESSION_SECRET` (a random
+ * one under `NODE_ENV=development`, sessions then die with the process) and their own variables;
+ * secrets come from files so they stay out of the environment.
+ */
+export function readAuthConfig(env: Env): AuthConfig {
+  const { mode, sessionSecret, sessionMaxAgeMs, environment } = readConfig(env, authSchema);
+  if (mode === undefined) {
+    throw new ConfigError(
+      'SEARCH_AUTH_MODE',
+      `required; expected one of ${AUTH_MODES.join(', ')} (off serves every page to anyone)`,
+    );
+  }
+  if (mode === 'off' || mode === 'proxy') return { mode };
+  if (sessionSecret === undefined && environment !== 'development') {
+    throw new ConfigError('SEARCH_SESSION_SECRET', `required in ${mode} mode; it seals the session cookie`);
+  }
+  if (sessionSecret !== undefined && Buffer.byteLength(sessionSecret) < MIN_SECRET_BYTES) {
+    throw new ConfigError('SEARCH_SESSION_SECRET', `expected at least ${MIN_SECRET_BYTES} bytes`);
+  }
+  const session: SessionConfig = {
+    secret: sessionSecret ?? randomBytes(MIN_SECRET_BYTES).toString('hex'),
+    maxAgeMs: sessionMaxAgeMs,
+  };
+  if (mode === 'local') {
+    return { mode, session, adminPassword: secretFile(env, 'SEARCH_LOCAL_ADMIN_PASSWORD_FILE') };
+  }
+  const oidc = readConfig(env, {
+    issuer: url('SEARCH_OIDC_ISSUER', { protocols: ['http:', 'https:'] }),
+    clientId: str('SEARCH_OIDC_CLIENT_ID'),
+    groupsClaim: str('SEARCH_OIDC_GROUPS_CLAIM').default('groups'),
+    scopes: str('SEARCH_OIDC_SCOPES').default('openid profile email groups'),
+  });
+  return { mode, session, ...oidc, clientSecret: secretFile(env, 'SEARCH_OIDC_CLIENT_SECRET_FILE') };
+}
+
+/** The first line of the file a variable names (a mounted Secret), never echoed. */
+function secretFile(env: Env, variable: string): string {
+  const path = env[variable];
+  if (path === undefined || path === '') throw new ConfigError(variable, 'required; the path of a file');
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(variable, `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  const value = text.split(/\r?\n/, 1)[0]!;
+  if (value === '') throw new ConfigError(variable, `${path} is empty`);
+  return value;
 }

@@ -14,7 +14,8 @@ import type { TailLimits } from './tail.js';
 import type { Authenticator } from './viewer.js';
 
 export interface ServiceOptions {
-  config: Pick<SearchConfig, 'allowedHosts' | 'secret'> & Partial<Pick<SearchConfig, 'pageTimeoutMs'>>;
+  config: Pick<SearchConfig, 'allowedHosts' | 'secret'> &
+    Partial<Pick<SearchConfig, 'pageTimeoutMs' | 'publicUrl'>>;
   databaseUrl: string;
   registry: Registry;
   logger?: Logger;
@@ -43,6 +44,7 @@ export function createSearchService(opts: ServiceOptions) {
     ...(opts.tailPollMs !== undefined ? { tailPollMs: opts.tailPollMs } : {}),
     ...(opts.tailLimits ? { tailLimits: opts.tailLimits } : {}),
     ...(opts.authenticate ? { authenticate: opts.authenticate } : {}),
+    ...(opts.config.publicUrl ? { publicUrl: opts.config.publicUrl } : {}),
   });
   return {
     app,

@@ -18,7 +18,8 @@ export interface Viewer {
 
 /** The Hono environment of the search app: routes read `c.get('viewer')`. */
 export interface SearchEnv {
-  Variables: { viewer: Viewer };
+  /** `csrfToken`: the token a signed-in viewer's forms carry (the logout button's). */
+  Variables: { viewer: Viewer; csrfToken?: string };
 }
 
 /** Sets `viewer`, or answers the request itself (a redirect to the login, a 401). */

@@ -1,0 +1,76 @@
+import { Hono } from 'hono';
+import { describe, expect, it } from 'vitest';
+import type { Viewer } from '../viewer.js';
+import { MAX_COOKIE_BYTES, returnPath, SessionTooLargeError, sessionStore } from './session.js';
+
+const CONFIG = { secret: 'session-unit-test-secret-0123456789ab', maxAgeMs: 3_600_000 };
+const VIEWER: Viewer = { subject: 's-1', display: 'Sam', groups: ['team-a'], via: 'oidc' };
+
+/** Starts a session in one request and reads it back in the next, through the cookie header. */
+async function roundTrip(viewer: Viewer, publicUrl?: string) {
+  const store = sessionStore(CONFIG, publicUrl);
+  const app = new Hono();
+  app.get('/start', async (c) => {
+    await store.start(c, viewer);
+    return c.text('ok');
+  });
+  app.get('/read', async (c) => c.json((await store.read(c)) ?? null));
+  const started = await app.request('/start');
+  const setCookie = started.headers.getSetCookie()[0]!;
+  const read = await app.request('/read', {
+    headers: { cookie: setCookie.slice(0, setCookie.indexOf(';')) },
+  });
+  return { setCookie, session: await read.json() };
+}
+
+describe('session cookie', () => {
+  it('reads back the viewer it sealed, with a form token', async () => {
+    const { session } = await roundTrip(VIEWER);
+    expect(session.viewer).toEqual(VIEWER);
+    expect(session.csrf).toMatch(/^[\w-]{24}$/);
+  });
+
+  it('is Secure and __Host- named under an https public URL', async () => {
+    const { setCookie } = await roundTrip(VIEWER, 'https://search.example');
+    expect(setCookie).toMatch(/^__Host-observatory-session=/);
+    expect(setCookie).toMatch(/; Secure/);
+    expect(setCookie).toMatch(/; Path=\//);
+  });
+
+  it('refuses to set a cookie browsers would drop', async () => {
+    const groups = Array.from({ length: 400 }, (_, i) => `a-rather-long-group-name-${i}`);
+    const store = sessionStore(CONFIG);
+    const app = new Hono();
+    app.get('/start', async (c) => {
+      const failure = await store.start(c, { ...VIEWER, groups }).catch((err: unknown) => err);
+      return c.json({
+        tooLarge: failure instanceof SessionTooLargeError,
+        cookies: c.res.headers.getSetCookie(),
+      });
+    });
+    expect(await (await app.request('/start')).json()).toEqual({ tooLarge: true, cookies: [] });
+    expect(MAX_COOKIE_BYTES).toBeLessThan(4096);
+  });
+});
+
+describe('return path after the login', () => {
+  it('keeps a path of this site with its query', () => {
+    expect(returnPath('/events?type=a%20b&range=24h')).toBe('/events?type=a%20b&range=24h');
+  });
+
+  it('sends anything else to /', () => {
+    for (const bad of [
+      undefined,
+      'https://evil.example/',
+      '//evil.example',
+      '/\\evil.example',
+      'events',
+      '/events\r\nSet-Cookie: x=1',
+      '/ü',
+      '/a b',
+      `/${'x'.repeat(2_001)}`,
+    ]) {
+      expect(returnPath(bad), String(bad)).toBe('/');
+    }
+  });
+});

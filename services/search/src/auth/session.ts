@@ -1,0 +1,160 @@
+/**
+ * The login session: a sealed cookie (JWE, `dir` + A256GCM, so encrypted and authenticated) that
+ * carries the viewer and its own expiry. Nothing is kept on the server; a cookie that does not
+ * open, or whose expiry passed, is no session. A second, short-lived sealed cookie carries one
+ * login in progress (OIDC state, nonce and PKCE verifier; the local form's token).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Context } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { EncryptJWT, jwtDecrypt } from 'jose';
+import type { SessionConfig } from '../config.js';
+import type { Viewer } from '../viewer.js';
+
+/** A signed-in viewer and the token its state-changing forms carry. */
+export interface Session {
+  viewer: Viewer;
+  /** Synchronizer token of the logout form (and any other form). */
+  csrf: string;
+}
+
+/** One login in progress; what the callback (or the form's post) checks. */
+export interface LoginFlow {
+  /** Where to go after the login: a path of this site. */
+  next: string;
+  /** Token of the local login form. */
+  csrf?: string;
+  state?: string;
+  nonce?: string;
+  verifier?: string;
+}
+
+/**
+ * Longest sealed cookie set: browsers drop a cookie over 4096 bytes (name, value and attributes),
+ * and a dropped session cookie would send the browser round the login for ever.
+ */
+export const MAX_COOKIE_BYTES = 3_800;
+
+/** The viewer does not fit in a cookie (usually: a great many groups). */
+export class SessionTooLargeError extends Error {
+  override readonly name = 'SessionTooLargeError';
+}
+
+/** How long one login may take, from `/login` to the callback or the form's post. */
+export const LOGIN_FLOW_TTL_MS = 10 * 60_000;
+
+export interface SessionStore {
+  /** Seals a session for the viewer and sets its cookie. */
+  start(c: Context, viewer: Viewer): Promise<void>;
+  /** The request's session, or undefined when it has none that opens and is unexpired. */
+  read(c: Context): Promise<Session | undefined>;
+  end(c: Context): void;
+  beginFlow(c: Context, flow: LoginFlow): Promise<void>;
+  /** The login in progress, removed as it is read (each one is used once). */
+  takeFlow(c: Context): Promise<LoginFlow | undefined>;
+}
+
+/**
+ * Sessions sealed under `config.secret`; an `https:` `publicUrl` makes the cookies Secure. `now` is
+ * for tests that seal a session in the past.
+ */
+export function sessionStore(
+  config: SessionConfig,
+  publicUrl?: string,
+  now: () => number = Date.now,
+): SessionStore {
+  // The cookie key is derived, so the same secret never keys anything else directly.
+  const key = createHash('sha256').update('observatory-search-session\0').update(config.secret).digest();
+  const secure = publicUrl?.startsWith('https:') ?? false;
+  // `__Host-` binds a Secure cookie to this host and path `/` (no Domain can widen it).
+  const prefix = secure ? '__Host-' : '';
+  const names = { session: `${prefix}observatory-session`, flow: `${prefix}observatory-login` };
+  const cookie = (maxAgeMs: number) =>
+    ({ path: '/', httpOnly: true, sameSite: 'Lax', secure, maxAge: Math.floor(maxAgeMs / 1000) }) as const;
+
+  const seal = async (purpose: string, claims: Record<string, unknown>, ttlMs: number) => {
+    const iat = Math.floor(now() / 1000);
+    const sealed = await new EncryptJWT(claims)
+      .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
+      .setAudience(purpose)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + Math.floor(ttlMs / 1000))
+      .encrypt(key);
+    if (sealed.length > MAX_COOKIE_BYTES) {
+      throw new SessionTooLargeError(`the ${purpose} cookie would be ${sealed.length} bytes`);
+    }
+    return sealed;
+  };
+  const open = async (purpose: string, token: string | undefined) => {
+    if (token === undefined) return undefined;
+    try {
+      const { payload } = await jwtDecrypt(token, key, {
+        audience: purpose,
+        keyManagementAlgorithms: ['dir'],
+        contentEncryptionAlgorithms: ['A256GCM'],
+        currentDate: new Date(now()),
+        requiredClaims: ['exp'],
+      });
+      return payload;
+    } catch {
+      // Forged, tampered, sealed under another secret or expired: all the same, no session.
+      return undefined;
+    }
+  };
+
+  return {
+    async start(c, viewer) {
+      const session: Session = { viewer, csrf: randomBytes(18).toString('base64url') };
+      setCookie(
+        c,
+        names.session,
+        await seal('session', { ...session }, config.maxAgeMs),
+        cookie(config.maxAgeMs),
+      );
+    },
+    async read(c) {
+      const payload = await open('session', getCookie(c, names.session));
+      return payload && isSession(payload) ? { viewer: payload.viewer, csrf: payload.csrf } : undefined;
+    },
+    end(c) {
+      deleteCookie(c, names.session, cookie(0));
+    },
+    async beginFlow(c, flow) {
+      setCookie(
+        c,
+        names.flow,
+        await seal('login', { ...flow }, LOGIN_FLOW_TTL_MS),
+        cookie(LOGIN_FLOW_TTL_MS),
+      );
+    },
+    async takeFlow(c) {
+      const payload = await open('login', getCookie(c, names.flow));
+      if (getCookie(c, names.flow) !== undefined) deleteCookie(c, names.flow, cookie(0));
+      return payload && typeof payload.next === 'string' ? (payload as unknown as LoginFlow) : undefined;
+    },
+  };
+}
+
+function isSession(p: Record<string, unknown>): p is Record<string, unknown> & Session {
+  const v = p.viewer as Partial<Viewer> | undefined;
+  return (
+    typeof p.csrf === 'string' &&
+    typeof v?.subject === 'string' &&
+    typeof v.display === 'string' &&
+    Array.isArray(v.groups) &&
+    v.groups.every((g) => typeof g === 'string')
+  );
+}
+
+/** Longest return path kept (it travels in the login cookie); a longer one returns to `/`. */
+const MAX_RETURN_PATH = 2_000;
+
+/**
+ * A path of this site to return to after the login, as a URL writes it (printable ASCII: it goes
+ * into a Location header); anything else (another origin, a space or control character, an
+ * overlong one) is `/`.
+ */
+export function returnPath(raw: string | undefined): string {
+  const ok = raw !== undefined && raw.length <= MAX_RETURN_PATH && /^\/(?![/\\])[!-~]*$/.test(raw);
+  return ok ? raw : '/';
+}

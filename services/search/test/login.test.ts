@@ -1,0 +1,323 @@
+/**
+ * Login against the devstack's OpenID provider (authorization code flow with PKCE) and the local
+ * admin form, through plain fetch with a cookie jar: sessions, logout, expired and forged cookies,
+ * groups on the viewer, and cross-site posts refused.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { OIDC_USERS, type OidcIssuer } from '@event-observatory/devstack';
+import type { ErrorResponseBody } from '@event-observatory/service-kit/errors';
+import { Hono } from 'hono';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authenticatorFor } from '../src/auth/index.js';
+import { LOGIN_FAILURE_DELAY_MS } from '../src/auth/local.js';
+import { sessionStore } from '../src/auth/session.js';
+import { readAuthConfig } from '../src/config.js';
+import type { Viewer } from '../src/viewer.js';
+import { type Harness, startHarness } from './harness.js';
+import { startOidcHarness } from './oidc-harness.js';
+
+const SESSION_SECRET = 'login-test-session-secret-0123456789';
+const HTML = { accept: 'text/html,application/xhtml+xml' };
+
+/** A browser's cookie handling, enough for one host: cookies by name, redirects followed by hand. */
+class Client {
+  readonly jar = new Map<string, string>();
+
+  async send(url: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    headers.set('accept', headers.get('accept') ?? HTML.accept);
+    if (this.jar.size > 0) headers.set('cookie', [...this.jar].map(([k, v]) => `${k}=${v}`).join('; '));
+    const res = await fetch(url, { ...init, headers, redirect: 'manual' });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair = '', ...attrs] = line.split(';');
+      const eq = pair.indexOf('=');
+      const name = pair.slice(0, eq).trim();
+      const expired = attrs.some((a) => /^\s*max-age=0\s*$/i.test(a) || /expires=Thu, 01 Jan 1970/i.test(a));
+      if (expired || pair.slice(eq + 1) === '') this.jar.delete(name);
+      else this.jar.set(name, pair.slice(eq + 1));
+    }
+    return res;
+  }
+
+  /** Follows redirects as a browser does (a 303 turns into a GET); the last answer and its URL. */
+  async follow(url: string, init: RequestInit = {}): Promise<{ res: Response; url: string }> {
+    let res = await this.send(url, init);
+    for (let hops = 0; hops < 10 && res.status >= 300 && res.status < 400; hops++) {
+      url = new URL(res.headers.get('location')!, url).href;
+      res = await this.send(url, res.status === 303 || res.status === 302 ? {} : init);
+    }
+    return { res, url };
+  }
+}
+
+function form(fields: Record<string, string>, origin: string): RequestInit {
+  return {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+    body: new URLSearchParams(fields),
+  };
+}
+
+function csrfOf(html: string): string {
+  const token = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
+  if (token === undefined) throw new Error('the page has no form token');
+  return token;
+}
+
+/** A session cookie sealed by the service's own code, as of `now` (to make expired ones). */
+async function sealedCookie(secret: string, viewer: Viewer, now = Date.now): Promise<string> {
+  const store = sessionStore({ secret, maxAgeMs: 3_600_000 }, undefined, now);
+  const mint = new Hono();
+  mint.get('/', async (c) => {
+    await store.start(c, viewer);
+    return c.text('sealed');
+  });
+  const line = (await mint.request('/')).headers.getSetCookie()[0]!;
+  return line.slice(0, line.indexOf(';'));
+}
+
+describe('OIDC login', () => {
+  let idp: OidcIssuer;
+  let h: Harness;
+
+  beforeAll(async () => {
+    ({ idp, h } = await startOidcHarness('login_oidc', SESSION_SECRET));
+  });
+
+  afterAll(async () => {
+    await h?.close();
+    await idp?.close();
+  });
+
+  /** Opens a page, is sent to the provider's form, signs in and lands back on the page. */
+  async function logIn(
+    user: keyof typeof OIDC_USERS,
+    path = '/events',
+  ): Promise<{ client: Client; html: string }> {
+    const client = new Client();
+    const atForm = await client.follow(`${h.url}${path}`);
+    expect(atForm.url).toMatch(new RegExp(`^${idp.issuer}/interaction/`));
+    const back = await client.follow(
+      atForm.url,
+      form({ username: user, password: OIDC_USERS[user]!.password }, idp.issuer),
+    );
+    expect(back.url).toBe(`${h.url}${path}`);
+    expect(back.res.status).toBe(200);
+    return { client, html: await back.res.text() };
+  }
+
+  it('sends a page without a session to the provider, and back to it signed in', async () => {
+    const first = await new Client().send(`${h.url}/events?range=24h`, { headers: HTML });
+    expect(first.status).toBe(302);
+    expect(first.headers.get('location')).toBe(`/login?next=${encodeURIComponent('/events?range=24h')}`);
+    const { client, html } = await logIn('alice', '/events?range=24h');
+    expect(html).toContain('Logged in as <strong class="viewer-name">Alice</strong>');
+    const again = await client.send(`${h.url}/events?range=24h`);
+    expect(again.headers.get('cache-control')).toBe('private, no-store');
+    const cookie = [...client.jar.keys()].find((k) => k === 'observatory-session');
+    expect(cookie).toBeDefined();
+  });
+
+  it('sets an HttpOnly, SameSite=Lax session cookie with a bounded lifetime', async () => {
+    const client = new Client();
+    const atForm = await client.follow(`${h.url}/`);
+    let res = await client.send(atForm.url, form({ username: 'bob', password: 'bob-password' }, idp.issuer));
+    let url = atForm.url;
+    // Through the provider's redirects up to the search service's callback, which sets the cookie.
+    while (!url.startsWith(`${h.url}/auth/callback`)) {
+      url = new URL(res.headers.get('location')!, url).href;
+      res = await client.send(url);
+    }
+    expect(url).toMatch(/\/auth\/callback\?code=/);
+    expect(res.status).toBe(303);
+    const done = res;
+    const line = done.headers.getSetCookie().find((l) => l.startsWith('observatory-session='))!;
+    expect(line).toMatch(/HttpOnly/);
+    expect(line).toMatch(/SameSite=Lax/);
+    expect(line).toMatch(/Max-Age=3600/);
+    expect(line).not.toMatch(/Secure/);
+  });
+
+  it('gives two users their own groups on the viewer', async () => {
+    const alice = await logIn('alice');
+    const bob = await logIn('bob');
+    expect(alice.html).toContain('groups: team-a');
+    expect(bob.html).toContain('Logged in as <strong class="viewer-name">Bob</strong>');
+    expect(bob.html).toContain('groups: team-b');
+    expect(bob.html).not.toContain('team-a');
+  });
+
+  it('refuses a callback whose state does not match, with a page and no session', async () => {
+    const client = new Client();
+    const toProvider = await client.send(`${h.url}/login`);
+    expect(toProvider.status).toBe(302);
+    const res = await client.send(`${h.url}/auth/callback?code=forged&state=not-the-state`);
+    expect(res.status).toBe(401);
+    expect(await res.text()).toContain('Login failed');
+    expect(client.jar.has('observatory-session')).toBe(false);
+  });
+
+  it('logs out: clears the session and moves the browser on to the provider to end its session', async () => {
+    const { client, html } = await logIn('alice');
+    const res = await client.send(`${h.url}/logout`, form({ csrf: csrfOf(html) }, h.url));
+    expect(res.status).toBe(200);
+    const refresh = /^0; url=(.+)$/.exec(res.headers.get('refresh') ?? '')?.[1];
+    const location = new URL(refresh!);
+    expect(location.href.startsWith(`${idp.issuer}/session/end`)).toBe(true);
+    expect(location.searchParams.get('post_logout_redirect_uri')).toBe(`${h.url}/`);
+    expect(client.jar.has('observatory-session')).toBe(false);
+    const after = await client.send(`${h.url}/events`);
+    expect(after.status).toBe(302);
+    expect(after.headers.get('location')).toMatch(/^\/login\?next=/);
+  });
+
+  it('refuses a cross-site logout and one without the form token, keeping the session', async () => {
+    const { client, html } = await logIn('bob');
+    const crossSite = await client.send(
+      `${h.url}/logout`,
+      form({ csrf: csrfOf(html) }, 'http://evil.example'),
+    );
+    expect(crossSite.status).toBe(403);
+    const noToken = await client.send(`${h.url}/logout`, form({ csrf: 'guessed' }, h.url));
+    expect(noToken.status).toBe(403);
+    expect(((await noToken.json()) as ErrorResponseBody).error.status).toBe('PERMISSION_DENIED');
+    expect((await client.send(`${h.url}/events`)).status).toBe(200);
+  });
+
+  it('sends an expired session back to the login', async () => {
+    const viewer: Viewer = { subject: 'alice', display: 'Alice', groups: ['team-a'], via: 'oidc' };
+    const fresh = await sealedCookie(SESSION_SECRET, viewer);
+    expect((await fetch(`${h.url}/events`, { headers: { ...HTML, cookie: fresh } })).status).toBe(200);
+    const expired = await sealedCookie(SESSION_SECRET, viewer, () => Date.now() - 2 * 3_600_000);
+    const res = await fetch(`${h.url}/events`, { headers: { ...HTML, cookie: expired }, redirect: 'manual' });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toMatch(/^\/login\?next=/);
+  });
+
+  it('sends forged and tampered cookies back to the login (401 JSON off pages), never a 500', async () => {
+    const viewer: Viewer = { subject: 'admin', display: 'Admin', groups: ['admin'], via: 'oidc' };
+    const valid = await sealedCookie(SESSION_SECRET, viewer);
+    const [name, value] = valid.split('=') as [string, string];
+    const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === 'A' ? 'B' : 'A') + s.slice(i + 1);
+    const forged = [
+      `${name}=garbage`,
+      `${name}=${flip(value, value.length - 5)}`,
+      `${name}=${flip(value, value.lastIndexOf('.') - 3)}`,
+      `${name}=e30.e30.e30.e30.e30`,
+      await sealedCookie('another-secret-of-32-bytes-or-more!!', viewer),
+    ];
+    for (const cookie of forged) {
+      const page = await fetch(`${h.url}/events`, { headers: { ...HTML, cookie }, redirect: 'manual' });
+      expect(page.status, cookie).toBe(302);
+      expect(page.headers.get('location')).toMatch(/^\/login\?next=/);
+      for (const path of ['/events.ndjson', '/events.csv', '/events/tail']) {
+        const api = await fetch(`${h.url}${path}`, { headers: { cookie } });
+        expect(api.status, `${path} ${cookie}`).toBe(401);
+        const body = (await api.json()) as ErrorResponseBody;
+        expect(body.error).toMatchObject({ code: 401, status: 'UNAUTHENTICATED' });
+      }
+    }
+  });
+
+  it('needs no session for the health probes and the assets', async () => {
+    expect((await fetch(`${h.url}/health/live`)).status).toBe(200);
+    expect((await fetch(`${h.url}/assets/site.css`)).status).toBe(200);
+  });
+});
+
+describe('local login', () => {
+  const PASSWORD = 'correct horse battery staple';
+  let h: Harness;
+
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'search-login-'));
+    writeFileSync(join(dir, 'password'), `${PASSWORD}\n`);
+    const auth = readAuthConfig({
+      SEARCH_AUTH_MODE: 'local',
+      SEARCH_SESSION_SECRET: SESSION_SECRET,
+      SEARCH_LOCAL_ADMIN_PASSWORD_FILE: join(dir, 'password'),
+    });
+    h = await startHarness('login_local', { authenticate: authenticatorFor(auth) });
+  });
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  async function loginForm(client: Client, path = '/events'): Promise<string> {
+    const { res, url } = await client.follow(`${h.url}${path}`);
+    expect(url).toBe(`${h.url}/login?next=${encodeURIComponent(path)}`);
+    return csrfOf(await res.text());
+  }
+
+  it('logs admin in with the right password and back to the page asked for', async () => {
+    const client = new Client();
+    const csrf = await loginForm(client, '/receipt');
+    const { res, url } = await client.follow(
+      `${h.url}/login`,
+      form({ csrf, username: 'admin', password: PASSWORD }, h.url),
+    );
+    expect(url).toBe(`${h.url}/receipt`);
+    const html = await res.text();
+    expect(html).toContain('Logged in as <strong class="viewer-name">admin</strong>');
+    expect(html).toContain('groups: admin');
+    const out = await client.send(`${h.url}/logout`, form({ csrf: csrfOf(html) }, h.url));
+    expect(out.headers.get('location')).toBe('/login');
+    expect((await client.send(`${h.url}/receipt`)).status).toBe(302);
+  });
+
+  it('refuses a wrong password after a bounded delay, and a wrong user name', async () => {
+    for (const [username, password] of [
+      ['admin', `${PASSWORD}!`],
+      ['root', PASSWORD],
+    ] as const) {
+      const client = new Client();
+      const csrf = await loginForm(client);
+      const started = performance.now();
+      const res = await client.send(`${h.url}/login`, form({ csrf, username, password }, h.url));
+      const took = performance.now() - started;
+      expect(res.status).toBe(401);
+      expect(await res.text()).toContain('Wrong user name or password.');
+      expect(took).toBeGreaterThanOrEqual(LOGIN_FAILURE_DELAY_MS - 10);
+      expect(client.jar.has('observatory-session')).toBe(false);
+    }
+  });
+
+  it('refuses a cross-site login post and one without the form token', async () => {
+    const client = new Client();
+    const csrf = await loginForm(client);
+    const crossSite = await client.send(
+      `${h.url}/login`,
+      form({ csrf, username: 'admin', password: PASSWORD }, 'http://evil.example'),
+    );
+    expect(crossSite.status).toBe(403);
+    const noToken = await client.send(
+      `${h.url}/login`,
+      form({ csrf: 'guessed', username: 'admin', password: PASSWORD }, h.url),
+    );
+    expect(noToken.status).toBe(401);
+    expect(await noToken.text()).toContain('The form expired or came from elsewhere');
+    expect(client.jar.has('observatory-session')).toBe(false);
+  });
+
+  it('returns to / from a return path that is not one of this site, and refuses a huge form', async () => {
+    const client = new Client();
+    const { res } = await client.follow(
+      `${h.url}/login?next=${encodeURIComponent('/events\r\nSet-Cookie: x=1')}`,
+    );
+    const csrf = csrfOf(await res.text());
+    const done = await client.send(
+      `${h.url}/login`,
+      form({ csrf, username: 'admin', password: PASSWORD }, h.url),
+    );
+    expect(done.status).toBe(303);
+    expect(done.headers.get('location')).toBe('/');
+    const huge = await client.send(
+      `${h.url}/login`,
+      form({ csrf, username: 'admin', password: 'x'.repeat(20_000) }, h.url),
+    );
+    expect(huge.status).toBe(413);
+  });
+});
