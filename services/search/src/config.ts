@@ -14,6 +14,7 @@ import {
   str,
 } from '@event-observatory/service-kit/config';
 import { logLevel } from '@event-observatory/service-kit/logger';
+import { TAIL_LIMITS } from './tail.js';
 
 export const DEFAULT_ALLOWED_HOSTS = 'localhost,127.0.0.1,.local';
 /** Shortest APPLICATION_SECRET accepted: the HMAC-SHA256 key of the cursor signatures. */
@@ -35,6 +36,8 @@ const schema = {
   secret: str('APPLICATION_SECRET').secret().optional(),
   environment: str('NODE_ENV').default('production'),
   pageTimeoutMs: duration('SEARCH_PAGE_TIMEOUT', { min: 100, max: 60_000 }).default(DEFAULT_PAGE_TIMEOUT_MS),
+  tailMaxPerViewer: int('SEARCH_TAIL_MAX_PER_VIEWER', { min: 1, max: 1000 }).default(TAIL_LIMITS.perViewer),
+  tailMaxPerPod: int('SEARCH_TAIL_MAX_PER_POD', { min: 1, max: 1000 }).default(TAIL_LIMITS.perPod),
 };
 
 export interface SearchConfig {
@@ -49,6 +52,10 @@ export interface SearchConfig {
   secret: string;
   /** Deadline of one page (its statements are cancelled when it passes). */
   pageTimeoutMs: number;
+  /** Live tails one viewer may have open on a pod. */
+  tailMaxPerViewer: number;
+  /** Live tails a pod serves at once. */
+  tailMaxPerPod: number;
 }
 
 /**
