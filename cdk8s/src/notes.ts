@@ -84,7 +84,7 @@ function searchLogin(ns: string): string {
    or local to require a login.
 {{- end }}
 {{- if and ${auth}.bearer.serviceAccounts (ne ${auth}.mode "off") }}
-   Scripts and the kubectl plugin: TOKEN=$(kubectl -n <namespace> create token <service account> --audience {{ ${auth}.bearer.serviceAccountAudience }})
-   and send "authorization: Bearer $TOKEN".
+   Scripts and the kubectl plugin send a service account's token as "authorization: Bearer <token>":
+   kubectl -n <namespace> create token <service account> --audience {{ ${auth}.bearer.serviceAccountAudience }}
 {{- end }}`;
 }
