@@ -143,7 +143,11 @@ metadata:
     app.kubernetes.io/instance: {{ .root.Release.Name | toJson }}
     app.kubernetes.io/part-of: event-observatory
     app.kubernetes.io/managed-by: {{ .root.Release.Service | toJson }}
+    app.kubernetes.io/version: {{ .root.Chart.AppVersion | toJson }}
     helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | toJson }}
+    {{- with .root.Values.commonLabels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
   {{- if .keep }}
   annotations:
     helm.sh/resource-policy: keep
@@ -178,4 +182,5 @@ export const generatedSecretsTemplate = (): string => `{{- $s := .Values.secrets
 ---
 {{- include "observatory.generatedSecret" (dict "root" . "name" (printf "%s-application" .Release.Name) "keys" (list $s.application.key) "keep" false) }}
 {{- end }}
+{{- include "observatory.searchAuthSecret" . }}
 `;

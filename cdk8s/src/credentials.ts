@@ -28,14 +28,27 @@ export interface Connections {
 const args = (c: Connections) =>
   `(dict "Values" .Values "kafka" ${c.kafka ? 'true' : 'false'} "database" ${c.database ? 'true' : 'false'})`;
 
+/** A component's own files: Helm list expressions of volumes and of their mounts. */
+export interface OwnFiles {
+  volumes: string;
+  mounts: string;
+}
+
 /**
  * Puts the pod's volumes and its first container's mounts (tmp and the credentials) at `pod`, then
- * the operator's `extraVolumes` and `extraVolumeMounts` of `.Values.<extras>`.
+ * the component's `own` files, then the operator's `extraVolumes` and `extraVolumeMounts` of
+ * `.Values.<extras>`.
  */
-export function credentialVolumes(object: ApiObject, pod: string, c: Connections, extras: string): void {
+export function credentialVolumes(
+  object: ApiObject,
+  pod: string,
+  c: Connections,
+  extras: string,
+  own?: OwnFiles,
+): void {
   blocks(object, {
-    [`${pod}/volumes`]: `(concat (include "observatory.volumes" ${args(c)} | fromYamlArray) .Values.${extras}.extraVolumes)`,
-    [`${pod}/containers/0/volumeMounts`]: `(concat (include "observatory.volumeMounts" ${args(c)} | fromYamlArray) .Values.${extras}.extraVolumeMounts)`,
+    [`${pod}/volumes`]: `(concat (include "observatory.volumes" ${args(c)} | fromYamlArray)${own ? ` ${own.volumes}` : ''} .Values.${extras}.extraVolumes)`,
+    [`${pod}/containers/0/volumeMounts`]: `(concat (include "observatory.volumeMounts" ${args(c)} | fromYamlArray)${own ? ` ${own.mounts}` : ''} .Values.${extras}.extraVolumeMounts)`,
   });
 }
 

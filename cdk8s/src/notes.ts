@@ -1,12 +1,14 @@
 /**
  * `templates/NOTES.txt`, printed by `helm install`/`upgrade`/`status` for the install at hand: the
- * Services, how to reach ingest and search, how to get a producer token, a first event, the
- * check (`helm test`), and where the alerts and the dashboard are.
+ * Services, how to reach ingest and search, how to log in to search (or that anyone can, with
+ * login off), how to get a producer token, a first event, the check (`helm test`), and where the
+ * alerts and the dashboard are.
  */
 import { usesKeySet } from './auth.js';
 import { DATABASE_BUNDLED, KAFKA_BUNDLED } from './bundled.js';
 import { ADMIN_PORT, HTTP_PORT, METRICS_PORT } from './constructs/common.js';
 import { releaseNameExpr } from './helm.js';
+import { ADMIN_PASSWORD_KEY, SEARCH_AUTH_SECRET } from './search-auth.js';
 
 export function notes(): string {
   const ns = '{{ .Release.Namespace }}';
@@ -21,7 +23,7 @@ are single-node, unreplicated and unbacked-up: for evaluation and CI only, not p
 {{- end }}
 
 Services (ClusterIP, port ${HTTP_PORT}): ${named('ingest')} (ingestion API, /docs), ${named('search')} (search UI,
-no login), ${named('consumer')} (admin API on port ${ADMIN_PORT}){{ if .Values.controller.enabled }}, ${named('controller')}{{ end }};
+login {{ .Values.search.auth.mode }}), ${named('consumer')} (admin API on port ${ADMIN_PORT}){{ if .Values.controller.enabled }}, ${named('controller')}{{ end }};
 each serves /metrics alone on port ${METRICS_PORT}.
 
 1. Reach ingest and search:
@@ -33,6 +35,7 @@ each serves /metrics alone on port ${METRICS_PORT}.
 {{- end }}
    kubectl -n ${ns} port-forward svc/${named('search')} 8081:${HTTP_PORT} &
    open http://localhost:8081/
+${searchLogin(ns)}
 
 2. A producer token (claims sub, exp, scope events:write, audience {{ .Values.auth.audience }}):
 {{- if not ${usesKeySet('auth')} }}
@@ -62,4 +65,26 @@ each serves /metrics alone on port ${METRICS_PORT}.
    dashboard: off (monitoring.dashboard.enabled=true makes the ConfigMap ${named('dashboard')})
 {{- end }}
 `;
+}
+
+/** How to log in to search in the chosen mode; with login off, what that exposes. */
+function searchLogin(ns: string): string {
+  const auth = '.Values.search.auth';
+  return `{{- if eq ${auth}.mode "local" }}
+   Log in as admin with the generated password (kept across upgrades):
+   kubectl -n ${ns} get secret {{ ${SEARCH_AUTH_SECRET} }} -o jsonpath='{.data.${ADMIN_PASSWORD_KEY}}' | base64 -d; echo
+{{- else if eq ${auth}.mode "oidc" }}
+   Log in at {{ ${auth}.oidc.issuer }} (client {{ ${auth}.oidc.clientId }}), search at {{ .Values.search.publicUrl }}.
+{{- else if eq ${auth}.mode "proxy" }}
+   Log in through your authenticating proxy: its X-Auth-Request-* headers are believed only from
+   {{ join ", " ${auth}.proxy.trustedCidrs }}; let nothing else reach the search pods from there.
+{{- else }}
+   WARNING: login is OFF (search.auth.mode=off). Anyone who reaches the search Service reads
+   every team's events, exports them and tails them live. Set search.auth.mode to oidc, proxy
+   or local to require a login.
+{{- end }}
+{{- if and ${auth}.bearer.serviceAccounts (ne ${auth}.mode "off") }}
+   Scripts and the kubectl plugin send a service account's token as "authorization: Bearer <token>":
+   kubectl -n <namespace> create token <service account> --audience {{ ${auth}.bearer.serviceAccountAudience }}
+{{- end }}`;
 }

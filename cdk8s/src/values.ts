@@ -4,6 +4,7 @@
  */
 import { adminValues, authValues } from './auth.js';
 import { databaseBundledValues, kafkaBundledValues } from './bundled.js';
+import { searchAuthValues } from './search-auth.js';
 import { bool, int, type Leaf, list, map, oneOf, open, str, type Tree } from './values-schema.js';
 
 const image = (component: string) => ({
@@ -350,12 +351,19 @@ export const values: Tree = {
     serviceType: oneOf(
       ['ClusterIP', 'NodePort', 'LoadBalancer'],
       'ClusterIP',
-      'the search Service: it has no login, so anything but ClusterIP opts in to exposing it',
+      'the search Service: anything but ClusterIP opts in to exposing it (with search.auth.mode=off, every event to whoever reaches it)',
     ),
     allowedHosts: str(
       '',
       "ALLOWED_HOSTS, comma-separated (empty: every name of the Service, <release>-search[.<ns>[.svc[.<clusterDomain>]]], its ClusterIP, the pod's IP, localhost, 127.0.0.1, ::1)",
     ),
+    publicUrl: str(
+      '',
+      "SEARCH_PUBLIC_URL: the URL users open search at (https://search.example.com), for the login's redirect URI and Secure cookies; required in oidc mode",
+    ),
+    auth: searchAuthValues,
+    tailMaxPerViewer: int(5, 'SEARCH_TAIL_MAX_PER_VIEWER: live tails one viewer may have open on one pod', 1),
+    tailMaxPerPod: int(50, 'SEARCH_TAIL_MAX_PER_POD: live tails one pod serves at once', 1),
   },
   controller: {
     enabled: bool(true, 'the Pipeline controller (creates the topics of Pipelines)'),

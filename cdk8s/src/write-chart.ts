@@ -14,6 +14,7 @@ import { CREDENTIALS_TEMPLATES } from './credentials.js';
 import { toTemplate } from './helm.js';
 import { notes } from './notes.js';
 import { REPO_ROOT } from './paths.js';
+import { SEARCH_AUTH_TEMPLATES } from './search-auth.js';
 import { REQUIRED, values } from './values.js';
 import { defaults, jsonSchema, leaves } from './values-schema.js';
 
@@ -53,6 +54,7 @@ export function chartFiles(): Map<string, string> {
   files.set('templates/_helpers.tpl', `{{/* ${HEADER.slice(2).trim()} */}}\n${HELPER_TEMPLATES}`);
   files.set('templates/_credentials.tpl', `{{/* ${HEADER.slice(2).trim()} */}}\n${CREDENTIALS_TEMPLATES}`);
   files.set('templates/_bundled.tpl', `{{/* ${HEADER.slice(2).trim()} */}}\n${BUNDLED_TEMPLATES}`);
+  files.set('templates/_search-auth.tpl', `{{/* ${HEADER.slice(2).trim()} */}}\n${SEARCH_AUTH_TEMPLATES}`);
   files.set('templates/generated-secrets.yaml', HEADER + generatedSecretsTemplate());
   files.set('templates/NOTES.txt', notes());
   // Helm installs crds/ before the templates and never upgrades or deletes them (its CRD policy).

@@ -114,10 +114,11 @@ describe('the evaluation profile: only the two bundled switches', () => {
     expect(find(roles, 'ConfigMap', 'obs-consumer').data?.CONSUMER_MIGRATE_ON_BOOT).toBe('false');
   });
 
-  it('generates the store, token and application Secrets; only the store one outlives helm uninstall', () => {
+  it('generates the store, token, application and login Secrets; only the store one outlives helm uninstall', () => {
     const secrets = objects.filter((o) => o.kind === 'Secret');
     expect(secrets.map((s) => s.metadata.name).sort()).toEqual([
       'obs-application',
+      'obs-login',
       'obs-store',
       'obs-tokens',
     ]);
@@ -185,7 +186,7 @@ describe('the bundled pair is off by default and the install fixes', () => {
         .filter((o) => o.kind === 'Secret')
         .map((s) => s.metadata.name)
         .sort(),
-    ).toEqual(['obs-application', 'obs-tokens']);
+    ).toEqual(['obs-application', 'obs-login', 'obs-tokens']);
     // The user of database.url counts: DATABASE_USER is left empty unless database.user is set.
     const migrate = find(objects, 'Job', 'obs-migrate').spec.template.spec.containers[0];
     expect(env(migrate)).toMatchObject({

@@ -163,6 +163,8 @@ beforeAll(async () => {
     'ingest.replicas': 1,
     'consumer.replicas': 1,
     'search.replicas': 1,
+    // Search's login is on (local by default): this suite reads with a service-account token.
+    'search.auth.bearer.serviceAccounts': true,
     'controller.replicas': 1,
     'jobs.partitionMaintenance.schedule': '*/1 * * * *',
     'jobs.rollupRefresh.schedule': '*/1 * * * *',
@@ -285,8 +287,25 @@ describe('the chart on the cluster', () => {
       return rows[0]?.event_uid;
     });
     const search = await serviceAddress('search');
-    const page = await httpRequest(search, `/events?subject=${subject}`, {
+    const anonymous = await httpRequest(search, `/events?subject=${subject}`, {
       headers: { host: `${RELEASE}-search` },
+    });
+    expect(anonymous.status, 'search refuses a reader without login').not.toBe(200);
+    const token = (
+      await kube.kubectl([
+        'create',
+        'token',
+        `${RELEASE}-ingest`,
+        '--namespace',
+        ns.name,
+        '--audience',
+        'observatory-search',
+        '--duration',
+        '10m',
+      ])
+    ).trim();
+    const page = await httpRequest(search, `/events?subject=${subject}`, {
+      headers: { host: `${RELEASE}-search`, authorization: `Bearer ${token}` },
     });
     expect(page.status).toBe(200);
     expect(page.body).toContain(`/events/${uid}`);

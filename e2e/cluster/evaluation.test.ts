@@ -66,7 +66,13 @@ beforeAll(async () => {
   ns = await suite.namespace('eval');
   const base = await baseInstall(cluster.images);
   const output = await suite.helmInstall(RELEASE, ns, [
-    ...setArgs({ 'kafka.bundled.enabled': true, 'database.bundled.enabled': true, ...base.values }),
+    ...setArgs({
+      'kafka.bundled.enabled': true,
+      'database.bundled.enabled': true,
+      // helm test and the scripts below read search with service-account tokens.
+      'search.auth.bearer.serviceAccounts': true,
+      ...base.values,
+    }),
     ...base.resourceArgs,
   ]);
   suite.onCleanup(() => {
@@ -142,15 +148,45 @@ describe('the evaluation profile on the cluster', () => {
       body: JSON.stringify({ hello: 'world' }),
     });
     expect(sent.status, await sent.clone().text()).toBe(200);
+    // Search's local login is on: a reader without it is refused; a service-account token reads.
+    const anonymous = await fetch(`http://localhost:${search}/events`, { redirect: 'manual' });
+    expect(anonymous.status).not.toBe(200);
+    const reader = (
+      await kube.kubectl([
+        'create',
+        'token',
+        `${RELEASE}-ingest`,
+        '--namespace',
+        ns.name,
+        '--audience',
+        'observatory-search',
+        '--duration',
+        '10m',
+      ])
+    ).trim();
     const deadline = Date.now() + 60_000;
     let page = '';
     while (!page.includes('href="/events/') && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 1000));
-      const res = await fetch(`http://localhost:${search}/events?subject=${id}&source=/my/first`);
+      const res = await fetch(`http://localhost:${search}/events?subject=${id}&source=/my/first`, {
+        headers: { authorization: `Bearer ${reader}` },
+      });
       page = res.status === 200 ? await res.text() : '';
     }
     expect(page).toContain('href="/events/');
   }, 120_000);
+
+  it('generates the local admin password NOTES tells how to read', async () => {
+    const command = /(kubectl -n \S+ get secret \S+ -o jsonpath='\{\.data\.admin-password\}')/.exec(
+      notes,
+    )?.[1];
+    expect(command).toBe(
+      `kubectl -n ${ns.name} get secret ${RELEASE}-login -o jsonpath='{.data.admin-password}'`,
+    );
+    const args = (command as string).replace(/'/g, '').split(/\s+/).slice(1);
+    const password = Buffer.from(await kube.kubectl(args), 'base64').toString('utf8');
+    expect(password).toMatch(/^[A-Za-z0-9]{48}$/);
+  });
 
   it('keeps every generated Secret when the release is rendered again (lookup)', async () => {
     const secret = async (name: string) =>
@@ -159,6 +195,7 @@ describe('the evaluation profile on the cluster', () => {
       store: await secret(`${RELEASE}-store`),
       tokens: await secret(`${RELEASE}-tokens`),
       application: await secret(`${RELEASE}-application`),
+      login: await secret(`${RELEASE}-login`),
     };
     // A server-side dry run renders with `lookup` against the cluster and changes nothing.
     const upgrade = await helm.run([

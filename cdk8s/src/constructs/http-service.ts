@@ -7,7 +7,7 @@
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
-import { type Connections, credentialVolumes } from '../credentials.js';
+import { type Connections, credentialVolumes, type OwnFiles } from '../credentials.js';
 import { blocks, releaseName, scalar, spread, spreadAt, text, value } from '../helm.js';
 import { Autoscaler } from './autoscaling.js';
 import {
@@ -54,6 +54,8 @@ export interface HttpServiceProps {
   apiAccess?: boolean;
   /** Kafka and PostgreSQL (as which role): their credential files are mounted. */
   connections?: Connections;
+  /** Files of the component's own (search's login), mounted after the credentials. */
+  files?: OwnFiles;
 }
 
 export class HttpService extends Construct {
@@ -159,7 +161,7 @@ export class HttpService extends Construct {
       },
     });
     podBlocks(deployment, '/spec/template/spec', `${component}.resources`);
-    credentialVolumes(deployment, '/spec/template/spec', props.connections ?? {}, component);
+    credentialVolumes(deployment, '/spec/template/spec', props.connections ?? {}, component, props.files);
     extraEnvItems(deployment, '/spec/template/spec', component);
     blocks(deployment, {
       '/spec/template/spec/topologySpreadConstraints': `(${own}.topologySpreadConstraints | default (list (dict "maxSkew" 1 "topologyKey" "kubernetes.io/hostname" "whenUnsatisfiable" "ScheduleAnyway" "labelSelector" (dict "matchLabels" (dict "app.kubernetes.io/name" "${component}" "app.kubernetes.io/instance" .Release.Name)))))`,

@@ -1,10 +1,18 @@
 /**
- * The search UI and API. It has no login (by design; search README): its Service is ClusterIP only and no Ingress
- * is made for it; an operator who wants it outside the cluster adds one knowingly.
+ * The search UI and API, behind the login `search.auth.mode` chooses (search-auth.ts). Its
+ * Service is ClusterIP by default and no Ingress is made for it; an operator who wants it outside
+ * the cluster adds one knowingly.
  */
 import { Construct } from 'constructs';
 import { databasePassword, databaseSettings } from '../credentials.js';
 import { releaseNameExpr, scalar, text } from '../helm.js';
+import {
+  SEARCH_AUTH_MOUNTS,
+  SEARCH_AUTH_VOLUMES,
+  searchApiAccess,
+  searchAuthSettings,
+  sessionSecretEnv,
+} from '../search-auth.js';
 import { HTTP_PORT, secretEnv } from './common.js';
 import { HttpService } from './http-service.js';
 
@@ -24,12 +32,12 @@ export class Search extends Construct {
           `{{ .Values.search.allowedHosts | default (printf "%[1]s,%[1]s.%[2]s,%[1]s.%[2]s.svc,%[1]s.%[2]s.svc.%[3]s,localhost,127.0.0.1,::1" ${SERVICE} .Release.Namespace .Values.clusterDomain) | toJson }}`,
         ),
         NODE_ENV: text('production'),
-        // Login is on unless the values switch it off: `local` (the admin form) by default.
-        SEARCH_AUTH_MODE: scalar('{{ dig "auth" "mode" "local" .Values.search | toJson }}'),
+        ...searchAuthSettings(),
       },
       secretEnv: [
         databasePassword('reader'),
         secretEnv('APPLICATION_SECRET', 'application'),
+        sessionSecretEnv(),
         // A client of the pod's own address is allowed too: the pod IP joins the list (kubelet
         // expands $(VAR) from envFrom and earlier env). Prometheus scrapes the metrics port, which
         // checks no Host.
@@ -46,6 +54,8 @@ export class Search extends Construct {
       autoscaled: true,
       serviceTypeFromValues: true,
       connections: { database: 'reader' },
+      files: { volumes: SEARCH_AUTH_VOLUMES, mounts: SEARCH_AUTH_MOUNTS },
+      apiAccess: searchApiAccess(),
     });
   }
 }

@@ -47,7 +47,11 @@ metadata:
     app.kubernetes.io/instance: {{ .root.Release.Name | toJson }}
     app.kubernetes.io/part-of: event-observatory
     app.kubernetes.io/managed-by: {{ .root.Release.Service | toJson }}
+    app.kubernetes.io/version: {{ .root.Chart.AppVersion | toJson }}
     helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | toJson }}
+    {{- with .root.Values.commonLabels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
   {{- if .keep }}
   annotations:
     helm.sh/resource-policy: keep

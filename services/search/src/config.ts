@@ -17,6 +17,7 @@ import {
   url,
 } from '@event-observatory/service-kit/config';
 import { logLevel } from '@event-observatory/service-kit/logger';
+import { TAIL_LIMITS } from './tail.js';
 
 export const DEFAULT_ALLOWED_HOSTS = 'localhost,127.0.0.1,.local';
 /** Shortest APPLICATION_SECRET accepted: the HMAC-SHA256 key of the cursor signatures. */
@@ -39,6 +40,8 @@ const schema = {
   environment: str('NODE_ENV').default('production'),
   pageTimeoutMs: duration('SEARCH_PAGE_TIMEOUT', { min: 100, max: 60_000 }).default(DEFAULT_PAGE_TIMEOUT_MS),
   publicUrl: url('SEARCH_PUBLIC_URL', { protocols: ['http:', 'https:'] }).optional(),
+  tailMaxPerViewer: int('SEARCH_TAIL_MAX_PER_VIEWER', { min: 1, max: 1000 }).default(TAIL_LIMITS.perViewer),
+  tailMaxPerPod: int('SEARCH_TAIL_MAX_PER_POD', { min: 1, max: 1000 }).default(TAIL_LIMITS.perPod),
 };
 
 export interface SearchConfig {
@@ -58,6 +61,10 @@ export interface SearchConfig {
    * posts must come from, and (`https:`) the Secure cookie flag. Unset: the origin a request came to.
    */
   publicUrl?: string;
+  /** Live tails one viewer may have open on a pod. */
+  tailMaxPerViewer: number;
+  /** Live tails a pod serves at once. */
+  tailMaxPerPod: number;
 }
 
 /**

@@ -10,18 +10,18 @@ import { buildApp } from './app.js';
 import { DEFAULT_PAGE_TIMEOUT_MS, type SearchConfig } from './config.js';
 import { cursorCodec } from './cursor.js';
 import { createSearchMeters } from './metrics.js';
-import type { TailLimits } from './tail.js';
+import { TAIL_LIMITS, type TailLimits } from './tail.js';
 import type { Authenticator } from './viewer.js';
 
 export interface ServiceOptions {
   config: Pick<SearchConfig, 'allowedHosts' | 'secret'> &
-    Partial<Pick<SearchConfig, 'pageTimeoutMs' | 'publicUrl'>>;
+    Partial<Pick<SearchConfig, 'pageTimeoutMs' | 'publicUrl' | 'tailMaxPerViewer' | 'tailMaxPerPod'>>;
   databaseUrl: string;
   registry: Registry;
   logger?: Logger;
   /** Live-tail poll period; default 1 s. */
   tailPollMs?: number;
-  /** Live-tail caps; default `TAIL_LIMITS`. */
+  /** Live-tail caps; default `TAIL_LIMITS` with the configured per-viewer and per-pod caps. */
   tailLimits?: TailLimits;
   /** Finds each request's viewer; default `openAccess` (no login). */
   authenticate?: Authenticator;
@@ -42,7 +42,11 @@ export function createSearchService(opts: ServiceOptions) {
     shutdown: shutdown.signal,
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...(opts.tailPollMs !== undefined ? { tailPollMs: opts.tailPollMs } : {}),
-    ...(opts.tailLimits ? { tailLimits: opts.tailLimits } : {}),
+    tailLimits: opts.tailLimits ?? {
+      ...TAIL_LIMITS,
+      perViewer: opts.config.tailMaxPerViewer ?? TAIL_LIMITS.perViewer,
+      perPod: opts.config.tailMaxPerPod ?? TAIL_LIMITS.perPod,
+    },
     ...(opts.authenticate ? { authenticate: opts.authenticate } : {}),
     ...(opts.config.publicUrl ? { publicUrl: opts.config.publicUrl } : {}),
   });

@@ -21,9 +21,11 @@ import {
 } from '@event-observatory/store';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import { peerAddress } from './auth/proxy.js';
 import type { CursorCodec } from './cursor.js';
 import { parseSearch } from './filters.js';
 import type { SearchMeters } from './metrics.js';
+import type { SearchEnv } from './viewer.js';
 import { utc } from './views/layout.js';
 import { eventHref } from './views/search.js';
 
@@ -38,15 +40,18 @@ export const FUTURE_TOLERANCE_MS = 1_000;
 export interface TailLimits {
   /** Open streams per pod; one more answers 429. */
   perPod: number;
-  /** Open streams per client address; one more answers 429. */
-  perClient: number;
+  /**
+   * Open streams per viewer (its subject) on this pod; one more answers 429. With login off,
+   * everyone is one viewer, so the open viewer's streams count per client address instead.
+   */
+  perViewer: number;
   /** A stream ends after this long (the browser's EventSource reconnects and resumes). */
   maxAgeMs: number;
   /** Tail queries running at once, all streams together: their share of the read pool. */
   queries: number;
 }
 
-export const TAIL_LIMITS: TailLimits = { perPod: 50, perClient: 5, maxAgeMs: 15 * 60_000, queries: 2 };
+export const TAIL_LIMITS: TailLimits = { perPod: 50, perViewer: 5, maxAgeMs: 15 * 60_000, queries: 2 };
 
 /** Runs at most `n` tasks at once; the others wait their turn (first come, first served). */
 function limiter(n: number) {
@@ -64,10 +69,10 @@ function limiter(n: number) {
   };
 }
 
-/** The peer address of a request served by @hono/node-server; one bucket for in-process requests. */
-function clientOf(c: Context): string {
-  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
-  return env?.incoming?.socket?.remoteAddress ?? 'in-process';
+/** Whose streams a request's stream counts among: its viewer's, or its address's with login off. */
+function holderOf(c: Context<SearchEnv>): string {
+  const viewer = c.get('viewer');
+  return viewer.via === 'open' ? `address:${peerAddress(c) ?? 'in-process'}` : `viewer:${viewer.subject}`;
 }
 
 export interface TailDeps {
@@ -84,11 +89,11 @@ export function tailHandler(deps: TailDeps) {
   const pollMs = deps.pollMs ?? TAIL_POLL_MS;
   const limits = deps.limits ?? TAIL_LIMITS;
   const query = limiter(limits.queries);
-  const perClient = new Map<string, number>();
+  const perHolder = new Map<string, number>();
   let open = 0;
-  return (c: Context) => {
-    const client = clientOf(c);
-    if (open >= limits.perPod || (perClient.get(client) ?? 0) >= limits.perClient) {
+  return (c: Context<SearchEnv>) => {
+    const holder = holderOf(c);
+    if (open >= limits.perPod || (perHolder.get(holder) ?? 0) >= limits.perViewer) {
       throw new ApiError('TooManyRequests', 'too many live tails open; close one and try again', {
         reason: 'tail-limit',
       });
@@ -101,7 +106,7 @@ export function tailHandler(deps: TailDeps) {
     const filter = parsed.range === undefined ? parsed.filter : { ...parsed.filter, to: undefined };
     const resumeFrom = deps.cursors.decodeTail(c.req.header('last-event-id') ?? '');
     open++;
-    perClient.set(client, (perClient.get(client) ?? 0) + 1);
+    perHolder.set(holder, (perHolder.get(holder) ?? 0) + 1);
     const openedAt = Date.now();
     return streamSSE(c, async (stream) => {
       deps.meters.tailOpened();
@@ -146,9 +151,9 @@ export function tailHandler(deps: TailDeps) {
       } finally {
         deps.meters.tailClosed();
         open--;
-        const left = (perClient.get(client) ?? 1) - 1;
-        if (left > 0) perClient.set(client, left);
-        else perClient.delete(client);
+        const left = (perHolder.get(holder) ?? 1) - 1;
+        if (left > 0) perHolder.set(holder, left);
+        else perHolder.delete(holder);
       }
     });
   };

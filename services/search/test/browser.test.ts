@@ -315,7 +315,7 @@ describe('search UI in Chromium', () => {
     const maxAgeMs = 1_500;
     const aged = await startHarness('tailage', {
       tailPollMs: 100,
-      tailLimits: { perPod: 5, perClient: 1, maxAgeMs, queries: 2 },
+      tailLimits: { perPod: 5, perViewer: 1, maxAgeMs, queries: 2 },
     });
     const tailPage = await browser.newPage();
     try {
@@ -327,7 +327,7 @@ describe('search UI in Chromium', () => {
           [source, id],
         );
       await tailPage.goto(`${aged.url}/events?${new URLSearchParams({ source })}`);
-      // One tail per client address: a stream held by this test refuses the page's.
+      // One tail per viewer; with login off, per client address: a stream held by this test refuses the page's.
       const held = new AbortController();
       expect((await fetch(`${aged.url}/events/tail?range=all`, { signal: held.signal })).status).toBe(200);
       await tailPage.getByRole('button', { name: 'Start live tail' }).click();

@@ -1,10 +1,14 @@
 /**
  * Live tails cannot starve page views: ten tails polling every 20 ms (fifty times the default
  * rate) share two concurrent queries of the read pool (checked by watching the pool), so a search
- * page still answers within its budget; one tail more than the cap answers 429.
+ * page still answers within its budget; one tail more than the cap answers 429. The caps count
+ * per viewer: two users behind one proxy address each get their own streams, up to the pod's cap.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from './harness.js';
+import { parseTrustedProxies, proxyAuthenticator } from '../src/auth/proxy.js';
+import { readSearchConfig } from '../src/config.js';
+import { TAIL_LIMITS } from '../src/tail.js';
+import { type Harness, SECRET, startHarness } from './harness.js';
 
 const TAILS = 10;
 /**
@@ -21,7 +25,7 @@ beforeAll(async () => {
   h = await startHarness('tails', {
     seed: 2_000,
     tailPollMs: 20,
-    tailLimits: { perPod: TAILS, perClient: TAILS, maxAgeMs: 60_000, queries: TAIL_QUERIES },
+    tailLimits: { perPod: TAILS, perViewer: TAILS, maxAgeMs: 60_000, queries: TAIL_QUERIES },
   });
 });
 
@@ -58,5 +62,56 @@ describe('live tails and page views', () => {
     const extra = await h.get('/events/tail?range=all');
     expect(extra.status).toBe(429);
     expect(await extra.text()).toContain('tail-limit');
+  });
+});
+
+describe('tail caps per viewer', () => {
+  /** Two users through one authenticating proxy: every request comes from 127.0.0.1. */
+  const as = (user: string) => ({ 'x-auth-request-user': user });
+  let proxied: Harness;
+  const held = new AbortController();
+
+  beforeAll(async () => {
+    proxied = await startHarness('tailcaps', {
+      tailPollMs: 200,
+      tailLimits: { perPod: 5, perViewer: 2, maxAgeMs: 60_000, queries: 2 },
+      authenticate: proxyAuthenticator(parseTrustedProxies('127.0.0.1')),
+    });
+  });
+
+  afterAll(async () => {
+    held.abort();
+    await proxied?.close();
+  });
+
+  const open = (user: string) => proxied.get('/events/tail?range=all', as(user), held.signal);
+
+  it('two viewers behind one address each get their own streams; the pod cap still holds', async () => {
+    for (const user of ['ada', 'ada', 'bob', 'bob']) expect((await open(user)).status, user).toBe(200);
+    for (const user of ['ada', 'bob']) {
+      const refused = await open(user);
+      expect(refused.status, user).toBe(429);
+      expect(await refused.text()).toContain('tail-limit');
+    }
+    expect((await open('cyd')).status).toBe(200);
+    // Five streams open: the pod's cap refuses a viewer who has none.
+    expect((await open('dan')).status).toBe(429);
+    expect(await proxied.metric(/^tail_connections/)).toBe(5);
+  });
+
+  it('reads SEARCH_TAIL_MAX_PER_VIEWER and SEARCH_TAIL_MAX_PER_POD', () => {
+    expect(readSearchConfig({ APPLICATION_SECRET: SECRET })).toMatchObject({
+      tailMaxPerViewer: TAIL_LIMITS.perViewer,
+      tailMaxPerPod: TAIL_LIMITS.perPod,
+    });
+    const set = readSearchConfig({
+      APPLICATION_SECRET: SECRET,
+      SEARCH_TAIL_MAX_PER_VIEWER: '3',
+      SEARCH_TAIL_MAX_PER_POD: '20',
+    });
+    expect(set).toMatchObject({ tailMaxPerViewer: 3, tailMaxPerPod: 20 });
+    expect(() => readSearchConfig({ APPLICATION_SECRET: SECRET, SEARCH_TAIL_MAX_PER_VIEWER: '0' })).toThrow(
+      /SEARCH_TAIL_MAX_PER_VIEWER/,
+    );
   });
 });
