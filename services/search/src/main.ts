@@ -10,15 +10,17 @@ import { startTracing } from '@event-observatory/service-kit/tracing';
 import { databaseUrlFromEnv } from '@event-observatory/store';
 import { readSearchConfig } from './config.js';
 import { createSearchService } from './service.js';
+import { loadVisibility } from './visibility.js';
 
 runMain(async () => {
   const config = readSearchConfig(process.env);
   const timeouts = readListenerTimeouts(process.env);
   const databaseUrl = databaseUrlFromEnv(process.env);
+  const visibility = loadVisibility(process.env.SEARCH_VISIBILITY_FILE);
   const tracing = startTracing({ service: 'search', version: config.version, env: process.env });
   const logger = createLogger({ service: 'search', version: config.version, level: config.logLevel });
   const { registry } = createMetrics({ service: 'search', version: config.version });
-  const service = createSearchService({ config, databaseUrl, registry, logger });
+  const service = createSearchService({ config, databaseUrl, registry, logger, visibility });
   // The default drain (10 s) outlasts the keep-alive timeout plus Node's extra second, so idle
   // connections expire as announced before any is cut; a page takes at most its 2 s statements.
   const server = await serveApp(service.app, { host: config.host, port: config.port, timeouts });

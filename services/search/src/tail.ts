@@ -16,6 +16,8 @@ import {
   type DatabasePool,
   type IngestKey,
   newestIngestKey,
+  type ReadScope,
+  scopedPool,
   severityName,
   tailEvents,
 } from '@event-observatory/store';
@@ -24,6 +26,7 @@ import { streamSSE } from 'hono/streaming';
 import type { CursorCodec } from './cursor.js';
 import { parseSearch } from './filters.js';
 import type { SearchMeters } from './metrics.js';
+import type { SearchEnv } from './viewer.js';
 import { utc } from './views/layout.js';
 import { eventHref } from './views/search.js';
 
@@ -74,6 +77,8 @@ export interface TailDeps {
   pool: DatabasePool;
   meters: SearchMeters;
   cursors: CursorCodec;
+  /** What the request's viewer may see: the stream's reads run under it. */
+  scopeOf: (c: Context<SearchEnv>) => ReadScope;
   /** Aborted when the service shuts down: every stream ends. */
   shutdown: AbortSignal;
   pollMs?: number;
@@ -86,7 +91,7 @@ export function tailHandler(deps: TailDeps) {
   const query = limiter(limits.queries);
   const perClient = new Map<string, number>();
   let open = 0;
-  return (c: Context) => {
+  return (c: Context<SearchEnv>) => {
     const client = clientOf(c);
     if (open >= limits.perPod || (perClient.get(client) ?? 0) >= limits.perClient) {
       throw new ApiError('TooManyRequests', 'too many live tails open; close one and try again', {
@@ -100,6 +105,7 @@ export function tailHandler(deps: TailDeps) {
     // A relative range ends now when the stream opens; the tail goes on past that.
     const filter = parsed.range === undefined ? parsed.filter : { ...parsed.filter, to: undefined };
     const resumeFrom = deps.cursors.decodeTail(c.req.header('last-event-id') ?? '');
+    const reads = scopedPool(deps.pool, deps.scopeOf(c));
     open++;
     perClient.set(client, (perClient.get(client) ?? 0) + 1);
     const openedAt = Date.now();
@@ -112,7 +118,7 @@ export function tailHandler(deps: TailDeps) {
         let since: IngestKey | undefined = resumeFrom;
         while (!since && !ended()) {
           try {
-            since = (await query(() => newestIngestKey(deps.pool, filter))) ?? {
+            since = (await query(() => newestIngestKey(reads, filter))) ?? {
               ingestedAt: '-infinity',
               occurredAt: '-infinity',
               uid: '00000000-0000-0000-0000-000000000000',
@@ -122,7 +128,7 @@ export function tailHandler(deps: TailDeps) {
           }
         }
         while (!ended()) {
-          const rows = await query(() => tailEvents(deps.pool, filter, since, TAIL_BATCH)).catch(() => []);
+          const rows = await query(() => tailEvents(reads, filter, since, TAIL_BATCH)).catch(() => []);
           for (const r of rows) {
             await stream.writeSSE({
               event: 'event',

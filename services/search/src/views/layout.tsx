@@ -2,6 +2,7 @@
 /** The page frame: language, viewport for phones, skip link, navigation, one main landmark. */
 import { raw } from 'hono/html';
 import type { Child } from 'hono/jsx';
+import { ScopeBadge } from './scope.js';
 
 export interface LayoutProps {
   title: string;
@@ -50,6 +51,7 @@ export function Layout(props: LayoutProps) {
                 Receipt
               </a>
             </nav>
+            <ScopeBadge />
           </header>
           <main id="main">{props.children}</main>
         </body>
