@@ -28,14 +28,28 @@ export interface Connections {
 const args = (c: Connections) =>
   `(dict "Values" .Values "kafka" ${c.kafka ? 'true' : 'false'} "database" ${c.database ? 'true' : 'false'})`;
 
+/** A volume of the component's own and its mount, as template expressions (`(dict ...)`). */
+export interface OwnVolume {
+  volume: string;
+  mount: string;
+}
+
 /**
  * Puts the pod's volumes and its first container's mounts (tmp and the credentials) at `pod`, then
- * the operator's `extraVolumes` and `extraVolumeMounts` of `.Values.<extras>`.
+ * the component's `own` ones, then the operator's `extraVolumes` and `extraVolumeMounts` of
+ * `.Values.<extras>`.
  */
-export function credentialVolumes(object: ApiObject, pod: string, c: Connections, extras: string): void {
+export function credentialVolumes(
+  object: ApiObject,
+  pod: string,
+  c: Connections,
+  extras: string,
+  own: readonly OwnVolume[] = [],
+): void {
+  const list = (items: string[]) => (items.length ? ` (list ${items.join(' ')})` : '');
   blocks(object, {
-    [`${pod}/volumes`]: `(concat (include "observatory.volumes" ${args(c)} | fromYamlArray) .Values.${extras}.extraVolumes)`,
-    [`${pod}/containers/0/volumeMounts`]: `(concat (include "observatory.volumeMounts" ${args(c)} | fromYamlArray) .Values.${extras}.extraVolumeMounts)`,
+    [`${pod}/volumes`]: `(concat (include "observatory.volumes" ${args(c)} | fromYamlArray)${list(own.map((v) => v.volume))} .Values.${extras}.extraVolumes)`,
+    [`${pod}/containers/0/volumeMounts`]: `(concat (include "observatory.volumeMounts" ${args(c)} | fromYamlArray)${list(own.map((v) => v.mount))} .Values.${extras}.extraVolumeMounts)`,
   });
 }
 

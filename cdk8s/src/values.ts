@@ -356,6 +356,13 @@ export const values: Tree = {
       '',
       "ALLOWED_HOSTS, comma-separated (empty: every name of the Service, <release>-search[.<ns>[.svc[.<clusterDomain>]]], its ClusterIP, the pod's IP, localhost, 127.0.0.1, ::1)",
     ),
+    visibility: {
+      rules: list(
+        [],
+        'who sees which events (search README, Visibility): rules { groups, users, see: { all | sources, sourcePrefixes, typePrefixes, producers } }, mounted as SEARCH_VISIBILITY_FILE; empty: a logged-in viewer sees no events. Enforced by PostgreSQL only for the reader role: with rules, search refuses to start as the owner (set database.reader.user)',
+        { type: 'object' },
+      ),
+    },
   },
   controller: {
     enabled: bool(true, 'the Pipeline controller (creates the topics of Pipelines)'),

@@ -163,7 +163,12 @@ describe('per-component additions', () => {
       expect(pod.volumes.map((v: { name: string }) => v.name)).toEqual(['tmp', 'ca-bundle']);
       expect(pod.containers[0].volumeMounts.at(-1)).toEqual(mount);
     }
-    expect(find(objects, 'Deployment', 'obs-search').spec.template.spec.volumes).toHaveLength(1);
+    // Search's own: tmp and its visibility rules; none of the others' extras.
+    expect(
+      find(objects, 'Deployment', 'obs-search').spec.template.spec.volumes.map(
+        (v: { name: string }) => v.name,
+      ),
+    ).toEqual(['tmp', 'visibility']);
   });
 
   it('serviceAccount.annotations annotate that component ServiceAccount only', () => {

@@ -7,7 +7,7 @@
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
-import { type Connections, credentialVolumes } from '../credentials.js';
+import { type Connections, credentialVolumes, type OwnVolume } from '../credentials.js';
 import { blocks, releaseName, scalar, spread, spreadAt, text, value } from '../helm.js';
 import { Autoscaler } from './autoscaling.js';
 import {
@@ -54,6 +54,10 @@ export interface HttpServiceProps {
   apiAccess?: boolean;
   /** Kafka and PostgreSQL (as which role): their credential files are mounted. */
   connections?: Connections;
+  /** Volumes of its own (a ConfigMap of files), mounted before the operator's extra ones. */
+  volumes?: readonly OwnVolume[];
+  /** Pod annotations besides the config checksum (checksums of those files, so a change rolls the pods). */
+  podAnnotations?: Record<string, string>;
 }
 
 export class HttpService extends Construct {
@@ -112,6 +116,7 @@ export class HttpService extends Construct {
               'checksum/config': scalar(
                 `{{ include (print $.Template.BasePath "/${component}-configmap.yaml") . | sha256sum | toJson }}`,
               ),
+              ...props.podAnnotations,
               [spread('.Values.podAnnotations')]: '',
             },
           },
@@ -159,7 +164,7 @@ export class HttpService extends Construct {
       },
     });
     podBlocks(deployment, '/spec/template/spec', `${component}.resources`);
-    credentialVolumes(deployment, '/spec/template/spec', props.connections ?? {}, component);
+    credentialVolumes(deployment, '/spec/template/spec', props.connections ?? {}, component, props.volumes);
     extraEnvItems(deployment, '/spec/template/spec', component);
     blocks(deployment, {
       '/spec/template/spec/topologySpreadConstraints': `(${own}.topologySpreadConstraints | default (list (dict "maxSkew" 1 "topologyKey" "kubernetes.io/hostname" "whenUnsatisfiable" "ScheduleAnyway" "labelSelector" (dict "matchLabels" (dict "app.kubernetes.io/name" "${component}" "app.kubernetes.io/instance" .Release.Name)))))`,

@@ -1,18 +1,26 @@
 /**
  * The search UI and API. It has no login (by design; search README): its Service is ClusterIP only and no Ingress
- * is made for it; an operator who wants it outside the cluster adds one knowingly.
+ * is made for it; an operator who wants it outside the cluster adds one knowingly. Its visibility
+ * rules (`search.visibility.rules`) are a ConfigMap mounted as `SEARCH_VISIBILITY_FILE`.
  */
+import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { databasePassword, databaseSettings } from '../credentials.js';
 import { releaseNameExpr, scalar, text } from '../helm.js';
-import { HTTP_PORT, secretEnv } from './common.js';
+import { HTTP_PORT, metadata, secretEnv } from './common.js';
 import { HttpService } from './http-service.js';
 
 const SERVICE = releaseNameExpr('search');
+const VISIBILITY_DIR = '/etc/observatory/visibility';
+const RULES = 'toYaml .Values.search.visibility.rules';
 
 export class Search extends Construct {
   constructor(scope: Construct) {
     super(scope, 'search-component');
+    new k8s.KubeConfigMap(this, 'search-visibility-configmap', {
+      metadata: metadata('search', 'search-visibility'),
+      data: { 'rules.yaml': scalar(`{{ ${RULES} | toJson }}`) },
+    });
     new HttpService(this, {
       component: 'search',
       settings: {
@@ -24,7 +32,16 @@ export class Search extends Construct {
           `{{ .Values.search.allowedHosts | default (printf "%[1]s,%[1]s.%[2]s,%[1]s.%[2]s.svc,%[1]s.%[2]s.svc.%[3]s,localhost,127.0.0.1,::1" ${SERVICE} .Release.Namespace .Values.clusterDomain) | toJson }}`,
         ),
         NODE_ENV: text('production'),
+        SEARCH_VISIBILITY_FILE: text(`${VISIBILITY_DIR}/rules.yaml`),
       },
+      volumes: [
+        {
+          volume: `(dict "name" "visibility" "configMap" (dict "name" ${releaseNameExpr('search-visibility')}))`,
+          mount: `(dict "name" "visibility" "mountPath" "${VISIBILITY_DIR}" "readOnly" true)`,
+        },
+      ],
+      // New rules roll the pods: the service reads them once, at start.
+      podAnnotations: { 'checksum/visibility': scalar(`{{ ${RULES} | sha256sum | toJson }}`) },
       secretEnv: [
         databasePassword('reader'),
         secretEnv('APPLICATION_SECRET', 'application'),

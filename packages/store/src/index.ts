@@ -93,6 +93,7 @@ export {
 } from './pools.js';
 export type { DatabaseConnection, DatabasePool, PooledConnection, Queryable } from './queryable.js';
 export {
+  bypassesRowSecurity,
   EMPTY_SCOPE,
   type PartialScope,
   type ReadScope,

@@ -11,6 +11,7 @@
  * const scope: ReadScope = { sources: ['/plant/a'], sourcePrefixes: [], typePrefixes: ['com.example.'], producers: [] };
  * await searchEvents(scopedPool(pool, scope, signal), filter, { limit: 50 });
  */
+import type { Queryable } from './queryable.js';
 
 /** Everything. */
 export interface WholeScope {
@@ -49,4 +50,18 @@ export function scopeSetting(scope: ReadScope): string {
  */
 export function rollupCovers(scope: ReadScope | undefined): boolean {
   return scope === undefined || scope.all === true || scope.producers.length === 0;
+}
+
+/**
+ * Whether the role `db` logs in as escapes the row-level security of the event table: a superuser,
+ * a role with BYPASSRLS, or the table's owner (or a role with its privileges). Scopes mean nothing
+ * on such a connection. Raw SQL: a catalog question.
+ */
+export async function bypassesRowSecurity(db: Queryable): Promise<boolean> {
+  const { rows } = await db.query<{ bypasses: boolean }>(
+    `SELECT r.rolsuper OR r.rolbypassrls OR pg_has_role(current_user, c.relowner, 'USAGE') AS bypasses
+       FROM pg_roles r, pg_class c
+      WHERE r.rolname = current_user AND c.oid = 'events.cloud_event'::regclass`,
+  );
+  return rows[0]?.bypasses ?? true;
 }

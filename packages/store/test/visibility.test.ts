@@ -7,6 +7,7 @@
 import { createDatabase, createDatabaseRoles, type DatabaseRoles } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
+  bypassesRowSecurity,
   createReadPool,
   createWritePool,
   type DatabasePool,
@@ -185,6 +186,12 @@ describe('the reader', () => {
 });
 
 describe('the writer and the owner', () => {
+  it('are told apart from the reader: only the owner bypasses row-level security', async () => {
+    expect(await bypassesRowSecurity(reader)).toBe(false);
+    expect(await bypassesRowSecurity(writer)).toBe(false);
+    expect(await bypassesRowSecurity(owner)).toBe(true);
+  });
+
   it('see every event and rollup row without a scope', async () => {
     for (const db of [writer, owner]) {
       expect(await ids(db)).toEqual(['a', 'b', 'c']);

@@ -7,10 +7,10 @@ import { createLogger } from '@event-observatory/service-kit/logger';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { installShutdown, serveApp, serveMetrics } from '@event-observatory/service-kit/server';
 import { startTracing } from '@event-observatory/service-kit/tracing';
-import { databaseUrlFromEnv } from '@event-observatory/store';
+import { bypassesRowSecurity, databaseUrlFromEnv } from '@event-observatory/store';
 import { readSearchConfig } from './config.js';
 import { createSearchService } from './service.js';
-import { loadVisibility } from './visibility.js';
+import { loadVisibility, VisibilityError } from './visibility.js';
 
 runMain(async () => {
   const config = readSearchConfig(process.env);
@@ -21,6 +21,17 @@ runMain(async () => {
   const logger = createLogger({ service: 'search', version: config.version, level: config.logLevel });
   const { registry } = createMetrics({ service: 'search', version: config.version });
   const service = createSearchService({ config, databaseUrl, registry, logger, visibility });
+  // Rules PostgreSQL would not enforce are worse than none: refuse them (packages/store README).
+  const unenforced =
+    visibility.rules.length > 0 &&
+    (await bypassesRowSecurity(service.pool).catch((err: unknown) => {
+      logger.warn({ err }, 'cannot tell whether the database role bypasses row-level security');
+      return false;
+    }));
+  if (unenforced)
+    throw new VisibilityError(
+      'SEARCH_VISIBILITY_FILE: the database role of DATABASE_USER bypasses row-level security (a superuser or the owner of the events tables): log search in as the reader role',
+    );
   // The default drain (10 s) outlasts the keep-alive timeout plus Node's extra second, so idle
   // connections expire as announced before any is cut; a page takes at most its 2 s statements.
   const server = await serveApp(service.app, { host: config.host, port: config.port, timeouts });
