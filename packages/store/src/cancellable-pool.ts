@@ -56,8 +56,11 @@ export function scopedPool(
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      // A connection left inside the transaction would hand the scope to the next statement on it.
-      await client.query('ROLLBACK').catch(discard);
+      // A broken connection is discarded at once (a ROLLBACK sent on it would outlive its release
+      // and fail unheard). Any other is rolled back: one left inside the transaction would hand
+      // the scope to the next statement on it.
+      if (mustDiscard(err)) discard();
+      else await client.query('ROLLBACK').catch(discard);
       throw err;
     }
   });
