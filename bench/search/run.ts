@@ -23,6 +23,10 @@
  * afterwards (same indexes as the migrations, built in bulk), then the tables are analysed.
  * Also times a reference query that no search change touches (raw SQL: the newest 51 rows of one
  * hour, a different hour each run), so runs at different machine loads can be compared by ratio.
+ * The main figures are the search logged in as the superuser (no row-level security, as every
+ * earlier run); each shape's page is then timed again by a second service logged in as the reader
+ * role, for a viewer who sees everything and one who sees `FEW_SOURCES` of the 50 seed sources
+ * (services/search README, Visibility).
  * Writes its section of bench/results/latest.md.
  */
 import { createHash } from 'node:crypto';
@@ -30,13 +34,21 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import {
   createDatabase,
+  createDatabaseRoles,
   repoRoot,
   rollupFromEvents,
   SEED_WORDS,
   seedEvents,
   startPostgres,
 } from '@event-observatory/devstack';
-import { bucketFor, createSearchService, parseSearch, SHAPES } from '@event-observatory/search';
+import {
+  type Authenticator,
+  bucketFor,
+  createSearchService,
+  parseSearch,
+  parseVisibility,
+  SHAPES,
+} from '@event-observatory/search';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import {
   DEFAULT_MIGRATIONS_DIR,
@@ -62,6 +74,19 @@ const MIGRATIONS = process.env.MIGRATIONS_DIR ? { dir: process.env.MIGRATIONS_DI
 const chosen = (name: string) => ONLY === undefined || ONLY.has(name);
 
 const log = (line: string) => process.stdout.write(`[bench] ${line}\n`);
+
+/** Sources of the restricted viewer: 5 of the seed's 50 (`urn:seed:source-<n % 50>`), a tenth of the rows. */
+const FEW_SOURCES = [0, 1, 2, 3, 4].map((n) => `urn:seed:source-${n}`);
+const VIEWER_RULES = JSON.stringify([
+  { users: ['all'], see: { all: true } },
+  { users: ['few'], see: { sources: FEW_SOURCES } },
+]);
+/** The viewer named by the request's `x-bench-viewer` header (`all` or `few`). */
+const benchViewer: Authenticator = async (c, next) => {
+  const subject = c.req.header('x-bench-viewer') ?? '';
+  c.set('viewer', { subject, display: subject, groups: [], via: 'proxy' });
+  await next();
+};
 
 /** The filter parameters of one shape's i-th run; values rotate so runs do not repeat one query. */
 function paramsFor(shape: string, i: number, end: Date): URLSearchParams {
@@ -252,6 +277,28 @@ try {
     await res.text();
     return res.status === 200;
   };
+  // The same pages under row-level security: search as the reader role, two viewers.
+  const roles = await createDatabaseRoles(pgh.url, 'bench_search');
+  await migrate({
+    url: roles.owner.url,
+    writerRole: roles.writer.name,
+    readerRole: roles.reader.name,
+    ...MIGRATIONS,
+  });
+  const scoped = createSearchService({
+    config: { allowedHosts: ['localhost'], secret: SECRET },
+    databaseUrl: roles.reader.url,
+    registry: createMetrics({ service: 'search', version: 'bench-reader' }).registry,
+    authenticate: benchViewer,
+    visibility: parseVisibility(VIEWER_RULES, 'bench viewers'),
+  });
+  const viewerPage = (viewer: 'all' | 'few') => async (params: URLSearchParams) => {
+    const res = await scoped.app.request(`/events?${params}`, {
+      headers: { host: 'localhost', 'x-bench-viewer': viewer },
+    });
+    await res.text();
+    return res.status === 200;
+  };
   const oldest = (await oldestEventTime(service.pool)) ?? END;
   // The page's facet and histogram queries alone (a timeout counts as failed).
   const facets = (params: URLSearchParams) =>
@@ -291,6 +338,7 @@ try {
   await refPool.end();
   log(`reference: p50 ${reference.p50.toFixed(1)} ms, p95 ${reference.p95.toFixed(1)} ms`);
   const rows: string[] = [];
+  const viewerRows: string[] = [];
   const shapes: [string, (i: number) => URLSearchParams][] = [
     ...SHAPES.map((shape): [string, (i: number) => URLSearchParams] => [
       shape,
@@ -307,6 +355,14 @@ try {
     const ratios = [whole, facet, hist].map((f) => (f.p95 / reference.p95).toFixed(0)).join(' / ');
     rows.push(`| ${shape} | ${cells.join(' | ')} | ${[...sources].sort().join(', ')} | ${ratios} |`);
     log(`${shape}: page / facets / histogram p50 | p95 | failed: ${cells.join(' ; ')}`);
+    const all = await measure((i) => viewerPage('all')(params(i)));
+    const few = await measure((i) => viewerPage('few')(params(i)));
+    const viewerCells = [whole, all, few].map(
+      (f) => `${f.p50.toFixed(1)} | ${f.p95.toFixed(1)} | ${f.failed}`,
+    );
+    const viewerRatios = `${(all.p95 / whole.p95).toFixed(2)} | ${(few.p95 / all.p95).toFixed(2)}`;
+    viewerRows.push(`| ${shape} | ${viewerCells.join(' | ')} | ${viewerRatios} |`);
+    log(`${shape}: page as superuser / reader, all / reader, few: ${viewerCells.join(' ; ')}`);
   }
   const unindexed: string[] = [];
   for (const [name, params] of Object.entries(UNINDEXED).filter(([name]) => chosen(name))) {
@@ -318,7 +374,19 @@ try {
   }
   const text = await registry.metrics();
   await service.close();
-  run.write(report({ loadS, indexS, pruning, reference, rows, unindexed, queryTimes: queryTimesFrom(text) }));
+  await scoped.close();
+  run.write(
+    report({
+      loadS,
+      indexS,
+      pruning,
+      reference,
+      rows,
+      viewerRows,
+      unindexed,
+      queryTimes: queryTimesFrom(text),
+    }),
+  );
 } finally {
   await pgh.stop();
 }
@@ -343,6 +411,7 @@ function report(r: {
   pruning: { defaultRange: Pruning; all: Pruning };
   reference: Figures;
   rows: string[];
+  viewerRows: string[];
   unindexed: string[];
   queryTimes: Map<string, number>;
 }): string {
@@ -374,6 +443,16 @@ ${r.rows.join('\n')}
 
 Mean of the page query alone (\`search_query_duration_seconds\` sum / count), ms:
 ${[...r.queryTimes].map(([s, ms]) => `${s} ${ms.toFixed(1)}`).join('; ')}.
+
+## Viewers under row-level security
+
+The page of each shape, as above (search logged in as the superuser, which row-level security
+does not apply to), then by a search logged in as the reader role for a viewer who sees every
+event (\`all: true\`) and one who sees ${FEW_SOURCES.length} of the 50 seed sources (a tenth of the rows).
+
+| shape | superuser p50 | superuser p95 | failed | reader, all p50 | reader, all p95 | failed | reader, few sources p50 | reader, few sources p95 | failed | p95 reader all / superuser | p95 few / all |
+|---|---|---|---|---|---|---|---|---|---|---|---|
+${r.viewerRows.join('\n')}
 
 ## Filters without an index path (documented in services/search/README.md)
 

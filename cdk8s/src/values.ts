@@ -364,6 +364,13 @@ export const values: Tree = {
     auth: searchAuthValues,
     tailMaxPerViewer: int(5, 'SEARCH_TAIL_MAX_PER_VIEWER: live tails one viewer may have open on one pod', 1),
     tailMaxPerPod: int(50, 'SEARCH_TAIL_MAX_PER_POD: live tails one pod serves at once', 1),
+    visibility: {
+      rules: list(
+        [],
+        'who sees which events (search README, Visibility): rules { groups, users, see: { all | sources, sourcePrefixes, typePrefixes, producers } }, mounted as SEARCH_VISIBILITY_FILE; empty: a logged-in viewer sees no events. Enforced by PostgreSQL only for the reader role: with rules, search refuses to start as the owner (set database.reader.user)',
+        { type: 'object' },
+      ),
+    },
   },
   controller: {
     enabled: bool(true, 'the Pipeline controller (creates the topics of Pipelines)'),

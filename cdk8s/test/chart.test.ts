@@ -7,6 +7,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { alertGroups, LOCAL_SCOPE } from '../src/constructs/monitoring.js';
 import { CHART_DIR, REPO_ROOT } from '../src/paths.js';
 import { chartDrift } from '../src/write-chart.js';
@@ -369,6 +370,36 @@ describe('the rendered platform', () => {
     expect(env.find((e: { name: string }) => e.name === 'ALLOWED_HOSTS')?.value).toBe(
       '$(ALLOWED_HOSTS),$(POD_IP),$(SERVICE_IP)',
     );
+  });
+});
+
+describe('search visibility rules', () => {
+  it('renders search.visibility.rules to a ConfigMap mounted as SEARCH_VISIBILITY_FILE; new rules roll the pods', () => {
+    const rules = {
+      'search.visibility.rules[0].groups[0]': 'plant-a',
+      'search.visibility.rules[0].see.sourcePrefixes[0]': '/plant/a/',
+    };
+    const objects = render(rules);
+    const file = named(objects, 'ConfigMap', 'obs-search-visibility').data?.['rules.yaml'];
+    expect(parse(file)).toEqual([{ groups: ['plant-a'], see: { sourcePrefixes: ['/plant/a/'] } }]);
+    expect(named(objects, 'ConfigMap', 'obs-search').data?.SEARCH_VISIBILITY_FILE).toBe(
+      '/etc/observatory/visibility/rules.yaml',
+    );
+    const pod = named(objects, 'Deployment', 'obs-search').spec.template;
+    expect(pod.spec.volumes).toContainEqual({
+      name: 'visibility',
+      configMap: { name: 'obs-search-visibility' },
+    });
+    expect(pod.spec.containers[0].volumeMounts).toContainEqual({
+      name: 'visibility',
+      mountPath: '/etc/observatory/visibility',
+      readOnly: true,
+    });
+    const plain = render();
+    expect(parse(named(plain, 'ConfigMap', 'obs-search-visibility').data?.['rules.yaml'])).toEqual([]);
+    const checksum = (o: K8sObject[]) =>
+      named(o, 'Deployment', 'obs-search').spec.template.metadata.annotations['checksum/visibility'];
+    expect(checksum(objects)).not.toBe(checksum(plain));
   });
 });
 

@@ -163,12 +163,12 @@ describe('per-component additions', () => {
       expect(pod.volumes.map((v: { name: string }) => v.name)).toEqual(['tmp', 'ca-bundle']);
       expect(pod.containers[0].volumeMounts.at(-1)).toEqual(mount);
     }
-    // Search has its own login volume (local mode by default), and no extras.
+    // Search's own: its login volume (local mode by default) and its visibility rules; none of the others' extras.
     expect(
       find(objects, 'Deployment', 'obs-search').spec.template.spec.volumes.map(
         (v: { name: string }) => v.name,
       ),
-    ).toEqual(['tmp', 'search-auth']);
+    ).toEqual(['tmp', 'search-auth', 'visibility']);
   });
 
   it('serviceAccount.annotations annotate that component ServiceAccount only', () => {

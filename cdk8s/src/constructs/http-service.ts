@@ -56,6 +56,8 @@ export interface HttpServiceProps {
   connections?: Connections;
   /** Files of the component's own (search's login), mounted after the credentials. */
   files?: OwnFiles;
+  /** Pod annotations besides the config checksum (checksums of those files, so a change rolls the pods). */
+  podAnnotations?: Record<string, string>;
 }
 
 export class HttpService extends Construct {
@@ -114,6 +116,7 @@ export class HttpService extends Construct {
               'checksum/config': scalar(
                 `{{ include (print $.Template.BasePath "/${component}-configmap.yaml") . | sha256sum | toJson }}`,
               ),
+              ...props.podAnnotations,
               [spread('.Values.podAnnotations')]: '',
             },
           },

@@ -1,8 +1,10 @@
 /**
  * The search UI and API, behind the login `search.auth.mode` chooses (search-auth.ts). Its
  * Service is ClusterIP by default and no Ingress is made for it; an operator who wants it outside
- * the cluster adds one knowingly.
+ * the cluster adds one knowingly. Its visibility rules (`search.visibility.rules`) are a ConfigMap
+ * mounted as `SEARCH_VISIBILITY_FILE`.
  */
+import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { databasePassword, databaseSettings } from '../credentials.js';
 import { releaseNameExpr, scalar, text } from '../helm.js';
@@ -13,14 +15,20 @@ import {
   searchAuthSettings,
   sessionSecretEnv,
 } from '../search-auth.js';
-import { HTTP_PORT, secretEnv } from './common.js';
+import { HTTP_PORT, metadata, secretEnv } from './common.js';
 import { HttpService } from './http-service.js';
 
 const SERVICE = releaseNameExpr('search');
+const VISIBILITY_DIR = '/etc/observatory/visibility';
+const RULES = 'toYaml .Values.search.visibility.rules';
 
 export class Search extends Construct {
   constructor(scope: Construct) {
     super(scope, 'search-component');
+    new k8s.KubeConfigMap(this, 'search-visibility-configmap', {
+      metadata: metadata('search', 'search-visibility'),
+      data: { 'rules.yaml': scalar(`{{ ${RULES} | toJson }}`) },
+    });
     new HttpService(this, {
       component: 'search',
       settings: {
@@ -33,7 +41,10 @@ export class Search extends Construct {
         ),
         NODE_ENV: text('production'),
         ...searchAuthSettings(),
+        SEARCH_VISIBILITY_FILE: text(`${VISIBILITY_DIR}/rules.yaml`),
       },
+      // New rules roll the pods: the service reads them once, at start.
+      podAnnotations: { 'checksum/visibility': scalar(`{{ ${RULES} | sha256sum | toJson }}`) },
       secretEnv: [
         databasePassword('reader'),
         secretEnv('APPLICATION_SECRET', 'application'),
@@ -54,7 +65,10 @@ export class Search extends Construct {
       autoscaled: true,
       serviceTypeFromValues: true,
       connections: { database: 'reader' },
-      files: { volumes: SEARCH_AUTH_VOLUMES, mounts: SEARCH_AUTH_MOUNTS },
+      files: {
+        volumes: `(concat ${SEARCH_AUTH_VOLUMES} (list (dict "name" "visibility" "configMap" (dict "name" ${releaseNameExpr('search-visibility')}))))`,
+        mounts: `(concat ${SEARCH_AUTH_MOUNTS} (list (dict "name" "visibility" "mountPath" "${VISIBILITY_DIR}" "readOnly" true)))`,
+      },
       apiAccess: searchApiAccess(),
     });
   }

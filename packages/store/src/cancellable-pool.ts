@@ -2,6 +2,7 @@
  * A pool whose statements stop when a signal aborts (a search page's deadline, or its client
  * going away): a statement not yet sent fails at once with the signal's reason; a running one is
  * cancelled on the server, so PostgreSQL stops working for nobody, and fails with that reason.
+ * `scopedPool` also runs every statement under a reader's scope (`read-scope.ts`).
  *
  * The cancel is PostgreSQL's CancelRequest (protocol 3, what libpq's `PQcancel` sends): a new
  * connection to the same server carrying the backend's process id and secret key, no login, so it
@@ -10,17 +11,69 @@
  * @example
  * const reads = cancellablePool(pool, AbortSignal.timeout(5_000));
  * await searchEvents(reads, filter, { limit: 50 }); // rejects with the TimeoutError at 5 s
+ * await searchEvents(scopedPool(pool, scope, signal), filter, { limit: 50 }); // only the scope's rows
  */
 import { connect, type Socket } from 'node:net';
 import type pg from 'pg';
 import { mustDiscard } from './errors.js';
 import type { DatabasePool } from './queryable.js';
+import { type ReadScope, scopeSetting } from './read-scope.js';
 
 /** Protocol code of a CancelRequest (1234 << 16 | 5678). */
 const CANCEL_REQUEST_CODE = 80_877_102;
 
+/** Sends one `query` on `client`; calls `discard` when the connection must not be pooled again. */
+type Run = (client: pg.PoolClient, args: unknown[], discard: () => void) => Promise<unknown>;
+
+/** The scope of each pool `scopedPool` made, for the reads that plan by it (the histogram). */
+const scopes = new WeakMap<DatabasePool, ReadScope>();
+
 /** `pool` with `query` bound to `signal`; every other member is the pool's own. */
 export function cancellablePool(pool: DatabasePool, signal: AbortSignal): DatabasePool {
+  return boundPool(pool, signal, (client, args) =>
+    (client.query as (...a: unknown[]) => Promise<unknown>)(...args),
+  );
+}
+
+/**
+ * `pool` with every `query` run as its own transaction under `scope` (`BEGIN`, the setting
+ * `observatory.scope` local to it, the statement, `COMMIT`) on one connection, and bound to
+ * `signal` as `cancellablePool` is (default: never aborted).
+ */
+export function scopedPool(
+  pool: DatabasePool,
+  scope: ReadScope,
+  signal: AbortSignal = new AbortController().signal,
+): DatabasePool {
+  const setting = scopeSetting(scope);
+  const scoped = boundPool(pool, signal, async (client, args, discard) => {
+    // One round trip for both: the simple protocol runs them as one string (the value is quoted).
+    await client.query(
+      `BEGIN; SELECT set_config('observatory.scope', ${client.escapeLiteral(setting)}, true)`,
+    );
+    try {
+      const result = await (client.query as (...a: unknown[]) => Promise<unknown>)(...args);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      // A broken connection is discarded at once (a ROLLBACK sent on it would outlive its release
+      // and fail unheard). Any other is rolled back: one left inside the transaction would hand
+      // the scope to the next statement on it.
+      if (mustDiscard(err)) discard();
+      else await client.query('ROLLBACK').catch(discard);
+      throw err;
+    }
+  });
+  scopes.set(scoped, scope);
+  return scoped;
+}
+
+/** The scope `db` reads under, when `scopedPool` made it. */
+export function scopeOf(db: DatabasePool): ReadScope | undefined {
+  return scopes.get(db);
+}
+
+function boundPool(pool: DatabasePool, signal: AbortSignal, run: Run): DatabasePool {
   const query = async (...args: unknown[]) => {
     signal.throwIfAborted();
     const client = await pool.connect();
@@ -36,13 +89,15 @@ export function cancellablePool(pool: DatabasePool, signal: AbortSignal): Databa
     try {
       signal.throwIfAborted();
       signal.addEventListener('abort', onAbort, { once: true });
-      const running = (client.query as (...a: unknown[]) => Promise<unknown>)(...args);
+      const running = run(client, args, () => {
+        broken = true;
+      });
       running.catch(() => {});
       return await Promise.race([running, aborted]);
     } catch (err) {
       // A terminated backend fails the statement before its socket closes: released as usual, the
       // connection would go back to the pool and fail the next page that takes it.
-      broken = mustDiscard(err);
+      broken ||= mustDiscard(err);
       throw err;
     } finally {
       signal.removeEventListener('abort', onAbort);

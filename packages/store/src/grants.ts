@@ -5,12 +5,16 @@
  * every object; the roles must exist already. Raw SQL on purpose: privileges, which the drizzle
  * schema does not describe.
  *
- * - both: USAGE on schema `events`, SELECT on its tables, and by default on every table the
- *   migrating role creates later there (ALTER DEFAULT PRIVILEGES): the months that
- *   `events.create_month_partition` (SECURITY DEFINER, so owned by that role) adds, and the tables
- *   of future migrations.
- * - writer, besides: exactly the writes of the consumer and the jobs, and EXECUTE on the two
- *   partition functions of migration 0009.
+ * - both: USAGE on schema `events`, SELECT on its tables but the partitions of
+ *   `events.cloud_event`.
+ * - reader: nothing on the partitions nor on detached months, revoked on every run (a partition
+ *   named directly escapes the row-level security of its parent, migration 0011), and no default
+ *   privileges.
+ * - writer, besides: SELECT on the partitions, and by default on every table the migrating role
+ *   creates later there (ALTER DEFAULT PRIVILEGES: the months that
+ *   `events.create_month_partition`, SECURITY DEFINER, adds); exactly the writes of the consumer
+ *   and the jobs; EXECUTE on the two partition functions of migration 0009; and the policies that
+ *   admit it to every row of the tables under row-level security.
  *
  * @example
  * await grantRoles(client, { writer: 'observatory_writer', reader: 'observatory_reader' });
@@ -38,16 +42,40 @@ const WRITER_TABLES: Record<string, string> = {
 
 const WRITER_FUNCTIONS = ['events.create_month_partition(date)', 'events.detach_month_partition(text)'];
 
+/** Tables under row-level security (migration 0011): the writer reads and writes all their rows. */
+const SCOPED_TABLES = ['events.cloud_event', 'events.event_rollup_hourly'];
+
+/** The tables of `events`; `partition`: a partition of the event table, or a month detached from it. */
+const TABLES_SQL = `SELECT format('%I.%I', n.nspname, c.relname) AS name,
+       (c.relispartition OR c.relname ~ '^cloud_event_') AS partition
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = 'events' AND c.relkind IN ('r', 'p')`;
+
 /** Grants `roles` their privileges on the events schema; run it in the migrating role's transaction. */
 export async function grantRoles(client: DatabaseConnection, roles: RoleGrants): Promise<void> {
   const names = [roles.writer, roles.reader].filter((r): r is string => !!r);
   if (names.length === 0) return;
   const all = names.map((r) => client.escapeIdentifier(r)).join(', ');
+  const { rows: tables } = await client.query<{ name: string; partition: boolean }>(TABLES_SQL);
+  const parents = tables.filter((t) => !t.partition).map((t) => t.name);
+  const partitions = tables.filter((t) => t.partition).map((t) => t.name);
   await client.query(`GRANT USAGE ON SCHEMA events TO ${all}`);
-  await client.query(`GRANT SELECT ON ALL TABLES IN SCHEMA events TO ${all}`);
-  await client.query(`ALTER DEFAULT PRIVILEGES IN SCHEMA events GRANT SELECT ON TABLES TO ${all}`);
+  await client.query(`GRANT SELECT ON ${parents.join(', ')} TO ${all}`);
+  if (roles.reader) {
+    const reader = client.escapeIdentifier(roles.reader);
+    await client.query(`ALTER DEFAULT PRIVILEGES IN SCHEMA events REVOKE SELECT ON TABLES FROM ${reader}`);
+    if (partitions.length) await client.query(`REVOKE ALL ON ${partitions.join(', ')} FROM ${reader}`);
+  }
   if (!roles.writer) return;
   const writer = client.escapeIdentifier(roles.writer);
+  await client.query(`ALTER DEFAULT PRIVILEGES IN SCHEMA events GRANT SELECT ON TABLES TO ${writer}`);
+  if (partitions.length) await client.query(`GRANT SELECT ON ${partitions.join(', ')} TO ${writer}`);
+  for (const table of SCOPED_TABLES) {
+    // One policy per table for whichever role is the writer on this run.
+    const policy = `${table.slice('events.'.length)}_writer`;
+    await client.query(`DROP POLICY IF EXISTS ${policy} ON ${table}`);
+    await client.query(`CREATE POLICY ${policy} ON ${table} TO ${writer} USING (true) WITH CHECK (true)`);
+  }
   for (const [table, privileges] of Object.entries(WRITER_TABLES)) {
     await client.query(`GRANT ${privileges} ON ${table} TO ${writer}`);
   }

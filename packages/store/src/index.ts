@@ -1,5 +1,5 @@
 export { ADVISORY_LOCKS, type AdvisoryLockKey } from './advisory-locks.js';
-export { cancellablePool } from './cancellable-pool.js';
+export { cancellablePool, scopedPool, scopeOf } from './cancellable-pool.js';
 export {
   type Checkpoint,
   deleteCheckpoints,
@@ -92,6 +92,16 @@ export {
   type WritePoolOptions,
 } from './pools.js';
 export type { DatabaseConnection, DatabasePool, PooledConnection, Queryable } from './queryable.js';
+export {
+  bypassesRowSecurity,
+  EMPTY_SCOPE,
+  type PartialScope,
+  type ReadScope,
+  rollupCovers,
+  scopeSetting,
+  WHOLE_SCOPE,
+  type WholeScope,
+} from './read-scope.js';
 export * from './schema.js';
 export {
   SEVERE_RANK,

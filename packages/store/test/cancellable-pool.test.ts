@@ -1,11 +1,12 @@
 /**
  * `cancellablePool` on a real PostgreSQL: an abort rejects the caller at once with the signal's
  * reason and stops the statement on the server; an aborted signal sends nothing; a connection whose
- * backend was terminated never serves another statement.
+ * backend was terminated never serves another statement, also under `scopedPool` (no ROLLBACK
+ * sent on it to fail after its release).
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { cancellablePool } from '../src/index.js';
+import { cancellablePool, scopedPool, WHOLE_SCOPE } from '../src/index.js';
 
 let pool: pg.Pool;
 let watcher: pg.Pool;
@@ -52,16 +53,22 @@ describe('cancellablePool', () => {
     expect(pool.totalCount).toBeLessThanOrEqual(2);
   });
 
-  it('closes a connection whose backend was terminated mid-statement, so the next statement gets a live one', async () => {
-    const reads = cancellablePool(pool, new AbortController().signal);
-    // One connection at a time, so a dead one kept in the pool would serve the next statement.
-    const running = reads.query('SELECT pg_sleep(30)');
-    await expect.poll(sleepersRunning, { timeout: 5_000 }).toBe(1);
-    await watcher.query(
-      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+  it.each([
+    ['cancellablePool', () => cancellablePool(pool, new AbortController().signal)],
+    ['scopedPool', () => scopedPool(pool, WHOLE_SCOPE)],
+  ])(
+    '%s closes a connection whose backend was terminated mid-statement, so the next statement gets a live one',
+    async (_, make) => {
+      const reads = make();
+      // One connection at a time, so a dead one kept in the pool would serve the next statement.
+      const running = reads.query('SELECT pg_sleep(30)');
+      await expect.poll(sleepersRunning, { timeout: 5_000 }).toBe(1);
+      await watcher.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
         WHERE application_name = 'cancellable-test' AND query LIKE '%pg_sleep(30)%'`,
-    );
-    await expect(running).rejects.toThrow(/terminat/);
-    for (let i = 0; i < 5; i++) expect((await reads.query('SELECT 1 AS one')).rows[0].one).toBe(1);
-  });
+      );
+      await expect(running).rejects.toThrow(/terminat/);
+      for (let i = 0; i < 5; i++) expect((await reads.query('SELECT 1 AS one')).rows[0].one).toBe(1);
+    },
+  );
 });

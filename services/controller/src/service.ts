@@ -4,7 +4,7 @@
  * signal handling; the cluster suite calls this directly to run controllers in-process.
  */
 import { down, type Logger, up } from '@event-observatory/service-kit';
-import { createReadPool, newestIngestedAt } from '@event-observatory/store';
+import { createReadPool, newestIngestedAt, scopedPool, WHOLE_SCOPE } from '@event-observatory/store';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { buildApp } from './app.js';
@@ -37,8 +37,11 @@ export function createControllerService(opts: ControllerServiceOptions) {
     logger,
   });
   const backoff = { initialMs: config.backoffMinMs, maxMs: config.backoffMaxMs, randomFactor: 0.1 };
-  // Read-only, one connection: one query a flow period.
-  const store = config.storeUrl ? createReadPool({ url: config.storeUrl, max: 1 }) : undefined;
+  // Read-only, one connection: one query a flow period. Every event counts for freshness: the
+  // reader role sees none without a scope (row visibility, packages/store README).
+  const store = config.storeUrl
+    ? scopedPool(createReadPool({ url: config.storeUrl, max: 1 }), WHOLE_SCOPE)
+    : undefined;
   const observer = new FlowObserver({
     api,
     kafka,

@@ -10,11 +10,12 @@ import type { Logger } from '@event-observatory/service-kit/logger';
 import { httpServerTimer } from '@event-observatory/service-kit/metrics';
 import { traceRequests } from '@event-observatory/service-kit/tracing';
 import {
-  cancellablePool,
   type DatabasePool,
   databaseAnswers,
   getEvent,
+  type ReadScope,
   receiptOf,
+  scopedPool,
 } from '@event-observatory/store';
 import { type Context, Hono } from 'hono';
 import { contextStorage } from 'hono/context-storage';
@@ -38,7 +39,9 @@ import { ErrorPage } from './views/error.js';
 import { EventPage } from './views/event.js';
 import { OverviewPage } from './views/overview.js';
 import { ReceiptPage } from './views/receipt.js';
+import { shownScope } from './views/scope.js';
 import { SearchPage } from './views/search.js';
+import { loadVisibility, type VisibilityPolicy } from './visibility.js';
 
 export interface AppDeps {
   pool: DatabasePool;
@@ -57,6 +60,8 @@ export interface AppDeps {
   authenticate?: Authenticator;
   /** The external base URL (`SEARCH_PUBLIC_URL`): the origin form posts must come from. */
   publicUrl?: string;
+  /** What each viewer may see (`SEARCH_VISIBILITY_FILE`); default no rules: only an open viewer sees. */
+  visibility?: VisibilityPolicy;
 }
 
 /** Same-origin scripts and styles only; nothing from the store can run as code. */
@@ -75,10 +80,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function buildApp(deps: AppDeps): Hono<SearchEnv> {
   const app = new Hono<SearchEnv>();
   const search = { pool: deps.pool, meters: deps.meters, cursors: deps.cursors };
-  /** Runs a page's reads on the pool bound to its deadline and to its client staying connected. */
+  const visibility = deps.visibility ?? loadVisibility(undefined);
+  /** What the request's viewer may see: every read of the request runs under it. */
+  const scopeOf = (c: Context<SearchEnv>): ReadScope => visibility.scopeOf(c.get('viewer'));
+  /**
+   * Runs a page's reads under its viewer's scope, on the pool bound to its deadline and to its
+   * client staying connected.
+   */
   const withReads = <T,>(c: Context<SearchEnv>, read: (pool: DatabasePool) => Promise<T>) =>
     withinDeadline(c.req.raw.signal, deps.pageTimeoutMs, (signal) =>
-      read(cancellablePool(deps.pool, signal)),
+      read(scopedPool(deps.pool, scopeOf(c), signal)),
     );
   app.use(traceRequests());
   app.use(httpServerTimer(deps.registry));
@@ -94,6 +105,7 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
   });
   const authenticate = deps.authenticate ?? openAccess;
   app.use((c, next) => (PUBLIC_PATH.test(c.req.path) ? next() : authenticate(c, next)));
+  app.use((c, next) => (c.get('viewer') ? shownScope(scopeOf(c), next) : next()));
 
   app.get('/', async (c) => {
     const range = rangeOf(c.req.query('range'));
@@ -136,8 +148,8 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
     }
   });
 
-  app.get('/events.ndjson', exportHandler(deps.pool, 'ndjson', deps.logger));
-  app.get('/events.csv', exportHandler(deps.pool, 'csv', deps.logger));
+  app.get('/events.ndjson', exportHandler(deps.pool, 'ndjson', scopeOf, deps.logger));
+  app.get('/events.csv', exportHandler(deps.pool, 'csv', scopeOf, deps.logger));
 
   app.get('/receipt', async (c) => {
     const params = new URL(c.req.url).searchParams;
@@ -160,7 +172,13 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
 
   app.get(
     '/events/tail',
-    tailHandler({ ...search, shutdown: deps.shutdown, pollMs: deps.tailPollMs, limits: deps.tailLimits }),
+    tailHandler({
+      ...search,
+      scopeOf,
+      shutdown: deps.shutdown,
+      pollMs: deps.tailPollMs,
+      limits: deps.tailLimits,
+    }),
   );
 
   app.get('/events/:uid', async (c) => {

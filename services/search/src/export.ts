@@ -10,11 +10,12 @@
 import { ApiError, type ErrorResponseBody, errorBody } from '@event-observatory/service-kit/errors';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import {
-  cancellablePool,
   type DatabasePool,
   type EventKey,
   type EventProducerIdentity,
   type EventRow,
+  type ReadScope,
+  scopedPool,
   searchEvents,
   severityName,
 } from '@event-observatory/store';
@@ -22,6 +23,7 @@ import type { Context } from 'hono';
 import { stream } from 'hono/streaming';
 import { failureOf } from './failures.js';
 import { parseSearch } from './filters.js';
+import type { SearchEnv } from './viewer.js';
 
 export const EXPORT_CAP = 10_000;
 const EXPORT_PAGE = 1_000;
@@ -93,8 +95,13 @@ function exportError(err: unknown, rows: number): ErrorResponseBody {
   });
 }
 
-export function exportHandler(pool: DatabasePool, format: ExportFormat, logger?: Logger) {
-  return (c: Context) => {
+export function exportHandler(
+  pool: DatabasePool,
+  format: ExportFormat,
+  scopeOf: (c: Context<SearchEnv>) => ReadScope,
+  logger?: Logger,
+) {
+  return (c: Context<SearchEnv>) => {
     const parsed = parseSearch(new URL(c.req.url).searchParams);
     if (parsed.problems.length > 0) {
       throw new ApiError('InvalidArgument', parsed.problems.join('; '), { reason: 'invalid-filter' });
@@ -103,7 +110,7 @@ export function exportHandler(pool: DatabasePool, format: ExportFormat, logger?:
     c.header('content-disposition', `attachment; filename="events.${format}"`);
     // No page deadline (an export streams many pages), but nothing runs for a client that left.
     const signal = c.req.raw.signal;
-    const reads = cancellablePool(pool, signal);
+    const reads = scopedPool(pool, scopeOf(c), signal);
     return stream(c, async (out) => {
       const gone = () => out.aborted || signal.aborted;
       if (format === 'csv') await out.write(`${COLUMNS.join(',')}\r\n`);

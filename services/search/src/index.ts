@@ -3,3 +3,5 @@ export { DEFAULT_ALLOWED_HOSTS, readSearchConfig, type SearchConfig } from './co
 export { parseSearch, SHAPES } from './filters.js';
 export { bucketFor } from './search.js';
 export { createSearchService, type SearchService, type ServiceOptions } from './service.js';
+export type { Authenticator, Viewer } from './viewer.js';
+export { parseVisibility, type VisibilityPolicy } from './visibility.js';

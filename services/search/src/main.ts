@@ -7,16 +7,18 @@ import { createLogger } from '@event-observatory/service-kit/logger';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { installShutdown, serveApp, serveMetrics } from '@event-observatory/service-kit/server';
 import { startTracing } from '@event-observatory/service-kit/tracing';
-import { databaseUrlFromEnv } from '@event-observatory/store';
+import { bypassesRowSecurity, databaseUrlFromEnv } from '@event-observatory/store';
 import { authenticatorFor } from './auth/index.js';
 import { readAuthConfig, readSearchConfig } from './config.js';
 import { createSearchService } from './service.js';
+import { loadVisibility, VisibilityError } from './visibility.js';
 
 runMain(async () => {
   const config = readSearchConfig(process.env);
   const auth = readAuthConfig(process.env);
   const timeouts = readListenerTimeouts(process.env);
   const databaseUrl = databaseUrlFromEnv(process.env);
+  const visibility = loadVisibility(process.env.SEARCH_VISIBILITY_FILE);
   const tracing = startTracing({ service: 'search', version: config.version, env: process.env });
   const logger = createLogger({ service: 'search', version: config.version, level: config.logLevel });
   const { registry } = createMetrics({ service: 'search', version: config.version });
@@ -25,11 +27,23 @@ runMain(async () => {
     databaseUrl,
     registry,
     logger,
+    visibility,
     authenticate: authenticatorFor(auth, {
       logger,
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
     }),
   });
+  // Rules PostgreSQL would not enforce are worse than none: refuse them (packages/store README).
+  const unenforced =
+    visibility.rules.length > 0 &&
+    (await bypassesRowSecurity(service.pool).catch((err: unknown) => {
+      logger.warn({ err }, 'cannot tell whether the database role bypasses row-level security');
+      return false;
+    }));
+  if (unenforced)
+    throw new VisibilityError(
+      'SEARCH_VISIBILITY_FILE: the database role of DATABASE_USER bypasses row-level security (a superuser or the owner of the events tables): log search in as the reader role',
+    );
   // The default drain (10 s) outlasts the keep-alive timeout plus Node's extra second, so idle
   // connections expire as announced before any is cut; a page takes at most its 2 s statements.
   const server = await serveApp(service.app, { host: config.host, port: config.port, timeouts });

@@ -12,6 +12,7 @@ import { cursorCodec } from './cursor.js';
 import { createSearchMeters } from './metrics.js';
 import { TAIL_LIMITS, type TailLimits } from './tail.js';
 import type { Authenticator } from './viewer.js';
+import type { VisibilityPolicy } from './visibility.js';
 
 export interface ServiceOptions {
   config: Pick<SearchConfig, 'allowedHosts' | 'secret'> &
@@ -25,6 +26,8 @@ export interface ServiceOptions {
   tailLimits?: TailLimits;
   /** Finds each request's viewer; default `openAccess` (no login). */
   authenticate?: Authenticator;
+  /** What each viewer may see; default no rules (only an open viewer sees events). */
+  visibility?: VisibilityPolicy;
 }
 
 export type SearchService = ReturnType<typeof createSearchService>;
@@ -49,6 +52,7 @@ export function createSearchService(opts: ServiceOptions) {
     },
     ...(opts.authenticate ? { authenticate: opts.authenticate } : {}),
     ...(opts.config.publicUrl ? { publicUrl: opts.config.publicUrl } : {}),
+    ...(opts.visibility ? { visibility: opts.visibility } : {}),
   });
   return {
     app,

@@ -16,6 +16,8 @@ import {
   type DatabasePool,
   type IngestKey,
   newestIngestKey,
+  type ReadScope,
+  scopedPool,
   severityName,
   tailEvents,
 } from '@event-observatory/store';
@@ -79,6 +81,8 @@ export interface TailDeps {
   pool: DatabasePool;
   meters: SearchMeters;
   cursors: CursorCodec;
+  /** What the request's viewer may see: the stream's reads run under it. */
+  scopeOf: (c: Context<SearchEnv>) => ReadScope;
   /** Aborted when the service shuts down: every stream ends. */
   shutdown: AbortSignal;
   pollMs?: number;
@@ -105,6 +109,7 @@ export function tailHandler(deps: TailDeps) {
     // A relative range ends now when the stream opens; the tail goes on past that.
     const filter = parsed.range === undefined ? parsed.filter : { ...parsed.filter, to: undefined };
     const resumeFrom = deps.cursors.decodeTail(c.req.header('last-event-id') ?? '');
+    const reads = scopedPool(deps.pool, deps.scopeOf(c));
     open++;
     perHolder.set(holder, (perHolder.get(holder) ?? 0) + 1);
     const openedAt = Date.now();
@@ -117,7 +122,7 @@ export function tailHandler(deps: TailDeps) {
         let since: IngestKey | undefined = resumeFrom;
         while (!since && !ended()) {
           try {
-            since = (await query(() => newestIngestKey(deps.pool, filter))) ?? {
+            since = (await query(() => newestIngestKey(reads, filter))) ?? {
               ingestedAt: '-infinity',
               occurredAt: '-infinity',
               uid: '00000000-0000-0000-0000-000000000000',
@@ -127,7 +132,7 @@ export function tailHandler(deps: TailDeps) {
           }
         }
         while (!ended()) {
-          const rows = await query(() => tailEvents(deps.pool, filter, since, TAIL_BATCH)).catch(() => []);
+          const rows = await query(() => tailEvents(reads, filter, since, TAIL_BATCH)).catch(() => []);
           for (const r of rows) {
             await stream.writeSSE({
               event: 'event',

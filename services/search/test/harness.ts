@@ -3,7 +3,12 @@
  * database of the devstack PostgreSQL with the migrations applied and, optionally, seeded rows.
  */
 import { randomUUID } from 'node:crypto';
-import { createDatabase, rollupFromEvents, seedEvents } from '@event-observatory/devstack';
+import {
+  createDatabase,
+  createDatabaseRoles,
+  rollupFromEvents,
+  seedEvents,
+} from '@event-observatory/devstack';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { type RunningServer, serveApp } from '@event-observatory/service-kit/server';
@@ -14,6 +19,7 @@ import { inject } from 'vitest';
 import { createSearchService, DEFAULT_ALLOWED_HOSTS, type SearchService } from '../src/index.js';
 import type { TailLimits } from '../src/tail.js';
 import type { Authenticator } from '../src/viewer.js';
+import type { VisibilityPolicy } from '../src/visibility.js';
 
 export const SECRET = 'search-test-secret-0123456789abcdef';
 /** Rows of the standard seed: more than the 10,000 total cap. */
@@ -22,6 +28,7 @@ export const SEED_SPAN_MS = 7 * 86_400_000;
 
 export interface Harness {
   url: string;
+  /** The database as the superuser. */
   databaseUrl: string;
   service: SearchService;
   registry: Registry;
@@ -46,11 +53,25 @@ export async function startHarness(
     /** The URL search reads from, given the database's (a replica's); default the database's. */
     readUrl?: (databaseUrl: string) => string;
     authenticate?: Authenticator;
+    visibility?: VisibilityPolicy;
+    /**
+     * Search logs in as the reader role, as in a deployment, under row-level security (the
+     * superuser, the default, bypasses it); `readUrl` then gets the reader's URL.
+     */
+    asReader?: boolean;
   } = {},
 ): Promise<Harness> {
   const stack = inject('stack');
-  const databaseUrl = await createDatabase(stack.databaseUrl, `s_${name}_${randomUUID().slice(0, 8)}`);
-  await migrate({ url: databaseUrl });
+  const database = `s_${name}_${randomUUID().slice(0, 8)}`;
+  const databaseUrl = await createDatabase(stack.databaseUrl, database);
+  let searchUrl = databaseUrl;
+  if (opts.asReader) {
+    const roles = await createDatabaseRoles(stack.databaseUrl, database);
+    await migrate({ url: roles.owner.url, writerRole: roles.writer.name, readerRole: roles.reader.name });
+    searchUrl = roles.reader.url;
+  } else {
+    await migrate({ url: databaseUrl });
+  }
   const db = new pg.Pool({ connectionString: databaseUrl, max: 3 });
   db.on('error', () => {});
   const seedEnd = new Date(Math.floor(Date.now() / 1000) * 1000);
@@ -66,12 +87,13 @@ export async function startHarness(
       secret: SECRET,
       ...(opts.pageTimeoutMs !== undefined ? { pageTimeoutMs: opts.pageTimeoutMs } : {}),
     },
-    databaseUrl: opts.readUrl ? opts.readUrl(databaseUrl) : databaseUrl,
+    databaseUrl: opts.readUrl ? opts.readUrl(searchUrl) : searchUrl,
     registry,
     ...(opts.tailPollMs !== undefined ? { tailPollMs: opts.tailPollMs } : {}),
     ...(opts.tailLimits ? { tailLimits: opts.tailLimits } : {}),
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...(opts.authenticate ? { authenticate: opts.authenticate } : {}),
+    ...(opts.visibility ? { visibility: opts.visibility } : {}),
   });
   const server = await serveApp(service.app, { host: '127.0.0.1', port: 0, drainMs: 1_000 });
   const get = (path: string, headers: Record<string, string> = {}, signal?: AbortSignal) =>

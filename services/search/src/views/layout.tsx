@@ -2,6 +2,7 @@
 /** The page frame: language, viewport for phones, skip link, navigation, one main landmark. */
 import { raw } from 'hono/html';
 import type { Child } from 'hono/jsx';
+import { ScopeBadge } from './scope.js';
 import { ViewerHeader } from './viewer-header.js';
 
 export interface LayoutProps {
@@ -52,6 +53,7 @@ export function Layout(props: LayoutProps) {
               </a>
             </nav>
             <ViewerHeader />
+            <ScopeBadge />
           </header>
           <main id="main">{props.children}</main>
         </body>

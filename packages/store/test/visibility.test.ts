@@ -1,0 +1,203 @@
+/**
+ * Row visibility (migration 0011) on a real PostgreSQL with the three roles: the reader sees no
+ * event and no rollup row without a scope, only its scope's rows with one, through the parent and
+ * never through a partition; the writer and the owner see everything; the scope of one statement
+ * never stays on its connection.
+ */
+import { createDatabase, createDatabaseRoles, type DatabaseRoles } from '@event-observatory/devstack';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  bypassesRowSecurity,
+  createReadPool,
+  createWritePool,
+  type DatabasePool,
+  histogramEvents,
+  insertEvents,
+  migrate,
+  monthPartitionName,
+  type ReadScope,
+  refreshHorizon,
+  refreshRollup,
+  rollupTop,
+  scopedPool,
+  searchEvents,
+  WHOLE_SCOPE,
+} from '../src/index.js';
+import { row } from './rows.js';
+
+const stack = inject('stack');
+const name = `store_vis_${Date.now().toString(36)}`;
+const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000);
+let roles: DatabaseRoles;
+let owner: DatabasePool;
+let writer: DatabasePool;
+let reader: DatabasePool;
+
+/** An event of the previous hour (a bounded partition of this month or the last). */
+function event(id: string, source: string, type: string, producer: object | null) {
+  const time = new Date(hour.getTime() + 60_000).toISOString();
+  return row(id, {
+    source,
+    type,
+    occurredAt: time,
+    raw: JSON.stringify({ specversion: '1.0', id, source, type, time }),
+    producer: producer && JSON.stringify(producer),
+    offset: String(id.charCodeAt(0)),
+  });
+}
+
+const scope = (s: Partial<Exclude<ReadScope, { all: true }>>): ReadScope => ({
+  sources: [],
+  sourcePrefixes: [],
+  typePrefixes: [],
+  producers: [],
+  ...s,
+});
+
+beforeAll(async () => {
+  await createDatabase(stack.databaseUrl, name);
+  roles = await createDatabaseRoles(stack.databaseUrl, name);
+  await migrate({ url: roles.owner.url, writerRole: roles.writer.name, readerRole: roles.reader.name });
+  owner = createWritePool({ url: roles.owner.url, max: 1 });
+  writer = createWritePool({ url: roles.writer.url, max: 1 });
+  // One connection: a scope left on it would show in the next statement.
+  reader = createReadPool({ url: roles.reader.url, max: 1 });
+  await insertEvents(writer, [
+    event('a', '/plant/a', 'com.a.reading', { authtype: 'token', authid: 'alice', namespace: 'ns-a' }),
+    event('b', '/plant/b/1', 'com.b.alarm', {
+      authtype: 'service-account',
+      authid: 'bob',
+      namespace: 'ns-b',
+    }),
+    event('c', '/office', 'org.c.door', null),
+  ]);
+  const client = await writer.connect();
+  try {
+    const horizon = await refreshHorizon(client);
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+    await refreshRollup(client, horizon);
+    await client.query('COMMIT');
+  } finally {
+    client.release();
+  }
+});
+
+afterAll(async () => {
+  await Promise.all([owner?.end(), writer?.end(), reader?.end()]);
+});
+
+async function ids(db: DatabasePool): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>('SELECT ce_id AS id FROM events.cloud_event ORDER BY 1');
+  return rows.map((r) => r.id);
+}
+
+async function rollupSources(db: DatabasePool): Promise<string[]> {
+  const { rows } = await db.query<{ s: string }>(
+    'SELECT DISTINCT ce_source AS s FROM events.event_rollup_hourly ORDER BY 1',
+  );
+  return rows.map((r) => r.s);
+}
+
+describe('the reader', () => {
+  it('sees no event and no rollup row in plain SQL without a scope', async () => {
+    expect(await ids(reader)).toEqual([]);
+    expect(await rollupSources(reader)).toEqual([]);
+    // Nor with a scope set by hand and emptied, as set_config leaves it after its transaction.
+    expect(await reader.query("SELECT set_config('observatory.scope', '', false)")).toBeDefined();
+    expect(await ids(reader)).toEqual([]);
+  });
+
+  it("sees exactly its scope's events: sources, prefixes of source and type, producers by id or namespace", async () => {
+    const cases: [ReadScope, string[]][] = [
+      [WHOLE_SCOPE, ['a', 'b', 'c']],
+      [scope({}), []],
+      [scope({ sources: ['/plant/a'] }), ['a']],
+      [scope({ sources: ['/plant'] }), []],
+      [scope({ sourcePrefixes: ['/plant/'] }), ['a', 'b']],
+      [scope({ typePrefixes: ['org.'] }), ['c']],
+      [scope({ producers: ['bob'] }), ['b']],
+      [scope({ producers: ['ns-a'] }), ['a']],
+      [scope({ sources: ['/office'], producers: ['alice'] }), ['a', 'c']],
+    ];
+    for (const [s, expected] of cases) {
+      expect(await ids(scopedPool(reader, s)), JSON.stringify(s)).toEqual(expected);
+      const page = await searchEvents(scopedPool(reader, s), {}, { limit: 10 });
+      expect(page.rows.map((r) => r.id).sort(), JSON.stringify(s)).toEqual(expected);
+    }
+    // The scope lived in its statement's transaction only.
+    expect(await ids(reader)).toEqual([]);
+  });
+
+  it('cannot read a partition, nor the default one, with or without a scope', async () => {
+    for (const partition of [monthPartitionName(hour), 'cloud_event_default']) {
+      for (const db of [reader, scopedPool(reader, WHOLE_SCOPE)]) {
+        await expect(db.query(`SELECT count(*) FROM events.${partition}`), partition).rejects.toMatchObject({
+          code: '42501',
+        });
+      }
+    }
+  });
+
+  it("sees the rollup rows of its scope's sources and types; producers admit none there", async () => {
+    expect(await rollupSources(scopedPool(reader, WHOLE_SCOPE))).toEqual([
+      '/office',
+      '/plant/a',
+      '/plant/b/1',
+    ]);
+    expect(await rollupSources(scopedPool(reader, scope({ sourcePrefixes: ['/plant/b'] })))).toEqual([
+      '/plant/b/1',
+    ]);
+    expect(await rollupSources(scopedPool(reader, scope({ typePrefixes: ['org.'] })))).toEqual(['/office']);
+    expect(await rollupSources(scopedPool(reader, scope({ producers: ['alice'] })))).toEqual([]);
+    const top = await rollupTop(scopedPool(reader, scope({ sources: ['/plant/a'] })), hour, 'ce_source', 10);
+    expect(top.map((t) => t.value)).toEqual(['/plant/a']);
+  });
+
+  it('counts a histogram from the rollup for a scope of sources, from the table for a scope of producers', async () => {
+    const range = { from: hour, to: new Date(hour.getTime() + 3_600_000), bucketMs: 3_600_000 };
+    const total = (h: { buckets: { severe: number; warning: number; other: number }[] }) =>
+      h.buckets.reduce((n, b) => n + b.severe + b.warning + b.other, 0);
+    const bySource = await histogramEvents(
+      scopedPool(reader, scope({ sourcePrefixes: ['/plant/'] })),
+      {},
+      range,
+    );
+    expect([bySource.source, total(bySource)]).toEqual(['rollup', 2]);
+    const byProducer = await histogramEvents(scopedPool(reader, scope({ producers: ['alice'] })), {}, range);
+    expect([byProducer.source, total(byProducer)]).toEqual(['table', 1]);
+  });
+
+  it('keeps a scoped statement cancellable and its failures from leaving the transaction open', async () => {
+    const controller = new AbortController();
+    const reason = new Error('gone');
+    const running = scopedPool(reader, WHOLE_SCOPE, controller.signal).query('SELECT pg_sleep(30)');
+    setTimeout(() => controller.abort(reason), 200);
+    await expect(running).rejects.toBe(reason);
+    await expect(scopedPool(reader, WHOLE_SCOPE).query('SELECT 1/0')).rejects.toMatchObject({
+      code: '22012',
+    });
+    // The next statement on the one connection is in no transaction and has no scope.
+    const { rows } = await reader.query<{ s: string | null }>(
+      "SELECT current_setting('observatory.scope', true) AS s",
+    );
+    expect(rows[0]?.s ?? '').toBe('');
+    expect(await ids(scopedPool(reader, WHOLE_SCOPE))).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('the writer and the owner', () => {
+  it('are told apart from the reader: only the owner bypasses row-level security', async () => {
+    expect(await bypassesRowSecurity(reader)).toBe(false);
+    expect(await bypassesRowSecurity(writer)).toBe(false);
+    expect(await bypassesRowSecurity(owner)).toBe(true);
+  });
+
+  it('see every event and rollup row without a scope', async () => {
+    for (const db of [writer, owner]) {
+      expect(await ids(db)).toEqual(['a', 'b', 'c']);
+      expect(await rollupSources(db)).toEqual(['/office', '/plant/a', '/plant/b/1']);
+    }
+    // The writer still reads the partitions (the jobs' probe of the default partition).
+    await expect(writer.query('SELECT count(*) FROM events.cloud_event_default')).resolves.toBeDefined();
+  });
+});
