@@ -5,6 +5,8 @@
  * namespace: the Secrets generated, the topics made by the controller in the bundled Kafka, the
  * schema by the migration hook in the bundled PostgreSQL. `helm test` passes; an event sent the
  * way NOTES.txt says (its token command, a port-forward, its curl's headers) is found in search;
+ * no service is logged in as the database's owner, and search's role (the reader) may read the
+ * events and nothing else;
  * a second rendering keeps every generated Secret (`lookup`); `helm uninstall` leaves only the two
  * claims and the kept store Secret. One install for the whole file.
  */
@@ -43,6 +45,19 @@ function portForward(service: string): Promise<number> {
     });
     child.once('exit', (code) => fail(new Error(`port-forward to ${service} ended (${code})`)));
   });
+}
+
+/**
+ * One statement run in the bundled PostgreSQL as search's role, over TCP with its password (both
+ * from the server container's environment, which creates that role): `ok <output>`, or the error.
+ */
+async function asSearchRole(sql: string): Promise<string> {
+  const login =
+    'PGPASSWORD="$READER_PASSWORD" exec psql -X -At -v ON_ERROR_STOP=1 --host 127.0.0.1 --username "$READER_USER" --dbname "$POSTGRES_DB" --command "$0"';
+  return ns
+    .kubectl(['exec', `${RELEASE}-postgresql-0`, '--', 'sh', '-c', login, sql])
+    .then((out) => `ok ${out.trim()}`)
+    .catch((err: Error) => err.message);
 }
 
 /** Names of the objects of every namespaced kind the release makes (defaults excluded). */
@@ -151,6 +166,43 @@ describe('the evaluation profile on the cluster', () => {
     }
     expect(page).toContain('href="/events/');
   }, 120_000);
+
+  it('logs no service in as the owner: consumer and jobs are the writer, search the reader', async () => {
+    const user = async (configMap: string) =>
+      (await kube.getJson<{ data: Record<string, string> }>(['configmap', configMap, '--namespace', ns.name]))
+        .data.DATABASE_USER;
+    expect(await user(`${RELEASE}-consumer`)).toBe('observatory_writer');
+    expect(await user(`${RELEASE}-jobs`)).toBe('observatory_writer');
+    expect(await user(`${RELEASE}-search`)).toBe('observatory_reader');
+    // Who is connected now (the owner over the socket, which is not a client of the release).
+    const sessions = await ns.kubectl([
+      'exec',
+      `${RELEASE}-postgresql-0`,
+      '--',
+      'sh',
+      '-c',
+      `psql -X -At --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" --command "SELECT DISTINCT usename FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"`,
+    ]);
+    expect(sessions.trim().split('\n')).not.toContain('observatory');
+  });
+
+  it("gives search's role the events to read and nothing else: no write, no DDL, no partition function, no catalog secrets", async () => {
+    // sql-witness: tries, as the reader role, statements no store function issues, to check its grants.
+    expect(await asSearchRole('SELECT current_user')).toBe('ok observatory_reader');
+    expect(await asSearchRole('SELECT count(*) >= 1 FROM events.cloud_event')).toBe('ok t');
+    const refused = {
+      insert: 'INSERT INTO events.consumer_checkpoint DEFAULT VALUES',
+      update: "UPDATE events.cloud_event SET ce_type = 'x'",
+      delete: 'DELETE FROM events.cloud_event',
+      ddl: 'CREATE TABLE events.intruder (i int)',
+      publicDdl: 'CREATE TABLE public.intruder (i int)',
+      partition: "SELECT events.create_month_partition(date '2031-01-01')",
+      detach: "SELECT events.detach_month_partition('cloud_event_2031_01')",
+      catalog: 'SELECT count(*) FROM pg_authid',
+    };
+    for (const [what, sql] of Object.entries(refused))
+      expect(await asSearchRole(sql), what).toMatch(/permission denied/);
+  }, 60_000);
 
   it('keeps every generated Secret when the release is rendered again (lookup)', async () => {
     const secret = async (name: string) =>

@@ -7,7 +7,9 @@
  * the peers of `networkPolicies.allowFrom`), on `http` (and the consumer's `admin`) only; the
  * Prometheus pods of `monitoring.scrapeFrom.namespace` reach every `metrics` port and nothing else,
  * a pod labelled `prometheus` elsewhere no `metrics` port; jobs take nothing; a policed pod's
- * egress goes only to DNS and `networkPolicies.egressTo`.
+ * egress goes only to DNS and `networkPolicies.egressTo`. The bundled Kafka's and PostgreSQL's
+ * policies (stand-ins labelled `kafka` and `postgresql`, listening on 9092 and 5432) admit only
+ * the release's components that are their clients: no other pod of the release reaches Kafka.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -20,6 +22,8 @@ const suite = new ClusterSuite('netpol');
 const { cluster, podStack, kube } = suite;
 const RELEASE = 'np';
 const SERVERS = ['ingest', 'consumer', 'search', 'controller', 'jobs'] as const;
+/** The evaluation profile's servers (kafka.bundled, database.bundled) and their ports. */
+const BUNDLED = { kafka: 9092, postgresql: 5432 } as const;
 const OTHER_PORT = 9090; // a port of every stand-in named by no policy
 const METRICS_PORT = 9464; // named `metrics`: opened by the scrape policy alone
 const ADMIN_PORT = 8081; // named `admin`: opened by the consumer's policy alone
@@ -32,14 +36,21 @@ let other: TestNamespace;
 const podIp = new Map<string, string>();
 
 /** The chart's NetworkPolicy objects for this namespace, as `helm template` renders them. */
-async function applyPolicies(allowFrom: unknown[]): Promise<void> {
+async function applyPolicies(allowFrom: unknown[], egressTo: unknown[] = []): Promise<void> {
   const { stdout } = await promisify(execFile)(suite.helm.bin, [
     'template',
     RELEASE,
     CHART,
     '--namespace',
     ns.name,
-    ...SERVERS.flatMap((c) => ['--show-only', `templates/${c}-networkpolicy.yaml`]),
+    ...[...SERVERS, ...Object.keys(BUNDLED)].flatMap((c) => [
+      '--show-only',
+      `templates/${c}-networkpolicy.yaml`,
+    ]),
+    '--set',
+    'kafka.bundled.enabled=true',
+    '--set',
+    'database.bundled.enabled=true',
     '--show-only',
     'templates/prometheus-scrape-networkpolicy.yaml',
     '--set',
@@ -53,7 +64,7 @@ async function applyPolicies(allowFrom: unknown[]): Promise<void> {
     ...['store', 'auth', 'admin', 'application'].flatMap((s) => ['--set-string', `secrets.${s}.name=x`]),
     // Egress of a policed pod: this machine only (where Kafka and PostgreSQL are in these tests).
     '--set-json',
-    `networkPolicies.egressTo=[{"ipBlock":{"cidr":"${podStack.host}/32"}}]`,
+    `networkPolicies.egressTo=${JSON.stringify([{ ipBlock: { cidr: `${podStack.host}/32` } }, ...egressTo])}`,
     '--set-json',
     `networkPolicies.allowFrom=${JSON.stringify(allowFrom)}`,
   ]);
@@ -77,7 +88,7 @@ function standIn(component: string) {
           command: [
             'node',
             '-e',
-            `for (const p of [8080, ${METRICS_PORT}, ${ADMIN_PORT}, ${OTHER_PORT}]) require('node:http').createServer((q, s) => s.end('${component}')).listen(p);`,
+            `for (const p of [8080, ${METRICS_PORT}, ${ADMIN_PORT}, ${OTHER_PORT}, ${BUNDLED.kafka}, ${BUNDLED.postgresql}]) require('node:http').createServer((q, s) => s.end('${component}')).listen(p);`,
           ],
           ports: [
             { name: 'http', containerPort: 8080 },
@@ -138,7 +149,7 @@ const at = (component: string, port = 8080) => `${podIp.get(component)}:${port}`
 beforeAll(async () => {
   [ns, other] = await suite.namespaces('netpol', 'netpol-other');
   await applyPolicies([]);
-  await ns.apply(...SERVERS.map(standIn));
+  await ns.apply(...[...SERVERS, ...Object.keys(BUNDLED)].map(standIn));
   await ns.kubectl(['wait', '--for=condition=Ready', 'pods', '--all', '--timeout=90s'], {
     timeoutMs: 100_000,
   });
@@ -269,4 +280,58 @@ describe('the chart NetworkPolicies, enforced', () => {
     );
     expect(seen).toEqual({ search: 'open', jobs: 'blocked' });
   });
+
+  it('admit to the bundled Kafka only ingest, consumer and controller, to PostgreSQL only its clients', async () => {
+    // The release's pods may connect to the two servers (egressTo narrowed to them, as an operator
+    // would): what is refused below is refused by the servers' own policies.
+    await applyPolicies(
+      [],
+      [
+        { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'kafka' } } },
+        { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'postgresql' } } },
+      ],
+    );
+    const clients = [
+      'ingest',
+      'consumer',
+      'controller',
+      'search',
+      'jobs',
+      'migration',
+      'postgres-exporter',
+      'test',
+    ];
+    const seen = await Promise.all(
+      clients.map((c) =>
+        probe(
+          ns,
+          `${c}-to-bundled`,
+          { 'app.kubernetes.io/name': c, ...instance },
+          {
+            kafka: at('kafka', BUNDLED.kafka),
+            postgresql: at('postgresql', BUNDLED.postgresql),
+          },
+        ),
+      ),
+    );
+    expect(Object.fromEntries(clients.map((c, i) => [c, seen[i]]))).toEqual({
+      ingest: { kafka: 'open', postgresql: 'blocked' },
+      consumer: { kafka: 'open', postgresql: 'open' },
+      controller: { kafka: 'open', postgresql: 'blocked' },
+      search: { kafka: 'blocked', postgresql: 'open' },
+      jobs: { kafka: 'blocked', postgresql: 'open' },
+      migration: { kafka: 'blocked', postgresql: 'open' },
+      'postgres-exporter': { kafka: 'blocked', postgresql: 'open' },
+      // The helm test pod: neither.
+      test: { kafka: 'blocked', postgresql: 'blocked' },
+    });
+    // Another release's consumer is not this release's.
+    const stranger = await probe(
+      ns,
+      'stranger-consumer',
+      { 'app.kubernetes.io/name': 'consumer', 'app.kubernetes.io/instance': 'another-release' },
+      { kafka: at('kafka', BUNDLED.kafka), postgresql: at('postgresql', BUNDLED.postgresql) },
+    );
+    expect(stranger).toEqual({ kafka: 'blocked', postgresql: 'blocked' });
+  }, 120_000);
 });
