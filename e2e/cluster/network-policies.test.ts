@@ -10,6 +10,8 @@
  * egress goes only to DNS and `networkPolicies.egressTo`. The bundled Kafka's and PostgreSQL's
  * policies (stand-ins labelled `kafka` and `postgresql`, listening on 9092 and 5432) admit only
  * the release's components that are their clients: no other pod of the release reaches Kafka.
+ * Those probes assert a steady state: each first waits until the enforcer has programmed its own
+ * pod (`settle`), so that a refusal seen is the policy's, not the moment before it applies.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -104,17 +106,46 @@ function standIn(component: string) {
 }
 
 type Outcome = 'open' | 'blocked';
+/** Label of the probe pods that wait for the enforcer (`settle`): the egress policy below selects them. */
+const SETTLE = { 'observatory.test/settle': 'true' };
+/** How long a settling probe waits for the enforcer to program its pod. */
+const SETTLE_MS = 60_000;
+
+/**
+ * A policy of the test's own, for the probe pods labelled SETTLE: egress anywhere but to `canary`.
+ * A new pod is unknown to kube-router until its next sync, and until then no egress rule of its
+ * own applies, so the canary answers it; once the canary refuses, a sync that knew the pod (its
+ * IP in every policy's sets, its own chain) is in force, and so is every policy applied before.
+ * Allowing all else keeps the pods' other connections as the policies under test decide them.
+ */
+async function applySettlePolicy(canary: string): Promise<void> {
+  await ns.apply({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: 'test-settle' },
+    spec: {
+      podSelector: { matchLabels: SETTLE },
+      policyTypes: ['Egress'],
+      egress: [{ to: [{ ipBlock: { cidr: '0.0.0.0/0', except: [`${canary}/32`] } }] }],
+    },
+  });
+}
+
 /**
  * Runs a client pod that opens a TCP connection to each target (name -> host:port) and reports
  * `open` or `blocked`. A target counts as blocked only when 16 s of tries all fail, so a
  * policy that admits is never mistaken for one that refuses while the enforcer learns a new pod
- * or a changed policy (kube-router's ipsets took more than 6 s on a busy node).
+ * or a changed policy (kube-router's ipsets took more than 6 s on a busy node). With `settle`
+ * (host:port of the canary of applySettlePolicy), the pod first waits up to SETTLE_MS until the
+ * canary refuses it, and fails if it never does: only then are the targets tried, so an `open`
+ * is never the moment before the enforcer applies a refusal either.
  */
 async function probe(
   where: TestNamespace,
   name: string,
   labels: Record<string, string>,
   targets: Record<string, string>,
+  settle?: string,
 ): Promise<Record<string, Outcome>> {
   const script = `
     const net = require('node:net');
@@ -124,24 +155,45 @@ async function probe(
       s.on('timeout', () => { s.destroy(); done(false); });
       s.on('error', () => done(false));
     });
+    const pause = () => new Promise((r) => setTimeout(r, 500));
+    const settled = async (address) => {
+      if (!address) return true;
+      const [host, port] = address.split(':');
+      const deadline = Date.now() + ${SETTLE_MS};
+      do {
+        if (!(await once(host, Number(port)))) return true;
+        await pause();
+      } while (Date.now() < deadline);
+      return false;
+    };
     const targets = JSON.parse(process.env.TARGETS);
-    Promise.all(Object.entries(targets).map(async ([name, address]) => {
+    settled(process.env.SETTLE).then((ok) => ok ? Promise.all(Object.entries(targets).map(async ([name, address]) => {
       const [host, port] = address.split(':');
       const deadline = Date.now() + 16000;
       do {
         if (await once(host, Number(port))) return [name, 'open'];
-        await new Promise((r) => setTimeout(r, 500));
+        await pause();
       } while (Date.now() < deadline);
       return [name, 'blocked'];
-    })).then((r) => console.log(JSON.stringify(Object.fromEntries(r))));`;
-  const { phase, logs } = await where.runPod(name, {
-    image: cluster.images.ingest,
-    command: ['node', '-e', script],
-    env: { TARGETS: JSON.stringify(targets) },
-    labels,
-  });
+    })).then((r) => console.log(JSON.stringify(Object.fromEntries(r)))) : console.log('unsettled'));`;
+  const { phase, logs } = await where.runPod(
+    name,
+    {
+      image: cluster.images.ingest,
+      command: ['node', '-e', script],
+      env: { TARGETS: JSON.stringify(targets), SETTLE: settle ?? '' },
+      labels: settle ? { ...labels, ...SETTLE } : labels,
+    },
+    settle ? 90_000 + SETTLE_MS : undefined,
+  );
   expect(phase, logs).toBe('Succeeded');
-  return JSON.parse(logs.trim().split('\n').at(-1) ?? '{}') as Record<string, Outcome>;
+  const last = logs.trim().split('\n').at(-1) ?? '{}';
+  if (last === 'unsettled') {
+    throw new Error(
+      `${name}: the canary ${settle} still answered after ${SETTLE_MS / 1000} s: the NetworkPolicy enforcer never programmed this pod`,
+    );
+  }
+  return JSON.parse(last) as Record<string, Outcome>;
 }
 
 const at = (component: string, port = 8080) => `${podIp.get(component)}:${port}`;
@@ -291,6 +343,12 @@ describe('the chart NetworkPolicies, enforced', () => {
         { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'postgresql' } } },
       ],
     );
+    // The canary: ingest's public port, which admits anyone until the settle policy refuses it.
+    await applySettlePolicy(podIp.get('ingest') ?? '');
+    const bundled = {
+      kafka: at('kafka', BUNDLED.kafka),
+      postgresql: at('postgresql', BUNDLED.postgresql),
+    };
     const clients = [
       'ingest',
       'consumer',
@@ -301,19 +359,19 @@ describe('the chart NetworkPolicies, enforced', () => {
       'postgres-exporter',
       'test',
     ];
-    const seen = await Promise.all(
-      clients.map((c) =>
-        probe(
-          ns,
-          `${c}-to-bundled`,
-          { 'app.kubernetes.io/name': c, ...instance },
-          {
-            kafka: at('kafka', BUNDLED.kafka),
-            postgresql: at('postgresql', BUNDLED.postgresql),
-          },
-        ),
+    const [stranger, ...seen] = await Promise.all([
+      // Another release's consumer is not this release's.
+      probe(
+        ns,
+        'stranger-consumer',
+        { 'app.kubernetes.io/name': 'consumer', 'app.kubernetes.io/instance': 'another-release' },
+        bundled,
+        at('ingest'),
       ),
-    );
+      ...clients.map((c) =>
+        probe(ns, `${c}-to-bundled`, { 'app.kubernetes.io/name': c, ...instance }, bundled, at('ingest')),
+      ),
+    ]);
     expect(Object.fromEntries(clients.map((c, i) => [c, seen[i]]))).toEqual({
       ingest: { kafka: 'open', postgresql: 'blocked' },
       consumer: { kafka: 'open', postgresql: 'open' },
@@ -325,13 +383,6 @@ describe('the chart NetworkPolicies, enforced', () => {
       // The helm test pod: neither.
       test: { kafka: 'blocked', postgresql: 'blocked' },
     });
-    // Another release's consumer is not this release's.
-    const stranger = await probe(
-      ns,
-      'stranger-consumer',
-      { 'app.kubernetes.io/name': 'consumer', 'app.kubernetes.io/instance': 'another-release' },
-      { kafka: at('kafka', BUNDLED.kafka), postgresql: at('postgresql', BUNDLED.postgresql) },
-    );
     expect(stranger).toEqual({ kafka: 'blocked', postgresql: 'blocked' });
-  }, 120_000);
+  }, 240_000);
 });
