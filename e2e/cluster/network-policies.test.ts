@@ -30,6 +30,8 @@ const OTHER_PORT = 9090; // a port of every stand-in named by no policy
 const METRICS_PORT = 9464; // named `metrics`: opened by the scrape policy alone
 const ADMIN_PORT = 8081; // named `admin`: opened by the consumer's policy alone
 const PROMETHEUS = { 'app.kubernetes.io/name': 'prometheus' };
+/** A stand-in no policy of the chart selects, names or admits to: the settling probes' canary. */
+const CANARY = 'canary';
 const instance = { 'app.kubernetes.io/instance': RELEASE };
 const pgPort = Number(new URL(podStack.databaseUrl).port);
 
@@ -117,6 +119,8 @@ const SETTLE_MS = 60_000;
  * own applies, so the canary answers it; once the canary refuses, a sync that knew the pod (its
  * IP in every policy's sets, its own chain) is in force, and so is every policy applied before.
  * Allowing all else keeps the pods' other connections as the policies under test decide them.
+ * The canary is a pod no chart policy names: kube-router lets a pod selected by a policy reach
+ * that policy's other pods on a port its ingress rule opens (ingest's `http` to an ingest probe).
  */
 async function applySettlePolicy(canary: string): Promise<void> {
   await ns.apply({
@@ -201,7 +205,7 @@ const at = (component: string, port = 8080) => `${podIp.get(component)}:${port}`
 beforeAll(async () => {
   [ns, other] = await suite.namespaces('netpol', 'netpol-other');
   await applyPolicies([]);
-  await ns.apply(...[...SERVERS, ...Object.keys(BUNDLED)].map(standIn));
+  await ns.apply(...[...SERVERS, ...Object.keys(BUNDLED), CANARY].map(standIn));
   await ns.kubectl(['wait', '--for=condition=Ready', 'pods', '--all', '--timeout=90s'], {
     timeoutMs: 100_000,
   });
@@ -343,8 +347,7 @@ describe('the chart NetworkPolicies, enforced', () => {
         { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'postgresql' } } },
       ],
     );
-    // The canary: ingest's public port, which admits anyone until the settle policy refuses it.
-    await applySettlePolicy(podIp.get('ingest') ?? '');
+    await applySettlePolicy(podIp.get(CANARY) ?? '');
     const bundled = {
       kafka: at('kafka', BUNDLED.kafka),
       postgresql: at('postgresql', BUNDLED.postgresql),
@@ -366,10 +369,10 @@ describe('the chart NetworkPolicies, enforced', () => {
         'stranger-consumer',
         { 'app.kubernetes.io/name': 'consumer', 'app.kubernetes.io/instance': 'another-release' },
         bundled,
-        at('ingest'),
+        at(CANARY),
       ),
       ...clients.map((c) =>
-        probe(ns, `${c}-to-bundled`, { 'app.kubernetes.io/name': c, ...instance }, bundled, at('ingest')),
+        probe(ns, `${c}-to-bundled`, { 'app.kubernetes.io/name': c, ...instance }, bundled, at(CANARY)),
       ),
     ]);
     expect(Object.fromEntries(clients.map((c, i) => [c, seen[i]]))).toEqual({
