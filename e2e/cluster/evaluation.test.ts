@@ -6,7 +6,8 @@
  * schema by the migration hook in the bundled PostgreSQL. `helm test` passes; an event sent the
  * way NOTES.txt says (its token command, a port-forward, its curl's headers) is found in search;
  * no service is logged in as the database's owner, and search's role (the reader) may read the
- * events and nothing else;
+ * events and nothing else; postgres_exporter logs in as its own role, a member of pg_monitor only,
+ * and reads the server's statistics (`pg_up 1`, `pg_stat_database_*`);
  * a second rendering keeps every generated Secret (`lookup`); `helm uninstall` leaves only the two
  * claims and the kept store Secret. One install for the whole file.
  */
@@ -26,11 +27,11 @@ let ns: TestNamespace;
 let notes = '';
 const forwards: ChildProcess[] = [];
 
-/** `kubectl port-forward svc/<service> :8080` as NOTES says (a free local port): that port. */
-function portForward(service: string): Promise<number> {
+/** `kubectl port-forward svc/<service> :<port>` as NOTES says (a free local port): that port. */
+function portForward(service: string, port = 8080): Promise<number> {
   const child = spawn(
     kubectlPath(),
-    ['--kubeconfig', cluster.kubeconfig, '-n', ns.name, 'port-forward', `svc/${service}`, ':8080'],
+    ['--kubeconfig', cluster.kubeconfig, '-n', ns.name, 'port-forward', `svc/${service}`, `:${port}`],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   forwards.push(child);
@@ -58,6 +59,12 @@ async function asSearchRole(sql: string): Promise<string> {
     .kubectl(['exec', `${RELEASE}-postgresql-0`, '--', 'sh', '-c', login, sql])
     .then((out) => `ok ${out.trim()}`)
     .catch((err: Error) => err.message);
+}
+
+/** One query run in the bundled PostgreSQL as its owner, over the server's socket: its output. */
+async function asOwner(sql: string): Promise<string> {
+  const login = 'exec psql -X -At --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" --command "$0"';
+  return (await ns.kubectl(['exec', `${RELEASE}-postgresql-0`, '--', 'sh', '-c', login, sql])).trim();
 }
 
 /** Names of the objects of every namespaced kind the release makes (defaults excluded). */
@@ -175,15 +182,10 @@ describe('the evaluation profile on the cluster', () => {
     expect(await user(`${RELEASE}-jobs`)).toBe('observatory_writer');
     expect(await user(`${RELEASE}-search`)).toBe('observatory_reader');
     // Who is connected now (the owner over the socket, which is not a client of the release).
-    const sessions = await ns.kubectl([
-      'exec',
-      `${RELEASE}-postgresql-0`,
-      '--',
-      'sh',
-      '-c',
-      `psql -X -At --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" --command "SELECT DISTINCT usename FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"`,
-    ]);
-    expect(sessions.trim().split('\n')).not.toContain('observatory');
+    const sessions = await asOwner(
+      "SELECT DISTINCT usename FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+    );
+    expect(sessions.split('\n')).not.toContain('observatory');
   });
 
   it("gives search's role the events to read and nothing else: no write, no DDL, no partition function, no catalog secrets", async () => {
@@ -203,6 +205,24 @@ describe('the evaluation profile on the cluster', () => {
     for (const [what, sql] of Object.entries(refused))
       expect(await asSearchRole(sql), what).toMatch(/permission denied/);
   }, 60_000);
+
+  it('lets postgres_exporter in as its own pg_monitor role, reading the pg_stat_* views', async () => {
+    const role = await asOwner(
+      "SELECT rolsuper, pg_has_role(rolname, 'pg_monitor', 'member') FROM pg_roles WHERE rolname = 'observatory_monitor'",
+    );
+    expect(role).toBe('f|t');
+    // Its own scrape (through a port-forward: its policy admits only Prometheus): the connection
+    // is made per scrape, so the first may precede the role's creation by the server's postStart.
+    const exporter = await portForward(`${RELEASE}-postgres-exporter`, 9187);
+    const deadline = Date.now() + 60_000;
+    let metrics = '';
+    while (!/^pg_up 1$/m.test(metrics) && Date.now() < deadline) {
+      metrics = await (await fetch(`http://localhost:${exporter}/metrics`)).text();
+      if (!/^pg_up 1$/m.test(metrics)) await new Promise((r) => setTimeout(r, 2000));
+    }
+    expect(metrics).toMatch(/^pg_up 1$/m);
+    expect(metrics).toMatch(/^pg_stat_database_xact_commit\{[^}]*datname="observatory"/m);
+  }, 90_000);
 
   it('keeps every generated Secret when the release is rendered again (lookup)', async () => {
     const secret = async (name: string) =>
