@@ -6,7 +6,7 @@
  */
 import { usesKeySet } from './auth.js';
 import { scalar } from './helm.js';
-import { bool, map, oneOf, str, type Tree } from './values-schema.js';
+import { bool, list, map, oneOf, str, type Tree } from './values-schema.js';
 
 export const KAFKA_PORT = 9092;
 export const POSTGRES_PORT = 5432;
@@ -17,6 +17,12 @@ const bundledImage = (repository: string, tag: string) => ({
   tag: str(tag, 'tag of the image'),
   pullPolicy: oneOf(['', 'Always', 'IfNotPresent', 'Never'], '', 'empty: image.pullPolicy'),
 });
+
+/** Peers besides the release's own clients that the bundled server's NetworkPolicy admits. */
+const allowFrom = (server: string, example: string) =>
+  list([], `NetworkPolicy peers besides the release's clients admitted to the ${server} (e.g. ${example})`, {
+    type: 'object',
+  });
 
 const persistence = (size: string) => ({
   size: str(size, 'size of the PersistentVolumeClaim (kept by helm uninstall)'),
@@ -36,6 +42,7 @@ export const kafkaBundledValues: Tree = {
     'resources of the broker container',
   ),
   persistence: persistence('8Gi'),
+  allowFrom: allowFrom('broker', "KEDA's operator, which reads the consumer's lag"),
 };
 
 /** `database.bundled.*` */
@@ -51,6 +58,7 @@ export const databaseBundledValues: Tree = {
     'resources of the PostgreSQL container',
   ),
   persistence: persistence('8Gi'),
+  allowFrom: allowFrom('PostgreSQL', "an admin's psql pod"),
 };
 
 /** Helm conditions of the profile. */
@@ -68,8 +76,8 @@ export const kafkaBootstrap = (): string => scalar('{{ include "observatory.kafk
  * bundled PostgreSQL among them: with it the first migration is a post-install hook, which waits
  * for the database (`waitForDatabase`). Helm's `--wait` lets post-install hooks run only once the
  * pods are Ready; the consumer and search are Ready without the schema (their readiness is a
- * `SELECT 1`), and the consumer, when it connects as the owner (no writer role), applies the
- * migrations itself before it consumes, so it never reads a table that is not there yet.
+ * `SELECT 1`). The consumer logs in as the writer, which may not migrate: a write before the
+ * schema exists fails as the store's condition (transient), and the consumer retries it.
  */
 export const migrationHook = (): string =>
   scalar(`{{ ternary "post-install,pre-upgrade" "pre-install,pre-upgrade" ${DATABASE_BUNDLED} | toJson }}`);
@@ -77,11 +85,13 @@ export const migrationHook = (): string =>
 /** The migration Job's init container that waits for the bundled PostgreSQL (none otherwise). */
 export const waitForDatabase = (): string => '(include "observatory.waitForDatabase" . | fromYamlArray)';
 
-/** CONSUMER_MIGRATE_ON_BOOT: only with the bundled PostgreSQL and a consumer that is the owner. */
-export const consumerMigratesOnBoot = (): string =>
-  scalar(
-    `{{ ternary "true" "false" (and ${DATABASE_BUNDLED} (not .Values.database.writer.user)) | toJson }}`,
-  );
+/**
+ * Template text of the login role `database.<role>.user` names; left empty, the bundled
+ * PostgreSQL's `observatory_<role>` (the evaluation profile never runs a service as the owner),
+ * and with an external database empty: that role takes the owner's credentials.
+ */
+export const roleUser = (role: 'writer' | 'reader'): string =>
+  `(include "observatory.roleUser" (dict "Values" .Values "role" "${role}"))`;
 
 /** The name of the Secret of `secrets.<which>` (given, or the generated one). */
 export const secretName = (which: 'store' | 'auth' | 'admin' | 'application'): string =>
@@ -105,7 +115,17 @@ export const BUNDLED_TEMPLATES = `{{/* The bootstrap servers the release's clien
 {{- else }}{{ .Values.database.url }}{{ end }}
 {{- end }}
 
-{{/* The migration's wait for the bundled PostgreSQL (pg_isready of its image); bounded by the Job's deadline. */}}
+{{/* The user of database.<role> (args: Values, role): its own, else observatory_<role> with the bundled PostgreSQL. */}}
+{{- define "observatory.roleUser" -}}
+{{- (index .Values.database .role).user | default (ternary (printf "observatory_%s" .role) "" ${DATABASE_BUNDLED}) }}
+{{- end }}
+
+{{/*
+The migration's wait for the bundled PostgreSQL (pg_isready of its image; bounded by the Job's
+deadline), then the writer and reader roles made when missing, as the owner: a server made by an
+older release has none yet at pre-upgrade, and the migration's grants need them. The server sets
+their passwords at its next start (roles.sh).
+*/}}
 {{- define "observatory.waitForDatabase" -}}
 {{- if ${DATABASE_BUNDLED} }}
 {{- $i := .Values.database.bundled.image }}
@@ -113,7 +133,25 @@ export const BUNDLED_TEMPLATES = `{{/* The bootstrap servers the release's clien
   image: {{ printf "%s/%s:%s" $i.registry $i.repository $i.tag | toJson }}
   imagePullPolicy: {{ $i.pullPolicy | default .Values.image.pullPolicy | toJson }}
   # A user name given: the pod's uid has no entry in that image, and pg_isready would not try.
-  command: [sh, -c, 'until pg_isready --quiet --timeout 2 --username probe --host "$0" --port ${POSTGRES_PORT}; do sleep 2; done', {{ printf "%s-postgresql" .Release.Name | toJson }}]
+  command:
+    - sh
+    - -c
+    - |
+      until pg_isready --quiet --timeout 2 --username probe; do sleep 2; done
+      for name in "$WRITER_USER" "$READER_USER"; do
+        psql -X -v ON_ERROR_STOP=1 --quiet --set=name="$name" <<'SQL' || exit 1
+      SELECT format('CREATE ROLE %I LOGIN', :'name') WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'name') \\gexec
+      SQL
+      done
+  env:
+    - { name: PGHOST, value: {{ printf "%s-postgresql" .Release.Name | toJson }} }
+    - { name: PGPORT, value: "${POSTGRES_PORT}" }
+    - { name: PGUSER, value: {{ ${owner} | toJson }} }
+    - { name: PGDATABASE, value: {{ .Values.database.bundled.database | toJson }} }
+    - name: PGPASSWORD
+      valueFrom: { secretKeyRef: { name: {{ ${secretName('store')} | toJson }}, key: {{ .Values.secrets.store.key | toJson }} } }
+    - { name: WRITER_USER, value: {{ ${roleUser('writer')} | toJson }} }
+    - { name: READER_USER, value: {{ ${roleUser('reader')} | toJson }} }
   resources: { requests: { cpu: 10m, memory: 16Mi }, limits: { memory: 64Mi } }
   securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: [ALL] } }
 {{- end }}
@@ -164,8 +202,9 @@ data:
 export const generatedSecretsTemplate = (): string => `{{- $s := .Values.secrets }}
 {{- if and ${DATABASE_BUNDLED} (not $s.store.name) }}
 {{- $keys := list $s.store.key }}
-{{- range list .Values.database.writer .Values.database.reader }}
-{{- if and .user (not .passwordSecret.name) }}{{ $keys = append $keys .passwordSecret.key }}{{ end }}
+{{- range $role := list "writer" "reader" }}
+{{- $own := index $.Values.database $role }}
+{{- if and (include "observatory.roleUser" (dict "Values" $.Values "role" $role)) (not $own.passwordSecret.name) }}{{ $keys = append $keys $own.passwordSecret.key }}{{ end }}
 {{- end }}
 {{- $exporter := .Values.monitoring.postgresExporter }}
 {{- if and ${POSTGRES_EXPORTER_ON} (not $exporter.passwordSecret.name) }}{{ $keys = append $keys $exporter.passwordSecret.key }}{{ end }}

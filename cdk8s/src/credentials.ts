@@ -3,15 +3,16 @@
  * PostgreSQL CA come from existing Secrets and are mounted as files (never put in environment
  * variables, so they do not show in `kubectl describe` or a crash dump); the settings point at
  * the files. PostgreSQL credentials per role: the owner migrates, the writer stores (consumer,
- * jobs), the reader searches; one Secret may hold them all, and without writer and reader users
- * every component takes the owner's (a one-role install, as before).
+ * jobs), the reader searches; one Secret may hold them all. The bundled PostgreSQL always has
+ * the writer and reader (bundled.ts: roleUser); an external database without writer and reader
+ * users gives every component the owner's (a one-role install).
  *
  * The conditional parts are Helm named templates (`templates/_credentials.tpl`), written out by
  * write-chart.ts; constructs put them in place with `blocks` and `scalar`.
  */
 import type { ApiObject } from 'cdk8s';
 import type * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
-import { secretName } from './bundled.js';
+import { roleUser, secretName } from './bundled.js';
 import { blocks, scalar } from './helm.js';
 
 export const KAFKA_DIR = '/etc/observatory/kafka';
@@ -91,7 +92,7 @@ export function databaseSettings(role: DatabaseRole): Record<string, string> {
     DATABASE_USER: scalar(
       role === 'owner'
         ? `{{ ${OWNER_USER} | toJson }}`
-        : `{{ .Values.database.${role}.user | default ${OWNER_USER} | toJson }}`,
+        : `{{ ${roleUser(role)} | default ${OWNER_USER} | toJson }}`,
     ),
   };
 }
@@ -109,16 +110,15 @@ export function databasePassword(role: DatabaseRole): k8s.EnvVar {
       },
     };
   const own = `.Values.database.${role}`;
+  const hasUser = `(ne ${roleUser(role)} "")`;
   return {
     name: 'DATABASE_PASSWORD',
     valueFrom: {
       secretKeyRef: {
         name: scalar(
-          `{{ ternary (${own}.passwordSecret.name | default ${secretName('store')}) ${secretName('store')} (ne ${own}.user "") | toJson }}`,
+          `{{ ternary (${own}.passwordSecret.name | default ${secretName('store')}) ${secretName('store')} ${hasUser} | toJson }}`,
         ),
-        key: scalar(
-          `{{ ternary ${own}.passwordSecret.key .Values.secrets.store.key (ne ${own}.user "") | toJson }}`,
-        ),
+        key: scalar(`{{ ternary ${own}.passwordSecret.key .Values.secrets.store.key ${hasUser} | toJson }}`),
       },
     },
   };

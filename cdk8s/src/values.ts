@@ -85,11 +85,23 @@ const secretRef = (what: string, key: string, empty = 'generated, kept across up
 
 /** A PostgreSQL role of its own: user and password Secret (empty user: the owner's credentials). */
 const databaseRole = (role: string, who: string, key: string): Tree => ({
-  user: str('', `the ${role} role (${who}); empty: database.user`),
+  user: str(
+    '',
+    `the ${role} role (${who}); empty: observatory_${role} with database.bundled (created there), else database.user`,
+  ),
   passwordSecret: {
     name: str('', `Secret with the ${role}'s password (empty: secrets.store.name, one Secret for all)`),
     key: str(key, 'key of the password in that Secret'),
   },
+});
+
+/** Peers admitted to one component besides the release and `networkPolicies.allowFrom`. */
+const allowFrom = (component: string, what: string) => ({
+  allowFrom: list(
+    [],
+    `NetworkPolicy peers besides the release and networkPolicies.allowFrom admitted to ${component} (${what}; never its metrics port)`,
+    { type: 'object' },
+  ),
 });
 
 /** The runbook page of monitoring/RUNBOOK.md as the project publishes it. */
@@ -231,7 +243,7 @@ export const values: Tree = {
     ),
     user: str(
       '',
-      'the owner role: runs the migrations; every role when writer and reader are empty (empty: the user of database.url, else observatory)',
+      'the owner role: runs the migrations; with an external database every role when writer and reader are empty (empty: the user of database.url, else observatory)',
     ),
     writer: databaseRole(
       'writer',
@@ -318,6 +330,7 @@ export const values: Tree = {
   },
   consumer: {
     ...deployment('consumer', 2, resources('100m', '192Mi', '512Mi')),
+    ...allowFrom('consumer', 'its probes and admin API'),
     // The consumer scales on its group's lag, through KEDA (constructs/consumer-keda.ts).
     autoscaling: {
       keda: {
@@ -348,6 +361,7 @@ export const values: Tree = {
   search: {
     ...deployment('search', 2, resources('50m', '128Mi', '384Mi')),
     ...autoscaling('search'),
+    ...allowFrom('search', "its UI and API: the teams' namespaces"),
     serviceType: oneOf(
       ['ClusterIP', 'NodePort', 'LoadBalancer'],
       'ClusterIP',
@@ -379,6 +393,7 @@ export const values: Tree = {
       'CONTROLLER_ALLOWED_BOOTSTRAP: the Kafka clusters Pipelines may name (empty: kafka.bootstrapServers only)',
     ),
     ...deployment('controller', 2, resources('20m', '96Mi', '256Mi')),
+    ...allowFrom('controller', 'its health port'),
     // Namespaces, the topic-name rule, flow health, deletion that cannot get stuck.
     watchAllNamespaces: bool(
       false,
@@ -478,8 +493,8 @@ export const values: Tree = {
       },
     ),
     egressTo: list(
-      [{ ipBlock: { cidr: '0.0.0.0/0', except: ['169.254.169.254/32'] } }],
-      'where pods may connect besides DNS: Kafka, PostgreSQL, the API server, the collector (not the cloud metadata address)',
+      [{ ipBlock: { cidr: '0.0.0.0/0', except: ['169.254.0.0/16'] } }],
+      'where pods may connect besides DNS: Kafka, PostgreSQL, the API server, the collector (not the link-local range of the cloud metadata services)',
       { type: 'object' },
       1,
     ),

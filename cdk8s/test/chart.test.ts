@@ -638,11 +638,25 @@ describe('secured connections', () => {
     expect(annotations(render())).toEqual({ ...stamp, 'observatory.dev/adopt-topics': '*' });
   });
 
-  it('NetworkPolicy egress by default excludes the cloud metadata address 169.254.169.254', () => {
+  it('NetworkPolicy egress by default excludes the link-local range of the cloud metadata services', () => {
     for (const policy of byKind(render(), 'NetworkPolicy'))
       expect(policy.spec.egress[1].to, policy.metadata.name).toEqual([
-        { ipBlock: { cidr: '0.0.0.0/0', except: ['169.254.169.254/32'] } },
+        { ipBlock: { cidr: '0.0.0.0/0', except: ['169.254.0.0/16'] } },
       ]);
+  });
+
+  it('admits the peers of <component>.allowFrom to that component alone, after the release and networkPolicies.allowFrom', () => {
+    const admin = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'admin' } } };
+    const team = { namespaceSelector: { matchLabels: { team: 'payments' } } };
+    const policies = render(
+      {},
+      { json: { 'networkPolicies.allowFrom': [admin], 'search.allowFrom': [team] } },
+    );
+    const release = { podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'obs' } } };
+    const from = (name: string) => named(policies, 'NetworkPolicy', name).spec.ingress[0].from;
+    expect(from('obs-search')).toEqual([release, admin, team]);
+    expect(from('obs-consumer')).toEqual([release, admin]);
+    expect(from('obs-controller')).toEqual([release, admin]);
   });
 
   it('passes helm lint --strict with every secured value set', () => {

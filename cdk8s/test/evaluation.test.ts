@@ -7,13 +7,24 @@
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { CHART_DIR } from '../src/paths.js';
-import { helm, type K8sObject, renderError, setArgs } from './helm.js';
+import { helm, jsonArgs, type K8sObject, renderError, setArgs } from './helm.js';
 
 const BUNDLED = { 'kafka.bundled.enabled': true, 'database.bundled.enabled': true };
 
-/** `helm template` with only `values` (no required values added). */
-function renderOnly(values: Record<string, string | number | boolean>): K8sObject[] {
-  const res = helm(['template', 'obs', CHART_DIR, '--namespace', 'ev', ...setArgs(values)]);
+/** `helm template` with only `values` (no required values added) and `json` (--set-json). */
+function renderOnly(
+  values: Record<string, string | number | boolean>,
+  json: Record<string, unknown> = {},
+): K8sObject[] {
+  const res = helm([
+    'template',
+    'obs',
+    CHART_DIR,
+    '--namespace',
+    'ev',
+    ...setArgs(values),
+    ...jsonArgs(json),
+  ]);
   if (res.status !== 0) throw new Error(`helm template failed: ${res.stderr}`);
   return parseAllDocuments(res.stdout)
     .map((d) => d.toJS() as K8sObject | null)
@@ -27,6 +38,24 @@ const find = (objects: K8sObject[], kind: string, name: string): K8sObject => {
 };
 const env = (container: { env: { name: string; value?: string; valueFrom?: unknown }[] }) =>
   Object.fromEntries(container.env.map((e) => [e.name, e.value ?? e.valueFrom]));
+
+/** The bundled PostgreSQL makes `writer` and `reader` with the passwords of the generated store Secret. */
+function expectServerRoles(objects: K8sObject[], writer: string, reader: string): void {
+  expect(Object.keys(find(objects, 'Secret', 'obs-store').data ?? {})).toEqual([
+    'STORE_PASSWORD',
+    'WRITER_PASSWORD',
+    'READER_PASSWORD',
+    // postgres_exporter's role: on with the bundled PostgreSQL (monitoring.postgresExporter: auto)
+    'MONITOR_PASSWORD',
+  ]);
+  const postgres = find(objects, 'StatefulSet', 'obs-postgresql').spec.template.spec.containers[0];
+  expect(env(postgres)).toMatchObject({
+    WRITER_USER: writer,
+    WRITER_PASSWORD: { secretKeyRef: { name: 'obs-store', key: 'WRITER_PASSWORD' } },
+    READER_USER: reader,
+    READER_PASSWORD: { secretKeyRef: { name: 'obs-store', key: 'READER_PASSWORD' } },
+  });
+}
 
 /** NOTES.txt as `helm install --dry-run` prints it. */
 function notes(values: Record<string, string | number | boolean>): string {
@@ -96,22 +125,129 @@ describe('the evaluation profile: only the two bundled switches', () => {
       // No storageClassName: the cluster's default class.
       expect(set.spec.volumeClaimTemplates[0].spec.storageClassName ?? null).toBeNull();
       expect(find(objects, 'Service', name).spec.ports).toHaveLength(1);
-      expect(find(objects, 'NetworkPolicy', name).spec.ingress[0].from).toEqual([
-        { podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'obs' } } },
-      ]);
     }
   });
 
-  it('migrates after the install (the database is part of it), waiting for it; the consumer migrates at boot', () => {
+  it("admits to the bundled Kafka only ingest, consumer and controller, to PostgreSQL only the database's clients", () => {
+    const admitted = (objects: K8sObject[], name: string) => {
+      const [rule] = find(objects, 'NetworkPolicy', name).spec.ingress;
+      const [release, ...others] = rule.from;
+      expect(release.podSelector.matchLabels, name).toEqual({ 'app.kubernetes.io/instance': 'obs' });
+      expect(release.podSelector.matchExpressions[0], name).toMatchObject({
+        key: 'app.kubernetes.io/name',
+        operator: 'In',
+      });
+      return { components: release.podSelector.matchExpressions[0].values, others, ports: rule.ports };
+    };
+    expect(admitted(objects, 'obs-kafka')).toEqual({
+      components: ['ingest', 'consumer', 'controller'],
+      others: [],
+      ports: [{ protocol: 'TCP', port: 9092 }],
+    });
+    expect(admitted(objects, 'obs-postgresql')).toEqual({
+      components: ['migration', 'consumer', 'jobs', 'search', 'postgres-exporter'],
+      others: [],
+      ports: [{ protocol: 'TCP', port: 5432 }],
+    });
+    // The controller reads the store only with a URL of its own; the operator's peers join.
+    const keda = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'keda' } } };
+    const widened = renderOnly(
+      { ...BUNDLED, 'controller.storeUrlSecret.name': 'store-url' },
+      { 'kafka.bundled.allowFrom': [keda] },
+    );
+    expect(admitted(widened, 'obs-postgresql').components).toContain('controller');
+    expect(admitted(widened, 'obs-kafka')).toMatchObject({ others: [keda] });
+    expect(admitted(widened, 'obs-postgresql').others).toEqual([]);
+  });
+
+  it('lets the bundled servers connect to DNS and themselves only, and every other pod anywhere but 169.254.0.0/16', () => {
+    for (const [name, port] of [
+      ['obs-kafka', 9092],
+      ['obs-postgresql', 5432],
+    ] as const) {
+      const policy = find(objects, 'NetworkPolicy', name);
+      expect(policy.spec.policyTypes, name).toEqual(['Ingress', 'Egress']);
+      const component = name.slice('obs-'.length);
+      expect(policy.spec.egress, name).toEqual([
+        { ports: [expect.objectContaining({ port: 53 }), expect.objectContaining({ port: 53 })] },
+        {
+          to: [
+            {
+              podSelector: {
+                matchLabels: { 'app.kubernetes.io/instance': 'obs', 'app.kubernetes.io/name': component },
+              },
+            },
+          ],
+          ports: [{ protocol: 'TCP', port }],
+        },
+      ]);
+    }
+    for (const policy of objects.filter((o) => o.kind === 'NetworkPolicy'))
+      for (const rule of policy.spec.egress ?? [])
+        for (const peer of rule.to ?? [])
+          if (peer.ipBlock) expect(peer.ipBlock.except, policy.metadata.name).toContain('169.254.0.0/16');
+  });
+
+  it('migrates after the install (the database is part of it), waiting for it, granting the two roles', () => {
     const job = find(objects, 'Job', 'obs-migrate');
     expect(job.metadata.annotations?.['helm.sh/hook']).toBe('post-install,pre-upgrade');
     const [wait] = job.spec.template.spec.initContainers;
     expect(wait.image).toBe('docker.io/postgres:15-bookworm');
-    expect(wait.command.at(-1)).toBe('obs-postgresql');
-    expect(find(objects, 'ConfigMap', 'obs-consumer').data?.CONSUMER_MIGRATE_ON_BOOT).toBe('true');
-    // With a writer role the consumer cannot migrate: the hook alone does.
-    const roles = renderOnly({ ...BUNDLED, 'database.writer.user': 'w' });
-    expect(find(roles, 'ConfigMap', 'obs-consumer').data?.CONSUMER_MIGRATE_ON_BOOT).toBe('false');
+    expect(env(wait)).toMatchObject({
+      PGHOST: 'obs-postgresql',
+      PGUSER: 'observatory',
+      PGPASSWORD: { secretKeyRef: { name: 'obs-store', key: 'STORE_PASSWORD' } },
+      WRITER_USER: 'observatory_writer',
+      READER_USER: 'observatory_reader',
+    });
+    // A server made by an older release has no roles yet at pre-upgrade: the grants need them.
+    // sql-witness: the SQL is the rendered init container's script, read to check what it runs.
+    expect(wait.command.at(-1)).toContain("SELECT format('CREATE ROLE %I LOGIN', :'name') WHERE NOT EXISTS");
+    expect(env(job.spec.template.spec.containers[0])).toMatchObject({
+      DATABASE_USER: '',
+      DATABASE_PASSWORD: { secretKeyRef: { name: 'obs-store', key: 'STORE_PASSWORD' } },
+      DATABASE_WRITER_ROLE: 'observatory_writer',
+      DATABASE_READER_ROLE: 'observatory_reader',
+    });
+    // The consumer is the writer, which cannot migrate: the hook alone does.
+    expect(find(objects, 'ConfigMap', 'obs-consumer').data?.CONSUMER_MIGRATE_ON_BOOT).toBe('false');
+  });
+
+  it('runs no service as the owner: consumer and jobs log in as the writer, search as the reader', () => {
+    const login = (user: string, key: string) => ({
+      DATABASE_USER: user,
+      DATABASE_PASSWORD: { secretKeyRef: { name: 'obs-store', key } },
+    });
+    const writer = login('observatory_writer', 'WRITER_PASSWORD');
+    const reader = login('observatory_reader', 'READER_PASSWORD');
+    const settings = (name: string) => find(objects, 'ConfigMap', name).data;
+    const podEnv = (kind: string, name: string) => {
+      const o = find(objects, kind, name);
+      const pod = kind === 'CronJob' ? o.spec.jobTemplate.spec.template.spec : o.spec.template.spec;
+      return env(pod.containers[0]);
+    };
+    expect({ ...settings('obs-consumer'), ...podEnv('Deployment', 'obs-consumer') }).toMatchObject(writer);
+    expect({ ...settings('obs-search'), ...podEnv('Deployment', 'obs-search') }).toMatchObject(reader);
+    for (const job of ['obs-partition-maintenance', 'obs-rollup-refresh'])
+      expect({ ...settings('obs-jobs'), ...podEnv('CronJob', job) }, job).toMatchObject(writer);
+    expectServerRoles(objects, 'observatory_writer', 'observatory_reader');
+  });
+
+  it('makes missing roles and sets their passwords at every start of the server, so a kept volume gets them too', () => {
+    const postgres = find(objects, 'StatefulSet', 'obs-postgresql').spec.template.spec.containers[0];
+    const command = postgres.lifecycle.postStart.exec.command.join(' ');
+    expect(command).toContain('pg_isready');
+    expect(command).toContain('sh /etc/observatory/postgresql/roles.sh');
+    expect(postgres.volumeMounts).toContainEqual({
+      name: 'roles',
+      mountPath: '/etc/observatory/postgresql',
+      readOnly: true,
+    });
+    const script = find(objects, 'ConfigMap', 'obs-postgresql').data?.['roles.sh'] ?? '';
+    expect(script).toContain(
+      "THEN 'ALTER ROLE %I LOGIN PASSWORD %L' ELSE 'CREATE ROLE %I LOGIN PASSWORD %L'",
+    );
+    expect(script).toMatch(/ensure_role "\$\{WRITER_USER:-\}"/);
   });
 
   it('generates the store, token, application and login Secrets; only the store one outlives helm uninstall', () => {
@@ -171,7 +307,7 @@ describe('the evaluation profile: only the two bundled switches', () => {
 });
 
 describe('the bundled pair is off by default and the install fixes', () => {
-  it('renders no StatefulSet nor store Secret without the switches, and still asks for Kafka and PostgreSQL', () => {
+  it('renders no StatefulSet nor store Secret without the switches, and still asks for Kafka and PostgreSQL; one role unless named', () => {
     const error = renderError([]);
     expect(error).toContain('kafka.bootstrapServers');
     expect(error).toContain('database.url');
@@ -194,6 +330,12 @@ describe('the bundled pair is off by default and the install fixes', () => {
       DATABASE_USER: '',
     });
     expect(migrate.terminationMessagePolicy).toBe('FallbackToLogsOnError');
+    // An external database without writer and reader: every component is the owner, no grants.
+    expect(env(migrate)).toMatchObject({ DATABASE_WRITER_ROLE: '', DATABASE_READER_ROLE: '' });
+    for (const name of ['obs-consumer', 'obs-search', 'obs-jobs'])
+      expect(find(objects, 'ConfigMap', name).data?.DATABASE_USER, name).toBe('');
+    const search = find(objects, 'Deployment', 'obs-search').spec.template.spec.containers[0];
+    expect(env(search).DATABASE_PASSWORD).toEqual({ secretKeyRef: { name: 'store', key: 'STORE_PASSWORD' } });
     const job = find(objects, 'Job', 'obs-migrate');
     expect(job.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
     expect(job.spec.template.spec.initContainers).toEqual([]);
@@ -214,26 +356,13 @@ describe('the bundled pair is off by default and the install fixes', () => {
     expect(text).toContain('dashboard: ConfigMap obs-dashboard');
   });
 
-  it('creates the writer and reader roles in the bundled PostgreSQL when named, with generated passwords', () => {
+  it('creates the writer and reader roles in the bundled PostgreSQL under the names given, with generated passwords', () => {
     const objects = renderOnly({
       ...BUNDLED,
       'database.writer.user': 'obs_writer',
       'database.reader.user': 'obs_reader',
     });
-    expect(Object.keys(find(objects, 'Secret', 'obs-store').data ?? {})).toEqual([
-      'STORE_PASSWORD',
-      'WRITER_PASSWORD',
-      'READER_PASSWORD',
-      // postgres_exporter's role: on with the bundled PostgreSQL (monitoring.postgresExporter: auto)
-      'MONITOR_PASSWORD',
-    ]);
-    const postgres = find(objects, 'StatefulSet', 'obs-postgresql').spec.template.spec.containers[0];
-    expect(env(postgres)).toMatchObject({
-      WRITER_USER: 'obs_writer',
-      WRITER_PASSWORD: { secretKeyRef: { name: 'obs-store', key: 'WRITER_PASSWORD' } },
-      READER_USER: 'obs_reader',
-      READER_PASSWORD: { secretKeyRef: { name: 'obs-store', key: 'READER_PASSWORD' } },
-    });
+    expectServerRoles(objects, 'obs_writer', 'obs_reader');
     expect(find(objects, 'ConfigMap', 'obs-postgresql').data?.['roles.sh']).toContain('CREATE ROLE');
     // A reinstall finds its topics in the kept Kafka volume: the chart's Pipeline takes them up.
     expect(find(objects, 'Pipeline', 'obs-events').metadata.annotations).toEqual({

@@ -40,10 +40,17 @@ export interface K8sObject {
   [key: string]: any;
 }
 
-/** `helm template` of the chart with the required values plus `values`; throws on a failure. */
+/** `--set-json` of each value (lists, maps). */
+export const jsonArgs = (values: Record<string, unknown>) =>
+  Object.entries(values).flatMap(([k, v]) => ['--set-json', `${k}=${JSON.stringify(v)}`]);
+
+/**
+ * `helm template` of the chart with the required values plus `values` (and `opts.json`, given
+ * with --set-json); throws on a failure.
+ */
 export function render(
   values: Record<string, string | number | boolean> = {},
-  opts: { release?: string; namespace?: string } = {},
+  opts: { release?: string; namespace?: string; json?: Record<string, unknown> } = {},
 ): K8sObject[] {
   const res = helm([
     'template',
@@ -52,6 +59,7 @@ export function render(
     '--namespace',
     opts.namespace ?? 'observatory',
     ...setArgs({ ...REQUIRED_VALUES, ...values }),
+    ...jsonArgs(opts.json ?? {}),
   ]);
   if (res.status !== 0) throw new Error(`helm template failed: ${res.stderr}`);
   return parseAllDocuments(res.stdout)

@@ -5,6 +5,9 @@
  * namespace: the Secrets generated, the topics made by the controller in the bundled Kafka, the
  * schema by the migration hook in the bundled PostgreSQL. `helm test` passes; an event sent the
  * way NOTES.txt says (its token command, a port-forward, its curl's headers) is found in search;
+ * no service is logged in as the database's owner, and search's role (the reader) may read the
+ * events and nothing else; postgres_exporter logs in as its own role, a member of pg_monitor only,
+ * and reads the server's statistics (`pg_up 1`, `pg_stat_database_*`);
  * a second rendering keeps every generated Secret (`lookup`); `helm uninstall` leaves only the two
  * claims and the kept store Secret. One install for the whole file.
  */
@@ -24,11 +27,11 @@ let ns: TestNamespace;
 let notes = '';
 const forwards: ChildProcess[] = [];
 
-/** `kubectl port-forward svc/<service> :8080` as NOTES says (a free local port): that port. */
-function portForward(service: string): Promise<number> {
+/** `kubectl port-forward svc/<service> :<port>` as NOTES says (a free local port): that port. */
+function portForward(service: string, port = 8080): Promise<number> {
   const child = spawn(
     kubectlPath(),
-    ['--kubeconfig', cluster.kubeconfig, '-n', ns.name, 'port-forward', `svc/${service}`, ':8080'],
+    ['--kubeconfig', cluster.kubeconfig, '-n', ns.name, 'port-forward', `svc/${service}`, `:${port}`],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   forwards.push(child);
@@ -43,6 +46,25 @@ function portForward(service: string): Promise<number> {
     });
     child.once('exit', (code) => fail(new Error(`port-forward to ${service} ended (${code})`)));
   });
+}
+
+/**
+ * One statement run in the bundled PostgreSQL as search's role, over TCP with its password (both
+ * from the server container's environment, which creates that role): `ok <output>`, or the error.
+ */
+async function asSearchRole(sql: string): Promise<string> {
+  const login =
+    'PGPASSWORD="$READER_PASSWORD" exec psql -X -qAt -v ON_ERROR_STOP=1 --host 127.0.0.1 --username "$READER_USER" --dbname "$POSTGRES_DB" --command "$0"';
+  return ns
+    .kubectl(['exec', `${RELEASE}-postgresql-0`, '--', 'sh', '-c', login, sql])
+    .then((out) => `ok ${out.trim()}`)
+    .catch((err: Error) => err.message);
+}
+
+/** One query run in the bundled PostgreSQL as its owner, over the server's socket: its output. */
+async function asOwner(sql: string): Promise<string> {
+  const login = 'exec psql -X -At --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" --command "$0"';
+  return (await ns.kubectl(['exec', `${RELEASE}-postgresql-0`, '--', 'sh', '-c', login, sql])).trim();
 }
 
 /** Names of the objects of every namespaced kind the release makes (defaults excluded). */
@@ -187,6 +209,60 @@ describe('the evaluation profile on the cluster', () => {
     const password = Buffer.from(await kube.kubectl(args), 'base64').toString('utf8');
     expect(password).toMatch(/^[A-Za-z0-9]{48}$/);
   });
+
+  it('logs no service in as the owner: consumer and jobs are the writer, search the reader', async () => {
+    const user = async (configMap: string) =>
+      (await kube.getJson<{ data: Record<string, string> }>(['configmap', configMap, '--namespace', ns.name]))
+        .data.DATABASE_USER;
+    expect(await user(`${RELEASE}-consumer`)).toBe('observatory_writer');
+    expect(await user(`${RELEASE}-jobs`)).toBe('observatory_writer');
+    expect(await user(`${RELEASE}-search`)).toBe('observatory_reader');
+    // Who is connected now (the owner over the socket, which is not a client of the release).
+    const sessions = await asOwner(
+      "SELECT DISTINCT usename FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+    );
+    expect(sessions.split('\n')).not.toContain('observatory');
+  });
+
+  it("gives search's role the events to read and nothing else: no write, no DDL, no partition function, no catalog secrets", async () => {
+    // sql-witness: tries, as the reader role, statements no store function issues, to check its grants.
+    expect(await asSearchRole('SELECT current_user')).toBe('ok observatory_reader');
+    // Row visibility: without a scope in its transaction the reader sees no event; with one, its rows.
+    expect(await asSearchRole('SELECT count(*) FROM events.cloud_event')).toBe('ok 0');
+    expect(
+      await asSearchRole(`SET observatory.scope = '{"all": true}'; SELECT count(*) >= 1 FROM events.cloud_event`),
+    ).toBe('ok t');
+    const refused = {
+      insert: 'INSERT INTO events.consumer_checkpoint DEFAULT VALUES',
+      update: "UPDATE events.cloud_event SET ce_type = 'x'",
+      delete: 'DELETE FROM events.cloud_event',
+      ddl: 'CREATE TABLE events.intruder (i int)',
+      publicDdl: 'CREATE TABLE public.intruder (i int)',
+      partition: "SELECT events.create_month_partition(date '2031-01-01')",
+      detach: "SELECT events.detach_month_partition('cloud_event_2031_01')",
+      catalog: 'SELECT count(*) FROM pg_authid',
+    };
+    for (const [what, sql] of Object.entries(refused))
+      expect(await asSearchRole(sql), what).toMatch(/permission denied/);
+  }, 60_000);
+
+  it('lets postgres_exporter in as its own pg_monitor role, reading the pg_stat_* views', async () => {
+    const role = await asOwner(
+      "SELECT rolsuper, pg_has_role(rolname, 'pg_monitor', 'member') FROM pg_roles WHERE rolname = 'observatory_monitor'",
+    );
+    expect(role).toBe('f|t');
+    // Its own scrape (through a port-forward: its policy admits only Prometheus): the connection
+    // is made per scrape, so the first may precede the role's creation by the server's postStart.
+    const exporter = await portForward(`${RELEASE}-postgres-exporter`, 9187);
+    const deadline = Date.now() + 60_000;
+    let metrics = '';
+    while (!/^pg_up 1$/m.test(metrics) && Date.now() < deadline) {
+      metrics = await (await fetch(`http://localhost:${exporter}/metrics`)).text();
+      if (!/^pg_up 1$/m.test(metrics)) await new Promise((r) => setTimeout(r, 2000));
+    }
+    expect(metrics).toMatch(/^pg_up 1$/m);
+    expect(metrics).toMatch(/^pg_stat_database_xact_commit\{[^}]*datname="observatory"/m);
+  }, 90_000);
 
   it('keeps every generated Secret when the release is rendered again (lookup)', async () => {
     const secret = async (name: string) =>

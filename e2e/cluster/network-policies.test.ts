@@ -7,7 +7,11 @@
  * the peers of `networkPolicies.allowFrom`), on `http` (and the consumer's `admin`) only; the
  * Prometheus pods of `monitoring.scrapeFrom.namespace` reach every `metrics` port and nothing else,
  * a pod labelled `prometheus` elsewhere no `metrics` port; jobs take nothing; a policed pod's
- * egress goes only to DNS and `networkPolicies.egressTo`.
+ * egress goes only to DNS and `networkPolicies.egressTo`. The bundled Kafka's and PostgreSQL's
+ * policies (stand-ins labelled `kafka` and `postgresql`, listening on 9092 and 5432) admit only
+ * the release's components that are their clients: no other pod of the release reaches Kafka.
+ * Those probes assert a steady state: each first waits until the enforcer has programmed its own
+ * pod (`settle`), so that a refusal seen is the policy's, not the moment before it applies.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -20,10 +24,14 @@ const suite = new ClusterSuite('netpol');
 const { cluster, podStack, kube } = suite;
 const RELEASE = 'np';
 const SERVERS = ['ingest', 'consumer', 'search', 'controller', 'jobs'] as const;
+/** The evaluation profile's servers (kafka.bundled, database.bundled) and their ports. */
+const BUNDLED = { kafka: 9092, postgresql: 5432 } as const;
 const OTHER_PORT = 9090; // a port of every stand-in named by no policy
 const METRICS_PORT = 9464; // named `metrics`: opened by the scrape policy alone
 const ADMIN_PORT = 8081; // named `admin`: opened by the consumer's policy alone
 const PROMETHEUS = { 'app.kubernetes.io/name': 'prometheus' };
+/** A stand-in no policy of the chart selects, names or admits to: the settling probes' canary. */
+const CANARY = 'canary';
 const instance = { 'app.kubernetes.io/instance': RELEASE };
 const pgPort = Number(new URL(podStack.databaseUrl).port);
 
@@ -32,14 +40,21 @@ let other: TestNamespace;
 const podIp = new Map<string, string>();
 
 /** The chart's NetworkPolicy objects for this namespace, as `helm template` renders them. */
-async function applyPolicies(allowFrom: unknown[]): Promise<void> {
+async function applyPolicies(allowFrom: unknown[], egressTo: unknown[] = []): Promise<void> {
   const { stdout } = await promisify(execFile)(suite.helm.bin, [
     'template',
     RELEASE,
     CHART,
     '--namespace',
     ns.name,
-    ...SERVERS.flatMap((c) => ['--show-only', `templates/${c}-networkpolicy.yaml`]),
+    ...[...SERVERS, ...Object.keys(BUNDLED)].flatMap((c) => [
+      '--show-only',
+      `templates/${c}-networkpolicy.yaml`,
+    ]),
+    '--set',
+    'kafka.bundled.enabled=true',
+    '--set',
+    'database.bundled.enabled=true',
     '--show-only',
     'templates/prometheus-scrape-networkpolicy.yaml',
     '--set',
@@ -53,7 +68,7 @@ async function applyPolicies(allowFrom: unknown[]): Promise<void> {
     ...['store', 'auth', 'admin', 'application'].flatMap((s) => ['--set-string', `secrets.${s}.name=x`]),
     // Egress of a policed pod: this machine only (where Kafka and PostgreSQL are in these tests).
     '--set-json',
-    `networkPolicies.egressTo=[{"ipBlock":{"cidr":"${podStack.host}/32"}}]`,
+    `networkPolicies.egressTo=${JSON.stringify([{ ipBlock: { cidr: `${podStack.host}/32` } }, ...egressTo])}`,
     '--set-json',
     `networkPolicies.allowFrom=${JSON.stringify(allowFrom)}`,
   ]);
@@ -77,7 +92,7 @@ function standIn(component: string) {
           command: [
             'node',
             '-e',
-            `for (const p of [8080, ${METRICS_PORT}, ${ADMIN_PORT}, ${OTHER_PORT}]) require('node:http').createServer((q, s) => s.end('${component}')).listen(p);`,
+            `for (const p of [8080, ${METRICS_PORT}, ${ADMIN_PORT}, ${OTHER_PORT}, ${BUNDLED.kafka}, ${BUNDLED.postgresql}]) require('node:http').createServer((q, s) => s.end('${component}')).listen(p);`,
           ],
           ports: [
             { name: 'http', containerPort: 8080 },
@@ -93,17 +108,48 @@ function standIn(component: string) {
 }
 
 type Outcome = 'open' | 'blocked';
+/** Label of the probe pods that wait for the enforcer (`settle`): the egress policy below selects them. */
+const SETTLE = { 'observatory.test/settle': 'true' };
+/** How long a settling probe waits for the enforcer to program its pod. */
+const SETTLE_MS = 60_000;
+
+/**
+ * A policy of the test's own, for the probe pods labelled SETTLE: egress anywhere but to `canary`.
+ * A new pod is unknown to kube-router until its next sync, and until then no egress rule of its
+ * own applies, so the canary answers it; once the canary refuses, a sync that knew the pod (its
+ * IP in every policy's sets, its own chain) is in force, and so is every policy applied before.
+ * Allowing all else keeps the pods' other connections as the policies under test decide them.
+ * The canary is a pod no chart policy names: kube-router lets a pod selected by a policy reach
+ * that policy's other pods on a port its ingress rule opens (ingest's `http` to an ingest probe).
+ */
+async function applySettlePolicy(canary: string): Promise<void> {
+  await ns.apply({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: 'test-settle' },
+    spec: {
+      podSelector: { matchLabels: SETTLE },
+      policyTypes: ['Egress'],
+      egress: [{ to: [{ ipBlock: { cidr: '0.0.0.0/0', except: [`${canary}/32`] } }] }],
+    },
+  });
+}
+
 /**
  * Runs a client pod that opens a TCP connection to each target (name -> host:port) and reports
  * `open` or `blocked`. A target counts as blocked only when 16 s of tries all fail, so a
  * policy that admits is never mistaken for one that refuses while the enforcer learns a new pod
- * or a changed policy (kube-router's ipsets took more than 6 s on a busy node).
+ * or a changed policy (kube-router's ipsets took more than 6 s on a busy node). With `settle`
+ * (host:port of the canary of applySettlePolicy), the pod first waits up to SETTLE_MS until the
+ * canary refuses it, and fails if it never does: only then are the targets tried, so an `open`
+ * is never the moment before the enforcer applies a refusal either.
  */
 async function probe(
   where: TestNamespace,
   name: string,
   labels: Record<string, string>,
   targets: Record<string, string>,
+  settle?: string,
 ): Promise<Record<string, Outcome>> {
   const script = `
     const net = require('node:net');
@@ -113,24 +159,45 @@ async function probe(
       s.on('timeout', () => { s.destroy(); done(false); });
       s.on('error', () => done(false));
     });
+    const pause = () => new Promise((r) => setTimeout(r, 500));
+    const settled = async (address) => {
+      if (!address) return true;
+      const [host, port] = address.split(':');
+      const deadline = Date.now() + ${SETTLE_MS};
+      do {
+        if (!(await once(host, Number(port)))) return true;
+        await pause();
+      } while (Date.now() < deadline);
+      return false;
+    };
     const targets = JSON.parse(process.env.TARGETS);
-    Promise.all(Object.entries(targets).map(async ([name, address]) => {
+    settled(process.env.SETTLE).then((ok) => ok ? Promise.all(Object.entries(targets).map(async ([name, address]) => {
       const [host, port] = address.split(':');
       const deadline = Date.now() + 16000;
       do {
         if (await once(host, Number(port))) return [name, 'open'];
-        await new Promise((r) => setTimeout(r, 500));
+        await pause();
       } while (Date.now() < deadline);
       return [name, 'blocked'];
-    })).then((r) => console.log(JSON.stringify(Object.fromEntries(r))));`;
-  const { phase, logs } = await where.runPod(name, {
-    image: cluster.images.ingest,
-    command: ['node', '-e', script],
-    env: { TARGETS: JSON.stringify(targets) },
-    labels,
-  });
+    })).then((r) => console.log(JSON.stringify(Object.fromEntries(r)))) : console.log('unsettled'));`;
+  const { phase, logs } = await where.runPod(
+    name,
+    {
+      image: cluster.images.ingest,
+      command: ['node', '-e', script],
+      env: { TARGETS: JSON.stringify(targets), SETTLE: settle ?? '' },
+      labels: settle ? { ...labels, ...SETTLE } : labels,
+    },
+    settle ? 90_000 + SETTLE_MS : undefined,
+  );
   expect(phase, logs).toBe('Succeeded');
-  return JSON.parse(logs.trim().split('\n').at(-1) ?? '{}') as Record<string, Outcome>;
+  const last = logs.trim().split('\n').at(-1) ?? '{}';
+  if (last === 'unsettled') {
+    throw new Error(
+      `${name}: the canary ${settle} still answered after ${SETTLE_MS / 1000} s: the NetworkPolicy enforcer never programmed this pod`,
+    );
+  }
+  return JSON.parse(last) as Record<string, Outcome>;
 }
 
 const at = (component: string, port = 8080) => `${podIp.get(component)}:${port}`;
@@ -138,7 +205,7 @@ const at = (component: string, port = 8080) => `${podIp.get(component)}:${port}`
 beforeAll(async () => {
   [ns, other] = await suite.namespaces('netpol', 'netpol-other');
   await applyPolicies([]);
-  await ns.apply(...SERVERS.map(standIn));
+  await ns.apply(...[...SERVERS, ...Object.keys(BUNDLED), CANARY].map(standIn));
   await ns.kubectl(['wait', '--for=condition=Ready', 'pods', '--all', '--timeout=90s'], {
     timeoutMs: 100_000,
   });
@@ -269,4 +336,56 @@ describe('the chart NetworkPolicies, enforced', () => {
     );
     expect(seen).toEqual({ search: 'open', jobs: 'blocked' });
   });
+
+  it('admit to the bundled Kafka only ingest, consumer and controller, to PostgreSQL only its clients', async () => {
+    // The release's pods may connect to the two servers (egressTo narrowed to them, as an operator
+    // would): what is refused below is refused by the servers' own policies.
+    await applyPolicies(
+      [],
+      [
+        { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'kafka' } } },
+        { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'postgresql' } } },
+      ],
+    );
+    await applySettlePolicy(podIp.get(CANARY) ?? '');
+    const bundled = {
+      kafka: at('kafka', BUNDLED.kafka),
+      postgresql: at('postgresql', BUNDLED.postgresql),
+    };
+    const clients = [
+      'ingest',
+      'consumer',
+      'controller',
+      'search',
+      'jobs',
+      'migration',
+      'postgres-exporter',
+      'test',
+    ];
+    const [stranger, ...seen] = await Promise.all([
+      // Another release's consumer is not this release's.
+      probe(
+        ns,
+        'stranger-consumer',
+        { 'app.kubernetes.io/name': 'consumer', 'app.kubernetes.io/instance': 'another-release' },
+        bundled,
+        at(CANARY),
+      ),
+      ...clients.map((c) =>
+        probe(ns, `${c}-to-bundled`, { 'app.kubernetes.io/name': c, ...instance }, bundled, at(CANARY)),
+      ),
+    ]);
+    expect(Object.fromEntries(clients.map((c, i) => [c, seen[i]]))).toEqual({
+      ingest: { kafka: 'open', postgresql: 'blocked' },
+      consumer: { kafka: 'open', postgresql: 'open' },
+      controller: { kafka: 'open', postgresql: 'blocked' },
+      search: { kafka: 'blocked', postgresql: 'open' },
+      jobs: { kafka: 'blocked', postgresql: 'open' },
+      migration: { kafka: 'blocked', postgresql: 'open' },
+      'postgres-exporter': { kafka: 'blocked', postgresql: 'open' },
+      // The helm test pod: neither.
+      test: { kafka: 'blocked', postgresql: 'blocked' },
+    });
+    expect(stranger).toEqual({ kafka: 'blocked', postgresql: 'blocked' });
+  }, 240_000);
 });

@@ -37,6 +37,8 @@ export class BundledKafka {
       component: 'kafka',
       valuesKey: 'kafka.bundled',
       condition: KAFKA_BUNDLED,
+      // The migration and the jobs use only PostgreSQL; search neither.
+      clients: ['ingest', 'consumer', 'controller'],
       uid: 1000,
       port: KAFKA_PORT,
       dataPath: '/var/lib/kafka/data',

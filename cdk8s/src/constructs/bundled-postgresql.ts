@@ -1,40 +1,47 @@
 /**
  * `database.bundled`: a PostgreSQL for evaluation and CI, configured through the official postgres
- * image's variables. On its first start it creates the database, the owner (`database.user`, its
- * password from the store Secret) and, when `database.writer.user` / `database.reader.user` are
- * set, those login roles (packages/store DESIGN: the migration then grants them their rights).
+ * image's variables. On its first start it creates the database and the owner (`database.user`, its
+ * password from the store Secret); at every start the writer and reader login roles, made when
+ * missing and their passwords set (`database.writer.user` / `database.reader.user`, by default
+ * observatory_writer and observatory_reader, their passwords generated in the store Secret):
+ * packages/store DESIGN, the migration then grants them their rights.
  */
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import type { Construct } from 'constructs';
-import { DATABASE_BUNDLED, POSTGRES_EXPORTER_ON, POSTGRES_PORT, secretName } from '../bundled.js';
+import { DATABASE_BUNDLED, POSTGRES_EXPORTER_ON, POSTGRES_PORT, roleUser, secretName } from '../bundled.js';
 import { databasePassword } from '../credentials.js';
 import { onlyIf, releaseName, scalar, value } from '../helm.js';
 import { BundledStateful } from './bundled-stateful.js';
 import { metadata } from './common.js';
 
-/** Sourced by the image's entrypoint after the database exists (psql variables quote the names). */
-const ROLES_SCRIPT = `# The writer and reader login roles (packages/store DESIGN.md), when the chart names them.
-create_role() {
+/**
+ * Run at every start of the server (postStart), so a volume made by an older release, or kept by
+ * helm uninstall, gets the roles this release names, with the passwords of their Secrets (a role
+ * the migration made without one, bundled.ts' waitForDatabase, gets it here). psql variables
+ * quote the names.
+ */
+const ROLES_SCRIPT = `# The writer and reader login roles (packages/store DESIGN.md) and postgres_exporter's.
+ensure_role() {
   [ -n "$1" ] || return 0
-  echo "postgres: creating the login role $1"
-  psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" \\
+  psql -v ON_ERROR_STOP=1 --quiet --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" \\
     --set=name="$1" --set=password="$2" <<'SQL'
-CREATE ROLE :"name" LOGIN PASSWORD :'password';
+SELECT format(CASE WHEN EXISTS (SELECT FROM pg_roles WHERE rolname = :'name')
+  THEN 'ALTER ROLE %I LOGIN PASSWORD %L' ELSE 'CREATE ROLE %I LOGIN PASSWORD %L' END, :'name', :'password') \\gexec
 SQL
 }
-create_role "\${WRITER_USER:-}" "\${WRITER_PASSWORD:-}"
-create_role "\${READER_USER:-}" "\${READER_PASSWORD:-}"
+ensure_role "\${WRITER_USER:-}" "\${WRITER_PASSWORD:-}"
+ensure_role "\${READER_USER:-}" "\${READER_PASSWORD:-}"
 # postgres_exporter's role (monitoring.postgresExporter): pg_monitor and nothing else.
-create_role "\${MONITOR_USER:-}" "\${MONITOR_PASSWORD:-}"
+ensure_role "\${MONITOR_USER:-}" "\${MONITOR_PASSWORD:-}"
 if [ -n "\${MONITOR_USER:-}" ]; then
-  psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" --set=name="$MONITOR_USER" <<'SQL'
+  psql -v ON_ERROR_STOP=1 --quiet --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" --set=name="$MONITOR_USER" <<'SQL'
 GRANT pg_monitor TO :"name";
 SQL
 fi
 `;
 
-const INIT_DIR = '/docker-entrypoint-initdb.d';
+const SCRIPT_DIR = '/etc/observatory/postgresql';
 
 /** A role's password variable, from the Secret the chart's pods of that role read. */
 function rolePassword(role: 'owner' | 'writer' | 'reader', name: string): k8s.EnvVar {
@@ -43,11 +50,11 @@ function rolePassword(role: 'owner' | 'writer' | 'reader', name: string): k8s.En
 
 export class BundledPostgresql {
   constructor(scope: Construct) {
-    const init = new k8s.KubeConfigMap(scope, 'postgresql-configmap', {
+    const roles = new k8s.KubeConfigMap(scope, 'postgresql-configmap', {
       metadata: metadata('postgresql'),
       data: { 'roles.sh': ROLES_SCRIPT },
     });
-    onlyIf(init, DATABASE_BUNDLED);
+    onlyIf(roles, DATABASE_BUNDLED);
     const ready = {
       exec: {
         command: [
@@ -61,6 +68,10 @@ export class BundledPostgresql {
       component: 'postgresql',
       valuesKey: 'database.bundled',
       condition: DATABASE_BUNDLED,
+      // The owner (migration), the writer (consumer, jobs), the reader (search), pg_monitor.
+      clients: ['migration', 'consumer', 'jobs', 'search', 'postgres-exporter'],
+      // Its read-only URL for status.flow.lastStoredAt, when given.
+      clientsWhen: { controller: '(ne .Values.controller.storeUrlSecret.name "")' },
       uid: 999,
       port: POSTGRES_PORT,
       dataPath: '/var/lib/postgresql/data',
@@ -74,9 +85,9 @@ export class BundledPostgresql {
         },
         { name: 'POSTGRES_DB', value: value('database.bundled.database') },
         rolePassword('owner', 'POSTGRES_PASSWORD'),
-        { name: 'WRITER_USER', value: value('database.writer.user') },
+        { name: 'WRITER_USER', value: scalar(`{{ ${roleUser('writer')} | toJson }}`) },
         rolePassword('writer', 'WRITER_PASSWORD'),
-        { name: 'READER_USER', value: value('database.reader.user') },
+        { name: 'READER_USER', value: scalar(`{{ ${roleUser('reader')} | toJson }}`) },
         rolePassword('reader', 'READER_PASSWORD'),
         {
           name: 'MONITOR_USER',
@@ -98,8 +109,15 @@ export class BundledPostgresql {
           },
         },
       ],
-      volumes: [{ name: 'init', configMap: { name: releaseName('postgresql') } }],
-      volumeMounts: [{ name: 'init', mountPath: INIT_DIR, readOnly: true }],
+      volumes: [{ name: 'roles', configMap: { name: releaseName('postgresql') } }],
+      volumeMounts: [{ name: 'roles', mountPath: SCRIPT_DIR, readOnly: true }],
+      // Once the server listens on TCP (after initdb's socket-only first run), as its own user over
+      // the socket; the container is Ready only after this.
+      postStart: [
+        'sh',
+        '-c',
+        `until pg_isready --quiet --host 127.0.0.1 --port ${POSTGRES_PORT} --username "$POSTGRES_USER"; do sleep 1; done; exec sh ${SCRIPT_DIR}/roles.sh`,
+      ],
       readinessProbe: { ...ready, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 3 },
       livenessProbe: {
         ...ready,

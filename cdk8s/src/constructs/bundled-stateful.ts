@@ -1,15 +1,17 @@
 /**
  * A single-replica StatefulSet of the evaluation profile (bundled.ts) with its PersistentVolumeClaim
  * (kept by `helm uninstall`: the StatefulSet's default claim retention), its Service, and a
- * NetworkPolicy that admits only the release's own pods. Non-root (the image's user), read-only root
+ * NetworkPolicy that admits only the release's pods that are its clients (and the operator's
+ * `<valuesKey>.allowFrom`), and lets it connect to DNS and itself only. Non-root (the image's user), read-only root
  * filesystem; writable folders are emptyDirs. Scheduling, pull secrets, priority class and security
  * contexts come from values as for every pod (podBlocks).
  */
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
-import { blocks, onlyIf, releaseName, scalar, text } from '../helm.js';
+import { blocks, onlyIf, releaseName, scalar, spreadAt, text } from '../helm.js';
 import { image, labels, metadata, podBlocks, selector } from './common.js';
+import { DNS_EGRESS } from './network-policies.js';
 
 export interface BundledStatefulProps {
   /** Component name (`kafka`, `postgresql`): object names and labels. */
@@ -18,6 +20,10 @@ export interface BundledStatefulProps {
   valuesKey: string;
   /** Helm condition that renders it. */
   condition: string;
+  /** The release's components (`app.kubernetes.io/name`) its NetworkPolicy admits. */
+  clients: string[];
+  /** Components admitted too while a Helm condition holds. */
+  clientsWhen?: Record<string, string>;
   /** The image's user (and group). */
   uid: number;
   port: number;
@@ -27,6 +33,8 @@ export interface BundledStatefulProps {
   env: k8s.EnvVar[];
   readinessProbe: k8s.Probe;
   livenessProbe: k8s.Probe;
+  /** A command run once the container has started (its Ready waits for it). */
+  postStart?: string[];
   /** Extra volumes and mounts (init scripts). */
   volumes?: k8s.Volume[];
   volumeMounts?: k8s.VolumeMount[];
@@ -65,6 +73,9 @@ export class BundledStateful extends Construct {
                 env: props.env,
                 readinessProbe: props.readinessProbe,
                 livenessProbe: props.livenessProbe,
+                ...(props.postStart
+                  ? { lifecycle: { postStart: { exec: { command: props.postStart } } } }
+                  : {}),
                 volumeMounts: [
                   { name: 'data', mountPath: props.dataPath },
                   ...scratch.map(({ name, path }) => ({ name, mountPath: path })),
@@ -107,21 +118,39 @@ export class BundledStateful extends Construct {
         ports: [{ name: component, port, targetPort: k8s.IntOrString.fromString(component) }],
       },
     });
+    const ownPort = [{ protocol: 'TCP', port: k8s.IntOrString.fromNumber(port) }];
     const policy = new k8s.KubeNetworkPolicy(this, `${component}-networkpolicy`, {
       metadata: metadata(component),
       spec: {
         podSelector: { matchLabels: selector(component) },
-        policyTypes: ['Ingress'],
+        policyTypes: ['Ingress', 'Egress'],
         ingress: [
           {
             from: [
-              { podSelector: { matchLabels: { 'app.kubernetes.io/instance': text('{{ .Release.Name }}') } } },
+              {
+                podSelector: {
+                  matchLabels: { 'app.kubernetes.io/instance': text('{{ .Release.Name }}') },
+                  matchExpressions: [
+                    { key: 'app.kubernetes.io/name', operator: 'In', values: props.clients },
+                  ],
+                },
+              },
             ],
-            ports: [{ protocol: 'TCP', port: k8s.IntOrString.fromNumber(port) }],
+            ports: ownPort,
           },
         ],
+        // Nothing outside (no cloud metadata): DNS, and itself through its Service (a broker
+        // reaches its advertised address).
+        egress: [DNS_EGRESS, { to: [{ podSelector: { matchLabels: selector(component) } }], ports: ownPort }],
       },
     });
+    for (const [client, condition] of Object.entries(props.clientsWhen ?? {}))
+      spreadAt(
+        policy,
+        '/spec/ingress/0/from/0/podSelector/matchExpressions/0/values',
+        `(ternary (list "${client}") (list) ${condition})`,
+      );
+    spreadAt(policy, '/spec/ingress/0/from', `.Values.${valuesKey}.allowFrom`);
     onlyIf(this, props.condition);
     onlyIf(policy, `and ${props.condition} .Values.networkPolicies.enabled`);
   }

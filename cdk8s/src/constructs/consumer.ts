@@ -1,7 +1,7 @@
 /** The consumer: Kafka -> PostgreSQL; its listeners: health (`http`), the admin API (`admin`), /metrics (`metrics`). */
 import { Construct } from 'constructs';
 import { adminAuthSettings, keyEnv } from '../auth.js';
-import { consumerMigratesOnBoot, kafkaBootstrap } from '../bundled.js';
+import { kafkaBootstrap } from '../bundled.js';
 import { databasePassword, databaseSettings, kafkaSecuritySettings } from '../credentials.js';
 import { value } from '../helm.js';
 import { CONSUMER_KEDA_ENABLED, consumerScaledObject } from './consumer-keda.js';
@@ -19,9 +19,8 @@ export class Consumer extends Construct {
         BROKER_GROUP_ID: value('kafka.groupId'),
         ...kafkaSecuritySettings(),
         ...databaseSettings('writer'),
-        // The migration Job applies the schema once per install or upgrade (README: "Migrations");
-        // on the first install of a bundled PostgreSQL the consumer does too (bundled.ts).
-        CONSUMER_MIGRATE_ON_BOOT: consumerMigratesOnBoot(),
+        // The migration Job applies the schema once per install or upgrade (README: "Migrations").
+        CONSUMER_MIGRATE_ON_BOOT: 'false',
         ...adminAuthSettings(),
       },
       secretEnv: [databasePassword('writer'), keyEnv('ADMIN_AUTH', 'admin')],

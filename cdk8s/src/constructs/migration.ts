@@ -9,9 +9,9 @@
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
-import { migrationHook, waitForDatabase } from '../bundled.js';
+import { migrationHook, roleUser, waitForDatabase } from '../bundled.js';
 import { credentialVolumes, databasePassword, databaseSettings } from '../credentials.js';
-import { blocks, value } from '../helm.js';
+import { blocks, scalar, value } from '../helm.js';
 import { extraEnvItems, image, labels, metadata, podBlocks, podDefaults, tmpMount } from './common.js';
 
 export class Migration extends Construct {
@@ -45,8 +45,8 @@ export class Migration extends Construct {
                   ...Object.entries({
                     ...databaseSettings('owner'),
                     // The migrations grant to these roles (unset: a one-role install, no grants).
-                    DATABASE_WRITER_ROLE: value('database.writer.user'),
-                    DATABASE_READER_ROLE: value('database.reader.user'),
+                    DATABASE_WRITER_ROLE: scalar(`{{ ${roleUser('writer')} | toJson }}`),
+                    DATABASE_READER_ROLE: scalar(`{{ ${roleUser('reader')} | toJson }}`),
                   }).map(([name, v]) => ({ name, value: v })),
                   databasePassword('owner'),
                 ],

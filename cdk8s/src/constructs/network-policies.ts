@@ -1,11 +1,14 @@
 /**
  * NetworkPolicies: only what must talk talks. Ingest takes the producers' requests from anywhere
  * (authenticated; the Ingress controller is in another namespace). The consumer's probes and admin
- * API, the search UI (no login) and the controller take connections only from the release's own
- * pods and from the peers an operator lists (`networkPolicies.allowFrom`: an admin's namespace).
- * No policy here opens a `metrics` port: Prometheus is admitted to those alone, by the scrape
- * policy (scrape-policies.ts). The migration and the jobs take none. Egress: DNS, and
- * `networkPolicies.egressTo` (Kafka, PostgreSQL, the API server, the collector).
+ * API, the search UI and the controller take connections only from the release's own
+ * pods and from the peers an operator lists (`networkPolicies.allowFrom` for all three: an
+ * admin's namespace; `<component>.allowFrom` for one: the teams that read search). No policy here
+ * opens a `metrics` port: Prometheus is admitted to those alone, by the scrape policy
+ * (scrape-policies.ts). The migration and the jobs take none. Egress: DNS, and
+ * `networkPolicies.egressTo` (Kafka, PostgreSQL, the API server, the collector; by default
+ * anywhere but the link-local range of the cloud metadata services). The bundled Kafka's and
+ * PostgreSQL's policies are bundled-stateful.ts'.
  */
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
@@ -14,6 +17,14 @@ import { blocks, onlyIf, text } from '../helm.js';
 import { metadata } from './common.js';
 
 const port = (name: string) => ({ protocol: 'TCP', port: k8s.IntOrString.fromString(name) });
+
+/** Egress to the cluster's DNS, which every policed pod keeps. */
+export const DNS_EGRESS: k8s.NetworkPolicyEgressRule = {
+  ports: [
+    { protocol: 'UDP', port: k8s.IntOrString.fromNumber(53) },
+    { protocol: 'TCP', port: k8s.IntOrString.fromNumber(53) },
+  ],
+};
 const http = [port('http')];
 const instance = { 'app.kubernetes.io/instance': text('{{ .Release.Name }}') };
 
@@ -30,23 +41,14 @@ export class NetworkPolicies extends Construct {
             podSelector: { matchLabels: { 'app.kubernetes.io/name': component, ...instance } },
             policyTypes: ['Ingress', 'Egress'],
             ingress,
-            egress: [
-              {
-                ports: [
-                  { protocol: 'UDP', port: k8s.IntOrString.fromNumber(53) },
-                  { protocol: 'TCP', port: k8s.IntOrString.fromNumber(53) },
-                ],
-              },
-              { to: [] },
-            ],
+            egress: [DNS_EGRESS, { to: [] }],
           },
         }),
         {
           '/spec/egress/1/to': '.Values.networkPolicies.egressTo',
           ...(internal
             ? {
-                '/spec/ingress/0/from':
-                  '(prepend .Values.networkPolicies.allowFrom (dict "podSelector" (dict "matchLabels" (dict "app.kubernetes.io/instance" .Release.Name))))',
+                '/spec/ingress/0/from': `(concat (list (dict "podSelector" (dict "matchLabels" (dict "app.kubernetes.io/instance" .Release.Name)))) .Values.networkPolicies.allowFrom .Values.${component}.allowFrom)`,
               }
             : {}),
         },

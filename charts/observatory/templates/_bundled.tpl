@@ -11,7 +11,17 @@
 {{- else }}{{ .Values.database.url }}{{ end }}
 {{- end }}
 
-{{/* The migration's wait for the bundled PostgreSQL (pg_isready of its image); bounded by the Job's deadline. */}}
+{{/* The user of database.<role> (args: Values, role): its own, else observatory_<role> with the bundled PostgreSQL. */}}
+{{- define "observatory.roleUser" -}}
+{{- (index .Values.database .role).user | default (ternary (printf "observatory_%s" .role) "" .Values.database.bundled.enabled) }}
+{{- end }}
+
+{{/*
+The migration's wait for the bundled PostgreSQL (pg_isready of its image; bounded by the Job's
+deadline), then the writer and reader roles made when missing, as the owner: a server made by an
+older release has none yet at pre-upgrade, and the migration's grants need them. The server sets
+their passwords at its next start (roles.sh).
+*/}}
 {{- define "observatory.waitForDatabase" -}}
 {{- if .Values.database.bundled.enabled }}
 {{- $i := .Values.database.bundled.image }}
@@ -19,7 +29,25 @@
   image: {{ printf "%s/%s:%s" $i.registry $i.repository $i.tag | toJson }}
   imagePullPolicy: {{ $i.pullPolicy | default .Values.image.pullPolicy | toJson }}
   # A user name given: the pod's uid has no entry in that image, and pg_isready would not try.
-  command: [sh, -c, 'until pg_isready --quiet --timeout 2 --username probe --host "$0" --port 5432; do sleep 2; done', {{ printf "%s-postgresql" .Release.Name | toJson }}]
+  command:
+    - sh
+    - -c
+    - |
+      until pg_isready --quiet --timeout 2 --username probe; do sleep 2; done
+      for name in "$WRITER_USER" "$READER_USER"; do
+        psql -X -v ON_ERROR_STOP=1 --quiet --set=name="$name" <<'SQL' || exit 1
+      SELECT format('CREATE ROLE %I LOGIN', :'name') WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'name') \gexec
+      SQL
+      done
+  env:
+    - { name: PGHOST, value: {{ printf "%s-postgresql" .Release.Name | toJson }} }
+    - { name: PGPORT, value: "5432" }
+    - { name: PGUSER, value: {{ (.Values.database.user | default "observatory") | toJson }} }
+    - { name: PGDATABASE, value: {{ .Values.database.bundled.database | toJson }} }
+    - name: PGPASSWORD
+      valueFrom: { secretKeyRef: { name: {{ (include "observatory.secretName" (dict "root" . "which" "store")) | toJson }}, key: {{ .Values.secrets.store.key | toJson }} } }
+    - { name: WRITER_USER, value: {{ (include "observatory.roleUser" (dict "Values" .Values "role" "writer")) | toJson }} }
+    - { name: READER_USER, value: {{ (include "observatory.roleUser" (dict "Values" .Values "role" "reader")) | toJson }} }
   resources: { requests: { cpu: 10m, memory: 16Mi }, limits: { memory: 64Mi } }
   securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: [ALL] } }
 {{- end }}
