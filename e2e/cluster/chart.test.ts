@@ -291,19 +291,7 @@ describe('the chart on the cluster', () => {
       headers: { host: `${RELEASE}-search` },
     });
     expect(anonymous.status, 'search refuses a reader without login').not.toBe(200);
-    const token = (
-      await kube.kubectl([
-        'create',
-        'token',
-        `${RELEASE}-ingest`,
-        '--namespace',
-        ns.name,
-        '--audience',
-        'observatory-search',
-        '--duration',
-        '10m',
-      ])
-    ).trim();
+    const token = await ns.serviceAccountToken(`${RELEASE}-ingest`, 'observatory-search');
     const page = await httpRequest(search, `/events?subject=${subject}`, {
       headers: { host: `${RELEASE}-search`, authorization: `Bearer ${token}` },
     });

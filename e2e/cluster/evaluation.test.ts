@@ -173,19 +173,7 @@ describe('the evaluation profile on the cluster', () => {
     // Search's local login is on: a reader without it is refused; a service-account token reads.
     const anonymous = await fetch(`http://localhost:${search}/events`, { redirect: 'manual' });
     expect(anonymous.status).not.toBe(200);
-    const reader = (
-      await kube.kubectl([
-        'create',
-        'token',
-        `${RELEASE}-ingest`,
-        '--namespace',
-        ns.name,
-        '--audience',
-        'observatory-search',
-        '--duration',
-        '10m',
-      ])
-    ).trim();
+    const reader = await ns.serviceAccountToken(`${RELEASE}-ingest`, 'observatory-search');
     const deadline = Date.now() + 60_000;
     let page = '';
     while (!page.includes('href="/events/') && Date.now() < deadline) {

@@ -85,6 +85,13 @@ export class TestNamespace {
     });
   }
 
+  /** A token of one of the namespace's service accounts for `audience`, valid 10 minutes (`kubectl create token`). */
+  async serviceAccountToken(serviceAccount: string, audience: string): Promise<string> {
+    return (
+      await this.kubectl(['create', 'token', serviceAccount, '--audience', audience, '--duration', '10m'])
+    ).trim();
+  }
+
   /** `kubectl wait --for=<condition> <resource>`. */
   async waitFor(resource: string, condition: string, timeoutMs = 120_000): Promise<void> {
     await this.kubectl(['wait', `--for=${condition}`, resource, `--timeout=${timeoutMs / 1000}s`], {
