@@ -8,7 +8,9 @@ import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { installShutdown, serveApp, serveMetrics } from '@event-observatory/service-kit/server';
 import { startTracing } from '@event-observatory/service-kit/tracing';
 import { bypassesRowSecurity, databaseUrlFromEnv } from '@event-observatory/store';
+import { bearerSettingsFromEnv, createBearerTokens } from './auth/bearer.js';
 import { authenticatorFor } from './auth/index.js';
+import { trustedProxiesFromEnv } from './auth/proxy.js';
 import { readAuthConfig, readSearchConfig } from './config.js';
 import { createSearchService } from './service.js';
 import { loadVisibility, VisibilityError } from './visibility.js';
@@ -22,6 +24,12 @@ runMain(async () => {
   const tracing = startTracing({ service: 'search', version: config.version, env: process.env });
   const logger = createLogger({ service: 'search', version: config.version, level: config.logLevel });
   const { registry } = createMetrics({ service: 'search', version: config.version });
+  // Bearer tokens in every mode but off; their key sets are fetched before the listener opens.
+  const bearer =
+    auth.mode === 'off'
+      ? undefined
+      : createBearerTokens(bearerSettingsFromEnv(process.env), { registry, logger });
+  await bearer?.start();
   const service = createSearchService({
     config,
     databaseUrl,
@@ -31,6 +39,8 @@ runMain(async () => {
     authenticate: authenticatorFor(auth, {
       logger,
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
+      ...(auth.mode === 'proxy' ? { trustedProxies: trustedProxiesFromEnv(process.env) } : {}),
+      ...(bearer ? { bearer } : {}),
     }),
   });
   // Rules PostgreSQL would not enforce are worse than none: refuse them (packages/store README).
@@ -60,6 +70,7 @@ runMain(async () => {
         },
       },
       { name: 'read pool', run: () => service.close() },
+      { name: 'key sets', run: async () => bearer?.close() },
       { name: 'metrics listener', run: () => metrics.close() },
       { name: 'telemetry', run: () => tracing.shutdown() },
     ],
