@@ -1,6 +1,7 @@
 /**
- * Wiring only: configuration (with the login mode) -> telemetry -> service -> listener and metrics listener -> shutdown
- * (live tails, then listener, then pool, then the metrics listener, then telemetry).
+ * Wiring only: configuration (and the login mode) -> telemetry -> service -> listener and metrics
+ * listener -> shutdown (live tails, then listener, then pool, then the metrics listener, then
+ * telemetry).
  */
 import { readListenerTimeouts, runMain } from '@event-observatory/service-kit/config';
 import { createLogger } from '@event-observatory/service-kit/logger';

@@ -16,56 +16,10 @@ import { sessionStore } from '../src/auth/session.js';
 import { readAuthConfig } from '../src/config.js';
 import type { Viewer } from '../src/viewer.js';
 import { type Harness, startHarness } from './harness.js';
+import { Client, csrfOf, form, HTML } from './login-client.js';
 import { startOidcHarness } from './oidc-harness.js';
 
 const SESSION_SECRET = 'login-test-session-secret-0123456789';
-const HTML = { accept: 'text/html,application/xhtml+xml' };
-
-/** A browser's cookie handling, enough for one host: cookies by name, redirects followed by hand. */
-class Client {
-  readonly jar = new Map<string, string>();
-
-  async send(url: string, init: RequestInit = {}): Promise<Response> {
-    const headers = new Headers(init.headers);
-    headers.set('accept', headers.get('accept') ?? HTML.accept);
-    if (this.jar.size > 0) headers.set('cookie', [...this.jar].map(([k, v]) => `${k}=${v}`).join('; '));
-    const res = await fetch(url, { ...init, headers, redirect: 'manual' });
-    for (const line of res.headers.getSetCookie()) {
-      const [pair = '', ...attrs] = line.split(';');
-      const eq = pair.indexOf('=');
-      const name = pair.slice(0, eq).trim();
-      const expired = attrs.some((a) => /^\s*max-age=0\s*$/i.test(a) || /expires=Thu, 01 Jan 1970/i.test(a));
-      if (expired || pair.slice(eq + 1) === '') this.jar.delete(name);
-      else this.jar.set(name, pair.slice(eq + 1));
-    }
-    return res;
-  }
-
-  /** Follows redirects as a browser does (a 303 turns into a GET); the last answer and its URL. */
-  async follow(url: string, init: RequestInit = {}): Promise<{ res: Response; url: string }> {
-    let res = await this.send(url, init);
-    for (let hops = 0; hops < 10 && res.status >= 300 && res.status < 400; hops++) {
-      url = new URL(res.headers.get('location')!, url).href;
-      res = await this.send(url, res.status === 303 || res.status === 302 ? {} : init);
-    }
-    return { res, url };
-  }
-}
-
-function form(fields: Record<string, string>, origin: string): RequestInit {
-  return {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
-    body: new URLSearchParams(fields),
-  };
-}
-
-function csrfOf(html: string): string {
-  const token = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
-  if (token === undefined) throw new Error('the page has no form token');
-  return token;
-}
-
 /** A session cookie sealed by the service's own code, as of `now` (to make expired ones). */
 async function sealedCookie(secret: string, viewer: Viewer, now = Date.now): Promise<string> {
   const store = sessionStore({ secret, maxAgeMs: 3_600_000 }, undefined, now);

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import type { Viewer } from '../viewer.js';
-import { MAX_COOKIE_BYTES, returnPath, SessionTooLargeError, sessionStore } from './session.js';
+import { MAX_COOKIE_BYTES, returnPath, type Session, SessionTooLargeError, sessionStore } from './session.js';
 
 const CONFIG = { secret: 'session-unit-test-secret-0123456789ab', maxAgeMs: 3_600_000 };
 const VIEWER: Viewer = { subject: 's-1', display: 'Sam', groups: ['team-a'], via: 'oidc' };
@@ -20,7 +20,7 @@ async function roundTrip(viewer: Viewer, publicUrl?: string) {
   const read = await app.request('/read', {
     headers: { cookie: setCookie.slice(0, setCookie.indexOf(';')) },
   });
-  return { setCookie, session: await read.json() };
+  return { setCookie, session: (await read.json()) as Session };
 }
 
 describe('session cookie', () => {
