@@ -250,6 +250,16 @@ async function searchReadUrl(readerUrl: string): Promise<string> {
  * The devstack's OpenID provider with search as its web client, and the search service's login
  * settings for it (mode `oidc`; the client secret in a file, as a mounted Secret would be).
  */
+/** Who sees what under `make dev` (README, "A quick tour"): each provider user a team's share. */
+const DEV_VISIBILITY = `# Written by make dev (scripts/dev.ts); the search README, "Visibility", has the format.
+- groups: [admin]
+  see: { all: true }
+- groups: [team-a]
+  see: { sourcePrefixes: [/sensors/] }
+- groups: [team-b]
+  see: { sourcePrefixes: [/plant/] }
+`;
+
 async function searchLogin(): Promise<Record<string, string>> {
   const searchUrl = `http://127.0.0.1:${ports.search}`;
   identityProvider = await startOidcIssuer({
@@ -264,7 +274,10 @@ async function searchLogin(): Promise<Record<string, string>> {
   });
   const clientSecretFile = join(devDir, 'search-oidc-client-secret');
   writeFileSync(clientSecretFile, OIDC_CLIENT_SECRET, { mode: 0o600 });
+  const visibilityFile = join(devDir, 'search-visibility.yaml');
+  writeFileSync(visibilityFile, DEV_VISIBILITY);
   return {
+    SEARCH_VISIBILITY_FILE: visibilityFile,
     SEARCH_AUTH_MODE: 'oidc',
     SEARCH_PUBLIC_URL: searchUrl,
     SEARCH_SESSION_SECRET: randomDevSecret(),

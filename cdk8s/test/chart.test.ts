@@ -381,7 +381,7 @@ describe('search visibility rules', () => {
     };
     const objects = render(rules);
     const file = named(objects, 'ConfigMap', 'obs-search-visibility').data?.['rules.yaml'];
-    expect(parse(file)).toEqual([{ groups: ['plant-a'], see: { sourcePrefixes: ['/plant/a/'] } }]);
+    expect(parse(file ?? '')).toEqual([{ groups: ['plant-a'], see: { sourcePrefixes: ['/plant/a/'] } }]);
     expect(named(objects, 'ConfigMap', 'obs-search').data?.SEARCH_VISIBILITY_FILE).toBe(
       '/etc/observatory/visibility/rules.yaml',
     );
@@ -396,7 +396,7 @@ describe('search visibility rules', () => {
       readOnly: true,
     });
     const plain = render();
-    expect(parse(named(plain, 'ConfigMap', 'obs-search-visibility').data?.['rules.yaml'])).toEqual([]);
+    expect(parse(named(plain, 'ConfigMap', 'obs-search-visibility').data?.['rules.yaml'] ?? '')).toEqual([]);
     const checksum = (o: K8sObject[]) =>
       named(o, 'Deployment', 'obs-search').spec.template.metadata.annotations['checksum/visibility'];
     expect(checksum(objects)).not.toBe(checksum(plain));

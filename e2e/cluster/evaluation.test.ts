@@ -91,8 +91,11 @@ beforeAll(async () => {
     ...setArgs({
       'kafka.bundled.enabled': true,
       'database.bundled.enabled': true,
-      // helm test and the scripts below read search with service-account tokens.
+      // helm test and the scripts below read search with service-account tokens (ingest's), which
+      // a visibility rule lets see every event.
       'search.auth.bearer.serviceAccounts': true,
+      'search.visibility.rules[0].users[0]': `system:serviceaccount:${ns.name}:${RELEASE}-ingest`,
+      'search.visibility.rules[0].see.all': true,
       ...base.values,
     }),
     ...base.resourceArgs,
@@ -218,7 +221,9 @@ describe('the evaluation profile on the cluster', () => {
     // Row visibility: without a scope in its transaction the reader sees no event; with one, its rows.
     expect(await asSearchRole('SELECT count(*) FROM events.cloud_event')).toBe('ok 0');
     expect(
-      await asSearchRole(`SET observatory.scope = '{"all": true}'; SELECT count(*) >= 1 FROM events.cloud_event`),
+      await asSearchRole(
+        `SET observatory.scope = '{"all": true}'; SELECT count(*) >= 1 FROM events.cloud_event`,
+      ),
     ).toBe('ok t');
     const refused = {
       insert: 'INSERT INTO events.consumer_checkpoint DEFAULT VALUES',

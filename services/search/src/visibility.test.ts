@@ -37,7 +37,7 @@ describe('the scope of a viewer', () => {
     expect(policy.scopeOf(viewer('dave', ['admin', 'plant-a']))).toEqual({ all: true });
   });
 
-  it('is nothing when no rule matches, and everything when login is off', () => {
+  it('is nothing when no rule matches, and everything when login is off or for the local admin', () => {
     expect(policy.scopeOf(viewer('eve', ['visitors']))).toEqual({
       sources: [],
       sourcePrefixes: [],
@@ -47,6 +47,9 @@ describe('the scope of a viewer', () => {
     expect(policy.scopeOf(OPEN_VIEWER)).toEqual({ all: true });
     expect(loadVisibility(undefined).scopeOf(viewer('admin', ['admin'])).all).toBeFalsy();
     expect(loadVisibility(undefined).scopeOf(OPEN_VIEWER)).toEqual({ all: true });
+    // The same subject and group from an identity provider get only what rules give them.
+    const localAdmin: Viewer = { subject: 'admin', display: 'admin', groups: ['admin'], via: 'local' };
+    expect(loadVisibility(undefined).scopeOf(localAdmin)).toEqual({ all: true });
   });
 
   it('reads JSON as well as YAML, from a file', () => {

@@ -2,7 +2,8 @@
  * Who sees which events: the rules of `SEARCH_VISIBILITY_FILE` (YAML or JSON) turn a viewer into
  * the scope PostgreSQL enforces on each of its reads (`scopedPool` of the store). A viewer's scope
  * is the union of the rules that match it (by one of its groups or its subject); no matching rule,
- * no events; login switched off (`via: 'open'`), every event. README, "Visibility".
+ * no events; login switched off (`via: 'open'`) and the local admin (`via: 'local'`), every event.
+ * README, "Visibility".
  *
  * @example
  * const policy = parseVisibility(`
@@ -66,7 +67,8 @@ function policyOf(rules: VisibilityRule[]): VisibilityPolicy {
   return {
     rules,
     scopeOf(viewer) {
-      if (viewer.via === 'open') return WHOLE_SCOPE;
+      // Login off, or the evaluation profile's one local admin (as Grafana's admin): everything.
+      if (viewer.via === 'open' || viewer.via === 'local') return WHOLE_SCOPE;
       const matching = rules.filter(
         (r) => r.users.includes(viewer.subject) || r.groups.some((g) => viewer.groups.includes(g)),
       );
