@@ -197,18 +197,22 @@ describe('postgres_exporter', () => {
     );
     const env = deployment?.spec.template.spec.containers[0].env;
     expect(env).toEqual([
-      { name: 'DATA_SOURCE_URI', value: 'db.example:5432/events?ssl=true&sslmode=verify-full' },
+      {
+        name: 'DATA_SOURCE_URI',
+        value: 'db.example:5432/events?ssl=true&sslmode=verify-full&connect_timeout=5',
+      },
       { name: 'DATA_SOURCE_USER', value: 'observatory_monitor' },
       { name: 'DATA_SOURCE_PASS', valueFrom: { secretKeyRef: { name: 'monitor', key: 'MONITOR_PASSWORD' } } },
     ]);
     expect(deployment?.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
-    // The bundled PostgreSQL serves no TLS, which the exporter's driver asks for unless told not to.
+    // The bundled PostgreSQL serves no TLS, which the exporter's driver asks for unless told not to;
+    // a connection attempt is bounded (a SYN lost while the NetworkPolicies settle held it 2 min).
     const bundled = render({ 'database.bundled.enabled': true, 'kafka.bundled.enabled': true }).find(
       (o) => o.kind === 'Deployment' && o.metadata.name === 'obs-postgres-exporter',
     );
     expect(bundled?.spec.template.spec.containers[0].env[0]).toEqual({
       name: 'DATA_SOURCE_URI',
-      value: 'obs-postgresql.observatory.svc:5432/observatory?sslmode=disable',
+      value: 'obs-postgresql.observatory.svc:5432/observatory?sslmode=disable&connect_timeout=5',
     });
   });
 });

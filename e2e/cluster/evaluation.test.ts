@@ -250,7 +250,10 @@ describe('the evaluation profile on the cluster', () => {
     const deadline = Date.now() + 60_000;
     let metrics = '';
     while (!/^pg_up 1$/m.test(metrics) && Date.now() < deadline) {
-      metrics = await (await fetch(`http://localhost:${exporter}/metrics`)).text();
+      // A scrape waits on the exporter's database connection: bounded, and tried again.
+      metrics = await fetch(`http://localhost:${exporter}/metrics`, { signal: AbortSignal.timeout(10_000) })
+        .then((res) => res.text())
+        .catch(() => '');
       if (!/^pg_up 1$/m.test(metrics)) await new Promise((r) => setTimeout(r, 2000));
     }
     expect(metrics).toMatch(/^pg_up 1$/m);

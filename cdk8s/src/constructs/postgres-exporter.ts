@@ -42,11 +42,13 @@ export class PostgresExporter extends Construct {
                 env: [
                   // host:port/database?options of database.url (or the bundled PostgreSQL's): the
                   // exporter adds its own role. Its driver (lib/pq) asks for TLS unless told not
-                  // to, and the bundled PostgreSQL serves none: sslmode=disable there.
+                  // to, and the bundled PostgreSQL serves none: sslmode=disable there. It waits for
+                  // a connection as long as the kernel retries a SYN (about 2 min), holding the
+                  // scrape and the readiness probe: connect_timeout bounds that to 5 s.
                   {
                     name: 'DATA_SOURCE_URI',
                     value: scalar(
-                      `{{ $u := regexReplaceAll "^(jdbc:)?postgres(ql)?://([^@/]*@)?" (include "observatory.bundledDatabaseUrl" .) "" }}{{ $mode := .Values.database.tls.mode }}{{ if and (not $mode) ${DATABASE_BUNDLED} (not (contains "sslmode=" $u)) }}{{ $mode = "disable" }}{{ end }}{{ if $mode }}{{ $u = printf "%s%ssslmode=%s" $u (ternary "&" "?" (contains "?" $u)) $mode }}{{ end }}{{ $u | toJson }}`,
+                      `{{ $u := regexReplaceAll "^(jdbc:)?postgres(ql)?://([^@/]*@)?" (include "observatory.bundledDatabaseUrl" .) "" }}{{ $mode := .Values.database.tls.mode }}{{ if and (not $mode) ${DATABASE_BUNDLED} (not (contains "sslmode=" $u)) }}{{ $mode = "disable" }}{{ end }}{{ if $mode }}{{ $u = printf "%s%ssslmode=%s" $u (ternary "&" "?" (contains "?" $u)) $mode }}{{ end }}{{ if not (contains "connect_timeout=" $u) }}{{ $u = printf "%s%sconnect_timeout=5" $u (ternary "&" "?" (contains "?" $u)) }}{{ end }}{{ $u | toJson }}`,
                     ),
                   },
                   { name: 'DATA_SOURCE_USER', value: value('monitoring.postgresExporter.user') },
