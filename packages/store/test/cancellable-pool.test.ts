@@ -62,12 +62,14 @@ describe('cancellablePool', () => {
       const reads = make();
       // One connection at a time, so a dead one kept in the pool would serve the next statement.
       const running = reads.query('SELECT pg_sleep(30)');
+      // Expected before the termination: the failure may arrive before the watcher's answer.
+      const failed = expect(running).rejects.toThrow(/terminat/);
       await expect.poll(sleepersRunning, { timeout: 5_000 }).toBe(1);
       await watcher.query(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
         WHERE application_name = 'cancellable-test' AND query LIKE '%pg_sleep(30)%'`,
       );
-      await expect(running).rejects.toThrow(/terminat/);
+      await failed;
       for (let i = 0; i < 5; i++) expect((await reads.query('SELECT 1 AS one')).rows[0].one).toBe(1);
     },
   );
