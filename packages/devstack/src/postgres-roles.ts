@@ -30,7 +30,8 @@ export interface DatabaseRoles {
  * Creates (or resets the passwords of) the login roles `<database>_owner`, `_writer` and
  * `_reader`, with new random passwords, and makes the owner own `database` and, when it exists
  * already (a database migrated as the superuser before), its `events` schema and every object in
- * it. `adminUrl` is a superuser's URL of any database of the server.
+ * it; marks the search's operators leakproof there (as the chart's bundled server does).
+ * `adminUrl` is a superuser's URL of any database of the server.
  */
 export async function createDatabaseRoles(adminUrl: string, database: string): Promise<DatabaseRoles> {
   const make = (suffix: string): DatabaseRole => {
@@ -61,7 +62,29 @@ export async function createDatabaseRoles(adminUrl: string, database: string): P
     await admin.end();
   }
   await adoptEventsSchema(adminUrl, database, roles.owner.name);
+  await markSearchOperatorsLeakproof(adminUrl, database);
   return roles;
+}
+
+/**
+ * As the chart's bundled PostgreSQL does (packages/store DESIGN.md, "Row visibility"): the
+ * functions of the search's text, payload and tag operators marked leakproof in `database`, so the
+ * reader's filters keep their GIN indexes under row-level security. A superuser's act.
+ */
+async function markSearchOperatorsLeakproof(adminUrl: string, database: string): Promise<void> {
+  const url = new URL(adminUrl);
+  url.pathname = `/${encodeURIComponent(database)}`;
+  const db = await connect(url.toString());
+  try {
+    for (const f of [
+      'pg_catalog.ts_match_vq(tsvector, tsquery)',
+      'pg_catalog.jsonb_contains(jsonb, jsonb)',
+      'pg_catalog.arraycontains(anyarray, anyarray)',
+    ])
+      await db.query(`ALTER FUNCTION ${f} LEAKPROOF`);
+  } finally {
+    await db.end();
+  }
 }
 
 /** Gives `owner` the `events` schema of `database` and what is in it, when someone else owns it. */

@@ -99,6 +99,21 @@ async function rollupSources(db: DatabasePool): Promise<string[]> {
 }
 
 describe('the reader', () => {
+  it("keeps the search operators' indexes: their functions are leakproof here, as the devstack and the bundled server make them", async () => {
+    const { rows } = await owner.query<{ f: string; leakproof: boolean }>(
+      `SELECT oid::regprocedure::text AS f, proleakproof AS leakproof FROM pg_proc
+        WHERE oid IN ('pg_catalog.ts_match_vq(tsvector, tsquery)'::regprocedure,
+                      'pg_catalog.jsonb_contains(jsonb, jsonb)'::regprocedure,
+                      'pg_catalog.arraycontains(anyarray, anyarray)'::regprocedure)
+        ORDER BY 1`,
+    );
+    expect(rows.map((r) => [r.f, r.leakproof])).toEqual([
+      ['arraycontains(anyarray,anyarray)', true],
+      ['jsonb_contains(jsonb,jsonb)', true],
+      ['ts_match_vq(tsvector,tsquery)', true],
+    ]);
+  });
+
   it('sees no event and no rollup row in plain SQL without a scope', async () => {
     expect(await ids(reader)).toEqual([]);
     expect(await rollupSources(reader)).toEqual([]);
