@@ -107,7 +107,7 @@ function standIn(component: string) {
   };
 }
 
-type Outcome = 'open' | 'blocked';
+type Outcome = 'open' | 'blocked' | 'flapping';
 /** Label of the probe pods that wait for the enforcer (`settle`): the egress policy below selects them. */
 const SETTLE = { 'observatory.test/settle': 'true' };
 /** How long a settling probe waits for the enforcer to program its pod. */
@@ -135,11 +135,18 @@ async function applySettlePolicy(canary: string): Promise<void> {
   });
 }
 
+/** How a probe reads a target's steady state (probe). */
+const STEADY_MS = 16_000;
+const STEADY_TRIES = 3;
+const STEADY_MAX_MS = 45_000;
+
 /**
- * Runs a client pod that opens a TCP connection to each target (name -> host:port) and reports
- * `open` or `blocked`. A target counts as blocked only when 16 s of tries all fail, so a
- * policy that admits is never mistaken for one that refuses while the enforcer learns a new pod
- * or a changed policy (kube-router's ipsets took more than 6 s on a busy node). With `settle`
+ * Runs a client pod that opens TCP connections to each target (name -> host:port) and reports
+ * the steady state, `open` or `blocked` (or `flapping` when its last tries never agreed): what the
+ * last tries agree on after 16 s, never one early answer. While the enforcer learns a new pod or a
+ * changed policy (kube-router's ipsets took more than 6 s on a busy node, and longer with three
+ * suites at once) a refusal may not be in force yet and an admission may not be either; both
+ * settle. With `settle`
  * (host:port of the canary of applySettlePolicy), the pod first waits up to SETTLE_MS until the
  * canary refuses it, and fails if it never does: only then are the targets tried, so an `open`
  * is never the moment before the enforcer applies a refusal either.
@@ -171,14 +178,23 @@ async function probe(
       return false;
     };
     const targets = JSON.parse(process.env.TARGETS);
+    // The steady state: tries go on for ${STEADY_MS / 1000} s at least, then until the last
+    // ${STEADY_TRIES} agree (${STEADY_MAX_MS / 1000} s at most), and that is the outcome.
+    const steady = async (host, port) => {
+      const start = Date.now();
+      const seen = [];
+      for (;;) {
+        seen.push(await once(host, port));
+        const last = seen.slice(-${STEADY_TRIES});
+        const agreed = last.length === ${STEADY_TRIES} && last.every((x) => x === last[0]);
+        const elapsed = Date.now() - start;
+        if ((agreed && elapsed >= ${STEADY_MS}) || elapsed >= ${STEADY_MAX_MS}) return agreed ? (last[0] ? 'open' : 'blocked') : 'flapping';
+        await pause();
+      }
+    };
     settled(process.env.SETTLE).then((ok) => ok ? Promise.all(Object.entries(targets).map(async ([name, address]) => {
       const [host, port] = address.split(':');
-      const deadline = Date.now() + 16000;
-      do {
-        if (await once(host, Number(port))) return [name, 'open'];
-        await pause();
-      } while (Date.now() < deadline);
-      return [name, 'blocked'];
+      return [name, await steady(host, Number(port))];
     })).then((r) => console.log(JSON.stringify(Object.fromEntries(r)))) : console.log('unsettled'));`;
   const { phase, logs } = await where.runPod(
     name,
