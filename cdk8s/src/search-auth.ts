@@ -140,7 +140,8 @@ export const SEARCH_AUTH_TEMPLATES = `{{/* The local admin's password or the OID
 {{- if has $a.mode (list "oidc" "local") }}
 - name: search-auth
   projected:
-    defaultMode: 288
+    {{- /* 0444: readable by whatever uid and gid the pod runs as, fsGroup unset included (as OpenShift's restricted-v2 leaves it); nothing else runs in the container. */}}
+    defaultMode: 292
     sources:
 {{- if eq $a.mode "local" }}
       - secret:

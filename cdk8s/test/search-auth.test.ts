@@ -63,7 +63,7 @@ describe('local login (the default)', () => {
     expect(volume(objects)).toEqual({
       name: 'search-auth',
       projected: {
-        defaultMode: 288,
+        defaultMode: 292,
         sources: [
           { secret: { name: 'obs-login', items: [{ key: 'admin-password', path: 'admin-password' }] } },
         ],
