@@ -12,6 +12,7 @@ import { traceRequests } from '@event-observatory/service-kit/tracing';
 import {
   type DatabasePool,
   databaseAnswers,
+  EMPTY_SCOPE,
   getEvent,
   type ReadScope,
   receiptOf,
@@ -39,7 +40,6 @@ import { ErrorPage } from './views/error.js';
 import { EventPage } from './views/event.js';
 import { OverviewPage } from './views/overview.js';
 import { ReceiptPage } from './views/receipt.js';
-import { shownScope } from './views/scope.js';
 import { SearchPage } from './views/search.js';
 import { loadVisibility, type VisibilityPolicy } from './visibility.js';
 
@@ -81,8 +81,8 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
   const app = new Hono<SearchEnv>();
   const search = { pool: deps.pool, meters: deps.meters, cursors: deps.cursors };
   const visibility = deps.visibility ?? loadVisibility(undefined);
-  /** What the request's viewer may see: every read of the request runs under it. */
-  const scopeOf = (c: Context<SearchEnv>): ReadScope => visibility.scopeOf(c.get('viewer'));
+  /** What the request's viewer may see (set after the viewer, below): every read runs under it. */
+  const scopeOf = (c: Context<SearchEnv>): ReadScope => c.get('scope') ?? EMPTY_SCOPE;
   /**
    * Runs a page's reads under its viewer's scope, on the pool bound to its deadline and to its
    * client staying connected.
@@ -105,7 +105,11 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
   });
   const authenticate = deps.authenticate ?? openAccess;
   app.use((c, next) => (PUBLIC_PATH.test(c.req.path) ? next() : authenticate(c, next)));
-  app.use((c, next) => (c.get('viewer') ? shownScope(scopeOf(c), next) : next()));
+  app.use((c, next) => {
+    const viewer = c.get('viewer');
+    if (viewer) c.set('scope', visibility.scopeOf(viewer));
+    return next();
+  });
 
   app.get('/', async (c) => {
     const range = rangeOf(c.req.query('range'));

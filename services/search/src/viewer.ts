@@ -3,6 +3,7 @@
  * sets it on the context; the visibility policy turns it into the scope PostgreSQL enforces on
  * every read.
  */
+import type { ReadScope } from '@event-observatory/store';
 import type { MiddlewareHandler } from 'hono';
 
 export interface Viewer {
@@ -19,7 +20,8 @@ export interface Viewer {
 /** The Hono environment of the search app: routes read `c.get('viewer')`. */
 export interface SearchEnv {
   /** `csrfToken`: the token a signed-in viewer's forms carry (the logout button's). */
-  Variables: { viewer: Viewer; csrfToken?: string };
+  /** `scope`: what the viewer may see, set once per request after the viewer (app.tsx). */
+  Variables: { viewer: Viewer; csrfToken?: string; scope?: ReadScope };
 }
 
 /** Sets `viewer`, or answers the request itself (a redirect to the login, a 401). */

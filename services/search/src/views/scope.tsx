@@ -1,19 +1,13 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 /**
  * The header's account of what the viewer sees: "all events", "no events", or the sources, types
- * and producers of its scope (the full list in the title). The scope reaches the header through
- * the request's async context (`shownScope`, set once per request in app.tsx), so no page has to
- * pass it down.
+ * and producers of its scope (the full list in the title). It reads the request's scope (set once
+ * per request in app.tsx) from Hono's context storage, as the viewer header reads the viewer, so
+ * no page has to pass it down.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ReadScope } from '@event-observatory/store';
-
-const current = new AsyncLocalStorage<ReadScope>();
-
-/** Runs `next` (the rest of the request) with `scope` as the one the header shows. */
-export function shownScope<T>(scope: ReadScope, next: () => Promise<T>): Promise<T> {
-  return current.run(scope, next);
-}
+import { tryGetContext } from 'hono/context-storage';
+import type { SearchEnv } from '../viewer.js';
 
 /** What `scope` admits, in words: `['all events']`, `[]` (nothing), or one phrase per list. */
 export function scopePhrases(scope: ReadScope): string[] {
@@ -28,7 +22,7 @@ export function scopePhrases(scope: ReadScope): string[] {
 
 /** Shown beside who is logged in; nothing outside a request that has a viewer. */
 export function ScopeBadge() {
-  const scope = current.getStore();
+  const scope = tryGetContext<SearchEnv>()?.get('scope');
   if (!scope) return null;
   const phrases = scopePhrases(scope);
   const shown =
