@@ -1,6 +1,12 @@
 import { ConfigError } from '@event-observatory/service-kit/config';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PRODUCER_PROPERTIES, producerConfig, readProducerConfig, sendRetries } from './producer.js';
+import {
+  clientRetries,
+  DEFAULT_PRODUCER_PROPERTIES,
+  producerConfig,
+  readProducerConfig,
+  sendRetries,
+} from './producer.js';
 
 describe('producer configuration', () => {
   it('has the defaults of the Limits table', () => {
@@ -48,11 +54,23 @@ describe('producer configuration', () => {
   });
 });
 
-describe('retries of one send inside the library', () => {
-  it('are bounded by the delivery timeout', () => {
-    expect(sendRetries(readProducerConfig({}))).toBe(1);
+describe('retries inside the library', () => {
+  it("of the client's requests are as many attempts as fit in the delivery timeout", () => {
+    expect(clientRetries(readProducerConfig({}))).toBe(1);
+    expect(
+      clientRetries(readProducerConfig({ BROKER_DELIVERY_TIMEOUT: '30s', BROKER_REQUEST_TIMEOUT: '1s' })),
+    ).toBe(14);
+  });
+
+  it('of one send are as many as their backoffs fit in the delivery timeout less one request timeout', () => {
+    // 100 + 200 + 400 + 800 + 1000 + 1000 + 1000 ms < 10 s - 5 s; an eighth backoff would not fit.
+    expect(sendRetries(readProducerConfig({}))).toBe(7);
+    // 1.5 s for the first four, then 1 s each: 27 more within 30 s - 1 s.
     expect(
       sendRetries(readProducerConfig({ BROKER_DELIVERY_TIMEOUT: '30s', BROKER_REQUEST_TIMEOUT: '1s' })),
-    ).toBe(14);
+    ).toBe(31);
+    expect(
+      sendRetries(readProducerConfig({ BROKER_DELIVERY_TIMEOUT: '1100ms', BROKER_REQUEST_TIMEOUT: '1s' })),
+    ).toBe(1);
   });
 });

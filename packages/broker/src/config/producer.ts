@@ -190,11 +190,36 @@ function finish(raw: Raw, security: BrokerSecurity): ProducerConfig {
 }
 
 /**
- * Retries of one send inside kafkajs: as many attempts (each bounded by the request
- * timeout, separated by at most `maxRetryTime`) as fit in the delivery timeout, at least 1 (kafkajs
- * refuses 0 for an idempotent producer). The deadline fence ends whatever is left of them.
+ * Retries of the client's own requests (connecting, metadata, the producer id): as many attempts
+ * (each bounded by the request timeout, separated by at most `maxRetryTime`) as fit in the delivery
+ * timeout, at least 1. A broker that refuses the connection (a wrong password, an untrusted
+ * certificate, a listener that wants TLS) is reported quickly, under one reason.
  */
-export function sendRetries(config: ProducerConfig): number {
+export function clientRetries(config: ProducerConfig): number {
   const per = config.requestTimeoutMs + config.producer.maxRetryTime;
   return Math.max(1, Math.floor((config.deliveryTimeoutMs - config.requestTimeoutMs) / per));
+}
+
+/**
+ * Retries of one send inside kafkajs: as many as their backoffs (from `initialRetryTime`, doubling,
+ * at most `maxRetryTime` each) fit in the delivery timeout less one request timeout, at least 1
+ * (kafkajs refuses 0 for an idempotent producer). A quick error that passes (a partition's leader
+ * moving, a topic's leaders still being elected) is ridden out for seconds, as the Java producer
+ * does; one that persists (too few in-sync replicas) is answered as that broker error before the
+ * deadline fence, which ends whatever is left of a send that hangs.
+ */
+export function sendRetries(config: ProducerConfig): number {
+  const budget = config.deliveryTimeoutMs - config.requestTimeoutMs;
+  const { initialRetryTime, maxRetryTime } = config.producer;
+  let retries = 0;
+  let waited = 0;
+  for (
+    let backoff = initialRetryTime;
+    waited + backoff < budget;
+    backoff = Math.min(backoff * 2, maxRetryTime)
+  ) {
+    waited += backoff;
+    retries += 1;
+  }
+  return Math.max(1, retries);
 }

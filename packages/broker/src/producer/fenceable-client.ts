@@ -13,7 +13,12 @@ import type { Logger } from '@event-observatory/service-kit/logger';
 import { settleWithin } from '@event-observatory/service-kit/resilience';
 import { type Admin, CompressionTypes, type ISocketFactory, type Kafka, type Producer } from 'kafkajs';
 import { createKafka } from '../clients/kafka.js';
-import { FIXED_PRODUCER_PROPERTIES, type ProducerConfig, sendRetries } from '../config/producer.js';
+import {
+  clientRetries,
+  FIXED_PRODUCER_PROPERTIES,
+  type ProducerConfig,
+  sendRetries,
+} from '../config/producer.js';
 
 /** One record as the sender hands it over: its partition is already chosen. */
 export interface OutboundMessage {
@@ -39,7 +44,7 @@ export class FenceableClient {
       requestTimeout: config.requestTimeoutMs,
       enforceRequestTimeout: true,
       retry: {
-        retries: sendRetries(config),
+        retries: clientRetries(config),
         initialRetryTime: p.initialRetryTime,
         maxRetryTime: p.maxRetryTime,
       },
@@ -118,6 +123,11 @@ export class FenceableProducer extends FenceableClient {
       maxInFlightRequests: FIXED_PRODUCER_PROPERTIES.maxInFlightRequests,
       allowAutoTopicCreation: FIXED_PRODUCER_PROPERTIES.allowAutoTopicCreation,
       metadataMaxAge: config.producer.metadataMaxAge,
+      retry: {
+        retries: sendRetries(config),
+        initialRetryTime: config.producer.initialRetryTime,
+        maxRetryTime: config.producer.maxRetryTime,
+      },
     });
   }
 
