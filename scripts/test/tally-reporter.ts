@@ -3,8 +3,9 @@ import type { Reporter, TestModule } from 'vitest/node';
 
 /**
  * Appends one line "passed failed skipped" per vitest run to the file named by TEST_TALLY_FILE,
- * and the name of each failed test (file and title) to `<TEST_TALLY_FILE>.failed`, so `make test`
- * can end with one closing line for all workspaces together and the failures above it.
+ * and the name of each failed test (file and title) with the first line of its error to
+ * `<TEST_TALLY_FILE>.failed`, so `make test` can end with one closing line for all workspaces
+ * together and the failures above it: what a CI log's tail shows is enough to start from.
  */
 export default class TallyReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
@@ -21,17 +22,25 @@ export default class TallyReporter implements Reporter {
         if (state === 'passed') passed += 1;
         else if (state === 'failed') {
           failed += 1;
-          failures.push(`${mod.moduleId} > ${test.fullName}`);
+          failures.push(`${mod.moduleId} > ${test.fullName}${firstLine(test.result().errors?.[0]?.message)}`);
         } else skipped += 1;
       }
       // A file that failed with no failed test: it did not load, or a hook (beforeAll) failed and
       // its tests were skipped.
       if (mod.state() === 'failed' && failed === failedBefore) {
         failed += 1;
-        failures.push(`${mod.moduleId} (the file failed to load or a hook failed)`);
+        failures.push(
+          `${mod.moduleId} (the file failed to load or a hook failed)${firstLine(mod.errors()[0]?.message)}`,
+        );
       }
     }
     appendFileSync(file, `${passed} ${failed} ${skipped}\n`);
     if (failures.length > 0) appendFileSync(`${file}.failed`, failures.map((f) => `FAILED ${f}\n`).join(''));
   }
+}
+
+/** ": " and the first line of an error message, at most 300 characters; nothing without one. */
+function firstLine(message: string | undefined): string {
+  const line = message?.split('\n', 1)[0]?.trim();
+  return line ? `: ${line.slice(0, 300)}` : '';
 }
