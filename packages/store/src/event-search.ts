@@ -364,15 +364,19 @@ export function clause(where: string[]): string {
   return where.length ? `WHERE ${where.join(' AND ')}` : '';
 }
 
-/** The statement of one page (`searchEvents`); tests EXPLAIN it. */
-export function searchStatement(filter: EventFilter, page: PageRequest): { text: string; values: unknown[] } {
+/** The statement of one page (`searchEvents`, with `columns` beyond the row's `searchEventDocuments`); tests EXPLAIN it. */
+export function searchStatement(
+  filter: EventFilter,
+  page: PageRequest,
+  columns: string = ROW_COLUMNS,
+): { text: string; values: unknown[] } {
   const p = new SqlParams();
   const where = whereOf(filter, p);
   const older = page.before === undefined;
   const key = page.before ?? page.after;
   if (key) where.push(keysetOf(key, older, p));
   const dir = older ? 'DESC' : 'ASC';
-  const text = `SELECT ${ROW_COLUMNS} FROM events.cloud_event ${clause(where)}
+  const text = `SELECT ${columns} FROM events.cloud_event ${clause(where)}
     ORDER BY occurred_at ${dir}, event_uid ${dir} LIMIT ${p.add(page.limit + 1)}`;
   return { text, values: p.values };
 }
@@ -383,12 +387,42 @@ export async function searchEvents(
   given: EventFilter,
   page: PageRequest,
 ): Promise<EventPage> {
+  return readPage<RawRow, EventRow>(db, given, page, ROW_COLUMNS, rowOf);
+}
+
+/** A match with the CloudEvent as stored (`raw`), as the JSON text PostgreSQL prints: one line. */
+export interface EventDocumentRow extends EventRow {
+  document: string;
+}
+
+/** One page of matches with their stored CloudEvents, newest first (the exports). */
+export async function searchEventDocuments(
+  db: DatabasePool,
+  given: EventFilter,
+  page: PageRequest,
+): Promise<{ rows: EventDocumentRow[]; more: boolean }> {
+  return readPage<RawRow & { document: string }, EventDocumentRow>(
+    db,
+    given,
+    page,
+    `${ROW_COLUMNS}, raw::text AS document`,
+    (r) => ({ ...rowOf(r), document: r.document }),
+  );
+}
+
+async function readPage<Raw extends RawRow, Row>(
+  db: DatabasePool,
+  given: EventFilter,
+  page: PageRequest,
+  columns: string,
+  toRow: (r: Raw) => Row,
+): Promise<{ rows: Row[]; more: boolean }> {
   const filter = await withWordParts(db, given);
   const older = page.before === undefined;
-  const { text, values } = searchStatement(filter, page);
-  const { rows } = await db.query<RawRow>(text, values);
+  const { text, values } = searchStatement(filter, page, columns);
+  const { rows } = await db.query<Raw>(text, values);
   const more = rows.length > page.limit;
-  const kept = rows.slice(0, page.limit).map(rowOf);
+  const kept = rows.slice(0, page.limit).map(toRow);
   return { rows: older ? kept : kept.reverse(), more };
 }
 

@@ -1,69 +1,69 @@
 /**
  * Export of the current search: `GET /events.ndjson` and `GET /events.csv` with the search page's
  * parameters stream the matching events newest first, `EXPORT_PAGE` rows a query (keyset pages, so
- * each query is the page query), at most `EXPORT_CAP` rows. The status (200) is sent before the
- * first row, so the body's last line says how the export ended (README, "Export"): complete, with
- * its row count (and the cap when it cut the export), or failed, with the error and the rows sent
- * before it. A body without that line was cut in transit. A failure is logged once through the
- * service logger; a client that leaves cancels the statements and is not an error.
+ * each query is the page query), at most `EXPORT_CAP` rows. An NDJSON line is the CloudEvent as
+ * stored, in the JSON event format ingest accepts back; a CSV line has the columns `columns` names
+ * (export-columns.ts). The status (200) is sent before the first row, so the body's last line says
+ * how the export ended (README, "Export"): complete, with its row count (and the cap when it cut
+ * the export), or failed, with the error and the rows sent before it; in NDJSON it is the one line
+ * without `specversion`. A body without that line was cut in transit. A failure is logged once
+ * through the service logger; a client that leaves cancels the statements and is not an error.
  */
 import { ApiError, type ErrorResponseBody, errorBody } from '@event-observatory/service-kit/errors';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import {
   type DatabasePool,
+  type EventDocumentRow,
   type EventKey,
-  type EventProducerIdentity,
-  type EventRow,
   type ReadScope,
   scopedPool,
-  searchEvents,
-  severityName,
+  searchEventDocuments,
 } from '@event-observatory/store';
 import type { Context } from 'hono';
 import { stream } from 'hono/streaming';
+import { type CsvColumn, parseColumns } from './export-columns.js';
 import { failureOf } from './failures.js';
 import { parseSearch } from './filters.js';
 import type { SearchEnv } from './viewer.js';
 
 export const EXPORT_CAP = 10_000;
-const EXPORT_PAGE = 1_000;
-const COLUMNS = ['time', 'id', 'source', 'type', 'subject', 'severity', 'uid', 'producer'] as const;
+/** Rows a query: a page holds its events' payloads (up to ingest's 1 MiB each) in memory at once. */
+const EXPORT_PAGE = 250;
 
 type ExportFormat = 'ndjson' | 'csv';
 
-type Column = (typeof COLUMNS)[number];
+/** The CSV export's columns; undefined for NDJSON, whose lines are whole events (400 if `columns` is given). */
+function csvColumns(format: ExportFormat, values: string[]): CsvColumn[] | undefined {
+  if (format === 'csv') return parseColumns(values);
+  if (values.length === 0) return undefined;
+  throw new ApiError(
+    'InvalidArgument',
+    'columns: NDJSON lines are whole CloudEvents; columns chooses CSV columns',
+    {
+      reason: 'invalid-column',
+      metadata: { column: values[0]!.slice(0, 100) },
+    },
+  );
+}
+
+/** One event as a CSV line; the stored CloudEvent is parsed only when a column reads it. */
+function csvLine(columns: readonly CsvColumn[], row: EventDocumentRow): string {
+  let parsed: Record<string, unknown> | undefined;
+  const doc = () => {
+    parsed ??= JSON.parse(row.document) as Record<string, unknown>;
+    return parsed;
+  };
+  return `${columns.map((k) => csvField(k.cell(row, doc))).join(',')}\r\n`;
+}
 
 /**
- * One exported event. `producer` is the stored object (null when not recorded): NDJSON carries it
- * as an object, CSV as its JSON text.
+ * One CSV field: quoted when needed; a leading = + - @ gets a ' so spreadsheets do not run it as a
+ * formula; a leading # is quoted, so no row starts like the `# export` line.
  */
-type ExportRecord = Record<Exclude<Column, 'producer'>, string | null> & {
-  producer: EventProducerIdentity | null;
-};
-
-function record(r: EventRow): ExportRecord {
-  return {
-    time: r.occurredAt.toISOString(),
-    id: r.id,
-    source: r.source,
-    type: r.type,
-    subject: r.subject,
-    severity: r.severityRank === null ? null : (severityName(r.severityRank) ?? String(r.severityRank)),
-    uid: r.key.uid,
-    producer: r.producer,
-  };
-}
-
-/** A CSV cell's text: the producer as JSON, any other column as it is. */
-function cellText(value: string | EventProducerIdentity | null): string | null {
-  return value === null || typeof value === 'string' ? value : JSON.stringify(value);
-}
-
-/** One CSV field: quoted when needed; a leading = + - @ gets a ' so spreadsheets do not run it as a formula. */
 export function csvField(value: string | null): string {
   if (value === null) return '';
   const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) || safe !== value ? `"${safe.replace(/"/g, '""')}"` : safe;
+  return /[",\r\n]|^#/.test(safe) || safe !== value ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
 /** How an export ended: its last line. */
@@ -106,6 +106,7 @@ export function exportHandler(
     if (parsed.problems.length > 0) {
       throw new ApiError('InvalidArgument', parsed.problems.join('; '), { reason: 'invalid-filter' });
     }
+    const columns = csvColumns(format, c.req.queries('columns') ?? []);
     c.header('content-type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson');
     c.header('content-disposition', `attachment; filename="events.${format}"`);
     // No page deadline (an export streams many pages), but nothing runs for a client that left.
@@ -113,21 +114,16 @@ export function exportHandler(
     const reads = scopedPool(pool, scopeOf(c), signal);
     return stream(c, async (out) => {
       const gone = () => out.aborted || signal.aborted;
-      if (format === 'csv') await out.write(`${COLUMNS.join(',')}\r\n`);
+      if (columns) await out.write(`${columns.map((k) => csvField(k.name)).join(',')}\r\n`);
       let after: EventKey | undefined;
       let sent = 0;
       let more = true;
       try {
         while (more && sent < EXPORT_CAP) {
           const limit = Math.min(EXPORT_PAGE, EXPORT_CAP - sent);
-          const page = await searchEvents(reads, parsed.filter, after ? { limit, after } : { limit });
+          const page = await searchEventDocuments(reads, parsed.filter, after ? { limit, after } : { limit });
           if (gone()) return;
-          const lines = page.rows.map((r) => {
-            const rec = record(r);
-            return format === 'csv'
-              ? `${COLUMNS.map((k) => csvField(cellText(rec[k]))).join(',')}\r\n`
-              : `${JSON.stringify(rec)}\n`;
-          });
+          const lines = page.rows.map((r) => (columns ? csvLine(columns, r) : `${r.document}\n`));
           if (lines.length) await out.write(lines.join(''));
           sent += page.rows.length;
           after = page.rows.at(-1)?.key;

@@ -1,11 +1,18 @@
 /**
  * How an export ends, against the real store: a complete one with its row count, one cut short by
  * a database error with the error body and the rows sent before it (one error line in the service
- * log), one whose client leaves with its statements cancelled and no error logged.
+ * log), one whose client leaves with its statements cancelled and no error logged. What it carries:
+ * NDJSON lines that the real ingest service takes back as a batch, unchanged; CSV columns chosen
+ * by name, extension and payload path; an unknown column refused.
  */
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { TextDecoder } from 'node:util';
+import { createTopic, readRecords, startServiceProcess, tempDataDir } from '@event-observatory/devstack';
+import { CONTEXT_ATTRIBUTES, decodeKafkaRecord, encodeStructured } from '@event-observatory/events';
+import { signDevToken } from '@event-observatory/service-kit/auth';
 import type { Logger } from '@event-observatory/service-kit/logger';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Harness, readerStatements, startHarness, withTableLocked } from './harness.js';
 
 /** More rows than the cap; with their long subjects an export (about 20 MB) outgrows what the
@@ -38,9 +45,11 @@ beforeAll(async () => {
   // sql-witness: writes rows with long subjects, which the devstack seed does not make, and ends the reader's backend as a failing database would.
   await h.db.query(
     `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, ce_subject, raw)
-     SELECT now() - g * interval '1 second', 'urn:test:export', 'e-' || g, $2, repeat(md5(g::text), 60),
-            jsonb_build_object('id', 'e-' || g)
-       FROM generate_series(1, $1::int) AS g`,
+     SELECT t, 'urn:test:export', 'e-' || g, $2::text, subj,
+            jsonb_build_object('specversion', '1.0', 'id', 'e-' || g, 'source', 'urn:test:export', 'type', $2,
+              'time', to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'subject', subj)
+       FROM (SELECT g, now() - g * interval '1 second' AS t, repeat(md5(g::text), 60) AS subj
+               FROM generate_series(1, $1::int) AS g) AS s`,
     [ROWS, TYPE],
   );
 });
@@ -173,5 +182,177 @@ describe('export ending', () => {
     });
     await expect.poll(() => logged.map((l) => l.msg)).toContain('export cancelled: the client went away');
     expect(errors()).toEqual([]);
+  });
+});
+
+const REINGEST = 'urn:test:reingest';
+const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
+/** Events as producers sent them: a JSON payload, a binary one, a text one, none; with extensions. */
+const ORIGINALS: Record<string, unknown>[] = [
+  {
+    specversion: '1.0',
+    id: 'order-1',
+    source: REINGEST,
+    type: 'com.example.order.placed',
+    time: minutesAgo(4),
+    subject: 'orders/1',
+    datacontenttype: 'application/json',
+    dataschema: 'https://example.com/schemas/order.json',
+    region: 'eu',
+    tenant: 'acme',
+    data: { amount: 12.5, currency: 'EUR', items: [{ sku: 'A-1', qty: 2 }], note: 'a "quoted", comma\nline' },
+  },
+  {
+    specversion: '1.0',
+    id: 'blob-1',
+    source: REINGEST,
+    type: 'com.example.blob',
+    time: minutesAgo(3),
+    datacontenttype: 'application/octet-stream',
+    region: 'us',
+    data_base64: Buffer.from([0, 1, 2, 254, 255]).toString('base64'),
+  },
+  {
+    specversion: '1.0',
+    id: 'text-1',
+    source: REINGEST,
+    type: 'com.example.note',
+    time: minutesAgo(2),
+    datacontenttype: 'text/plain',
+    data: 'plain text, with a comma',
+  },
+  {
+    specversion: '1.0',
+    id: 'bare-1',
+    source: REINGEST,
+    type: 'com.example.ping',
+    time: minutesAgo(1),
+    priority: 'high',
+  },
+];
+const NEWEST_FIRST = ['bare-1', 'text-1', 'blob-1', 'order-1'];
+const byId = (events: Record<string, unknown>[]) =>
+  [...events].sort((a, b) => String(a.id).localeCompare(String(b.id)));
+
+/** Stores one event as the consumer does: the attributes' columns, the payload, the extensions, `raw`. */
+async function plant(event: Record<string, unknown>): Promise<void> {
+  const extensions = Object.fromEntries(
+    Object.entries(event).filter(
+      ([k]) => !(CONTEXT_ATTRIBUTES as readonly string[]).includes(k) && k !== 'data' && k !== 'data_base64',
+    ),
+  );
+  // sql-witness: plants CloudEvents with binary, text and JSON payloads and extensions, which the devstack seed does not make.
+  await h.db.query(
+    `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, ce_subject, ce_datacontenttype,
+       ce_dataschema, raw, data, extensions)
+     SELECT (d->>'time')::timestamptz, d->>'source', d->>'id', d->>'type', d->>'subject', d->>'datacontenttype',
+            d->>'dataschema', d, d->'data', $2::jsonb
+       FROM (SELECT $1::jsonb AS d) AS planted`,
+    [JSON.stringify(event), JSON.stringify(extensions)],
+  );
+}
+
+describe('what an export carries', () => {
+  beforeAll(async () => {
+    for (const event of ORIGINALS) await plant(event);
+  });
+
+  it('writes each event as a CloudEvent that the ingest service takes back unchanged', async () => {
+    const res = await h.get(`/events.ndjson?range=all&source=${REINGEST}`);
+    expect(res.headers.get('content-type')).toBe('application/x-ndjson');
+    const lines = (await res.text()).split('\n');
+    expect(lines.pop()).toBe('');
+    // The README's rule: a line with `specversion` is an event, the one without it the status line.
+    const events = lines.filter((l) => 'specversion' in JSON.parse(l));
+    const [status, ...others] = lines.filter((l) => !events.includes(l));
+    expect(others).toEqual([]);
+    expect(lines.at(-1)).toBe(status);
+    expect(JSON.parse(status!)).toEqual({ export: { complete: true, rows: 4 } });
+    const exported = events.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(exported.map((e) => e.id)).toEqual(NEWEST_FIRST);
+    expect(byId(exported)).toEqual(byId(ORIGINALS));
+
+    const { bootstrapServers } = inject('stack');
+    const topic = `reingest-${randomUUID()}`;
+    await createTopic(bootstrapServers, topic, 1);
+    const dataDir = tempDataDir('search-reingest');
+    const secret = 'reingest-test-secret-0123456789-abcdefghijklmnop';
+    const ingest = await startServiceProcess({
+      name: 'ingest',
+      dataDir,
+      env: {
+        BROKER_BOOTSTRAP_SERVERS: bootstrapServers,
+        BROKER_TOPIC: topic,
+        AUTH_SECRET: secret,
+        INGEST_MAX_EVENT_BYTES: '262144',
+        OTEL_SDK_DISABLED: 'true',
+        LOG_LEVEL: 'warn',
+      },
+    });
+    try {
+      const token = await signDevToken({ secret, scopes: ['events:write'] });
+      const posted = await fetch(`${ingest.url}/v1/events:batchCreate`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/cloudevents-batch+json' },
+        body: `[${events.join(',')}]`,
+      });
+      const answer = (await posted.json()) as { created: number; failed: number };
+      expect(posted.status, JSON.stringify(answer)).toBe(200);
+      expect(answer).toMatchObject({ created: 4, failed: 0 });
+      const records = await readRecords(bootstrapServers, topic, (rs) => rs.length >= 4);
+      const reingested = records.map(
+        (r) => JSON.parse(encodeStructured(decodeKafkaRecord(r).event)) as Record<string, unknown>,
+      );
+      expect(byId(reingested)).toEqual(byId(ORIGINALS));
+    } finally {
+      await ingest.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes the CSV columns asked for: attributes, extensions, payload paths', async () => {
+    const columns = 'id,datacontenttype,region,priority,data.amount,data.items.0.sku,data.note,data_base64';
+    const res = await h.get(
+      `/events.csv?range=all&source=${REINGEST}&columns=${encodeURIComponent(columns)}`,
+    );
+    expect(res.status).toBe(200);
+    expect((await res.text()).split('\r\n')).toEqual([
+      columns,
+      'bare-1,,,high,,,,',
+      'text-1,text/plain,,,,,,',
+      `blob-1,application/octet-stream,us,,,,,${Buffer.from([0, 1, 2, 254, 255]).toString('base64')}`,
+      'order-1,application/json,eu,,12.5,A-1,"a ""quoted"", comma\nline",',
+      '# export complete: 4 rows',
+      '',
+    ]);
+    // The whole payload as JSON text (jsonb orders the keys its own way), a text payload as its text.
+    const payloads = (
+      await (await h.get(`/events.csv?source=${REINGEST}&id=order-1&id=text-1&columns=data`)).text()
+    )
+      .split('\r\n')
+      .slice(1, 3);
+    expect(payloads[0]).toBe('"plain text, with a comma"');
+    expect(JSON.parse(payloads[1]!.slice(1, -1).replaceAll('""', '"'))).toEqual(ORIGINALS[0]!.data);
+    const standard = (await (await h.get(`/events.csv?range=all&source=${REINGEST}`)).text()).split('\r\n');
+    expect(standard[0]).toBe('time,id,source,type,subject,severity,uid,producer');
+  });
+
+  it.each([
+    ['/events.csv?columns=id,Region', 'Region'],
+    ['/events.csv?columns=id,data.', 'data.'],
+    ['/events.csv?columns=id&columns=data..amount', 'data..amount'],
+    ['/events.csv?columns=extensionnamelongerthan20', 'extensionnamelongerthan20'],
+    ['/events.ndjson?columns=id', 'id'],
+  ])('refuses %s with 400 naming the column', async (path, column) => {
+    const res = await h.get(path);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      error: {
+        code: 400,
+        status: 'INVALID_ARGUMENT',
+        message: expect.stringMatching(/^columns: /),
+        details: [{ reason: 'invalid-column', metadata: { column } }],
+      },
+    });
   });
 });

@@ -30,7 +30,8 @@ beforeAll(async () => {
     await h.db.query(
       // sql-witness: plants events with chosen types, sources and payloads for the query language to select.
       `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, ce_subject, raw, data)
-       VALUES (now() - make_interval(mins => $5), $1, $2, $3, $4, '{}', $6)`,
+       VALUES (now() - make_interval(mins => $5), $1, $2, $3, $4,
+               jsonb_build_object('specversion', '1.0', 'id', $2::text, 'source', $1::text, 'type', $3::text), $6)`,
       [source, id, type, subject, minutes, JSON.stringify(data)],
     );
   }

@@ -33,7 +33,7 @@ async function insert(team: Team, n: number, minutesAgo: number): Promise<{ uid:
                                      broker_topic, broker_partition, broker_offset)
      VALUES (date_trunc('second', now()) - $4::int * interval '1 minute', 'urn:team-' || $1 || ':sensor',
              $1 || '-' || $2, 'com.team-' || $1 || '.reading', 'shared',
-             jsonb_build_object('id', $1 || '-' || $2), 'events', $3, $2::bigint)
+             jsonb_build_object('id', $1 || '-' || $2, 'source', 'urn:team-' || $1 || ':sensor'), 'events', $3, $2::bigint)
      RETURNING event_uid AS uid, to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS t`,
     [team, n, team === 'a' ? 0 : 1, minutesAgo],
   );
