@@ -27,13 +27,14 @@ import { HISTOGRAM_SCRIPT, UPLOT_SCRIPT, UPLOT_STYLESHEET } from './chart-assets
 import type { CursorCodec } from './cursor.js';
 import { exportHandler } from './export.js';
 import { failureOf } from './failures.js';
-import { parseReceipt, parseSearch } from './filters.js';
+import { parseReceipt, parseSearch, searchFilters } from './filters.js';
 import { allowedHosts } from './hosts.js';
 import type { SearchMeters } from './metrics.js';
 import { rangeOf, runOverview } from './overview.js';
 import { withinDeadline } from './page-deadline.js';
 import { mergeQueryBar, readQueryBar } from './query-bar.js';
 import { BadCursorError, runSearch } from './search.js';
+import { parseSurrounding, readSurrounding } from './surrounding.js';
 import { type TailLimits, tailHandler } from './tail.js';
 import { type Authenticator, openAccess, type SearchEnv } from './viewer.js';
 import { ErrorPage } from './views/error.js';
@@ -41,6 +42,7 @@ import { EventPage } from './views/event.js';
 import { OverviewPage } from './views/overview.js';
 import { ReceiptPage } from './views/receipt.js';
 import { SearchPage } from './views/search.js';
+import { SurroundingPage } from './views/surrounding.js';
 import { loadVisibility, type VisibilityPolicy } from './visibility.js';
 
 export interface AppDeps {
@@ -185,20 +187,41 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
     }),
   );
 
-  app.get('/events/:uid', async (c) => {
-    const uid = c.req.param('uid');
+  /** The event an `/events/{uid}?t=…` link names (its uid lower-cased), or undefined for a malformed link. */
+  const linkedEvent = (c: Context<SearchEnv>) => {
+    const uid = c.req.param('uid') ?? '';
     const t = c.req.query('t');
-    if (!UUID.test(uid) || (t !== undefined && !/^[0-9: .+-]{10,40}$/.test(t))) {
-      return c.html(<ErrorPage title="No such event" message="The link does not name an event." />, 404);
-    }
+    if (!UUID.test(uid) || (t !== undefined && !/^[0-9: .+-]{10,40}$/.test(t))) return undefined;
+    return { uid: uid.toLowerCase(), t };
+  };
+  const noSuchLink = (c: Context<SearchEnv>) =>
+    c.html(<ErrorPage title="No such event" message="The link does not name an event." />, 404);
+  const noSuchEvent = (c: Context<SearchEnv>) =>
+    c.html(<ErrorPage title="No such event" message="No stored event has this id and time." />, 404);
+
+  app.get('/events/:uid', async (c) => {
+    const link = linkedEvent(c);
+    if (!link) return noSuchLink(c);
     try {
-      const event = await withReads(c, (pool) => getEvent(pool, uid.toLowerCase(), t));
-      if (!event)
-        return c.html(
-          <ErrorPage title="No such event" message="No stored event has this id and time." />,
-          404,
-        );
-      return c.html(<EventPage event={event} />);
+      const event = await withReads(c, (pool) => getEvent(pool, link.uid, link.t));
+      if (!event) return noSuchEvent(c);
+      return c.html(<EventPage event={event} search={searchFilters(new URL(c.req.url).searchParams)} />);
+    } catch (err) {
+      const f = failureOf(err);
+      return c.html(<ErrorPage title={f.title} message={f.message} />, f.status);
+    }
+  });
+
+  app.get('/events/:uid/surrounding', async (c) => {
+    const link = linkedEvent(c);
+    if (!link) return noSuchLink(c);
+    const request = parseSurrounding(new URL(c.req.url).searchParams);
+    if ('problems' in request)
+      return c.html(<ErrorPage title="Unusable parameters" message={request.problems.join('; ')} />, 400);
+    try {
+      const view = await withReads(c, (pool) => readSurrounding(pool, link.uid, link.t, request));
+      if (!view) return noSuchEvent(c);
+      return c.html(<SurroundingPage view={view} request={request} />);
     } catch (err) {
       const f = failureOf(err);
       return c.html(<ErrorPage title={f.title} message={f.message} />, f.status);

@@ -33,6 +33,8 @@ label { display: block; font-weight: 600; }
 input, select, button { font: inherit; padding: .4rem .5rem; border: 1px solid #6b6b6b; border-radius: .25rem; width: 100%; background: var(--input); color: var(--fg); }
 button { background: var(--link); color: var(--button-fg); border-color: var(--link); cursor: pointer; width: auto; padding: .5rem 1.25rem; }
 tr.current { outline: 3px solid var(--focus); outline-offset: -3px; }
+tr.anchor td { background: var(--panel); font-weight: 600; }
+tr.anchor td:first-child { border-left: 4px solid var(--focus); }
 .problems { border: 2px solid var(--error); color: var(--error); padding: .5rem 1rem; border-radius: .5rem; }
 .notice { border-left: 4px solid var(--focus); background: var(--panel); padding: .5rem 1rem; margin-top: 1rem; }
 .scroll { overflow-x: auto; }

@@ -356,6 +356,34 @@ function expressionOf(line: string, problems: string[]): FilterExpression | unde
   return problems.length > before ? undefined : where;
 }
 
+/** The parameters of the table above that choose events (not `limit`, `cursor`): what an event's links carry. */
+export const FILTER_PARAMS: readonly string[] = [
+  'range',
+  'from',
+  'to',
+  'q',
+  'query',
+  'payload',
+  'type',
+  'source',
+  'id',
+  'subject',
+  'ext',
+  'severity',
+  'level',
+  'has',
+  'not_type',
+  'not_source',
+  'not_subject',
+  'not_level',
+  'not_has',
+];
+
+/** The filters of a search's URL (the search an event was opened from), nothing else it carried. */
+export function searchFilters(params: URLSearchParams): URLSearchParams {
+  return new URLSearchParams([...params].filter(([name]) => FILTER_PARAMS.includes(name)));
+}
+
 /** The query string of `params` with `cursor` replaced (or removed when undefined). */
 export function withCursor(params: URLSearchParams, cursor: string | undefined): string {
   const next = new URLSearchParams(params);

@@ -219,10 +219,14 @@ describe('search UI in Chromium', () => {
     expect(await matching()).toBe('Matching events: 3');
     await page.goto(detail);
     await page.getByRole('link', { name: 'Surrounding events' }).click();
-    await page.waitForURL(/from=.*to=/);
-    expect(
-      await page.locator('section[aria-labelledby="results"] tbody tr', { hasText: 'seed-7' }).count(),
-    ).toBe(1);
+    await page.waitForURL(/\/surrounding\?.*payload=/);
+    // Under the search's payload condition: its three matches, the one opened marked in words.
+    expect(await page.locator('tbody tr').count()).toBe(3);
+    const marked = page.locator('tr[aria-current="true"]');
+    expect(await marked.textContent()).toMatch(/^This event: .*seed-7/);
+    // Back to the search it came from.
+    await page.getByRole('link', { name: 'Back to search' }).click();
+    await page.waitForURL(/\/events\?range=all&payload=/);
     // The query bar finds it by the name ingest answered.
     await page.getByLabel('Query', { exact: true }).fill('events/urn%3Aseed%3Asource-7,seed-7');
     await page.keyboard.press('Enter');
@@ -532,7 +536,7 @@ describe('search UI in Chromium', () => {
     await page.waitForURL(/\/events\/[0-9a-f-]{36}\?t=/);
   });
 
-  it('follows a dark colour scheme and passes axe-core on the search page, the detail and the receipt', async () => {
+  it('follows a dark colour scheme and passes axe-core on the search page, the detail, its surrounding events and the receipt', async () => {
     const context = await browser.newContext({ colorScheme: 'dark', bypassCSP: true });
     const dark = await context.newPage();
     const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -542,7 +546,13 @@ describe('search UI in Chromium', () => {
       .locator('section[aria-labelledby="results"] tbody tr a')
       .first()
       .getAttribute('href'))!;
-    for (const path of ['/events?range=all&q=overflow', detail, '/receipt?topic=t&partition=0&offset=1']) {
+    const around = detail.replace('?', '/surrounding?');
+    for (const path of [
+      '/events?range=all&q=overflow',
+      detail,
+      around,
+      '/receipt?topic=t&partition=0&offset=1',
+    ]) {
       for (const scheme of ['dark', 'light'] as const) {
         await dark.emulateMedia({ colorScheme: scheme });
         await dark.goto(`${h.url}${path}`);

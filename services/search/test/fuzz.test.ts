@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseReceipt, parseSearch } from '../src/filters.js';
+import { FILTER_PARAMS, parseReceipt, parseSearch } from '../src/filters.js';
 import { readQueryBar, writeQueryBar } from '../src/query-bar.js';
 import { type Harness, startHarness } from './harness.js';
 
@@ -78,29 +78,7 @@ const value = fc.oneof(
     arbitrary: fc.constantFrom('temperature >= 30', 'a.b.c = "x"', 'n != null', 'x < [1]', 'region=eu'),
   },
 );
-const NAMES = [
-  'range',
-  'from',
-  'to',
-  'q',
-  'payload',
-  'type',
-  'source',
-  'id',
-  'subject',
-  'ext',
-  'severity',
-  'level',
-  'has',
-  'not_type',
-  'not_source',
-  'not_subject',
-  'not_level',
-  'not_has',
-  'limit',
-  'cursor',
-  'query',
-];
+const NAMES = [...FILTER_PARAMS, 'limit', 'cursor'];
 const param = fc.tuple(
   fc.oneof({ weight: 9, arbitrary: fc.constantFrom(...NAMES) }, fc.string({ maxLength: 8 })),
   value,

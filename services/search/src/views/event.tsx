@@ -1,17 +1,17 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 /**
  * `GET /events/:uid`: the stored attributes with "filter for / filter out" links, the broker
- * coordinates and ingestion time, who produced it (the verified caller ingest recorded), a link to the surrounding events, the payload as a collapsible
+ * coordinates and ingestion time, who produced it (the verified caller ingest recorded), a link to
+ * the surrounding events under the filters of the search it was opened from, the payload as a collapsible
  * tree (every value with its filter links) and the verbatim CloudEvent. Copy buttons appear with
  * JavaScript (`/assets/detail.js`); everything else works without it.
  */
 import { eventName } from '@event-observatory/events';
 import { type EventProducerIdentity, type StoredEvent, severityName } from '@event-observatory/store';
 import type { Child } from 'hono/jsx';
+import { DEFAULT_STEP } from '../surrounding.js';
 import { Layout, utc } from './layout.js';
 
-/** Minutes either side of the event the "surrounding events" link covers. */
-export const SURROUNDING_MS = 5 * 60_000;
 const CE_ATTRIBUTES = new Set([
   'id',
   'source',
@@ -111,7 +111,8 @@ export function producedBy(p: EventProducerIdentity | null): string {
   return more.length ? `${who} (${more.join(', ')})` : who;
 }
 
-export function EventPage(props: { event: StoredEvent }) {
+/** `search`: the filters of the search the event was opened from (its link carries them). */
+export function EventPage(props: { event: StoredEvent; search: URLSearchParams }) {
   const e = props.event;
   const severity = e.severityRank === null ? undefined : (severityName(e.severityRank) ?? undefined);
   const name = eventName({ source: e.source, id: e.id });
@@ -146,17 +147,14 @@ export function EventPage(props: { event: StoredEvent }) {
     if (CE_ATTRIBUTES.has(k) || CE_ATTRIBUTES_MORE.has(k) || typeof v !== 'string') continue;
     rows.push([`Extension ${k}`, v, ['ext', `${k}=${v}`], undefined]);
   }
-  const around = search([
-    ['source', e.source],
-    ['from', new Date(e.occurredAt.getTime() - SURROUNDING_MS).toISOString()],
-    ['to', new Date(e.occurredAt.getTime() + SURROUNDING_MS).toISOString()],
-  ]);
+  const around = `/events/${e.key.uid}/surrounding?${new URLSearchParams([['t', e.key.occurredAt], ...props.search])}`;
+  const back = props.search.size ? `/events?${props.search}` : '/events';
   const verbatim = JSON.stringify(e.raw, null, 2);
   return (
     <Layout title={`Event ${e.type}`} current="none" scripts={['/assets/detail.js']}>
       <p>
-        <a href="/events">← Back to search</a> · <a href={around}>Surrounding events</a> (same source, 5
-        minutes either side)
+        <a href={back}>← Back to search</a> · <a href={around}>Surrounding events</a> ({DEFAULT_STEP} before
+        and after, under the filters of that search)
       </p>
       <h1>Event {e.type}</h1>
       <dl>

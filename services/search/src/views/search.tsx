@@ -10,7 +10,14 @@ import {
 } from '@event-observatory/store';
 import { EXPORT_CAP } from '../export.js';
 import type { Failure } from '../failures.js';
-import { absoluteQuery, MAX_LIMIT, type ParsedSearch, RANGES, withCursor } from '../filters.js';
+import {
+  absoluteQuery,
+  MAX_LIMIT,
+  type ParsedSearch,
+  RANGES,
+  searchFilters,
+  withCursor,
+} from '../filters.js';
 import { writeQueryBar } from '../query-bar.js';
 import type { SearchView } from '../search.js';
 import { HistogramPanel } from './histogram.js';
@@ -27,9 +34,13 @@ export interface SearchPageProps {
   failure?: Failure;
 }
 
-/** Link to one event; the time bounds the lookup to one partition and the time index. */
-export function eventHref(row: Pick<EventRow, 'key'>): string {
-  return `/events/${row.key.uid}?${new URLSearchParams({ t: row.key.occurredAt })}`;
+/**
+ * Link to one event; the time bounds the lookup to one partition and the time index. `search`:
+ * the filters of the search it is opened from, which its page links back to and its surrounding
+ * events keep.
+ */
+export function eventHref(row: Pick<EventRow, 'key'>, search?: URLSearchParams): string {
+  return `/events/${row.key.uid}?${new URLSearchParams([['t', row.key.occurredAt], ...(search ?? [])])}`;
 }
 
 function TextField(props: {
@@ -220,12 +231,21 @@ function Total(props: { total: SearchView['total'] }) {
   );
 }
 
-function Results(props: { rows: EventRow[] }) {
-  if (props.rows.length === 0) return <p>No events match these filters.</p>;
+/**
+ * Events as a table, in the order given. `search` goes along on each event's link. With an
+ * `anchor` (a uid) its row is marked in words and for screen readers (`aria-current`), not by
+ * colour alone, and every row has an id (`e-<uid>`) that links can scroll to.
+ */
+export function EventTable(props: {
+  rows: EventRow[];
+  caption: string;
+  search: URLSearchParams;
+  anchor?: string;
+}) {
   return (
     <div class="scroll">
       <table>
-        <caption class="hint">Newest first; times in UTC.</caption>
+        <caption class="hint">{props.caption}</caption>
         <thead>
           <tr>
             <th scope="col">Time</th>
@@ -237,23 +257,42 @@ function Results(props: { rows: EventRow[] }) {
           </tr>
         </thead>
         <tbody>
-          {props.rows.map((r) => (
-            <tr>
-              <td>
-                <a href={eventHref(r)}>{utc(r.occurredAt)}</a>
-              </td>
-              <td>
-                {r.severityRank === null ? '' : (severityName(r.severityRank) ?? String(r.severityRank))}
-              </td>
-              <td class="wrap">{r.type}</td>
-              <td class="wrap">{r.source}</td>
-              <td class="wrap">{r.id}</td>
-              <td class="wrap">{r.subject ?? ''}</td>
-            </tr>
-          ))}
+          {props.rows.map((r) => {
+            const anchor = r.key.uid === props.anchor;
+            return (
+              <tr
+                id={props.anchor === undefined ? undefined : `e-${r.key.uid}`}
+                class={anchor ? 'anchor' : undefined}
+                aria-current={anchor ? 'true' : undefined}
+              >
+                <td>
+                  {anchor ? <strong>This event: </strong> : null}
+                  <a href={eventHref(r, props.search)}>{utc(r.occurredAt)}</a>
+                </td>
+                <td>
+                  {r.severityRank === null ? '' : (severityName(r.severityRank) ?? String(r.severityRank))}
+                </td>
+                <td class="wrap">{r.type}</td>
+                <td class="wrap">{r.source}</td>
+                <td class="wrap">{r.id}</td>
+                <td class="wrap">{r.subject ?? ''}</td>
+              </tr>
+            );
+          })}
         </tbody>
       </table>
     </div>
+  );
+}
+
+function Results(props: { rows: EventRow[]; params: URLSearchParams }) {
+  if (props.rows.length === 0) return <p>No events match these filters.</p>;
+  return (
+    <EventTable
+      rows={props.rows}
+      caption="Newest first; times in UTC."
+      search={searchFilters(props.params)}
+    />
   );
 }
 
@@ -409,7 +448,7 @@ export function SearchPage(props: SearchPageProps) {
               <a href={`/events.ndjson${withCursor(params, undefined)}`}>NDJSON</a> ·{' '}
               <a href={`/events.csv${withCursor(params, undefined)}`}>CSV</a>
             </p>
-            <Results rows={view.page.rows} />
+            <Results rows={view.page.rows} params={params} />
             <nav class="pages" aria-label="Result pages">
               {params.has('cursor') ? <a href={`/events${withCursor(params, undefined)}`}>Newest</a> : null}
               {view.newer ? (
