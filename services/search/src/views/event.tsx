@@ -11,6 +11,7 @@ import { type EventProducerIdentity, type StoredEvent, severityName } from '@eve
 import type { Child } from 'hono/jsx';
 import { DEFAULT_STEP } from '../surrounding.js';
 import { Layout, utc } from './layout.js';
+import { searchHref } from './search.js';
 
 const CE_ATTRIBUTES = new Set([
   'id',
@@ -148,13 +149,12 @@ export function EventPage(props: { event: StoredEvent; search: URLSearchParams }
     rows.push([`Extension ${k}`, v, ['ext', `${k}=${v}`], undefined]);
   }
   const around = `/events/${e.key.uid}/surrounding?${new URLSearchParams([['t', e.key.occurredAt], ...props.search])}`;
-  const back = props.search.size ? `/events?${props.search}` : '/events';
   const verbatim = JSON.stringify(e.raw, null, 2);
   return (
     <Layout title={`Event ${e.type}`} current="none" scripts={['/assets/detail.js']}>
       <p>
-        <a href={back}>← Back to search</a> · <a href={around}>Surrounding events</a> ({DEFAULT_STEP} before
-        and after, under the filters of that search)
+        <a href={searchHref(props.search)}>← Back to search</a> · <a href={around}>Surrounding events</a> (
+        {DEFAULT_STEP} before and after{props.search.size ? ', under the filters of that search' : ''})
       </p>
       <h1>Event {e.type}</h1>
       <dl>

@@ -34,6 +34,11 @@ export interface SearchPageProps {
   failure?: Failure;
 }
 
+/** Link to the search page with these filters. */
+export function searchHref(search: URLSearchParams): string {
+  return search.size ? `/events?${search}` : '/events';
+}
+
 /**
  * Link to one event; the time bounds the lookup to one partition and the time index. `search`:
  * the filters of the search it is opened from, which its page links back to and its surrounding

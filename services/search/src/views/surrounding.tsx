@@ -6,7 +6,7 @@
 import type { EventRow } from '@event-observatory/store';
 import { MAX_SIDE, type Surrounding, type SurroundingRequest } from '../surrounding.js';
 import { Layout } from './layout.js';
-import { EventTable, eventHref } from './search.js';
+import { EventTable, eventHref, searchHref } from './search.js';
 
 const TIME_PARAMS = new Set(['range', 'from', 'to']);
 
@@ -59,11 +59,11 @@ export function SurroundingPage(props: { view: Surrounding; request: Surrounding
   const { view, request: req } = props;
   const a = view.anchor;
   const filtered = [...req.search.keys()].some((k) => !TIME_PARAMS.has(k));
-  const back = req.search.size ? `/events?${req.search}` : '/events';
   return (
     <Layout title={`Around event ${a.type}`} current="none">
       <p>
-        <a href={eventHref(a, req.search)}>← Back to the event</a> · <a href={back}>Back to search</a>
+        <a href={eventHref(a, req.search)}>← Back to the event</a> ·{' '}
+        <a href={searchHref(req.search)}>Back to search</a>
       </p>
       <h1>Events around {a.type}</h1>
       <p>
