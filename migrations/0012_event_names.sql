@@ -91,12 +91,16 @@ SELECT DISTINCT events.utc_month(occurred_at), ce_source, ce_type, events.produc
 ANALYZE events.event_name;
 
 -- Detaching a month (0009) takes its names along: no event of that month stays in the table.
-CREATE OR REPLACE FUNCTION events.detach_month_partition(p_name text) RETURNS void
+-- 0009's body goes on under another name, as 0007 did for create_month_partition, and runs as its
+-- caller: only through the new function, as the owner, can it detach anything (a writer granted
+-- EXECUTE on the old name before this migration keeps it on the renamed one, uselessly).
+ALTER FUNCTION events.detach_month_partition(text) RENAME TO detach_month_partition_table;
+ALTER FUNCTION events.detach_month_partition_table(text) SECURITY INVOKER;
+
+CREATE FUNCTION events.detach_month_partition(p_name text) RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  IF p_name !~ '^cloud_event_[0-9]{4}_[0-9]{2}$' THEN
-    RAISE EXCEPTION 'not a month partition of events.cloud_event: %', p_name USING ERRCODE = '22023';
-  END IF;
-  EXECUTE format('ALTER TABLE events.cloud_event DETACH PARTITION events.%I', p_name);
+  PERFORM events.detach_month_partition_table(p_name);
   DELETE FROM events.event_name WHERE month = to_date(substr(p_name, 13), 'YYYY_MM');
 END $$;
+REVOKE EXECUTE ON FUNCTION events.detach_month_partition(text) FROM PUBLIC;

@@ -208,8 +208,7 @@ function textsOf(filter: EventFilter): string[] {
  * The distinct types and sources of the events `db` may see, at most `NAMES_CAP` each, from the
  * names catalog (migration 0012) rather than the event table: its rows are under the same scope
  * predicate as the events, so a word meets only names of events the viewer sees, and reading them
- * costs the catalog's size whatever the scope. (A skip scan through the event table's B-trees
- * walked, under a restricted scope, every row of each name the viewer cannot see.) Tests EXPLAIN it.
+ * costs the catalog's size whatever the scope (DESIGN.md, "Names under a scope"). Tests EXPLAIN it.
  */
 export const VISIBLE_NAMES_SQL = `WITH visible AS MATERIALIZED (SELECT ce_type, ce_source FROM events.event_name)
   SELECT array(SELECT DISTINCT ce_type FROM visible ORDER BY 1 LIMIT ${NAMES_CAP}) AS types,

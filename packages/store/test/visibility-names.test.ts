@@ -9,17 +9,11 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import {
-  createDatabase,
-  createDatabaseRoles,
-  type DatabaseRoles,
-  seedEvents,
-} from '@event-observatory/devstack';
+import { createDatabase, seedEvents } from '@event-observatory/devstack';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   createMonthPartition,
-  createReadPool,
   createWritePool,
   type DatabasePool,
   DEFAULT_MIGRATIONS_DIR,
@@ -33,27 +27,10 @@ import {
   WHOLE_SCOPE,
   withWordParts,
 } from '../src/index.js';
-import { row } from './rows.js';
+import { scopedEvent as event, PREVIOUS_HOUR as hour, scope, useRoleDatabase } from './scoped-roles.js';
 
-const stack = inject('stack');
 const name = `store_names_${Date.now().toString(36)}`;
-const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000);
-let roles: DatabaseRoles;
-let owner: DatabasePool;
-let writer: DatabasePool;
-let reader: DatabasePool;
-
-/** An event of the previous hour, or of `at`. */
-function event(id: string, source: string, type: string, producer: object | null, at = hour) {
-  const time = new Date(at.getTime() + 60_000).toISOString();
-  return row(id, {
-    source,
-    type,
-    occurredAt: time,
-    raw: JSON.stringify({ specversion: '1.0', id, source, type, time }),
-    producer: producer && JSON.stringify(producer),
-  });
-}
+const db = useRoleDatabase('store_names');
 
 const EVENTS = [
   event('pay-a', '/shop/a', 'com.acme.payment.failed', {
@@ -68,14 +45,6 @@ const EVENTS = [
   }),
   event('door', '/office/door', 'org.site.door.failed', null),
 ];
-
-const scope = (s: Partial<Exclude<ReadScope, { all: true }>>): ReadScope => ({
-  sources: [],
-  sourcePrefixes: [],
-  typePrefixes: [],
-  producers: [],
-  ...s,
-});
 
 /** 5 of the seed's 50 sources, as bench/search's restricted viewer. */
 const FEW_SOURCES = [0, 1, 2, 3, 4].map((n) => `urn:seed:source-${n}`);
@@ -93,22 +62,12 @@ const SCOPES: ReadScope[] = [
 const WORDS = ['failed', 'payment', 'shop', 'door', 'example', 'seed', 't1', 'acme', 'nothing'];
 
 beforeAll(async () => {
-  await createDatabase(stack.databaseUrl, name);
-  roles = await createDatabaseRoles(stack.databaseUrl, name);
-  await migrate({ url: roles.owner.url, writerRole: roles.writer.name, readerRole: roles.reader.name });
-  owner = createWritePool({ url: roles.owner.url, max: 2 });
-  writer = createWritePool({ url: roles.writer.url, max: 1 });
-  reader = createReadPool({ url: roles.reader.url, max: 1 });
   // Many rows per name: a skip scan under a scope of FEW walked the other 45 sources' rows.
-  const seeder = new pg.Pool({ connectionString: roles.owner.url, max: 1 });
+  const seeder = new pg.Pool({ connectionString: db.roles.owner.url, max: 1 });
   await seedEvents(seeder, { count: 20_000, spanMs: 30 * 86_400_000, end: hour });
   await seeder.end();
-  await insertEvents(writer, EVENTS);
-  await owner.query('ANALYZE events.cloud_event, events.event_name');
-});
-
-afterAll(async () => {
-  await Promise.all([owner?.end(), writer?.end(), reader?.end()]);
+  await insertEvents(db.writer, EVENTS);
+  await db.owner.query('ANALYZE events.cloud_event, events.event_name');
 });
 
 const sorted = (values: Iterable<string>) => [...values].sort();
@@ -125,7 +84,11 @@ const holds = (name: string, word: string) =>
 
 describe('the names catalog', () => {
   it('holds every (month, source, type, producer) inserted, by the writer or by a seed', async () => {
-    const { rows } = await owner.query<{ month: string; ce_source: string; producer_ids: (string | null)[] }>(
+    const { rows } = await db.owner.query<{
+      month: string;
+      ce_source: string;
+      producer_ids: (string | null)[];
+    }>(
       `SELECT month::text, ce_source, producer_ids FROM events.event_name
         WHERE ce_source !~ '^urn:seed:' ORDER BY ce_source`,
     );
@@ -136,43 +99,45 @@ describe('the names catalog', () => {
       { month, ce_source: '/shop/b', producer_ids: ['bob', 'ns-b'] },
     ]);
     // The seed's 50 sources and 20 types, in every month it spans, once each.
-    const seeded = await owner.query<{ pairs: number; distinct: number }>(
+    const seeded = await db.owner.query<{ pairs: number; distinct: number }>(
       `SELECT count(*)::int AS pairs, count(DISTINCT (ce_source, ce_type))::int AS distinct
          FROM events.event_name WHERE ce_source ~ '^urn:seed:'`,
     );
-    const months = await owner.query<{ n: number }>(
+    const months = await db.owner.query<{ n: number }>(
       `SELECT count(DISTINCT date_trunc('month', occurred_at AT TIME ZONE 'UTC'))::int AS n
          FROM events.cloud_event WHERE ce_source ~ '^urn:seed:'`,
     );
     expect(seeded.rows[0]!.distinct).toBe(100);
     expect(seeded.rows[0]!.pairs).toBeLessThanOrEqual(100 * months.rows[0]!.n);
     // A batch that stores nothing new (all duplicates) adds nothing.
-    const before = await owner.query('SELECT count(*)::int AS n FROM events.event_name');
-    expect((await insertEvents(writer, EVENTS)).inserted).toBe(0);
-    expect((await owner.query('SELECT count(*)::int AS n FROM events.event_name')).rows).toEqual(before.rows);
+    const before = await db.owner.query('SELECT count(*)::int AS n FROM events.event_name');
+    expect((await insertEvents(db.writer, EVENTS)).inserted).toBe(0);
+    expect((await db.owner.query('SELECT count(*)::int AS n FROM events.event_name')).rows).toEqual(
+      before.rows,
+    );
   });
 
   it("loses a month's names when its partition is detached, and only that month's", async () => {
     const future = new Date('2091-01-15T00:00:00Z');
-    expect(await createMonthPartition(writer, future)).toBe('cloud_event_2091_01');
-    await insertEvents(writer, [event('future', '/shop/a', 'com.future.only', null, future)]);
+    expect(await createMonthPartition(db.writer, future)).toBe('cloud_event_2091_01');
+    await insertEvents(db.writer, [event('future', '/shop/a', 'com.future.only', null, future)]);
     const futureTypes = async () =>
       (
-        await owner.query<{ month: string }>(
+        await db.owner.query<{ month: string }>(
           "SELECT month::text FROM events.event_name WHERE ce_type = 'com.future.only'",
         )
       ).rows;
     expect(await futureTypes()).toEqual([{ month: '2091-01-01' }]);
-    await detachPartition(writer, 'cloud_event_2091_01');
+    await detachPartition(db.writer, 'cloud_event_2091_01');
     expect(await futureTypes()).toEqual([]);
-    const { wordParts } = await withWordParts(owner, { text: 'shop' });
+    const { wordParts } = await withWordParts(db.owner, { text: 'shop' });
     expect(wordParts?.get('shop')).toEqual({ types: [], sources: ['/shop/a', '/shop/b'] });
   });
 
   it('is filled from the events stored before its migration', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'names-migrations-'));
-    const url = await createDatabase(stack.databaseUrl, `${name}_late`);
-    const db = createWritePool({ url, max: 1 });
+    const url = await createDatabase(inject('stack').databaseUrl, `${name}_late`);
+    const late = createWritePool({ url, max: 1 });
     try {
       // The migrations before this one.
       cpSync(DEFAULT_MIGRATIONS_DIR, dir, {
@@ -180,12 +145,14 @@ describe('the names catalog', () => {
         filter: (f) => f === DEFAULT_MIGRATIONS_DIR || basename(f) < '0012',
       });
       await migrate({ url, dir });
-      await insertEvents(db, EVENTS);
+      await insertEvents(late, EVENTS);
       await migrate({ url });
-      const { rows } = await db.query<{ t: string }>('SELECT ce_type AS t FROM events.event_name ORDER BY 1');
+      const { rows } = await late.query<{ t: string }>(
+        'SELECT ce_type AS t FROM events.event_name ORDER BY 1',
+      );
       expect(rows.map((r) => r.t)).toEqual(sorted(EVENTS.map((e) => e.type)));
     } finally {
-      await db.end();
+      await late.end();
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -193,14 +160,14 @@ describe('the names catalog', () => {
 
 describe('a restricted reader', () => {
   it('sees no name without a scope', async () => {
-    expect((await reader.query('SELECT * FROM events.event_name')).rows).toEqual([]);
+    expect((await db.reader.query('SELECT * FROM events.event_name')).rows).toEqual([]);
   });
 
   it('matches its words against exactly the names of the events it sees', async () => {
     for (const s of SCOPES) {
-      const db = scopedPool(reader, s);
-      const [types, sources] = [await eventNames(db, 'ce_type'), await eventNames(db, 'ce_source')];
-      const { wordParts } = await withWordParts(db, { text: WORDS.join(' ') });
+      const scoped = scopedPool(db.reader, s);
+      const [types, sources] = [await eventNames(scoped, 'ce_type'), await eventNames(scoped, 'ce_source')];
+      const { wordParts } = await withWordParts(scoped, { text: WORDS.join(' ') });
       for (const w of WORDS) {
         expect(wordParts?.get(w), `${JSON.stringify(s)} ${w}`).toEqual({
           types: types.filter((t) => holds(t, w)),
@@ -211,7 +178,7 @@ describe('a restricted reader', () => {
   });
 
   it("is never given a name of another's events", async () => {
-    const { wordParts } = await withWordParts(scopedPool(reader, scope({ sources: ['/shop/a'] })), {
+    const { wordParts } = await withWordParts(scopedPool(db.reader, scope({ sources: ['/shop/a'] })), {
       text: 'failed other office seed example',
     });
     expect(Object.fromEntries(wordParts ?? [])).toEqual({
@@ -222,7 +189,7 @@ describe('a restricted reader', () => {
       example: { types: [], sources: [] },
     });
     // Nor a catalog row another scope admits.
-    const { rows } = await scopedPool(reader, FEW).query<{ s: string }>(
+    const { rows } = await scopedPool(db.reader, FEW).query<{ s: string }>(
       'SELECT DISTINCT ce_source AS s FROM events.event_name ORDER BY 1',
     );
     expect(rows.map((r) => r.s)).toEqual(FEW_SOURCES);
@@ -231,12 +198,12 @@ describe('a restricted reader', () => {
   it('finds the rows the owner finds, less those it does not see', async () => {
     const texts = ['failed', 'payment', 'shop door', 'failed -acme', 'seed t13 -overflow', 'overflow'];
     for (const s of SCOPES) {
-      const db = scopedPool(reader, s);
-      const { rows: seen } = await db.query<{ id: string }>('SELECT ce_id AS id FROM events.cloud_event');
+      const scoped = scopedPool(db.reader, s);
+      const { rows: seen } = await scoped.query<{ id: string }>('SELECT ce_id AS id FROM events.cloud_event');
       const visible = new Set(seen.map((r) => r.id));
       for (const text of texts) {
-        const all = await searchEvents(owner, { text }, { limit: 2_000 });
-        const mine = await searchEvents(db, { text }, { limit: 2_000 });
+        const all = await searchEvents(db.owner, { text }, { limit: 2_000 });
+        const mine = await searchEvents(scoped, { text }, { limit: 2_000 });
         expect(all.more, text).toBe(false);
         expect(sorted(mine.rows.map((r) => r.id)), `${JSON.stringify(s)} ${text}`).toEqual(
           sorted(all.rows.map((r) => r.id).filter((id) => visible.has(id))),
@@ -254,7 +221,7 @@ describe('a restricted reader', () => {
     }
     const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
     const scanned = async (s: ReadScope) => {
-      const { rows } = await scopedPool(reader, s).query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+      const { rows } = await scopedPool(db.reader, s).query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
         `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${VISIBLE_NAMES_SQL}`,
       );
       const scans = nodes(rows[0]!['QUERY PLAN'][0].Plan).filter((n) => n['Relation Name']);
@@ -263,7 +230,7 @@ describe('a restricted reader', () => {
         pages: n['Shared Hit Blocks'] + n['Shared Read Blocks'],
       }));
     };
-    const { rows: sizes } = await owner.query<{ names: number; events: number }>(
+    const { rows: sizes } = await db.owner.query<{ names: number; events: number }>(
       `SELECT (pg_relation_size('events.event_name') / 8192)::int AS names,
               (SELECT sum(pg_relation_size(inhrelid) / 8192)::int FROM pg_inherits
                 WHERE inhparent = 'events.cloud_event'::regclass) AS events`,
