@@ -205,19 +205,18 @@ function textsOf(filter: EventFilter): string[] {
 }
 
 /**
- * The distinct values of a column, read by skipping through its B-tree (one index probe per value
- * and partition, whatever the rows), at most `NAMES_CAP`.
+ * The distinct types and sources of the events `db` may see, at most `NAMES_CAP` each, from the
+ * names catalog (migration 0012) rather than the event table: its rows are under the same scope
+ * predicate as the events, so a word meets only names of events the viewer sees, and reading them
+ * costs the catalog's size whatever the scope (DESIGN.md, "Names under a scope"). Tests EXPLAIN it.
  */
-async function distinctNames(db: Queryable, column: 'ce_type' | 'ce_source'): Promise<string[]> {
-  const { rows } = await db.query<{ v: string }>(
-    `WITH RECURSIVE names(v) AS (
-       (SELECT ${column} FROM events.cloud_event ORDER BY ${column} LIMIT 1)
-       UNION ALL
-       SELECT (SELECT ${column} FROM events.cloud_event WHERE ${column} > names.v ORDER BY ${column} LIMIT 1)
-         FROM names WHERE names.v IS NOT NULL)
-     SELECT v FROM names WHERE v IS NOT NULL LIMIT ${NAMES_CAP}`,
-  );
-  return rows.map((r) => r.v);
+export const VISIBLE_NAMES_SQL = `WITH visible AS MATERIALIZED (SELECT ce_type, ce_source FROM events.event_name)
+  SELECT array(SELECT DISTINCT ce_type FROM visible ORDER BY 1 LIMIT ${NAMES_CAP}) AS types,
+         array(SELECT DISTINCT ce_source FROM visible ORDER BY 1 LIMIT ${NAMES_CAP}) AS sources`;
+
+async function visibleNames(db: Queryable): Promise<WordParts> {
+  const { rows } = await db.query<WordParts>(VISIBLE_NAMES_SQL);
+  return rows[0]!;
 }
 
 const resolved = new WeakMap<EventFilter, Promise<EventFilter>>();
@@ -234,7 +233,7 @@ export function withWordParts(db: Queryable, filter: EventFilter): Promise<Event
   let found = resolved.get(filter);
   if (!found) {
     found = (async () => {
-      const [types, sources] = [await distinctNames(db, 'ce_type'), await distinctNames(db, 'ce_source')];
+      const { types, sources } = await visibleNames(db);
       const parts = new Map<string, WordParts>();
       for (const w of words) {
         const part = new RegExp(`(^|[^\\p{L}\\p{N}])${w}([^\\p{L}\\p{N}]|$)`, 'iu');

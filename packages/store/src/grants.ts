@@ -32,6 +32,8 @@ export interface RoleGrants {
 const WRITER_TABLES: Record<string, string> = {
   // consumer: insertEvents (ON CONFLICT DO NOTHING ... RETURNING reads through SELECT)
   'events.cloud_event': 'INSERT',
+  // consumer: the names of its events, by the trigger its insert fires (migration 0012)
+  'events.event_name': 'INSERT',
   // consumer: upsertCheckpoints (ON CONFLICT DO UPDATE), deleteCheckpoints (clear-checkpoints)
   'events.consumer_checkpoint': 'INSERT, UPDATE, DELETE',
   // jobs, rollup-refresh: DELETE then INSERT of the hours touched
@@ -42,8 +44,8 @@ const WRITER_TABLES: Record<string, string> = {
 
 const WRITER_FUNCTIONS = ['events.create_month_partition(date)', 'events.detach_month_partition(text)'];
 
-/** Tables under row-level security (migration 0011): the writer reads and writes all their rows. */
-const SCOPED_TABLES = ['events.cloud_event', 'events.event_rollup_hourly'];
+/** Tables under row-level security (migrations 0011, 0012): the writer reads and writes all their rows. */
+const SCOPED_TABLES = ['events.cloud_event', 'events.event_rollup_hourly', 'events.event_name'];
 
 /** The tables of `events`; `partition`: a partition of the event table, or a month detached from it. */
 const TABLES_SQL = `SELECT format('%I.%I', n.nspname, c.relname) AS name,

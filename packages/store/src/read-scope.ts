@@ -1,6 +1,7 @@
 /**
- * What a reader may see of the events, as PostgreSQL enforces it (migration 0011): row-level
- * security on `events.cloud_event` and `events.event_rollup_hourly` admits, to every role but the
+ * What a reader may see of the events, as PostgreSQL enforces it (migrations 0011, 0012):
+ * row-level security on `events.cloud_event`, `events.event_rollup_hourly` and the names catalog
+ * `events.event_name` admits, through one predicate (`events.scope_admits`), to every role but the
  * owner and the writer, only the rows of the scope the transaction carries in the setting
  * `observatory.scope` (JSON, `set_config(..., true)`). No setting, no rows: a read that forgets
  * its scope finds nothing rather than everything.
@@ -36,7 +37,7 @@ export type ReadScope = WholeScope | PartialScope;
 export const WHOLE_SCOPE: WholeScope = { all: true };
 export const EMPTY_SCOPE: PartialScope = { sources: [], sourcePrefixes: [], typePrefixes: [], producers: [] };
 
-/** The value of `observatory.scope` the policies of migration 0011 read. */
+/** The value of `observatory.scope` the policies of migrations 0011 and 0012 read. */
 export function scopeSetting(scope: ReadScope): string {
   if (scope.all) return JSON.stringify({ all: true });
   const { sources, sourcePrefixes, typePrefixes, producers } = scope;

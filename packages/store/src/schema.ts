@@ -12,6 +12,7 @@ import {
   boolean,
   check,
   customType,
+  date,
   doublePrecision,
   integer,
   jsonb,
@@ -105,6 +106,24 @@ export const eventRollupHourly = eventsSchema.table(
   (t) => [primaryKey({ columns: [t.bucketStart, t.ceType, t.ceSource] })],
 );
 
+/**
+ * The names catalog (migration 0012): every (source, type, producer) an event of the month carried,
+ * written by a trigger on `cloud_event`, read by the search to match words against names under the
+ * reader's scope (event-search.ts, `withWordParts`).
+ */
+export const eventName = eventsSchema.table(
+  'event_name',
+  {
+    /** The first day of the event's month, UTC. */
+    month: date('month', { mode: 'string' }).notNull(),
+    ceSource: text('ce_source').notNull(),
+    ceType: text('ce_type').notNull(),
+    /** The producer's `authid` and `namespace`, either maybe null. */
+    producerIds: text('producer_ids').array().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.month, t.ceSource, t.ceType, t.producerIds] })],
+);
+
 /** Created as the spec asks; nothing reads or writes it yet. */
 export const savedSearch = eventsSchema.table('saved_search', {
   id: uuid('id').primaryKey().defaultRandom(),
@@ -158,6 +177,7 @@ export const schemaMigration = eventsSchema.table('schema_migration', {
 export const schema = {
   cloudEvent,
   consumerCheckpoint,
+  eventName,
   eventRollupHourly,
   eventRollupWatermark,
   maintenanceRun,

@@ -150,6 +150,8 @@ describe('the writer', () => {
       'CREATE INDEX ON events.consumer_checkpoint (updated_at)',
       'DELETE FROM events.maintenance_run',
       'DROP FUNCTION events.detach_month_partition(text)',
+      'DELETE FROM events.event_name',
+      "UPDATE events.event_name SET ce_type = 'x'",
     ]) {
       expect(await sqlstate(writer, sql), sql).toBe(INSUFFICIENT_PRIVILEGE);
     }
@@ -188,6 +190,8 @@ describe('the reader', () => {
         "UPDATE events.cloud_event SET ce_type = 'x'",
         "DELETE FROM events.cloud_event WHERE ce_id = 'w1'",
         'DELETE FROM events.event_rollup_hourly',
+        "INSERT INTO events.event_name VALUES ('2026-01-01', 's', 't', '{}')",
+        'DELETE FROM events.event_name',
         'TRUNCATE events.cloud_event',
         'CREATE TABLE events.x (a int)',
         'CREATE TABLE public.x (a int)',

@@ -4,16 +4,12 @@
  * never through a partition; the writer and the owner see everything; the scope of one statement
  * never stays on its connection.
  */
-import { createDatabase, createDatabaseRoles, type DatabaseRoles } from '@event-observatory/devstack';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   bypassesRowSecurity,
-  createReadPool,
-  createWritePool,
   type DatabasePool,
   histogramEvents,
   insertEvents,
-  migrate,
   monthPartitionName,
   type ReadScope,
   refreshHorizon,
@@ -23,45 +19,15 @@ import {
   searchEvents,
   WHOLE_SCOPE,
 } from '../src/index.js';
-import { row } from './rows.js';
+import { scopedEvent as event, PREVIOUS_HOUR as hour, scope, useRoleDatabase } from './scoped-roles.js';
 
-const stack = inject('stack');
-const name = `store_vis_${Date.now().toString(36)}`;
-const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000);
-let roles: DatabaseRoles;
+const db = useRoleDatabase('store_vis');
 let owner: DatabasePool;
 let writer: DatabasePool;
 let reader: DatabasePool;
 
-/** An event of the previous hour (a bounded partition of this month or the last). */
-function event(id: string, source: string, type: string, producer: object | null) {
-  const time = new Date(hour.getTime() + 60_000).toISOString();
-  return row(id, {
-    source,
-    type,
-    occurredAt: time,
-    raw: JSON.stringify({ specversion: '1.0', id, source, type, time }),
-    producer: producer && JSON.stringify(producer),
-    offset: String(id.charCodeAt(0)),
-  });
-}
-
-const scope = (s: Partial<Exclude<ReadScope, { all: true }>>): ReadScope => ({
-  sources: [],
-  sourcePrefixes: [],
-  typePrefixes: [],
-  producers: [],
-  ...s,
-});
-
 beforeAll(async () => {
-  await createDatabase(stack.databaseUrl, name);
-  roles = await createDatabaseRoles(stack.databaseUrl, name);
-  await migrate({ url: roles.owner.url, writerRole: roles.writer.name, readerRole: roles.reader.name });
-  owner = createWritePool({ url: roles.owner.url, max: 1 });
-  writer = createWritePool({ url: roles.writer.url, max: 1 });
-  // One connection: a scope left on it would show in the next statement.
-  reader = createReadPool({ url: roles.reader.url, max: 1 });
+  ({ owner, writer, reader } = db);
   await insertEvents(writer, [
     event('a', '/plant/a', 'com.a.reading', { authtype: 'token', authid: 'alice', namespace: 'ns-a' }),
     event('b', '/plant/b/1', 'com.b.alarm', {
@@ -80,10 +46,6 @@ beforeAll(async () => {
   } finally {
     client.release();
   }
-});
-
-afterAll(async () => {
-  await Promise.all([owner?.end(), writer?.end(), reader?.end()]);
 });
 
 async function ids(db: DatabasePool): Promise<string[]> {
