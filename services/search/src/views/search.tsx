@@ -305,12 +305,12 @@ function Results(props: { rows: EventRow[]; params: URLSearchParams }) {
   );
 }
 
-/** The URL with `name=value` added (`set` replaces a single-valued parameter), cursor dropped. */
+/** The URL with `name=value` added (`set` replaces the parameter's values), cursor dropped. */
 function withValue(params: URLSearchParams, name: string, value: string, set = false): string {
   const next = new URLSearchParams(params);
   next.delete('cursor');
   if (set) next.set(name, value);
-  else next.append(name, value);
+  else if (!next.has(name, value)) next.append(name, value);
   return `/events?${next}`;
 }
 
