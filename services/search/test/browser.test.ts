@@ -42,6 +42,11 @@ async function matching(): Promise<string> {
   return (await page.getByRole('status').filter({ hasText: 'Matching events' }).textContent()) ?? '';
 }
 
+/** One value's item in a facet list (a value of letters and digits). */
+function facetValue(title: string, value: string) {
+  return page.locator(`h3:text("${title}") + ul.facets li`, { hasText: new RegExp(`^${value} `) });
+}
+
 async function search(fill: Record<string, string>, select: Record<string, string> = {}): Promise<void> {
   await page.goto(`${h.url}/events?range=all`);
   for (const [label, value] of Object.entries(fill))
@@ -109,10 +114,7 @@ describe('search UI in Chromium', () => {
       .allInnerTexts();
     expect(new Set(shown)).toEqual(new Set([level]));
     await page.goto(`${h.url}/events?range=all&source=urn:seed:source-7`);
-    await page
-      .locator('h3:text("Extensions") + ul.facets li', { hasText: /^region / })
-      .getByRole('link', { name: 'only region' })
-      .click();
+    await facetValue('Extensions', 'region').getByRole('link', { name: 'only region' }).click();
     await page.waitForURL(/has=region/);
     expect(await matching()).toBe('Matching events: 240');
   });
@@ -127,17 +129,14 @@ describe('search UI in Chromium', () => {
       [source],
     );
     await page.goto(`${h.url}/events?source=${source}`);
-    const unknown = page.locator('h3:text("Severities") + ul.facets li', { hasText: /^unknown / });
+    const unknown = facetValue('Severities', 'unknown');
     expect(await unknown.locator('.count').textContent()).toBe('3');
     expect(await unknown.locator('.pct').textContent()).toBe('100%');
     await unknown.getByRole('link', { name: 'only unknown' }).click();
     await page.waitForURL(/level=unknown/);
     expect(await matching()).toBe('Matching events: 3');
     expect(new URL(page.url()).searchParams.get('source')).toBe(source);
-    await page
-      .locator('h3:text("Severities") + ul.facets li', { hasText: /^unknown / })
-      .getByRole('link', { name: 'not unknown' })
-      .click();
+    await facetValue('Severities', 'unknown').getByRole('link', { name: 'not unknown' }).click();
     await page.waitForURL(/not_level=unknown/);
     expect(await matching()).toBe('Matching events: 0');
 
