@@ -401,8 +401,10 @@ function FacetList(props: {
           const share = shareText(f.count, props.counted);
           return (
             <li>
-              <span class="wrap">{shown}</span> <span class="count">{number.format(f.count)}</span>{' '}
-              <span class="pct">{share}</span>
+              <span class="wrap">{shown}</span>{' '}
+              <span class="counts">
+                <span class="count">{number.format(f.count)}</span> (<span class="pct">{share}</span>)
+              </span>
               <ShareBar count={f.count} of={props.counted} />{' '}
               {unusable ? (
                 <span class="hint">no filter: {unusable}</span>
