@@ -26,6 +26,8 @@ import type { DatabasePool } from './queryable.js';
 export const FACET_ROW_CAP = 20_000;
 /** Values shown per facet. */
 export const FACET_VALUES = 10;
+/** Values shown of a facet asked for more (`FacetOptions.more`). */
+export const FACET_MORE_VALUES = 50;
 
 export interface FacetValue {
   value: string;
@@ -41,6 +43,15 @@ export interface Facets {
   extensions: FacetValue[];
   /** More than `FACET_ROW_CAP` matches: the counts are of the newest `FACET_ROW_CAP`. */
   capped: boolean;
+  /** Matches counted: every match, or `FACET_ROW_CAP` when capped (what a value's share is of). */
+  counted: number;
+  /** Per facet, how many of its values the lists leave out. */
+  hidden: Record<FacetName, number>;
+}
+
+export interface FacetOptions {
+  /** The facet that lists up to `FACET_MORE_VALUES` values instead of `FACET_VALUES`. */
+  more?: FacetName;
 }
 
 const FACETS = {
@@ -50,10 +61,15 @@ const FACETS = {
   severities: "coalesce(severity_rank::text, '')",
 } as const;
 
-type FacetName = keyof Omit<Facets, 'capped'>;
+export const FACET_NAMES = ['types', 'sources', 'subjects', 'severities', 'extensions'] as const;
+export type FacetName = (typeof FACET_NAMES)[number];
 
 /** The `FACET_VALUES` most frequent values of each facet among the matches (up to the cap). */
-export async function facetEvents(db: DatabasePool, given: EventFilter): Promise<Facets> {
+export async function facetEvents(
+  db: DatabasePool,
+  given: EventFilter,
+  options: FacetOptions = {},
+): Promise<Facets> {
   const filter = await withWordParts(db, given);
   const counts = new Map<string, Map<string, number>>();
   let matched = 0;
@@ -71,11 +87,13 @@ export async function facetEvents(db: DatabasePool, given: EventFilter): Promise
     }
     if (matched > FACET_ROW_CAP) break;
   }
+  const shown = (facet: FacetName) => (facet === options.more ? FACET_MORE_VALUES : FACET_VALUES);
   const top = (facet: FacetName) =>
     [...(counts.get(facet) ?? [])]
       .map(([value, count]) => ({ value, count }))
       .sort((a, b) => b.count - a.count || a.value.localeCompare(b.value))
-      .slice(0, FACET_VALUES);
+      .slice(0, shown(facet));
+  const hidden = (facet: FacetName) => Math.max(0, (counts.get(facet)?.size ?? 0) - shown(facet));
   return {
     types: top('types'),
     sources: top('sources'),
@@ -83,6 +101,8 @@ export async function facetEvents(db: DatabasePool, given: EventFilter): Promise
     severities: top('severities'),
     extensions: top('extensions'),
     capped: matched > FACET_ROW_CAP,
+    counted: Math.min(matched, FACET_ROW_CAP),
+    hidden: Object.fromEntries(FACET_NAMES.map((f) => [f, hidden(f)])) as Record<FacetName, number>,
   };
 }
 

@@ -67,17 +67,20 @@ export interface EventFilter {
   extensions?: Record<string, string>;
   /** Minimum severity rank (see severity.ts). */
   minSeverity?: number;
-  /** Exact severity ranks (any of them). */
-  ranks?: number[];
+  /** Exact severity ranks (any of them); `null`: no known severity. */
+  ranks?: (number | null)[];
   /** Extension names every match carries. */
   hasExtensions?: string[];
-  /** Values no match may have (the facets' exclude links; a type ending in `*` a prefix); a null column is never excluded. */
+  /**
+   * Values no match may have (the facets' exclude links; a type ending in `*` a prefix); a null
+   * column is never excluded, except a `null` rank, which excludes events without a known severity.
+   */
   exclude?: {
     types?: string[];
     sources?: string[];
     subjects?: string[];
-    /** Severity ranks. */
-    ranks?: number[];
+    /** Severity ranks; `null`: no known severity. */
+    ranks?: (number | null)[];
     /** Extension names. */
     extensions?: string[];
   };
@@ -304,15 +307,14 @@ export function whereOf(filter: EventFilter, p: SqlParams): string[] {
   if (filter.extensions && Object.keys(filter.extensions).length > 0) {
     where.push(`extensions @> ${p.add(JSON.stringify(filter.extensions))}::jsonb`);
   }
-  if (filter.ranks?.length) where.push(`severity_rank = ANY(${p.add(filter.ranks)}::int[])`);
+  if (filter.ranks?.length) where.push(ranksOf(filter.ranks, p));
   if (filter.hasExtensions?.length) where.push(`extensions ?& ${p.add(filter.hasExtensions)}::text[]`);
   const x = filter.exclude ?? {};
   if (x.types?.length) where.push(`NOT (${typesOf(x.types, p)})`);
   if (x.sources?.length) where.push(`ce_source <> ALL(${p.add(x.sources)}::text[])`);
   if (x.subjects?.length)
     where.push(`(ce_subject IS NULL OR ce_subject <> ALL(${p.add(x.subjects)}::text[]))`);
-  if (x.ranks?.length)
-    where.push(`(severity_rank IS NULL OR severity_rank <> ALL(${p.add(x.ranks)}::int[]))`);
+  if (x.ranks?.length) where.push(`NOT coalesce(${ranksOf(x.ranks, p)}, FALSE)`);
   if (x.extensions?.length) where.push(`NOT (extensions ?| ${p.add(x.extensions)}::text[])`);
   if (filter.minSeverity !== undefined) {
     where.push(`severity_rank >= ${p.add(filter.minSeverity)}`);
@@ -320,6 +322,13 @@ export function whereOf(filter: EventFilter, p: SqlParams): string[] {
     if (filter.minSeverity >= SEVERE_RANK) where.push(`severity_rank >= ${SEVERE_RANK}`);
   }
   return where;
+}
+
+/** Severity is one of `ranks`; a `null` among them matches events without a known severity. */
+function ranksOf(ranks: (number | null)[], p: SqlParams): string {
+  const known = ranks.filter((r) => r !== null);
+  const anyOf = `severity_rank = ANY(${p.add(known)}::int[])`;
+  return known.length === ranks.length ? anyOf : `(severity_rank IS NULL OR ${anyOf})`;
 }
 
 /** `occurred_at <= t` first, so the time index bounds the scan; then the tie on the uid. */

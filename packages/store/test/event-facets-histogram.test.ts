@@ -7,7 +7,15 @@
 import { createDatabase, rollupFromEvents, seedEvents } from '@event-observatory/devstack';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type EventFilter, FACET_ROW_CAP, facetEvents, histogramEvents, migrate } from '../src/index.js';
+import {
+  type EventFilter,
+  FACET_MORE_VALUES,
+  FACET_ROW_CAP,
+  FACET_VALUES,
+  facetEvents,
+  histogramEvents,
+  migrate,
+} from '../src/index.js';
 
 const SEEDED = 24_000;
 const SPAN_MS = 120 * 86_400_000;
@@ -55,12 +63,14 @@ describe('facets', () => {
       new Map([...expected].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 10)),
     );
     expect(facets.severities.reduce((n, s) => n + s.count, 0)).toBe(288);
+    expect(facets.counted).toBe(288);
   });
 
   it('count the newest FACET_ROW_CAP matches and say capped beyond it', async () => {
     const facets = await facetEvents(pool, {});
     expect(facets.capped).toBe(true);
     expect(facets.severities.reduce((n, s) => n + s.count, 0)).toBe(FACET_ROW_CAP);
+    expect(facets.counted).toBe(FACET_ROW_CAP);
     const expected = await typeCounts('', [], FACET_ROW_CAP);
     for (const t of facets.types) expect(t.count).toBe(expected.get(t.value));
   });
@@ -79,6 +89,44 @@ describe('facets', () => {
     expect(facets.types).toEqual([
       { value: 'com.example.t3', count: (await typeCounts(where, values)).get('com.example.t3') },
     ]);
+  });
+
+  it('list FACET_VALUES values of each facet, FACET_MORE_VALUES of the one asked for more, and say how many they leave out', async () => {
+    // 20 types and 1,000 subjects among the newest 20,000.
+    const facets = await facetEvents(pool, {});
+    expect(facets.types).toHaveLength(FACET_VALUES);
+    expect(facets.hidden).toMatchObject({
+      types: 20 - FACET_VALUES,
+      subjects: 1000 - FACET_VALUES,
+      extensions: 0,
+    });
+    const more = await facetEvents(pool, {}, { more: 'subjects' });
+    expect(more.subjects).toHaveLength(FACET_MORE_VALUES);
+    expect(more.subjects.slice(0, FACET_VALUES)).toEqual(facets.subjects);
+    expect(more.hidden.subjects).toBe(1000 - FACET_MORE_VALUES);
+    expect(more.types).toEqual(facets.types);
+  });
+
+  it('filter on the unknown severity (a null rank) and exclude it', async () => {
+    await pool.query(
+      // sql-witness: plants events without a severity, which the seed does not make.
+      `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+       SELECT $1::timestamptz - n * interval '1 second', 'urn:test:unknown', 'u-' || n, 'com.example.unknown', '{}'::jsonb
+         FROM generate_series(1, 3) AS n`,
+      [end],
+    );
+    const unknown = await facetEvents(pool, { sources: ['urn:test:unknown'] });
+    expect(unknown.severities).toEqual([{ value: '', count: 3 }]);
+    const only = await facetEvents(pool, { ranks: [null, 60], from: new Date(end.getTime() - 86_400_000) });
+    expect(only.severities.map((s) => s.value).sort()).toEqual(['', '60']);
+    const not = await facetEvents(pool, {
+      exclude: { ranks: [null] },
+      sources: ['urn:test:unknown', 'urn:seed:source-1'],
+    });
+    expect(not.types.map((t) => t.value)).not.toContain('com.example.unknown');
+    expect(not.counted).toBe(SEEDED / 50);
+    // The histogram tests count the seed alone.
+    await pool.query(`DELETE FROM events.cloud_event WHERE ce_source = 'urn:test:unknown'`);
   });
 });
 

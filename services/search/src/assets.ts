@@ -65,7 +65,9 @@ form.bar { margin-bottom: 1rem; }
 ul.facets { list-style: none; padding: 0; margin: 0; }
 ul.facets li { display: flex; flex-wrap: wrap; gap: .4rem; align-items: baseline; padding: .15rem 0; }
 ul.facets .wrap { overflow-wrap: anywhere; flex: 1 1 8rem; }
-ul.facets .count { font-variant-numeric: tabular-nums; color: var(--muted); }
+ul.facets .counts { font-variant-numeric: tabular-nums; color: var(--muted); }
+svg.share { width: 3rem; height: .5rem; align-self: center; border: 1px solid var(--muted); }
+.share-bg { fill: var(--bg); } .share-fill { fill: var(--fg); }
 .histogram.charted .h-svg { display: none; }
 .h-chart .u-over { cursor: pointer; } .h-chart .u-select { background: rgba(128, 128, 128, .35); }
 .histogram svg { display: block; width: 100%; height: 8rem; background: var(--panel); }

@@ -9,6 +9,7 @@ import {
   parseTime,
   SHAPES,
   splitCondition,
+  widerRange,
   withCursor,
 } from './filters.js';
 
@@ -174,5 +175,37 @@ describe('search filters from the URL', () => {
     const params = new URLSearchParams('q=a b&type=x&type=y&cursor=old');
     expect(withCursor(params, 'new')).toBe('?q=a+b&type=x&type=y&cursor=new');
     expect(withCursor(params, undefined)).toBe('?q=a+b&type=x&type=y');
+  });
+
+  it('reads level=unknown as "no known severity", included or excluded, but not as a minimum', () => {
+    expect(parse('level=unknown&level=error&not_level=Unknown').filter).toMatchObject({
+      ranks: [null, 50],
+      exclude: { ranks: [null] },
+    });
+    expect(parse('severity=unknown').problems).toEqual([
+      'severity: expected one of trace, debug, info, notice, warn, error, critical, alert, emergency',
+    ]);
+    expect(parse('level=nope').problems[0]).toMatch(/^level: expected one of .*, unknown$/);
+  });
+
+  it('reads the facet asked for more values', () => {
+    expect(parse('more=subjects').more).toBe('subjects');
+    expect(parse('').more).toBeUndefined();
+    expect(parse('more=constructor').problems).toEqual([
+      'more: expected one of types, sources, subjects, severities, extensions',
+    ]);
+  });
+
+  it('widens a range to the next larger quick range, an absolute one to all time, all time not at all', () => {
+    const wider = (query: string) => {
+      const params = new URLSearchParams(query);
+      const w = widerRange(params, parseSearch(params));
+      return w && [w.label, w.params.toString()];
+    };
+    expect(wider('q=a&cursor=c')).toEqual(['the last 7 days', 'q=a&range=7d']);
+    expect(wider('range=15m&type=x')).toEqual(['the last hour', 'range=1h&type=x']);
+    expect(wider('range=30d')).toEqual(['all time', 'range=all']);
+    expect(wider('from=2026-01-01&to=2026-01-02&q=a')).toEqual(['all time', 'q=a&range=all']);
+    expect(wider('range=all')).toBeUndefined();
   });
 });

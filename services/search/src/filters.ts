@@ -14,9 +14,10 @@
  * | `subject` | exact CloudEvents subject |
  * | `ext` | repeated; `name=value` on a CloudEvents extension attribute |
  * | `severity` | minimum severity name (`warning`, `error`, ...) |
- * | `level` | repeated; exact severity level |
+ * | `level` | repeated; exact severity level, `unknown` for events without a known severity |
  * | `has` | repeated; extension name every match carries |
- * | `not_type`, `not_source`, `not_subject`, `not_level`, `not_has` | repeated; values excluded |
+ * | `not_type`, `not_source`, `not_subject`, `not_level`, `not_has` | repeated; values excluded (`not_level=unknown`: events without a known severity) |
+ * | `more` | the facet listing more values: `types`, `sources`, `subjects`, `severities`, `extensions` |
  * | `limit` | rows per page, 1..250 (default 50) |
  * | `cursor` | opaque position, from the page links |
  *
@@ -27,6 +28,8 @@
 import { plausibleTimeProblem } from '@event-observatory/events';
 import {
   type EventFilter,
+  FACET_NAMES,
+  type FacetName,
   type FilterExpression,
   type PayloadCondition,
   type PayloadOperator,
@@ -46,6 +49,9 @@ const MAX_VALUES = 20;
 const MAX_PATH_DEPTH = 16;
 
 export type Shape = string;
+
+/** The `level` value of events without a known severity. */
+export const UNKNOWN_LEVEL = 'unknown';
 
 /** The 16 values of the `shape` tag: time, text, payload, attrs joined by `+`, or `none`. */
 export const SHAPES: readonly Shape[] = Array.from({ length: 16 }, (_, bits) => shapeOf(bits));
@@ -110,6 +116,8 @@ export interface ParsedSearch {
   shape: Shape;
   limit: number;
   cursor: string | undefined;
+  /** The facet listing more values (`more`). */
+  more: FacetName | undefined;
   /** One line per parameter that could not be used; the page answers 400 with them. */
   problems: string[];
 }
@@ -198,6 +206,7 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
       shape: 'none',
       limit: DEFAULT_LIMIT,
       cursor: undefined,
+      more: undefined,
       problems,
     };
   }
@@ -238,7 +247,23 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
     if (!(n >= 1 && n <= MAX_LIMIT)) problems.push(`limit: expected a whole number from 1 to ${MAX_LIMIT}`);
     else limit = n;
   }
-  return { filter, range, now, shape: filterShape(filter), limit, cursor: one('cursor'), problems };
+  const more = one('more');
+  if (more !== undefined && !isFacetName(more))
+    problems.push(`more: expected one of ${FACET_NAMES.join(', ')}`);
+  return {
+    filter,
+    range,
+    now,
+    shape: filterShape(filter),
+    limit,
+    cursor: one('cursor'),
+    more: more !== undefined && isFacetName(more) ? more : undefined,
+    problems,
+  };
+}
+
+function isFacetName(raw: string): raw is FacetName {
+  return (FACET_NAMES as readonly string[]).includes(raw);
 }
 
 /** `one(name)`: the trimmed value, if not empty; `many(name)`: the non-empty values, at most `MAX_VALUES`. */
@@ -290,11 +315,15 @@ function readConditions(params: URLSearchParams, problems: string[]): EventFilte
   const rankOf = (name: string) => (raw: string) => {
     const key = raw.toLowerCase();
     if (Object.hasOwn(SEVERITY_ALIASES, key)) return [SEVERITY_ALIASES[key]!];
-    problems.push(`${name}: expected one of ${Object.keys(SEVERITY).join(', ')}`);
+    // An exact level can be "none known"; a minimum cannot.
+    if (key === UNKNOWN_LEVEL && name !== 'severity') return [null];
+    const names = [...Object.keys(SEVERITY), ...(name === 'severity' ? [] : [UNKNOWN_LEVEL])];
+    problems.push(`${name}: expected one of ${names.join(', ')}`);
     return [];
   };
   const severity = one('severity');
-  if (severity !== undefined) [filter.minSeverity] = rankOf('severity')(severity);
+  const [min] = severity === undefined ? [] : rankOf('severity')(severity);
+  if (typeof min === 'number') filter.minSeverity = min;
   const extName = (name: string) => (raw: string) => {
     const lower = raw.toLowerCase();
     if (/^[a-z0-9]{1,20}$/.test(lower)) return [lower];
@@ -406,6 +435,24 @@ export function absoluteQuery(params: URLSearchParams, parsed: ParsedSearch): st
     next.set('to', parsed.now.toISOString());
   }
   return next.toString();
+}
+
+/**
+ * The same search over a wider time: the next larger quick range (`15m` → `1h` → … → `all`), or all
+ * time for an absolute `from`/`to`; undefined when it already reads all time. `label` names the
+ * range ("the last 24 hours", "all time"). The cursor is dropped.
+ */
+export function widerRange(
+  params: URLSearchParams,
+  parsed: ParsedSearch,
+): { params: URLSearchParams; label: string } | undefined {
+  const names = Object.keys(RANGES) as RangeName[];
+  const next = parsed.range === undefined ? 'all' : names[names.indexOf(parsed.range) + 1];
+  if (next === undefined) return undefined;
+  const wider = new URLSearchParams(params);
+  for (const name of ['cursor', 'from', 'to']) wider.delete(name);
+  wider.set('range', next);
+  return { params: wider, label: RANGES[next].label.replace(/^Last/, 'the last').replace(/^All/, 'all') };
 }
 
 /**

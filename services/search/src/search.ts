@@ -95,7 +95,7 @@ export async function runSearch(deps: SearchDeps, parsed: ParsedSearch): Promise
       return p;
     }),
     totalEvents(deps.pool, filter).catch(failureOf),
-    facetEvents(deps.pool, filter).catch(failureOf),
+    facetEvents(deps.pool, filter, { more: parsed.more }).catch(failureOf),
     histogramOf(deps, parsed).catch(failureOf),
   ]);
   if ('capped' in facets && facets.capped) deps.meters.facetsCapped();

@@ -42,6 +42,11 @@ async function matching(): Promise<string> {
   return (await page.getByRole('status').filter({ hasText: 'Matching events' }).textContent()) ?? '';
 }
 
+/** One value's item in a facet list (a value of letters and digits). */
+function facetValue(title: string, value: string) {
+  return page.locator(`h3:text("${title}") + ul.facets li`, { hasText: new RegExp(`^${value} `) });
+}
+
 async function search(fill: Record<string, string>, select: Record<string, string> = {}): Promise<void> {
   await page.goto(`${h.url}/events?range=all`);
   for (const [label, value] of Object.entries(fill))
@@ -66,10 +71,11 @@ describe('search UI in Chromium', () => {
   it('shows 10,000+ for a search with more than 10,000 matches, and facets counted over every match', async () => {
     await page.goto(`${h.url}/events?range=all`);
     expect(await matching()).toBe('Matching events: 10,000+');
-    await page.getByText('Counted over every match in the range.').waitFor();
+    await page.getByText(/^Counted over every match in the range; shares are of all 12,\d{3}\./).waitFor();
     // 20 types of 600 events each: the real count, not a sample's.
     const t1 = page.locator('ul.facets li', { hasText: /^com\.example\.t1 / });
     expect(await t1.locator('.count').textContent()).toBe('600');
+    expect(await t1.locator('.pct').textContent()).toBe('5%');
   });
 
   it('exports at most 10,000 events and says where it stopped', async () => {
@@ -108,12 +114,47 @@ describe('search UI in Chromium', () => {
       .allInnerTexts();
     expect(new Set(shown)).toEqual(new Set([level]));
     await page.goto(`${h.url}/events?range=all&source=urn:seed:source-7`);
-    await page
-      .locator('h3:text("Extensions") + ul.facets li', { hasText: /^region / })
-      .getByRole('link', { name: 'only region' })
-      .click();
+    await facetValue('Extensions', 'region').getByRole('link', { name: 'only region' }).click();
     await page.waitForURL(/has=region/);
     expect(await matching()).toBe('Matching events: 240');
+  });
+
+  it('shows facet shares in words, filters on the unknown severity, lists more values, and widens an empty range', async () => {
+    const source = 'urn:test:browser-unknown';
+    await h.db.query(
+      // sql-witness: plants events without a severity, which the devstack seed does not make.
+      `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+       SELECT now() - interval '1 minute', $1, 'unknown-' || n, 'com.example.unknown', '{}'::jsonb
+         FROM generate_series(1, 3) AS n`,
+      [source],
+    );
+    await page.goto(`${h.url}/events?source=${source}`);
+    const unknown = facetValue('Severities', 'unknown');
+    expect(await unknown.locator('.count').textContent()).toBe('3');
+    expect(await unknown.locator('.pct').textContent()).toBe('100%');
+    await unknown.getByRole('link', { name: 'only unknown' }).click();
+    await page.waitForURL(/level=unknown/);
+    expect(await matching()).toBe('Matching events: 3');
+    expect(new URL(page.url()).searchParams.get('source')).toBe(source);
+    await facetValue('Severities', 'unknown').getByRole('link', { name: 'not unknown' }).click();
+    await page.waitForURL(/not_level=unknown/);
+    expect(await matching()).toBe('Matching events: 0');
+
+    await page.goto(`${h.url}/events?range=all`);
+    await page.getByRole('link', { name: /^More subjects / }).click();
+    await page.waitForURL(/more=subjects/);
+    expect(await page.locator('h3:text("Subjects") + ul.facets li').count()).toBe(50);
+    await page.getByRole('link', { name: 'Fewer subjects' }).click();
+    await page.waitForURL((url) => !url.searchParams.has('more'));
+    expect(await page.locator('h3:text("Subjects") + ul.facets li').count()).toBe(10);
+
+    // Row 997 (the newest "overflow") is about 14 hours old.
+    await page.goto(`${h.url}/events?range=1h&q=overflow`);
+    await page.getByText('No events match these filters.').waitFor();
+    await page.getByRole('link', { name: 'Same search over the last 24 hours' }).click();
+    await page.waitForURL(/range=24h/);
+    expect(await matching()).toBe('Matching events: 1');
+    expect(new URL(page.url()).searchParams.get('q')).toBe('overflow');
   });
 
   it('searches by free text', async () => {
@@ -549,6 +590,8 @@ describe('search UI in Chromium', () => {
     const around = detail.replace('?', '/surrounding?');
     for (const path of [
       '/events?range=all&q=overflow',
+      '/events?range=all&more=types',
+      '/events?range=1h&q=overflow',
       detail,
       around,
       '/receipt?topic=t&partition=0&offset=1',

@@ -2,7 +2,9 @@
 /** `GET /events`: the filter form (every filter a query parameter), results, page links, facets, tail. */
 import {
   type EventRow,
-  FACET_ROW_CAP,
+  FACET_MORE_VALUES,
+  FACET_NAMES,
+  type FacetName,
   type Facets,
   type FacetValue,
   SEVERITY,
@@ -16,6 +18,8 @@ import {
   type ParsedSearch,
   RANGES,
   searchFilters,
+  UNKNOWN_LEVEL,
+  widerRange,
   withCursor,
 } from '../filters.js';
 import { writeQueryBar } from '../query-bar.js';
@@ -301,61 +305,142 @@ function Results(props: { rows: EventRow[]; params: URLSearchParams }) {
   );
 }
 
-/** The URL with `name=value` added (`set` replaces a single-valued parameter), cursor dropped. */
+/** The URL with `name=value` added (`set` replaces the parameter's values), cursor dropped. */
 function withValue(params: URLSearchParams, name: string, value: string, set = false): string {
   const next = new URLSearchParams(params);
   next.delete('cursor');
   if (set) next.set(name, value);
-  else next.append(name, value);
+  else if (!next.has(name, value)) next.append(name, value);
   return `/events?${next}`;
 }
 
-function FacetList(props: {
-  title: string;
+/** The URL without `name`, cursor dropped. */
+function without(params: URLSearchParams, name: string): string {
+  const next = new URLSearchParams(params);
+  next.delete('cursor');
+  next.delete(name);
+  return searchHref(next);
+}
+
+/**
+ * How one facet's values become filters: `param` for "only" and `not_<param>` for "not". `set`:
+ * "only" replaces the parameter's values rather than adding one; a listed value is one of the
+ * matches, so it already meets them and replacing them is the same as adding the condition (an
+ * "only" added beside `type=a.*` would widen the search to "a.* or the value"). `unusable` says why
+ * a value cannot be written as that parameter, so it gets no links rather than a wrong search.
+ */
+interface FacetFilter {
   param: string;
-  params: URLSearchParams;
-  values: FacetValue[];
+  set: boolean;
   /** How a value is shown (severity ranks as names). */
   label?: (value: string) => string;
   /** How a value goes into the URL. */
   urlValue?: (value: string) => string;
-  single?: boolean;
+  unusable?: (value: string) => string | undefined;
+}
+
+const levelName = (rank: string) => (rank === '' ? UNKNOWN_LEVEL : (severityName(Number(rank)) ?? rank));
+
+const FACET_FILTERS: Record<FacetName, FacetFilter & { title: string }> = {
+  types: {
+    title: 'Types',
+    param: 'type',
+    set: true,
+    unusable: (v) => (v.endsWith('*') ? 'ends in *, which a type filter reads as a prefix' : undefined),
+  },
+  sources: { title: 'Sources', param: 'source', set: true },
+  subjects: { title: 'Subjects', param: 'subject', set: true },
+  severities: { title: 'Severities', param: 'level', set: true, label: levelName, urlValue: levelName },
+  extensions: {
+    title: 'Extensions',
+    param: 'has',
+    set: false,
+    unusable: (v) => (/^[a-z0-9]{1,20}$/.test(v) ? undefined : 'not an extension name of a-z and 0-9'),
+  },
+};
+
+const percent = new Intl.NumberFormat('en-US', { style: 'percent', maximumFractionDigits: 0 });
+
+/** A share as text ("<1%" rather than a rounded "0%" for a value that is there). */
+export function shareText(count: number, of: number): string {
+  const share = of > 0 ? count / of : 0;
+  return share > 0 && share < 0.005 ? '<1%' : percent.format(share);
+}
+
+/** The share as a bar; decoration beside the percentage in words (drawn with attributes: no inline style). */
+function ShareBar(props: { count: number; of: number }) {
+  const width = props.of > 0 ? Math.min(100, (props.count / props.of) * 100) : 0;
+  return (
+    <svg class="share" viewBox="0 0 100 8" preserveAspectRatio="none" aria-hidden="true" focusable="false">
+      <rect class="share-bg" width="100" height="8" />
+      <rect class="share-fill" width={width.toFixed(1)} height="8" />
+    </svg>
+  );
+}
+
+function FacetList(props: {
+  name: FacetName;
+  params: URLSearchParams;
+  values: FacetValue[];
+  /** Matches the counts are of (a share's whole). */
+  counted: number;
+  hidden: number;
+  expanded: boolean;
 }) {
+  const spec = FACET_FILTERS[props.name];
   if (props.values.length === 0) return null;
+  const noun = spec.title.toLowerCase();
   return (
     <>
-      <h3>{props.title}</h3>
+      <h3>{spec.title}</h3>
       <ul class="facets">
         {props.values.map((f) => {
-          const shown = props.label ? props.label(f.value) : f.value;
-          const value = props.urlValue ? props.urlValue(f.value) : f.value;
+          const shown = spec.label ? spec.label(f.value) : f.value;
+          const value = spec.urlValue ? spec.urlValue(f.value) : f.value;
+          const unusable = spec.unusable?.(f.value);
+          const share = shareText(f.count, props.counted);
           return (
             <li>
-              <span class="wrap">{shown}</span> <span class="count">{number.format(f.count)}</span>{' '}
-              {value === '' ? null : (
-                <>
-                  <a
-                    href={withValue(props.params, props.param, value, props.single)}
-                    aria-label={`only ${shown}`}
-                  >
+              <span class="wrap">{shown}</span>{' '}
+              <span class="counts">
+                <span class="count">{number.format(f.count)}</span> (<span class="pct">{share}</span>)
+              </span>
+              <ShareBar count={f.count} of={props.counted} />{' '}
+              {unusable ? (
+                <span class="hint">no filter: {unusable}</span>
+              ) : (
+                <span class="filter-links">
+                  <a href={withValue(props.params, spec.param, value, spec.set)} aria-label={`only ${shown}`}>
                     only
                   </a>{' '}
-                  <a href={withValue(props.params, `not_${props.param}`, value)} aria-label={`not ${shown}`}>
+                  <a href={withValue(props.params, `not_${spec.param}`, value)} aria-label={`not ${shown}`}>
                     not
                   </a>
-                </>
+                </span>
               )}
             </li>
           );
         })}
       </ul>
+      {props.expanded ? (
+        <p class="hint">
+          {props.hidden > 0
+            ? `The ${number.format(FACET_MORE_VALUES)} most frequent ${noun} of ${number.format(props.values.length + props.hidden)}. `
+            : null}
+          <a href={without(props.params, 'more')}>Fewer {noun}</a>
+        </p>
+      ) : props.hidden > 0 ? (
+        <p class="hint">
+          <a href={withValue(props.params, 'more', props.name, true)}>
+            More {noun} ({number.format(props.hidden)} not listed; up to {FACET_MORE_VALUES} shown)
+          </a>
+        </p>
+      ) : null}
     </>
   );
 }
 
-const levelName = (rank: string) => (rank === '' ? 'unknown' : (severityName(Number(rank)) ?? rank));
-
-function FacetPanel(props: { facets: Facets | Failure; params: URLSearchParams }) {
+function FacetPanel(props: { facets: Facets | Failure; params: URLSearchParams; more?: FacetName }) {
   const f = props.facets;
   return (
     <aside aria-labelledby="facets">
@@ -366,24 +451,37 @@ function FacetPanel(props: { facets: Facets | Failure; params: URLSearchParams }
         <>
           <p class="hint">
             {f.capped
-              ? `Counted over the newest ${number.format(FACET_ROW_CAP)} matches (more match).`
-              : 'Counted over every match in the range.'}
+              ? `Counted over the newest ${number.format(f.counted)} matches (more match); shares are of those ${number.format(f.counted)}.`
+              : `Counted over every match in the range; shares are of all ${number.format(f.counted)}.`}{' '}
+            &ldquo;only&rdquo; narrows the search to a value, &ldquo;not&rdquo; leaves it out.
           </p>
-          <FacetList title="Types" param="type" params={props.params} values={f.types} />
-          <FacetList title="Sources" param="source" params={props.params} values={f.sources} />
-          <FacetList title="Subjects" param="subject" params={props.params} values={f.subjects} single />
-          <FacetList
-            title="Severities"
-            param="level"
-            params={props.params}
-            values={f.severities}
-            label={levelName}
-            urlValue={(v) => (v === '' ? '' : levelName(v))}
-          />
-          <FacetList title="Extensions" param="has" params={props.params} values={f.extensions} />
+          {FACET_NAMES.map((name) => (
+            <FacetList
+              name={name}
+              params={props.params}
+              values={f[name]}
+              counted={f.counted}
+              hidden={f.hidden[name]}
+              expanded={props.more === name}
+            />
+          ))}
         </>
       )}
     </aside>
+  );
+}
+
+/**
+ * An empty first page of a bounded search: the same search over the next larger quick range (an
+ * absolute From/To: over all time), as a link saying so.
+ */
+function WiderRange(props: { params: URLSearchParams; parsed: ParsedSearch | undefined }) {
+  const wider = props.parsed && widerRange(props.params, props.parsed);
+  if (!wider) return null;
+  return (
+    <p>
+      <a href={searchHref(wider.params)}>Same search over {wider.label}</a>
+    </p>
   );
 }
 
@@ -454,6 +552,9 @@ export function SearchPage(props: SearchPageProps) {
               <a href={`/events.csv${withCursor(params, undefined)}`}>CSV</a>
             </p>
             <Results rows={view.page.rows} params={params} />
+            {view.page.rows.length === 0 && !params.has('cursor') ? (
+              <WiderRange params={params} parsed={props.parsed} />
+            ) : null}
             <nav class="pages" aria-label="Result pages">
               {params.has('cursor') ? <a href={`/events${withCursor(params, undefined)}`}>Newest</a> : null}
               {view.newer ? (
@@ -468,7 +569,7 @@ export function SearchPage(props: SearchPageProps) {
               ) : null}
             </nav>
           </section>
-          <FacetPanel facets={view.facets} params={params} />
+          <FacetPanel facets={view.facets} params={params} more={props.parsed?.more} />
         </div>
       ) : null}
       <Tail params={params} />
