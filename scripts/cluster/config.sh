@@ -22,6 +22,7 @@ REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OBSERVATORY_CACHE=${OBSERVATORY_CACHE:-$REPO_ROOT/.cache}
 K8S_BIN=${K8S_BIN:-$OBSERVATORY_CACHE/kubernetes/$K8S_VERSION/bin}   # built once: build-binaries.sh
 CLUSTER_DIR=${CLUSTER_DIR:-$REPO_ROOT/.dev/cluster}      # certificates, etcd data, logs, sockets
+CLUSTER_MIN_FREE_GIB=${CLUSTER_MIN_FREE_GIB:-8}    # up.sh refuses to start with less free on its filesystem
 KUBECONFIG_OUT=${KUBECONFIG_OUT:-$REPO_ROOT/.dev/kubeconfig}
 
 # The machine's own address (eth0 here): the global address of the default route's interface,

@@ -47,6 +47,16 @@ while read -r dst rest; do
   done
 done < <(ip -4 route)
 
+# The images, the containers' layers and the volumes of a run of the cluster suites take about
+# 6 GiB under $CLUSTER_DIR. Short of that, the disk fills during the run, the kubelet evicts pods and
+# the suites fail on pods that never start: say so before starting instead.
+free_gib=$(df -BG --output=avail "$CLUSTER_DIR" | tail -1 | tr -dc 0-9)
+if ((free_gib < CLUSTER_MIN_FREE_GIB)); then
+  echo "only ${free_gib} GiB free on the filesystem of $CLUSTER_DIR; the cluster needs ${CLUSTER_MIN_FREE_GIB} GiB" \
+    "(CLUSTER_MIN_FREE_GIB): free some space" >&2
+  exit 1
+fi
+
 run=$CLUSTER_DIR/run logs=$CLUSTER_DIR/logs pki=$CLUSTER_DIR/pki
 rm -rf "$CLUSTER_DIR/etcd" "$pki" "$run" "$logs" "$CLUSTER_DIR/kubelet" "$CLUSTER_DIR/cni" "$CLUSTER_DIR/ready" \
   "$CLUSTER_DIR/local-path"
@@ -206,8 +216,9 @@ clusterDomain: $CLUSTER_DOMAIN
 resolvConf: $CLUSTER_DIR/resolv.conf
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
-# A test machine's disk is shared: never evict pods or delete our images for disk pressure.
-evictionHard: { memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1% }
+# A test machine's disk is shared: evict pods and delete our images for disk pressure only at the
+# last GiB (a share of a large disk, as the kubelet's defaults are, would be many GiB still free).
+evictionHard: { memory.available: 100Mi, nodefs.available: 1Gi, imagefs.available: 1Gi }
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 YAML
