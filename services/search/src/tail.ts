@@ -25,7 +25,7 @@ import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { peerAddress } from './auth/proxy.js';
 import type { CursorCodec } from './cursor.js';
-import { parseSearch } from './filters.js';
+import { parseSearch, searchFilters } from './filters.js';
 import type { SearchMeters } from './metrics.js';
 import type { SearchEnv } from './viewer.js';
 import { utc } from './views/layout.js';
@@ -102,7 +102,8 @@ export function tailHandler(deps: TailDeps) {
         reason: 'tail-limit',
       });
     }
-    const parsed = parseSearch(new URL(c.req.url).searchParams);
+    const params = new URL(c.req.url).searchParams;
+    const parsed = parseSearch(params);
     if (parsed.problems.length > 0) {
       throw new ApiError('InvalidArgument', parsed.problems.join('; '), { reason: 'invalid-filter' });
     }
@@ -110,6 +111,8 @@ export function tailHandler(deps: TailDeps) {
     const filter = parsed.range === undefined ? parsed.filter : { ...parsed.filter, to: undefined };
     const resumeFrom = deps.cursors.decodeTail(c.req.header('last-event-id') ?? '');
     const reads = scopedPool(deps.pool, deps.scopeOf(c));
+    // Each event's link keeps the search, as the result table's do (back to it, surrounding events).
+    const search = searchFilters(params);
     open++;
     perHolder.set(holder, (perHolder.get(holder) ?? 0) + 1);
     const openedAt = Date.now();
@@ -138,7 +141,7 @@ export function tailHandler(deps: TailDeps) {
               event: 'event',
               id: deps.cursors.encodeTail(r.ingestKey),
               data: JSON.stringify({
-                href: eventHref(r),
+                href: eventHref(r, search),
                 time: utc(r.occurredAt),
                 id: r.id,
                 type: r.type,

@@ -41,14 +41,14 @@ describe('live tail order', () => {
     expect(await tailEvents(h.service.pool, filter, rows.at(-1)!.ingestKey, 100)).toEqual([]);
   });
 
-  it('streams every event stored after one dated 3 minutes ahead, that one marked from the future', async () => {
+  it('streams every event stored after one dated 3 minutes ahead, that one marked from the future, each linked with the search', async () => {
     const source = 'urn:test:tail-future';
     const stream = new AbortController();
     const res = await fetch(`${h.url}/events/tail?${new URLSearchParams({ source })}`, {
       signal: stream.signal,
     });
     expect(res.status).toBe(200);
-    const received: { id: string; future: boolean }[] = [];
+    const received: { id: string; future: boolean; href: string }[] = [];
     const reading = (async () => {
       const decoder = new TextDecoder();
       let buffer = '';
@@ -78,6 +78,8 @@ describe('live tail order', () => {
         ['later-3', false],
         ['later-4', false],
       ]);
+      // Each link keeps the search the tail was opened with.
+      for (const e of received) expect(new URL(e.href, h.url).searchParams.get('source')).toBe(source);
     } finally {
       stream.abort();
       await reading;
