@@ -5,7 +5,7 @@
  */
 
 import { errorHandler, notFoundHandler } from '@event-observatory/service-kit/errors';
-import { down, healthRoutes, up } from '@event-observatory/service-kit/health';
+import { down, type HealthCheck, healthRoutes, up } from '@event-observatory/service-kit/health';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { httpServerTimer } from '@event-observatory/service-kit/metrics';
 import { traceRequests } from '@event-observatory/service-kit/tracing';
@@ -64,6 +64,8 @@ export interface AppDeps {
   publicUrl?: string;
   /** What each viewer may see (`SEARCH_VISIBILITY_FILE`); default no rules: only an open viewer sees. */
   visibility?: VisibilityPolicy;
+  /** Readiness checks beside the database's: the bearer tokens' key sets. */
+  checks?: Record<string, HealthCheck>;
 }
 
 /** Same-origin scripts and styles only; nothing from the store can run as code. */
@@ -255,6 +257,7 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
         database: async () => {
           return (await databaseAnswers(deps.pool)) ? up() : down('unexpected answer');
         },
+        ...deps.checks,
       },
     }),
   );

@@ -37,6 +37,8 @@ runMain(async () => {
     registry,
     logger,
     visibility,
+    // Readiness shows each key set's freshness (up either way: its cached keys go on verifying).
+    ...(bearer ? { checks: bearer.checks } : {}),
     authenticate: authenticatorFor(auth, {
       logger,
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),

@@ -3,6 +3,7 @@
  * read-only, statement timeout 2 s, connection timeout 3 s) with its pool meters, the page deadline, the search
  * meters, the cursor codec and the app. `main.ts` adds the listener, telemetry and signals.
  */
+import type { HealthCheck } from '@event-observatory/service-kit/health';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { createReadPool } from '@event-observatory/store';
 import type { Registry } from 'prom-client';
@@ -28,6 +29,8 @@ export interface ServiceOptions {
   authenticate?: Authenticator;
   /** What each viewer may see; default no rules (only an open viewer sees events). */
   visibility?: VisibilityPolicy;
+  /** Readiness checks beside the database's (the bearer tokens' key sets). */
+  checks?: Record<string, HealthCheck>;
 }
 
 export type SearchService = ReturnType<typeof createSearchService>;
@@ -53,6 +56,7 @@ export function createSearchService(opts: ServiceOptions) {
     ...(opts.authenticate ? { authenticate: opts.authenticate } : {}),
     ...(opts.config.publicUrl ? { publicUrl: opts.config.publicUrl } : {}),
     ...(opts.visibility ? { visibility: opts.visibility } : {}),
+    ...(opts.checks ? { checks: opts.checks } : {}),
   });
   return {
     app,

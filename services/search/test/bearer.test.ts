@@ -69,7 +69,11 @@ beforeAll(async () => {
   await tokens.start();
   // The mode's own authenticator refuses this peer: only a token gets in.
   const mode = proxyAuthenticator(parseTrustedProxies('10.0.0.0/8'));
-  h = await startHarness('bearer', { seed: 20, authenticate: withBearer(tokens, mode) });
+  h = await startHarness('bearer', {
+    seed: 20,
+    authenticate: withBearer(tokens, mode),
+    checks: tokens.checks,
+  });
   const app = new Hono<SearchEnv>();
   app.onError(errorHandler());
   app.use(withBearer(tokens, mode));
@@ -180,6 +184,17 @@ describe('bearer tokens', () => {
     expect(
       ((await res.json()) as { error: { details: { reason: string }[] } }).error.details[0]?.reason,
     ).toBe('untrusted-peer');
+  });
+
+  it("readiness shows each source's key set beside the database", async () => {
+    const res = await fetch(`${h.url}/health/ready`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      status: 'UP',
+      database: 'UP',
+      'oidc-keySet': 'fresh',
+      'service-account-keySet': 'fresh',
+    });
   });
 
   it('with no source configured, every bearer token is refused', async () => {

@@ -9,6 +9,7 @@ import {
   rollupFromEvents,
   seedEvents,
 } from '@event-observatory/devstack';
+import type { HealthCheck } from '@event-observatory/service-kit/health';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { type RunningServer, serveApp } from '@event-observatory/service-kit/server';
@@ -54,6 +55,8 @@ export async function startHarness(
     readUrl?: (databaseUrl: string) => string;
     authenticate?: Authenticator;
     visibility?: VisibilityPolicy;
+    /** Readiness checks beside the database's (the bearer tokens' key sets). */
+    checks?: Record<string, HealthCheck>;
     /**
      * Search logs in as the reader role, as in a deployment, under row-level security (the
      * superuser, the default, bypasses it); `readUrl` then gets the reader's URL.
@@ -94,6 +97,7 @@ export async function startHarness(
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...(opts.authenticate ? { authenticate: opts.authenticate } : {}),
     ...(opts.visibility ? { visibility: opts.visibility } : {}),
+    ...(opts.checks ? { checks: opts.checks } : {}),
   });
   const server = await serveApp(service.app, { host: '127.0.0.1', port: 0, drainMs: 1_000 });
   const get = (path: string, headers: Record<string, string> = {}, signal?: AbortSignal) =>
