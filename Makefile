@@ -43,9 +43,10 @@ lint: install ## Lint and format-check the tree (biome), check the import arrows
 # `test` type-checks and lints at once (what `build` and `lint` run, after `tsc -b`), then runs every
 # workspace's suites and the tests of scripts/ (scripts/vitest.config.ts). Three parts that mostly
 # wait go at the end side by side: the cluster suites (e2e/cluster, waiting on the API server and
-# rollouts), the Kafka 3.9 reruns, and the forge client (no Kafka; Node 24, then Node 22) followed
-# by the fault suites (e2e/reliability/faults: a paced load, one file after the other), so no more
-# than three run at once on a 2-core machine. The cluster suites are the longest of the three.
+# rollouts) followed by the fault suites (e2e/reliability/faults: a paced load, one file after the
+# other), the Kafka 3.9 reruns, and the forge client (no Kafka; Node 24, then Node 22). The fault
+# suites measure recovery times against bounds, and the cluster suites' rollouts are the heaviest
+# load of the run: the two never overlap.
 test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 22)
 	npx tsc -b
 	./scripts/concurrently.sh $(TYPE_CHECKS) $(LINT_CHECKS)
@@ -57,8 +58,8 @@ test: install ## Run every test of the repo on Node 24 (broker suites also on Ka
 	PATH="$$lts:$$PATH" npm test $$ws --if-present; status=$$?; \
 	echo "The tools' own tests (scripts/):"; \
 	PATH="$$lts:$$PATH" npx vitest run --config scripts/vitest.config.ts || status=1; \
-	./scripts/concurrently.sh '$(MAKE) --no-print-directory cluster-suites' '$(MAKE) --no-print-directory test-kafka3' \
-	  '$(MAKE) --no-print-directory -k test-forge test-faults' || status=1; \
+	./scripts/concurrently.sh '$(MAKE) --no-print-directory -k cluster-suites test-faults' \
+	  '$(MAKE) --no-print-directory test-kafka3' '$(MAKE) --no-print-directory test-forge' || status=1; \
 	./scripts/test/summary.sh $$tally && exit $$status
 
 # Parts of `test` (TEST_TALLY_FILE comes from it): the cluster suites, the broker-facing suites again
