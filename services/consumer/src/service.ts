@@ -162,7 +162,6 @@ export async function createConsumerService(opts: ServiceOptions) {
           await admin.ping();
           return up('UP');
         } catch (err) {
-          void admin.connect().catch(() => {});
           return down(`unreachable: ${brokerReason(err)}`);
         }
       },

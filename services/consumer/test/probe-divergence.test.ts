@@ -31,7 +31,6 @@ describe('consume_checkpoint_divergence', () => {
     // The consumer's order: the checkpoint's transaction, then the broker commit. Here both land
     // while the committed offsets are being fetched.
     const admin = {
-      connect: async () => {},
       committedOffsets: async () => {
         await upsertCheckpoints(pool, group, [{ topic, partition: 0, nextOffset: '10' }]);
         return new Map([[0, 10n]]);

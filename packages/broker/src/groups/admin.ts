@@ -35,13 +35,24 @@ export interface TopicDepth {
 
 export class GroupAdmin {
   private readonly admin: Admin;
+  private connecting: Promise<void> | undefined;
 
   constructor(clients: ConsumerClients) {
     this.admin = clients.admin();
   }
 
+  /**
+   * Connects, or joins the attempt in progress. Every request below connects first, so a client
+   * that could not connect (broker down at boot) tries again on its next use; and requests made at
+   * once (a probe's three reads, a readiness check) make one attempt and all fail with its reason,
+   * a wrong password, where separate attempts would close each other's sockets and report only
+   * "Closed connection". Connected, it returns at once.
+   */
   connect(): Promise<void> {
-    return this.admin.connect();
+    this.connecting ??= this.admin.connect().finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
   }
 
   disconnect(): Promise<void> {
@@ -50,11 +61,13 @@ export class GroupAdmin {
 
   /** Resolves when a broker answers (a readiness check). */
   async ping(): Promise<void> {
+    await this.connect();
     await this.admin.describeCluster();
   }
 
   /** The next offset `groupId` committed per partition of `topic` (partitions without a commit are absent). */
   async committedOffsets(groupId: string, topic: string): Promise<Map<number, bigint>> {
+    await this.connect();
     const offsets = await this.admin.fetchOffsets({ groupId, topics: [topic] });
     const committed = new Map<number, bigint>();
     for (const p of offsets.find((t) => t.topic === topic)?.partitions ?? []) {
@@ -66,6 +79,7 @@ export class GroupAdmin {
 
   /** Each partition's retained range, in partition order. */
   async partitionRanges(topic: string): Promise<PartitionRange[]> {
+    await this.connect();
     const offsets = await this.admin.fetchTopicOffsets(topic);
     return offsets
       .map(({ partition, low, high }) => ({ partition, low, high }))
@@ -73,12 +87,14 @@ export class GroupAdmin {
   }
 
   /** Moves `groupId`'s offsets on `topic` to the earliest retained records (the group must be empty). */
-  resetToEarliest(groupId: string, topic: string): Promise<void> {
-    return this.admin.resetOffsets({ groupId, topic, earliest: true });
+  async resetToEarliest(groupId: string, topic: string): Promise<void> {
+    await this.connect();
+    await this.admin.resetOffsets({ groupId, topic, earliest: true });
   }
 
   /** Deletes an empty group and its committed offsets. */
   async deleteGroup(groupId: string): Promise<void> {
+    await this.connect();
     await this.admin.deleteGroups([groupId]);
   }
 }

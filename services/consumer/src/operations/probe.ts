@@ -105,10 +105,6 @@ export class Probe {
       this.bounded(countDefaultRows(this.opts.pool)),
     ]);
 
-    if ([committed, ends, dlq].some((r) => r.status === 'rejected')) {
-      // The admin client may never have connected (broker down at boot): try again next tick.
-      void this.opts.admin.connect().catch(() => {});
-    }
     if (committed.status === 'fulfilled') this.reported();
     metrics.groupLag.reset();
     const commits = committed.status === 'fulfilled' ? committed.value : new Map<number, bigint>();
