@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { exportJWK, exportSPKI, generateKeyPair, type JWK } from 'jose';
+import { exportJWK, exportSPKI, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import Provider from 'oidc-provider';
 
 /** Scopes the provider knows; every client may ask for any of them. */
@@ -83,6 +83,12 @@ export interface OidcIssuer {
   readonly keys: readonly SigningKey[];
   /** A client-credentials access token: `sub` is the client id, scopes as `scopeClaims` says. */
   token(req?: TokenRequest): Promise<string>;
+  /**
+   * A person's JWT signed with the current key, valid 10 minutes: what a script presents as a
+   * bearer token to an authenticating proxy (oauth2-proxy's `--skip-jwt-bearer-tokens`) that trusts
+   * this provider. `claims` (`email`, `groups`, ...) beside `sub`, `iss` and `aud`.
+   */
+  userToken(req: { subject: string; audience: string; claims?: Record<string, unknown> }): Promise<string>;
   /** Publishes a new key and signs with it from now on; returns it. */
   rotate(): Promise<SigningKey>;
   /** Removes a key from the published set (it signs no more). */
@@ -178,6 +184,17 @@ export async function startOidcIssuer(opts: OidcIssuerOptions = {}): Promise<Oid
         throw new Error(`token request answered ${res.status}: ${body.error_description ?? ''}`);
       }
       return body.access_token;
+    },
+    async userToken({ subject, audience, claims = {} }) {
+      const key = keys[0]!;
+      return new SignJWT(claims)
+        .setProtectedHeader({ alg: key.algorithm, kid: key.kid, typ: 'JWT' })
+        .setIssuer(issuer)
+        .setSubject(subject)
+        .setAudience(audience)
+        .setIssuedAt()
+        .setExpirationTime('10m')
+        .sign(await importJWK(key.privateJwk, key.algorithm));
     },
     async rotate() {
       const key = await newKey(algorithm);

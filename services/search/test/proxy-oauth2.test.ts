@@ -7,7 +7,6 @@
  * client sends it.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { createPrivateKey } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
@@ -18,7 +17,6 @@ import {
   startOidcIssuer,
   tempDataDir,
 } from '@event-observatory/devstack';
-import { signDevToken } from '@event-observatory/service-kit/auth';
 import { type RunningServer, serveApp } from '@event-observatory/service-kit/server';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,20 +35,8 @@ let proxyUrl: string;
 let echoProxyUrl: string;
 let configDir: string;
 
-async function userToken(claims: Record<string, unknown>): Promise<string> {
-  const key = idp.keys[0]!;
-  return signDevToken({
-    algorithm: key.algorithm,
-    privateKey: createPrivateKey({ key: key.privateJwk as never, format: 'jwk' })
-      .export({ type: 'pkcs8', format: 'pem' })
-      .toString(),
-    keyId: key.kid,
-    issuer: idp.issuer,
-    audience: CLIENT,
-    subject: 'u-ada',
-    ttl: '10m',
-    claims,
-  });
+function userToken(claims: Record<string, unknown>): Promise<string> {
+  return idp.userToken({ subject: 'u-ada', audience: CLIENT, claims });
 }
 
 /** oauth2-proxy with its alpha configuration: two upstreams, the headers search reads. */

@@ -3,9 +3,12 @@
  * when its trusted CIDRs include 127.0.0.1 and refuses every request (401 in the spec's body)
  * when they do not, whatever `X-Forwarded-For` claims; health needs no login.
  */
+import { errorHandler } from '@event-observatory/service-kit/errors';
 import { type RunningServer, serveApp } from '@event-observatory/service-kit/server';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearerSettingsFromEnv, createBearerTokens } from '../src/auth/bearer.js';
+import { authenticatorFor } from '../src/auth/index.js';
 import { parseTrustedProxies, proxyAuthenticator, trustedProxiesFromEnv } from '../src/auth/proxy.js';
 import type { SearchEnv } from '../src/viewer.js';
 import { type Harness, startHarness } from './harness.js';
@@ -20,6 +23,8 @@ let trusted: Harness;
 let untrusted: Harness;
 /** An app that answers with the viewer the authenticator set, served the same way. */
 let echo: RunningServer;
+/** The same, with the service's composition: bearer tokens beside the proxy (none accepted here). */
+let echoWithBearer: RunningServer;
 
 beforeAll(async () => {
   [trusted, untrusted] = await Promise.all([
@@ -36,10 +41,23 @@ beforeAll(async () => {
   app.use(proxyAuthenticator(parseTrustedProxies('127.0.0.0/8')));
   app.get('/who', (c) => c.json(c.get('viewer')));
   echo = await serveApp(app, { host: '127.0.0.1', port: 0, drainMs: 1_000 });
+  const composed = new Hono<SearchEnv>();
+  composed.onError(errorHandler());
+  composed.use(
+    authenticatorFor(
+      { mode: 'proxy' },
+      {
+        trustedProxies: parseTrustedProxies('127.0.0.0/8'),
+        bearer: createBearerTokens(bearerSettingsFromEnv({})),
+      },
+    ),
+  );
+  composed.get('/who', (c) => c.json(c.get('viewer')));
+  echoWithBearer = await serveApp(composed, { host: '127.0.0.1', port: 0, drainMs: 1_000 });
 });
 
 afterAll(async () => {
-  await Promise.all([trusted?.close(), untrusted?.close(), echo?.close()]);
+  await Promise.all([trusted?.close(), untrusted?.close(), echo?.close(), echoWithBearer?.close()]);
 });
 
 async function expectRefused(res: Response, reason: string): Promise<void> {
@@ -97,6 +115,15 @@ describe('proxy mode', () => {
       }),
       'untrusted-peer',
     );
+  });
+
+  it("a trusted proxy's named user wins over the bearer token it passed on; without a name, the token decides", async () => {
+    // oauth2-proxy checked a script's token itself and passes its Authorization header on.
+    const passedOn = { authorization: 'Bearer a.token-of-a-provider-search-does-not-know.x' };
+    const named = await fetch(`${echoWithBearer.url}/who`, { headers: { ...PROXY_HEADERS, ...passedOn } });
+    expect(await named.json()).toMatchObject({ subject: 'ada', via: 'proxy' });
+    const unnamed = await fetch(`${echoWithBearer.url}/who`, { headers: passedOn });
+    expect(unnamed.status).toBe(401);
   });
 
   it('health needs no login from anyone', async () => {

@@ -16,6 +16,7 @@ import {
 import type { Env } from '@event-observatory/service-kit/config';
 import { ApiError } from '@event-observatory/service-kit/errors';
 import type { HealthCheck } from '@event-observatory/service-kit/health';
+import type { Context } from 'hono';
 import type { Authenticator, Viewer } from '../viewer.js';
 
 /** One kind of token and the verifier of its issuer. */
@@ -175,13 +176,18 @@ function serviceAccountViewer(p: Principal): Viewer {
 }
 
 /**
- * A request with `Authorization: Bearer …` is decided by the token; any other goes to the mode's
- * own authenticator (a session cookie, the proxy's headers). Not used when login is off.
+ * A request with `Authorization: Bearer …` is decided by the token, unless `modeDecides` claims it
+ * (a trusted proxy that named the user); any other goes to the mode's own authenticator (a session
+ * cookie, the proxy's headers). Not used when login is off.
  */
-export function withBearer(tokens: BearerTokens, modeAuthenticator: Authenticator): Authenticator {
+export function withBearer(
+  tokens: BearerTokens,
+  modeAuthenticator: Authenticator,
+  modeDecides: (c: Context) => boolean = () => false,
+): Authenticator {
   return async (c, next) => {
     const authorization = c.req.header('authorization');
-    if (authorization === undefined || !/^Bearer(\s|$)/i.test(authorization.trim())) {
+    if (authorization === undefined || !/^Bearer(\s|$)/i.test(authorization.trim()) || modeDecides(c)) {
       return modeAuthenticator(c, next);
     }
     c.set('viewer', await tokens.viewerOf(authorization));

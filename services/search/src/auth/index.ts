@@ -10,7 +10,7 @@ import { type BearerTokens, withBearer } from './bearer.js';
 import { localLogin } from './local.js';
 import { loginAuthenticator } from './login.js';
 import { oidcLogin } from './oidc.js';
-import { proxyAuthenticator, type TrustedProxies } from './proxy.js';
+import { namedByTrustedProxy, proxyAuthenticator, type TrustedProxies } from './proxy.js';
 import { sessionStore } from './session.js';
 
 export interface AuthenticatorOptions {
@@ -25,7 +25,10 @@ export interface AuthenticatorOptions {
 export function authenticatorFor(auth: AuthConfig, opts: AuthenticatorOptions = {}): Authenticator {
   if (auth.mode === 'off') return openAccess;
   const mode = modeAuthenticator(auth, opts);
-  return opts.bearer ? withBearer(opts.bearer, mode) : mode;
+  if (!opts.bearer) return mode;
+  return auth.mode === 'proxy' && opts.trustedProxies
+    ? withBearer(opts.bearer, mode, namedByTrustedProxy(opts.trustedProxies))
+    : withBearer(opts.bearer, mode);
 }
 
 function modeAuthenticator(

@@ -94,6 +94,18 @@ function proxyViewer(user: string, email: string | undefined, groups: string | u
 }
 
 /**
+ * Whether a trusted proxy sent the request and named its user. Such a request is the proxy's to
+ * decide, even when it carries `Authorization: Bearer`: oauth2-proxy checks a script's bearer token
+ * itself (`--skip-jwt-bearer-tokens`) and passes the header on, for a provider search need not know.
+ */
+export function namedByTrustedProxy(trusted: TrustedProxies): (c: Context) => boolean {
+  return (c) => {
+    const peer = peerAddress(c);
+    return peer !== undefined && trusted.has(peer) && !!c.req.header(USER_HEADER)?.trim();
+  };
+}
+
+/**
  * Sets the viewer from the proxy's headers when the peer is a trusted proxy and names a user;
  * answers 401 otherwise (reasons `untrusted-peer`, `no-proxy-user`).
  */
