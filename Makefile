@@ -107,9 +107,9 @@ migrate: install ## Apply pending migrations to DATABASE_URL (default: the make 
 	npm run migrate -w @event-observatory/store
 
 # Each bench replaces its own section of bench/results/latest.md (bench/lib/report.ts).
-bench: install ## Run the benchmarks on Node 24 (consume, hot path, rollup, search, kafkajs encoding); figures in bench/results/latest.md
+bench: install ## Run the benchmarks on Node 24 (consume, hot path, rollup, search, search's reader check, kafkajs encoding); figures in bench/results/latest.md
 	@export PATH="$$(./scripts/lts-node.sh):$$PATH"; set -e; \
-	for b in consume/run hotpath/run rollup/run search/run kafkajs/encode; do \
+	for b in consume/run hotpath/run rollup/run search/run search/auth kafkajs/encode; do \
 	  node --conditions=source --import tsx bench/$$b.ts; done
 
 cluster: ## Start a single-node Kubernetes in the foreground (writes .dev/kubeconfig); Ctrl-C stops it

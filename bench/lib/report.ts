@@ -16,6 +16,7 @@ const ORDER = [
   'hotpath',
   'rollup',
   'search',
+  'search-auth',
   'kafkajs-encode',
   'ingest',
   'ingest-floor',
@@ -27,8 +28,8 @@ const reportFile = () => process.env.BENCH_REPORT ?? join(repoRoot(), 'bench/res
 
 const HEADER = `# Benchmark figures
 
-Written by the benchmarks of \`bench/\`: \`make bench\` runs consume, hotpath, rollup, search and
-kafkajs-encode, each replacing its own section; the ingest sweep and floor (\`bench/ingest\`) are run
+Written by the benchmarks of \`bench/\`: \`make bench\` runs consume, hotpath, rollup, search,
+search-auth and kafkajs-encode, each replacing its own section; the ingest sweep and floor (\`bench/ingest\`) are run
 by hand and replace theirs. Each section says when it ran, on what machine, at what load and with
 which command, and sets each figure beside the reference measured in the same run. Earlier figures
 are in git's history of this file.

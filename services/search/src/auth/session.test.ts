@@ -30,6 +30,26 @@ describe('session cookie', () => {
     expect(session.csrf).toMatch(/^[\w-]{24}$/);
   });
 
+  it('opens a cookie once, and a remembered one still ends at its expiry', async () => {
+    let clock = Date.now();
+    const store = sessionStore(CONFIG, undefined, () => clock);
+    const app = new Hono();
+    app.get('/start', async (c) => {
+      await store.start(c, VIEWER);
+      return c.text('ok');
+    });
+    app.get('/read', async (c) => c.json((await store.read(c)) ?? null));
+    const setCookie = (await app.request('/start')).headers.getSetCookie()[0]!;
+    const read = async () =>
+      (
+        await app.request('/read', { headers: { cookie: setCookie.slice(0, setCookie.indexOf(';')) } })
+      ).json();
+    expect(await read()).toMatchObject({ viewer: VIEWER });
+    expect(await read()).toMatchObject({ viewer: VIEWER });
+    clock += CONFIG.maxAgeMs + 1_000;
+    expect(await read()).toBeNull();
+  });
+
   it('is Secure and __Host- named under an https public URL', async () => {
     const { setCookie } = await roundTrip(VIEWER, 'https://search.example');
     expect(setCookie).toMatch(/^__Host-observatory-session=/);

@@ -85,6 +85,7 @@ export function sessionStore(
     }
     return sealed;
   };
+  const opened = new OpenedSessions(OPENED_SESSIONS);
   const open = async (purpose: string, token: string | undefined) => {
     if (token === undefined) return undefined;
     try {
@@ -113,8 +114,15 @@ export function sessionStore(
       );
     },
     async read(c) {
-      const payload = await open('session', getCookie(c, names.session));
-      return payload && isSession(payload) ? { viewer: payload.viewer, csrf: payload.csrf } : undefined;
+      const token = getCookie(c, names.session);
+      if (token === undefined) return undefined;
+      const known = opened.get(token, now());
+      if (known) return known;
+      const payload = await open('session', token);
+      if (!(payload && isSession(payload))) return undefined;
+      const session = { viewer: payload.viewer, csrf: payload.csrf };
+      opened.set(token, session, (payload.exp as number) * 1000);
+      return session;
     },
     end(c) {
       deleteCookie(c, names.session, cookie(0));
@@ -133,6 +141,36 @@ export function sessionStore(
       return payload && typeof payload.next === 'string' ? (payload as unknown as LoginFlow) : undefined;
     },
   };
+}
+
+/** Session cookies remembered once opened (see OpenedSessions). */
+const OPENED_SESSIONS = 1_024;
+
+/**
+ * Sessions already opened, by their sealed cookie, each until its expiry: opening one (a JWE's
+ * decryption through Web Crypto) cost over ten times a bare request's CPU (bench/search/auth.ts),
+ * paid by every page, export and tail of a logged-in reader. A cookie is immutable, so a hit is
+ * the same session; the expiry is checked at each hit. Least recently used first out, bounded.
+ */
+class OpenedSessions {
+  private readonly entries = new Map<string, { session: Session; expiresAt: number }>();
+
+  constructor(private readonly size: number) {}
+
+  get(token: string, now: number): Session | undefined {
+    const entry = this.entries.get(token);
+    if (!entry) return undefined;
+    this.entries.delete(token);
+    if (entry.expiresAt <= now) return undefined;
+    // Re-inserted: Map keeps insertion order, so the first key is the least recently used.
+    this.entries.set(token, entry);
+    return entry.session;
+  }
+
+  set(token: string, session: Session, expiresAt: number): void {
+    if (this.entries.size >= this.size) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(token, { session, expiresAt });
+  }
 }
 
 function isSession(p: Record<string, unknown>): p is Record<string, unknown> & Session {
