@@ -46,6 +46,7 @@ export {
   restartDelayMs,
 } from './keep-running.js';
 export { productionNodeArgs } from './node-args.js';
+export { type OAuth2ProxyConfig, oauth2ProxyAlphaConfig } from './oauth2-proxy.js';
 export {
   OIDC_CLIENT_SECRET,
   OIDC_SCOPES,

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import {
   freePort,
   type OidcIssuer,
+  oauth2ProxyAlphaConfig,
   repoRoot,
   startOidcIssuer,
   tempDataDir,
@@ -39,26 +40,17 @@ function userToken(claims: Record<string, unknown>): Promise<string> {
   return idp.userToken({ subject: 'u-ada', audience: CLIENT, claims });
 }
 
-/** oauth2-proxy with its alpha configuration: two upstreams, the headers search reads. */
+/** oauth2-proxy with two upstreams: the echo of the viewer, and search. */
 function alphaConfig(port: number): string {
-  const header = (name: string, claim: string) =>
-    `  - name: ${name}\n    values:\n      - claimSource:\n          claim: ${claim}\n`;
-  return [
-    'server:',
-    `  BindAddress: 127.0.0.1:${port}`,
-    'upstreamConfig:',
-    '  upstreams:',
-    `    - id: echo\n      path: /who\n      uri: ${echo.url}/who`,
-    `    - id: search\n      path: /\n      uri: ${h.url}/`,
-    'injectRequestHeaders:',
-    header('X-Auth-Request-User', 'user'),
-    header('X-Auth-Request-Email', 'email'),
-    header('X-Auth-Request-Groups', 'groups'),
-    'providers:',
-    `  - id: devstack\n    provider: oidc\n    clientID: ${CLIENT}\n    clientSecret: unused`,
-    `    oidcConfig:\n      issuerURL: ${idp.issuer}\n      emailClaim: email\n      groupsClaim: groups\n      audienceClaims: [aud]`,
-    '',
-  ].join('\n');
+  return oauth2ProxyAlphaConfig({
+    bindAddress: `127.0.0.1:${port}`,
+    upstreams: [
+      { id: 'echo', path: '/who', uri: `${echo.url}/who` },
+      { id: 'search', path: '/', uri: `${h.url}/` },
+    ],
+    issuer: idp.issuer,
+    clientId: CLIENT,
+  });
 }
 
 /** A GET from a chosen local address (fetch cannot choose one). */
