@@ -1,7 +1,8 @@
 /**
  * The evaluation profile: `kafka.bundled` and `database.bundled` run a single-node KRaft
  * Kafka and a PostgreSQL inside the release, and the Secrets the chart needs are generated when
- * their names are left empty. Values, the named templates that derive the connection settings and
+ * their names are left empty (the bundled Kafka's SCRAM password among them: not kept by helm
+ * uninstall, as the broker sets its user's password at every start). Values, the named templates that derive the connection settings and
  * Secret names, and the generated Secrets' template (Helm `lookup` keeps them across upgrades).
  */
 import { usesKeySet } from './auth.js';
@@ -216,6 +217,10 @@ export const generatedSecretsTemplate = (): string => `{{- $s := .Values.secrets
 {{- if $tokens }}
 ---
 {{- include "observatory.generatedSecret" (dict "root" . "name" (printf "%s-tokens" .Release.Name) "keys" (uniq $tokens) "keep" false) }}
+{{- end }}
+{{- if and ${KAFKA_BUNDLED} (not .Values.kafka.sasl.passwordSecret.name) }}
+---
+{{- include "observatory.generatedSecret" (dict "root" . "name" (include "observatory.kafkaSaslSecret" .) "keys" (list .Values.kafka.sasl.passwordSecret.key) "keep" false) }}
 {{- end }}
 {{- if not $s.application.name }}
 ---

@@ -5,18 +5,24 @@
  * the files. PostgreSQL credentials per role: the owner migrates, the writer stores (consumer,
  * jobs), the reader searches; one Secret may hold them all. The bundled PostgreSQL always has
  * the writer and reader (bundled.ts: roleUser); an external database without writer and reader
- * users gives every component the owner's (a one-role install).
+ * users gives every component the owner's (a one-role install). With the bundled Kafka the
+ * clients log in with SCRAM-SHA-512 as its user (kafka.sasl.* left empty: `observatory`, the
+ * password generated in `<release>-kafka`; constructs/bundled-kafka.ts makes that user).
  *
  * The conditional parts are Helm named templates (`templates/_credentials.tpl`), written out by
  * write-chart.ts; constructs put them in place with `blocks` and `scalar`.
  */
 import type { ApiObject } from 'cdk8s';
 import type * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
-import { roleUser, secretName } from './bundled.js';
+import { KAFKA_BUNDLED, roleUser, secretName } from './bundled.js';
 import { blocks, scalar } from './helm.js';
 
 export const KAFKA_DIR = '/etc/observatory/kafka';
 export const POSTGRES_DIR = '/etc/observatory/postgres';
+/** The SASL password's file, in every Kafka client and in the bundled broker (its SCRAM user's). */
+export const SASL_PASSWORD_FILE = `${KAFKA_DIR}/sasl-password`;
+/** The only mechanism the bundled broker takes. */
+export const BUNDLED_SASL_MECHANISM = 'SCRAM-SHA-512';
 
 export type DatabaseRole = 'owner' | 'writer' | 'reader';
 
@@ -27,7 +33,14 @@ export interface Connections {
 }
 
 const args = (c: Connections) =>
-  `(dict "Values" .Values "kafka" ${c.kafka ? 'true' : 'false'} "database" ${c.database ? 'true' : 'false'})`;
+  `(dict "Values" .Values "Release" .Release "kafka" ${c.kafka ? 'true' : 'false'} "database" ${c.database ? 'true' : 'false'})`;
+
+/**
+ * The clients' SASL login, `kafka.sasl.*` with the bundled broker's defaults (template text of a
+ * string; `.` needs Values and Release): its mechanism, user and password Secret's name.
+ */
+export const kafkaSasl = (what: 'Mechanism' | 'Username' | 'Secret'): string =>
+  `(include "observatory.kafkaSasl${what}" .)`;
 
 /** A component's own files: Helm list expressions of volumes and of their mounts. */
 export interface OwnFiles {
@@ -60,9 +73,9 @@ export function kafkaSecuritySettings(): Record<string, string> {
     scalar(`{{ if ${cond} }}"${KAFKA_DIR}/${name}"{{ else }}""{{ end }}`);
   return {
     BROKER_SECURITY_PROTOCOL: scalar('{{ include "observatory.kafkaProtocol" . | toJson }}'),
-    BROKER_SASL_MECHANISM: scalar('{{ .Values.kafka.sasl.mechanism | toJson }}'),
-    BROKER_SASL_USERNAME: scalar('{{ .Values.kafka.sasl.username | toJson }}'),
-    BROKER_SASL_PASSWORD_FILE: file('.Values.kafka.sasl.mechanism', 'sasl-password'),
+    BROKER_SASL_MECHANISM: scalar(`{{ ${kafkaSasl('Mechanism')} | toJson }}`),
+    BROKER_SASL_USERNAME: scalar(`{{ ${kafkaSasl('Username')} | toJson }}`),
+    BROKER_SASL_PASSWORD_FILE: file(kafkaSasl('Mechanism'), 'sasl-password'),
     BROKER_SSL_CA_FILE: file('and .Values.kafka.tls.enabled .Values.kafka.tls.caSecret.name', 'ca.crt'),
     BROKER_SSL_CERT_FILE: file(
       'and .Values.kafka.tls.enabled .Values.kafka.tls.clientCertSecret.name',
@@ -125,11 +138,26 @@ export function databasePassword(role: DatabaseRole): k8s.EnvVar {
 }
 
 /** `templates/_credentials.tpl`: the named templates the functions above include. */
-export const CREDENTIALS_TEMPLATES = `{{/* The Kafka security protocol from kafka.tls.enabled and kafka.sasl.mechanism. */}}
+export const CREDENTIALS_TEMPLATES = `{{/*
+kafka.sasl.* as the clients log in (args: Values, Release): with the bundled Kafka, what is left
+empty is its SCRAM-SHA-512 user, observatory, and the generated Secret <release>-kafka.
+*/}}
+{{- define "observatory.kafkaSaslMechanism" -}}
+{{- .Values.kafka.sasl.mechanism | default (ternary "${BUNDLED_SASL_MECHANISM}" "" ${KAFKA_BUNDLED}) }}
+{{- end }}
+{{- define "observatory.kafkaSaslUsername" -}}
+{{- .Values.kafka.sasl.username | default (ternary "observatory" "" ${KAFKA_BUNDLED}) }}
+{{- end }}
+{{- define "observatory.kafkaSaslSecret" -}}
+{{- .Values.kafka.sasl.passwordSecret.name | default (ternary (printf "%s-kafka" .Release.Name) "" ${KAFKA_BUNDLED}) }}
+{{- end }}
+
+{{/* The Kafka security protocol from kafka.tls.enabled and the SASL mechanism. */}}
 {{- define "observatory.kafkaProtocol" -}}
-{{- if .Values.kafka.sasl.mechanism }}
-{{- $_ := required "kafka.sasl.username is required with kafka.sasl.mechanism" .Values.kafka.sasl.username }}
-{{- $_ := required "kafka.sasl.passwordSecret.name is required with kafka.sasl.mechanism" .Values.kafka.sasl.passwordSecret.name }}{{ ternary "SASL_SSL" "SASL_PLAINTEXT" .Values.kafka.tls.enabled }}
+{{- if and ${KAFKA_BUNDLED} (ne ${kafkaSasl('Mechanism')} "${BUNDLED_SASL_MECHANISM}") }}{{ fail "kafka.sasl.mechanism: the bundled Kafka takes ${BUNDLED_SASL_MECHANISM} logins only (leave it empty)" }}{{ end }}
+{{- if ${kafkaSasl('Mechanism')} }}
+{{- $_ := required "kafka.sasl.username is required with kafka.sasl.mechanism" ${kafkaSasl('Username')} }}
+{{- $_ := required "kafka.sasl.passwordSecret.name is required with kafka.sasl.mechanism" ${kafkaSasl('Secret')} }}{{ ternary "SASL_SSL" "SASL_PLAINTEXT" .Values.kafka.tls.enabled }}
 {{- else }}{{ ternary "SSL" "PLAINTEXT" .Values.kafka.tls.enabled }}{{ end -}}
 {{- end }}
 
@@ -156,7 +184,7 @@ export const CREDENTIALS_TEMPLATES = `{{/* The Kafka security protocol from kafk
 {{/* Whether the pod mounts Kafka credentials / the PostgreSQL CA (args: Values, kafka, database). */}}
 {{- define "observatory.kafkaFiles" -}}
 {{- $k := .Values.kafka }}
-{{- if and .kafka (or .Values.kafka.sasl.mechanism (and $k.tls.enabled (or $k.tls.caSecret.name $k.tls.clientCertSecret.name))) }}true{{ end }}
+{{- if and .kafka (or ${kafkaSasl('Mechanism')} (and $k.tls.enabled (or $k.tls.caSecret.name $k.tls.clientCertSecret.name))) }}true{{ end }}
 {{- end }}
 {{- define "observatory.postgresFiles" -}}
 {{- if and .database .Values.database.tls.caSecret.name }}true{{ end }}
@@ -185,9 +213,9 @@ export const CREDENTIALS_TEMPLATES = `{{/* The Kafka security protocol from kafk
             - { key: {{ $k.tls.clientCertSecret.certificateKey | toJson }}, path: tls.crt }
             - { key: {{ $k.tls.clientCertSecret.keyKey | toJson }}, path: tls.key }
 {{- end }}
-{{- if $k.sasl.mechanism }}
+{{- if ${kafkaSasl('Mechanism')} }}
       - secret:
-          name: {{ $k.sasl.passwordSecret.name | toJson }}
+          name: {{ ${kafkaSasl('Secret')} | toJson }}
           items: [{ key: {{ $k.sasl.passwordSecret.key | toJson }}, path: sasl-password }]
 {{- end }}
 {{- end }}

@@ -1,12 +1,13 @@
 /**
  * `templates/NOTES.txt`, printed by `helm install`/`upgrade`/`status` for the install at hand: the
- * Services, how to reach ingest and search, how to log in to search (or that anyone can, with
+ * Services, the bundled Kafka's login and how to read its password, how to reach ingest and search, how to log in to search (or that anyone can, with
  * login off), how to get a producer token, a first event, the check (`helm test`), and where the
  * alerts and the dashboard are.
  */
 import { usesKeySet } from './auth.js';
 import { DATABASE_BUNDLED, KAFKA_BUNDLED } from './bundled.js';
 import { ADMIN_PORT, HTTP_PORT, METRICS_PORT } from './constructs/common.js';
+import { BUNDLED_SASL_MECHANISM, kafkaSasl } from './credentials.js';
 import { releaseNameExpr } from './helm.js';
 import { ADMIN_PASSWORD_KEY, SEARCH_AUTH_SECRET } from './search-auth.js';
 
@@ -20,6 +21,12 @@ export function notes(): string {
 
 EVALUATION PROFILE: the bundled{{ if ${KAFKA_BUNDLED} }} Kafka (${named('kafka')}){{ end }}{{ if and ${KAFKA_BUNDLED} ${DATABASE_BUNDLED} }} and{{ end }}{{ if ${DATABASE_BUNDLED} }} PostgreSQL (${named('postgresql')}){{ end }}
 are single-node, unreplicated and unbacked-up: for evaluation and CI only, not production.
+{{- end }}
+{{- if ${KAFKA_BUNDLED} }}
+
+The bundled Kafka takes ${BUNDLED_SASL_MECHANISM} logins only (SASL_PLAINTEXT, inside the cluster): user
+{{ ${kafkaSasl('Username')} }}, its password (the release's ingest, consumer and controller read it as a file):
+   kubectl -n ${ns} get secret {{ ${kafkaSasl('Secret')} }} -o jsonpath='{.data.{{ .Values.kafka.sasl.passwordSecret.key }}}' | base64 -d; echo
 {{- end }}
 
 Services (ClusterIP, port ${HTTP_PORT}): ${named('ingest')} (ingestion API, /docs), ${named('search')} (search UI,

@@ -190,13 +190,16 @@ export const values: Tree = {
       mechanism: oneOf(
         ['', 'PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'],
         '',
-        'SASL mechanism (empty: no SASL login)',
+        'SASL mechanism (empty: no SASL login; with kafka.bundled, SCRAM-SHA-512, the only one it takes)',
       ),
-      username: str('', 'SASL user name (required with a mechanism)'),
+      username: str(
+        '',
+        'SASL user name (required with a mechanism; with kafka.bundled empty: observatory, the user it makes)',
+      ),
       passwordSecret: {
         name: str(
           '',
-          "existing Secret with the SASL password, e.g. the KafkaUser's (required with a mechanism)",
+          "existing Secret with the SASL password, e.g. the KafkaUser's (required with a mechanism; with kafka.bundled empty: the generated <release>-kafka)",
         ),
         key: str('password', 'key of the password in that Secret'),
       },
@@ -353,7 +356,7 @@ export const values: Tree = {
         ),
         authenticationRef: str(
           '',
-          'a TriggerAuthentication in the release namespace with the Kafka credentials (sasl, username, password, tls, ca); required with kafka.tls or kafka.sasl',
+          'a TriggerAuthentication in the release namespace with the Kafka credentials (sasl, username, password, tls, ca); required with kafka.tls, kafka.sasl or kafka.bundled',
         ),
       },
     },

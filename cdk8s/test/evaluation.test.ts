@@ -93,7 +93,7 @@ describe('the evaluation profile: only the two bundled switches', () => {
     expect(kafka.image).toBe('docker.io/apache/kafka:4.4.0');
     expect(env(kafka)).toMatchObject({
       KAFKA_PROCESS_ROLES: 'broker,controller',
-      KAFKA_ADVERTISED_LISTENERS: 'PLAINTEXT://obs-kafka.ev.svc:9092',
+      KAFKA_ADVERTISED_LISTENERS: 'CLIENT://obs-kafka.ev.svc:9092,INTERNAL://localhost:9094',
       KAFKA_AUTO_CREATE_TOPICS_ENABLE: 'false',
     });
     const postgres = find(objects, 'StatefulSet', 'obs-postgresql').spec.template.spec.containers[0];
@@ -158,6 +158,96 @@ describe('the evaluation profile: only the two bundled switches', () => {
     expect(admitted(widened, 'obs-postgresql').components).toContain('controller');
     expect(admitted(widened, 'obs-kafka')).toMatchObject({ others: [keda] });
     expect(admitted(widened, 'obs-postgresql').others).toEqual([]);
+  });
+
+  it('logs every Kafka client in to the bundled broker with SCRAM-SHA-512, its password a file of the generated Secret', () => {
+    for (const name of ['obs-ingest', 'obs-consumer', 'obs-controller']) {
+      expect(find(objects, 'ConfigMap', name).data, name).toMatchObject({
+        BROKER_SECURITY_PROTOCOL: 'SASL_PLAINTEXT',
+        BROKER_SASL_MECHANISM: 'SCRAM-SHA-512',
+        BROKER_SASL_USERNAME: 'observatory',
+        BROKER_SASL_PASSWORD_FILE: '/etc/observatory/kafka/sasl-password',
+      });
+      const pod = find(objects, 'Deployment', name).spec.template.spec;
+      expect(pod.volumes, name).toContainEqual({
+        name: 'kafka-credentials',
+        projected: {
+          defaultMode: 288,
+          sources: [{ secret: { name: 'obs-kafka', items: [{ key: 'password', path: 'sasl-password' }] } }],
+        },
+      });
+      expect(pod.containers[0].volumeMounts, name).toContainEqual({
+        name: 'kafka-credentials',
+        mountPath: '/etc/observatory/kafka',
+        readOnly: true,
+      });
+      // Never an environment variable (kubectl describe, a crash dump).
+      expect(JSON.stringify(pod.containers[0].env ?? []), name).not.toContain('obs-kafka');
+    }
+    const secret = find(objects, 'Secret', 'obs-kafka');
+    expect(Object.keys(secret.data ?? {})).toEqual(['password']);
+    // The broker sets the password at every start: a new one after uninstall is harmless.
+    expect(secret.metadata.annotations).toBeUndefined();
+  });
+
+  it('runs the bundled broker with a SCRAM-only client listener, its own listeners on loopback, the user set at start', () => {
+    const pod = find(objects, 'StatefulSet', 'obs-kafka').spec.template.spec;
+    const [kafka] = pod.containers;
+    expect(env(kafka)).toMatchObject({
+      KAFKA_LISTENERS: 'CLIENT://:9092,INTERNAL://localhost:9094,CONTROLLER://localhost:9093',
+      KAFKA_LISTENER_SECURITY_PROTOCOL_MAP: 'CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,CLIENT:SASL_PLAINTEXT',
+      KAFKA_INTER_BROKER_LISTENER_NAME: 'INTERNAL',
+      KAFKA_SASL_ENABLED_MECHANISMS: 'SCRAM-SHA-512',
+      KAFKA_LISTENER_NAME_CLIENT_SCRAM___SHA___512_SASL_JAAS_CONFIG:
+        'org.apache.kafka.common.security.scram.ScramLoginModule required;',
+      SCRAM_USERNAME: 'observatory',
+    });
+    // Only the SASL port is served to the network, and only that one is admitted.
+    expect(kafka.ports).toEqual([{ name: 'kafka', containerPort: 9092 }]);
+    expect(pod.volumes).toContainEqual({
+      name: 'sasl',
+      secret: {
+        secretName: 'obs-kafka',
+        defaultMode: 288,
+        items: [{ key: 'password', path: 'sasl-password' }],
+      },
+    });
+    expect(kafka.volumeMounts).toContainEqual({
+      name: 'sasl',
+      mountPath: '/etc/observatory/kafka',
+      readOnly: true,
+    });
+    const script = kafka.lifecycle.postStart.exec.command.at(-1);
+    expect(script).toContain('/opt/kafka/bin/kafka-configs.sh --bootstrap-server localhost:9094');
+    expect(script).toContain('--entity-type users --entity-name "$SCRAM_USERNAME"');
+    expect(script).toContain('SCRAM-SHA-512=[password=$(cat /etc/observatory/kafka/sasl-password)]');
+  });
+
+  it("takes the operator's own user and password Secret for the bundled broker, and refuses another mechanism", () => {
+    const own = renderOnly({
+      ...BUNDLED,
+      'kafka.sasl.username': 'events',
+      'kafka.sasl.passwordSecret.name': 'kafka-login',
+      'kafka.sasl.passwordSecret.key': 'pw',
+    });
+    expect(own.filter((o) => o.kind === 'Secret').map((s) => s.metadata.name)).not.toContain('obs-kafka');
+    expect(env(find(own, 'StatefulSet', 'obs-kafka').spec.template.spec.containers[0]).SCRAM_USERNAME).toBe(
+      'events',
+    );
+    expect(find(own, 'StatefulSet', 'obs-kafka').spec.template.spec.volumes).toContainEqual({
+      name: 'sasl',
+      secret: { secretName: 'kafka-login', defaultMode: 288, items: [{ key: 'pw', path: 'sasl-password' }] },
+    });
+    expect(find(own, 'ConfigMap', 'obs-ingest').data?.BROKER_SASL_USERNAME).toBe('events');
+    expect(renderError([...setArgs({ ...BUNDLED, 'kafka.sasl.mechanism': 'SCRAM-SHA-256' })])).toContain(
+      'the bundled Kafka takes SCRAM-SHA-512 logins only',
+    );
+  });
+
+  it('refuses KEDA on the bundled broker without a TriggerAuthentication with its login', () => {
+    expect(renderError([...setArgs({ ...BUNDLED, 'consumer.autoscaling.keda.enabled': true })])).toContain(
+      'consumer.autoscaling.keda.authenticationRef',
+    );
   });
 
   it('lets the bundled servers connect to DNS and themselves only, and every other pod anywhere but 169.254.0.0/16', () => {
@@ -254,6 +344,7 @@ describe('the evaluation profile: only the two bundled switches', () => {
     const secrets = objects.filter((o) => o.kind === 'Secret');
     expect(secrets.map((s) => s.metadata.name).sort()).toEqual([
       'obs-application',
+      'obs-kafka',
       'obs-login',
       'obs-store',
       'obs-tokens',
@@ -287,6 +378,10 @@ describe('the evaluation profile: only the two bundled switches', () => {
     const text = notes(BUNDLED);
     expect(text).toContain('EVALUATION PROFILE');
     expect(text).toContain('for evaluation and CI only, not production');
+    expect(text).toContain(
+      'The bundled Kafka takes SCRAM-SHA-512 logins only (SASL_PLAINTEXT, inside the cluster)',
+    );
+    expect(text).toContain("kubectl -n ev get secret obs-kafka -o jsonpath='{.data.password}' | base64 -d");
     expect(text).toContain('kubectl -n ev port-forward svc/obs-ingest 8080:8080');
     expect(text).toContain('kubectl -n ev port-forward svc/obs-search 8081:8080');
     expect(text).toContain('kubectl -n ev exec deploy/obs-ingest -- node services/ingest/dist/token-cli.js');
@@ -302,7 +397,11 @@ describe('the evaluation profile: only the two bundled switches', () => {
     expect(text).toContain('kubectl -n ev exec deploy/events-ingest -- node');
     expect(text).toContain('the PrometheusRule events-alerts');
     expect(text).toContain('helm test obs -n ev');
-    expect(text).not.toMatch(/obs-(ingest|search|consumer|kafka|postgresql)/);
+    // Generated Secrets are named after the release (obs-login, obs-kafka), objects as rendered.
+    expect(text).toContain('kubectl -n ev get secret obs-kafka ');
+    expect(text.replace('get secret obs-kafka ', '')).not.toMatch(
+      /obs-(ingest|search|consumer|kafka|postgresql)/,
+    );
   });
 });
 

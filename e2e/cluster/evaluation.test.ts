@@ -7,8 +7,9 @@
  * way NOTES.txt says (its token command, a port-forward, its curl's headers) is found in search;
  * no service is logged in as the database's owner, and search's role (the reader) may read the
  * events and nothing else; postgres_exporter logs in as its own role, a member of pg_monitor only,
- * and reads the server's statistics (`pg_up 1`, `pg_stat_database_*`);
- * a second rendering keeps every generated Secret (`lookup`); `helm uninstall` leaves only the two
+ * and reads the server's statistics (`pg_up 1`, `pg_stat_database_*`); the bundled Kafka takes
+ * SCRAM logins only: a client in a release pod without the credentials cannot produce, with them
+ * it is served; a second rendering keeps every generated Secret (`lookup`); `helm uninstall` leaves only the two
  * claims and the kept store Secret. One install for the whole file.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -65,6 +66,49 @@ async function asSearchRole(sql: string): Promise<string> {
 async function asOwner(sql: string): Promise<string> {
   const login = 'exec psql -X -At --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" --command "$0"';
   return (await ns.kubectl(['exec', `${RELEASE}-postgresql-0`, '--', 'sh', '-c', login, sql])).trim();
+}
+
+/**
+ * A kafkajs client run in an ingest pod (admitted by the broker's NetworkPolicy): with the pod's
+ * SASL settings and password file (`sasl`) it lists the topics (`topics <names>`); without any
+ * (`none`) it tries to produce to the event topic (`produced`). A failure prints `refused <error>`.
+ */
+const KAFKA_CLIENT = `
+const { Kafka, logLevel } = require('node:module').createRequire('/app/packages/broker/package.json')('kafkajs');
+const env = process.env;
+const login = process.argv[1] === 'sasl';
+const sasl = login
+  ? { mechanism: env.BROKER_SASL_MECHANISM.toLowerCase(), username: env.BROKER_SASL_USERNAME,
+      password: require('node:fs').readFileSync(env.BROKER_SASL_PASSWORD_FILE, 'utf8') }
+  : undefined;
+const kafka = new Kafka({ clientId: 'e2e-login', brokers: env.BROKER_BOOTSTRAP_SERVERS.split(','), sasl,
+  connectionTimeout: 5000, authenticationTimeout: 5000, requestTimeout: 5000, retry: { retries: 2 },
+  logLevel: logLevel.NOTHING });
+async function attempt() {
+  if (login) {
+    const admin = kafka.admin();
+    await admin.connect();
+    return 'topics ' + (await admin.listTopics()).sort().join(',');
+  }
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  await producer.send({ topic: env.BROKER_TOPIC, acks: -1, timeout: 5000, messages: [{ value: 'no login' }] });
+  return 'produced';
+}
+attempt()
+  .catch((err) => 'refused ' + err.name + ': ' + err.message)
+  .then((outcome) => { console.log(outcome); process.exit(0); });
+`;
+
+/** KAFKA_CLIENT's outcome in an ingest pod, with the pod's login or without. */
+async function kafkaFromIngest(login: 'sasl' | 'none'): Promise<string> {
+  const out = await ns.kubectl(
+    ['exec', `deploy/${RELEASE}-ingest`, '--', 'node', '-e', KAFKA_CLIENT, login],
+    {
+      timeoutMs: 90_000,
+    },
+  );
+  return out.trim();
 }
 
 /** Names of the objects of every namespaced kind the release makes (defaults excluded). */
@@ -266,6 +310,26 @@ describe('the evaluation profile on the cluster', () => {
     expect(metrics).toMatch(/^pg_stat_database_xact_commit\{[^}]*datname="observatory"/m);
   }, 90_000);
 
+  it('lets into the bundled Kafka only SCRAM logins: a client in a release pod without them cannot produce', async () => {
+    const settings = (
+      await kube.getJson<{ data: Record<string, string> }>([
+        'configmap',
+        `${RELEASE}-ingest`,
+        '--namespace',
+        ns.name,
+      ])
+    ).data;
+    expect(settings).toMatchObject({
+      BROKER_SECURITY_PROTOCOL: 'SASL_PLAINTEXT',
+      BROKER_SASL_MECHANISM: 'SCRAM-SHA-512',
+      BROKER_SASL_USERNAME: 'observatory',
+    });
+    // The same pod, the same network path: without a login the broker serves nothing...
+    expect(await kafkaFromIngest('none')).toMatch(/^refused /);
+    // ...with the pod's login it is served (the event topic the controller made).
+    expect(await kafkaFromIngest('sasl')).toMatch(/^topics .*\bevents\.cloudevents\.v1\b/);
+  }, 240_000);
+
   it('keeps every generated Secret when the release is rendered again (lookup)', async () => {
     const secret = async (name: string) =>
       (await kube.getJson<{ data: Record<string, string> }>(['secret', name, '--namespace', ns.name])).data;
@@ -274,6 +338,7 @@ describe('the evaluation profile on the cluster', () => {
       tokens: await secret(`${RELEASE}-tokens`),
       application: await secret(`${RELEASE}-application`),
       login: await secret(`${RELEASE}-login`),
+      kafka: await secret(`${RELEASE}-kafka`),
     };
     // A server-side dry run renders with `lookup` against the cluster and changes nothing.
     const upgrade = await helm.run([

@@ -4,7 +4,8 @@
 # daemon (started by build.sh), and saves each to $OBSERVATORY_CACHE/images/. Nothing can be pulled
 # here: both are Debian minbase root filesystems (mmdebstrap), with
 # - Kafka: Debian's OpenJDK 17 JRE and the broker jars the devstack resolves from Maven Central
-#   (cached in $OBSERVATORY_CACHE/kafka/<version>/libs), run by standins/kafka-run.sh as uid 1000;
+#   (cached in $OBSERVATORY_CACHE/kafka/<version>/libs), run by standins/kafka-run.sh as uid 1000,
+#   with the one tool the chart runs in it, standins/kafka-configs.sh;
 # - PostgreSQL: Debian's postgresql-<major> package, started by standins/postgres-entrypoint.sh
 #   as uid 999 (the official image's `postgres` user).
 set -euo pipefail
@@ -60,10 +61,10 @@ build() {
   [[ -f $out/$name.tar && $have == "$recipe" ]] || $DOCKER save -o "$out/$name.tar" "$image"
 }
 
-build "$KAFKA_IMAGE" kafka "$here/standins/kafka-run.sh" "$here/standins/log4j2.properties" -- \
+build "$KAFKA_IMAGE" kafka "$here/standins/kafka-run.sh" "$here/standins/kafka-configs.sh" "$here/standins/log4j2.properties" -- \
   --include=openjdk-17-jre-headless,bash \
-  --customize-hook="mkdir -p \"\$1/opt/kafka/libs\" \"\$1/opt/kafka/config\" \"\$1/etc/kafka/docker\" \"\$1/var/lib/kafka/data\" && cp $libs/*.jar \"\$1/opt/kafka/libs/\"" \
-  --customize-hook="cp $here/standins/kafka-run.sh \"\$1/etc/kafka/docker/run\" && cp $here/standins/log4j2.properties \"\$1/opt/kafka/\"" \
+  --customize-hook="mkdir -p \"\$1/opt/kafka/libs\" \"\$1/opt/kafka/bin\" \"\$1/opt/kafka/config\" \"\$1/etc/kafka/docker\" \"\$1/var/lib/kafka/data\" && cp $libs/*.jar \"\$1/opt/kafka/libs/\"" \
+  --customize-hook="cp $here/standins/kafka-run.sh \"\$1/etc/kafka/docker/run\" && cp $here/standins/kafka-configs.sh \"\$1/opt/kafka/bin/\" && cp $here/standins/log4j2.properties \"\$1/opt/kafka/\"" \
   --customize-hook='chroot "$1" useradd --uid 1000 --user-group --no-create-home --shell /bin/bash appuser' \
   --customize-hook='chown -R 1000:1000 "$1/opt/kafka/config" "$1/var/lib/kafka"' \
   -- \

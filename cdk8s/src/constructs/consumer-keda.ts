@@ -8,6 +8,7 @@
 import { ApiObject } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { kafkaBootstrap } from '../bundled.js';
+import { kafkaSasl } from '../credentials.js';
 import { onlyIf, releaseName, scalar, spreadAt, value, valueText } from '../helm.js';
 import { metadata } from './common.js';
 
@@ -16,14 +17,14 @@ export const CONSUMER_KEDA_ENABLED = `${KEDA}.enabled`;
 
 /**
  * Values the template refuses, written before maxReplicaCount (a template's `ternary` evaluates
- * both branches, so a `fail` cannot sit inside one). With TLS or SASL the scaler's credentials
+ * both branches, so a `fail` cannot sit inside one). With TLS or SASL (the bundled Kafka's login too) the scaler's credentials
  * come from a TriggerAuthentication the operator names: the chart does not copy Kafka secrets
  * into KEDA's reach by itself.
  */
 const REFUSALS = [
   `{{ if gt (int ${KEDA}.maxReplicas) (int .Values.pipeline.partitions) }}{{ fail (printf "consumer.autoscaling.keda.maxReplicas (%v) is above pipeline.partitions (%v): a consumer pod beyond the partitions would idle" ${KEDA}.maxReplicas .Values.pipeline.partitions) }}{{ end }}`,
   `{{ if gt (int ${KEDA}.minReplicas) (int ${KEDA}.maxReplicas) }}{{ fail "consumer.autoscaling.keda.minReplicas is above maxReplicas" }}{{ end }}`,
-  `{{ if and (or .Values.kafka.tls.enabled .Values.kafka.sasl.mechanism) (not ${KEDA}.authenticationRef) }}{{ fail "consumer.autoscaling.keda.authenticationRef: name a TriggerAuthentication with the Kafka credentials (kafka.tls or kafka.sasl is on)" }}{{ end }}`,
+  `{{ if and (or .Values.kafka.tls.enabled ${kafkaSasl('Mechanism')}) (not ${KEDA}.authenticationRef) }}{{ fail "consumer.autoscaling.keda.authenticationRef: name a TriggerAuthentication with the Kafka credentials (kafka.tls or kafka.sasl is on, or the bundled Kafka's SCRAM login)" }}{{ end }}`,
 ].join('');
 
 export function consumerScaledObject(scope: Construct): void {
