@@ -12,6 +12,7 @@ import {
 } from '@event-observatory/store';
 import { EXPORT_CAP } from '../export.js';
 import type { Failure } from '../failures.js';
+import { disabledFilters } from '../filter-pills.js';
 import {
   absoluteQuery,
   MAX_LIMIT,
@@ -24,8 +25,10 @@ import {
 } from '../filters.js';
 import { writeQueryBar } from '../query-bar.js';
 import type { SearchView } from '../search.js';
+import { FilterPills } from './filter-pills.js';
 import { HistogramPanel } from './histogram.js';
 import { Layout, number, Problems, utc } from './layout.js';
+import { SaveSearchForm } from './save-search.js';
 
 export interface SearchPageProps {
   params: URLSearchParams;
@@ -122,6 +125,17 @@ function RangeField(props: { parsed: ParsedSearch | undefined }) {
   );
 }
 
+/** The switched-off filters, as hidden fields: a form that searches again keeps them off. */
+function DisabledFilters(props: { params: URLSearchParams }) {
+  return (
+    <>
+      {disabledFilters(props.params).map(([name, value]) => (
+        <input type="hidden" name={name} value={value} />
+      ))}
+    </>
+  );
+}
+
 /** One line for every filter; the server reads it into the form's parameters (same URL). */
 function QueryBar(props: { params: URLSearchParams; error: SearchPageProps['barError'] }) {
   const p = props.params;
@@ -145,6 +159,7 @@ function QueryBar(props: { params: URLSearchParams; error: SearchPageProps['barE
       {['range', 'from', 'to', 'limit'].flatMap((name) =>
         p.getAll(name).map((value) => <input type="hidden" name={name} value={value} />),
       )}
+      <DisabledFilters params={p} />
       <span id="f-bar-hint" class="hint">
         Keys: / focuses this bar, j and k move through the results, Enter opens one. e.g.
         type:com.acme.order.* source:/orders/eu severity&gt;=error data.amount&gt;100 region=eu "exact phrase"
@@ -222,6 +237,7 @@ function FilterForm(props: { params: URLSearchParams; parsed: ParsedSearch | und
       {p.getAll('query').map((value) => (
         <input type="hidden" name="query" value={value} />
       ))}
+      <DisabledFilters params={p} />
       <div class="wide">
         <button type="submit">Search</button> <a href="/events">Clear filters</a>
       </div>
@@ -524,6 +540,8 @@ export function SearchPage(props: SearchPageProps) {
       <h1>Search events</h1>
       <Problems problems={props.problems} intro="Some filters could not be used:" />
       <QueryBar params={params} error={props.barError} />
+      <FilterPills params={params} />
+      <SaveSearchForm params={params} />
       <FilterForm params={params} parsed={props.parsed} />
       {props.parsed?.range !== undefined ? (
         <p class="hint">

@@ -1,0 +1,47 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
+/** `GET /saved`: the viewer's saved searches, each a link to its search and a delete button. */
+import { SAVED_SEARCH_LIMITS, type SavedSearch } from '@event-observatory/store';
+import { writeQueryBar } from '../query-bar.js';
+import { Layout, utc } from './layout.js';
+import { FormToken } from './save-search.js';
+import { searchHref } from './search.js';
+
+export function SavedPage(props: { searches: SavedSearch[] }) {
+  const { perViewer } = SAVED_SEARCH_LIMITS;
+  return (
+    <Layout title="Saved searches" current="saved">
+      <h1>Saved searches</h1>
+      <p class="hint">
+        {props.searches.length} of at most {perViewer}. Each link opens the search with its filters; shared,
+        it shows whoever opens it the events they may see. Save a search from the search page.
+      </p>
+      {props.searches.length === 0 ? (
+        <p>
+          No saved searches yet. <a href="/events">Search events</a>
+        </p>
+      ) : (
+        <ul class="saved">
+          {props.searches.map((s) => {
+            const params = new URLSearchParams(s.params);
+            const line = writeQueryBar(params);
+            return (
+              <li>
+                <a href={searchHref(params)} class="wrap">
+                  {s.name}
+                </a>{' '}
+                <span class="hint wrap">{line === '' ? 'no filters' : line}</span>{' '}
+                <span class="hint">saved {utc(s.createdAt, false)} UTC</span>
+                <form method="post" action={`/saved/${s.id}/delete`}>
+                  <FormToken />
+                  <button type="submit" aria-label={`Delete ${s.name}`}>
+                    Delete
+                  </button>
+                </form>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+    </Layout>
+  );
+}
