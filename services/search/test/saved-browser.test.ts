@@ -52,7 +52,7 @@ async function loggedIn(opts: { javaScriptEnabled?: boolean; bypassCSP?: boolean
   return page;
 }
 
-const pillTexts = (page: Page) => page.locator('li.pill').allInnerTexts();
+const pillTexts = (page: Page) => page.locator('li.pill').allTextContents();
 
 describe.each([true, false])('with JavaScript %s', (javaScriptEnabled) => {
   it('switches a filter off and on through its pill, then removes it', async () => {
@@ -62,12 +62,12 @@ describe.each([true, false])('with JavaScript %s', (javaScriptEnabled) => {
       expect.stringContaining('type: com.example.t3'),
       expect.stringContaining('severity at least: error'),
     ]);
-    const before = await page.getByRole('status').first().innerText();
+    const before = await page.getByRole('status').first().textContent();
     await page.getByRole('link', { name: 'Disable severity at least: error' }).click();
     await page.waitForURL(/off_severity=error/);
-    expect(await page.locator('li.pill.off').innerText()).toContain('(off)');
+    expect(await page.locator('li.pill.off').textContent()).toContain('(off)');
     // Off, the severity no longer narrows the search.
-    expect(await page.getByRole('status').first().innerText()).not.toBe(before);
+    expect(await page.getByRole('status').first().textContent()).not.toBe(before);
     await page.getByRole('link', { name: 'Enable severity at least: error' }).click();
     await page.waitForURL(
       (url) => url.searchParams.get('severity') === 'error' && !url.search.includes('off_'),
