@@ -4,16 +4,12 @@
  * saved under a name, opened from the list and deleted; the same without JavaScript; axe-core clean
  * on both pages (dark and light) and no sideways scrolling at phone width.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { launchChromium } from '@event-observatory/devstack/chromium';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticatorFor } from '../src/auth/index.js';
-import { readAuthConfig } from '../src/config.js';
-import { type Harness, startHarness } from './harness.js';
+import { axeViolations } from './axe.js';
+import type { Harness } from './harness.js';
+import { startLocalHarness } from './local-harness.js';
 
 const PASSWORD = 'saved-browser password';
 const SEARCH = '/events?range=7d&type=com.example.t3&severity=error';
@@ -22,15 +18,8 @@ let h: Harness;
 let browser: Browser;
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'search-saved-browser-'));
-  writeFileSync(join(dir, 'password'), `${PASSWORD}\n`);
-  const auth = readAuthConfig({
-    SEARCH_AUTH_MODE: 'local',
-    SEARCH_SESSION_SECRET: 'saved-browser-session-secret-0123456789',
-    SEARCH_LOCAL_ADMIN_PASSWORD_FILE: join(dir, 'password'),
-  });
   [h, browser] = await Promise.all([
-    startHarness('saved_browser', { seed: 400, authenticate: authenticatorFor(auth) }),
+    startLocalHarness('saved_browser', PASSWORD, { seed: 400 }),
     launchChromium(),
   ]);
 });
@@ -98,7 +87,6 @@ describe.each([true, false])('with JavaScript %s', (javaScriptEnabled) => {
 
 describe('accessibility', () => {
   it('passes axe-core on the search page with pills and on the saved searches (dark and light), within a phone screen', async () => {
-    const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
     // CSP bypassed so axe can be injected.
     const page = await loggedIn({ bypassCSP: true });
     await page.goto(`${h.url}${SEARCH}&off_source=urn:seed:source-1`);
@@ -109,11 +97,7 @@ describe('accessibility', () => {
       for (const scheme of ['dark', 'light'] as const) {
         await page.emulateMedia({ colorScheme: scheme });
         await page.goto(`${h.url}${path}`);
-        await page.evaluate(axe);
-        const violations = (await page.evaluate(
-          "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')))",
-        )) as string[];
-        expect(violations, `${path} ${scheme}`).toEqual([]);
+        expect(await axeViolations(page), `${path} ${scheme}`).toEqual([]);
       }
     await page.setViewportSize({ width: 375, height: 740 });
     for (const path of [SEARCH, '/saved']) {

@@ -4,16 +4,12 @@
  * whoever opens it their own events; posts from elsewhere, without the session's form token, or
  * out of bounds are refused in the API's error body; filter pills remove and switch off filters.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ErrorResponseBody } from '@event-observatory/service-kit/errors';
 import { SAVED_SEARCH_LIMITS, saveSearch } from '@event-observatory/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticatorFor } from '../src/auth/index.js';
-import { readAuthConfig } from '../src/config.js';
 import { parseVisibility } from '../src/visibility.js';
 import { type Harness, startHarness } from './harness.js';
+import { startLocalHarness } from './local-harness.js';
 import { Client, csrfOf, form, HTML } from './login-client.js';
 import { asViewer, headerViewer } from './test-viewer.js';
 
@@ -194,14 +190,7 @@ describe('with a login session', () => {
   let s: Harness;
 
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'search-saved-'));
-    writeFileSync(join(dir, 'password'), `${PASSWORD}\n`);
-    const auth = readAuthConfig({
-      SEARCH_AUTH_MODE: 'local',
-      SEARCH_SESSION_SECRET: 'saved-test-session-secret-0123456789',
-      SEARCH_LOCAL_ADMIN_PASSWORD_FILE: join(dir, 'password'),
-    });
-    s = await startHarness('saved_session', { asReader: true, authenticate: authenticatorFor(auth) });
+    s = await startLocalHarness('saved_session', PASSWORD, { asReader: true });
   });
 
   afterAll(async () => {
