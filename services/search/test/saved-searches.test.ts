@@ -76,12 +76,16 @@ describe('saving', () => {
     expect(res.headers.get('location')).toBe('/saved');
     // Only filters are kept: the cursor and the page size are not the search's.
     expect((await listed(ann)).get('shared ones')).toBe('/events?subject=shared&range=1h');
+    expect(await (await h.get('/saved', ann)).text()).toContain('subject:shared · last hour');
   });
 
   it('saves again under the same name with the new filters', async () => {
     await post('/saved', { name: 'again', params: 'type=x' }, ann);
-    await post('/saved', { name: 'again', params: 'type=y' }, ann);
-    expect((await listed(ann)).get('again')).toBe('/events?type=y');
+    await post('/saved', { name: 'again', params: 'type=y&off_q=x&from=2026-01-01' }, ann);
+    expect((await listed(ann)).get('again')).toBe('/events?type=y&off_q=x&from=2026-01-01');
+    expect(await (await h.get('/saved', ann)).text()).toContain(
+      'type:y · 2026-01-01 to now · 1 switched off',
+    );
   });
 
   it('shows a shared link to another viewer under their own visibility', async () => {

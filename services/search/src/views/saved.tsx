@@ -1,10 +1,29 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 /** `GET /saved`: the viewer's saved searches, each a link to its search and a delete button. */
 import { SAVED_SEARCH_LIMITS, type SavedSearch } from '@event-observatory/store';
+import { disabledFilters } from '../filter-pills.js';
+import { DEFAULT_RANGE, isRange, RANGES } from '../filters.js';
 import { writeQueryBar } from '../query-bar.js';
 import { Layout, utc } from './layout.js';
 import { FormToken } from './save-search.js';
 import { searchHref } from './search.js';
+
+/** A saved search in one line: its filters as the query bar writes them, its time, what is switched off. */
+function summary(params: URLSearchParams): string {
+  const from = params.get('from');
+  const to = params.get('to');
+  const range = params.get('range') ?? DEFAULT_RANGE;
+  const time =
+    from !== null || to !== null
+      ? `${from ?? 'the start'} to ${to ?? 'now'}`
+      : isRange(range)
+        ? RANGES[range].label.toLowerCase()
+        : range;
+  const off = disabledFilters(params).length;
+  return [writeQueryBar(params) || 'no filters', time, ...(off > 0 ? [`${off} switched off`] : [])].join(
+    ' · ',
+  );
+}
 
 export function SavedPage(props: { searches: SavedSearch[] }) {
   const { perViewer } = SAVED_SEARCH_LIMITS;
@@ -23,13 +42,12 @@ export function SavedPage(props: { searches: SavedSearch[] }) {
         <ul class="saved">
           {props.searches.map((s) => {
             const params = new URLSearchParams(s.params);
-            const line = writeQueryBar(params);
             return (
               <li>
                 <a href={searchHref(params)} class="wrap">
                   {s.name}
                 </a>{' '}
-                <span class="hint wrap">{line === '' ? 'no filters' : line}</span>{' '}
+                <span class="hint wrap">{summary(params)}</span>{' '}
                 <span class="hint">saved {utc(s.createdAt, false)} UTC</span>
                 <form method="post" action={`/saved/${s.id}/delete`}>
                   <FormToken />
