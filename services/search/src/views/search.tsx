@@ -142,6 +142,7 @@ function QueryBar(props: { params: URLSearchParams; error: SearchPageProps['barE
   const line = props.error ? (p.get('bar') ?? '') : writeQueryBar(p);
   return (
     <form method="get" action="/events" class="bar" aria-label="Query bar">
+      <DisabledFilters params={p} />
       <label for="f-bar">Query</label>
       <div class="bar-row">
         <input
@@ -159,7 +160,6 @@ function QueryBar(props: { params: URLSearchParams; error: SearchPageProps['barE
       {['range', 'from', 'to', 'limit'].flatMap((name) =>
         p.getAll(name).map((value) => <input type="hidden" name={name} value={value} />),
       )}
-      <DisabledFilters params={p} />
       <span id="f-bar-hint" class="hint">
         Keys: / focuses this bar, j and k move through the results, Enter opens one. e.g.
         type:com.acme.order.* source:/orders/eu severity&gt;=error data.amount&gt;100 region=eu "exact phrase"
@@ -188,6 +188,7 @@ function FilterForm(props: { params: URLSearchParams; parsed: ParsedSearch | und
   const limit = p.get('limit') ?? '50';
   return (
     <form method="get" action="/events" class="filters" aria-label="Event filters">
+      <DisabledFilters params={p} />
       <TextField
         name="q"
         label="Text"
@@ -237,7 +238,6 @@ function FilterForm(props: { params: URLSearchParams; parsed: ParsedSearch | und
       {p.getAll('query').map((value) => (
         <input type="hidden" name="query" value={value} />
       ))}
-      <DisabledFilters params={p} />
       <div class="wide">
         <button type="submit">Search</button> <a href="/events">Clear filters</a>
       </div>
