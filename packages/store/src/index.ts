@@ -105,6 +105,8 @@ export {
 export {
   deleteSavedSearch,
   listSavedSearches,
+  type RenameOutcome,
+  renameSavedSearch,
   SAVED_SEARCH_LIMITS,
   type SavedSearch,
   type SaveOutcome,

@@ -120,3 +120,32 @@ export function deleteSavedSearch(pool: DatabasePool, viewer: string, id: string
     return (rowCount ?? 0) > 0;
   });
 }
+
+/** `renamed`, `missing` (the viewer has no search `id`), or `taken` (the viewer has one of that name). */
+export type RenameOutcome = 'renamed' | 'missing' | 'taken';
+
+/**
+ * Renames the viewer's search `id`. The name is checked against the viewer's others first; two
+ * renames racing to one name meet the table's unique key (23505) instead.
+ */
+export function renameSavedSearch(
+  pool: DatabasePool,
+  viewer: string,
+  id: string,
+  name: string,
+): Promise<RenameOutcome> {
+  return asViewer(pool, viewer, true, async (client) => {
+    const db = orm(client);
+    const mine = eq(savedSearch.owner, viewer);
+    const [clash] = await db
+      .select({ id: savedSearch.id })
+      .from(savedSearch)
+      .where(and(mine, eq(savedSearch.name, name)));
+    if (clash) return clash.id === id ? 'renamed' : 'taken';
+    const { rowCount } = await db
+      .update(savedSearch)
+      .set({ name })
+      .where(and(mine, eq(savedSearch.id, id)));
+    return (rowCount ?? 0) > 0 ? 'renamed' : 'missing';
+  });
+}

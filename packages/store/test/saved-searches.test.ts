@@ -10,6 +10,7 @@ import {
   createReadPool,
   deleteSavedSearch,
   listSavedSearches,
+  renameSavedSearch,
   SAVED_SEARCH_LIMITS,
   saveSearch,
 } from '../src/index.js';
@@ -54,6 +55,20 @@ describe('a viewer', () => {
     expect(await deleteSavedSearch(db.reader, 'cal', saved.saved.id)).toBe(false);
     expect((await listSavedSearches(db.reader, 'bea')).map((s) => s.params)).toEqual(['q=bea']);
     expect((await listSavedSearches(db.reader, 'cal')).map((s) => s.params)).toEqual(['q=cal']);
+  });
+
+  it("renames their search, not to a name they have, and not another viewer's", async () => {
+    const saved = await saveSearch(db.reader, 'ivy', 'old', 'q=ivy');
+    await saveSearch(db.reader, 'ivy', 'kept', 'q=kept');
+    await saveSearch(db.reader, 'jon', 'free', 'q=jon');
+    if (!('saved' in saved)) throw new Error('not saved');
+    const { id } = saved.saved;
+    expect(await renameSavedSearch(db.reader, 'ivy', id, 'kept')).toBe('taken');
+    expect(await renameSavedSearch(db.reader, 'jon', id, 'stolen')).toBe('missing');
+    expect(await renameSavedSearch(db.reader, 'ivy', id, 'free')).toBe('renamed');
+    expect(await renameSavedSearch(db.reader, 'ivy', id, 'free')).toBe('renamed');
+    expect(await names('ivy')).toEqual(['free', 'kept']);
+    expect(await names('jon')).toEqual(['free']);
   });
 });
 

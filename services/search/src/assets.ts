@@ -71,7 +71,9 @@ li.pill.off { border-style: dashed; }
 form.save-search { margin-bottom: 1rem; max-width: 36rem; }
 ul.saved { list-style: none; padding: 0; }
 ul.saved li { display: flex; flex-wrap: wrap; gap: .5rem; align-items: baseline; padding: .5rem 0; border-bottom: 1px solid var(--line); }
-ul.saved form { margin-left: auto; }
+ul.saved form { display: flex; gap: .5rem; }
+ul.saved form.rename { margin-left: auto; }
+ul.saved form.rename input { width: 14rem; max-width: 100%; }
 ul.facets { list-style: none; padding: 0; margin: 0; }
 ul.facets li { display: flex; flex-wrap: wrap; gap: .4rem; align-items: baseline; padding: .15rem 0; }
 ul.facets .wrap { overflow-wrap: anywhere; flex: 1 1 8rem; }

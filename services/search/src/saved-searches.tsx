@@ -1,8 +1,8 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 /**
  * Saved searches of the request's viewer: `GET /saved` lists them, `POST /saved` saves a search's
- * filters under a name (replacing the filters of that name), `POST /saved/{id}/delete` deletes
- * one. The store keeps each viewer to their own rows (packages/store, "Saved searches"); a saved
+ * filters under a name (replacing the filters of that name), `POST /saved/{id}/rename` renames one,
+ * `POST /saved/{id}/delete` deletes one. The store keeps each viewer to their own rows (packages/store, "Saved searches"); a saved
  * search is a search URL's filter parameters, so opening one reads under the opener's visibility.
  *
  * Posts pass the same-origin check of every form post (app.tsx) and, when the viewer has a
@@ -14,6 +14,7 @@ import {
   type DatabasePool,
   deleteSavedSearch,
   listSavedSearches,
+  renameSavedSearch,
   SAVED_SEARCH_LIMITS,
   saveSearch,
 } from '@event-observatory/store';
@@ -41,13 +42,20 @@ interface Refusal {
   metadata?: Record<string, string | number>;
 }
 
+/** An id the viewer has no saved search of. */
+const GONE: Refusal = {
+  kind: 'NotFound',
+  message: 'you have no saved search of this id',
+  reason: 'not-found',
+};
+
 /** Answers a refusal: a page to a browser, the API's error body to any other client. */
 function refuse(c: Context<SearchEnv>, r: Refusal) {
   const body = errorBody(r.kind, r.message, {
     reason: r.reason,
     ...(r.metadata ? { metadata: r.metadata } : {}),
   });
-  const status = body.error.code as 400 | 403 | 404 | 503 | 504;
+  const status = body.error.code as 400 | 403 | 404 | 409 | 503 | 504;
   if ((c.req.header('accept') ?? '').includes('text/html'))
     return c.html(<ErrorPage title="Not saved" message={r.message} />, status);
   return c.json(body, status);
@@ -146,18 +154,35 @@ export function savedSearchRoutes(pool: DatabasePool): Hono<SearchEnv> {
     return c.redirect('/saved', 303);
   });
 
+  routes.post('/saved/:id/rename', limited, async (c) => {
+    const body = await form(c);
+    if (!body) return refuse(c, forged);
+    const id = c.req.param('id');
+    if (!UUID.test(id)) return refuse(c, GONE);
+    const name = readName(body.name);
+    if (typeof name !== 'string') return refuse(c, name);
+    try {
+      const outcome = await renameSavedSearch(pool, c.get('viewer').subject, id.toLowerCase(), name);
+      if (outcome === 'missing') return refuse(c, GONE);
+      if (outcome === 'taken')
+        return refuse(c, {
+          kind: 'AlreadyExists',
+          message: `you have a saved search named "${name}" already`,
+          reason: 'already-exists',
+        });
+    } catch (err) {
+      return storeFailure(c, err);
+    }
+    return c.redirect('/saved', 303);
+  });
+
   routes.post('/saved/:id/delete', limited, async (c) => {
     const body = await form(c);
     if (!body) return refuse(c, forged);
     const id = c.req.param('id');
-    const gone: Refusal = {
-      kind: 'NotFound',
-      message: 'you have no saved search of this id',
-      reason: 'not-found',
-    };
-    if (!UUID.test(id)) return refuse(c, gone);
+    if (!UUID.test(id)) return refuse(c, GONE);
     try {
-      if (!(await deleteSavedSearch(pool, c.get('viewer').subject, id.toLowerCase()))) return refuse(c, gone);
+      if (!(await deleteSavedSearch(pool, c.get('viewer').subject, id.toLowerCase()))) return refuse(c, GONE);
     } catch (err) {
       return storeFailure(c, err);
     }

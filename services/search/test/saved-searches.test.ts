@@ -114,6 +114,25 @@ describe('owner isolation', () => {
     expect((await listed(ann)).has('anns own')).toBe(true);
   });
 
+  it("renames the viewer's own search, not to a name they have (409), not another's (404)", async () => {
+    await post('/saved', { name: 'first name', params: 'q=one' }, ben);
+    await post('/saved', { name: 'taken name', params: 'q=two' }, ben);
+    const html = await (await h.get('/saved', ben)).text();
+    const [id] = idsIn(html.slice(html.indexOf('first name')));
+    expect((await post(`/saved/${id}/rename`, { name: 'stolen' }, ann)).status).toBe(404);
+    const taken = await post(`/saved/${id}/rename`, { name: 'taken name' }, ben);
+    expect(taken.status).toBe(409);
+    expect(await errorOf(taken)).toMatchObject({
+      status: 'ALREADY_EXISTS',
+      details: [{ reason: 'already-exists' }],
+    });
+    expect((await post(`/saved/${id}/rename`, { name: '' }, ben)).status).toBe(400);
+    expect((await post(`/saved/${id}/rename`, { name: 'second name' }, ben)).status).toBe(303);
+    const names = [...(await listed(ben)).keys()];
+    expect(names).toContain('second name');
+    expect(names).not.toContain('first name');
+  });
+
   it('deletes the viewer’s own search', async () => {
     await post('/saved', { name: 'to delete', params: 'q=gone' }, ben);
     const html = await (await h.get('/saved', ben)).text();

@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
-/** `GET /saved`: the viewer's saved searches, each a link to its search and a delete button. */
+/** `GET /saved`: the viewer's saved searches, each a link to its search, a rename form and a delete button. */
 import { SAVED_SEARCH_LIMITS, type SavedSearch } from '@event-observatory/store';
 import { disabledFilters } from '../filter-pills.js';
 import { DEFAULT_RANGE, isRange, RANGES } from '../filters.js';
@@ -49,6 +49,20 @@ export function SavedPage(props: { searches: SavedSearch[] }) {
                 </a>{' '}
                 <span class="hint wrap">{summary(params)}</span>{' '}
                 <span class="hint">saved {utc(s.createdAt, false)} UTC</span>
+                <form method="post" action={`/saved/${s.id}/rename`} class="rename">
+                  <FormToken />
+                  <input
+                    name="name"
+                    type="text"
+                    value={s.name}
+                    required
+                    maxlength={SAVED_SEARCH_LIMITS.nameChars}
+                    aria-label={`New name for ${s.name}`}
+                  />
+                  <button type="submit" aria-label={`Rename ${s.name}`}>
+                    Rename
+                  </button>
+                </form>
                 <form method="post" action={`/saved/${s.id}/delete`}>
                   <FormToken />
                   <button type="submit" aria-label={`Delete ${s.name}`}>
