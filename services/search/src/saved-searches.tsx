@@ -154,39 +154,48 @@ export function savedSearchRoutes(pool: DatabasePool): Hono<SearchEnv> {
     return c.redirect('/saved', 303);
   });
 
-  routes.post('/saved/:id/rename', limited, async (c) => {
-    const body = await form(c);
-    if (!body) return refuse(c, forged);
-    const id = c.req.param('id');
-    if (!UUID.test(id)) return refuse(c, GONE);
-    const name = readName(body.name);
-    if (typeof name !== 'string') return refuse(c, name);
-    try {
-      const outcome = await renameSavedSearch(pool, c.get('viewer').subject, id.toLowerCase(), name);
-      if (outcome === 'missing') return refuse(c, GONE);
+  /**
+   * A post on one of the viewer's saved searches (`/saved/{id}/…`): the form token and the id
+   * checked, then `act`, which answers what refuses it or nothing; then back to the list.
+   */
+  const onOne =
+    (act: (viewer: string, id: string, body: Record<string, unknown>) => Promise<Refusal | undefined>) =>
+    async (c: Context<SearchEnv>) => {
+      const body = await form(c);
+      if (!body) return refuse(c, forged);
+      const id = c.req.param('id') ?? '';
+      if (!UUID.test(id)) return refuse(c, GONE);
+      try {
+        const refusal = await act(c.get('viewer').subject, id.toLowerCase(), body);
+        if (refusal) return refuse(c, refusal);
+      } catch (err) {
+        return storeFailure(c, err);
+      }
+      return c.redirect('/saved', 303);
+    };
+
+  routes.post(
+    '/saved/:id/rename',
+    limited,
+    onOne(async (viewer, id, body) => {
+      const name = readName(body.name);
+      if (typeof name !== 'string') return name;
+      const outcome = await renameSavedSearch(pool, viewer, id, name);
+      if (outcome === 'missing') return GONE;
       if (outcome === 'taken')
-        return refuse(c, {
+        return {
           kind: 'AlreadyExists',
           message: `you have a saved search named "${name}" already`,
           reason: 'already-exists',
-        });
-    } catch (err) {
-      return storeFailure(c, err);
-    }
-    return c.redirect('/saved', 303);
-  });
+        };
+      return undefined;
+    }),
+  );
 
-  routes.post('/saved/:id/delete', limited, async (c) => {
-    const body = await form(c);
-    if (!body) return refuse(c, forged);
-    const id = c.req.param('id');
-    if (!UUID.test(id)) return refuse(c, GONE);
-    try {
-      if (!(await deleteSavedSearch(pool, c.get('viewer').subject, id.toLowerCase()))) return refuse(c, GONE);
-    } catch (err) {
-      return storeFailure(c, err);
-    }
-    return c.redirect('/saved', 303);
-  });
+  routes.post(
+    '/saved/:id/delete',
+    limited,
+    onOne(async (viewer, id) => ((await deleteSavedSearch(pool, viewer, id)) ? undefined : GONE)),
+  );
   return routes;
 }
