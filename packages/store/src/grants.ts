@@ -9,7 +9,8 @@
  *   `events.cloud_event`.
  * - reader: nothing on the partitions nor on detached months, revoked on every run (a partition
  *   named directly escapes the row-level security of its parent, migration 0011), and no default
- *   privileges.
+ *   privileges; the writes of the saved searches on their table alone, whose row-level security
+ *   (migration 0013) admits only the rows of the transaction's viewer.
  * - writer, besides: SELECT on the partitions, and by default on every table the migrating role
  *   creates later there (ALTER DEFAULT PRIVILEGES: the months that
  *   `events.create_month_partition`, SECURITY DEFINER, adds); exactly the writes of the consumer
@@ -44,6 +45,12 @@ const WRITER_TABLES: Record<string, string> = {
 
 const WRITER_FUNCTIONS = ['events.create_month_partition(date)', 'events.detach_month_partition(text)'];
 
+/** Table -> what the reader does to it besides SELECT (search: saveSearch, deleteSavedSearch). */
+const READER_TABLES: Record<string, string> = {
+  // INSERT ... ON CONFLICT DO UPDATE, and SELECT ... FOR UPDATE (which needs UPDATE)
+  'events.saved_search': 'INSERT, UPDATE, DELETE',
+};
+
 /** Tables under row-level security (migrations 0011, 0012): the writer reads and writes all their rows. */
 const SCOPED_TABLES = ['events.cloud_event', 'events.event_rollup_hourly', 'events.event_name'];
 
@@ -67,6 +74,9 @@ export async function grantRoles(client: DatabaseConnection, roles: RoleGrants):
     const reader = client.escapeIdentifier(roles.reader);
     await client.query(`ALTER DEFAULT PRIVILEGES IN SCHEMA events REVOKE SELECT ON TABLES FROM ${reader}`);
     if (partitions.length) await client.query(`REVOKE ALL ON ${partitions.join(', ')} FROM ${reader}`);
+    for (const [table, privileges] of Object.entries(READER_TABLES)) {
+      await client.query(`GRANT ${privileges} ON ${table} TO ${reader}`);
+    }
   }
   if (!roles.writer) return;
   const writer = client.escapeIdentifier(roles.writer);

@@ -102,6 +102,16 @@ export {
   WHOLE_SCOPE,
   type WholeScope,
 } from './read-scope.js';
+export {
+  deleteSavedSearch,
+  listSavedSearches,
+  type RenameOutcome,
+  renameSavedSearch,
+  SAVED_SEARCH_LIMITS,
+  type SavedSearch,
+  type SaveOutcome,
+  saveSearch,
+} from './saved-searches.js';
 export * from './schema.js';
 export {
   SEVERE_RANK,

@@ -124,13 +124,28 @@ export const eventName = eventsSchema.table(
   (t) => [primaryKey({ columns: [t.month, t.ceSource, t.ceType, t.producerIds] })],
 );
 
-/** Created as the spec asks; nothing reads or writes it yet. */
-export const savedSearch = eventsSchema.table('saved_search', {
-  id: uuid('id').primaryKey().defaultRandom(),
-  name: text('name').notNull(),
-  query: jsonb('query').notNull(),
-  createdAt: tstz('created_at').notNull().defaultNow(),
-});
+/**
+ * A viewer's named search (migration 0013): the query string of a search URL, nothing else.
+ * Row-level security admits only the rows of the transaction's viewer (saved-searches.ts).
+ */
+export const savedSearch = eventsSchema.table(
+  'saved_search',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    /** The viewer's stable subject (the search service's `Viewer.subject`). */
+    owner: text('owner').notNull(),
+    name: text('name').notNull(),
+    /** The search URL's filter parameters, as a query string. */
+    params: text('params').notNull(),
+    createdAt: tstz('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    unique('saved_search_owner_name_key').on(t.owner, t.name),
+    check('saved_search_owner_check', sql`octet_length(${t.owner}) BETWEEN 1 AND 512`),
+    check('saved_search_name_check', sql`char_length(${t.name}) BETWEEN 1 AND 100`),
+    check('saved_search_params_check', sql`octet_length(${t.params}) <= 2048`),
+  ],
+);
 
 /** The refresh's bookkeeping: one row, where the next rollup refresh resumes. */
 export const eventRollupWatermark = eventsSchema.table(

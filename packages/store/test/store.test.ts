@@ -288,7 +288,7 @@ describe('pools', () => {
     const read = createReadPool({ url });
     try {
       await expect(
-        read.query(`INSERT INTO events.saved_search (name, query) VALUES ('x', '{}')`),
+        read.query(`INSERT INTO events.saved_search (owner, name, params) VALUES ('x', 'x', '')`),
       ).rejects.toMatchObject({ code: '25006' });
       const started = Date.now();
       await expect(read.query('SELECT pg_sleep(5)')).rejects.toMatchObject({ code: '57014' });

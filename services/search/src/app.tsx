@@ -33,6 +33,7 @@ import type { SearchMeters } from './metrics.js';
 import { rangeOf, runOverview } from './overview.js';
 import { withinDeadline } from './page-deadline.js';
 import { mergeQueryBar, readQueryBar } from './query-bar.js';
+import { savedSearchRoutes } from './saved-searches.js';
 import { BadCursorError, runSearch } from './search.js';
 import { parseSurrounding, readSurrounding } from './surrounding.js';
 import { type TailLimits, tailHandler } from './tail.js';
@@ -155,6 +156,8 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
       return c.html(<SearchPage params={params} parsed={parsed} problems={[]} failure={f} />, f.status);
     }
   });
+
+  app.route('/', savedSearchRoutes(deps.pool));
 
   app.get('/events.ndjson', exportHandler(deps.pool, 'ndjson', scopeOf, deps.logger));
   app.get('/events.csv', exportHandler(deps.pool, 'csv', scopeOf, deps.logger));

@@ -62,6 +62,18 @@ button.copy { padding: .1rem .5rem; font-size: .875rem; margin-left: .5rem; }
 ul.tree { list-style: none; padding-left: 1.25rem; margin: .25rem 0; font-family: ui-monospace, monospace; }
 ul.tree .key { font-weight: 600; }
 form.bar { margin-bottom: 1rem; }
+section.pills { margin: -.5rem 0 1rem; }
+section.pills h2 { margin: 0 0 .25rem; font-weight: 600; }
+section.pills ul { list-style: none; padding: 0; margin: 0; display: flex; flex-wrap: wrap; gap: .5rem; }
+li.pill { border: 1px solid var(--line); background: var(--panel); border-radius: 1rem; padding: .15rem .75rem; overflow-wrap: anywhere; }
+li.pill a { font-size: .875rem; margin-left: .35rem; }
+li.pill.off { border-style: dashed; }
+form.save-search { margin-bottom: 1rem; max-width: 36rem; }
+ul.saved { list-style: none; padding: 0; }
+ul.saved li { display: flex; flex-wrap: wrap; gap: .5rem; align-items: baseline; padding: .5rem 0; border-bottom: 1px solid var(--line); }
+ul.saved form { display: flex; gap: .5rem; }
+ul.saved form.rename { margin-left: auto; }
+ul.saved form.rename input { width: 14rem; max-width: 100%; }
 ul.facets { list-style: none; padding: 0; margin: 0; }
 ul.facets li { display: flex; flex-wrap: wrap; gap: .4rem; align-items: baseline; padding: .15rem 0; }
 ul.facets .wrap { overflow-wrap: anywhere; flex: 1 1 8rem; }

@@ -17,6 +17,7 @@
  * | `level` | repeated; exact severity level, `unknown` for events without a known severity |
  * | `has` | repeated; extension name every match carries |
  * | `not_type`, `not_source`, `not_subject`, `not_level`, `not_has` | repeated; values excluded (`not_level=unknown`: events without a known severity) |
+ * | `off_<filter>` | a filter switched off (`off_type=a`): kept in the URL, shown as a disabled pill, ignored by the search |
  * | `more` | the facet listing more values: `types`, `sources`, `subjects`, `severities`, `extensions` |
  * | `limit` | rows per page, 1..250 (default 50) |
  * | `cursor` | opaque position, from the page links |
@@ -408,9 +409,22 @@ export const FILTER_PARAMS: readonly string[] = [
   'not_has',
 ];
 
-/** The filters of a search's URL (the search an event was opened from), nothing else it carried. */
+/** Prefix of a switched-off filter: `off_type=a` is `type=a`, kept in the URL but ignored (filter-pills.ts). */
+export const OFF_PREFIX = 'off_';
+
+/** Whether `name` is a switched-off filter parameter. */
+export function isDisabledFilter(name: string): boolean {
+  return name.startsWith(OFF_PREFIX) && FILTER_PARAMS.includes(name.slice(OFF_PREFIX.length));
+}
+
+/**
+ * The filters of a search's URL (the search an event was opened from, a saved search), switched-off
+ * ones included, nothing else it carried.
+ */
 export function searchFilters(params: URLSearchParams): URLSearchParams {
-  return new URLSearchParams([...params].filter(([name]) => FILTER_PARAMS.includes(name)));
+  return new URLSearchParams(
+    [...params].filter(([name]) => FILTER_PARAMS.includes(name) || isDisabledFilter(name)),
+  );
 }
 
 /** The query string of `params` with `cursor` replaced (or removed when undefined). */

@@ -4,12 +4,11 @@
  * session here and at the provider, and the next page asks for a login again.
  */
 
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { OidcIssuer } from '@event-observatory/devstack';
 import { launchChromium } from '@event-observatory/devstack/chromium';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations } from './axe.js';
 import type { Harness } from './harness.js';
 import { startOidcHarness } from './oidc-harness.js';
 
@@ -62,7 +61,6 @@ describe('OIDC login in Chromium', () => {
   });
 
   it('keeps the header with the viewer accessible (axe-core, dark and light) and within a phone screen', async () => {
-    const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
     // Same session (the context's cookies); CSP bypassed so axe can be injected.
     const context = await browser.newContext({
       bypassCSP: true,
@@ -73,11 +71,7 @@ describe('OIDC login in Chromium', () => {
       await checked.emulateMedia({ colorScheme: scheme });
       await checked.goto(`${h.url}/events`);
       await expect(checked.locator('header .viewer-name').textContent()).resolves.toBe('Bob');
-      await checked.evaluate(axe);
-      const violations = (await checked.evaluate(
-        "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')))",
-      )) as string[];
-      expect(violations, scheme).toEqual([]);
+      expect(await axeViolations(checked), scheme).toEqual([]);
     }
     await checked.setViewportSize({ width: 375, height: 740 });
     await checked.goto(`${h.url}/events`);

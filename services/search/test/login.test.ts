@@ -3,19 +3,15 @@
  * admin form, through plain fetch with a cookie jar: sessions, logout, expired and forged cookies,
  * groups on the viewer, and cross-site posts refused.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { OIDC_USERS, type OidcIssuer } from '@event-observatory/devstack';
 import type { ErrorResponseBody } from '@event-observatory/service-kit/errors';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticatorFor } from '../src/auth/index.js';
 import { LOGIN_FAILURE_DELAY_MS } from '../src/auth/local.js';
 import { sessionStore } from '../src/auth/session.js';
-import { readAuthConfig } from '../src/config.js';
 import type { Viewer } from '../src/viewer.js';
-import { type Harness, startHarness } from './harness.js';
+import type { Harness } from './harness.js';
+import { startLocalHarness } from './local-harness.js';
 import { Client, csrfOf, form, HTML } from './login-client.js';
 import { startOidcHarness } from './oidc-harness.js';
 
@@ -186,14 +182,7 @@ describe('local login', () => {
   let h: Harness;
 
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'search-login-'));
-    writeFileSync(join(dir, 'password'), `${PASSWORD}\n`);
-    const auth = readAuthConfig({
-      SEARCH_AUTH_MODE: 'local',
-      SEARCH_SESSION_SECRET: SESSION_SECRET,
-      SEARCH_LOCAL_ADMIN_PASSWORD_FILE: join(dir, 'password'),
-    });
-    h = await startHarness('login_local', { authenticate: authenticatorFor(auth) });
+    h = await startLocalHarness('login_local', PASSWORD);
   });
 
   afterAll(async () => {

@@ -7,7 +7,7 @@ import { ViewerHeader } from './viewer-header.js';
 
 export interface LayoutProps {
   title: string;
-  current: 'overview' | 'search' | 'receipt' | 'none';
+  current: 'overview' | 'search' | 'saved' | 'receipt' | 'none';
   /** Same-origin scripts the page loads (deferred, so they run in this order). */
   scripts?: string[];
   /** Same-origin style sheets besides the site's own. */
@@ -46,6 +46,10 @@ export function Layout(props: LayoutProps) {
               ·{' '}
               <a href="/events" aria-current={props.current === 'search' ? 'page' : undefined}>
                 Search
+              </a>{' '}
+              ·{' '}
+              <a href="/saved" aria-current={props.current === 'saved' ? 'page' : undefined}>
+                Saved searches
               </a>{' '}
               ·{' '}
               <a href="/receipt" aria-current={props.current === 'receipt' ? 'page' : undefined}>

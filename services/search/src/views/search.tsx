@@ -12,6 +12,7 @@ import {
 } from '@event-observatory/store';
 import { EXPORT_CAP } from '../export.js';
 import type { Failure } from '../failures.js';
+import { disabledFilters } from '../filter-pills.js';
 import {
   absoluteQuery,
   MAX_LIMIT,
@@ -24,8 +25,10 @@ import {
 } from '../filters.js';
 import { writeQueryBar } from '../query-bar.js';
 import type { SearchView } from '../search.js';
+import { FilterPills } from './filter-pills.js';
 import { HistogramPanel } from './histogram.js';
 import { Layout, number, Problems, utc } from './layout.js';
+import { SaveSearchForm } from './save-search.js';
 
 export interface SearchPageProps {
   params: URLSearchParams;
@@ -122,12 +125,24 @@ function RangeField(props: { parsed: ParsedSearch | undefined }) {
   );
 }
 
+/** The switched-off filters, as hidden fields: a form that searches again keeps them off. */
+function DisabledFilters(props: { params: URLSearchParams }) {
+  return (
+    <>
+      {disabledFilters(props.params).map(([name, value]) => (
+        <input type="hidden" name={name} value={value} />
+      ))}
+    </>
+  );
+}
+
 /** One line for every filter; the server reads it into the form's parameters (same URL). */
 function QueryBar(props: { params: URLSearchParams; error: SearchPageProps['barError'] }) {
   const p = props.params;
   const line = props.error ? (p.get('bar') ?? '') : writeQueryBar(p);
   return (
     <form method="get" action="/events" class="bar" aria-label="Query bar">
+      <DisabledFilters params={p} />
       <label for="f-bar">Query</label>
       <div class="bar-row">
         <input
@@ -173,6 +188,7 @@ function FilterForm(props: { params: URLSearchParams; parsed: ParsedSearch | und
   const limit = p.get('limit') ?? '50';
   return (
     <form method="get" action="/events" class="filters" aria-label="Event filters">
+      <DisabledFilters params={p} />
       <TextField
         name="q"
         label="Text"
@@ -524,6 +540,8 @@ export function SearchPage(props: SearchPageProps) {
       <h1>Search events</h1>
       <Problems problems={props.problems} intro="Some filters could not be used:" />
       <QueryBar params={params} error={props.barError} />
+      <FilterPills params={params} />
+      <SaveSearchForm params={params} />
       <FilterForm params={params} parsed={props.parsed} />
       {props.parsed?.range !== undefined ? (
         <p class="hint">
