@@ -100,18 +100,23 @@ export class ClusterSuite {
    */
   async helmInstall(release: string, ns: TestNamespace, args: string[]): Promise<string> {
     const notes = await this.helm.install(release, ns.name, args).catch(async (error: Error) => {
-      this.log(await ns.kubectl(['get', 'pods', '-o', 'wide']).catch((e: Error) => e.message));
-      const pods = await ns.pods(`app.kubernetes.io/instance=${release}`).catch(() => []);
-      for (const { metadata } of pods)
-        this.log(
-          `${metadata.name}: ${(await ns.logs(metadata.name).catch((e: Error) => e.message)).slice(-1500)}`,
-        );
+      await this.logRelease(release, ns);
       throw error;
     });
     this.onCleanup(() =>
       this.helm.run(['uninstall', release, '--namespace', ns.name, '--wait']).catch(() => {}),
     );
     return notes;
+  }
+
+  /** Logs the namespace's pods and the last lines of each pod of `release` (a failed install's). */
+  async logRelease(release: string, ns: TestNamespace): Promise<void> {
+    this.log(await ns.kubectl(['get', 'pods', '-o', 'wide']).catch((e: Error) => e.message));
+    const pods = await ns.pods(`app.kubernetes.io/instance=${release}`).catch(() => []);
+    for (const { metadata } of pods)
+      this.log(
+        `${metadata.name}: ${(await ns.logs(metadata.name).catch((e: Error) => e.message)).slice(-1500)}`,
+      );
   }
 
   /** The Pipeline CRD from crds/ (cluster-wide, shared by the suites and left installed), Established. */

@@ -7,8 +7,11 @@
 export interface OAuth2ProxyConfig {
   /** `host:port` it listens on. */
   bindAddress: string;
-  /** Path prefix and the URL it forwards to, most specific first. */
-  upstreams: { id: string; path: string; uri: string }[];
+  /**
+   * Path prefix and the URL it forwards to, most specific first. `passHostHeader: false` sends the
+   * upstream's own host instead of the client's (search answers only the hosts it knows).
+   */
+  upstreams: { id: string; path: string; uri: string; passHostHeader?: boolean }[];
   issuer: string;
   clientId: string;
 }
@@ -22,7 +25,11 @@ export function oauth2ProxyAlphaConfig(c: OAuth2ProxyConfig): string {
     `  BindAddress: ${c.bindAddress}`,
     'upstreamConfig:',
     '  upstreams:',
-    ...c.upstreams.map((u) => `    - id: ${u.id}\n      path: ${u.path}\n      uri: ${u.uri}`),
+    ...c.upstreams.map(
+      (u) =>
+        `    - id: ${u.id}\n      path: ${u.path}\n      uri: ${u.uri}` +
+        (u.passHostHeader === undefined ? '' : `\n      passHostHeader: ${u.passHostHeader}`),
+    ),
     'injectRequestHeaders:',
     header('X-Auth-Request-User', 'user'),
     header('X-Auth-Request-Email', 'email'),
