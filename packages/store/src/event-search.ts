@@ -122,12 +122,23 @@ export interface EventPage {
   more: boolean;
 }
 
+/** The order rows come in: newest first (the default) or oldest first. */
+export type EventOrder = 'newest' | 'oldest';
+
 export interface PageRequest {
   limit: number;
-  /** Rows strictly older than this key (next page) ... */
+  /** Rows strictly older than this key ... */
   after?: EventKey;
-  /** ... or strictly newer (previous page); the rows still come newest first. */
+  /** ... or strictly newer; either way the rows come in `order`. */
   before?: EventKey;
+  /** Without a key, the first page of this order: the newest rows or the oldest. */
+  order?: EventOrder;
+}
+
+/** Whether a page reads older rows (descending): without a key, the newest order's first page does. */
+function readsOlder(page: PageRequest): boolean {
+  if (page.before !== undefined) return false;
+  return page.after !== undefined || (page.order ?? 'newest') === 'newest';
 }
 
 /** Bind parameters of one statement: `add` returns the placeholder of a value. */
@@ -380,7 +391,7 @@ export function searchStatement(
 ): { text: string; values: unknown[] } {
   const p = new SqlParams();
   const where = whereOf(filter, p);
-  const older = page.before === undefined;
+  const older = readsOlder(page);
   const key = page.before ?? page.after;
   if (key) where.push(keysetOf(key, older, p));
   const dir = older ? 'DESC' : 'ASC';
@@ -389,7 +400,7 @@ export function searchStatement(
   return { text, values: p.values };
 }
 
-/** One page of matches, newest first. */
+/** One page of matches, in the page's order (newest first by default). */
 export async function searchEvents(
   db: DatabasePool,
   given: EventFilter,
@@ -426,12 +437,12 @@ async function readPage<Raw extends RawRow, Row>(
   toRow: (r: Raw) => Row,
 ): Promise<{ rows: Row[]; more: boolean }> {
   const filter = await withWordParts(db, given);
-  const older = page.before === undefined;
   const { text, values } = searchStatement(filter, page, columns);
   const { rows } = await db.query<Raw>(text, values);
   const more = rows.length > page.limit;
   const kept = rows.slice(0, page.limit).map(toRow);
-  return { rows: older ? kept : kept.reverse(), more };
+  const newestFirst = (page.order ?? 'newest') === 'newest';
+  return { rows: readsOlder(page) === newestFirst ? kept : kept.reverse(), more };
 }
 
 /**

@@ -19,6 +19,7 @@
  * | `not_type`, `not_source`, `not_subject`, `not_level`, `not_has` | repeated; values excluded (`not_level=unknown`: events without a known severity) |
  * | `more` | the facet listing more values: `types`, `sources`, `subjects`, `severities`, `extensions` |
  * | `limit` | rows per page, 1..250 (default 50) |
+ * | `sort` | `newest` (the default) or `oldest` first; a cursor belongs to one of them |
  * | `cursor` | opaque position, from the page links |
  *
  * @example
@@ -28,6 +29,7 @@
 import { plausibleTimeProblem } from '@event-observatory/events';
 import {
   type EventFilter,
+  type EventOrder,
   FACET_NAMES,
   type FacetName,
   type FilterExpression,
@@ -115,6 +117,8 @@ export interface ParsedSearch {
   now: Date;
   shape: Shape;
   limit: number;
+  /** The order of the rows (`sort`). */
+  sort: EventOrder;
   cursor: string | undefined;
   /** The facet listing more values (`more`). */
   more: FacetName | undefined;
@@ -205,6 +209,7 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
       now,
       shape: 'none',
       limit: DEFAULT_LIMIT,
+      sort: 'newest',
       cursor: undefined,
       more: undefined,
       problems,
@@ -250,16 +255,26 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
   const more = one('more');
   if (more !== undefined && !isFacetName(more))
     problems.push(`more: expected one of ${FACET_NAMES.join(', ')}`);
+  const sort = one('sort') ?? 'newest';
+  if (!isOrder(sort)) problems.push(`sort: expected one of ${ORDERS.join(', ')}`);
   return {
     filter,
     range,
     now,
     shape: filterShape(filter),
     limit,
+    sort: isOrder(sort) ? sort : 'newest',
     cursor: one('cursor'),
     more: more !== undefined && isFacetName(more) ? more : undefined,
     problems,
   };
+}
+
+/** The values of `sort`, the default first. */
+export const ORDERS: readonly EventOrder[] = ['newest', 'oldest'];
+
+function isOrder(raw: string): raw is EventOrder {
+  return (ORDERS as readonly string[]).includes(raw);
 }
 
 function isFacetName(raw: string): raw is FacetName {

@@ -514,6 +514,7 @@ function Tail(props: { params: URLSearchParams }) {
 
 export function SearchPage(props: SearchPageProps) {
   const { params, view } = props;
+  const sort = props.parsed?.sort ?? 'newest';
   return (
     <Layout
       title="Search"
@@ -556,15 +557,17 @@ export function SearchPage(props: SearchPageProps) {
               <WiderRange params={params} parsed={props.parsed} />
             ) : null}
             <nav class="pages" aria-label="Result pages">
-              {params.has('cursor') ? <a href={`/events${withCursor(params, undefined)}`}>Newest</a> : null}
-              {view.newer ? (
-                <a href={`/events${withCursor(params, view.newer)}`} rel="prev">
-                  ← Newer
+              {params.has('cursor') ? (
+                <a href={`/events${withCursor(params, undefined)}`}>{sort === 'oldest' ? 'Oldest' : 'Newest'}</a>
+              ) : null}
+              {view.previous ? (
+                <a href={`/events${withCursor(params, view.previous)}`} rel="prev">
+                  {sort === 'oldest' ? '← Older' : '← Newer'}
                 </a>
               ) : null}
-              {view.older ? (
-                <a href={`/events${withCursor(params, view.older)}`} rel="next">
-                  Older →
+              {view.next ? (
+                <a href={`/events${withCursor(params, view.next)}`} rel="next">
+                  {sort === 'oldest' ? 'Newer →' : 'Older →'}
                 </a>
               ) : null}
             </nav>
