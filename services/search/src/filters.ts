@@ -20,6 +20,8 @@
  * | `more` | the facet listing more values: `types`, `sources`, `subjects`, `severities`, `extensions` |
  * | `limit` | rows per page, 1..250 (default 50) |
  * | `sort` | `newest` (the default) or `oldest` first; a cursor belongs to one of them |
+ * | `col` | repeated; the results table's columns (`columns.ts`) |
+ * | `tz` | times shown in `utc` (the default) or the `browser`'s time zone |
  * | `cursor` | opaque position, from the page links |
  *
  * @example
@@ -39,6 +41,7 @@ import {
   SEVERITY,
   SEVERITY_ALIASES,
 } from '@event-observatory/store';
+import { type Column, parseColumns } from './columns.js';
 import { MAX_QUERY_LENGTH, parseQuery, type QueryNode } from './query-language.js';
 import { ORDERABLE, readTerm } from './query-terms.js';
 
@@ -119,6 +122,10 @@ export interface ParsedSearch {
   limit: number;
   /** The order of the rows (`sort`). */
   sort: EventOrder;
+  /** The results table's columns (`col`), the time first. */
+  columns: Column[];
+  /** Where times are shown: in UTC, or rewritten to the browser's zone by the page script (`tz`). */
+  timeZone: TimeZone;
   cursor: string | undefined;
   /** The facet listing more values (`more`). */
   more: FacetName | undefined;
@@ -210,12 +217,14 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
       shape: 'none',
       limit: DEFAULT_LIMIT,
       sort: 'newest',
+      columns: parseColumns([], []),
+      timeZone: 'utc',
       cursor: undefined,
       more: undefined,
       problems,
     };
   }
-  const { one } = readers(params, problems);
+  const { one, many } = readers(params, problems);
   const filter: EventFilter = {};
   for (const bound of ['from', 'to'] as const) {
     const raw = one(bound);
@@ -257,6 +266,9 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
     problems.push(`more: expected one of ${FACET_NAMES.join(', ')}`);
   const sort = one('sort') ?? 'newest';
   if (!isOrder(sort)) problems.push(`sort: expected one of ${ORDERS.join(', ')}`);
+  const columns = parseColumns(many('col'), problems);
+  const timeZone = one('tz') ?? 'utc';
+  if (!isTimeZone(timeZone)) problems.push(`tz: expected one of ${TIME_ZONES.join(', ')}`);
   return {
     filter,
     range,
@@ -264,6 +276,8 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
     shape: filterShape(filter),
     limit,
     sort: isOrder(sort) ? sort : 'newest',
+    columns,
+    timeZone: isTimeZone(timeZone) ? timeZone : 'utc',
     cursor: one('cursor'),
     more: more !== undefined && isFacetName(more) ? more : undefined,
     problems,
@@ -275,6 +289,14 @@ export const ORDERS: readonly EventOrder[] = ['newest', 'oldest'];
 
 function isOrder(raw: string): raw is EventOrder {
   return (ORDERS as readonly string[]).includes(raw);
+}
+
+/** The values of `tz`, the default first: the server writes UTC; `browser` has the page script rewrite it. */
+export const TIME_ZONES = ['utc', 'browser'] as const;
+export type TimeZone = (typeof TIME_ZONES)[number];
+
+function isTimeZone(raw: string): raw is TimeZone {
+  return (TIME_ZONES as readonly string[]).includes(raw);
 }
 
 function isFacetName(raw: string): raw is FacetName {
@@ -422,6 +444,9 @@ export const FILTER_PARAMS: readonly string[] = [
   'not_level',
   'not_has',
 ];
+
+/** The parameters of how the results table shows the events (not which): kept by every form and link of the page. */
+export const TABLE_PARAMS: readonly string[] = ['sort', 'col', 'tz'];
 
 /** The filters of a search's URL (the search an event was opened from), nothing else it carried. */
 export function searchFilters(params: URLSearchParams): URLSearchParams {

@@ -5,6 +5,7 @@
 
 import { EARLIEST_EVENT_TIME_MS } from '@event-observatory/events';
 import {
+  type CellRow,
   type DatabasePool,
   type EventPage,
   type EventRow,
@@ -14,9 +15,10 @@ import {
   type Histogram,
   histogramEvents,
   oldestEventTime,
-  searchEvents,
+  searchEventCells,
   totalEvents,
 } from '@event-observatory/store';
+import { cellRequest } from './columns.js';
 import type { CursorCodec, Direction } from './cursor.js';
 import { type Failure, failureOf } from './failures.js';
 import type { ParsedSearch } from './filters.js';
@@ -29,7 +31,8 @@ export interface SearchDeps {
 }
 
 export interface SearchView {
-  page: EventPage;
+  /** The rows with the cells of the chosen columns and, for the inline expand, their events. */
+  page: EventPage & { rows: CellRow[] };
   /** Cursor of the page before this one in the search's order (newer rows when newest first), when there is one. */
   previous: string | undefined;
   /** Cursor of the page after this one (older rows when newest first), when there is one. */
@@ -99,7 +102,7 @@ export async function runSearch(deps: SearchDeps, parsed: ParsedSearch): Promise
         : { limit, order: sort, before: cursor.key };
   const done = deps.meters.query(shape);
   const [page, total, facets, histogram] = await Promise.all([
-    searchEvents(deps.pool, filter, request).then((p) => {
+    searchEventCells(deps.pool, filter, request, cellRequest(parsed.columns, true)).then((p) => {
       done(p.rows.length);
       return p;
     }),

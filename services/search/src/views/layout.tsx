@@ -84,3 +84,14 @@ export function Problems(props: { problems: string[]; intro?: string }) {
     </div>
   );
 }
+
+/** The values of these parameters as hidden fields, so a form that does not show them keeps them. */
+export function HiddenFields(props: { params: URLSearchParams; names: readonly string[] }) {
+  return (
+    <>
+      {props.names.flatMap((name) =>
+        props.params.getAll(name).map((value) => <input type="hidden" name={name} value={value} />),
+      )}
+    </>
+  );
+}
