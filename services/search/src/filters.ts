@@ -448,9 +448,14 @@ export const FILTER_PARAMS: readonly string[] = [
 /** The parameters of how the results table shows the events (not which): kept by every form and link of the page. */
 export const TABLE_PARAMS: readonly string[] = ['sort', 'col', 'tz'];
 
-/** The filters of a search's URL (the search an event was opened from), nothing else it carried. */
+/**
+ * The filters of a search's URL (the search an event was opened from) and how its table showed
+ * them (`TABLE_PARAMS`, so a way back to the search keeps them), nothing else it carried.
+ */
 export function searchFilters(params: URLSearchParams): URLSearchParams {
-  return new URLSearchParams([...params].filter(([name]) => FILTER_PARAMS.includes(name)));
+  return new URLSearchParams(
+    [...params].filter(([name]) => FILTER_PARAMS.includes(name) || TABLE_PARAMS.includes(name)),
+  );
 }
 
 /** The query string of `params` with `cursor` replaced (or removed when undefined). */

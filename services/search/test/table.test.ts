@@ -207,6 +207,17 @@ describe('columns', () => {
   });
 });
 
+describe('the way back from an event', () => {
+  it('keeps the order, the columns and the time zone: the event link carries them, its page links back with them', async () => {
+    const search = 'range=all&id=seed-7&sort=oldest&col=type&tz=browser';
+    const { body } = await page(`/events?${search}`);
+    const event = hrefOf(/<a href="(\/events\/[0-9a-f-]{36}\?[^"]*)"/.exec(body)![1]!);
+    expect(event).toContain(`&${search}`);
+    const detail = await (await h.get(event)).text();
+    expect(detail).toContain(`href="/events?${search.replace(/&/g, '&amp;')}"`);
+  });
+});
+
 describe('inline expand', () => {
   it('puts each event under its row, as values by path and as JSON; a large one is only linked', async () => {
     await plant('table-large', { blob: 'y'.repeat(20_000) });
