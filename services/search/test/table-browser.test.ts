@@ -56,8 +56,8 @@ describe('results table in Chromium', () => {
     await page.goto(`${h.url}/events?range=all&limit=25`);
     expect(await headings(page)).toEqual(['Time', 'Severity', 'Type', 'Source', 'Id', 'Subject']);
     await page.getByText('Columns, order and time zone').click();
-    await page.getByLabel('Severity', { exact: true }).uncheck();
-    await page.getByLabel('Payload (one line)').check();
+    await page.getByLabel('Severity column', { exact: true }).uncheck();
+    await page.getByLabel('Payload (one line) column', { exact: true }).check();
     await page.getByLabel('Payload or extension column', { exact: true }).fill('data.device.id');
     await page.getByLabel('Order').selectOption('oldest');
     await page.getByRole('button', { name: 'Apply' }).click();

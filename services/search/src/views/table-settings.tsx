@@ -31,6 +31,8 @@ export function TableSettings(props: { params: URLSearchParams; parsed: ParsedSe
               <label>
                 <input type="checkbox" name="col" value={name} checked={columns.includes(name)} />{' '}
                 {name === 'summary' ? 'Payload (one line)' : ATTRIBUTE_COLUMNS[name]}
+                {/* Named apart from the filter fields of the same words ("Type column", not "Type"). */}
+                <span class="visually-hidden"> column</span>
               </label>
             ))}
           </div>
