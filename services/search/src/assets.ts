@@ -195,7 +195,7 @@ export const TAIL_SCRIPT = `
 })();
 `;
 
-/** Event detail: shows the copy buttons and copies their `data-copy` text to the clipboard. */
+/** Event detail and the results table's expand: shows the copy buttons and copies their `data-copy` text to the clipboard. */
 export const DETAIL_SCRIPT = `
 (() => {
   for (const button of document.querySelectorAll('button[data-copy]')) {

@@ -89,10 +89,12 @@ describe('results table in Chromium', () => {
     const expand = page.locator('tr.expand').first();
     await expand.getByText('Details').click();
     const id = await page.locator(ROWS).first().locator('td.cell').nth(2).textContent();
-    await expand.locator('table.values th', { hasText: /^data\.device\.id$/ }).waitFor();
+    await expand.locator('table.values th', { hasText: /^data\.device\.id Copy$/ }).waitFor();
     await expand.getByText('JSON', { exact: true }).click();
     const json = JSON.parse((await expand.locator('pre').textContent()) ?? '') as { id: string };
     expect(json.id).toBe(id);
+    // The copy buttons need JavaScript (the clipboard): hidden without it.
+    expect(await expand.getByRole('button', { name: 'Copy the path data.device.id' }).count()).toBe(0);
     // Back to newest first with the link beside the table.
     await page.getByRole('link', { name: 'show newest first' }).click();
     await page.waitForURL(
@@ -103,8 +105,12 @@ describe('results table in Chromium', () => {
     await context.close();
   });
 
-  it("rewrites the times to the browser's time zone with tz=browser, and keeps UTC without it", async () => {
-    const context = await browser.newContext({ viewport: DESKTOP, timezoneId: 'Asia/Kolkata' });
+  it("rewrites the times to the browser's time zone with tz=browser, keeps UTC without it, and copies a value", async () => {
+    const context = await browser.newContext({
+      viewport: DESKTOP,
+      timezoneId: 'Asia/Kolkata',
+      permissions: ['clipboard-read', 'clipboard-write'],
+    });
     const page = await context.newPage();
     await page.goto(`${h.url}/events?range=all&id=seed-7&tz=browser`);
     const time = page.locator(`${ROWS} time`).first();
@@ -114,6 +120,11 @@ describe('results table in Chromium', () => {
     expect(await time.textContent()).toBe(`${local.slice(0, 10)} ${local.slice(11, 23)} +05:30`);
     expect(await time.getAttribute('title')).toBe(`${iso.slice(0, 10)} ${iso.slice(11, 23)} UTC`);
     await page.goto(`${h.url}/events?range=all&id=seed-7`);
+    // With JavaScript, each path and value of the expanded event has its copy button.
+    await page.locator('tr.expand').first().getByText('Details').click();
+    const copy = page.getByRole('button', { name: 'Copy the value of data.device.id' });
+    await copy.click();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe('dev-7');
     expect(await page.locator(`${ROWS} time`).first().textContent()).toBe(
       `${iso.slice(0, 10)} ${iso.slice(11, 23)}`,
     );

@@ -223,7 +223,9 @@ describe('inline expand', () => {
     await plant('table-large', { blob: 'y'.repeat(20_000) });
     const { body } = await page('/events?range=all&id=seed-7');
     expect(body).toMatch(/<tr class="expand"><td colspan="6"><details><summary>Details/);
-    expect(body).toContain('<th scope="row">data.device.id</th><td>dev-7</td>');
+    expect(body).toMatch(
+      /<th scope="row">data\.device\.id <button[^>]*>Copy<\/button><\/th><td>dev-7 <button/,
+    );
     expect(body).toContain('&quot;id&quot;: &quot;dev-7&quot;');
     const large = await page('/events?range=all&id=table-large');
     expect(large.body).toMatch(/This event is \d+ kB, more than the 16 kB shown here/);

@@ -95,3 +95,12 @@ export function HiddenFields(props: { params: URLSearchParams; names: readonly s
     </>
   );
 }
+
+/** A button copying `value`, named "Copy <what>"; hidden until `/assets/detail.js` shows it (it needs the clipboard API). */
+export function CopyButton(props: { value: string; what: string }) {
+  return (
+    <button type="button" class="copy" data-copy={props.value} aria-label={`Copy ${props.what}`} hidden>
+      Copy
+    </button>
+  );
+}

@@ -3,7 +3,8 @@
  * Events as a table: the chosen columns (`columns.ts`), each cell one line cut with an ellipsis
  * (the whole value on hover, `title`), times as `<time datetime>` in UTC (`/assets/table.js`
  * rewrites them to the browser's zone when asked), and under each row, when the events were read
- * with it, the whole event behind a `<details>`: as a table of its values and as JSON.
+ * with it, the whole event behind a `<details>`: as a table of its values (with copy buttons for
+ * each path and value, shown by `/assets/detail.js`) and as JSON.
  */
 import {
   CELL_CHARS,
@@ -14,7 +15,7 @@ import {
 } from '@event-observatory/store';
 import { ATTRIBUTE_COLUMNS, type Column, DEFAULT_COLUMNS } from '../columns.js';
 import type { TimeZone } from '../filters.js';
-import { number, utc } from './layout.js';
+import { CopyButton, number, utc } from './layout.js';
 
 /**
  * Link to one event; the time bounds the lookup to one partition and the time index. `search`:
@@ -108,8 +109,12 @@ function Expanded(props: { row: CellRow; href: string }) {
         <tbody>
           {leaves(document, '').map(([path, value]) => (
             <tr>
-              <th scope="row">{path}</th>
-              <td>{value}</td>
+              <th scope="row">
+                {path} <CopyButton value={path} what={`the path ${path}`} />
+              </th>
+              <td>
+                {value} <CopyButton value={value} what={`the value of ${path}`} />
+              </td>
             </tr>
           ))}
         </tbody>

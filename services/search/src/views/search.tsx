@@ -474,6 +474,7 @@ export function SearchPage(props: SearchPageProps) {
         '/assets/tail.js',
         '/assets/keys.js',
         '/assets/table.js',
+        '/assets/detail.js',
         '/assets/uplot.js',
         '/assets/histogram.js',
       ]}
