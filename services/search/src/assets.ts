@@ -60,6 +60,8 @@ table.values th { font-weight: 600; }
 meter { width: 100%; min-width: 6rem; }
 nav.pages { display: flex; gap: 1.5rem; margin: 1rem 0; flex-wrap: wrap; }
 .layout { display: grid; gap: 1.5rem; grid-template-columns: 1fr; }
+/* A grid item is at least as wide as its content by default: the results table scrolls in its own box instead. */
+.layout > * { min-width: 0; }
 @media (min-width: 60rem) { .layout { grid-template-columns: 3fr 1fr; } }
 .cards { display: grid; gap: 1rem; grid-template-columns: repeat(auto-fit, minmax(12rem, 1fr)); }
 .card { background: var(--panel); padding: .75rem 1rem; border-radius: .5rem; }
