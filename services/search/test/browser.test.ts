@@ -614,8 +614,8 @@ describe('search UI in Chromium', () => {
   it('fits a phone screen without sideways scrolling of the page', async () => {
     const phone = await browser.newPage({ viewport: { width: 375, height: 740 }, isMobile: true });
     await phone.goto(`${h.url}/events?type=com.example.t3`);
-    const overflow = await phone.evaluate('document.documentElement.scrollWidth - window.innerWidth');
-    expect(overflow).toBeLessThanOrEqual(0);
+    // Against the viewport's width: a mobile browser widens innerWidth to a page that overflows.
+    expect(await phone.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
     await phone.close();
   });
 });
