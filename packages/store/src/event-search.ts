@@ -122,12 +122,23 @@ export interface EventPage {
   more: boolean;
 }
 
+/** The order rows come in: newest first (the default) or oldest first. */
+export type EventOrder = 'newest' | 'oldest';
+
 export interface PageRequest {
   limit: number;
-  /** Rows strictly older than this key (next page) ... */
+  /** Rows strictly older than this key ... */
   after?: EventKey;
-  /** ... or strictly newer (previous page); the rows still come newest first. */
+  /** ... or strictly newer; either way the rows come in `order`. */
   before?: EventKey;
+  /** Without a key, the first page of this order: the newest rows or the oldest. */
+  order?: EventOrder;
+}
+
+/** Whether a page reads older rows (descending): without a key, the newest order's first page does. */
+function readsOlder(page: PageRequest): boolean {
+  if (page.before !== undefined) return false;
+  return page.after !== undefined || (page.order ?? 'newest') === 'newest';
 }
 
 /** Bind parameters of one statement: `add` returns the placeholder of a value. */
@@ -372,24 +383,28 @@ export function clause(where: string[]): string {
   return where.length ? `WHERE ${where.join(' AND ')}` : '';
 }
 
+/** The select list of a page: SQL text, or written with bind parameters of the statement. */
+type Columns = string | ((p: SqlParams) => string);
+
 /** The statement of one page (`searchEvents`, with `columns` beyond the row's `searchEventDocuments`); tests EXPLAIN it. */
 export function searchStatement(
   filter: EventFilter,
   page: PageRequest,
-  columns: string = ROW_COLUMNS,
+  columns: Columns = ROW_COLUMNS,
 ): { text: string; values: unknown[] } {
   const p = new SqlParams();
+  const selected = typeof columns === 'string' ? columns : columns(p);
   const where = whereOf(filter, p);
-  const older = page.before === undefined;
+  const older = readsOlder(page);
   const key = page.before ?? page.after;
   if (key) where.push(keysetOf(key, older, p));
   const dir = older ? 'DESC' : 'ASC';
-  const text = `SELECT ${columns} FROM events.cloud_event ${clause(where)}
+  const text = `SELECT ${selected} FROM events.cloud_event ${clause(where)}
     ORDER BY occurred_at ${dir}, event_uid ${dir} LIMIT ${p.add(page.limit + 1)}`;
   return { text, values: p.values };
 }
 
-/** One page of matches, newest first. */
+/** One page of matches, in the page's order (newest first by default). */
 export async function searchEvents(
   db: DatabasePool,
   given: EventFilter,
@@ -418,20 +433,89 @@ export async function searchEventDocuments(
   );
 }
 
+/** Longest text of one cell `searchEventCells` returns; a longer value is cut to it and flagged by one more character. */
+export const CELL_CHARS = 300;
+/** Largest stored CloudEvent `searchEventCells` returns whole (`document`); a larger one is only measured. */
+export const DOCUMENT_BYTES = 16_384;
+
+/** What a results table reads beyond the row's attributes. */
+export interface CellRequest {
+  /** Payload paths (each as its keys): the text of the value there (`data #>> path`). */
+  dataPaths?: readonly (readonly string[])[];
+  /** Extension attribute names: the text of each one's value. */
+  extensions?: readonly string[];
+  /** The payload as one line of JSON text. */
+  summary?: boolean;
+  /** The stored CloudEvent, when it is at most `DOCUMENT_BYTES`. */
+  document?: boolean;
+}
+
+/**
+ * A row with its cells: each text at most `CELL_CHARS + 1` characters (more than `CELL_CHARS`
+ * means it was cut), null where the event has no such value.
+ */
+export interface CellRow extends EventRow {
+  data: (string | null)[];
+  extensions: (string | null)[];
+  summary: string | null;
+  /** The stored CloudEvent as JSON text, null when larger than `DOCUMENT_BYTES` (or not asked for). */
+  document: string | null;
+  /** The stored CloudEvent's size as JSON text, in bytes (0 when not asked for). */
+  documentBytes: number;
+}
+
+/** One page of matches in the page's order, with the cells `cells` asks for (every value a bind parameter). */
+export async function searchEventCells(
+  db: DatabasePool,
+  given: EventFilter,
+  page: PageRequest,
+  cells: CellRequest,
+): Promise<EventPage & { rows: CellRow[] }> {
+  type Raw = RawRow & {
+    data_cells: (string | null)[] | null;
+    extension_cells: (string | null)[] | null;
+    summary: string | null;
+    document: string | null;
+    document_bytes: number | null;
+  };
+  const cut = `${CELL_CHARS + 1}`;
+  const columns = (p: SqlParams) => {
+    const data = (cells.dataPaths ?? []).map((path) => `left(data #>> ${p.add(path)}::text[], ${cut})`);
+    const ext = (cells.extensions ?? []).map((name) => `left(extensions ->> ${p.add(name)}::text, ${cut})`);
+    return [
+      ROW_COLUMNS,
+      `ARRAY[${data.join(', ')}]::text[] AS data_cells`,
+      `ARRAY[${ext.join(', ')}]::text[] AS extension_cells`,
+      cells.summary ? `left(data::text, ${cut}) AS summary` : 'NULL::text AS summary',
+      cells.document
+        ? `octet_length(raw::text) AS document_bytes, CASE WHEN octet_length(raw::text) <= ${DOCUMENT_BYTES} THEN raw::text END AS document`
+        : '0 AS document_bytes, NULL::text AS document',
+    ].join(', ');
+  };
+  return readPage<Raw, CellRow>(db, given, page, columns, (r) => ({
+    ...rowOf(r),
+    data: r.data_cells ?? [],
+    extensions: r.extension_cells ?? [],
+    summary: r.summary,
+    document: r.document,
+    documentBytes: r.document_bytes ?? 0,
+  }));
+}
+
 async function readPage<Raw extends RawRow, Row>(
   db: DatabasePool,
   given: EventFilter,
   page: PageRequest,
-  columns: string,
+  columns: Columns,
   toRow: (r: Raw) => Row,
 ): Promise<{ rows: Row[]; more: boolean }> {
   const filter = await withWordParts(db, given);
-  const older = page.before === undefined;
   const { text, values } = searchStatement(filter, page, columns);
   const { rows } = await db.query<Raw>(text, values);
   const more = rows.length > page.limit;
   const kept = rows.slice(0, page.limit).map(toRow);
-  return { rows: older ? kept : kept.reverse(), more };
+  const newestFirst = (page.order ?? 'newest') === 'newest';
+  return { rows: readsOlder(page) === newestFirst ? kept : kept.reverse(), more };
 }
 
 /**

@@ -42,9 +42,26 @@ table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.wrap { overflow-wrap: anywhere; }
+table.events td.time { white-space: nowrap; }
+table.events td.cell { max-width: 16rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+table.events tr.event:has(+ tr.expand) td { border-bottom: none; }
+table.events tr.expand td { padding-top: 0; }
+tr.expand summary { font-size: .875rem; color: var(--muted); cursor: pointer; }
+table.values th, table.values td { overflow-wrap: anywhere; font-size: .875rem; }
+table.values th { font-weight: 600; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+.table-settings { margin: .5rem 0; }
+.table-settings form { background: var(--panel); padding: 1rem; border-radius: .5rem; display: grid; gap: .75rem; }
+.table-settings fieldset { border: 1px solid var(--line); border-radius: .25rem; display: grid; gap: .5rem; min-width: 0; }
+.choices { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; }
+.choices label { display: inline-flex; align-items: center; gap: .35rem; font-weight: normal; }
+.choices input { width: auto; }
+.settings-row { display: flex; flex-wrap: wrap; gap: 1rem; }
 meter { width: 100%; min-width: 6rem; }
 nav.pages { display: flex; gap: 1.5rem; margin: 1rem 0; flex-wrap: wrap; }
 .layout { display: grid; gap: 1.5rem; grid-template-columns: 1fr; }
+/* A grid item is at least as wide as its content by default: the results table scrolls in its own box instead. */
+.layout > * { min-width: 0; }
 @media (min-width: 60rem) { .layout { grid-template-columns: 3fr 1fr; } }
 .cards { display: grid; gap: 1rem; grid-template-columns: repeat(auto-fit, minmax(12rem, 1fr)); }
 .card { background: var(--panel); padding: .75rem 1rem; border-radius: .5rem; }
@@ -192,7 +209,7 @@ export const TAIL_SCRIPT = `
 })();
 `;
 
-/** Event detail: shows the copy buttons and copies their `data-copy` text to the clipboard. */
+/** Event detail and the results table's expand: shows the copy buttons and copies their `data-copy` text to the clipboard. */
 export const DETAIL_SCRIPT = `
 (() => {
   for (const button of document.querySelectorAll('button[data-copy]')) {
@@ -212,13 +229,33 @@ export const DETAIL_SCRIPT = `
 `;
 
 /**
+ * The results table's time zone: in a table marked `data-tz="browser"`, every `<time datetime>`
+ * (written in UTC by the server) is rewritten to the browser's zone, with its offset; its title
+ * keeps the UTC time.
+ */
+export const TABLE_SCRIPT = `
+(() => {
+  const pad = (n, width = 2) => String(n).padStart(width, '0');
+  for (const time of document.querySelectorAll('table[data-tz="browser"] time[datetime]')) {
+    const d = new Date(time.dateTime);
+    if (Number.isNaN(d.getTime())) continue;
+    const minutes = -d.getTimezoneOffset();
+    const offset = (minutes < 0 ? '-' : '+') + pad(Math.floor(Math.abs(minutes) / 60)) + ':' + pad(Math.abs(minutes) % 60);
+    time.title = time.textContent + ' UTC';
+    time.textContent = d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' +
+      pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds()) + '.' + pad(d.getMilliseconds(), 3) + ' ' + offset;
+  }
+})();
+`;
+
+/**
  * Keyboard shortcuts of the search page: '/' focuses the query bar, 'j' and 'k' move to the next
  * and previous result row (its link takes the focus, so Enter opens the event). Keys typed into a
  * field are left alone.
  */
 export const KEYS_SCRIPT = `
 (() => {
-  const rows = () => [...document.querySelectorAll('section[aria-labelledby="results"] tbody tr')];
+  const rows = () => [...document.querySelectorAll('section[aria-labelledby="results"] tbody tr.event')];
   let current = -1;
   const move = (step) => {
     const all = rows();

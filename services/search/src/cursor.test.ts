@@ -8,9 +8,19 @@ const key = { occurredAt: '2026-11-24 08:00:00.123456+00', uid: '0f8fad5b-d9cb-4
 describe('search cursor', () => {
   const codec = cursorCodec(SECRET);
 
-  it('decodes what it encoded, in both directions', () => {
+  it('decodes what it encoded, in both directions and both orders (no order: newest first)', () => {
     for (const direction of ['older', 'newer'] as const) {
-      expect(codec.decode(codec.encode({ key, direction }))).toEqual({ key, direction });
+      expect(codec.decode(codec.encode({ key, direction }))).toEqual({ key, direction, order: 'newest' });
+      for (const order of ['newest', 'oldest'] as const)
+        expect(codec.decode(codec.encode({ key, direction, order }))).toEqual({ key, direction, order });
+    }
+  });
+
+  it('refuses a signed cursor whose tag names no direction and order', () => {
+    for (const tag of ['x', 'a', 'oo', 'constructor']) {
+      const payload = Buffer.from(JSON.stringify([tag, key.occurredAt, key.uid])).toString('base64url');
+      const signature = createHmac('sha256', SECRET).update(payload).digest('base64url');
+      expect(codec.decode(`${payload}.${signature}`)).toBeUndefined();
     }
   });
 

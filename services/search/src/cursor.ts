@@ -1,6 +1,7 @@
 /**
- * The opaque search cursor: a position in the keyset order (occurred_at, event_uid) and a
- * direction; and the live tail's position in ingestion order (ingested_at, event_uid), its SSE id.
+ * The opaque search cursor: a position in the keyset order (occurred_at, event_uid), a direction
+ * and the order of the page it came from (newest or oldest first: a cursor of one order is refused
+ * in the other); and the live tail's position in ingestion order (ingested_at, event_uid), its SSE id.
  * Both signed with HMAC-SHA256 under APPLICATION_SECRET, tagged so one is never read as the other. A cursor whose signature or shape
  * is wrong is refused before any query, so nothing a client writes in it reaches SQL (and the
  * values are bind parameters anyway).
@@ -8,16 +9,30 @@
  * @example
  * const cursors = cursorCodec(secret);
  * const token = cursors.encode({ key, direction: 'older' });
- * cursors.decode(token); // { key, direction: 'older' } or undefined
+ * cursors.decode(token); // { key, direction: 'older', order: 'newest' } or undefined
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { EventKey, IngestKey } from '@event-observatory/store';
+import type { EventKey, EventOrder, IngestKey } from '@event-observatory/store';
 
 export type Direction = 'older' | 'newer';
 
 export interface Cursor {
   key: EventKey;
   direction: Direction;
+  /** The order of the page it was made on; absent: newest first. */
+  order?: EventOrder;
+}
+
+/** The tag of a cursor: `o`/`n` (its direction) alone in the newest order, so links made before the order existed stay valid. */
+const TAGS: Record<string, { direction: Direction; order: EventOrder }> = {
+  o: { direction: 'older', order: 'newest' },
+  n: { direction: 'newer', order: 'newest' },
+  oa: { direction: 'older', order: 'oldest' },
+  na: { direction: 'newer', order: 'oldest' },
+};
+
+function tagOf(cursor: Cursor): string {
+  return `${cursor.direction === 'older' ? 'o' : 'n'}${cursor.order === 'oldest' ? 'a' : ''}`;
 }
 
 /** occurred_at (or ingested_at) as PostgreSQL prints a timestamptz in a UTC session. */
@@ -56,13 +71,14 @@ export function cursorCodec(secret: string) {
   };
   return {
     encode(cursor: Cursor): string {
-      return seal([cursor.direction === 'older' ? 'o' : 'n', cursor.key.occurredAt, cursor.key.uid]);
+      return seal([tagOf(cursor), cursor.key.occurredAt, cursor.key.uid]);
     },
-    /** The cursor, or undefined when the token was not made by `encode` with this secret. */
-    decode(token: string): Cursor | undefined {
-      const [d, occurredAt, uid, extra] = open(token) ?? [];
-      if ((d !== 'o' && d !== 'n') || !occurredAt || !uid || extra !== undefined) return undefined;
-      return { key: { occurredAt, uid }, direction: d === 'o' ? 'older' : 'newer' };
+    /** The cursor (with its order), or undefined when the token was not made by `encode` with this secret. */
+    decode(token: string): Required<Cursor> | undefined {
+      const [tag, occurredAt, uid, extra] = open(token) ?? [];
+      const read = tag !== undefined && Object.hasOwn(TAGS, tag) ? TAGS[tag] : undefined;
+      if (!read || !occurredAt || !uid || extra !== undefined) return undefined;
+      return { key: { occurredAt, uid }, ...read };
     },
     /** A live tail's position, as its SSE id. */
     encodeTail(key: IngestKey): string {

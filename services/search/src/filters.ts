@@ -20,6 +20,9 @@
  * | `off_<filter>` | a filter switched off (`off_type=a`): kept in the URL, shown as a disabled pill, ignored by the search |
  * | `more` | the facet listing more values: `types`, `sources`, `subjects`, `severities`, `extensions` |
  * | `limit` | rows per page, 1..250 (default 50) |
+ * | `sort` | `newest` (the default) or `oldest` first; a cursor belongs to one of them |
+ * | `col` | repeated; the results table's columns (`columns.ts`) |
+ * | `tz` | times shown in `utc` (the default) or the `browser`'s time zone |
  * | `cursor` | opaque position, from the page links |
  *
  * @example
@@ -29,6 +32,7 @@
 import { plausibleTimeProblem } from '@event-observatory/events';
 import {
   type EventFilter,
+  type EventOrder,
   FACET_NAMES,
   type FacetName,
   type FilterExpression,
@@ -38,6 +42,7 @@ import {
   SEVERITY,
   SEVERITY_ALIASES,
 } from '@event-observatory/store';
+import { type Column, parseColumns } from './columns.js';
 import { MAX_QUERY_LENGTH, parseQuery, type QueryNode } from './query-language.js';
 import { ORDERABLE, readTerm } from './query-terms.js';
 
@@ -116,6 +121,12 @@ export interface ParsedSearch {
   now: Date;
   shape: Shape;
   limit: number;
+  /** The order of the rows (`sort`). */
+  sort: EventOrder;
+  /** The results table's columns (`col`), the time first. */
+  columns: Column[];
+  /** Where times are shown: in UTC, or rewritten to the browser's zone by the page script (`tz`). */
+  timeZone: TimeZone;
   cursor: string | undefined;
   /** The facet listing more values (`more`). */
   more: FacetName | undefined;
@@ -206,12 +217,15 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
       now,
       shape: 'none',
       limit: DEFAULT_LIMIT,
+      sort: 'newest',
+      columns: parseColumns([], []),
+      timeZone: 'utc',
       cursor: undefined,
       more: undefined,
       problems,
     };
   }
-  const { one } = readers(params, problems);
+  const { one, many } = readers(params, problems);
   const filter: EventFilter = {};
   for (const bound of ['from', 'to'] as const) {
     const raw = one(bound);
@@ -251,16 +265,39 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
   const more = one('more');
   if (more !== undefined && !isFacetName(more))
     problems.push(`more: expected one of ${FACET_NAMES.join(', ')}`);
+  const sort = one('sort') ?? 'newest';
+  if (!isOrder(sort)) problems.push(`sort: expected one of ${ORDERS.join(', ')}`);
+  const columns = parseColumns(many('col'), problems);
+  const timeZone = one('tz') ?? 'utc';
+  if (!isTimeZone(timeZone)) problems.push(`tz: expected one of ${TIME_ZONES.join(', ')}`);
   return {
     filter,
     range,
     now,
     shape: filterShape(filter),
     limit,
+    sort: isOrder(sort) ? sort : 'newest',
+    columns,
+    timeZone: isTimeZone(timeZone) ? timeZone : 'utc',
     cursor: one('cursor'),
     more: more !== undefined && isFacetName(more) ? more : undefined,
     problems,
   };
+}
+
+/** The values of `sort`, the default first. */
+export const ORDERS: readonly EventOrder[] = ['newest', 'oldest'];
+
+function isOrder(raw: string): raw is EventOrder {
+  return (ORDERS as readonly string[]).includes(raw);
+}
+
+/** The values of `tz`, the default first: the server writes UTC; `browser` has the page script rewrite it. */
+export const TIME_ZONES = ['utc', 'browser'] as const;
+export type TimeZone = (typeof TIME_ZONES)[number];
+
+function isTimeZone(raw: string): raw is TimeZone {
+  return (TIME_ZONES as readonly string[]).includes(raw);
 }
 
 function isFacetName(raw: string): raw is FacetName {
@@ -417,13 +454,19 @@ export function isDisabledFilter(name: string): boolean {
   return name.startsWith(OFF_PREFIX) && FILTER_PARAMS.includes(name.slice(OFF_PREFIX.length));
 }
 
+/** The parameters of how the results table shows the events (not which): kept by every form and link of the page. */
+export const TABLE_PARAMS: readonly string[] = ['sort', 'col', 'tz'];
+
 /**
  * The filters of a search's URL (the search an event was opened from, a saved search), switched-off
- * ones included, nothing else it carried.
+ * ones included, and how its table showed them (`TABLE_PARAMS`, so a way back to the search keeps
+ * them), nothing else it carried.
  */
 export function searchFilters(params: URLSearchParams): URLSearchParams {
   return new URLSearchParams(
-    [...params].filter(([name]) => FILTER_PARAMS.includes(name) || isDisabledFilter(name)),
+    [...params].filter(
+      ([name]) => FILTER_PARAMS.includes(name) || isDisabledFilter(name) || TABLE_PARAMS.includes(name),
+    ),
   );
 }
 

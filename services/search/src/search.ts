@@ -5,18 +5,21 @@
 
 import { EARLIEST_EVENT_TIME_MS } from '@event-observatory/events';
 import {
+  type CellRow,
   type DatabasePool,
   type EventPage,
+  type EventRow,
   type EventTotal,
   type Facets,
   facetEvents,
   type Histogram,
   histogramEvents,
   oldestEventTime,
-  searchEvents,
+  searchEventCells,
   totalEvents,
 } from '@event-observatory/store';
-import type { CursorCodec } from './cursor.js';
+import { cellRequest } from './columns.js';
+import type { CursorCodec, Direction } from './cursor.js';
 import { type Failure, failureOf } from './failures.js';
 import type { ParsedSearch } from './filters.js';
 import type { SearchMeters } from './metrics.js';
@@ -28,11 +31,12 @@ export interface SearchDeps {
 }
 
 export interface SearchView {
-  page: EventPage;
-  /** Cursor of the page with newer rows, when there is one. */
-  newer: string | undefined;
-  /** Cursor of the page with older rows, when there is one. */
-  older: string | undefined;
+  /** The rows with the cells of the chosen columns and, for the inline expand, their events. */
+  page: EventPage & { rows: CellRow[] };
+  /** Cursor of the page before this one in the search's order (newer rows when newest first), when there is one. */
+  previous: string | undefined;
+  /** Cursor of the page after this one (older rows when newest first), when there is one. */
+  next: string | undefined;
   total: EventTotal | Failure;
   facets: Facets | Failure;
   /** Absent when there is no range to draw (an empty store without bounds). */
@@ -72,25 +76,33 @@ export class BadCursorError extends Error {
   override name = 'BadCursorError';
 }
 
-/** Reads one page. Throws `BadCursorError` for a cursor this service did not sign; store errors propagate. */
+/**
+ * Reads one page. Throws `BadCursorError` for a cursor this service did not sign, or one of the
+ * other order; store errors propagate.
+ */
 export async function runSearch(deps: SearchDeps, parsed: ParsedSearch): Promise<SearchView> {
-  const { filter, limit, shape } = parsed;
+  const { filter, limit, shape, sort } = parsed;
   const cursor = parsed.cursor === undefined ? undefined : deps.cursors.decode(parsed.cursor);
   if (parsed.cursor !== undefined && cursor === undefined) {
     throw new BadCursorError(
       'cursor: not a cursor of this service (changed, truncated or from another deployment)',
     );
   }
+  if (cursor && cursor.order !== sort) {
+    throw new BadCursorError(
+      `cursor: belongs to the ${cursor.order}-first order, not sort=${sort}; start again from the first page`,
+    );
+  }
   deps.meters.page(cursor ? 'continuation' : 'first');
   const request =
     cursor === undefined
-      ? { limit }
+      ? { limit, order: sort }
       : cursor.direction === 'older'
-        ? { limit, after: cursor.key }
-        : { limit, before: cursor.key };
+        ? { limit, order: sort, after: cursor.key }
+        : { limit, order: sort, before: cursor.key };
   const done = deps.meters.query(shape);
   const [page, total, facets, histogram] = await Promise.all([
-    searchEvents(deps.pool, filter, request).then((p) => {
+    searchEventCells(deps.pool, filter, request, cellRequest(parsed.columns, true)).then((p) => {
       done(p.rows.length);
       return p;
     }),
@@ -101,15 +113,20 @@ export async function runSearch(deps: SearchDeps, parsed: ParsedSearch): Promise
   if ('capped' in facets && facets.capped) deps.meters.facetsCapped();
   const first = page.rows[0];
   const last = page.rows.at(-1);
-  const readingNewer = cursor?.direction === 'newer';
-  // Reading older rows, `more` says older ones remain; reading newer rows, it says newer ones do.
-  const hasNewer = readingNewer ? page.more : cursor !== undefined;
-  const hasOlder = readingNewer ? true : page.more;
+  // Forward is the order's own direction: towards older rows when newest first.
+  const forward: Direction = sort === 'newest' ? 'older' : 'newer';
+  const backward: Direction = forward === 'older' ? 'newer' : 'older';
+  // Reading forward, `more` says rows remain ahead; reading backward, it says rows remain behind.
+  const readingBack = cursor !== undefined && cursor.direction === backward;
+  const hasPrevious = readingBack ? page.more : cursor !== undefined;
+  const hasNext = readingBack ? true : page.more;
+  const cursorAt = (row: EventRow, direction: Direction) =>
+    deps.cursors.encode({ key: row.key, direction, order: sort });
   return {
     page,
     total: cursor === undefined && !page.more ? exactFromPage(page) : total,
-    newer: hasNewer && first ? deps.cursors.encode({ key: first.key, direction: 'newer' }) : undefined,
-    older: hasOlder && last ? deps.cursors.encode({ key: last.key, direction: 'older' }) : undefined,
+    previous: hasPrevious && first ? cursorAt(first, backward) : undefined,
+    next: hasNext && last ? cursorAt(last, forward) : undefined,
     facets,
     histogram,
   };

@@ -29,7 +29,7 @@ import { parseSearch, searchFilters } from './filters.js';
 import type { SearchMeters } from './metrics.js';
 import type { SearchEnv } from './viewer.js';
 import { utc } from './views/layout.js';
-import { eventHref } from './views/search.js';
+import { eventHref } from './views/results-table.js';
 
 export const TAIL_POLL_MS = 1_000;
 const TAIL_BATCH = 100;

@@ -40,7 +40,7 @@ function link(html: string, pattern: RegExp): string {
 /** The rows of the page's table: the event's id, and whether it is the marked one. */
 function rows(html: string): { id: string; anchor: boolean }[] {
   return [...html.matchAll(/<tr id="e-[0-9a-f-]+"([^>]*)>(.*?)<\/tr>/gs)].map((m) => ({
-    id: /<td class="wrap">(a-\d+)<\/td>/.exec(m[2]!)![1]!,
+    id: /<td class="cell"[^>]*>(a-\d+)<\/td>/.exec(m[2]!)![1]!,
     anchor: m[1]!.includes('aria-current="true"') && m[2]!.includes('This event'),
   }));
 }
@@ -65,7 +65,7 @@ describe('surrounding events', () => {
     const search = await page(`/events?range=15m&type=${KEPT}&source=${encodeURIComponent(SOURCE)}`);
     expect(search).not.toContain('>a-40<');
     const wide = await page(`/events?range=7d&type=${KEPT}&source=${encodeURIComponent(SOURCE)}&limit=100`);
-    const row = /<tr>(.*?)<\/tr>/gs;
+    const row = /<tr class="event">(.*?)<\/tr>/gs;
     const withAnchor = [...wide.matchAll(row)].find((m) => m[1]!.includes('>a-40<'))![1]!;
     const detailHref = link(withAnchor, /^\/events\/[0-9a-f-]{36}\?/);
     // The result link carries the search's filters; the detail page hands them on.

@@ -10,7 +10,7 @@ import { eventName } from '@event-observatory/events';
 import { type EventProducerIdentity, type StoredEvent, severityName } from '@event-observatory/store';
 import type { Child } from 'hono/jsx';
 import { DEFAULT_STEP } from '../surrounding.js';
-import { Layout, utc } from './layout.js';
+import { CopyButton, Layout, utc } from './layout.js';
 import { searchHref } from './search.js';
 
 const CE_ATTRIBUTES = new Set([
@@ -45,14 +45,6 @@ function FilterLinks(props: {
         </a>
       ) : null}
     </span>
-  );
-}
-
-function CopyButton(props: { value: string; what: string }) {
-  return (
-    <button type="button" class="copy" data-copy={props.value} aria-label={`Copy ${props.what}`} hidden>
-      Copy
-    </button>
   );
 }
 

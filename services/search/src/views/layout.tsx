@@ -88,3 +88,23 @@ export function Problems(props: { problems: string[]; intro?: string }) {
     </div>
   );
 }
+
+/** The values of these parameters as hidden fields, so a form that does not show them keeps them. */
+export function HiddenFields(props: { params: URLSearchParams; names: readonly string[] }) {
+  return (
+    <>
+      {props.names.flatMap((name) =>
+        props.params.getAll(name).map((value) => <input type="hidden" name={name} value={value} />),
+      )}
+    </>
+  );
+}
+
+/** A button copying `value`, named "Copy <what>"; hidden until `/assets/detail.js` shows it (it needs the clipboard API). */
+export function CopyButton(props: { value: string; what: string }) {
+  return (
+    <button type="button" class="copy" data-copy={props.value} aria-label={`Copy ${props.what}`} hidden>
+      Copy
+    </button>
+  );
+}

@@ -3,7 +3,7 @@
 import type { Receipt, ReplicaPosition } from '@event-observatory/store';
 import type { Child } from 'hono/jsx';
 import { Layout, Problems, utc } from './layout.js';
-import { eventHref } from './search.js';
+import { eventHref } from './results-table.js';
 
 export interface ReceiptPageProps {
   params: URLSearchParams;

@@ -1,7 +1,7 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 /** `GET /events`: the filter form (every filter a query parameter), results, page links, facets, tail. */
 import {
-  type EventRow,
+  type CellRow,
   FACET_MORE_VALUES,
   FACET_NAMES,
   type FacetName,
@@ -19,6 +19,7 @@ import {
   type ParsedSearch,
   RANGES,
   searchFilters,
+  TABLE_PARAMS,
   UNKNOWN_LEVEL,
   widerRange,
   withCursor,
@@ -27,8 +28,10 @@ import { writeQueryBar } from '../query-bar.js';
 import type { SearchView } from '../search.js';
 import { FilterPills } from './filter-pills.js';
 import { HistogramPanel } from './histogram.js';
-import { Layout, number, Problems, utc } from './layout.js';
+import { HiddenFields, Layout, number, Problems, utc } from './layout.js';
+import { EventTable } from './results-table.js';
 import { SaveSearchForm } from './save-search.js';
+import { TableSettings } from './table-settings.js';
 
 export interface SearchPageProps {
   params: URLSearchParams;
@@ -44,15 +47,6 @@ export interface SearchPageProps {
 /** Link to the search page with these filters. */
 export function searchHref(search: URLSearchParams): string {
   return search.size ? `/events?${search}` : '/events';
-}
-
-/**
- * Link to one event; the time bounds the lookup to one partition and the time index. `search`:
- * the filters of the search it is opened from, which its page links back to and its surrounding
- * events keep.
- */
-export function eventHref(row: Pick<EventRow, 'key'>, search?: URLSearchParams): string {
-  return `/events/${row.key.uid}?${new URLSearchParams([['t', row.key.occurredAt], ...(search ?? [])])}`;
 }
 
 function TextField(props: {
@@ -157,9 +151,7 @@ function QueryBar(props: { params: URLSearchParams; error: SearchPageProps['barE
         />
         <button type="submit">Run</button>
       </div>
-      {['range', 'from', 'to', 'limit'].flatMap((name) =>
-        p.getAll(name).map((value) => <input type="hidden" name={name} value={value} />),
-      )}
+      <HiddenFields params={p} names={['range', 'from', 'to', 'limit', ...TABLE_PARAMS]} />
       <span id="f-bar-hint" class="hint">
         Keys: / focuses this bar, j and k move through the results, Enter opens one. e.g.
         type:com.acme.order.* source:/orders/eu severity&gt;=error data.amount&gt;100 region=eu "exact phrase"
@@ -235,9 +227,7 @@ function FilterForm(props: { params: URLSearchParams; parsed: ParsedSearch | und
           ))}
         </select>
       </div>
-      {p.getAll('query').map((value) => (
-        <input type="hidden" name="query" value={value} />
-      ))}
+      <HiddenFields params={p} names={['query', ...TABLE_PARAMS]} />
       <div class="wide">
         <button type="submit">Search</button> <a href="/events">Clear filters</a>
       </div>
@@ -256,68 +246,29 @@ function Total(props: { total: SearchView['total'] }) {
   );
 }
 
-/**
- * Events as a table, in the order given. `search` goes along on each event's link. With an
- * `anchor` (a uid) its row is marked in words and for screen readers (`aria-current`), not by
- * colour alone, and every row has an id (`e-<uid>`) that links can scroll to.
- */
-export function EventTable(props: {
-  rows: EventRow[];
-  caption: string;
-  search: URLSearchParams;
-  anchor?: string;
-}) {
-  return (
-    <div class="scroll">
-      <table>
-        <caption class="hint">{props.caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Time</th>
-            <th scope="col">Severity</th>
-            <th scope="col">Type</th>
-            <th scope="col">Source</th>
-            <th scope="col">Id</th>
-            <th scope="col">Subject</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.rows.map((r) => {
-            const anchor = r.key.uid === props.anchor;
-            return (
-              <tr
-                id={props.anchor === undefined ? undefined : `e-${r.key.uid}`}
-                class={anchor ? 'anchor' : undefined}
-                aria-current={anchor ? 'true' : undefined}
-              >
-                <td>
-                  {anchor ? <strong>This event: </strong> : null}
-                  <a href={eventHref(r, props.search)}>{utc(r.occurredAt)}</a>
-                </td>
-                <td>
-                  {r.severityRank === null ? '' : (severityName(r.severityRank) ?? String(r.severityRank))}
-                </td>
-                <td class="wrap">{r.type}</td>
-                <td class="wrap">{r.source}</td>
-                <td class="wrap">{r.id}</td>
-                <td class="wrap">{r.subject ?? ''}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
-  );
-}
-
-function Results(props: { rows: EventRow[]; params: URLSearchParams }) {
+/** The page's rows in the chosen columns, each with its expand row. */
+function Results(props: { rows: CellRow[]; params: URLSearchParams; parsed: ParsedSearch | undefined }) {
   if (props.rows.length === 0) return <p>No events match these filters.</p>;
+  const sort = props.parsed?.sort ?? 'newest';
+  const timeZone = props.parsed?.timeZone ?? 'utc';
+  const other = sort === 'newest' ? 'oldest' : 'newest';
   return (
-    <EventTable
-      rows={props.rows}
-      caption="Newest first; times in UTC."
-      search={searchFilters(props.params)}
-    />
+    <>
+      <p class="hint">
+        {sort === 'newest' ? 'Newest first' : 'Oldest first'} (
+        <a href={withValue(props.params, 'sort', other, true)}>show {other} first</a>);{' '}
+        {timeZone === 'browser'
+          ? "times in your browser's time zone (UTC without JavaScript)"
+          : 'times in UTC'}
+        .
+      </p>
+      <EventTable
+        rows={props.rows}
+        caption="Matching events"
+        search={searchFilters(props.params)}
+        {...(props.parsed ? { columns: props.parsed.columns, timeZone } : {})}
+      />
+    </>
   );
 }
 
@@ -530,11 +481,19 @@ function Tail(props: { params: URLSearchParams }) {
 
 export function SearchPage(props: SearchPageProps) {
   const { params, view } = props;
+  const sort = props.parsed?.sort ?? 'newest';
   return (
     <Layout
       title="Search"
       current="search"
-      scripts={['/assets/tail.js', '/assets/keys.js', '/assets/uplot.js', '/assets/histogram.js']}
+      scripts={[
+        '/assets/tail.js',
+        '/assets/keys.js',
+        '/assets/table.js',
+        '/assets/detail.js',
+        '/assets/uplot.js',
+        '/assets/histogram.js',
+      ]}
       styles={['/assets/uplot.css']}
     >
       <h1>Search events</h1>
@@ -569,20 +528,25 @@ export function SearchPage(props: SearchPageProps) {
               <a href={`/events.ndjson${withCursor(params, undefined)}`}>NDJSON</a> ·{' '}
               <a href={`/events.csv${withCursor(params, undefined)}`}>CSV</a>
             </p>
-            <Results rows={view.page.rows} params={params} />
+            <TableSettings params={params} parsed={props.parsed} />
+            <Results rows={view.page.rows} params={params} parsed={props.parsed} />
             {view.page.rows.length === 0 && !params.has('cursor') ? (
               <WiderRange params={params} parsed={props.parsed} />
             ) : null}
             <nav class="pages" aria-label="Result pages">
-              {params.has('cursor') ? <a href={`/events${withCursor(params, undefined)}`}>Newest</a> : null}
-              {view.newer ? (
-                <a href={`/events${withCursor(params, view.newer)}`} rel="prev">
-                  ← Newer
+              {params.has('cursor') ? (
+                <a href={`/events${withCursor(params, undefined)}`}>
+                  {sort === 'oldest' ? 'Oldest' : 'Newest'}
                 </a>
               ) : null}
-              {view.older ? (
-                <a href={`/events${withCursor(params, view.older)}`} rel="next">
-                  Older →
+              {view.previous ? (
+                <a href={`/events${withCursor(params, view.previous)}`} rel="prev">
+                  {sort === 'oldest' ? '← Older' : '← Newer'}
+                </a>
+              ) : null}
+              {view.next ? (
+                <a href={`/events${withCursor(params, view.next)}`} rel="next">
+                  {sort === 'oldest' ? 'Newer →' : 'Older →'}
                 </a>
               ) : null}
             </nav>

@@ -6,7 +6,8 @@
 import type { EventRow } from '@event-observatory/store';
 import { MAX_SIDE, type Surrounding, type SurroundingRequest } from '../surrounding.js';
 import { Layout } from './layout.js';
-import { EventTable, eventHref, searchHref } from './search.js';
+import { EventTable, eventHref } from './results-table.js';
+import { searchHref } from './search.js';
 
 const TIME_PARAMS = new Set(['range', 'from', 'to']);
 
