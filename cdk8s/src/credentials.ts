@@ -155,6 +155,7 @@ empty is its SCRAM-SHA-512 user, observatory, and the generated Secret <release>
 {{/* The Kafka security protocol from kafka.tls.enabled and the SASL mechanism. */}}
 {{- define "observatory.kafkaProtocol" -}}
 {{- if and ${KAFKA_BUNDLED} (ne ${kafkaSasl('Mechanism')} "${BUNDLED_SASL_MECHANISM}") }}{{ fail "kafka.sasl.mechanism: the bundled Kafka takes ${BUNDLED_SASL_MECHANISM} logins only (leave it empty)" }}{{ end }}
+{{- if and ${KAFKA_BUNDLED} .Values.kafka.tls.enabled }}{{ fail "kafka.tls.enabled: the bundled Kafka serves no TLS (its SCRAM logins travel inside the cluster); set it false" }}{{ end }}
 {{- if ${kafkaSasl('Mechanism')} }}
 {{- $_ := required "kafka.sasl.username is required with kafka.sasl.mechanism" ${kafkaSasl('Username')} }}
 {{- $_ := required "kafka.sasl.passwordSecret.name is required with kafka.sasl.mechanism" ${kafkaSasl('Secret')} }}{{ ternary "SASL_SSL" "SASL_PLAINTEXT" .Values.kafka.tls.enabled }}

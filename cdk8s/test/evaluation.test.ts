@@ -223,7 +223,7 @@ describe('the evaluation profile: only the two bundled switches', () => {
     expect(script).toContain('SCRAM-SHA-512=[password=$(cat /etc/observatory/kafka/sasl-password)]');
   });
 
-  it("takes the operator's own user and password Secret for the bundled broker, and refuses another mechanism", () => {
+  it("takes the operator's own user and password Secret for the bundled broker, and refuses another mechanism or TLS", () => {
     const own = renderOnly({
       ...BUNDLED,
       'kafka.sasl.username': 'events',
@@ -241,6 +241,9 @@ describe('the evaluation profile: only the two bundled switches', () => {
     expect(find(own, 'ConfigMap', 'obs-ingest').data?.BROKER_SASL_USERNAME).toBe('events');
     expect(renderError([...setArgs({ ...BUNDLED, 'kafka.sasl.mechanism': 'SCRAM-SHA-256' })])).toContain(
       'the bundled Kafka takes SCRAM-SHA-512 logins only',
+    );
+    expect(renderError([...setArgs({ ...BUNDLED, 'kafka.tls.enabled': true })])).toContain(
+      'kafka.tls.enabled: the bundled Kafka serves no TLS',
     );
   });
 

@@ -16,6 +16,7 @@ empty is its SCRAM-SHA-512 user, observatory, and the generated Secret <release>
 {{/* The Kafka security protocol from kafka.tls.enabled and the SASL mechanism. */}}
 {{- define "observatory.kafkaProtocol" -}}
 {{- if and .Values.kafka.bundled.enabled (ne (include "observatory.kafkaSaslMechanism" .) "SCRAM-SHA-512") }}{{ fail "kafka.sasl.mechanism: the bundled Kafka takes SCRAM-SHA-512 logins only (leave it empty)" }}{{ end }}
+{{- if and .Values.kafka.bundled.enabled .Values.kafka.tls.enabled }}{{ fail "kafka.tls.enabled: the bundled Kafka serves no TLS (its SCRAM logins travel inside the cluster); set it false" }}{{ end }}
 {{- if (include "observatory.kafkaSaslMechanism" .) }}
 {{- $_ := required "kafka.sasl.username is required with kafka.sasl.mechanism" (include "observatory.kafkaSaslUsername" .) }}
 {{- $_ := required "kafka.sasl.passwordSecret.name is required with kafka.sasl.mechanism" (include "observatory.kafkaSaslSecret" .) }}{{ ternary "SASL_SSL" "SASL_PLAINTEXT" .Values.kafka.tls.enabled }}
