@@ -22,7 +22,7 @@ header a { color: #fff; }
 header .brand { font-weight: 700; margin-right: auto; }
 header .viewer { display: flex; gap: .5rem; align-items: baseline; flex-wrap: wrap; }
 header .viewer form { display: inline; }
-main { padding: 1rem; max-width: 72rem; margin: 0 auto; }
+main { padding: 1rem; margin: 0 auto; }
 h1 { font-size: 1.5rem; margin: .25rem 0 1rem; }
 h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; }
 form.filters { background: var(--panel); padding: 1rem; border-radius: .5rem; display: grid; gap: .75rem;
@@ -105,7 +105,12 @@ svg.share { width: 3rem; height: .5rem; align-self: center; border: 1px solid va
 .axis { display: flex; justify-content: space-between; margin: .25rem 0; }
 .swatch { display: inline-block; width: .8rem; height: .8rem; margin-left: .75rem; }
 span.h-other { background: #0a4ea3; } span.h-warning { background: #b35900; } span.h-severe { background: #a4161a; }
-.bar-row { display: flex; gap: .5rem; }
+.bar-row { display: flex; flex-wrap: wrap; gap: .5rem; }
+.bar-row > input { flex: 1 1 16rem; width: auto; min-width: 0; }
+.bar-row > select, .bar-row > button { flex: 0 0 auto; width: auto; }
+details.filter-form, details.save-search { display: inline-block; margin: 0 1.5rem .5rem 0; vertical-align: top; }
+details.filter-form[open], details.save-search[open] { display: block; }
+details.filter-form > summary, details.save-search > summary { cursor: pointer; }
 .bar-row input { font-family: ui-monospace, monospace; }
 pre.caret { margin: .25rem 0 0; padding: .25rem .5rem; white-space: pre; overflow-x: auto; font-family: ui-monospace, monospace; }
 `;

@@ -3,12 +3,12 @@
  * 10,000 total cap): every filter kind through the form, three pages forward and back, the capped
  * total, an event's detail, keyboard use; screenshots of the overview and the search page.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { launchChromium } from '@event-observatory/devstack/chromium';
 import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations } from './axe.js';
 import { type Harness, SEEDED, startHarness } from './harness.js';
 
 /**
@@ -49,6 +49,8 @@ function facetValue(title: string, value: string) {
 
 async function search(fill: Record<string, string>, select: Record<string, string> = {}): Promise<void> {
   await page.goto(`${h.url}/events?range=all`);
+  // The form is folded under the query bar: the results come first.
+  await page.getByText('Every filter as a form').click();
   for (const [label, value] of Object.entries(fill))
     await page.getByLabel(label, { exact: true }).fill(value);
   for (const [label, value] of Object.entries(select))
@@ -434,8 +436,9 @@ describe('search UI in Chromium', () => {
     for (const t of await rowTimes())
       expect(new Date(`${t.replace(' ', 'T')}Z`).getTime()).toBeGreaterThan(since);
     expect(await matching()).not.toContain('10,000');
+    // Beside the query bar, which runs the line with it.
     await page.getByLabel('Time range').selectOption('1h');
-    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('button', { name: 'Run' }).click();
     await page.waitForURL(/range=1h/);
     const link = new URL(
       (await page.getByRole('link', { name: 'Link with absolute time' }).getAttribute('href'))!,
@@ -582,7 +585,6 @@ describe('search UI in Chromium', () => {
   it('follows a dark colour scheme and passes axe-core on the search page, the detail, its surrounding events and the receipt', async () => {
     const context = await browser.newContext({ colorScheme: 'dark', bypassCSP: true });
     const dark = await context.newPage();
-    const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
     await dark.goto(`${h.url}/events?range=all&q=overflow`);
     expect(await dark.evaluate('getComputedStyle(document.body).backgroundColor')).toBe('rgb(18, 20, 23)');
     const detail = (await dark
@@ -601,14 +603,35 @@ describe('search UI in Chromium', () => {
       for (const scheme of ['dark', 'light'] as const) {
         await dark.emulateMedia({ colorScheme: scheme });
         await dark.goto(`${h.url}${path}`);
-        await dark.evaluate(axe);
-        const violations = (await dark.evaluate(
-          "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')))",
-        )) as string[];
-        expect(violations, `${scheme} ${path}`).toEqual([]);
+        expect(await axeViolations(dark), `${scheme} ${path}`).toEqual([]);
       }
     }
     await context.close();
+  });
+
+  it('shows the first screen at 1440x900, 2560x1440 and 375x812, light and dark: axe-clean, never wider than the screen', async () => {
+    for (const [width, height] of [
+      [1440, 900],
+      [2560, 1440],
+      [375, 812],
+    ] as const) {
+      for (const colorScheme of ['light', 'dark'] as const) {
+        const context = await browser.newContext({
+          viewport: { width, height },
+          isMobile: width < 600,
+          colorScheme,
+          bypassCSP: true,
+        });
+        const screen = await context.newPage();
+        await screen.goto(`${h.url}/events?range=all`);
+        const at = `${width}x${height} ${colorScheme}`;
+        expect(await axeViolations(screen), at).toEqual([]);
+        expect(await screen.evaluate('document.documentElement.scrollWidth'), at).toBeLessThanOrEqual(width);
+        // What shows above the fold, for the README and the reviews of the layout.
+        await screen.screenshot({ path: `${SCREENSHOTS}first-screen-${width}x${height}-${colorScheme}.png` });
+        await context.close();
+      }
+    }
   });
 
   it('fits a phone screen without sideways scrolling of the page', async () => {

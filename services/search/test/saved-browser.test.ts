@@ -71,6 +71,7 @@ describe.each([true, false])('with JavaScript %s', (javaScriptEnabled) => {
     const page = await loggedIn({ javaScriptEnabled });
     const name = `errors of t3 (${javaScriptEnabled ? 'js' : 'no js'})`;
     await page.goto(`${h.url}${SEARCH}&off_source=urn:seed:source-1`);
+    await page.getByText('Save this search', { exact: true }).click();
     await page.getByLabel('Save these filters as').fill(name);
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.waitForURL(`${h.url}/saved`);
@@ -90,6 +91,7 @@ describe('accessibility', () => {
     // CSP bypassed so axe can be injected.
     const page = await loggedIn({ bypassCSP: true });
     await page.goto(`${h.url}${SEARCH}&off_source=urn:seed:source-1`);
+    await page.getByText('Save this search', { exact: true }).click();
     await page.getByLabel('Save these filters as').fill('for axe');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.waitForURL(`${h.url}/saved`);

@@ -94,28 +94,25 @@ function Repeated(props: { name: string; label: string; values: string[]; hint: 
   );
 }
 
-/** The time picker: relative ranges ending now; From/To, when given, replace it. */
-function RangeField(props: { parsed: ParsedSearch | undefined }) {
+/**
+ * The time picker beside the query bar (the first screen shows the range searched): relative ranges
+ * ending now; From/To of the filter form, when given, replace it.
+ */
+function RangeSelect(props: { parsed: ParsedSearch | undefined }) {
   const current = props.parsed?.range;
   return (
-    <div>
-      <label for="f-range">Time range</label>
-      <select id="f-range" name="range" aria-describedby="f-range-hint">
-        {current === undefined ? (
-          <option value="" selected>
-            From/To below
-          </option>
-        ) : null}
-        {Object.entries(RANGES).map(([value, r]) => (
-          <option value={value} selected={value === current}>
-            {r.label}
-          </option>
-        ))}
-      </select>
-      <span id="f-range-hint" class="hint">
-        ends now; From or To replace it
-      </span>
-    </div>
+    <select id="f-range" name="range" aria-label="Time range">
+      {current === undefined ? (
+        <option value="" selected>
+          From/To of the form
+        </option>
+      ) : null}
+      {Object.entries(RANGES).map(([value, r]) => (
+        <option value={value} selected={value === current}>
+          {r.label}
+        </option>
+      ))}
+    </select>
   );
 }
 
@@ -131,7 +128,11 @@ function DisabledFilters(props: { params: URLSearchParams }) {
 }
 
 /** One line for every filter; the server reads it into the form's parameters (same URL). */
-function QueryBar(props: { params: URLSearchParams; error: SearchPageProps['barError'] }) {
+function QueryBar(props: {
+  params: URLSearchParams;
+  parsed: ParsedSearch | undefined;
+  error: SearchPageProps['barError'];
+}) {
   const p = props.params;
   const line = props.error ? (p.get('bar') ?? '') : writeQueryBar(p);
   return (
@@ -149,9 +150,10 @@ function QueryBar(props: { params: URLSearchParams; error: SearchPageProps['barE
           spellcheck={false}
           autocomplete="off"
         />
+        <RangeSelect parsed={props.parsed} />
         <button type="submit">Run</button>
       </div>
-      <HiddenFields params={p} names={['range', 'from', 'to', 'limit', ...TABLE_PARAMS]} />
+      <HiddenFields params={p} names={['from', 'to', 'limit', ...TABLE_PARAMS]} />
       <span id="f-bar-hint" class="hint">
         Keys: / focuses this bar, j and k move through the results, Enter opens one. e.g.
         type:com.acme.order.* source:/orders/eu severity&gt;=error data.amount&gt;100 region=eu "exact phrase"
@@ -173,7 +175,7 @@ function QueryBar(props: { params: URLSearchParams; error: SearchPageProps['barE
   );
 }
 
-function FilterForm(props: { params: URLSearchParams; parsed: ParsedSearch | undefined }) {
+function FilterForm(props: { params: URLSearchParams }) {
   const p = props.params;
   const get = (n: string) => p.get(n) ?? undefined;
   const severity = (p.get('severity') ?? '').toLowerCase();
@@ -181,6 +183,7 @@ function FilterForm(props: { params: URLSearchParams; parsed: ParsedSearch | und
   return (
     <form method="get" action="/events" class="filters" aria-label="Event filters">
       <DisabledFilters params={p} />
+      <HiddenFields params={p} names={['range']} />
       <TextField
         name="q"
         label="Text"
@@ -188,8 +191,12 @@ function FilterForm(props: { params: URLSearchParams; parsed: ParsedSearch | und
         hint='Words in type, source, subject, tags or payload text; "exact phrase", or, -exclude'
         wide
       />
-      <RangeField parsed={props.parsed} />
-      <TextField name="from" label="From (UTC)" value={get('from')} hint="e.g. 2026-11-24T08:00" />
+      <TextField
+        name="from"
+        label="From (UTC)"
+        value={get('from')}
+        hint="e.g. 2026-11-24T08:00; From or To replace the time range"
+      />
       <TextField name="to" label="To (UTC)" value={get('to')} hint="exclusive" />
       <TextField name="type" label="Type" value={get('type')} hint="exact, e.g. com.example.alarm" />
       <TextField name="source" label="Source" value={get('source')} hint="exact" />
@@ -498,10 +505,14 @@ export function SearchPage(props: SearchPageProps) {
     >
       <h1>Search events</h1>
       <Problems problems={props.problems} intro="Some filters could not be used:" />
-      <QueryBar params={params} error={props.barError} />
+      <QueryBar params={params} parsed={props.parsed} error={props.barError} />
       <FilterPills params={params} />
       <SaveSearchForm params={params} />
-      <FilterForm params={params} parsed={props.parsed} />
+      {/* Folded: the histogram and the results come first; the bar and the pills show the filters. */}
+      <details class="filter-form">
+        <summary>Every filter as a form</summary>
+        <FilterForm params={params} />
+      </details>
       {props.parsed?.range !== undefined ? (
         <p class="hint">
           <a href={`/events?${absoluteQuery(params, props.parsed)}`} data-copy-link>
