@@ -26,6 +26,7 @@ export {
 export { type DevTokenOptions, randomDevSecret, signDevToken } from './dev-token.js';
 export { KEY_SET_FETCHES, KEY_SET_STALENESS, KeySetError, RemoteKeySet } from './key-set.js';
 export { type AuthVariables, principalOf, requireAuth } from './middleware.js';
+export { Remembered } from './remembered.js';
 export { grantedScopes, parseSubjectScopes, type SubjectGrant } from './subject-policy.js';
 export {
   ANONYMOUS,

@@ -5,6 +5,7 @@ import type { HealthCheck } from '../health/index.js';
 import type { Logger } from '../logger/index.js';
 import type { AuthConfig } from './config.js';
 import { RemoteKeySet } from './key-set.js';
+import { Remembered } from './remembered.js';
 import { grantedScopes } from './subject-policy.js';
 
 /** The closed set of `auth_decisions_total{reason}`: no other value is ever exported. */
@@ -153,23 +154,20 @@ export function createVerifier(config: AuthConfig, opts: VerifierOptions = {}): 
   const generation = () => keySet?.generation ?? 0;
   const cacheSize = opts.cacheSize ?? DEFAULT_TOKEN_CACHE_SIZE;
   const toleranceSeconds = Math.floor(leewayMs / 1000);
-  // Map iteration order is insertion order: re-inserting on a hit makes it an LRU.
-  const verified = new Map<string, VerifiedToken>();
+  const verified = new Remembered<VerifiedToken>(cacheSize);
   /** The remembered principal when `token` still passes its time checks (jose's arithmetic). */
   const remembered = (token: string): Principal | undefined => {
-    const entry = verified.get(token);
-    if (entry === undefined) return undefined;
-    verified.delete(token);
-    if (entry.generation !== generation()) return undefined;
     const now = Math.floor((opts.now ? opts.now() : new Date()).getTime() / 1000);
-    if (entry.nbf !== undefined && entry.nbf > now + toleranceSeconds) return undefined;
-    if (entry.exp <= now - toleranceSeconds) return undefined;
-    verified.set(token, entry);
-    return entry.principal;
+    return verified.get(
+      token,
+      (entry) =>
+        entry.generation === generation() &&
+        !(entry.nbf !== undefined && entry.nbf > now + toleranceSeconds) &&
+        entry.exp > now - toleranceSeconds,
+    )?.principal;
   };
   const remember = (token: string, principal: Principal, payload: JWTPayload, gen: number): void => {
-    if (cacheSize <= 0 || typeof payload.exp !== 'number') return;
-    if (verified.size >= cacheSize) verified.delete(verified.keys().next().value as string);
+    if (typeof payload.exp !== 'number') return;
     const ageBound =
       maxTokenAgeMs !== undefined && typeof payload.iat === 'number'
         ? payload.iat + Math.floor(maxTokenAgeMs / 1000)

@@ -5,6 +5,7 @@
  * login in progress (OIDC state, nonce and PKCE verifier; the local form's token).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { Remembered } from '@event-observatory/service-kit/auth';
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { EncryptJWT, jwtDecrypt } from 'jose';
@@ -85,7 +86,7 @@ export function sessionStore(
     }
     return sealed;
   };
-  const opened = new OpenedSessions(OPENED_SESSIONS);
+  const opened = new Remembered<{ session: Session; expiresAt: number }>(OPENED_SESSIONS);
   const open = async (purpose: string, token: string | undefined) => {
     if (token === undefined) return undefined;
     try {
@@ -116,12 +117,12 @@ export function sessionStore(
     async read(c) {
       const token = getCookie(c, names.session);
       if (token === undefined) return undefined;
-      const known = opened.get(token, now());
-      if (known) return known;
+      const known = opened.get(token, (e) => e.expiresAt > now());
+      if (known) return known.session;
       const payload = await open('session', token);
       if (!(payload && isSession(payload))) return undefined;
       const session = { viewer: payload.viewer, csrf: payload.csrf };
-      opened.set(token, session, (payload.exp as number) * 1000);
+      opened.set(token, { session, expiresAt: (payload.exp as number) * 1000 });
       return session;
     },
     end(c) {
@@ -143,35 +144,13 @@ export function sessionStore(
   };
 }
 
-/** Session cookies remembered once opened (see OpenedSessions). */
-const OPENED_SESSIONS = 1_024;
-
 /**
- * Sessions already opened, by their sealed cookie, each until its expiry: opening one (a JWE's
- * decryption through Web Crypto) cost over ten times a bare request's CPU (bench/search/auth.ts),
- * paid by every page, export and tail of a logged-in reader. A cookie is immutable, so a hit is
- * the same session; the expiry is checked at each hit. Least recently used first out, bounded.
+ * Session cookies remembered once opened, each until its expiry: opening one (a JWE's decryption
+ * through Web Crypto) cost over ten times a bare request's CPU (bench/search/auth.ts), paid by
+ * every page, export and tail of a logged-in reader. A cookie is immutable, so a hit is the same
+ * session.
  */
-class OpenedSessions {
-  private readonly entries = new Map<string, { session: Session; expiresAt: number }>();
-
-  constructor(private readonly size: number) {}
-
-  get(token: string, now: number): Session | undefined {
-    const entry = this.entries.get(token);
-    if (!entry) return undefined;
-    this.entries.delete(token);
-    if (entry.expiresAt <= now) return undefined;
-    // Re-inserted: Map keeps insertion order, so the first key is the least recently used.
-    this.entries.set(token, entry);
-    return entry.session;
-  }
-
-  set(token: string, session: Session, expiresAt: number): void {
-    if (this.entries.size >= this.size) this.entries.delete(this.entries.keys().next().value as string);
-    this.entries.set(token, { session, expiresAt });
-  }
-}
+const OPENED_SESSIONS = 1_024;
 
 function isSession(p: Record<string, unknown>): p is Record<string, unknown> & Session {
   const v = p.viewer as Partial<Viewer> | undefined;
