@@ -21,7 +21,14 @@ import {
 import { type Context, Hono } from 'hono';
 import { contextStorage } from 'hono/context-storage';
 import type { Registry } from 'prom-client';
-import { DETAIL_SCRIPT, KEYS_SCRIPT, STYLESHEET, TABLE_SCRIPT, TAIL_SCRIPT } from './assets.js';
+import {
+  DETAIL_SCRIPT,
+  KEYS_SCRIPT,
+  REFRESH_SCRIPT,
+  STYLESHEET,
+  TABLE_SCRIPT,
+  TAIL_SCRIPT,
+} from './assets.js';
 import { sameOrigin } from './auth/csrf.js';
 import { HISTOGRAM_SCRIPT, UPLOT_SCRIPT, UPLOT_STYLESHEET } from './chart-assets.js';
 import type { CursorCodec } from './cursor.js';
@@ -245,6 +252,7 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
     ['/assets/detail.js', DETAIL_SCRIPT],
     ['/assets/keys.js', KEYS_SCRIPT],
     ['/assets/table.js', TABLE_SCRIPT],
+    ['/assets/refresh.js', REFRESH_SCRIPT],
     ['/assets/uplot.js', UPLOT_SCRIPT],
     ['/assets/histogram.js', HISTOGRAM_SCRIPT],
   ] as const)

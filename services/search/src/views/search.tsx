@@ -32,6 +32,7 @@ import { HiddenFields, Layout, number, Problems, utc } from './layout.js';
 import { EventTable } from './results-table.js';
 import { SaveSearchForm } from './save-search.js';
 import { TableSettings } from './table-settings.js';
+import { RefreshFallback, TimeToolbar } from './time-toolbar.js';
 
 export interface SearchPageProps {
   params: URLSearchParams;
@@ -94,6 +95,16 @@ function Repeated(props: { name: string; label: string; values: string[]; hint: 
   );
 }
 
+/** An absolute range as the time picker shows it (UTC, to the minute). */
+function absoluteLabel(parsed: ParsedSearch | undefined): string {
+  const minute = (d: Date) => utc(d, false).slice(0, 16);
+  const { from, to } = parsed?.filter ?? {};
+  if (from && to) return `${minute(from)} to ${minute(to)} UTC`;
+  if (from) return `From ${minute(from)} UTC`;
+  if (to) return `Before ${minute(to)} UTC`;
+  return 'From/To of the calendar';
+}
+
 /**
  * The time picker beside the query bar (the first screen shows the range searched): relative ranges
  * ending now; From/To of the filter form, when given, replace it.
@@ -104,7 +115,7 @@ function RangeSelect(props: { parsed: ParsedSearch | undefined }) {
     <select id="f-range" name="range" aria-label="Time range">
       {current === undefined ? (
         <option value="" selected>
-          From/To of the form
+          {absoluteLabel(props.parsed)}
         </option>
       ) : null}
       {Object.entries(RANGES).map(([value, r]) => (
@@ -497,15 +508,18 @@ export function SearchPage(props: SearchPageProps) {
         '/assets/tail.js',
         '/assets/keys.js',
         '/assets/table.js',
+        '/assets/refresh.js',
         '/assets/detail.js',
         '/assets/uplot.js',
         '/assets/histogram.js',
       ]}
       styles={['/assets/uplot.css']}
+      head={<RefreshFallback parsed={props.parsed} />}
     >
       <h1>Search events</h1>
       <Problems problems={props.problems} intro="Some filters could not be used:" />
       <QueryBar params={params} parsed={props.parsed} error={props.barError} />
+      <TimeToolbar params={params} parsed={props.parsed} />
       <FilterPills params={params} />
       <SaveSearchForm params={params} />
       {/* Folded: the histogram and the results come first; the bar and the pills show the filters. */}
