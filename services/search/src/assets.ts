@@ -44,9 +44,14 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.wrap { overflow-wrap: anywhere; }
 table.events td.time { white-space: nowrap; }
 table.events td.cell { max-width: 16rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-table.events tr.event:has(+ tr.expand) td { border-bottom: none; }
+/* The row's event shows under it while the toggle in its time cell is open: one line per row otherwise. */
+table.events tr.expand { display: none; }
+table.events tr.event td { padding-top: .15rem; padding-bottom: .15rem; }
+table.events tr.event:has(details.toggle[open]) + tr.expand { display: table-row; }
+table.events tr.event:has(details.toggle[open]) td { border-bottom: none; }
 table.events tr.expand td { padding-top: 0; }
-tr.expand summary { font-size: .875rem; color: var(--muted); cursor: pointer; }
+details.toggle { display: inline-block; margin-right: .35rem; }
+details.toggle > summary { cursor: pointer; color: var(--muted); list-style-position: inside; }
 table.values th, table.values td { overflow-wrap: anywhere; font-size: .875rem; }
 table.values th { font-weight: 600; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
