@@ -11,6 +11,7 @@ import {
   severityName,
 } from '@event-observatory/store';
 import { EXPORT_CAP } from '../export.js';
+import { exportHrefs } from '../export-links.js';
 import type { Failure } from '../failures.js';
 import { disabledFilters } from '../filter-pills.js';
 import {
@@ -250,6 +251,19 @@ function FilterForm(props: { params: URLSearchParams }) {
         <button type="submit">Search</button> <a href="/events">Clear filters</a>
       </div>
     </form>
+  );
+}
+
+/** The exports of this search, in the table's order (and, for CSV, its chosen columns). */
+function ExportLinks(props: { params: URLSearchParams; parsed: ParsedSearch | undefined }) {
+  const href = exportHrefs(props.params, props.parsed?.columns ?? []);
+  const order = props.parsed?.sort === 'oldest' ? 'oldest first' : 'newest first';
+  return (
+    <p class="hint">
+      Export this search ({order}, at most {number.format(EXPORT_CAP)} events):{' '}
+      <a href={href.ndjson}>NDJSON</a> (whole events) · <a href={href.csv}>CSV</a>
+      {props.params.has('col') ? " (the table's columns)" : null}
+    </p>
   );
 }
 
@@ -548,11 +562,7 @@ export function SearchPage(props: SearchPageProps) {
           <section aria-labelledby="results">
             <h2 id="results">Results</h2>
             <Total total={view.total} />
-            <p class="hint">
-              Export this search (newest first, at most {number.format(EXPORT_CAP)} events):{' '}
-              <a href={`/events.ndjson${withCursor(params, undefined)}`}>NDJSON</a> ·{' '}
-              <a href={`/events.csv${withCursor(params, undefined)}`}>CSV</a>
-            </p>
+            <ExportLinks params={params} parsed={props.parsed} />
             <TableSettings params={params} parsed={props.parsed} />
             <Results rows={view.page.rows} params={params} parsed={props.parsed} />
             {view.page.rows.length === 0 && !params.has('cursor') ? (
