@@ -345,3 +345,33 @@ export const KEYS_SCRIPT = `
   });
 })();
 `;
+
+/**
+ * Autocomplete of the query bar with JavaScript: while typing (150 ms after the last key), the
+ * line's completions from `/suggest` replace the options of its `<datalist>` (the page renders
+ * the facets' names there for a browser without scripts). An answer to an older line is dropped.
+ */
+export const SUGGEST_SCRIPT = `
+(() => {
+  const bar = document.getElementById('f-bar');
+  const list = document.getElementById('bar-suggestions');
+  if (!bar || !list) return;
+  let timer;
+  let asked = '';
+  bar.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      const line = bar.value;
+      asked = line;
+      try {
+        const answer = await fetch('/suggest?bar=' + encodeURIComponent(line), { credentials: 'same-origin' });
+        if (!answer.ok || asked !== line) return;
+        const { suggestions } = await answer.json();
+        list.replaceChildren(...suggestions.map((value) => Object.assign(document.createElement('option'), { value })));
+      } catch {
+        // The rendered options stay.
+      }
+    }, 150);
+  });
+})();
+`;

@@ -2,11 +2,12 @@
  * The time toolbar in Chromium (playwright-core): earlier, later and zoom-out links and the
  * calendar without JavaScript, each keeping the rest of the search; the calendar in the browser's
  * time zone; auto-refresh reloading only the results with JavaScript, a meta refresh without it,
- * and none on a range that has ended; axe-core clean with the calendar open.
+ * and none on a range that has ended; axe-core clean with the calendar open. The query bar's
+ * autocomplete: the facets' names rendered into its datalist, completions fetched while typing.
  */
 import { seedEvents } from '@event-observatory/devstack';
 import { launchChromium } from '@event-observatory/devstack/chromium';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations } from './axe.js';
 import { type Harness, startHarness } from './harness.js';
@@ -102,15 +103,40 @@ describe('time toolbar in Chromium', () => {
     await page.getByText('Calendar', { exact: true }).click();
     expect(await axeViolations(page)).toEqual([]);
     expect(await page.getByText('No events match these filters.').count()).toBe(1);
-    await page.getByRole('textbox', { name: 'Query' }).fill('typed meanwhile');
+    await page.getByRole('combobox', { name: 'Query' }).fill('typed meanwhile');
     await seedEvents(h.db, { count: 1, spanMs: 1000, end: new Date(), idPrefix: 'fresh' });
     await page
       .locator('section[aria-labelledby="results"] tbody tr.event')
       .first()
       .waitFor({ timeout: 30_000 });
     // The page itself stayed: what was typed, the open calendar.
-    expect(await page.getByRole('textbox', { name: 'Query' }).inputValue()).toBe('typed meanwhile');
+    expect(await page.getByRole('combobox', { name: 'Query' }).inputValue()).toBe('typed meanwhile');
     expect(await page.locator('details.calendar').getAttribute('open')).toBe('');
+    await context.close();
+  });
+});
+
+describe('query bar autocomplete in Chromium', () => {
+  const options = (page: Page) =>
+    page.locator('#bar-suggestions option').evaluateAll((os) => os.map((o) => o.getAttribute('value')));
+
+  it('renders the facets as suggestions without JavaScript, and completes the last term while typing with it', async () => {
+    const plain = await browser.newContext({ viewport: DESKTOP, javaScriptEnabled: false });
+    const still = await plain.newPage();
+    await still.goto(`${h.url}/events?range=all&severity=warning`);
+    expect(await still.getByRole('combobox', { name: 'Query' }).getAttribute('list')).toBe('bar-suggestions');
+    expect(await options(still)).toContain('severity>=warning type:com.example.t1');
+    await plain.close();
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    await page.goto(`${h.url}/events?range=all`);
+    await page.getByRole('combobox', { name: 'Query' }).fill('severity>=error type:com.example.t1');
+    await expect.poll(() => options(page)).toContain('severity>=error type:com.example.t10');
+    expect((await options(page)).every((o) => o?.startsWith('severity>=error type:com.example.t1'))).toBe(
+      true,
+    );
+    await page.getByRole('combobox', { name: 'Query' }).fill('severity>=er');
+    await expect.poll(() => options(page)).toEqual(['severity>=error']);
     await context.close();
   });
 });

@@ -27,6 +27,7 @@ import {
 } from '../filters.js';
 import { writeQueryBar } from '../query-bar.js';
 import type { SearchView } from '../search.js';
+import { facetSuggestions } from '../suggestions.js';
 import { FilterPills } from './filter-pills.js';
 import { HistogramPanel } from './histogram.js';
 import { HiddenFields, Layout, number, Problems, utc } from './layout.js';
@@ -144,6 +145,8 @@ function QueryBar(props: {
   params: URLSearchParams;
   parsed: ParsedSearch | undefined;
   error: SearchPageProps['barError'];
+  /** The bar's autocomplete as rendered (`facetSuggestions`); `/assets/suggest.js` replaces it while typing. */
+  suggestions: string[];
 }) {
   const p = props.params;
   const line = props.error ? (p.get('bar') ?? '') : writeQueryBar(p);
@@ -161,7 +164,13 @@ function QueryBar(props: {
           aria-invalid={props.error ? 'true' : undefined}
           spellcheck={false}
           autocomplete="off"
+          list="bar-suggestions"
         />
+        <datalist id="bar-suggestions">
+          {props.suggestions.map((value) => (
+            <option value={value} />
+          ))}
+        </datalist>
         <RangeSelect parsed={props.parsed} />
         <button type="submit">Run</button>
       </div>
@@ -523,6 +532,7 @@ export function SearchPage(props: SearchPageProps) {
         '/assets/keys.js',
         '/assets/table.js',
         '/assets/refresh.js',
+        '/assets/suggest.js',
         '/assets/detail.js',
         '/assets/uplot.js',
         '/assets/histogram.js',
@@ -532,7 +542,14 @@ export function SearchPage(props: SearchPageProps) {
     >
       <h1>Search events</h1>
       <Problems problems={props.problems} intro="Some filters could not be used:" />
-      <QueryBar params={params} parsed={props.parsed} error={props.barError} />
+      <QueryBar
+        params={params}
+        parsed={props.parsed}
+        error={props.barError}
+        suggestions={
+          view && !('message' in view.facets) ? facetSuggestions(writeQueryBar(params), view.facets) : []
+        }
+      />
       <TimeToolbar params={params} parsed={props.parsed} />
       <FilterPills params={params} />
       <SaveSearchForm params={params} />
