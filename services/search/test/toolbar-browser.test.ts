@@ -78,6 +78,12 @@ describe('time toolbar in Chromium', () => {
     await page.waitForURL(/refresh=1m/);
     expect(new URL(page.url()).searchParams.get('type')).toBe('com.example.t3');
     expect(await page.locator('head noscript').innerHTML()).toContain('content="60"');
+    // The table's settings keep it.
+    await page.getByText('Columns, order and time zone').click();
+    await page.getByLabel('Order').selectOption('oldest');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.waitForURL(/sort=oldest/);
+    expect(new URL(page.url()).searchParams.get('refresh')).toBe('1m');
     await context.close();
   });
 
