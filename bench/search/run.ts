@@ -10,7 +10,8 @@
  *   node --conditions=source --import tsx bench/search/run.ts      # BENCH_EVENTS=5000000 BENCH_RUNS=30
  *
  * BENCH_SHAPES (comma-separated names, e.g. `text,text+attrs,subject (exact)`) measures only those
- * rows of the report, for quick repeats of a few shapes.
+ * rows of the report, for quick repeats of a few shapes; `autocomplete` names the query bar's
+ * autocomplete (`GET /suggest` as the reader role, both viewers), timed after the reference query.
  *
  * Starts its own PostgreSQL (devstack) on a store kept between runs: by default in the ignored
  * `.cache/bench-search/<BENCH_EVENTS>-<key>` of the repository (not $OBSERVATORY_CACHE: under a
