@@ -10,7 +10,8 @@
  *   node --conditions=source --import tsx bench/search/run.ts      # BENCH_EVENTS=5000000 BENCH_RUNS=30
  *
  * BENCH_SHAPES (comma-separated names, e.g. `text,text+attrs,subject (exact)`) measures only those
- * rows of the report, for quick repeats of a few shapes.
+ * rows of the report, for quick repeats of a few shapes; `autocomplete` names the query bar's
+ * autocomplete (`GET /suggest` as the reader role, both viewers), timed after the reference query.
  *
  * Starts its own PostgreSQL (devstack) on a store kept between runs: by default in the ignored
  * `.cache/bench-search/<BENCH_EVENTS>-<key>` of the repository (not $OBSERVATORY_CACHE: under a
@@ -81,6 +82,17 @@ const VIEWER_RULES = JSON.stringify([
   { users: ['all'], see: { all: true } },
   { users: ['few'], see: { sources: FEW_SOURCES } },
 ]);
+/** Query-bar lines the autocomplete bench rotates through: field names, values, catalog prefixes. */
+const AUTOCOMPLETE_LINES = [
+  'ty',
+  'severity>=er',
+  'type:com.example.t1',
+  'source:urn:seed:source-1',
+  'overflow type:com.',
+  'source:urn:seed:',
+  'level:w',
+  'type:com.example.',
+];
 /** The viewer named by the request's `x-bench-viewer` header (`all` or `few`). */
 const benchViewer: Authenticator = async (c, next) => {
   const subject = c.req.header('x-bench-viewer') ?? '';
@@ -337,6 +349,27 @@ try {
   });
   await refPool.end();
   log(`reference: p50 ${reference.p50.toFixed(1)} ms, p95 ${reference.p95.toFixed(1)} ms`);
+  // The query bar's autocomplete (`GET /suggest`) as the reader role: names from the catalog under the scope.
+  const suggestRows: string[] = [];
+  for (const viewer of ['all', 'few'] as const) {
+    const name = `autocomplete (${viewer})`;
+    if (!chosen(name) && !chosen('autocomplete')) continue;
+    const suggestions = await measure(async (i) => {
+      const line = AUTOCOMPLETE_LINES[i % AUTOCOMPLETE_LINES.length]!;
+      const res = await scoped.app.request(`/suggest?bar=${encodeURIComponent(line)}`, {
+        headers: { host: 'localhost', 'x-bench-viewer': viewer },
+      });
+      await res.text();
+      return res.status === 200;
+    });
+    const ratio = (suggestions.p95 / reference.p95).toFixed(1);
+    suggestRows.push(
+      `| ${viewer} | ${suggestions.p50.toFixed(1)} | ${suggestions.p95.toFixed(1)} | ${suggestions.failed} | ${ratio} |`,
+    );
+    log(
+      `${name}: p50 ${suggestions.p50.toFixed(1)} ms, p95 ${suggestions.p95.toFixed(1)} ms, failed ${suggestions.failed}`,
+    );
+  }
   const rows: string[] = [];
   const viewerRows: string[] = [];
   const shapes: [string, (i: number) => URLSearchParams][] = [
@@ -382,6 +415,7 @@ try {
       pruning,
       reference,
       rows,
+      suggestRows,
       viewerRows,
       unindexed,
       queryTimes: queryTimesFrom(text),
@@ -411,6 +445,7 @@ function report(r: {
   pruning: { defaultRange: Pruning; all: Pruning };
   reference: Figures;
   rows: string[];
+  suggestRows: string[];
   viewerRows: string[];
   unindexed: string[];
   queryTimes: Map<string, number>;
@@ -453,6 +488,16 @@ event (\`all: true\`) and one who sees ${FEW_SOURCES.length} of the 50 seed sour
 | shape | superuser p50 | superuser p95 | failed | reader, all p50 | reader, all p95 | failed | reader, few sources p50 | reader, few sources p95 | failed | p95 reader all / superuser | p95 few / all |
 |---|---|---|---|---|---|---|---|---|---|---|---|
 ${r.viewerRows.join('\n')}
+
+## Autocomplete of the query bar
+
+\`GET /suggest\` of the search logged in as the reader role (the names catalog under row-level
+security), lines rotating over field names, severities and type and source prefixes; target p95 at
+most 100.
+
+| viewer | p50 | p95 | failed | p95 / reference p95 |
+|---|---|---|---|---|
+${r.suggestRows.join('\n')}
 
 ## Filters without an index path (documented in services/search/README.md)
 

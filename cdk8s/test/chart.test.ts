@@ -225,12 +225,17 @@ describe('the rendered platform', () => {
       g.rules.map((r) => r.alert),
     );
     expect(alerts).toHaveLength(14);
-    // The rule files' scope becomes the release's (cdk8s/test/monitoring.test.ts tests it further).
+    // The rule files' scope becomes the release's, a search_path a search_url only with search.publicUrl
+    // (cdk8s/test/monitoring.test.ts tests both further).
     const release =
       'namespace="observatory", service=~"obs-ingest|obs-consumer|obs-search|obs-controller|obs-postgres-exporter"';
     const expected = alertGroups().map((g) => ({
       ...g,
-      rules: g.rules.map((r) => ({ ...r, expr: r.expr.replaceAll(LOCAL_SCOPE, release).trimEnd() })),
+      rules: g.rules.map(({ annotations: { search_path: _search, ...annotations } = {}, ...r }) => ({
+        ...r,
+        annotations,
+        expr: r.expr.replaceAll(LOCAL_SCOPE, release).trimEnd(),
+      })),
     }));
     expect(rule.spec.groups).toEqual(JSON.parse(JSON.stringify(expected)));
     expect(JSON.stringify(rule)).toContain('{{ $labels.instance }}');

@@ -1,7 +1,7 @@
 /**
  * The monitoring values: ServiceMonitors and PrometheusRule as growable objects, the
  * rules scoped to the release (promtool proves another release's `up == 0` stays quiet), absolute
- * runbook URLs, the Grafana sidecar label, postgres_exporter, and the NetworkPolicy that admits
+ * runbook URLs, search links under search.publicUrl, the Grafana sidecar label, postgres_exporter, and the NetworkPolicy that admits
  * Prometheus' scrape.
  */
 import { spawnSync } from 'node:child_process';
@@ -128,6 +128,16 @@ describe('the PrometheusRule', () => {
     expect(() => render({ ...on, 'monitoring.runbookBaseUrl': 'monitoring/RUNBOOK.md' })).toThrow(
       /runbookBaseUrl/,
     );
+  });
+
+  it('links the alerts that map to a search to it under search.publicUrl, and none without it', () => {
+    const linked = rulesOf(render({ ...on, 'search.publicUrl': 'https://search.example.com/' }));
+    const urls = Object.fromEntries(
+      linked.filter((r) => r.annotations.search_url).map((r) => [r.alert, r.annotations.search_url]),
+    );
+    expect(urls).toEqual({ ConsumerLagGrowing: 'https://search.example.com/events?range=1h' });
+    for (const r of [...linked, ...rules]) expect(r.annotations, r.alert).not.toHaveProperty('search_path');
+    for (const r of rules) expect(r.annotations, r.alert).not.toHaveProperty('search_url');
   });
 
   it('shortens a `for:` through monitoring.prometheusRule.for, the others as the spec says', () => {

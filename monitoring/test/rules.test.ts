@@ -21,6 +21,14 @@ const TABLE: Record<string, [group: string, forDuration: string | undefined]> = 
   DeadLetterAgingUnreplayed: ['pipeline', '15m'],
 };
 
+/**
+ * The alerts whose condition a search of the stored events shows, and that search. Dead letters,
+ * ingest's refusals and failed produces never reach the store, so no search shows them.
+ */
+const SEARCH_PATHS: Record<string, string> = {
+  ConsumerLagGrowing: '/events?range=1h',
+};
+
 interface Rule {
   alert: string;
   expr: string;
@@ -72,6 +80,15 @@ describe('alert rules', () => {
       expect(section, r.alert).toMatch(/^\*\*First\*\*: `[^`]+`$/m);
       expect(section, r.alert).toMatch(/^\*\*Resolve\*\*:/m);
     }
+  });
+
+  it('link to a search exactly where the condition shows in the stored events (the chart makes it search_url)', () => {
+    const paths = Object.fromEntries(
+      rules.filter((r) => r.annotations?.search_path).map((r) => [r.alert, r.annotations?.search_path]),
+    );
+    expect(paths).toEqual(SEARCH_PATHS);
+    // A path of the search page with its parameters: the chart puts search.publicUrl before it.
+    for (const path of Object.values(paths)) expect(path).toMatch(/^\/events\?[\w=&.:%-]+$/);
   });
 
   it("select only the platform's series: every selector carries the scope the chart swaps for the release's", () => {

@@ -71,11 +71,19 @@ const monitoringMetadata = (kind: string, component: string, name = component) =
   };
 };
 
+/**
+ * Helm: `search_url`, the search at `path` under search.publicUrl, as a map to merge into an
+ * alert's annotations; empty (no annotation) while search.publicUrl is unset.
+ */
+const searchUrl = (path: string) =>
+  `(ternary (dict "search_url" (print (trimSuffix "/" .Values.search.publicUrl) "${path}")) (dict) (not (empty .Values.search.publicUrl)))`;
+
 /** The alerts with the release's scope, runbook URL and `for:` overrides put in by Helm. */
 function releaseGroups(): PrometheusRuleSpecGroups[] {
   return alertGroups().map((group) => ({
     ...group,
-    rules: group.rules.map(({ expr, annotations, ...rule }) => {
+    rules: group.rules.map(({ expr, annotations: given, ...rule }) => {
+      const { search_path: searchPath, ...annotations } = given ?? {};
       if (!expr.includes(LOCAL_SCOPE)) throw new Error(`${rule.alert}: its expression lacks ${LOCAL_SCOPE}`);
       // A Go raw string holds the PromQL as it is; Helm swaps the local scope for the release's.
       const scoped = `{{ replace ${JSON.stringify(LOCAL_SCOPE)} ${RELEASE_SCOPE} \`${expr.trimEnd()}\` | toJson }}`;
@@ -93,6 +101,7 @@ function releaseGroups(): PrometheusRuleSpecGroups[] {
         annotations: {
           ...annotations,
           runbook_url: scalar(`{{ printf "%s#${anchor}" .Values.monitoring.runbookBaseUrl | toJson }}`),
+          ...(searchPath ? { [spread(searchUrl(searchPath))]: '' } : {}),
         },
       };
     }),

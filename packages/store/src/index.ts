@@ -63,6 +63,7 @@ export {
   migrate,
   readMigrations,
 } from './migrate.js';
+export * from './name-suggestions.js';
 export {
   addMonths,
   countDefaultRows,

@@ -4,7 +4,7 @@
  * benchmark share it). Reads like the spec's endpoint table.
  */
 
-import { errorHandler, notFoundHandler } from '@event-observatory/service-kit/errors';
+import { ApiError, errorBody, errorHandler, notFoundHandler } from '@event-observatory/service-kit/errors';
 import { down, type HealthCheck, healthRoutes, up } from '@event-observatory/service-kit/health';
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { httpServerTimer } from '@event-observatory/service-kit/metrics';
@@ -21,7 +21,15 @@ import {
 import { type Context, Hono } from 'hono';
 import { contextStorage } from 'hono/context-storage';
 import type { Registry } from 'prom-client';
-import { DETAIL_SCRIPT, KEYS_SCRIPT, STYLESHEET, TABLE_SCRIPT, TAIL_SCRIPT } from './assets.js';
+import {
+  DETAIL_SCRIPT,
+  KEYS_SCRIPT,
+  REFRESH_SCRIPT,
+  STYLESHEET,
+  SUGGEST_SCRIPT,
+  TABLE_SCRIPT,
+  TAIL_SCRIPT,
+} from './assets.js';
 import { sameOrigin } from './auth/csrf.js';
 import { HISTOGRAM_SCRIPT, UPLOT_SCRIPT, UPLOT_STYLESHEET } from './chart-assets.js';
 import type { CursorCodec } from './cursor.js';
@@ -35,6 +43,7 @@ import { withinDeadline } from './page-deadline.js';
 import { mergeQueryBar, readQueryBar } from './query-bar.js';
 import { savedSearchRoutes } from './saved-searches.js';
 import { BadCursorError, runSearch } from './search.js';
+import { MAX_SUGGEST_LINE, SUGGEST_TIMEOUT_MS, suggest } from './suggestions.js';
 import { parseSurrounding, readSurrounding } from './surrounding.js';
 import { type TailLimits, tailHandler } from './tail.js';
 import { type Authenticator, openAccess, type SearchEnv } from './viewer.js';
@@ -159,6 +168,26 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
 
   app.route('/', savedSearchRoutes(deps.pool));
 
+  // The query bar's autocomplete: the viewer's own names only (the read scope), within a short deadline.
+  app.get('/suggest', async (c) => {
+    const line = c.req.query('bar') ?? '';
+    if (line.length > MAX_SUGGEST_LINE)
+      throw new ApiError('InvalidArgument', `bar: at most ${MAX_SUGGEST_LINE} characters`, {
+        reason: 'invalid-filter',
+      });
+    try {
+      const timeout = Math.min(deps.pageTimeoutMs, SUGGEST_TIMEOUT_MS);
+      const suggestions = await withinDeadline(c.req.raw.signal, timeout, (signal) =>
+        suggest(scopedPool(deps.pool, scopeOf(c), signal), line),
+      );
+      return c.json({ suggestions });
+    } catch (err) {
+      const f = failureOf(err);
+      const code = f.status === 504 ? 'DeadlineExceeded' : 'Unavailable';
+      return c.json(errorBody(code, f.message, { reason: 'suggestions-unavailable' }), f.status);
+    }
+  });
+
   app.get('/events.ndjson', exportHandler(deps.pool, 'ndjson', scopeOf, deps.logger));
   app.get('/events.csv', exportHandler(deps.pool, 'csv', scopeOf, deps.logger));
 
@@ -245,6 +274,8 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
     ['/assets/detail.js', DETAIL_SCRIPT],
     ['/assets/keys.js', KEYS_SCRIPT],
     ['/assets/table.js', TABLE_SCRIPT],
+    ['/assets/refresh.js', REFRESH_SCRIPT],
+    ['/assets/suggest.js', SUGGEST_SCRIPT],
     ['/assets/uplot.js', UPLOT_SCRIPT],
     ['/assets/histogram.js', HISTOGRAM_SCRIPT],
   ] as const)

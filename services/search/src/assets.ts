@@ -44,9 +44,14 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.wrap { overflow-wrap: anywhere; }
 table.events td.time { white-space: nowrap; }
 table.events td.cell { max-width: 16rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-table.events tr.event:has(+ tr.expand) td { border-bottom: none; }
+/* The row's event shows under it while the toggle in its time cell is open: one line per row otherwise. */
+table.events tr.expand { display: none; }
+table.events tr.event td { padding-top: .15rem; padding-bottom: .15rem; }
+table.events tr.event:has(details.toggle[open]) + tr.expand { display: table-row; }
+table.events tr.event:has(details.toggle[open]) td { border-bottom: none; }
 table.events tr.expand td { padding-top: 0; }
-tr.expand summary { font-size: .875rem; color: var(--muted); cursor: pointer; }
+details.toggle { display: inline-block; margin-right: .35rem; }
+details.toggle > summary { cursor: pointer; color: var(--muted); list-style-position: inside; }
 table.values th, table.values td { overflow-wrap: anywhere; font-size: .875rem; }
 table.values th { font-weight: 600; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
@@ -112,6 +117,13 @@ details.filter-form, details.save-search { display: inline-block; margin: 0 1.5r
 details.filter-form[open], details.save-search[open] { display: block; }
 details.filter-form > summary, details.save-search > summary { cursor: pointer; }
 .bar-row input { font-family: ui-monospace, monospace; }
+.toolbar { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; align-items: baseline; margin: -.5rem 0 1rem; }
+.toolbar p { margin: 0; font-variant-numeric: tabular-nums; }
+.toolbar nav.steps { display: flex; gap: .75rem; }
+.toolbar form { display: flex; flex-wrap: wrap; gap: .35rem; align-items: baseline; }
+.toolbar input, .toolbar select, .toolbar button { width: auto; }
+details.calendar > summary { cursor: pointer; }
+details.calendar[open] { flex-basis: 100%; }
 pre.caret { margin: .25rem 0 0; padding: .25rem .5rem; white-space: pre; overflow-x: auto; font-family: ui-monospace, monospace; }
 `;
 
@@ -234,22 +246,76 @@ export const DETAIL_SCRIPT = `
 `;
 
 /**
- * The results table's time zone: in a table marked `data-tz="browser"`, every `<time datetime>`
- * (written in UTC by the server) is rewritten to the browser's zone, with its offset; its title
- * keeps the UTC time.
+ * The browser's time zone (`tz=browser`): inside an element marked `data-tz="browser"` every
+ * `<time datetime>` (written in UTC by the server) is rewritten to the browser's zone, with its
+ * offset (its title keeps the UTC time); a `[data-zone]` label takes its attribute's text; the
+ * calendar's `datetime-local` fields show local time and send UTC. Again on each `results-reloaded`
+ * event (`REFRESH_SCRIPT`) for the part replaced.
  */
 export const TABLE_SCRIPT = `
 (() => {
   const pad = (n, width = 2) => String(n).padStart(width, '0');
-  for (const time of document.querySelectorAll('table[data-tz="browser"] time[datetime]')) {
-    const d = new Date(time.dateTime);
-    if (Number.isNaN(d.getTime())) continue;
-    const minutes = -d.getTimezoneOffset();
-    const offset = (minutes < 0 ? '-' : '+') + pad(Math.floor(Math.abs(minutes) / 60)) + ':' + pad(Math.abs(minutes) % 60);
-    time.title = time.textContent + ' UTC';
-    time.textContent = d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' +
-      pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds()) + '.' + pad(d.getMilliseconds(), 3) + ' ' + offset;
-  }
+  const local = (d) => d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + 'T' +
+    pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+  const localize = (root) => {
+    for (const time of root.querySelectorAll('[data-tz="browser"] time[datetime]')) {
+      const d = new Date(time.dateTime);
+      if (Number.isNaN(d.getTime())) continue;
+      const minutes = -d.getTimezoneOffset();
+      const offset = (minutes < 0 ? '-' : '+') + pad(Math.floor(Math.abs(minutes) / 60)) + ':' + pad(Math.abs(minutes) % 60);
+      time.title = time.textContent + ' UTC';
+      time.textContent = local(d).replace('T', ' ') + '.' + pad(d.getMilliseconds(), 3) + ' ' + offset;
+    }
+    for (const label of root.querySelectorAll('[data-tz="browser"] [data-zone]')) label.textContent = label.dataset.zone;
+    for (const form of root.querySelectorAll('form[data-tz="browser"]')) {
+      const fields = [...form.querySelectorAll('input[type="datetime-local"]')];
+      for (const field of fields) {
+        if (field.value) field.value = local(new Date(field.value + 'Z'));
+      }
+      form.addEventListener('submit', () => {
+        for (const field of fields) {
+          if (!field.value) continue;
+          const utc = document.createElement('input');
+          utc.type = 'hidden';
+          utc.name = field.name;
+          utc.value = new Date(field.value).toISOString();
+          field.removeAttribute('name');
+          form.append(utc);
+        }
+      });
+    }
+  };
+  localize(document);
+  document.addEventListener('results-reloaded', (event) => localize(event.target));
+})();
+`;
+
+/**
+ * Auto-refresh with JavaScript: every `data-refresh` seconds of the toolbar, the page's own URL is
+ * read again and only its results section is replaced (the query bar, an open form, the scroll
+ * position stay); nothing while the tab is hidden. Without JavaScript a `<noscript>` meta refresh
+ * reloads the whole page instead.
+ */
+export const REFRESH_SCRIPT = `
+(() => {
+  const seconds = Number(document.querySelector('.toolbar[data-refresh]')?.dataset.refresh);
+  if (!(seconds > 0)) return;
+  const selector = 'section[aria-labelledby="results"]';
+  const reload = async () => {
+    if (document.hidden) return;
+    try {
+      const answer = await fetch(location.href, { credentials: 'same-origin' });
+      if (!answer.ok) return;
+      const fresh = new DOMParser().parseFromString(await answer.text(), 'text/html').querySelector(selector);
+      const current = document.querySelector(selector);
+      if (!fresh || !current) return;
+      current.replaceWith(fresh);
+      fresh.dispatchEvent(new Event('results-reloaded', { bubbles: true }));
+    } catch {
+      // The next period tries again.
+    }
+  };
+  setInterval(reload, seconds * 1000);
 })();
 `;
 
@@ -276,6 +342,36 @@ export const KEYS_SCRIPT = `
     if (event.key === '/') { event.preventDefault(); document.getElementById('f-bar')?.focus(); }
     else if (event.key === 'j') move(1);
     else if (event.key === 'k') move(-1);
+  });
+})();
+`;
+
+/**
+ * Autocomplete of the query bar with JavaScript: while typing (150 ms after the last key), the
+ * line's completions from `/suggest` replace the options of its `<datalist>` (the page renders
+ * the facets' names there for a browser without scripts). An answer to an older line is dropped.
+ */
+export const SUGGEST_SCRIPT = `
+(() => {
+  const bar = document.getElementById('f-bar');
+  const list = document.getElementById('bar-suggestions');
+  if (!bar || !list) return;
+  let timer;
+  let asked = '';
+  bar.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      const line = bar.value;
+      asked = line;
+      try {
+        const answer = await fetch('/suggest?bar=' + encodeURIComponent(line), { credentials: 'same-origin' });
+        if (!answer.ok || asked !== line) return;
+        const { suggestions } = await answer.json();
+        list.replaceChildren(...suggestions.map((value) => Object.assign(document.createElement('option'), { value })));
+      } catch {
+        // The rendered options stay.
+      }
+    }, 150);
   });
 })();
 `;

@@ -1,6 +1,6 @@
 /**
  * Export of the current search: `GET /events.ndjson` and `GET /events.csv` with the search page's
- * parameters stream the matching events newest first, `EXPORT_PAGE` rows a query (keyset pages, so
+ * parameters stream the matching events in the page's order (`sort`, newest first by default), `EXPORT_PAGE` rows a query (keyset pages, so
  * each query is the page query), at most `EXPORT_CAP` rows. An NDJSON line is the CloudEvent as
  * stored, in the JSON event format ingest accepts back; a CSV line has the columns `columns` names
  * (export-columns.ts). The status (200) is sent before the first row, so the body's last line says
@@ -15,6 +15,7 @@ import {
   type DatabasePool,
   type EventDocumentRow,
   type EventKey,
+  type PageRequest,
   type ReadScope,
   scopedPool,
   searchEventDocuments,
@@ -115,18 +116,25 @@ export function exportHandler(
     return stream(c, async (out) => {
       const gone = () => out.aborted || signal.aborted;
       if (columns) await out.write(`${columns.map((k) => csvField(k.name)).join(',')}\r\n`);
-      let after: EventKey | undefined;
+      // The page's order (`sort`): each page continues past the last row sent, in that order.
+      let last: EventKey | undefined;
+      const next = (limit: number): PageRequest =>
+        last === undefined
+          ? { limit, order: parsed.sort }
+          : parsed.sort === 'oldest'
+            ? { limit, before: last, order: 'oldest' }
+            : { limit, after: last };
       let sent = 0;
       let more = true;
       try {
         while (more && sent < EXPORT_CAP) {
           const limit = Math.min(EXPORT_PAGE, EXPORT_CAP - sent);
-          const page = await searchEventDocuments(reads, parsed.filter, after ? { limit, after } : { limit });
+          const page = await searchEventDocuments(reads, parsed.filter, next(limit));
           if (gone()) return;
           const lines = page.rows.map((r) => (columns ? csvLine(columns, r) : `${r.document}\n`));
           if (lines.length) await out.write(lines.join(''));
           sent += page.rows.length;
-          after = page.rows.at(-1)?.key;
+          last = page.rows.at(-1)?.key;
           more = page.more;
         }
       } catch (err) {

@@ -23,6 +23,7 @@
  * | `sort` | `newest` (the default) or `oldest` first; a cursor belongs to one of them |
  * | `col` | repeated; the results table's columns (`columns.ts`) |
  * | `tz` | times shown in `utc` (the default) or the `browser`'s time zone |
+ * | `refresh` | the page reloads its results every `10s`, `30s`, `1m`, `5m`, or not (`off`, the default) |
  * | `cursor` | opaque position, from the page links |
  *
  * @example
@@ -45,6 +46,7 @@ import {
 import { type Column, parseColumns } from './columns.js';
 import { MAX_QUERY_LENGTH, parseQuery, type QueryNode } from './query-language.js';
 import { ORDERABLE, readTerm } from './query-terms.js';
+import { isRefresh, REFRESH, type RefreshName } from './time-toolbar.js';
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 250;
@@ -127,6 +129,8 @@ export interface ParsedSearch {
   columns: Column[];
   /** Where times are shown: in UTC, or rewritten to the browser's zone by the page script (`tz`). */
   timeZone: TimeZone;
+  /** How often the page reloads its results (`refresh`); `time-toolbar.ts` says when it may. */
+  refresh: RefreshName;
   cursor: string | undefined;
   /** The facet listing more values (`more`). */
   more: FacetName | undefined;
@@ -220,6 +224,7 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
       sort: 'newest',
       columns: parseColumns([], []),
       timeZone: 'utc',
+      refresh: 'off',
       cursor: undefined,
       more: undefined,
       problems,
@@ -270,6 +275,8 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
   const columns = parseColumns(many('col'), problems);
   const timeZone = one('tz') ?? 'utc';
   if (!isTimeZone(timeZone)) problems.push(`tz: expected one of ${TIME_ZONES.join(', ')}`);
+  const refresh = one('refresh') ?? 'off';
+  if (!isRefresh(refresh)) problems.push(`refresh: expected one of ${Object.keys(REFRESH).join(', ')}`);
   return {
     filter,
     range,
@@ -279,6 +286,7 @@ export function parseSearch(params: URLSearchParams, now: Date = new Date()): Pa
     sort: isOrder(sort) ? sort : 'newest',
     columns,
     timeZone: isTimeZone(timeZone) ? timeZone : 'utc',
+    refresh: isRefresh(refresh) ? refresh : 'off',
     cursor: one('cursor'),
     more: more !== undefined && isFacetName(more) ? more : undefined,
     problems,
@@ -454,8 +462,11 @@ export function isDisabledFilter(name: string): boolean {
   return name.startsWith(OFF_PREFIX) && FILTER_PARAMS.includes(name.slice(OFF_PREFIX.length));
 }
 
-/** The parameters of how the results table shows the events (not which): kept by every form and link of the page. */
-export const TABLE_PARAMS: readonly string[] = ['sort', 'col', 'tz'];
+/**
+ * The parameters of how the results table shows the events (not which) and how often it reloads
+ * them: kept by every form and link of the page.
+ */
+export const TABLE_PARAMS: readonly string[] = ['sort', 'col', 'tz', 'refresh'];
 
 /**
  * The filters of a search's URL (the search an event was opened from, a saved search), switched-off

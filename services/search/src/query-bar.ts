@@ -159,7 +159,7 @@ export function readQueryBar(line: string): BarResult {
 }
 
 /** Quotes a value that holds a space, a quote or nothing. */
-function quote(value: string): string {
+export function quote(value: string): string {
   return value === '' || /[\s"]/.test(value) ? `"${value.replace(/(["\\])/g, '\\$1')}"` : value;
 }
 

@@ -35,7 +35,9 @@ afterAll(async () => {
 
 /** The times of the result rows, as shown. */
 async function rowTimes(): Promise<string[]> {
-  return page.locator('section[aria-labelledby="results"] tbody tr.event td:first-child').allInnerTexts();
+  return page
+    .locator('section[aria-labelledby="results"] tbody tr.event td:first-child time')
+    .allInnerTexts();
 }
 
 async function matching(): Promise<string> {

@@ -3,7 +3,8 @@
  * a database error with the error body and the rows sent before it (one error line in the service
  * log), one whose client leaves with its statements cancelled and no error logged. What it carries:
  * NDJSON lines that the real ingest service takes back as a batch, unchanged; CSV columns chosen
- * by name, extension and payload path; an unknown column refused.
+ * by name, extension and payload path; an unknown column refused; the page's export links and the
+ * export's order following the table (`sort`, `col`).
  */
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
@@ -335,6 +336,43 @@ describe('what an export carries', () => {
     expect(JSON.parse(payloads[1]!.slice(1, -1).replaceAll('""', '"'))).toEqual(ORIGINALS[0]!.data);
     const standard = (await (await h.get(`/events.csv?range=all&source=${REINGEST}`)).text()).split('\r\n');
     expect(standard[0]).toBe('time,id,source,type,subject,severity,uid,producer');
+  });
+
+  it("follows the table: the page's links carry its order and columns, and the rows come in that order", async () => {
+    const page = await (
+      await h.get(
+        `/events?type=${TYPE}&sort=oldest&col=type&col=summary&col=data.amount&col=ext.region&tz=browser&refresh=1m`,
+      )
+    ).text();
+    const link = (format: string) =>
+      new URL(
+        new RegExp(`<a href="(/events\\.${format}[^"]*)"`).exec(page)![1]!.replaceAll('&amp;', '&'),
+        'http://x',
+      ).searchParams;
+    const csvLink = link('csv');
+    expect(Object.fromEntries(csvLink)).toEqual({
+      type: TYPE,
+      sort: 'oldest',
+      columns: 'time,type,data,data.amount,region',
+    });
+    expect(Object.fromEntries(link('ndjson'))).toEqual({ type: TYPE, sort: 'oldest' });
+    // Oldest first across the export's 40 pages of 250, as the table would page.
+    const csv = split('csv', await (await h.get(`/events.csv?${csvLink}`)).text());
+    expect(csv.rows).toHaveLength(10_000);
+    const times = csv.rows.map((line) => line.slice(0, line.indexOf(',')));
+    expect(times).toEqual([...times].sort());
+    expect(new Set(times).size).toBe(10_000);
+    expect(csv.rows[0]).toMatch(/^[^,]+,com\.example\.export,,,$/);
+    const newest = split(
+      'ndjson',
+      await (await h.get(`/events.ndjson?type=${TYPE}&id=e-1&id=e-2&id=e-3`)).text(),
+    );
+    expect(newest.rows.map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(['e-1', 'e-2', 'e-3']);
+    const oldest = split(
+      'ndjson',
+      await (await h.get(`/events.ndjson?type=${TYPE}&id=e-1&id=e-2&id=e-3&sort=oldest`)).text(),
+    );
+    expect(oldest.rows.map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(['e-3', 'e-2', 'e-1']);
   });
 
   it.each([

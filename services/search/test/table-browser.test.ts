@@ -13,6 +13,8 @@ import { type Harness, startHarness } from './harness.js';
 const DESKTOP = { width: 1440, height: 900 };
 const PHONE = { width: 375, height: 812 };
 const ROWS = 'section[aria-labelledby="results"] tbody tr.event';
+/** Result rows a 1440x900 screen held when each row had an expand line under it (measured then). */
+const ABOVE_FOLD_BEFORE = 14;
 
 let h: Harness;
 let browser: Browser;
@@ -92,7 +94,8 @@ describe('results table in Chromium', () => {
     expect(await payload.evaluate((td) => td.scrollHeight <= td.clientHeight + 1)).toBe(true);
     // The row's event inline: its values by path, then its JSON.
     const expand = page.locator('tr.expand').first();
-    await expand.getByText('Details').click();
+    expect(await expand.isVisible()).toBe(false);
+    await page.locator(`${ROWS} details.toggle > summary`).first().click();
     const id = await page.locator(ROWS).first().locator('td.cell').nth(2).textContent();
     await expand.locator('table.values th', { hasText: /^data\.device\.id Copy$/ }).waitFor();
     await expand.getByText('JSON', { exact: true }).click();
@@ -126,13 +129,36 @@ describe('results table in Chromium', () => {
     expect(await time.getAttribute('title')).toBe(`${iso.slice(0, 10)} ${iso.slice(11, 23)} UTC`);
     await page.goto(`${h.url}/events?range=all&id=seed-7`);
     // With JavaScript, each path and value of the expanded event has its copy button.
-    await page.locator('tr.expand').first().getByText('Details').click();
+    await page.locator(`${ROWS} details.toggle > summary`).first().click();
     const copy = page.getByRole('button', { name: 'Copy the value of data.device.id' });
     await copy.click();
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe('dev-7');
     expect(await page.locator(`${ROWS} time`).first().textContent()).toBe(
       `${iso.slice(0, 10)} ${iso.slice(11, 23)}`,
     );
+    await context.close();
+  });
+
+  it('keeps each row one line high, the expand toggle in its time cell: a 1440x900 screen holds twice the rows it did', async () => {
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    await page.goto(`${h.url}/events?range=all`);
+    const rows = page.locator(ROWS);
+    const heights = await rows.evaluateAll((trs) => trs.map((tr) => tr.getBoundingClientRect().height));
+    const line = await page
+      .locator(`${ROWS} td.cell`)
+      .first()
+      .evaluate((td) => td.getBoundingClientRect().height);
+    expect(Math.max(...heights)).toBeLessThanOrEqual(line + 1);
+    // The rows one screen holds, from the table's first row (with the expand line under each, it held ABOVE_FOLD_BEFORE).
+    const bottoms = await rows.evaluateAll((trs) => trs.map((tr) => tr.getBoundingClientRect().bottom));
+    const top = await rows.first().evaluate((tr) => tr.getBoundingClientRect().top);
+    const screenful = bottoms.filter((bottom) => bottom - top <= DESKTOP.height).length;
+    expect(screenful).toBeGreaterThanOrEqual(2 * ABOVE_FOLD_BEFORE);
+    // Opening one shows its event under it; the next row follows.
+    await page.locator(`${ROWS} details.toggle > summary`).first().click();
+    expect(await page.locator('tr.expand').first().isVisible()).toBe(true);
+    expect(await page.locator('tr.expand').nth(1).isVisible()).toBe(false);
     await context.close();
   });
 
@@ -147,7 +173,7 @@ describe('results table in Chromium', () => {
         `${h.url}/events?range=all&limit=25&col=type&col=summary&col=data.device.id&col=ext.region&tz=browser`,
       );
       await page.getByText('Columns, order and time zone').click();
-      await page.locator('tr.expand').first().getByText('Details').click();
+      await page.locator(`${ROWS} details.toggle > summary`).first().click();
       await page.locator('tr.expand').first().getByText('JSON', { exact: true }).click();
       expect(await page.locator('tr.expand pre').first().isVisible()).toBe(true);
       expect(await violations(page)).toEqual([]);

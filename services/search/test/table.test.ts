@@ -222,7 +222,11 @@ describe('inline expand', () => {
   it('puts each event under its row, as values by path and as JSON; a large one is only linked', async () => {
     await plant('table-large', { blob: 'y'.repeat(20_000) });
     const { body } = await page('/events?range=all&id=seed-7');
-    expect(body).toMatch(/<tr class="expand"><td colspan="6"><details><summary>Details/);
+    // The toggle in the row's time cell (a row stays one line), the event in the hidden row under it.
+    expect(body).toMatch(
+      /<td class="time"><details class="toggle"><summary><span class="visually-hidden">Details of com\.example\.t\d+ seed-7</,
+    );
+    expect(body).toMatch(/<tr class="expand"><td colspan="6"><table class="values">/);
     expect(body).toMatch(
       /<th scope="row">data\.device\.id <button[^>]*>Copy<\/button><\/th><td>dev-7 <button/,
     );

@@ -2,7 +2,7 @@
  * Visibility end to end: search logs in as the reader role (row-level security applies) and two
  * viewers of different groups each see only their team's events on every read path: the page's
  * rows, total, facets and histogram (from the rollup and from the table), the detail page, an id
- * lookup, a receipt, the overview, the export and the live tail; a viewer no rule matches sees nothing. The
+ * lookup, a receipt, the overview, the export, the live tail and the query bar's suggestions; a viewer no rule matches sees nothing. The
  * header says what each one sees.
  */
 import { rollupFromEvents } from '@event-observatory/devstack';
@@ -67,6 +67,17 @@ async function page(path: string, team: Team): Promise<string> {
 describe.each(TEAMS)('the viewer of team %s', (team) => {
   const mine = `urn:team-${team}:sensor`;
   const theirs = `urn:team-${other(team)}:sensor`;
+
+  it("gets only its own types and sources as the query bar's suggestions", async () => {
+    for (const line of ['source:urn:team-', 'type:com.team-']) {
+      const res = await h.get(`/suggest?bar=${encodeURIComponent(line)}`, viewerOf(team));
+      expect(res.status).toBe(200);
+      const { suggestions } = (await res.json()) as { suggestions: string[] };
+      expect(suggestions, line).toEqual([
+        line.startsWith('source') ? `source:${mine}` : `type:com.team-${team}.reading`,
+      ]);
+    }
+  });
 
   it('sees only its events on the page: rows, total, facets, histogram from the rollup and from the table', async () => {
     // range=7d: a time-only filter in whole hours, so the histogram reads the rollup;
@@ -136,6 +147,17 @@ describe('a viewer no rule matches', () => {
     expect(body).toContain('Sees: no events');
     const overview = await (await h.get('/?range=7d', asViewer('stranger'))).text();
     expect(overview).not.toContain('urn:team-');
+    const suggested = await h.get('/suggest?bar=source:urn:', asViewer('stranger', ['visitors']));
+    expect(await suggested.json()).toEqual({ suggestions: [] });
+  });
+});
+
+describe('suggestions', () => {
+  it('need a viewer and a line of at most 500 characters', async () => {
+    expect((await h.get('/suggest?bar=type:')).status).toBe(401);
+    const long = await h.get(`/suggest?bar=${'a'.repeat(501)}`, viewerOf('a'));
+    expect(long.status).toBe(400);
+    expect(await long.json()).toMatchObject({ error: { message: 'bar: at most 500 characters' } });
   });
 });
 

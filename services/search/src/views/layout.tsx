@@ -12,6 +12,8 @@ export interface LayoutProps {
   scripts?: string[];
   /** Same-origin style sheets besides the site's own. */
   styles?: string[];
+  /** More of the head (a page's `<noscript>` refresh). */
+  head?: Child;
   children?: Child;
 }
 
@@ -32,6 +34,7 @@ export function Layout(props: LayoutProps) {
           {(props.scripts ?? []).map((src) => (
             <script src={src} defer />
           ))}
+          {props.head}
         </head>
         <body>
           <a class="skip" href="#main">

@@ -2,9 +2,11 @@
 /**
  * Events as a table: the chosen columns (`columns.ts`), each cell one line cut with an ellipsis
  * (the whole value on hover, `title`), times as `<time datetime>` in UTC (`/assets/table.js`
- * rewrites them to the browser's zone when asked), and under each row, when the events were read
- * with it, the whole event behind a `<details>`: as a table of its values (with copy buttons for
- * each path and value, shown by `/assets/detail.js`) and as JSON.
+ * rewrites them to the browser's zone when asked), and, when the events were read with it, the
+ * whole event: as a table of its values (with copy buttons for each path and value, shown by
+ * `/assets/detail.js`) and as JSON. Its toggle is a `<details>` in the row's first cell, so a row
+ * stays one line; the event itself is a hidden row under it that the style sheet shows while that
+ * `<details>` is open (`:has()`, no script).
  */
 import {
   CELL_CHARS,
@@ -142,7 +144,8 @@ export interface EventTableProps {
 /**
  * Events as a table, in the order given. `search` goes along on each event's link. With an
  * `anchor` its row is marked in words and for screen readers, not by colour alone. Rows read with
- * their events (`CellRow.documentBytes` > 0) get a row below with the expand toggle.
+ * their events (`CellRow.documentBytes` > 0) get the expand toggle in their time cell and the event
+ * in a row below, shown while the toggle is open.
  */
 export function EventTable(props: EventTableProps) {
   const columns = props.columns ?? DEFAULT;
@@ -161,6 +164,7 @@ export function EventTable(props: EventTableProps) {
           {props.rows.flatMap((r) => {
             const anchor = r.key.uid === props.anchor;
             const href = eventHref(r, props.search);
+            const expandable = 'documentBytes' in r && r.documentBytes > 0;
             const row = (
               <tr
                 id={props.anchor === undefined ? undefined : `e-${r.key.uid}`}
@@ -171,6 +175,13 @@ export function EventTable(props: EventTableProps) {
                   if (c.name === 'time')
                     return (
                       <td class="time">
+                        {expandable ? (
+                          <details class="toggle">
+                            <summary>
+                              <span class="visually-hidden">Details of {`${r.type} ${r.id}`}</span>
+                            </summary>
+                          </details>
+                        ) : null}
                         {anchor ? <strong>This event: </strong> : null}
                         <a href={href}>
                           <Time at={r.occurredAt} />
@@ -186,17 +197,12 @@ export function EventTable(props: EventTableProps) {
                 })}
               </tr>
             );
-            if (!('documentBytes' in r) || r.documentBytes === 0) return [row];
+            if (!expandable) return [row];
             return [
               row,
               <tr class="expand">
                 <td colspan={columns.length}>
-                  <details>
-                    <summary>
-                      Details<span class="visually-hidden"> of {`${r.type} ${r.id}`}</span>
-                    </summary>
-                    <Expanded row={r} href={href} />
-                  </details>
+                  <Expanded row={r} href={href} />
                 </td>
               </tr>,
             ];

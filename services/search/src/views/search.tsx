@@ -11,6 +11,7 @@ import {
   severityName,
 } from '@event-observatory/store';
 import { EXPORT_CAP } from '../export.js';
+import { exportHrefs } from '../export-links.js';
 import type { Failure } from '../failures.js';
 import { disabledFilters } from '../filter-pills.js';
 import {
@@ -26,12 +27,14 @@ import {
 } from '../filters.js';
 import { writeQueryBar } from '../query-bar.js';
 import type { SearchView } from '../search.js';
+import { facetSuggestions } from '../suggestions.js';
 import { FilterPills } from './filter-pills.js';
 import { HistogramPanel } from './histogram.js';
 import { HiddenFields, Layout, number, Problems, utc } from './layout.js';
 import { EventTable } from './results-table.js';
 import { SaveSearchForm } from './save-search.js';
 import { TableSettings } from './table-settings.js';
+import { RefreshFallback, TimeToolbar } from './time-toolbar.js';
 
 export interface SearchPageProps {
   params: URLSearchParams;
@@ -94,6 +97,16 @@ function Repeated(props: { name: string; label: string; values: string[]; hint: 
   );
 }
 
+/** An absolute range as the time picker shows it (UTC, to the minute). */
+function absoluteLabel(parsed: ParsedSearch | undefined): string {
+  const minute = (d: Date) => utc(d, false).slice(0, 16);
+  const { from, to } = parsed?.filter ?? {};
+  if (from && to) return `${minute(from)} to ${minute(to)} UTC`;
+  if (from) return `From ${minute(from)} UTC`;
+  if (to) return `Before ${minute(to)} UTC`;
+  return 'From/To of the calendar';
+}
+
 /**
  * The time picker beside the query bar (the first screen shows the range searched): relative ranges
  * ending now; From/To of the filter form, when given, replace it.
@@ -104,7 +117,7 @@ function RangeSelect(props: { parsed: ParsedSearch | undefined }) {
     <select id="f-range" name="range" aria-label="Time range">
       {current === undefined ? (
         <option value="" selected>
-          From/To of the form
+          {absoluteLabel(props.parsed)}
         </option>
       ) : null}
       {Object.entries(RANGES).map(([value, r]) => (
@@ -132,6 +145,8 @@ function QueryBar(props: {
   params: URLSearchParams;
   parsed: ParsedSearch | undefined;
   error: SearchPageProps['barError'];
+  /** The bar's autocomplete as rendered (`facetSuggestions`); `/assets/suggest.js` replaces it while typing. */
+  suggestions: string[];
 }) {
   const p = props.params;
   const line = props.error ? (p.get('bar') ?? '') : writeQueryBar(p);
@@ -149,7 +164,13 @@ function QueryBar(props: {
           aria-invalid={props.error ? 'true' : undefined}
           spellcheck={false}
           autocomplete="off"
+          list="bar-suggestions"
         />
+        <datalist id="bar-suggestions">
+          {props.suggestions.map((value) => (
+            <option value={value} />
+          ))}
+        </datalist>
         <RangeSelect parsed={props.parsed} />
         <button type="submit">Run</button>
       </div>
@@ -239,6 +260,19 @@ function FilterForm(props: { params: URLSearchParams }) {
         <button type="submit">Search</button> <a href="/events">Clear filters</a>
       </div>
     </form>
+  );
+}
+
+/** The exports of this search, in the table's order (and, for CSV, its chosen columns). */
+function ExportLinks(props: { params: URLSearchParams; parsed: ParsedSearch | undefined }) {
+  const href = exportHrefs(props.params, props.parsed?.columns ?? []);
+  const order = props.parsed?.sort === 'oldest' ? 'oldest first' : 'newest first';
+  return (
+    <p class="hint">
+      Export this search ({order}, at most {number.format(EXPORT_CAP)} events):{' '}
+      <a href={href.ndjson}>NDJSON</a> (whole events) · <a href={href.csv}>CSV</a>
+      {props.params.has('col') ? " (the table's columns)" : null}
+    </p>
   );
 }
 
@@ -497,15 +531,26 @@ export function SearchPage(props: SearchPageProps) {
         '/assets/tail.js',
         '/assets/keys.js',
         '/assets/table.js',
+        '/assets/refresh.js',
+        '/assets/suggest.js',
         '/assets/detail.js',
         '/assets/uplot.js',
         '/assets/histogram.js',
       ]}
       styles={['/assets/uplot.css']}
+      head={<RefreshFallback parsed={props.parsed} />}
     >
       <h1>Search events</h1>
       <Problems problems={props.problems} intro="Some filters could not be used:" />
-      <QueryBar params={params} parsed={props.parsed} error={props.barError} />
+      <QueryBar
+        params={params}
+        parsed={props.parsed}
+        error={props.barError}
+        suggestions={
+          view && !('message' in view.facets) ? facetSuggestions(writeQueryBar(params), view.facets) : []
+        }
+      />
+      <TimeToolbar params={params} parsed={props.parsed} />
       <FilterPills params={params} />
       <SaveSearchForm params={params} />
       {/* Folded: the histogram and the results come first; the bar and the pills show the filters. */}
@@ -534,11 +579,7 @@ export function SearchPage(props: SearchPageProps) {
           <section aria-labelledby="results">
             <h2 id="results">Results</h2>
             <Total total={view.total} />
-            <p class="hint">
-              Export this search (newest first, at most {number.format(EXPORT_CAP)} events):{' '}
-              <a href={`/events.ndjson${withCursor(params, undefined)}`}>NDJSON</a> ·{' '}
-              <a href={`/events.csv${withCursor(params, undefined)}`}>CSV</a>
-            </p>
+            <ExportLinks params={params} parsed={props.parsed} />
             <TableSettings params={params} parsed={props.parsed} />
             <Results rows={view.page.rows} params={params} parsed={props.parsed} />
             {view.page.rows.length === 0 && !params.has('cursor') ? (

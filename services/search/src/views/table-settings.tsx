@@ -6,8 +6,11 @@
  * order or new columns start at the first page).
  */
 import { ATTRIBUTE_COLUMNS, type AttributeColumn, DEFAULT_COLUMNS } from '../columns.js';
-import { type ParsedSearch, TABLE_PARAMS } from '../filters.js';
+import type { ParsedSearch } from '../filters.js';
 import { HiddenFields } from './layout.js';
+
+/** The parameters this form sets itself; it carries every other one (`refresh` too). */
+const OWN_PARAMS = ['sort', 'col', 'tz'];
 
 export function TableSettings(props: { params: URLSearchParams; parsed: ParsedSearch | undefined }) {
   const p = props.params;
@@ -15,7 +18,7 @@ export function TableSettings(props: { params: URLSearchParams; parsed: ParsedSe
   const fields = columns.filter((name) => /^(data|ext)\./.test(name));
   const sort = props.parsed?.sort ?? 'newest';
   const timeZone = props.parsed?.timeZone ?? 'utc';
-  const kept = [...new Set(p.keys())].filter((name) => name !== 'cursor' && !TABLE_PARAMS.includes(name));
+  const kept = [...new Set(p.keys())].filter((name) => name !== 'cursor' && !OWN_PARAMS.includes(name));
   const choosable = (Object.keys(ATTRIBUTE_COLUMNS) as AttributeColumn[]).filter((name) => name !== 'time');
   return (
     <details class="table-settings">
