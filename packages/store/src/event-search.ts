@@ -12,7 +12,8 @@
  * the partial index cloud_event_severe_idx. No index path: payload comparisons other than
  * equality, subject (no index on ce_subject), severity below error. Totals are counted up to the
  * cap; the planner's estimate stands in only when it expects twice the cap and the count runs out
- * of its budget (`totalEvents`).
+ * of its budget (`totalEvents`). A reader whose scope is a list of exact sources reads with those
+ * sources as a condition (`withinScope`): the policy is no index path, the source B-tree is.
  *
  * Raw SQL on purpose: each query is written for its index path above and measured by bench/search.
  *
