@@ -18,7 +18,7 @@
  * f.types[0]; // { value: 'com.example.alarm', count: 4211 }
  */
 
-import { clause, type EventFilter, SqlParams, whereOf, withWordParts } from './event-search.js';
+import { clause, type EventFilter, readFilter, SqlParams, whereOf } from './event-search.js';
 import { listPartitions, piecesByPartition } from './partitions.js';
 import type { DatabasePool } from './queryable.js';
 
@@ -70,7 +70,7 @@ export async function facetEvents(
   given: EventFilter,
   options: FacetOptions = {},
 ): Promise<Facets> {
-  const filter = await withWordParts(db, given);
+  const filter = await readFilter(db, given);
   const counts = new Map<string, Map<string, number>>();
   let matched = 0;
   const pieces = piecesByPartition(await listPartitions(db), filter);

@@ -20,14 +20,7 @@
  */
 
 import { scopeOf } from './cancellable-pool.js';
-import {
-  clause,
-  type EventFilter,
-  estimateEvents,
-  SqlParams,
-  whereOf,
-  withWordParts,
-} from './event-search.js';
+import { clause, type EventFilter, estimateRows, readFilter, SqlParams, whereOf } from './event-search.js';
 import { addMonths } from './partitions.js';
 import type { DatabasePool } from './queryable.js';
 import { rollupCovers } from './read-scope.js';
@@ -99,7 +92,7 @@ export async function histogramEvents(
   range: HistogramRange,
   limits: SampleLimits = SAMPLE_LIMITS,
 ): Promise<Histogram> {
-  const filter = await withWordParts(db, given);
+  const filter = await readFilter(db, given);
   const p = new SqlParams();
   const bucket = p.add(`${range.bucketMs / 1000} seconds`);
   const origin = p.add(range.from);
@@ -184,7 +177,8 @@ export async function histogramEvents(
 /**
  * The share of pages to sample (percent, 3 significant digits), or undefined to count: when the
  * planner expects more than `exactMax` matches and the range holds more than `sampleRows` rows
- * (the share is of the rows of the months it touches).
+ * (the share is of the rows of the months it touches, every viewer's: a sample reads whole pages,
+ * so a share of a narrower scope's rows would read more pages for fewer rows).
  * Up to three EXPLAINs, nothing read.
  */
 async function samplePercent(
@@ -192,12 +186,12 @@ async function samplePercent(
   filter: EventFilter,
   limits: SampleLimits,
 ): Promise<number | undefined> {
-  if ((await estimateEvents(db, filter)) <= limits.exactMax) return undefined;
+  if ((await estimateRows(db, filter)) <= limits.exactMax) return undefined;
   const { from, to } = filter as Required<Pick<EventFilter, 'from' | 'to'>>;
   // A short range is counted: its rows are few and adjacent (the default 24 h of the bench store).
-  if ((await estimateEvents(db, { from, to })) <= limits.sampleRows) return undefined;
+  if ((await estimateRows(db, { from, to })) <= limits.sampleRows) return undefined;
   // SYSTEM takes its share of every partition the range touches, so the share is of whole months.
-  const rows = await estimateEvents(db, {
+  const rows = await estimateRows(db, {
     from: addMonths(from, 0),
     to: addMonths(new Date(to.getTime() - 1), 1),
   });

@@ -12,15 +12,18 @@
  * the partial index cloud_event_severe_idx. No index path: payload comparisons other than
  * equality, subject (no index on ce_subject), severity below error. Totals are counted up to the
  * cap; the planner's estimate stands in only when it expects twice the cap and the count runs out
- * of its budget (`totalEvents`).
+ * of its budget (`totalEvents`). A reader whose scope is a list of exact sources reads with those
+ * sources as a condition (`withinScope`): the policy is no index path, the source B-tree is.
  *
  * Raw SQL on purpose: each query is written for its index path above and measured by bench/search.
  *
  * @example
  * const page = await searchEvents(pool, { text: 'boiler', types: ['com.example.alarm'] }, { limit: 50 });
  */
+import { scopeOf } from './cancellable-pool.js';
 import { isStatementTimeout } from './errors.js';
 import type { DatabasePool, Queryable } from './queryable.js';
+import { type ReadScope, scopeSources } from './read-scope.js';
 import type { EventProducerIdentity } from './schema.js';
 import { SEVERE_RANK } from './severity.js';
 import { inPooledTransaction } from './transactions.js';
@@ -261,6 +264,25 @@ export function withWordParts(db: Queryable, filter: EventFilter): Promise<Event
     resolved.set(filter, found);
   }
   return found;
+}
+
+/**
+ * `filter` with its sources narrowed to those `scope` admits, when they are all it admits
+ * (`scopeSources`): the same rows (the policy admits no others), read through the source index in
+ * proportion to what the viewer sees instead of walking other viewers' rows. A filter whose
+ * sources are all outside the scope stays as it is: the policy admits none of its rows.
+ */
+export function withinScope(filter: EventFilter, scope: ReadScope | undefined): EventFilter {
+  const visible = scopeSources(scope);
+  if (visible === undefined) return filter;
+  if (!filter.sources?.length) return { ...filter, sources: [...visible] };
+  const kept = filter.sources.filter((s) => visible.includes(s));
+  return kept.length > 0 ? { ...filter, sources: kept } : filter;
+}
+
+/** The filter every read of `db` plans: word parts filled (`withWordParts`), sources within its scope (`withinScope`). */
+export async function readFilter(db: DatabasePool, given: EventFilter): Promise<EventFilter> {
+  return withinScope(await withWordParts(db, given), scopeOf(db));
 }
 
 /**
@@ -509,7 +531,7 @@ async function readPage<Raw extends RawRow, Row>(
   columns: Columns,
   toRow: (r: Raw) => Row,
 ): Promise<{ rows: Row[]; more: boolean }> {
-  const filter = await withWordParts(db, given);
+  const filter = await readFilter(db, given);
   const { text, values } = searchStatement(filter, page, columns);
   const { rows } = await db.query<Raw>(text, values);
   const more = rows.length > page.limit;
@@ -534,7 +556,11 @@ export interface EventTotal {
  * be answered from the index alone), 10,001 random page reads over every partition.
  */
 export async function estimateEvents(db: DatabasePool, given: EventFilter): Promise<number> {
-  const filter = await withWordParts(db, given);
+  return estimateRows(db, await readFilter(db, given));
+}
+
+/** `estimateEvents` of a filter as given, its word parts filled already and its sources not narrowed. */
+export async function estimateRows(db: DatabasePool, filter: EventFilter): Promise<number> {
   const p = new SqlParams();
   const where = whereOf(filter, p);
   const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
@@ -542,6 +568,15 @@ export async function estimateEvents(db: DatabasePool, given: EventFilter): Prom
     p.values,
   );
   return rows[0]!['QUERY PLAN'][0].Plan['Plan Rows'];
+}
+
+/** The statement of the capped count (`countEvents`), of a filter its reads prepared (`readFilter`); tests EXPLAIN it. */
+export function countStatement(filter: EventFilter): { text: string; values: unknown[] } {
+  const p = new SqlParams();
+  const where = whereOf(filter, p);
+  const text = `SELECT count(*)::int AS n FROM
+    (SELECT 1 FROM events.cloud_event ${clause(where)} LIMIT ${p.add(TOTAL_CAP + 1)}) AS capped`;
+  return { text, values: p.values };
 }
 
 /**
@@ -555,12 +590,8 @@ export async function countEvents(
   given: EventFilter,
   budgetMs?: number,
 ): Promise<{ total: number; capped: boolean }> {
-  const filter = await withWordParts(db, given);
-  const p = new SqlParams();
-  const where = whereOf(filter, p);
-  const sql = `SELECT count(*)::int AS n FROM
-    (SELECT 1 FROM events.cloud_event ${clause(where)} LIMIT ${p.add(TOTAL_CAP + 1)}) AS capped`;
-  const count = (q: Queryable) => q.query<{ n: number }>(sql, p.values);
+  const { text, values } = countStatement(await readFilter(db, given));
+  const count = (q: Queryable) => q.query<{ n: number }>(text, values);
   const { rows } =
     budgetMs === undefined
       ? await count(db)
@@ -664,7 +695,7 @@ export async function tailEvents(
   since: IngestKey | undefined,
   limit: number,
 ): Promise<TailRow[]> {
-  const filter = await withWordParts(db, given);
+  const filter = await readFilter(db, given);
   const p = new SqlParams();
   const where = whereOf(filter, p);
   if (since) {
@@ -688,7 +719,7 @@ export async function tailEvents(
 
 /** The position of the match ingested last: where a tail starts. */
 export async function newestIngestKey(db: DatabasePool, given: EventFilter): Promise<IngestKey | undefined> {
-  const filter = await withWordParts(db, given);
+  const filter = await readFilter(db, given);
   const p = new SqlParams();
   const { rows } = await db.query<{ ingest_time: string; key_time: string; uid: string }>(
     `SELECT ingested_at::text AS ingest_time, occurred_at::text AS key_time, event_uid::text AS uid

@@ -54,6 +54,20 @@ export function rollupCovers(scope: ReadScope | undefined): boolean {
 }
 
 /**
+ * The exact sources that are everything `scope` admits (its only list that is not empty), else
+ * undefined. A read under such a scope may add `ce_source = ANY(those)` without changing its rows,
+ * since the policy admits no other, and the condition is an index path the policy is not: the
+ * source index reads the viewer's rows only (packages/store/DESIGN.md, "A path by source").
+ */
+export function scopeSources(scope: ReadScope | undefined): readonly string[] | undefined {
+  if (scope === undefined || scope.all === true) return undefined;
+  const { sources, sourcePrefixes, typePrefixes, producers } = scope;
+  const onlySources =
+    sources.length > 0 && sourcePrefixes.length + typePrefixes.length + producers.length === 0;
+  return onlySources ? sources : undefined;
+}
+
+/**
  * Whether the role `db` logs in as escapes the row-level security of the event table: a superuser,
  * a role with BYPASSRLS, or the table's owner (or a role with its privileges). Scopes mean nothing
  * on such a connection. Raw SQL: a catalog question.

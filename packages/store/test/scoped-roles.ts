@@ -12,6 +12,8 @@ import {
   migrate,
   type PartialScope,
   type ReadScope,
+  refreshHorizon,
+  refreshRollup,
 } from '../src/index.js';
 import { row } from './rows.js';
 
@@ -77,4 +79,17 @@ export function scopedEvent(
     producer: producer && JSON.stringify(producer),
     offset: String(id.charCodeAt(0)),
   });
+}
+
+/** Counts every event stored so far into the hourly rollup, as the refresh job does (as the writer). */
+export async function refreshRollupNow(writer: DatabasePool): Promise<void> {
+  const client = await writer.connect();
+  try {
+    const horizon = await refreshHorizon(client);
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+    await refreshRollup(client, horizon);
+    await client.query('COMMIT');
+  } finally {
+    client.release();
+  }
 }

@@ -12,14 +12,18 @@ import {
   insertEvents,
   monthPartitionName,
   type ReadScope,
-  refreshHorizon,
-  refreshRollup,
   rollupTop,
   scopedPool,
   searchEvents,
   WHOLE_SCOPE,
 } from '../src/index.js';
-import { scopedEvent as event, PREVIOUS_HOUR as hour, scope, useRoleDatabase } from './scoped-roles.js';
+import {
+  scopedEvent as event,
+  PREVIOUS_HOUR as hour,
+  refreshRollupNow,
+  scope,
+  useRoleDatabase,
+} from './scoped-roles.js';
 
 const db = useRoleDatabase('store_vis');
 let owner: DatabasePool;
@@ -37,15 +41,7 @@ beforeAll(async () => {
     }),
     event('c', '/office', 'org.c.door', null),
   ]);
-  const client = await writer.connect();
-  try {
-    const horizon = await refreshHorizon(client);
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-    await refreshRollup(client, horizon);
-    await client.query('COMMIT');
-  } finally {
-    client.release();
-  }
+  await refreshRollupNow(writer);
 });
 
 async function ids(db: DatabasePool): Promise<string[]> {

@@ -1,0 +1,126 @@
+/**
+ * The path by source (`withinScope`) on a real PostgreSQL with the three roles: a reader whose
+ * scope is a list of exact sources reads its page, capped total, facets and histogram with the
+ * sources as a condition, and finds exactly what the same rows give without it; its capped count
+ * reads the source index, no row another viewer sees.
+ */
+import { seedEvents } from '@event-observatory/devstack';
+import pg from 'pg';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  countEvents,
+  countStatement,
+  type EventFilter,
+  facetEvents,
+  histogramEvents,
+  type ReadScope,
+  readFilter,
+  scopedPool,
+  searchEvents,
+  totalEvents,
+  WHOLE_SCOPE,
+  withinScope,
+} from '../src/index.js';
+import { PREVIOUS_HOUR as hour, refreshRollupNow, scope, useRoleDatabase } from './scoped-roles.js';
+
+const db = useRoleDatabase('store_srcpath');
+
+/** 5 of the seed's 50 sources, as bench/search's restricted viewer. */
+const FEW_SOURCES = [0, 1, 2, 3, 4].map((n) => `urn:seed:source-${n}`);
+const FEW = scope({ sources: FEW_SOURCES });
+/** The same rows as FEW (no seed type starts so), through a scope that has no path by source. */
+const FEW_WITHOUT_PATH = scope({ sources: FEW_SOURCES, typePrefixes: ['no.such.type.'] });
+const DAY_MS = 86_400_000;
+
+beforeAll(async () => {
+  const seeder = new pg.Pool({ connectionString: db.roles.owner.url, max: 1 });
+  await seedEvents(seeder, { count: 20_000, spanMs: 60 * DAY_MS, end: hour });
+  await seeder.end();
+  await refreshRollupNow(db.writer);
+  await db.owner.query('ANALYZE events.cloud_event, events.event_rollup_hourly');
+});
+
+describe('withinScope', () => {
+  it("narrows a filter's sources to a scope of exact sources, and nothing else", () => {
+    expect(withinScope({ text: 'x' }, FEW)).toEqual({ text: 'x', sources: FEW_SOURCES });
+    expect(withinScope({ sources: ['urn:seed:source-1', '/elsewhere'] }, FEW)).toEqual({
+      sources: ['urn:seed:source-1'],
+    });
+    // None of its sources visible: the policy already admits nothing, the filter stays.
+    expect(withinScope({ sources: ['/elsewhere'] }, FEW)).toEqual({ sources: ['/elsewhere'] });
+    for (const other of [
+      undefined,
+      WHOLE_SCOPE,
+      scope({}),
+      FEW_WITHOUT_PATH,
+      scope({ sources: ['/a'], sourcePrefixes: ['/b/'] }),
+      scope({ sources: ['/a'], producers: ['bob'] }),
+    ])
+      expect(withinScope({ text: 'x' }, other)).toEqual({ text: 'x' });
+  });
+});
+
+describe('a reader of a few sources', () => {
+  const to = new Date(hour.getTime() + 3_600_000);
+  const from = new Date(to.getTime() - 60 * DAY_MS);
+  const FILTERS: EventFilter[] = [
+    {},
+    { types: ['com.example.t3'] },
+    { text: 'alpha' },
+    { text: 'overflow' },
+    { sources: ['urn:seed:source-2', 'urn:seed:source-9'] },
+    { sources: ['urn:seed:source-9'] },
+    { from: new Date(to.getTime() - 7 * DAY_MS), to, text: 'bravo' },
+  ];
+
+  /** What a page reads for `filter` under `s`: rows, capped total, facets, a rollup and a table histogram. */
+  async function pageOf(s: ReadScope, filter: EventFilter) {
+    const reads = scopedPool(db.reader, s);
+    const range = { from, to, bucketMs: DAY_MS };
+    return {
+      rows: (await searchEvents(reads, filter, { limit: 200 })).rows.map((r) => r.id),
+      oldest: (await searchEvents(reads, filter, { limit: 20, order: 'oldest' })).rows.map((r) => r.id),
+      count: await countEvents(reads, filter),
+      total: await totalEvents(reads, filter),
+      facets: await facetEvents(reads, filter),
+      histogram: await histogramEvents(reads, filter, range),
+      hourly: await histogramEvents(reads, filter, { ...range, bucketMs: 3_600_000 }),
+    };
+  }
+
+  it('reads exactly what the same rows give without the path', async () => {
+    for (const filter of FILTERS) {
+      const withPath = await pageOf(FEW, filter);
+      expect(withPath, JSON.stringify(filter)).toEqual(await pageOf(FEW_WITHOUT_PATH, filter));
+      if (filter.sources?.includes('urn:seed:source-9') && filter.sources.length === 1) {
+        expect(withPath.rows).toEqual([]);
+      } else {
+        expect(withPath.rows.length, JSON.stringify(filter)).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it('counts from the source index, never a row it cannot see; without the path, it walks the others', async () => {
+    /** Rows the capped count's scans read and dropped, and the indexes they used. */
+    const counted = async (s: ReadScope) => {
+      const reads = scopedPool(db.reader, s);
+      const { text, values } = countStatement(await readFilter(reads, {}));
+      const { rows } = await reads.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${text}`,
+        values,
+      );
+      const plan = rows.map((r) => r['QUERY PLAN']);
+      const removed = plan
+        .map((line) => /Rows Removed by Filter: (\d+)/.exec(line)?.[1])
+        .reduce((sum, n) => sum + Number(n ?? 0), 0);
+      return { removed, bySource: plan.some((line) => /Index Scan on \S*ce_source\S*/.test(line)) };
+    };
+    expect(await counted(FEW)).toEqual({ removed: 0, bySource: true });
+    expect((await counted(FEW_WITHOUT_PATH)).removed).toBeGreaterThan(10_000);
+  });
+
+  it('still sees nothing without a scope', async () => {
+    const { rows } = await db.reader.query('SELECT 1 FROM events.cloud_event LIMIT 1');
+    expect(rows).toEqual([]);
+  });
+});
