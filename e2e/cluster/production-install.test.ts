@@ -72,15 +72,12 @@ async function pipelineReady(): Promise<{ status: string; reason?: string } | un
   return p.status?.conditions?.find((c) => c.type === 'Ready');
 }
 
+/** The suite's one Kafka admin, connected in beforeAll. */
+const admin = kafkaClient(suite.podStack.bootstrapServers, { clientId: 'production-e2e' }).admin();
+
 /** Records retained per partition of `topic`, summed: unchanged means the topic was kept, not made anew. */
 async function retained(topic: string): Promise<number> {
-  const admin = kafkaClient(suite.podStack.bootstrapServers, { clientId: 'production-e2e' }).admin();
-  await admin.connect();
-  try {
-    return (await admin.fetchTopicOffsets(topic)).reduce((n, p) => n + Number(p.high), 0);
-  } finally {
-    await admin.disconnect();
-  }
+  return (await admin.fetchTopicOffsets(topic)).reduce((n, p) => n + Number(p.high), 0);
 }
 
 async function helmInstall(extra: string[] = []): Promise<{ ms: number; error?: string }> {
@@ -133,9 +130,8 @@ beforeAll(async () => {
   await producer.connect();
   await producer.send({ topic: suite.topic, messages: [{ key: 'k', value: 'kept' }] });
   await producer.disconnect();
+  await admin.connect();
   suite.onCleanup(async () => {
-    const admin = kafkaClient(suite.podStack.bootstrapServers, { clientId: 'production-e2e' }).admin();
-    await admin.connect();
     await admin.deleteTopics({ topics: [suite.topic, `${suite.topic}.dlq`] }).catch(() => {});
     await admin.disconnect();
   });
