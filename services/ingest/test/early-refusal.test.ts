@@ -81,7 +81,12 @@ describe('overload control: a refused request is answered before its body is rea
         messageLimit: { read: async () => EVENT_MAX_MESSAGE_BYTES, close: async () => {} },
       },
     });
-    server = await serveApp(service.app, { host: '127.0.0.1', port: 0, drainMs: 1000 });
+    server = await serveApp(service.app, {
+      host: '127.0.0.1',
+      port: 0,
+      drainMs: 1000,
+      preempt: service.preempt,
+    });
     port = Number(new URL(server.url).port);
     token = await signDevToken({ secret: SECRET, scopes: ['events:write'] });
   });
