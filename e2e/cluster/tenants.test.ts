@@ -38,6 +38,8 @@ let b: TestNamespace;
 /** `observatory.dev/controller` of each release: `<namespace>/<release>`. */
 let t1: string;
 let t2: string;
+/** Tenant A's and B's own topic under t1's `{name}` template. */
+const tenantTopic = (ns: TestNamespace) => literal(ns === a ? 'a' : 'b');
 /** Reserved names this suite made in Kafka (and deletes again); those that existed stay. */
 const reservedMade: string[] = [];
 
@@ -153,12 +155,12 @@ beforeAll(async () => {
     installRelease('t1', r1, ['--set-json', 'controller.topicNameTemplate="{name}"']),
     installRelease('t2', r2),
     // Each tenant's own ingest, on its topic, granting its own service accounts.
-    ...[a, b].map((ns, i) =>
+    ...[a, b].map((ns) =>
       ns.apply(
         ...serviceAccountIngest({
           image: cluster.images.ingest,
           bootstrapServers: podStack.bootstrapServers,
-          topic: literal(['a', 'b'][i] as string),
+          topic: tenantTopic(ns),
           subjectScopes: `system:serviceaccount:${ns.name}:*=events:write`,
         }),
       ),
@@ -171,8 +173,7 @@ describe('two tenants under one release', () => {
   it('each tenant has a Pipeline of the release and a service-account producer whose events reach its topic', async () => {
     // The event topics' configs: ingest is Ready only on a topic that fits its largest event.
     const eventTopic = (name: string) => ({ name, partitions: 3, config: eventTopicSpec(name).configs });
-    await a.apply(pipeline('events', t1, [eventTopic(literal('a'))]));
-    await b.apply(pipeline('events', t1, [eventTopic(literal('b'))]));
+    for (const ns of [a, b]) await ns.apply(pipeline('events', t1, [eventTopic(tenantTopic(ns))]));
     for (const ns of [a, b]) {
       const p = await waitReady(ns, 'events', 'True', 'Reconciled');
       expect(p.metadata.annotations?.[CONTROLLER_ANNOTATION]).toBe(t1);
