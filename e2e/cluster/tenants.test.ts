@@ -10,10 +10,11 @@
  * controller killed between recording a topic and creating it, or between creating it and writing
  * the status, leaves no orphan and no topic it refuses as not its own.
  *
- * Kafka and PostgreSQL are the suite's (devstack, on this machine's address) and both releases
- * use them: the test reads Kafka directly. Being outside the cluster, they are not what the
- * chart's policies guard; those guard the release's own pods (case 4), and the bundled Kafka's
- * and PostgreSQL's policies are network-policies.test.ts's.
+ * Kafka is the suite's (devstack, on this machine's address) for both releases, so the test
+ * reads it directly; `t1` stores into a database of the suite's PostgreSQL, `t2` into its bundled
+ * one. A Kafka outside the cluster is not what the chart's policies guard: they guard the
+ * release's own pods and its bundled servers (case 4: t1's pods, t2's PostgreSQL; the bundled
+ * Kafka's policy, beside the other clients it admits or refuses, is network-policies.test.ts's).
  */
 import { eventTopicSpec } from '@event-observatory/broker';
 import { randomDevSecret } from '@event-observatory/service-kit';
@@ -102,18 +103,28 @@ async function topicsStartingWith(prefix: string): Promise<string[]> {
   return (await admin.listTopics()).filter((t) => t.startsWith(prefix)).sort();
 }
 
-/** A release watching A and B on the suite's Kafka, with a database and a Secret of its own. */
-async function installRelease(release: string, ns: TestNamespace, extraArgs: string[] = []) {
-  const base = await baseInstall(cluster.images, {
-    ns,
-    name: `${release}-secrets`,
-    databaseUrl: await suite.database(`_${release}`),
-    authSecret: randomDevSecret(),
-  });
+/**
+ * A release watching A and B on the suite's Kafka, with `extraArgs`: on a database of the suite's
+ * PostgreSQL and a Secret of its own, or (`bundledDatabase`) its own bundled PostgreSQL.
+ */
+async function installRelease(
+  release: string,
+  ns: TestNamespace,
+  opts: { bundledDatabase?: boolean; extraArgs?: string[] } = {},
+) {
+  const base = opts.bundledDatabase
+    ? await baseInstall(cluster.images)
+    : await baseInstall(cluster.images, {
+        ns,
+        name: `${release}-secrets`,
+        databaseUrl: await suite.database(`_${release}`),
+        authSecret: randomDevSecret(),
+      });
   await suite.helmInstall(release, ns, [
     ...setArgs({
       ...base.values,
       'kafka.bootstrapServers': podStack.bootstrapServers,
+      'database.bundled.enabled': opts.bundledDatabase ?? false,
       'kafka.groupId': `${suite.groupId}-${release}`,
       'pipeline.topic': `${suite.topic}.${release}`,
       'pipeline.partitions': 1,
@@ -127,7 +138,7 @@ async function installRelease(release: string, ns: TestNamespace, extraArgs: str
     '--set-json',
     `controller.watchNamespaces=${JSON.stringify([a.name, b.name])}`,
     ...base.resourceArgs,
-    ...extraArgs,
+    ...(opts.extraArgs ?? []),
   ]);
 }
 
@@ -152,8 +163,9 @@ beforeAll(async () => {
       reservedMade.push(topic);
   await Promise.all([
     // --set-json: `--set` reads `{name}` as a list.
-    installRelease('t1', r1, ['--set-json', 'controller.topicNameTemplate="{name}"']),
-    installRelease('t2', r2),
+    installRelease('t1', r1, { extraArgs: ['--set-json', 'controller.topicNameTemplate="{name}"'] }),
+    // t2 with its bundled PostgreSQL: a server in the cluster whose policy case 4 tries from B.
+    installRelease('t2', r2, { bundledDatabase: true }),
     // Each tenant's own ingest, on its topic, granting its own service accounts.
     ...[a, b].map((ns) =>
       ns.apply(
@@ -272,17 +284,24 @@ describe('two tenants under one release', () => {
     expect({
       getInB: await canI('get', 'secrets/kafka-user', b),
       listInB: await canI('list', 'secrets', b),
-      getElsewhere: await canI('get', 'secrets/t2-secrets', r2),
+      getElsewhere: await canI('get', 'secrets/t2-store', r2),
     }).toEqual({ getInB: 'yes', listInB: 'no', getElsewhere: 'no' });
     await b.kubectl(['delete', 'pipeline', 'creds']);
   });
 
-  it("a pod of B reaches the release's ingest and nothing else of it", async () => {
-    const ips = await kube.getJson<{
-      items: { metadata: { labels: Record<string, string> }; status: { podIP: string } }[];
-    }>(['pods', '--namespace', r1.name, '-l', 'app.kubernetes.io/instance=t1']);
-    const ip = (component: string) =>
-      ips.items.find((p) => p.metadata.labels['app.kubernetes.io/name'] === component)?.status.podIP;
+  it("a pod of B reaches the release's ingest and nothing else of it, nor the bundled PostgreSQL of t2", async () => {
+    const podIps = async (ns: TestNamespace, release: string) => {
+      const pods = await kube.getJson<{
+        items: { metadata: { labels: Record<string, string> }; status: { podIP: string } }[];
+      }>(['pods', '--namespace', ns.name, '-l', `app.kubernetes.io/instance=${release}`]);
+      return (component: string) => {
+        const ip = pods.items.find((p) => p.metadata.labels['app.kubernetes.io/name'] === component)?.status
+          .podIP;
+        if (!ip) throw new Error(`no pod of ${release}'s ${component} in ${ns.name}`);
+        return ip;
+      };
+    };
+    const [ip, t2Ip] = await Promise.all([podIps(r1, 't1'), podIps(r2, 't2')]);
     const seen = await probe(
       cluster.images.ingest,
       b,
@@ -294,6 +313,7 @@ describe('two tenants under one release', () => {
         consumerAdmin: `${ip('consumer')}:8081`,
         search: `${ip('search')}:8080`,
         controller: `${ip('controller')}:8080`,
+        t2Postgresql: `${t2Ip('postgresql')}:5432`,
       },
     );
     expect(seen).toEqual({
@@ -302,6 +322,7 @@ describe('two tenants under one release', () => {
       consumerAdmin: 'blocked',
       search: 'blocked',
       controller: 'blocked',
+      t2Postgresql: 'blocked',
     });
   });
 
