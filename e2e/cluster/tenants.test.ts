@@ -350,7 +350,7 @@ describe('two tenants under one release', () => {
     // 2. Killed (scaled to nothing); meanwhile the state a crash right after the create leaves:
     //    a Pipeline whose status records its topic Creating, and the topic made.
     await r1.kubectl(['scale', 'deployment', 't1-controller', '--replicas=0']);
-    await r1.kubectl(['delete', 'pod', pod as string, '--grace-period=0', '--force']).catch(() => {});
+    await r1.waitFor(`pod/${pod}`, 'delete', 60_000);
     await patchRules(rules);
     await a.apply(pipeline('created', t1, [{ name: literal('a.created'), partitions: 2 }]));
     await a.kubectl([
@@ -368,9 +368,12 @@ describe('two tenants under one release', () => {
         },
       }),
     ]);
-    await admin.createTopics({
+    const made = await admin.createTopics({
       topics: [{ topic: literal('a.created'), numPartitions: 2, replicationFactor: 1 }],
     });
+    // Made here, and no controller has seen the Pipeline yet.
+    expect(made).toBe(true);
+    expect((await getPipeline(a, 'created')).status?.conditions).toBeUndefined();
     // 3. Back: both Ready, their topics managed, none made twice or left over.
     await r1.kubectl(['scale', 'deployment', 't1-controller', '--replicas=1']);
     for (const name of ['norecord', 'created']) {
