@@ -654,6 +654,10 @@ describe('search UI in Chromium', () => {
     await phone.goto(`${h.url}/events?type=com.example.t3`);
     // Against the viewport's width: a mobile browser widens innerWidth to a page that overflows.
     expect(await phone.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+    // The folded syntax opens under the bar, within the screen too.
+    await phone.getByText('Syntax', { exact: true }).click();
+    expect(await phone.locator('#f-bar-hint').isVisible()).toBe(true);
+    expect(await phone.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
     await phone.close();
   });
 });
