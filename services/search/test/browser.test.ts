@@ -571,7 +571,8 @@ describe('search UI in Chromium', () => {
     await page.goto(`${h.url}/events?range=all&q=overflow`);
     await page.keyboard.press('/');
     expect(await page.evaluate('document.activeElement?.id')).toBe('f-bar');
-    await page.locator('h1').click();
+    // Out of the bar (keys typed into a field are its own): a click on a heading.
+    await page.locator('#histogram').click();
     await page.keyboard.press('j');
     await page.keyboard.press('j');
     await page.keyboard.press('k');
@@ -611,7 +612,9 @@ describe('search UI in Chromium', () => {
     await context.close();
   });
 
-  it('shows the first screen at 1440x900, 2560x1440 and 375x812, light and dark: axe-clean, never wider than the screen', async () => {
+  it('shows the first screen at 1440x900, 2560x1440 and 375x812, light and dark: axe-clean, never wider than the screen, results without scrolling', async () => {
+    /** Result rows wholly on the first screen: none at 375x812, where the bar, range and histogram come first. */
+    const ROWS_SHOWN = { 1440: 5, 2560: 15, 375: 0 } as const;
     for (const [width, height] of [
       [1440, 900],
       [2560, 1440],
@@ -629,6 +632,16 @@ describe('search UI in Chromium', () => {
         const at = `${width}x${height} ${colorScheme}`;
         expect(await axeViolations(screen), at).toEqual([]);
         expect(await screen.evaluate('document.documentElement.scrollWidth'), at).toBeLessThanOrEqual(width);
+        const bottoms = await screen
+          .locator('section[aria-labelledby="results"] tbody tr.event')
+          .evaluateAll((trs) => trs.map((tr) => tr.getBoundingClientRect().bottom));
+        expect(bottoms.filter((bottom) => bottom <= height).length, at).toBeGreaterThanOrEqual(
+          ROWS_SHOWN[width],
+        );
+        // On a phone: the query bar, the range and the histogram's top at least.
+        await screen.locator('.histogram .u-over').waitFor();
+        for (const shown of ['#f-bar', '#f-range', '.histogram .u-over'])
+          expect((await screen.locator(shown).boundingBox())!.y, `${at} ${shown}`).toBeLessThan(height);
         // What shows above the fold, for the README and the reviews of the layout.
         await screen.screenshot({ path: `${SCREENSHOTS}first-screen-${width}x${height}-${colorScheme}.png` });
         await context.close();
@@ -640,6 +653,10 @@ describe('search UI in Chromium', () => {
     const phone = await browser.newPage({ viewport: { width: 375, height: 740 }, isMobile: true });
     await phone.goto(`${h.url}/events?type=com.example.t3`);
     // Against the viewport's width: a mobile browser widens innerWidth to a page that overflows.
+    expect(await phone.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+    // The folded syntax opens under the bar, within the screen too.
+    await phone.getByText('Syntax', { exact: true }).click();
+    expect(await phone.locator('#f-bar-hint').isVisible()).toBe(true);
     expect(await phone.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
     await phone.close();
   });

@@ -1,10 +1,11 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 /**
  * The time toolbar under the query bar: the range searched, links one range earlier and later and
- * zoomed out (`time-toolbar.ts`), a calendar of absolute From/To and the auto-refresh choice. All
- * plain links and forms; `/assets/refresh.js` reloads only the results when JavaScript runs, and
+ * zoomed out (`time-toolbar.ts`), a calendar of absolute From/To and the auto-refresh choice, then
+ * whatever the page adds to the same wrapping row. All plain links and forms; `/assets/refresh.js` reloads only the results when JavaScript runs, and
  * `/assets/table.js` writes the times in the browser's zone with `tz=browser`.
  */
+import type { Child } from 'hono/jsx';
 import type { ParsedSearch } from '../filters.js';
 import { REFRESH, refreshSeconds, searchedRange, timeSteps } from '../time-toolbar.js';
 import { HiddenFields } from './layout.js';
@@ -95,9 +96,14 @@ function RefreshChoice(props: { params: URLSearchParams; parsed: ParsedSearch })
   );
 }
 
-export function TimeToolbar(props: { params: URLSearchParams; parsed: ParsedSearch | undefined }) {
+/** The toolbar row; `children` (the page's folded forms and links) follow the time controls on it. */
+export function TimeToolbar(props: {
+  params: URLSearchParams;
+  parsed: ParsedSearch | undefined;
+  children?: Child;
+}) {
   const { parsed, params } = props;
-  if (!parsed) return null;
+  if (!parsed) return <div class="toolbar">{props.children}</div>;
   const range = searchedRange(parsed);
   const steps = timeSteps(params, parsed);
   const seconds = refreshSeconds(parsed);
@@ -129,6 +135,7 @@ export function TimeToolbar(props: { params: URLSearchParams; parsed: ParsedSear
       ) : null}
       <Calendar params={params} parsed={parsed} />
       <RefreshChoice params={params} parsed={parsed} />
+      {props.children}
     </div>
   );
 }
