@@ -97,7 +97,8 @@ ul.saved form.rename { margin-left: auto; }
 ul.saved form.rename input { width: 14rem; max-width: 100%; }
 ul.facets { list-style: none; padding: 0; margin: 0; }
 ul.facets li { display: flex; flex-wrap: wrap; gap: .4rem; align-items: baseline; padding: .15rem 0; }
-ul.facets .wrap { overflow-wrap: anywhere; flex: 1 1 8rem; }
+/* A name wraps after its dots and slashes (DottedName), never mid-word unless one word is wider than the line. */
+ul.facets .name { flex: 1 1 8rem; min-width: 0; overflow-wrap: break-word; }
 ul.facets .counts { font-variant-numeric: tabular-nums; color: var(--muted); }
 svg.share { width: 3rem; height: .5rem; align-self: center; border: 1px solid var(--muted); }
 .share-bg { fill: var(--bg); } .share-fill { fill: var(--fg); }

@@ -99,7 +99,8 @@ describe('search UI in Chromium', () => {
     expect(await matching()).toBe('Matching events: 240');
     const types = page.locator('h3:text("Types") + ul.facets li');
     const first = types.first();
-    const name = (await first.locator('.wrap').textContent()) ?? '';
+    const name = (await first.locator('.name').textContent()) ?? '';
+
     const count = Number(await first.locator('.count').textContent());
     expect(count).toBeGreaterThan(0);
     await first.getByRole('link', { name: `not ${name}` }).click();
@@ -642,6 +643,8 @@ describe('search UI in Chromium', () => {
         await screen.locator('.histogram .u-over').waitFor();
         for (const shown of ['#f-bar', '#f-range', '.histogram .u-over'])
           expect((await screen.locator(shown).boundingBox())!.y, `${at} ${shown}`).toBeLessThan(height);
+        // Facet names wrap only after a separator, never mid-word.
+        expect(await screen.locator('ul.facets .name').evaluateAll(midWordBreaks), at).toEqual([]);
         // What shows above the fold, for the README and the reviews of the layout.
         await screen.screenshot({ path: `${SCREENSHOTS}first-screen-${width}x${height}-${colorScheme}.png` });
         await context.close();
@@ -661,3 +664,32 @@ describe('search UI in Chromium', () => {
     await phone.close();
   });
 });
+
+/**
+ * Names among the elements whose text wraps to a new line after a character other than `.`, `/`
+ * or `:`. Runs in the page; the test code has no DOM types, hence the loose ones.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: page-side code without DOM types
+function midWordBreaks(elements: any[]): string[] {
+  // biome-ignore lint/suspicious/noExplicitAny: as above
+  const { document, NodeFilter } = globalThis as any;
+  return elements.flatMap((element) => {
+    const text: string = element.textContent ?? '';
+    const range = document.createRange();
+    const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+    let lastTop: number | undefined;
+    let offset = 0;
+    let broken = false;
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (let i = 0; i < node.textContent.length; i++, offset++) {
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const top: number = range.getBoundingClientRect().top;
+        if (lastTop !== undefined && top > lastTop + 1 && !'./:'.includes(text[offset - 1] ?? ''))
+          broken = true;
+        lastTop = top;
+      }
+    }
+    return broken ? [text] : [];
+  });
+}

@@ -28,6 +28,7 @@ import {
 import { writeQueryBar } from '../query-bar.js';
 import type { SearchView } from '../search.js';
 import { facetSuggestions } from '../suggestions.js';
+import { DottedName } from './dotted-name.js';
 import { FilterPills } from './filter-pills.js';
 import { HistogramPanel } from './histogram.js';
 import { HiddenFields, Layout, number, Problems, utc } from './layout.js';
@@ -420,7 +421,9 @@ function FacetList(props: {
           const share = shareText(f.count, props.counted);
           return (
             <li>
-              <span class="wrap">{shown}</span>{' '}
+              <span class="name">
+                <DottedName name={shown} />
+              </span>{' '}
               <span class="counts">
                 <span class="count">{number.format(f.count)}</span> (<span class="pct">{share}</span>)
               </span>
