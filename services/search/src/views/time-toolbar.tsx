@@ -32,6 +32,33 @@ const REFRESH_LABELS: Record<keyof typeof REFRESH, string> = {
   '5m': 'Every 5 minutes',
 };
 
+/** One end of the calendar's range: its label names the zone the value is in (UTC, or the browser's with tz=browser). */
+function CalendarField(props: {
+  id: string;
+  name: string;
+  label: string;
+  value: string | undefined;
+  required?: boolean;
+  describedBy?: string;
+}) {
+  return (
+    <>
+      <label for={props.id}>
+        {props.label} <span data-zone="(your time zone)">(UTC)</span>
+      </label>
+      <input
+        id={props.id}
+        name={props.name}
+        type="datetime-local"
+        step="1"
+        value={props.value}
+        required={props.required}
+        aria-describedby={props.describedBy}
+      />
+    </>
+  );
+}
+
 function Calendar(props: { params: URLSearchParams; parsed: ParsedSearch }) {
   const range = searchedRange(props.parsed);
   const browser = props.parsed.timeZone === 'browser';
@@ -40,27 +67,13 @@ function Calendar(props: { params: URLSearchParams; parsed: ParsedSearch }) {
       <summary>Calendar</summary>
       <form method="get" action="/events" aria-label="Calendar" data-tz={browser ? 'browser' : undefined}>
         <KeepOthers params={props.params} dropped={['range', 'from', 'to']} />
-        <label for="f-cal-from">
-          Start <span data-zone="(your time zone)">(UTC)</span>
-        </label>
-        <input
-          id="f-cal-from"
-          name="from"
-          type="datetime-local"
-          step="1"
-          value={localValue(range?.from)}
-          required
-        />
-        <label for="f-cal-to">
-          End <span data-zone="(your time zone)">(UTC)</span>
-        </label>
-        <input
+        <CalendarField id="f-cal-from" name="from" label="Start" value={localValue(range?.from)} required />
+        <CalendarField
           id="f-cal-to"
           name="to"
-          type="datetime-local"
-          step="1"
+          label="End"
           value={localValue(range?.to)}
-          aria-describedby="f-cal-hint"
+          describedBy="f-cal-hint"
         />
         <span id="f-cal-hint" class="hint">
           the end is exclusive; without it, up to now
