@@ -81,9 +81,9 @@ export class ClusterSuite {
     return namespaces as { -readonly [K in keyof P]: TestNamespace };
   }
 
-  /** A database of the devstack PostgreSQL for this run, `<name>_<run>`: its URL. */
-  database(): Promise<string> {
-    return createDatabase(this.podStack.databaseUrl, `${this.name.replace(/-/g, '_')}_${this.run}`);
+  /** A database of the devstack PostgreSQL for this run, `<name>_<run><suffix>`: its URL. */
+  database(suffix = ''): Promise<string> {
+    return createDatabase(this.podStack.databaseUrl, `${this.name.replace(/-/g, '_')}_${this.run}${suffix}`);
   }
 
   /** A pool on `url` of `max` connections (few: the suites only read and seed), ended in afterAll. */

@@ -20,6 +20,7 @@
  */
 
 import { scopeOf } from './cancellable-pool.js';
+import { rollupIngestedFrom } from './event-rollup.js';
 import { clause, type EventFilter, estimateRows, readFilter, SqlParams, whereOf } from './event-search.js';
 import { addMonths } from './partitions.js';
 import type { DatabasePool } from './queryable.js';
@@ -115,10 +116,14 @@ export async function histogramEvents(
         .join('');
     // The hours holding rows the last refresh has not counted (ingested since its watermark) are
     // counted from the table, so the bars never show fewer events than the list: the rollup is
-    // only as fresh as its last refresh. Those are the latest hours, a few index ranges.
+    // only as fresh as its last refresh. Those are the latest hours, a few index ranges. The
+    // watermark is read first, on its own (`rollupIngestedFrom`): a refresh committed in between
+    // leaves this statement an older watermark than its rollup's, which only moves hours the
+    // rollup has counted to the table: no hour is counted twice or missed.
+    const ingestedFrom = p.add(await rollupIngestedFrom(db));
     sql = `WITH fresh AS (
         SELECT DISTINCT date_trunc('hour', occurred_at, 'UTC') AS hour FROM events.cloud_event
-         WHERE ingested_at >= coalesce((SELECT ingested_from FROM events.event_rollup_watermark), '-infinity')
+         WHERE ingested_at >= ${ingestedFrom}::timestamptz
            AND occurred_at >= ${first} AND occurred_at < ${to}
       ), hours AS (
         SELECT bucket_start AS hour, error_count, event_count FROM events.event_rollup_hourly

@@ -51,18 +51,33 @@ export async function refreshHorizon(db: DatabaseConnection): Promise<Date> {
 }
 
 /**
+ * Where the rows the rollup has not counted begin: its watermark's `ingested_from`, `-infinity`
+ * before the first refresh (every row). A read of the rows since then takes it from here, in a
+ * statement before its own, and compares `ingested_at` with it as a parameter: the planner then
+ * knows the value, and `ingested_at >= $n` stays a condition on the `ingested_at` index even
+ * under row-level security, where a sub-select in it is not leakproof and waits for the policy's
+ * filter, after a scan of every row (packages/store/DESIGN.md, "Row visibility"). A refresh only
+ * moves the watermark forward, so a value read before a later statement's snapshot is at most as
+ * new as the one that snapshot holds: it finds the same rows or more, never fewer.
+ */
+export async function rollupIngestedFrom(db: Queryable): Promise<Date | '-infinity'> {
+  const [mark] = await orm(db).select({ ingestedFrom: watermark.ingestedFrom }).from(watermark);
+  return mark?.ingestedFrom ?? '-infinity';
+}
+
+/**
  * Recomputes the hours touched since the watermark and moves it to `horizon`. Run it in a
  * REPEATABLE READ transaction, so the hours found and the rows counted come from one snapshot.
  */
 export async function refreshRollup(client: DatabaseConnection, horizon: Date): Promise<{ hours: number }> {
   const db = orm(client);
-  const [mark] = await db.select({ ingestedFrom: watermark.ingestedFrom }).from(watermark);
+  const ingestedFrom = await rollupIngestedFrom(client);
   // Raw SQL from here to the watermark: set-based reads and writes over the event table, one
   // statement each whatever the number of hours (bench/rollup).
   const touched = await client.query<{ hours: Date[] | null; newest: Date | null }>(
     `SELECT array_agg(DISTINCT date_trunc('hour', occurred_at, 'UTC')) AS hours, max(ingested_at) AS newest
        FROM events.cloud_event WHERE ingested_at >= $1`,
-    [mark?.ingestedFrom ?? '-infinity'],
+    [ingestedFrom],
   );
   const hours = touched.rows[0]?.hours ?? [];
   if (hours.length > 0) {
@@ -120,13 +135,12 @@ export interface RollupBacklog {
  * (every row when the rollup was never refreshed), one range of the `ingested_at` index, bounded.
  */
 export async function rollupBacklog(db: DatabasePool, cap = 10_000): Promise<RollupBacklog> {
+  const ingestedFrom = await rollupIngestedFrom(db);
   // Raw SQL: a bounded count over the ingestion index from the watermark.
   const { rows } = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM (
-       SELECT 1 FROM events.cloud_event
-        WHERE ingested_at >= coalesce((SELECT ingested_from FROM events.event_rollup_watermark), '-infinity')
-        LIMIT $1) AS backlog`,
-    [cap + 1],
+       SELECT 1 FROM events.cloud_event WHERE ingested_at >= $1 LIMIT $2) AS backlog`,
+    [ingestedFrom, cap + 1],
   );
   const n = rows[0]?.n ?? 0;
   return { rows: Math.min(n, cap), capped: n > cap };

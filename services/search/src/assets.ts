@@ -55,7 +55,6 @@ details.toggle > summary { cursor: pointer; color: var(--muted); list-style-posi
 table.values th, table.values td { overflow-wrap: anywhere; font-size: .875rem; }
 table.values th { font-weight: 600; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
-.table-settings { margin: .5rem 0; }
 .table-settings form { background: var(--panel); padding: 1rem; border-radius: .5rem; display: grid; gap: .75rem; }
 .table-settings fieldset { border: 1px solid var(--line); border-radius: .25rem; display: grid; gap: .5rem; min-width: 0; }
 .choices { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; }
@@ -83,9 +82,9 @@ button.copy { padding: .1rem .5rem; font-size: .875rem; margin-left: .5rem; }
 .filter-links a { margin-left: .5rem; }
 ul.tree { list-style: none; padding-left: 1.25rem; margin: .25rem 0; font-family: ui-monospace, monospace; }
 ul.tree .key { font-weight: 600; }
-form.bar { margin-bottom: 1rem; }
-section.pills { margin: -.5rem 0 1rem; }
-section.pills h2 { margin: 0 0 .25rem; font-weight: 600; }
+form.bar { margin-bottom: .5rem; }
+section.pills { display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: baseline; margin: 0 0 .5rem; }
+section.pills h2 { margin: 0; font-weight: 600; }
 section.pills ul { list-style: none; padding: 0; margin: 0; display: flex; flex-wrap: wrap; gap: .5rem; }
 li.pill { border: 1px solid var(--line); background: var(--panel); border-radius: 1rem; padding: .15rem .75rem; overflow-wrap: anywhere; }
 li.pill a { font-size: .875rem; margin-left: .35rem; }
@@ -98,31 +97,49 @@ ul.saved form.rename { margin-left: auto; }
 ul.saved form.rename input { width: 14rem; max-width: 100%; }
 ul.facets { list-style: none; padding: 0; margin: 0; }
 ul.facets li { display: flex; flex-wrap: wrap; gap: .4rem; align-items: baseline; padding: .15rem 0; }
-ul.facets .wrap { overflow-wrap: anywhere; flex: 1 1 8rem; }
+/* A name wraps after its dots and slashes (DottedName), never mid-word unless one word is wider than the line. */
+ul.facets .name { flex: 1 1 8rem; min-width: 0; overflow-wrap: break-word; }
 ul.facets .counts { font-variant-numeric: tabular-nums; color: var(--muted); }
 svg.share { width: 3rem; height: .5rem; align-self: center; border: 1px solid var(--muted); }
 .share-bg { fill: var(--bg); } .share-fill { fill: var(--fg); }
 .histogram.charted .h-svg { display: none; }
 .h-chart .u-over { cursor: pointer; } .h-chart .u-select { background: rgba(128, 128, 128, .35); }
-.histogram svg { display: block; width: 100%; height: 8rem; background: var(--panel); }
+.histogram svg { display: block; width: 100%; height: 7.5rem; background: var(--panel); }
 .h-bg { fill: transparent; } a:hover > .h-bg { fill: var(--line); }
 .h-other { fill: #0a4ea3; } .h-warning { fill: #b35900; } .h-severe { fill: #a4161a; }
-.axis { display: flex; justify-content: space-between; margin: .25rem 0; }
+/* The histogram's heading and sentence on one line, and under the chart its span, legend and fold. */
+.h-head, .h-foot { display: flex; flex-wrap: wrap; gap: 0 1.25rem; align-items: baseline; }
+.h-head h2 { margin: .5rem 0 .25rem; }
+.h-head p, .h-foot p { margin: 0; }
+.h-foot { margin: .25rem 0; }
+.h-foot > details > summary { cursor: pointer; }
+.h-foot > details[open] { flex-basis: 100%; }
+.h-foot > .h-readout { margin-left: auto; }
 .swatch { display: inline-block; width: .8rem; height: .8rem; margin-left: .75rem; }
 span.h-other { background: #0a4ea3; } span.h-warning { background: #b35900; } span.h-severe { background: #a4161a; }
 .bar-row { display: flex; flex-wrap: wrap; gap: .5rem; }
 .bar-row > input { flex: 1 1 16rem; width: auto; min-width: 0; }
 .bar-row > select, .bar-row > button { flex: 0 0 auto; width: auto; }
-details.filter-form, details.save-search { display: inline-block; margin: 0 1.5rem .5rem 0; vertical-align: top; }
-details.filter-form[open], details.save-search[open] { display: block; }
-details.filter-form > summary, details.save-search > summary { cursor: pointer; }
+details.filter-form[open], details.save-search[open] { flex-basis: 100%; }
+details.filter-form > summary, details.save-search > summary, details.syntax > summary { cursor: pointer; }
+.bar-row > details.syntax { align-self: center; }
+details.syntax[open] { flex-basis: 100%; }
+details.syntax p { margin: .25rem 0 0; }
 .bar-row input { font-family: ui-monospace, monospace; }
-.toolbar { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; align-items: baseline; margin: -.5rem 0 1rem; }
+/* One wrapping row: the time controls, the folded forms, the absolute link; an opened form takes a line. */
+.toolbar { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; align-items: baseline; margin: 0 0 .5rem; }
 .toolbar p { margin: 0; font-variant-numeric: tabular-nums; }
 .toolbar nav.steps { display: flex; gap: .75rem; }
 .toolbar form { display: flex; flex-wrap: wrap; gap: .35rem; align-items: baseline; }
 .toolbar input, .toolbar select, .toolbar button { width: auto; }
+/* Compact, so Auto-refresh and Set stay on one line of a phone. */
+.toolbar select, .toolbar button { padding: .25rem .5rem; }
 details.calendar > summary { cursor: pointer; }
+/* Heading, total, exports, order and the table's settings on one line above the table. */
+.results-head { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; align-items: baseline; margin: .5rem 0; }
+.results-head h2, .results-head p { margin: 0; }
+.results-head details[open] { flex-basis: 100%; }
+.layout aside > h2:first-child { margin-top: .5rem; }
 details.calendar[open] { flex-basis: 100%; }
 pre.caret { margin: .25rem 0 0; padding: .25rem .5rem; white-space: pre; overflow-x: auto; font-family: ui-monospace, monospace; }
 `;

@@ -15,7 +15,7 @@ export const UPLOT_STYLESHEET = readFileSync(resolve('uplot/dist/uPlot.min.css')
  * the server's SVG. Bars are stacked by drawing running sums tallest first (each later series
  * covers the lower part of the one before). A click zooms into that bar's bucket, a drag across
  * bars into the buckets it touches: both load the search with absolute `from`/`to`, snapped to
- * bucket edges. Times on the axis are UTC (`MM-DD` over `hh:mm`), like the rest of the UI. Without uPlot (the script
+ * bucket edges. Times on the axis are UTC (`MM-DD hh:mm`), like the rest of the UI. Without uPlot (the script
  * failed to load) nothing changes and the SVG stays.
  */
 export const HISTOGRAM_SCRIPT = `
@@ -56,10 +56,12 @@ export const HISTOGRAM_SCRIPT = `
   const bars = uPlot.paths.bars({ align: 1, size: [0.8, Infinity] });
   const level = (label, colour) => ({ label, fill: colour, stroke: colour, width: 0, paths: bars, points: { show: false } });
   const axis = { stroke: fg, grid: { stroke: line, width: 1 }, ticks: { stroke: line, width: 1 } };
-  const utc = (t) => { const iso = new Date(t * 1000).toISOString(); return iso.slice(5, 10) + '\\n' + iso.slice(11, 16); };
+  const utc = (t) => { const iso = new Date(t * 1000).toISOString(); return iso.slice(5, 10) + ' ' + iso.slice(11, 16); };
+  // Short, so the results start on the first screen; one-line axis labels leave the bars the height.
+  const HEIGHT = 130;
   const chart = new uPlot({
     width: box.clientWidth,
-    height: 160,
+    height: HEIGHT,
     // Ticks fall on UTC hours and days, like the labels.
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
     legend: { show: false },
@@ -69,7 +71,7 @@ export const HISTOGRAM_SCRIPT = `
       y: { range: (u, min, max) => [0, Math.max(1, max)] },
     },
     axes: [
-      { ...axis, space: 60, values: (u, ticks) => ticks.map(utc) },
+      { ...axis, space: 100, size: 30, values: (u, ticks) => ticks.map(utc) },
       { ...axis, size: 56, values: (u, ticks) => ticks.map((v) => (Number.isInteger(v) ? v : '')) },
     ],
     series: [{}, level('below warning', '#0a4ea3'), level('warning', '#b35900'), level('error and above', '#a4161a')],
@@ -82,10 +84,11 @@ export const HISTOGRAM_SCRIPT = `
     const i = bucketAt(chart.cursor.left);
     if (!zooming && i >= 0 && i < d.starts.length) go(d.starts[i], d.starts[i] + d.bucketMs);
   });
-  box.after(readout);
+  // In the line under the chart, before the table's fold (which takes a line of its own when open).
+  section.querySelector('.h-foot > details').before(readout);
   say(chart);
   section.classList.add('charted');
   section.querySelector('[data-zoom-hint]').textContent = 'select a bar, or drag across several, to zoom';
-  new ResizeObserver(() => chart.setSize({ width: box.clientWidth, height: 160 })).observe(box);
+  new ResizeObserver(() => chart.setSize({ width: box.clientWidth, height: HEIGHT })).observe(box);
 })();
 `;

@@ -99,7 +99,8 @@ describe('search UI in Chromium', () => {
     expect(await matching()).toBe('Matching events: 240');
     const types = page.locator('h3:text("Types") + ul.facets li');
     const first = types.first();
-    const name = (await first.locator('.wrap').textContent()) ?? '';
+    const name = (await first.locator('.name').textContent()) ?? '';
+
     const count = Number(await first.locator('.count').textContent());
     expect(count).toBeGreaterThan(0);
     await first.getByRole('link', { name: `not ${name}` }).click();
@@ -571,7 +572,8 @@ describe('search UI in Chromium', () => {
     await page.goto(`${h.url}/events?range=all&q=overflow`);
     await page.keyboard.press('/');
     expect(await page.evaluate('document.activeElement?.id')).toBe('f-bar');
-    await page.locator('h1').click();
+    // Out of the bar (keys typed into a field are its own): a click on a heading.
+    await page.locator('#histogram').click();
     await page.keyboard.press('j');
     await page.keyboard.press('j');
     await page.keyboard.press('k');
@@ -611,7 +613,9 @@ describe('search UI in Chromium', () => {
     await context.close();
   });
 
-  it('shows the first screen at 1440x900, 2560x1440 and 375x812, light and dark: axe-clean, never wider than the screen', async () => {
+  it('shows the first screen at 1440x900, 2560x1440 and 375x812, light and dark: axe-clean, never wider than the screen, results without scrolling', async () => {
+    /** Result rows wholly on the first screen: none at 375x812, where the bar, range and histogram come first. */
+    const ROWS_SHOWN = { 1440: 5, 2560: 15, 375: 0 } as const;
     for (const [width, height] of [
       [1440, 900],
       [2560, 1440],
@@ -629,6 +633,18 @@ describe('search UI in Chromium', () => {
         const at = `${width}x${height} ${colorScheme}`;
         expect(await axeViolations(screen), at).toEqual([]);
         expect(await screen.evaluate('document.documentElement.scrollWidth'), at).toBeLessThanOrEqual(width);
+        const bottoms = await screen
+          .locator('section[aria-labelledby="results"] tbody tr.event')
+          .evaluateAll((trs) => trs.map((tr) => tr.getBoundingClientRect().bottom));
+        expect(bottoms.filter((bottom) => bottom <= height).length, at).toBeGreaterThanOrEqual(
+          ROWS_SHOWN[width],
+        );
+        // On a phone: the query bar, the range and the histogram's top at least.
+        await screen.locator('.histogram .u-over').waitFor();
+        for (const shown of ['#f-bar', '#f-range', '.histogram .u-over'])
+          expect((await screen.locator(shown).boundingBox())!.y, `${at} ${shown}`).toBeLessThan(height);
+        // Facet names wrap only after a separator, never mid-word.
+        expect(await screen.locator('ul.facets .name').evaluateAll(midWordBreaks), at).toEqual([]);
         // What shows above the fold, for the README and the reviews of the layout.
         await screen.screenshot({ path: `${SCREENSHOTS}first-screen-${width}x${height}-${colorScheme}.png` });
         await context.close();
@@ -641,6 +657,39 @@ describe('search UI in Chromium', () => {
     await phone.goto(`${h.url}/events?type=com.example.t3`);
     // Against the viewport's width: a mobile browser widens innerWidth to a page that overflows.
     expect(await phone.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+    // The folded syntax opens under the bar, within the screen too.
+    await phone.getByText('Syntax', { exact: true }).click();
+    expect(await phone.locator('#f-bar-hint').isVisible()).toBe(true);
+    expect(await phone.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
     await phone.close();
   });
 });
+
+/**
+ * Names among the elements whose text wraps to a new line after a character other than `.`, `/`
+ * or `:`. Runs in the page; the test code has no DOM types, hence the loose ones.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: page-side code without DOM types
+function midWordBreaks(elements: any[]): string[] {
+  // biome-ignore lint/suspicious/noExplicitAny: as above
+  const { document, NodeFilter } = globalThis as any;
+  return elements.flatMap((element) => {
+    const text: string = element.textContent ?? '';
+    const range = document.createRange();
+    const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+    let lastTop: number | undefined;
+    let offset = 0;
+    let broken = false;
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (let i = 0; i < node.textContent.length; i++, offset++) {
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const top: number = range.getBoundingClientRect().top;
+        if (lastTop !== undefined && top > lastTop + 1 && !'./:'.includes(text[offset - 1] ?? ''))
+          broken = true;
+        lastTop = top;
+      }
+    }
+    return broken ? [text] : [];
+  });
+}

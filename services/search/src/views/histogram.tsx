@@ -73,17 +73,19 @@ export function HistogramPanel(props: {
   const last = h.buckets.at(-1);
   return (
     <section aria-labelledby="histogram" class="histogram">
-      <h2 id="histogram">Events over time</h2>
-      <p class="hint">
-        {h.source === 'sample' ? 'About ' : ''}
-        {number.format(all)} events, one bar per {duration(h.bucketMs)}
-        {h.source === 'rollup' ? ' (from the hourly rollup: whole hours, errors apart from the rest)' : ''}
-        {h.source === 'sample'
-          ? ` (estimated from a ${h.samplePercent ?? '?'} % sample of the range, scaled)`
-          : ''}
-        {'; '}
-        <span data-zoom-hint>select a bar to zoom into it</span>.
-      </p>
+      <div class="h-head">
+        <h2 id="histogram">Events over time</h2>
+        <p class="hint">
+          {h.source === 'sample' ? 'About ' : ''}
+          {number.format(all)} events, one bar per {duration(h.bucketMs)}
+          {h.source === 'rollup' ? ' (from the hourly rollup: whole hours, errors apart from the rest)' : ''}
+          {h.source === 'sample'
+            ? ` (estimated from a ${h.samplePercent ?? '?'} % sample of the range, scaled)`
+            : ''}
+          {'; '}
+          <span data-zoom-hint>select a bar to zoom into it</span>.
+        </p>
+      </div>
       <div class="h-chart" data-chart={chartData(h, props.params)} aria-hidden="true" />
       <svg
         class="h-svg"
@@ -112,46 +114,50 @@ export function HistogramPanel(props: {
           );
         })}
       </svg>
-      <p class="axis hint">
-        <span>{first ? utc(first.start, false) : ''}</span>
-        <span>{last ? utc(new Date(last.start.getTime() + h.bucketMs), false) : ''}</span>
-      </p>
-      <p class="legend hint">
-        {LEVELS.map((l) => (
-          <span>
-            <span class={`swatch h-${l.key}`} aria-hidden="true" /> {l.label}{' '}
+      {/* One line under the chart: the span, the legend, the table's fold (and the chart's readout). */}
+      <div class="h-foot">
+        {first && last ? (
+          <span class="hint">
+            {utc(first.start, false)} to {utc(new Date(last.start.getTime() + h.bucketMs), false)} UTC
           </span>
-        ))}
-      </p>
-      <details>
-        <summary>Counts per {duration(h.bucketMs)} as a table</summary>
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr class="hb">
-                <th scope="col">From (UTC)</th>
-                {LEVELS.map((l) => (
-                  <th scope="col" class="num">
-                    {l.label}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {h.buckets.map((b) => (
+        ) : null}
+        <span class="legend hint">
+          {LEVELS.map((l) => (
+            <span>
+              <span class={`swatch h-${l.key}`} aria-hidden="true" /> {l.label}{' '}
+            </span>
+          ))}
+        </span>
+        <details>
+          <summary>Counts per {duration(h.bucketMs)} as a table</summary>
+          <div class="scroll">
+            <table>
+              <thead>
                 <tr class="hb">
-                  <td>
-                    <a href={zoomHref(props.params, b.start, h.bucketMs)}>{utc(b.start, false)}</a>
-                  </td>
+                  <th scope="col">From (UTC)</th>
                   {LEVELS.map((l) => (
-                    <td class="num">{number.format(b[l.key])}</td>
+                    <th scope="col" class="num">
+                      {l.label}
+                    </th>
                   ))}
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      </details>
+              </thead>
+              <tbody>
+                {h.buckets.map((b) => (
+                  <tr class="hb">
+                    <td>
+                      <a href={zoomHref(props.params, b.start, h.bucketMs)}>{utc(b.start, false)}</a>
+                    </td>
+                    {LEVELS.map((l) => (
+                      <td class="num">{number.format(b[l.key])}</td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </details>
+      </div>
     </section>
   );
 }

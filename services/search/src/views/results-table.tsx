@@ -132,6 +132,8 @@ function Expanded(props: { row: CellRow; href: string }) {
 export interface EventTableProps {
   rows: (EventRow | CellRow)[];
   caption: string;
+  /** The caption for assistive technology only (a heading line above the table says it). */
+  captionHidden?: boolean;
   search: URLSearchParams;
   /** The columns, the time first; default the attribute columns. */
   columns?: readonly Column[];
@@ -152,7 +154,7 @@ export function EventTable(props: EventTableProps) {
   return (
     <div class="scroll">
       <table class="events" data-tz={props.timeZone === 'browser' ? 'browser' : undefined}>
-        <caption class="hint">{props.caption}</caption>
+        <caption class={props.captionHidden ? 'visually-hidden' : 'hint'}>{props.caption}</caption>
         <thead>
           <tr>
             {columns.map((c) => (

@@ -28,6 +28,7 @@ import {
 import { writeQueryBar } from '../query-bar.js';
 import type { SearchView } from '../search.js';
 import { facetSuggestions } from '../suggestions.js';
+import { DottedName } from './dotted-name.js';
 import { FilterPills } from './filter-pills.js';
 import { HistogramPanel } from './histogram.js';
 import { HiddenFields, Layout, number, Problems, utc } from './layout.js';
@@ -153,7 +154,10 @@ function QueryBar(props: {
   return (
     <form method="get" action="/events" class="bar" aria-label="Query bar">
       <DisabledFilters params={p} />
-      <label for="f-bar">Query</label>
+      {/* Hidden from sight, not from assistive technology: the bar's place says what it is. */}
+      <label for="f-bar" class="visually-hidden">
+        Query
+      </label>
       <div class="bar-row">
         <input
           id="f-bar"
@@ -173,13 +177,17 @@ function QueryBar(props: {
         </datalist>
         <RangeSelect parsed={props.parsed} />
         <button type="submit">Run</button>
+        {/* Folded so the bar takes one line; the field's description still reads it out. */}
+        <details class="syntax">
+          <summary>Syntax</summary>
+          <p id="f-bar-hint" class="hint">
+            e.g. type:com.acme.order.* source:/orders/eu severity&gt;=error data.amount&gt;100 region=eu
+            "exact phrase" -excluded, or (type:a OR type:b) NOT failed. Keys: / focuses this bar, j and k move
+            through the results, Enter opens one.
+          </p>
+        </details>
       </div>
       <HiddenFields params={p} names={['from', 'to', 'limit', ...TABLE_PARAMS]} />
-      <span id="f-bar-hint" class="hint">
-        Keys: / focuses this bar, j and k move through the results, Enter opens one. e.g.
-        type:com.acme.order.* source:/orders/eu severity&gt;=error data.amount&gt;100 region=eu "exact phrase"
-        -excluded, or (type:a OR type:b) NOT failed
-      </span>
       {props.error ? (
         <div id="f-bar-error" class="problems" role="alert">
           <p>
@@ -269,8 +277,8 @@ function ExportLinks(props: { params: URLSearchParams; parsed: ParsedSearch | un
   const order = props.parsed?.sort === 'oldest' ? 'oldest first' : 'newest first';
   return (
     <p class="hint">
-      Export this search ({order}, at most {number.format(EXPORT_CAP)} events):{' '}
-      <a href={href.ndjson}>NDJSON</a> (whole events) · <a href={href.csv}>CSV</a>
+      Export ({order}, at most {number.format(EXPORT_CAP)} events): <a href={href.ndjson}>NDJSON</a> (whole
+      events) · <a href={href.csv}>CSV</a>
       {props.params.has('col') ? " (the table's columns)" : null}
     </p>
   );
@@ -287,29 +295,33 @@ function Total(props: { total: SearchView['total'] }) {
   );
 }
 
+/** The order and time zone of the rows, with the link to the other order. */
+function RowsNote(props: { params: URLSearchParams; parsed: ParsedSearch | undefined }) {
+  const sort = props.parsed?.sort ?? 'newest';
+  const other = sort === 'newest' ? 'oldest' : 'newest';
+  return (
+    <p class="hint">
+      {sort === 'newest' ? 'Newest first' : 'Oldest first'} (
+      <a href={withValue(props.params, 'sort', other, true)}>show {other} first</a>);{' '}
+      {props.parsed?.timeZone === 'browser'
+        ? "times in your browser's time zone (UTC without JavaScript)"
+        : 'times in UTC'}
+      .
+    </p>
+  );
+}
+
 /** The page's rows in the chosen columns, each with its expand row. */
 function Results(props: { rows: CellRow[]; params: URLSearchParams; parsed: ParsedSearch | undefined }) {
   if (props.rows.length === 0) return <p>No events match these filters.</p>;
-  const sort = props.parsed?.sort ?? 'newest';
-  const timeZone = props.parsed?.timeZone ?? 'utc';
-  const other = sort === 'newest' ? 'oldest' : 'newest';
   return (
-    <>
-      <p class="hint">
-        {sort === 'newest' ? 'Newest first' : 'Oldest first'} (
-        <a href={withValue(props.params, 'sort', other, true)}>show {other} first</a>);{' '}
-        {timeZone === 'browser'
-          ? "times in your browser's time zone (UTC without JavaScript)"
-          : 'times in UTC'}
-        .
-      </p>
-      <EventTable
-        rows={props.rows}
-        caption="Matching events"
-        search={searchFilters(props.params)}
-        {...(props.parsed ? { columns: props.parsed.columns, timeZone } : {})}
-      />
-    </>
+    <EventTable
+      rows={props.rows}
+      caption="Matching events"
+      captionHidden
+      search={searchFilters(props.params)}
+      {...(props.parsed ? { columns: props.parsed.columns, timeZone: props.parsed.timeZone } : {})}
+    />
   );
 }
 
@@ -409,7 +421,9 @@ function FacetList(props: {
           const share = shareText(f.count, props.counted);
           return (
             <li>
-              <span class="wrap">{shown}</span>{' '}
+              <span class="name">
+                <DottedName name={shown} />
+              </span>{' '}
               <span class="counts">
                 <span class="count">{number.format(f.count)}</span> (<span class="pct">{share}</span>)
               </span>
@@ -540,7 +554,8 @@ export function SearchPage(props: SearchPageProps) {
       styles={['/assets/uplot.css']}
       head={<RefreshFallback parsed={props.parsed} />}
     >
-      <h1>Search events</h1>
+      {/* The page's one h1, for assistive technology: the first screen is for the results. */}
+      <h1 class="visually-hidden">Search events</h1>
       <Problems problems={props.problems} intro="Some filters could not be used:" />
       <QueryBar
         params={params}
@@ -550,23 +565,24 @@ export function SearchPage(props: SearchPageProps) {
           view && !('message' in view.facets) ? facetSuggestions(writeQueryBar(params), view.facets) : []
         }
       />
-      <TimeToolbar params={params} parsed={props.parsed} />
+      <TimeToolbar params={params} parsed={props.parsed}>
+        <SaveSearchForm params={params} />
+        {/* Folded: the histogram and the results come first; the bar and the pills show the filters. */}
+        <details class="filter-form">
+          <summary>Every filter as a form</summary>
+          <FilterForm params={params} />
+        </details>
+        {props.parsed?.range !== undefined ? (
+          <p class="hint">
+            <a href={`/events?${absoluteQuery(params, props.parsed)}`} data-copy-link>
+              Link with absolute time
+            </a>{' '}
+            (the same events tomorrow: {utc(props.parsed.filter.from ?? new Date(0), false)} to{' '}
+            {utc(props.parsed.now, false)} UTC)
+          </p>
+        ) : null}
+      </TimeToolbar>
       <FilterPills params={params} />
-      <SaveSearchForm params={params} />
-      {/* Folded: the histogram and the results come first; the bar and the pills show the filters. */}
-      <details class="filter-form">
-        <summary>Every filter as a form</summary>
-        <FilterForm params={params} />
-      </details>
-      {props.parsed?.range !== undefined ? (
-        <p class="hint">
-          <a href={`/events?${absoluteQuery(params, props.parsed)}`} data-copy-link>
-            Link with absolute time
-          </a>{' '}
-          (the same events tomorrow: {utc(props.parsed.filter.from ?? new Date(0), false)} to{' '}
-          {utc(props.parsed.now, false)} UTC)
-        </p>
-      ) : null}
       {props.failure ? (
         <div class="problems" role="alert">
           <h2>{props.failure.title}</h2>
@@ -577,10 +593,13 @@ export function SearchPage(props: SearchPageProps) {
       {view ? (
         <div class="layout">
           <section aria-labelledby="results">
-            <h2 id="results">Results</h2>
-            <Total total={view.total} />
-            <ExportLinks params={params} parsed={props.parsed} />
-            <TableSettings params={params} parsed={props.parsed} />
+            <div class="results-head">
+              <h2 id="results">Results</h2>
+              <Total total={view.total} />
+              <ExportLinks params={params} parsed={props.parsed} />
+              {view.page.rows.length > 0 ? <RowsNote params={params} parsed={props.parsed} /> : null}
+              <TableSettings params={params} parsed={props.parsed} />
+            </div>
             <Results rows={view.page.rows} params={params} parsed={props.parsed} />
             {view.page.rows.length === 0 && !params.has('cursor') ? (
               <WiderRange params={params} parsed={props.parsed} />

@@ -1,10 +1,11 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 /**
  * The time toolbar under the query bar: the range searched, links one range earlier and later and
- * zoomed out (`time-toolbar.ts`), a calendar of absolute From/To and the auto-refresh choice. All
- * plain links and forms; `/assets/refresh.js` reloads only the results when JavaScript runs, and
+ * zoomed out (`time-toolbar.ts`), a calendar of absolute From/To and the auto-refresh choice, then
+ * whatever the page adds to the same wrapping row. All plain links and forms; `/assets/refresh.js` reloads only the results when JavaScript runs, and
  * `/assets/table.js` writes the times in the browser's zone with `tz=browser`.
  */
+import type { Child } from 'hono/jsx';
 import type { ParsedSearch } from '../filters.js';
 import { REFRESH, refreshSeconds, searchedRange, timeSteps } from '../time-toolbar.js';
 import { HiddenFields } from './layout.js';
@@ -31,6 +32,33 @@ const REFRESH_LABELS: Record<keyof typeof REFRESH, string> = {
   '5m': 'Every 5 minutes',
 };
 
+/** One end of the calendar's range: its label names the zone the value is in (UTC, or the browser's with tz=browser). */
+function CalendarField(props: {
+  id: string;
+  name: string;
+  label: string;
+  value: string | undefined;
+  required?: boolean;
+  describedBy?: string;
+}) {
+  return (
+    <>
+      <label for={props.id}>
+        {props.label} <span data-zone="(your time zone)">(UTC)</span>
+      </label>
+      <input
+        id={props.id}
+        name={props.name}
+        type="datetime-local"
+        step="1"
+        value={props.value}
+        required={props.required}
+        aria-describedby={props.describedBy}
+      />
+    </>
+  );
+}
+
 function Calendar(props: { params: URLSearchParams; parsed: ParsedSearch }) {
   const range = searchedRange(props.parsed);
   const browser = props.parsed.timeZone === 'browser';
@@ -39,27 +67,13 @@ function Calendar(props: { params: URLSearchParams; parsed: ParsedSearch }) {
       <summary>Calendar</summary>
       <form method="get" action="/events" aria-label="Calendar" data-tz={browser ? 'browser' : undefined}>
         <KeepOthers params={props.params} dropped={['range', 'from', 'to']} />
-        <label for="f-cal-from">
-          Start <span data-zone="(your time zone)">(UTC)</span>
-        </label>
-        <input
-          id="f-cal-from"
-          name="from"
-          type="datetime-local"
-          step="1"
-          value={localValue(range?.from)}
-          required
-        />
-        <label for="f-cal-to">
-          End <span data-zone="(your time zone)">(UTC)</span>
-        </label>
-        <input
+        <CalendarField id="f-cal-from" name="from" label="Start" value={localValue(range?.from)} required />
+        <CalendarField
           id="f-cal-to"
           name="to"
-          type="datetime-local"
-          step="1"
+          label="End"
           value={localValue(range?.to)}
-          aria-describedby="f-cal-hint"
+          describedBy="f-cal-hint"
         />
         <span id="f-cal-hint" class="hint">
           the end is exclusive; without it, up to now
@@ -95,9 +109,14 @@ function RefreshChoice(props: { params: URLSearchParams; parsed: ParsedSearch })
   );
 }
 
-export function TimeToolbar(props: { params: URLSearchParams; parsed: ParsedSearch | undefined }) {
+/** The toolbar row; `children` (the page's folded forms and links) follow the time controls on it. */
+export function TimeToolbar(props: {
+  params: URLSearchParams;
+  parsed: ParsedSearch | undefined;
+  children?: Child;
+}) {
   const { parsed, params } = props;
-  if (!parsed) return null;
+  if (!parsed) return <div class="toolbar">{props.children}</div>;
   const range = searchedRange(parsed);
   const steps = timeSteps(params, parsed);
   const seconds = refreshSeconds(parsed);
@@ -129,6 +148,7 @@ export function TimeToolbar(props: { params: URLSearchParams; parsed: ParsedSear
       ) : null}
       <Calendar params={params} parsed={parsed} />
       <RefreshChoice params={params} parsed={parsed} />
+      {props.children}
     </div>
   );
 }
