@@ -97,8 +97,9 @@ ul.saved form.rename { margin-left: auto; }
 ul.saved form.rename input { width: 14rem; max-width: 100%; }
 ul.facets { list-style: none; padding: 0; margin: 0; }
 ul.facets li { display: flex; flex-wrap: wrap; gap: .4rem; align-items: baseline; padding: .15rem 0; }
-/* A name wraps after its dots and slashes (DottedName), never mid-word unless one word is wider than the line. */
-ul.facets .name { flex: 1 1 8rem; min-width: 0; overflow-wrap: break-word; }
+/* A name keeps its line whole (the counts and links move under it when both do not fit); only a name
+   wider than the whole line breaks, at its edge. */
+ul.facets .name { flex: 1 1 auto; min-width: 0; overflow-wrap: break-word; }
 ul.facets .counts { font-variant-numeric: tabular-nums; color: var(--muted); }
 svg.share { width: 3rem; height: .5rem; align-self: center; border: 1px solid var(--muted); }
 .share-bg { fill: var(--bg); } .share-fill { fill: var(--fg); }

@@ -643,7 +643,7 @@ describe('search UI in Chromium', () => {
         await screen.locator('.histogram .u-over').waitFor();
         for (const shown of ['#f-bar', '#f-range', '.histogram .u-over'])
           expect((await screen.locator(shown).boundingBox())!.y, `${at} ${shown}`).toBeLessThan(height);
-        // Facet names wrap only after a separator, never mid-word.
+        // Facet names never break mid-word (a name keeps its line; the counts move under it).
         expect(await screen.locator('ul.facets .name').evaluateAll(midWordBreaks), at).toEqual([]);
         // What shows above the fold, for the README and the reviews of the layout.
         await screen.screenshot({ path: `${SCREENSHOTS}first-screen-${width}x${height}-${colorScheme}.png` });

@@ -61,7 +61,7 @@ function facet(html: string, title: string): Item[] {
       return href === undefined ? undefined : decode(href);
     };
     return {
-      value: text('wrap'),
+      value: text('name'),
       count: Number(text('count').replace(/,/g, '')),
       pct: text('pct'),
       only: link('only'),

@@ -28,7 +28,6 @@ import {
 import { writeQueryBar } from '../query-bar.js';
 import type { SearchView } from '../search.js';
 import { facetSuggestions } from '../suggestions.js';
-import { DottedName } from './dotted-name.js';
 import { FilterPills } from './filter-pills.js';
 import { HistogramPanel } from './histogram.js';
 import { HiddenFields, Layout, number, Problems, utc } from './layout.js';
@@ -421,9 +420,7 @@ function FacetList(props: {
           const share = shareText(f.count, props.counted);
           return (
             <li>
-              <span class="name">
-                <DottedName name={shown} />
-              </span>{' '}
+              <span class="name">{shown}</span>{' '}
               <span class="counts">
                 <span class="count">{number.format(f.count)}</span> (<span class="pct">{share}</span>)
               </span>
