@@ -5,11 +5,11 @@
  */
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { launchChromium } from '@event-observatory/devstack/chromium';
-import type { Browser, Page, Request } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page, Request } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations } from './axe.js';
-import { type Harness, SEEDED, startHarness } from './harness.js';
+import { withChromium } from './chromium-fixture.js';
+import { SEEDED, startHarness } from './harness.js';
 
 /**
  * Every run takes the pictures into an ignored folder (each shows that run's data and clock);
@@ -19,18 +19,11 @@ const SCREENSHOTS = fileURLToPath(
   new URL(process.env.UPDATE_SCREENSHOTS ? '../screenshots/' : '../.screenshots/', import.meta.url),
 );
 
-let h: Harness;
-let browser: Browser;
+const run = withChromium(() => startHarness('browser', { seed: SEEDED }));
 let page: Page;
 
 beforeAll(async () => {
-  [h, browser] = await Promise.all([startHarness('browser', { seed: SEEDED }), launchChromium()]);
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await h?.close();
+  page = await run.browser.newPage({ viewport: { width: 1280, height: 900 } });
 });
 
 /** The times of the result rows, as shown. */
@@ -50,7 +43,7 @@ function facetValue(title: string, value: string) {
 }
 
 async function search(fill: Record<string, string>, select: Record<string, string> = {}): Promise<void> {
-  await page.goto(`${h.url}/events?range=all`);
+  await page.goto(`${run.h.url}/events?range=all`);
   // The form is folded under the query bar: the results come first.
   await page.getByText('Every filter as a form').click();
   for (const [label, value] of Object.entries(fill))
@@ -63,7 +56,7 @@ async function search(fill: Record<string, string>, select: Record<string, strin
 
 describe('search UI in Chromium', () => {
   it('shows the overview from the rollup and writes its screenshot', async () => {
-    await page.goto(`${h.url}/`);
+    await page.goto(`${run.h.url}/`);
     await expect(page.getByRole('heading', { name: 'Overview', level: 1 }).isVisible()).resolves.toBe(true);
     const events = (await page.locator('.card', { hasText: /^Events/ }).textContent()) ?? '';
     expect(events.replace(/\D/g, '')).toBe(String(SEEDED));
@@ -73,7 +66,7 @@ describe('search UI in Chromium', () => {
   });
 
   it('shows 10,000+ for a search with more than 10,000 matches, and facets counted over every match', async () => {
-    await page.goto(`${h.url}/events?range=all`);
+    await page.goto(`${run.h.url}/events?range=all`);
     expect(await matching()).toBe('Matching events: 10,000+');
     await page.getByText(/^Counted over every match in the range; shares are of all 12,\d{3}\./).waitFor();
     // 20 types of 600 events each: the real count, not a sample's.
@@ -83,19 +76,19 @@ describe('search UI in Chromium', () => {
   });
 
   it('exports at most 10,000 events and says where it stopped', async () => {
-    const lines = (await (await fetch(`${h.url}/events.ndjson?range=all`)).text()).trim().split('\n');
+    const lines = (await (await fetch(`${run.h.url}/events.ndjson?range=all`)).text()).trim().split('\n');
     expect(lines).toHaveLength(10_001);
     expect(JSON.parse(lines.at(-1)!)).toEqual({
       export: { complete: true, rows: 10_000, truncated: true, cap: 10_000 },
     });
-    await page.goto(`${h.url}/events?range=all&q=overflow`);
+    await page.goto(`${run.h.url}/events?range=all&q=overflow`);
     expect(await page.getByRole('link', { name: 'CSV' }).getAttribute('href')).toBe(
       '/events.csv?range=all&q=overflow',
     );
   });
 
   it('includes and excludes facet values with their links', async () => {
-    await page.goto(`${h.url}/events?range=all&source=urn:seed:source-7`);
+    await page.goto(`${run.h.url}/events?range=all&source=urn:seed:source-7`);
     expect(await matching()).toBe('Matching events: 240');
     const types = page.locator('h3:text("Types") + ul.facets li');
     const first = types.first();
@@ -106,7 +99,7 @@ describe('search UI in Chromium', () => {
     await first.getByRole('link', { name: `not ${name}` }).click();
     await page.waitForURL(/not_type=/);
     expect(await matching()).toBe(`Matching events: ${240 - count}`);
-    await page.goto(`${h.url}/events?range=all&source=urn:seed:source-7`);
+    await page.goto(`${run.h.url}/events?range=all&source=urn:seed:source-7`);
     await page
       .locator('h3:text("Severities") + ul.facets li')
       .first()
@@ -118,7 +111,7 @@ describe('search UI in Chromium', () => {
       .locator('section[aria-labelledby="results"] tbody tr.event td:nth-child(2)')
       .allInnerTexts();
     expect(new Set(shown)).toEqual(new Set([level]));
-    await page.goto(`${h.url}/events?range=all&source=urn:seed:source-7`);
+    await page.goto(`${run.h.url}/events?range=all&source=urn:seed:source-7`);
     await facetValue('Extensions', 'region').getByRole('link', { name: 'only region' }).click();
     await page.waitForURL(/has=region/);
     expect(await matching()).toBe('Matching events: 240');
@@ -126,14 +119,14 @@ describe('search UI in Chromium', () => {
 
   it('shows facet shares in words, filters on the unknown severity, lists more values, and widens an empty range', async () => {
     const source = 'urn:test:browser-unknown';
-    await h.db.query(
+    await run.h.db.query(
       // sql-witness: plants events without a severity, which the devstack seed does not make.
       `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
        SELECT now() - interval '1 minute', $1, 'unknown-' || n, 'com.example.unknown', '{}'::jsonb
          FROM generate_series(1, 3) AS n`,
       [source],
     );
-    await page.goto(`${h.url}/events?source=${source}`);
+    await page.goto(`${run.h.url}/events?source=${source}`);
     const unknown = facetValue('Severities', 'unknown');
     expect(await unknown.locator('.count').textContent()).toBe('3');
     expect(await unknown.locator('.pct').textContent()).toBe('100%');
@@ -145,7 +138,7 @@ describe('search UI in Chromium', () => {
     await page.waitForURL(/not_level=unknown/);
     expect(await matching()).toBe('Matching events: 0');
 
-    await page.goto(`${h.url}/events?range=all`);
+    await page.goto(`${run.h.url}/events?range=all`);
     await page.getByRole('link', { name: /^More subjects / }).click();
     await page.waitForURL(/more=subjects/);
     expect(await page.locator('h3:text("Subjects") + ul.facets li').count()).toBe(50);
@@ -154,7 +147,7 @@ describe('search UI in Chromium', () => {
     expect(await page.locator('h3:text("Subjects") + ul.facets li').count()).toBe(10);
 
     // Row 997 (the newest "overflow") is about 14 hours old.
-    await page.goto(`${h.url}/events?range=1h&q=overflow`);
+    await page.goto(`${run.h.url}/events?range=1h&q=overflow`);
     await page.getByText('No events match these filters.').waitFor();
     await page.getByRole('link', { name: 'Same search over the last 24 hours' }).click();
     await page.waitForURL(/range=24h/);
@@ -196,7 +189,7 @@ describe('search UI in Chromium', () => {
   });
 
   it('searches by time range, and keeps every filter in the URL', async () => {
-    const to = new Date(h.seedEnd.getTime() - 3_600_000);
+    const to = new Date(run.h.seedEnd.getTime() - 3_600_000);
     const from = new Date(to.getTime() - 3_600_000);
     await search({ 'From (UTC)': from.toISOString(), 'To (UTC)': to.toISOString(), Type: 'com.example.t1' });
     const times = (await rowTimes()).map((t) => new Date(`${t.replace(' ', 'T')}Z`).getTime());
@@ -209,7 +202,7 @@ describe('search UI in Chromium', () => {
     expect(url.searchParams.get('from')).toBe(from.toISOString());
     expect(url.searchParams.get('type')).toBe('com.example.t1');
     // The bookmarked URL gives the same page.
-    const again = await browser.newPage();
+    const again = await run.browser.newPage();
     await again.goto(page.url());
     expect(await again.locator('section[aria-labelledby="results"] tbody tr.event').count()).toBe(
       times.length,
@@ -254,7 +247,7 @@ describe('search UI in Chromium', () => {
   });
 
   it('shows the detail: id, name, filter for / filter out, the payload tree, surrounding events, copy buttons', async () => {
-    await page.goto(`${h.url}/events?range=all&payload=device.id%20%3D%20dev-7`);
+    await page.goto(`${run.h.url}/events?range=all&payload=device.id%20%3D%20dev-7`);
     await page.locator('section[aria-labelledby="results"] tbody tr.event a').first().click();
     await page.waitForURL(/\/events\/[0-9a-f-]{36}\?t=/);
     await page.getByText('events/urn%3Aseed%3Asource-7,seed-7').waitFor();
@@ -283,12 +276,12 @@ describe('search UI in Chromium', () => {
   });
 
   it('answers a receipt: stored, with the link to the event, and writes its screenshot', async () => {
-    await h.db.query(
+    await run.h.db.query(
       // sql-witness: plants rows with chosen broker coordinates straight into the table the pages read.
       `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw, broker_topic, broker_partition, broker_offset)
        VALUES (now() - interval '1 minute', 'urn:test:receipt', 'r-1', 'com.example.receipt', '{}', 'observatory.events', 3, 1042)`,
     );
-    await page.goto(`${h.url}/receipt`);
+    await page.goto(`${run.h.url}/receipt`);
     await page.getByLabel('Topic', { exact: true }).fill('observatory.events');
     await page.getByLabel('Partition', { exact: true }).fill('3');
     await page.getByLabel('Offset', { exact: true }).fill('1042');
@@ -304,13 +297,13 @@ describe('search UI in Chromium', () => {
   it('tails live events with their id, pauses with a count of what arrived, and resumes', async () => {
     const source = 'urn:test:browser-tail';
     const insert = (id: string) =>
-      h.db.query(
+      run.h.db.query(
         `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
          VALUES (now(), $1, $2, 'com.example.tailed', jsonb_build_object('id', $2::text))`,
         [source, id],
       );
     await insert('t-0');
-    await page.goto(`${h.url}/events?${new URLSearchParams({ source })}`);
+    await page.goto(`${run.h.url}/events?${new URLSearchParams({ source })}`);
     await page.getByRole('button', { name: 'Start live tail' }).click();
     const items = page.locator('ol.tail li');
     // The stream starts after the newest match (t-0) once it has read it: give it that moment.
@@ -334,7 +327,7 @@ describe('search UI in Chromium', () => {
     // A burst the page cannot show: paused, the queue keeps the newest 500 of 600; on resume the
     // list shows the newest 200 and one line says how many were never shown.
     await page.getByRole('button', { name: 'Pause' }).click();
-    await h.db.query(
+    await run.h.db.query(
       `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
        SELECT now() + n * interval '1 microsecond', $1, 'b-' || n, 'com.example.burst', '{}'
        FROM generate_series(1, 600) AS n`,
@@ -353,7 +346,7 @@ describe('search UI in Chromium', () => {
     // The marker sits where the gap is: below the events shown, above any older ones.
     expect(await page.locator('ol.tail li').nth(200).getAttribute('class')).toBe('dropped');
     // An event dated 3 minutes ahead still arrives (the tail follows ingestion), marked.
-    await h.db.query(
+    await run.h.db.query(
       `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
        VALUES (now() + interval '3 minutes', $1, 'ahead-1', 'com.example.ahead', '{}')`,
       [source],
@@ -369,7 +362,7 @@ describe('search UI in Chromium', () => {
       tailPollMs: 100,
       tailLimits: { perPod: 5, perViewer: 1, maxAgeMs, queries: 2 },
     });
-    const tailPage = await browser.newPage();
+    const tailPage = await run.browser.newPage();
     try {
       const source = 'urn:test:browser-aged';
       const insert = (id: string) =>
@@ -419,7 +412,7 @@ describe('search UI in Chromium', () => {
   });
 
   it('can be used with the keyboard alone: tab to the text field, type, press Enter', async () => {
-    await page.goto(`${h.url}/events?range=all`);
+    await page.goto(`${run.h.url}/events?range=all`);
     await page.keyboard.press('Tab');
     expect(await page.evaluate('document.activeElement?.textContent')).toBe('Skip to content');
     // The skip link moves the focus start to the main content: the next Tab reaches the first field.
@@ -433,7 +426,7 @@ describe('search UI in Chromium', () => {
   });
 
   it('reads the last 24 hours by default, keeps the relative range in the URL and offers the absolute link', async () => {
-    await page.goto(`${h.url}/events`);
+    await page.goto(`${run.h.url}/events`);
     await expect(page.getByLabel('Time range').inputValue()).resolves.toBe('24h');
     const since = Date.now() - 86_400_000 - 60_000;
     for (const t of await rowTimes())
@@ -445,7 +438,7 @@ describe('search UI in Chromium', () => {
     await page.waitForURL(/range=1h/);
     const link = new URL(
       (await page.getByRole('link', { name: 'Link with absolute time' }).getAttribute('href'))!,
-      h.url,
+      run.h.url,
     );
     expect(link.searchParams.has('range')).toBe(false);
     const span =
@@ -456,7 +449,7 @@ describe('search UI in Chromium', () => {
   });
 
   it("shows each event's CloudEvents id beside its source", async () => {
-    await page.goto(`${h.url}/events?range=all&source=urn:seed:source-7&limit=25`);
+    await page.goto(`${run.h.url}/events?range=all&source=urn:seed:source-7&limit=25`);
     const ids = await page
       .locator('section[aria-labelledby="results"] tbody tr.event td:nth-child(5)')
       .allInnerTexts();
@@ -465,7 +458,7 @@ describe('search UI in Chromium', () => {
   });
 
   it('reads the query bar into the form filters, and points at the column of a mistake', async () => {
-    await page.goto(`${h.url}/events?range=all`);
+    await page.goto(`${run.h.url}/events?range=all`);
     await page.getByLabel('Query', { exact: true }).fill('type:com.example.t3 region=eu');
     await page.keyboard.press('Enter');
     await page.waitForURL(/type=com.example.t3/);
@@ -483,10 +476,10 @@ describe('search UI in Chromium', () => {
     page.on('console', (m) => {
       if (m.text().includes('Content Security Policy')) blocked.push(m.text());
     });
-    await page.goto(`${h.url}/events?range=7d`);
+    await page.goto(`${run.h.url}/events?range=7d`);
     await page.getByText('from the hourly rollup').waitFor();
     expect(await page.locator('.histogram svg a').count()).toBeGreaterThan(40);
-    await page.goto(`${h.url}/events?range=all&q=overflow`);
+    await page.goto(`${run.h.url}/events?range=all&q=overflow`);
     await expect(page.locator('.histogram .hint').first().textContent()).resolves.toMatch(
       /^12 events, one bar per .*; select a bar, or drag across several, to zoom\.$/,
     );
@@ -538,9 +531,9 @@ describe('search UI in Chromium', () => {
   });
 
   it('works without JavaScript: the SVG histogram zooms, its table and the query bar', async () => {
-    const context = await browser.newContext({ javaScriptEnabled: false });
+    const context = await run.browser.newContext({ javaScriptEnabled: false });
     const plain = await context.newPage();
-    await plain.goto(`${h.url}/events?range=all&q=overflow`);
+    await plain.goto(`${run.h.url}/events?range=all&q=overflow`);
     expect(await plain.locator('.histogram .uplot').count()).toBe(0);
     await expect(
       plain.locator('.histogram svg rect.h-other, .histogram svg rect.h-severe').count(),
@@ -569,7 +562,7 @@ describe('search UI in Chromium', () => {
   });
 
   it('has keyboard shortcuts: / focuses the query bar, j and k move through rows, Enter opens', async () => {
-    await page.goto(`${h.url}/events?range=all&q=overflow`);
+    await page.goto(`${run.h.url}/events?range=all&q=overflow`);
     await page.keyboard.press('/');
     expect(await page.evaluate('document.activeElement?.id')).toBe('f-bar');
     // Out of the bar (keys typed into a field are its own): a click on a heading.
@@ -587,9 +580,9 @@ describe('search UI in Chromium', () => {
   });
 
   it('follows a dark colour scheme and passes axe-core on the search page, the detail, its surrounding events and the receipt', async () => {
-    const context = await browser.newContext({ colorScheme: 'dark', bypassCSP: true });
+    const context = await run.browser.newContext({ colorScheme: 'dark', bypassCSP: true });
     const dark = await context.newPage();
-    await dark.goto(`${h.url}/events?range=all&q=overflow`);
+    await dark.goto(`${run.h.url}/events?range=all&q=overflow`);
     expect(await dark.evaluate('getComputedStyle(document.body).backgroundColor')).toBe('rgb(18, 20, 23)');
     const detail = (await dark
       .locator('section[aria-labelledby="results"] tbody tr.event a')
@@ -606,7 +599,7 @@ describe('search UI in Chromium', () => {
     ]) {
       for (const scheme of ['dark', 'light'] as const) {
         await dark.emulateMedia({ colorScheme: scheme });
-        await dark.goto(`${h.url}${path}`);
+        await dark.goto(`${run.h.url}${path}`);
         expect(await axeViolations(dark), `${scheme} ${path}`).toEqual([]);
       }
     }
@@ -622,14 +615,14 @@ describe('search UI in Chromium', () => {
       [375, 812],
     ] as const) {
       for (const colorScheme of ['light', 'dark'] as const) {
-        const context = await browser.newContext({
+        const context = await run.browser.newContext({
           viewport: { width, height },
           isMobile: width < 600,
           colorScheme,
           bypassCSP: true,
         });
         const screen = await context.newPage();
-        await screen.goto(`${h.url}/events?range=all`);
+        await screen.goto(`${run.h.url}/events?range=all`);
         const at = `${width}x${height} ${colorScheme}`;
         expect(await axeViolations(screen), at).toEqual([]);
         expect(await screen.evaluate('document.documentElement.scrollWidth'), at).toBeLessThanOrEqual(width);
@@ -653,8 +646,8 @@ describe('search UI in Chromium', () => {
   });
 
   it('fits a phone screen without sideways scrolling of the page', async () => {
-    const phone = await browser.newPage({ viewport: { width: 375, height: 740 }, isMobile: true });
-    await phone.goto(`${h.url}/events?type=com.example.t3`);
+    const phone = await run.browser.newPage({ viewport: { width: 375, height: 740 }, isMobile: true });
+    await phone.goto(`${run.h.url}/events?type=com.example.t3`);
     // Against the viewport's width: a mobile browser widens innerWidth to a page that overflows.
     expect(await phone.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
     // The folded syntax opens under the bar, within the screen too.

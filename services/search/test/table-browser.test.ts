@@ -3,12 +3,11 @@
  * expand without JavaScript, the browser's time zone with it; axe-core clean and no sideways
  * scrolling of the page at 1440x900 and 375x812.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { launchChromium } from '@event-observatory/devstack/chromium';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from './harness.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { axeViolations } from './axe.js';
+import { withChromium } from './chromium-fixture.js';
+import { startHarness } from './harness.js';
 
 const DESKTOP = { width: 1440, height: 900 };
 const PHONE = { width: 375, height: 812 };
@@ -16,17 +15,7 @@ const ROWS = 'section[aria-labelledby="results"] tbody tr.event';
 /** Result rows a 1440x900 screen held when each row had an expand line under it (measured then). */
 const ABOVE_FOLD_BEFORE = 14;
 
-let h: Harness;
-let browser: Browser;
-
-beforeAll(async () => {
-  [h, browser] = await Promise.all([startHarness('tablebrowser', { seed: 300 }), launchChromium()]);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await h?.close();
-});
+const run = withChromium(() => startHarness('tablebrowser', { seed: 300 }));
 
 async function headings(page: Page): Promise<string[]> {
   return page.locator('table.events > thead th').allTextContents();
@@ -40,22 +29,14 @@ async function keyTimes(page: Page): Promise<string[]> {
   return hrefs.map((href) => new URLSearchParams(href.split('?')[1]).get('t') ?? '');
 }
 
-async function violations(page: Page): Promise<string[]> {
-  const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-  await page.evaluate(axe);
-  return (await page.evaluate(
-    "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')))",
-  )) as string[];
-}
-
 /** The headings after the first test's choice: Severity off, the payload and a payload path on. */
 const CHOSEN = ['Time', 'Type', 'Source', 'Id', 'Subject', 'Payload', 'data.device.id'];
 
 describe('results table in Chromium', () => {
   it('chooses columns and the order through the settings form, and expands a row, all without JavaScript', async () => {
-    const context = await browser.newContext({ viewport: DESKTOP, javaScriptEnabled: false });
+    const context = await run.browser.newContext({ viewport: DESKTOP, javaScriptEnabled: false });
     const page = await context.newPage();
-    await page.goto(`${h.url}/events?range=all&limit=25`);
+    await page.goto(`${run.h.url}/events?range=all&limit=25`);
     expect(await headings(page)).toEqual(['Time', 'Severity', 'Type', 'Source', 'Id', 'Subject']);
     await page.getByText('Columns, order and time zone').click();
     await page.getByLabel('Severity column', { exact: true }).uncheck();
@@ -114,20 +95,20 @@ describe('results table in Chromium', () => {
   });
 
   it("rewrites the times to the browser's time zone with tz=browser, keeps UTC without it, and copies a value", async () => {
-    const context = await browser.newContext({
+    const context = await run.browser.newContext({
       viewport: DESKTOP,
       timezoneId: 'Asia/Kolkata',
       permissions: ['clipboard-read', 'clipboard-write'],
     });
     const page = await context.newPage();
-    await page.goto(`${h.url}/events?range=all&id=seed-7&tz=browser`);
+    await page.goto(`${run.h.url}/events?range=all&id=seed-7&tz=browser`);
     const time = page.locator(`${ROWS} time`).first();
     await expect.poll(() => time.textContent()).toMatch(/ \+05:30$/);
     const iso = (await time.getAttribute('datetime'))!;
     const local = new Date(new Date(iso).getTime() + 5.5 * 3_600_000).toISOString();
     expect(await time.textContent()).toBe(`${local.slice(0, 10)} ${local.slice(11, 23)} +05:30`);
     expect(await time.getAttribute('title')).toBe(`${iso.slice(0, 10)} ${iso.slice(11, 23)} UTC`);
-    await page.goto(`${h.url}/events?range=all&id=seed-7`);
+    await page.goto(`${run.h.url}/events?range=all&id=seed-7`);
     // With JavaScript, each path and value of the expanded event has its copy button.
     await page.locator(`${ROWS} details.toggle > summary`).first().click();
     const copy = page.getByRole('button', { name: 'Copy the value of data.device.id' });
@@ -140,9 +121,9 @@ describe('results table in Chromium', () => {
   });
 
   it('keeps each row one line high, the expand toggle in its time cell: a 1440x900 screen holds twice the rows it did', async () => {
-    const context = await browser.newContext({ viewport: DESKTOP });
+    const context = await run.browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
-    await page.goto(`${h.url}/events?range=all`);
+    await page.goto(`${run.h.url}/events?range=all`);
     const rows = page.locator(ROWS);
     const heights = await rows.evaluateAll((trs) => trs.map((tr) => tr.getBoundingClientRect().height));
     const line = await page
@@ -167,16 +148,20 @@ describe('results table in Chromium', () => {
     ['375x812', PHONE],
   ] as const) {
     it(`passes axe-core with the settings and a row open, without sideways scrolling, at ${name}`, async () => {
-      const context = await browser.newContext({ viewport, bypassCSP: true, isMobile: viewport === PHONE });
+      const context = await run.browser.newContext({
+        viewport,
+        bypassCSP: true,
+        isMobile: viewport === PHONE,
+      });
       const page = await context.newPage();
       await page.goto(
-        `${h.url}/events?range=all&limit=25&col=type&col=summary&col=data.device.id&col=ext.region&tz=browser`,
+        `${run.h.url}/events?range=all&limit=25&col=type&col=summary&col=data.device.id&col=ext.region&tz=browser`,
       );
       await page.getByText('Columns, order and time zone').click();
       await page.locator(`${ROWS} details.toggle > summary`).first().click();
       await page.locator('tr.expand').first().getByText('JSON', { exact: true }).click();
       expect(await page.locator('tr.expand pre').first().isVisible()).toBe(true);
-      expect(await violations(page)).toEqual([]);
+      expect(await axeViolations(page)).toEqual([]);
       // Against the viewport's width: a mobile browser widens innerWidth to a page that overflows.
       expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(viewport.width);
       expect(await page.evaluate('window.innerWidth')).toBe(viewport.width);

@@ -6,26 +6,16 @@
  * autocomplete: the facets' names rendered into its datalist, completions fetched while typing.
  */
 import { seedEvents } from '@event-observatory/devstack';
-import { launchChromium } from '@event-observatory/devstack/chromium';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { axeViolations } from './axe.js';
-import { type Harness, startHarness } from './harness.js';
+import { withChromium } from './chromium-fixture.js';
+import { startHarness } from './harness.js';
 
 const DESKTOP = { width: 1440, height: 900 };
 const H = 3_600_000;
 
-let h: Harness;
-let browser: Browser;
-
-beforeAll(async () => {
-  [h, browser] = await Promise.all([startHarness('toolbar', { seed: 300 }), launchChromium()]);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await h?.close();
-});
+const run = withChromium(() => startHarness('toolbar', { seed: 300 }));
 
 const span = (url: string) => {
   const p = new URL(url).searchParams;
@@ -34,9 +24,9 @@ const span = (url: string) => {
 
 describe('time toolbar in Chromium', () => {
   it('steps earlier, later and out, and sets From/To with the calendar, all without JavaScript', async () => {
-    const context = await browser.newContext({ viewport: DESKTOP, javaScriptEnabled: false });
+    const context = await run.browser.newContext({ viewport: DESKTOP, javaScriptEnabled: false });
     const page = await context.newPage();
-    await page.goto(`${h.url}/events?range=24h&type=com.example.t3&sort=oldest&col=type&refresh=30s`);
+    await page.goto(`${run.h.url}/events?range=24h&type=com.example.t3&sort=oldest&col=type&refresh=30s`);
     // The range searched is shown beside the bar, and the whole page reloads without scripts.
     expect(await page.locator('#range-shown').textContent()).toMatch(/^\d{4}-.* to \d{4}-.* UTC$/);
     expect(await page.locator('head noscript').innerHTML()).toBe('<meta http-equiv="refresh" content="30">');
@@ -72,7 +62,7 @@ describe('time toolbar in Chromium', () => {
     expect(chosen.get('type')).toBe('com.example.t3');
     expect(chosen.get('col')).toBe('type');
     // Auto-refresh through its form, kept in the URL.
-    await page.goto(`${h.url}/events?range=1h&type=com.example.t3`);
+    await page.goto(`${run.h.url}/events?range=1h&type=com.example.t3`);
     await page.getByRole('combobox', { name: 'Auto-refresh' }).selectOption('1m');
     await page.getByRole('button', { name: 'Set' }).click();
     await page.waitForURL(/refresh=1m/);
@@ -88,9 +78,9 @@ describe('time toolbar in Chromium', () => {
   });
 
   it("shows the calendar in the browser's time zone and sends UTC", async () => {
-    const context = await browser.newContext({ viewport: DESKTOP, timezoneId: 'Asia/Kolkata' });
+    const context = await run.browser.newContext({ viewport: DESKTOP, timezoneId: 'Asia/Kolkata' });
     const page = await context.newPage();
-    await page.goto(`${h.url}/events?from=2026-01-02T03:00Z&to=2026-01-02T04:00Z&tz=browser`);
+    await page.goto(`${run.h.url}/events?from=2026-01-02T03:00Z&to=2026-01-02T04:00Z&tz=browser`);
     await page.getByText('Calendar', { exact: true }).click();
     const from = page.getByLabel('Start (your time zone)');
     expect(await from.inputValue()).toBe('2026-01-02T08:30');
@@ -103,14 +93,14 @@ describe('time toolbar in Chromium', () => {
   });
 
   it('reloads only the results with JavaScript, and passes axe-core with the calendar open', async () => {
-    const context = await browser.newContext({ viewport: DESKTOP, bypassCSP: true });
+    const context = await run.browser.newContext({ viewport: DESKTOP, bypassCSP: true });
     const page = await context.newPage();
-    await page.goto(`${h.url}/events?range=1h&refresh=10s&id=fresh-1`);
+    await page.goto(`${run.h.url}/events?range=1h&refresh=10s&id=fresh-1`);
     await page.getByText('Calendar', { exact: true }).click();
     expect(await axeViolations(page)).toEqual([]);
     expect(await page.getByText('No events match these filters.').count()).toBe(1);
     await page.getByRole('combobox', { name: 'Query' }).fill('typed meanwhile');
-    await seedEvents(h.db, { count: 1, spanMs: 1000, end: new Date(), idPrefix: 'fresh' });
+    await seedEvents(run.h.db, { count: 1, spanMs: 1000, end: new Date(), idPrefix: 'fresh' });
     await page
       .locator('section[aria-labelledby="results"] tbody tr.event')
       .first()
@@ -127,15 +117,15 @@ describe('query bar autocomplete in Chromium', () => {
     page.locator('#bar-suggestions option').evaluateAll((os) => os.map((o) => o.getAttribute('value')));
 
   it('renders the facets as suggestions without JavaScript, and completes the last term while typing with it', async () => {
-    const plain = await browser.newContext({ viewport: DESKTOP, javaScriptEnabled: false });
+    const plain = await run.browser.newContext({ viewport: DESKTOP, javaScriptEnabled: false });
     const still = await plain.newPage();
-    await still.goto(`${h.url}/events?range=all&severity=warning`);
+    await still.goto(`${run.h.url}/events?range=all&severity=warning`);
     expect(await still.getByRole('combobox', { name: 'Query' }).getAttribute('list')).toBe('bar-suggestions');
     expect(await options(still)).toContain('severity>=warning type:com.example.t1');
     await plain.close();
-    const context = await browser.newContext({ viewport: DESKTOP });
+    const context = await run.browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
-    await page.goto(`${h.url}/events?range=all`);
+    await page.goto(`${run.h.url}/events?range=all`);
     await page.getByRole('combobox', { name: 'Query' }).fill('severity>=error type:com.example.t1');
     await expect.poll(() => options(page)).toContain('severity>=error type:com.example.t10');
     expect((await options(page)).every((o) => o?.startsWith('severity>=error type:com.example.t1'))).toBe(
