@@ -89,4 +89,18 @@ describe('the event admission', () => {
     expect(a.limit.limit).toBe(90);
     expect(a.limit.inFlight).toBe(0);
   });
+
+  it('says when one more event would be refused, and gives the refusal as JSON bytes made once per limit', async () => {
+    const a = admission(2);
+    expect(a.full).toBe(false);
+    let release: () => void = () => {};
+    const held = a.run(2, () => new Promise<void>((r) => (release = r)));
+    expect(a.full).toBe(true);
+    const body = a.refusedBody();
+    expect(JSON.parse(body.toString())).toEqual(a.refused().toBody());
+    expect(a.refusedBody()).toBe(body);
+    release();
+    await held;
+    expect(a.full).toBe(false);
+  });
 });

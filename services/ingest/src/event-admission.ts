@@ -71,6 +71,8 @@ export class EventAdmission {
   private elementBytes: number;
   /** The last refusal, answered again while the limit stays (no error built per refused request). */
   private refusal: ApiError | undefined;
+  /** The last refusal's body as JSON bytes, for the early refusal (nothing serialized per request). */
+  private refusalBody: [ApiError, Buffer] | undefined;
 
   constructor(
     readonly limit: GradientLimit,
@@ -94,6 +96,20 @@ export class EventAdmission {
       this.refusal = overloadedEvents(this.limit.limit);
     }
     return this.refusal;
+  }
+
+  /** Whether one more event would be refused now. */
+  get full(): boolean {
+    return !this.limit.fits(1);
+  }
+
+  /** The current refusal's body as JSON bytes. */
+  refusedBody(): Buffer {
+    const refusal = this.refused();
+    if (this.refusalBody?.[0] !== refusal) {
+      this.refusalBody = [refusal, Buffer.from(JSON.stringify(refusal.toBody()))];
+    }
+    return this.refusalBody[1];
   }
 
   /** Moves the element size average towards a batch just split. */
