@@ -73,13 +73,19 @@ export class EventAdmission {
   private refusal: ApiError | undefined;
   /** The last refusal's body as JSON bytes, for the early refusal (nothing serialized per request). */
   private refusalBody: [ApiError, Buffer] | undefined;
+  private readonly onAdmit: () => void;
 
+  /**
+   * `onAdmit` runs as each request's events are admitted (ingest wakes its queueing delay
+   * sampling there, `OwnQueueing`).
+   */
   constructor(
     readonly limit: GradientLimit,
     private readonly maxBatchEvents: number,
-    initialElementBytes = 512,
+    opts: { initialElementBytes?: number; onAdmit?: () => void } = {},
   ) {
-    this.elementBytes = initialElementBytes;
+    this.elementBytes = opts.initialElementBytes ?? 512;
+    this.onAdmit = opts.onAdmit ?? (() => {});
   }
 
   /** Events a batch body of `declared` length is expected to hold (the average batch when unknown). */
@@ -123,6 +129,7 @@ export class EventAdmission {
    */
   async run<T>(events: number, work: (permit: EventPermit) => Promise<T>): Promise<T> {
     if (!this.limit.tryAcquire(events)) throw this.refused();
+    this.onAdmit();
     const permit = new EventPermit(this, events);
     try {
       return await work(permit);

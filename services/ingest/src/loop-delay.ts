@@ -8,12 +8,16 @@
  * own work: a loop that is late while mostly idle was waiting for a core that the machine gave to
  * other processes, a wait no refusal of its own removes.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 /** CoDel's interval: a delay that stands this long is a queue, not a burst. */
 export const QUEUE_DELAY_INTERVAL_MS = 100;
 
 /** The share of an interval the loop must have been busy for its lateness to count as its own queue. */
 export const BUSY_LOOP = 0.9;
+
+/** Period (ms) of the lateness samples within an interval. */
+const RESOLUTION_MS = 10;
 
 /**
  * The service's own queueing delay of an interval: its standing lateness when the loop was busy
@@ -23,58 +27,73 @@ export function ownQueueingDelay(standingMs: number, utilization: number): numbe
   return utilization >= BUSY_LOOP ? standingMs : 0;
 }
 
-/** The minimum of the samples of each interval, reported once the interval is over. */
-export class StandingDelay {
-  private windowStart: number | undefined;
-  private windowMin = Number.POSITIVE_INFINITY;
-
-  /** `onInterval` receives each interval's standing delay in milliseconds. */
-  constructor(
-    private readonly intervalMs: number,
-    private readonly onInterval: (delayMs: number) => void,
-  ) {}
-
-  /** One lateness sample (ms) taken at `now` (ms, monotonic). */
-  observe(delayMs: number, now: number): void {
-    this.windowStart ??= now;
-    this.windowMin = Math.min(this.windowMin, delayMs);
-    if (now - this.windowStart < this.intervalMs) return;
-    this.onInterval(this.windowMin);
-    this.windowStart = now;
-    this.windowMin = Number.POSITIVE_INFINITY;
-  }
-}
-
 /**
- * Samples the event loop's lateness every `resolutionMs` into `delay` with a timer that does not
- * keep the process alive; returns the function that stops it. A lateness sample costs one timer
- * callback, nothing per request.
+ * The standing lateness (ms) of an interval: the least of its samples, each a timer period
+ * (`monitorEventLoopDelay` records the whole period) less the resolution. An interval without a
+ * sample is one the loop was blocked through: its own timer's lateness stands for it.
  */
-export function sampleEventLoop(delay: StandingDelay, resolutionMs = 10): () => void {
-  let last = performance.now();
-  const timer = setInterval(() => {
-    const now = performance.now();
-    delay.observe(Math.max(0, now - last - resolutionMs), now);
-    last = now;
-  }, resolutionMs);
-  timer.unref();
-  return () => clearInterval(timer);
+export function standingLateness(
+  samples: { count: number; min: number },
+  resolutionMs: number,
+  tickLatenessMs: number,
+): number {
+  if (samples.count === 0) return Math.max(0, tickLatenessMs);
+  return Math.max(0, samples.min / 1e6 - resolutionMs);
 }
 
 /**
  * Reports the service's own queueing delay (`ownQueueingDelay`) once every `intervalMs` to
- * `onInterval`; returns the function that stops it.
+ * `onInterval`, but only while `busy()`: `wake()` (called as work is admitted) starts the
+ * sampling, and the first interval that ends with nothing busy stops it. Sampling costs an idle
+ * process a timer callback a few milliseconds apart, about 1 % of a core, which is most of the CPU
+ * an idle pod is allowed before an autoscaler reads it as load; stopped, it costs nothing. The
+ * samples come from `monitorEventLoopDelay`, whose timer runs in Node's native layer (no
+ * JavaScript per sample), the minimum kept by its histogram.
  */
-export function sampleOwnQueueing(
-  onInterval: (delayMs: number) => void,
-  intervalMs = QUEUE_DELAY_INTERVAL_MS,
-): () => void {
-  let since = performance.eventLoopUtilization();
-  const standing = new StandingDelay(intervalMs, (delayMs) => {
-    const now = performance.eventLoopUtilization();
-    const { utilization } = performance.eventLoopUtilization(now, since);
-    since = now;
-    onInterval(ownQueueingDelay(delayMs, utilization));
-  });
-  return sampleEventLoop(standing);
+export class OwnQueueing {
+  private readonly lateness = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  private timer: NodeJS.Timeout | undefined;
+  private since = performance.eventLoopUtilization();
+  private lastTick = 0;
+
+  constructor(
+    private readonly busy: () => boolean,
+    private readonly onInterval: (delayMs: number) => void,
+    private readonly intervalMs = QUEUE_DELAY_INTERVAL_MS,
+  ) {}
+
+  /** Whether it is sampling now. */
+  get sampling(): boolean {
+    return this.timer !== undefined;
+  }
+
+  /** Starts sampling unless it already is (cheap enough to call on every admission). */
+  wake(): void {
+    if (this.timer) return;
+    this.lateness.reset();
+    this.lateness.enable();
+    this.since = performance.eventLoopUtilization();
+    this.lastTick = performance.now();
+    // Does not keep the process alive.
+    this.timer = setInterval(() => this.tick(), this.intervalMs).unref();
+  }
+
+  /** Stops sampling (shutdown; an idle stretch stops it by itself). */
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.lateness.disable();
+  }
+
+  private tick(): void {
+    const now = performance.now();
+    const elu = performance.eventLoopUtilization();
+    const { utilization } = performance.eventLoopUtilization(elu, this.since);
+    const standing = standingLateness(this.lateness, RESOLUTION_MS, now - this.lastTick - this.intervalMs);
+    this.since = elu;
+    this.lastTick = now;
+    this.lateness.reset();
+    this.onInterval(ownQueueingDelay(standing, utilization));
+    if (!this.busy()) this.stop();
+  }
 }

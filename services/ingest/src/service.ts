@@ -23,7 +23,7 @@ import { earlyRefusal } from './early-refusal.js';
 import { EventAdmission } from './event-admission.js';
 import { createIngestor } from './ingest.js';
 import { KnownTypes } from './known-types.js';
-import { sampleOwnQueueing } from './loop-delay.js';
+import { OwnQueueing } from './loop-delay.js';
 import { MaxEventBytesCheck } from './max-event-bytes-check.js';
 import { createIngestMeters, registerEventLimitGauges } from './metrics.js';
 
@@ -99,8 +99,12 @@ export async function createIngestService(opts: IngestServiceOptions) {
     queueDelayTarget: config.queueDelayTargetMs,
   });
   registerEventLimitGauges(registry, eventLimit);
-  const events = new EventAdmission(eventLimit, config.maxBatchEvents);
-  const stopSampling = sampleOwnQueueing((delayMs) => eventLimit.queueDelay(delayMs));
+  // Sampled only while events are in flight: an idle service spends no CPU on it.
+  const queueing = new OwnQueueing(
+    () => eventLimit.inFlight > 0,
+    (delayMs) => eventLimit.queueDelay(delayMs),
+  );
+  const events = new EventAdmission(eventLimit, config.maxBatchEvents, { onAdmit: () => queueing.wake() });
   const app = buildApp({
     ingestor,
     batch: createBatchIngestor({ ingestor, meters, limits: config }),
@@ -122,7 +126,7 @@ export async function createIngestService(opts: IngestServiceOptions) {
     { name: 'producer', run: () => producer.close(broker.closeTimeoutMs) },
     { name: 'topic limit reader', run: () => maxEventBytes.close() },
     { name: 'key set refresh', run: async () => verifier.close() },
-    { name: 'event loop sampling', run: async () => stopSampling() },
+    { name: 'event loop sampling', run: async () => queueing.stop() },
   ];
   const [reachable, misfit] = await Promise.all([producer.probe(), maxEventBytes.check()]);
   if (misfit) {
