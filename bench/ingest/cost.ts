@@ -9,19 +9,18 @@
  * it can import dist/ with plain node conditions: `node --import tsx cost.ts`).
  * (c) the same app refusing every request: its producer never acknowledges and its event limit is
  * one event (`BROKER_QUEUE_CAPACITY=1`), so after the first request each is answered 503
- * `overloaded` before its body is read: what a refusal costs beside an acknowledgement.
+ * `overloaded` before its body is read, by the service's `preempt` as `main.ts` serves it: what a
+ * refusal costs beside an acknowledgement.
  *
  * Env: COST_RATE (default 4000 req/s), COST_SECONDS (default 5), COST_SCENARIO (`bare`, `app`,
  * `refused`, comma-separated; default all three).
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { EVENT_MAX_MESSAGE_BYTES, producerConfig } from '@event-observatory/broker';
 import { createIngestService, readIngestConfig } from '@event-observatory/ingest';
 import { authConfigFromEnv, signDevToken } from '@event-observatory/service-kit/auth';
 import { createLogger } from '@event-observatory/service-kit/logger';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
-import { createAdaptorServer } from '@hono/node-server';
+import { type ServeOptions, serveApp } from '@event-observatory/service-kit/server';
 import { Hono } from 'hono';
 import { type LoadRequest, percentile, runLoad } from './loadgen.js';
 import { requestShapes, SINGLE_PAYLOAD, singleEventHeaders } from './shapes.js';
@@ -35,11 +34,15 @@ async function measure(
   name: string,
   fetchApp: { fetch: (r: Request) => unknown },
   request: (i: number) => LoadRequest,
+  preempt?: ServeOptions['preempt'],
 ) {
-  // An HTTP/1.1 server: createAdaptorServer makes one unless told to make an HTTP/2 one.
-  const server = createAdaptorServer({ fetch: fetchApp.fetch as never }) as Server;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
+  const server = await serveApp(fetchApp as never, {
+    host: '127.0.0.1',
+    port: 0,
+    drainMs: 1000,
+    ...(preempt ? { preempt } : {}),
+  });
+  const { port } = server;
   // warm-up, then the measured run; CPU of this whole process (server + generator).
   await runLoad({
     host: '127.0.0.1',
@@ -64,8 +67,7 @@ async function measure(
     `${name}: ${r.sent} requests, statuses ${JSON.stringify(r.statuses)}, p50 ${percentile(r.latencies, 50).toFixed(2)} ms, p99 ${percentile(r.latencies, 99).toFixed(2)} ms, ` +
       `${(total / wall).toFixed(2)} cores, ${((total * 1e6) / r.sent).toFixed(0)} µs CPU per request (server and generator together)`,
   );
-  server.close();
-  server.closeAllConnections();
+  await server.close();
 }
 
 const token = await signDevToken({ secret: SECRET, scopes: ['events:write'], subject: 'bench' });
@@ -84,7 +86,8 @@ if (SCENARIOS.has('bare')) {
 async function ingestApp(acknowledge: boolean) {
   let offset = 0;
   return createIngestService({
-    config: { ...readIngestConfig({}), minInflightEvents: 1 },
+    // No cap from the event loop's delay: server and generator share this process's loop.
+    config: { ...readIngestConfig({}), minInflightEvents: 1, queueDelayTargetMs: Number.POSITIVE_INFINITY },
     broker: producerConfig({
       bootstrapServers: ['127.0.0.1:9'],
       ...(acknowledge ? {} : { queueCapacity: 1 }),
@@ -114,13 +117,13 @@ if (SCENARIOS.has('app')) {
   await measure('ingest app, instant producer', (await ingestApp(true)).app, single);
 }
 if (SCENARIOS.has('refused')) {
-  const { app } = await ingestApp(false);
+  const { app, preempt } = await ingestApp(false);
   // One event that is never acknowledged holds the whole limit.
   void app.request('/v1/events', {
     method: 'POST',
     headers: Object.fromEntries([...singleEventHeaders(0), ['authorization', `Bearer ${token}`]]),
     body: SINGLE_PAYLOAD,
   });
-  await measure('ingest app, every request refused 503 overloaded', app, single);
+  await measure('ingest app, every request refused 503 overloaded', app, single, preempt);
 }
 process.exit(0);

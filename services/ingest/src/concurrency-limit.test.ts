@@ -78,4 +78,36 @@ describe('the gradient concurrency limit', () => {
     }
     expect(limit.limit).toBe(100);
   });
+
+  it('is capped at what is in flight while the queueing delay stands above its target, and lets go once it falls back', () => {
+    const limit = new GradientLimit({ initial: 1000, min: 50, max: 1000, queueDelayTarget: 20 });
+    for (let i = 0; i < 300; i++) limit.tryAcquire(1);
+    limit.queueDelay(10);
+    expect(limit.limit).toBe(1000);
+    // 30 ms against 20: what is in flight times two thirds, so the limit binds at once.
+    limit.queueDelay(30);
+    expect(limit.limit).toBe(200);
+    expect(limit.fits(1)).toBe(false);
+    // At most halved an interval however long the delay, never below the minimum.
+    limit.queueDelay(1000);
+    expect(limit.limit).toBe(100);
+    limit.release(299);
+    for (let i = 0; i < 10; i++) limit.queueDelay(1000);
+    expect(limit.limit).toBe(50);
+    // Work completing at an even latency does not lift the cap...
+    load(limit, 200, 10);
+    expect(limit.limit).toBe(50);
+    // ...intervals under the target do, by half each, until it no longer binds.
+    limit.queueDelay(5);
+    expect(limit.limit).toBe(75);
+    for (let i = 0; i < 10; i++) limit.queueDelay(5);
+    expect(limit.limit).toBe(1000);
+  });
+
+  it('ignores the queueing delay without a target', () => {
+    const limit = new GradientLimit({ initial: 100, min: 10, max: 100 });
+    limit.tryAcquire(50);
+    limit.queueDelay(10_000);
+    expect(limit.limit).toBe(100);
+  });
 });

@@ -5,8 +5,11 @@
  * latency holds, the limit grows by about its square root per sample (probing for more
  * throughput); when latency rises above `tolerance` times its long-term average, the limit shrinks
  * by that gradient (at most by half a sample, smoothed), so queueing is refused up front instead
- * of waited out. A failed sample (the work was dropped) backs off multiplicatively. The unit is
- * whatever the caller charges (ingest charges events, DESIGN.md says why).
+ * of waited out. A failed sample (the work was dropped) backs off multiplicatively. A second
+ * signal, the caller's own standing queueing delay (`queueDelay`, once per interval), caps the
+ * limit when work waits *before* it is admitted, which the latency of admitted work cannot show
+ * (CoDel judges the same kind of delay against a target); the limit is the lower of the two. The
+ * unit is whatever the caller charges (ingest charges events, DESIGN.md says why).
  */
 
 export interface GradientLimitOptions {
@@ -24,7 +27,12 @@ export interface GradientLimitOptions {
   shortWindow?: number;
   /** Factor applied on a failed sample; default 0.9. */
   backoff?: number;
+  /** Standing queueing delay (ms) above which `queueDelay` caps the limit; default never. */
+  queueDelayTarget?: number;
 }
+
+/** Growth of the queueing cap per interval under the target (from 256 events to 1,024 in 0.4 s). */
+const QUEUE_CAP_GROWTH = 1.5;
 
 /** Exponential moving average that starts as the plain mean of its first samples. */
 class MovingAverage {
@@ -55,6 +63,8 @@ class MovingAverage {
 export class GradientLimit {
   private current: number;
   private used = 0;
+  /** The cap the standing queueing delay puts on the limit (none while the delay stays under target). */
+  private queueCap = Number.POSITIVE_INFINITY;
   private readonly long: MovingAverage;
   private readonly short: MovingAverage;
   private readonly o: Required<Omit<GradientLimitOptions, 'initial'>>;
@@ -68,6 +78,7 @@ export class GradientLimit {
       longWindow: opts.longWindow ?? 600,
       shortWindow: opts.shortWindow ?? 10,
       backoff: opts.backoff ?? 0.9,
+      queueDelayTarget: opts.queueDelayTarget ?? Number.POSITIVE_INFINITY,
     };
     this.current = Math.min(opts.max, Math.max(opts.min, opts.initial ?? opts.max));
     this.long = new MovingAverage(this.o.longWindow);
@@ -76,7 +87,7 @@ export class GradientLimit {
 
   /** The limit, rounded down: what `tryAcquire` admits up to. */
   get limit(): number {
-    return Math.floor(this.current);
+    return Math.floor(Math.min(this.current, this.queueCap));
   }
 
   get inFlight(): number {
@@ -89,9 +100,14 @@ export class GradientLimit {
    * taken.
    */
   tryAcquire(units: number, held = 0): boolean {
-    if (this.used > held && this.used + units > this.limit) return false;
+    if (!this.fits(units, held)) return false;
     this.used += units;
     return true;
+  }
+
+  /** Whether `tryAcquire(units, held)` would take them. */
+  fits(units: number, held = 0): boolean {
+    return this.used <= held || this.used + units <= this.limit;
   }
 
   /** Gives back `units` without a sample (work that was never measured). */
@@ -124,6 +140,25 @@ export class GradientLimit {
     const gradient = Math.max(0.5, Math.min(1, (this.o.tolerance * long) / recent));
     const next = this.current * gradient + Math.sqrt(this.current);
     this.set(this.current * (1 - this.o.smoothing) + next * this.o.smoothing);
+  }
+
+  /**
+   * Learns from the standing delay (ms) that work waited before it could be admitted, one
+   * interval's worth. Above the target the limit is capped at what is in flight times target over
+   * delay (at most halved, never below `min`): the queue is the caller's own, which the latency of
+   * admitted work does not measure; taken from what is in flight, the cap binds at once, however
+   * far above it the limit was. Each interval under the target lets the cap grow by half, until it
+   * no longer binds.
+   */
+  queueDelay(delayMs: number): void {
+    const target = this.o.queueDelayTarget;
+    if (delayMs > target) {
+      const base = Math.min(this.current, this.queueCap, this.used);
+      this.queueCap = Math.max(this.o.min, base * Math.max(0.5, target / delayMs));
+    } else if (this.queueCap !== Number.POSITIVE_INFINITY) {
+      this.queueCap *= QUEUE_CAP_GROWTH;
+      if (this.queueCap >= this.current) this.queueCap = Number.POSITIVE_INFINITY;
+    }
   }
 
   private set(limit: number): void {

@@ -40,6 +40,8 @@ const schema = {
   // ceiling beside others), and the latency rise it tolerates.
   minInflightEvents: int('INGEST_MIN_INFLIGHT_EVENTS', { min: 1 }).default(256),
   latencyTolerance: num('INGEST_LATENCY_TOLERANCE', { min: 1 }).default(2),
+  // The service's own standing queueing delay (loop-delay.ts) above which the event limit is cut.
+  queueDelayTargetMs: duration('INGEST_QUEUE_DELAY_TARGET', { min: 1, max: 1000 }).default('20ms'),
 };
 
 export type IngestConfig = ReturnType<typeof readIngestConfig>;

@@ -4,7 +4,9 @@ import { GradientLimit } from './concurrency-limit.js';
 import { EventAdmission } from './event-admission.js';
 
 const admission = (limit: number) =>
-  new EventAdmission(new GradientLimit({ initial: limit, min: 1, max: limit }), 256, 1000);
+  new EventAdmission(new GradientLimit({ initial: limit, min: 1, max: limit }), 256, {
+    initialElementBytes: 1000,
+  });
 
 describe('the event admission', () => {
   it('estimates a batch from its declared length and the element size it learned, within 1 and the batch ceiling', () => {
@@ -88,5 +90,32 @@ describe('the event admission', () => {
     ).rejects.toBe(invalid);
     expect(a.limit.limit).toBe(90);
     expect(a.limit.inFlight).toBe(0);
+  });
+
+  it('says when one more event would be refused, and gives the refusal as JSON bytes made once per limit', async () => {
+    const a = admission(2);
+    expect(a.full).toBe(false);
+    let release: () => void = () => {};
+    const held = a.run(2, () => new Promise<void>((r) => (release = r)));
+    expect(a.full).toBe(true);
+    const body = a.refusedBody();
+    expect(JSON.parse(body.toString())).toEqual(a.refused().toBody());
+    expect(a.refusedBody()).toBe(body);
+    release();
+    await held;
+    expect(a.full).toBe(false);
+  });
+
+  it('tells each admission, not a refusal', async () => {
+    let admitted = 0;
+    const a = new EventAdmission(new GradientLimit({ initial: 1, min: 1, max: 1 }), 256, {
+      onAdmit: () => admitted++,
+    });
+    let release: () => void = () => {};
+    const held = a.run(1, () => new Promise<void>((r) => (release = r)));
+    await expect(a.run(1, async () => {})).rejects.toBeInstanceOf(ApiError);
+    expect(admitted).toBe(1);
+    release();
+    await held;
   });
 });

@@ -71,13 +71,21 @@ export class EventAdmission {
   private elementBytes: number;
   /** The last refusal, answered again while the limit stays (no error built per refused request). */
   private refusal: ApiError | undefined;
+  /** The last refusal's body as JSON bytes, for the early refusal (nothing serialized per request). */
+  private refusalBody: [ApiError, Buffer] | undefined;
+  private readonly onAdmit: () => void;
 
+  /**
+   * `onAdmit` runs as each request's events are admitted (ingest wakes its queueing delay
+   * sampling there, `OwnQueueing`).
+   */
   constructor(
     readonly limit: GradientLimit,
     private readonly maxBatchEvents: number,
-    initialElementBytes = 512,
+    opts: { initialElementBytes?: number; onAdmit?: () => void } = {},
   ) {
-    this.elementBytes = initialElementBytes;
+    this.elementBytes = opts.initialElementBytes ?? 512;
+    this.onAdmit = opts.onAdmit ?? (() => {});
   }
 
   /** Events a batch body of `declared` length is expected to hold (the average batch when unknown). */
@@ -96,6 +104,20 @@ export class EventAdmission {
     return this.refusal;
   }
 
+  /** Whether one more event would be refused now. */
+  get full(): boolean {
+    return !this.limit.fits(1);
+  }
+
+  /** The current refusal's body as JSON bytes. */
+  refusedBody(): Buffer {
+    const refusal = this.refused();
+    if (this.refusalBody?.[0] !== refusal) {
+      this.refusalBody = [refusal, Buffer.from(JSON.stringify(refusal.toBody()))];
+    }
+    return this.refusalBody[1];
+  }
+
   /** Moves the element size average towards a batch just split. */
   learn(elements: number, bodyBytes: number): void {
     if (elements > 0) this.elementBytes += 0.2 * (bodyBytes / elements - this.elementBytes);
@@ -107,6 +129,7 @@ export class EventAdmission {
    */
   async run<T>(events: number, work: (permit: EventPermit) => Promise<T>): Promise<T> {
     if (!this.limit.tryAcquire(events)) throw this.refused();
+    this.onAdmit();
     const permit = new EventPermit(this, events);
     try {
       return await work(permit);

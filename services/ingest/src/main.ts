@@ -24,7 +24,13 @@ runMain(async () => {
   const service = await createIngestService({ config, broker, auth, registry, logger });
   // In-flight requests wait at most for their own delivery deadline, so that bounds the drain.
   const drainMs = broker.deliveryTimeoutMs;
-  const server = await serveApp(service.app, { host: config.host, port: config.port, timeouts, drainMs });
+  const server = await serveApp(service.app, {
+    host: config.host,
+    port: config.port,
+    timeouts,
+    drainMs,
+    preempt: service.preempt,
+  });
   const metrics = await serveMetrics(registry, { host: config.host, port: config.metricsPort, timeouts });
   logger.info({ url: server.url, metricsUrl: metrics.url, auth: auth.enabled }, 'listening');
   installShutdown({

@@ -19,9 +19,11 @@ import { createBatchIngestor } from './batch.js';
 import { BrokerReachability } from './broker-reachability.js';
 import { GradientLimit } from './concurrency-limit.js';
 import type { IngestConfig } from './config.js';
+import { earlyRefusal } from './early-refusal.js';
 import { EventAdmission } from './event-admission.js';
 import { createIngestor } from './ingest.js';
 import { KnownTypes } from './known-types.js';
+import { OwnQueueing } from './loop-delay.js';
 import { MaxEventBytesCheck } from './max-event-bytes-check.js';
 import { createIngestMeters, registerEventLimitGauges } from './metrics.js';
 
@@ -62,7 +64,7 @@ export type IngestService = Awaited<ReturnType<typeof createIngestService>>;
  *
  * @example
  * const service = await createIngestService({ config, broker, auth, registry, logger });
- * const server = await serveApp(service.app, { host: config.host, port: config.port });
+ * const server = await serveApp(service.app, { host: config.host, port: config.port, preempt: service.preempt });
  * installShutdown({ steps: [{ name: 'listener', run: () => server.close() }, ...service.shutdownSteps()], ... });
  */
 export async function createIngestService(opts: IngestServiceOptions) {
@@ -94,8 +96,15 @@ export async function createIngestService(opts: IngestServiceOptions) {
     min: Math.min(config.minInflightEvents, broker.queueCapacity),
     max: broker.queueCapacity,
     tolerance: config.latencyTolerance,
+    queueDelayTarget: config.queueDelayTargetMs,
   });
   registerEventLimitGauges(registry, eventLimit);
+  // Sampled only while events are in flight: an idle service spends no CPU on it.
+  const queueing = new OwnQueueing(
+    () => eventLimit.inFlight > 0,
+    (delayMs) => eventLimit.queueDelay(delayMs),
+  );
+  const events = new EventAdmission(eventLimit, config.maxBatchEvents, { onAdmit: () => queueing.wake() });
   const app = buildApp({
     ingestor,
     batch: createBatchIngestor({ ingestor, meters, limits: config }),
@@ -103,7 +112,7 @@ export async function createIngestService(opts: IngestServiceOptions) {
     registry,
     limits: config,
     budget: new InFlightBudget(config.maxInflightBytes),
-    events: new EventAdmission(eventLimit, config.maxBatchEvents),
+    events,
     checks: {
       broker: () => (reachability.isReachable ? up('reachable') : down('unreachable', reachability.reason)),
       eventCeiling: () => maxEventBytes.readiness(),
@@ -117,6 +126,7 @@ export async function createIngestService(opts: IngestServiceOptions) {
     { name: 'producer', run: () => producer.close(broker.closeTimeoutMs) },
     { name: 'topic limit reader', run: () => maxEventBytes.close() },
     { name: 'key set refresh', run: async () => verifier.close() },
+    { name: 'event loop sampling', run: async () => queueing.stop() },
   ];
   const [reachable, misfit] = await Promise.all([producer.probe(), maxEventBytes.check()]);
   if (misfit) {
@@ -136,6 +146,12 @@ export async function createIngestService(opts: IngestServiceOptions) {
 
   return {
     app,
+    /** `serveApp`'s `preempt`: single events refused before the app while the event limit is full. */
+    preempt: earlyRefusal({
+      events,
+      maxEventBytes: config.maxEventBytes,
+      rejected: (err) => ingestor.rejected(err),
+    }),
     producer,
     reachability,
     /** Shutdown steps after the listener: drain the producer (spec order), stop the limit reads. */

@@ -57,7 +57,12 @@ describe('overload control: a refused request is answered before its body is rea
   beforeAll(async () => {
     let offset = 0;
     service = await createIngestService({
-      config: { ...readIngestConfig({ SERVICE_VERSION: 'test' }), minInflightEvents: 1 },
+      // The limit stays the queue's capacity: no cap for the test process's own (busy) event loop.
+      config: {
+        ...readIngestConfig({ SERVICE_VERSION: 'test' }),
+        minInflightEvents: 1,
+        queueDelayTargetMs: Number.POSITIVE_INFINITY,
+      },
       broker: producerConfig({ bootstrapServers: ['127.0.0.1:9'], queueCapacity: CAPACITY }),
       auth: authConfigFromEnv({ AUTH_SECRET: SECRET }, { defaultScope: 'events:write' }),
       registry: createMetrics({ service: 'ingest', version: 'test' }).registry,
@@ -81,7 +86,12 @@ describe('overload control: a refused request is answered before its body is rea
         messageLimit: { read: async () => EVENT_MAX_MESSAGE_BYTES, close: async () => {} },
       },
     });
-    server = await serveApp(service.app, { host: '127.0.0.1', port: 0, drainMs: 1000 });
+    server = await serveApp(service.app, {
+      host: '127.0.0.1',
+      port: 0,
+      drainMs: 1000,
+      preempt: service.preempt,
+    });
     port = Number(new URL(server.url).port);
     token = await signDevToken({ secret: SECRET, scopes: ['events:write'] });
   });

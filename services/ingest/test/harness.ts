@@ -55,7 +55,12 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     logger: createLogger({ service: 'ingest', level: 'silent' }),
     ...(opts.now ? { now: opts.now } : {}),
   });
-  const server = await serveApp(service.app, { host: '127.0.0.1', port: 0, drainMs: 1000 });
+  const server = await serveApp(service.app, {
+    host: '127.0.0.1',
+    port: 0,
+    drainMs: 1000,
+    preempt: service.preempt,
+  });
   const metrics = await serveMetrics(registry, { host: '127.0.0.1', port: 0 });
   const token = await signDevToken({ secret: SECRET, scopes: ['events:write'] });
   return {

@@ -37,6 +37,32 @@ describe('serveApp', () => {
     expect(await pending).toBe('done');
   });
 
+  it('lets `preempt` answer a request before the app, keeping the connection for the next one', async () => {
+    const app = new Hono();
+    app.post('/work', (c) => c.text('app'));
+    const server = await serveApp(app, {
+      host: '127.0.0.1',
+      port: 0,
+      preempt: (req, res) => {
+        if (req.headers['x-busy'] !== 'yes') return false;
+        res.writeHead(503, { 'retry-after': '1' });
+        res.end('busy');
+        return true;
+      },
+    });
+    const post = (busy: string) =>
+      fetch(`${server.url}/work`, { method: 'POST', headers: { 'x-busy': busy }, body: 'x'.repeat(4096) });
+    const refused = await post('yes');
+    expect([refused.status, refused.headers.get('retry-after'), await refused.text()]).toEqual([
+      503,
+      '1',
+      'busy',
+    ]);
+    const served = await post('no');
+    expect([served.status, await served.text()]).toEqual([200, 'app']);
+    await server.close();
+  });
+
   it('rejects when the port is taken', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));

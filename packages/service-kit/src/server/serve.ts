@@ -1,4 +1,4 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, Server as NetServer } from 'node:net';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { createAdaptorServer } from '@hono/node-server';
@@ -27,6 +27,13 @@ export interface ServeOptions {
    * 10 s, keep-alive 5 s); a headers timeout above the request timeout rejects with a `ConfigError`.
    */
   timeouts?: ListenerTimeouts;
+  /**
+   * Runs for every request before the app and answers it itself when it returns true: for an
+   * answer that must cost no more than Node's own parsing (ingest's refusal under overload), which
+   * the app's request objects, routing and middleware would multiply. Node reads an unread body
+   * off the connection after the answer.
+   */
+  preempt?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 export interface RunningServer {
@@ -78,9 +85,10 @@ export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<Runnin
           req.socket.destroy();
           return;
         }
-        if (draining) {
-          res.shouldKeepAlive = false;
-        } else {
+        if (draining) res.shouldKeepAlive = false;
+        // Answered at once: nothing is left that a drain could still change.
+        if (opts.preempt?.(req, res)) return;
+        if (!draining) {
           unanswered.add(res);
           res.once('close', () => unanswered.delete(res));
         }

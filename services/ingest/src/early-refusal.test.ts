@@ -1,0 +1,58 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ApiError } from '@event-observatory/service-kit/errors';
+import { describe, expect, it } from 'vitest';
+import { GradientLimit } from './concurrency-limit.js';
+import { earlyRefusal } from './early-refusal.js';
+import { EventAdmission } from './event-admission.js';
+
+/** A response that records what was written to it. */
+function response() {
+  const written: { status?: number; headers?: Record<string, string>; body?: string } = {};
+  const res = {
+    writeHead(status: number, headers: Record<string, string>) {
+      written.status = status;
+      written.headers = headers;
+    },
+    end(body: Buffer) {
+      written.body = body.toString();
+    },
+  };
+  return { res: res as unknown as ServerResponse, written };
+}
+
+const request = (method: string, url: string, length?: string) =>
+  ({ method, url, headers: length === undefined ? {} : { 'content-length': length } }) as IncomingMessage;
+
+describe('the early refusal of single events', () => {
+  const events = new EventAdmission(new GradientLimit({ initial: 1, min: 1, max: 1 }), 256);
+  const rejected: ApiError[] = [];
+  const preempt = earlyRefusal({ events, maxEventBytes: 1000, rejected: (err) => void rejected.push(err) });
+
+  it('leaves every request to the app while one more event fits', () => {
+    expect(preempt(request('POST', '/v1/events', '10'), response().res)).toBe(false);
+  });
+
+  it('answers the 503 overloaded of the event limit to a single event while the limit is full', () => {
+    events.limit.tryAcquire(1);
+    const { res, written } = response();
+    expect(preempt(request('POST', '/v1/events', '1000'), res)).toBe(true);
+    expect(written.status).toBe(503);
+    expect(written.headers).toMatchObject({ 'retry-after': '1', 'content-type': 'application/json' });
+    expect(Number(written.headers?.['content-length'])).toBe(written.body?.length);
+    expect(JSON.parse(written.body ?? '')).toEqual(events.refused().toBody());
+    expect(rejected).toEqual([events.refused()]);
+  });
+
+  it('leaves other routes, and bodies undeclared or over the event ceiling, to the app', () => {
+    for (const req of [
+      request('POST', '/v1/events:batchCreate', '10'),
+      request('POST', '/v1/events:validate', '10'),
+      request('GET', '/v1/events'),
+      request('POST', '/v1/events'),
+      request('POST', '/v1/events', '1001'),
+    ]) {
+      expect(preempt(req, response().res)).toBe(false);
+    }
+    events.limit.release(1);
+  });
+});
