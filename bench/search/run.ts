@@ -316,11 +316,11 @@ try {
     databaseUrl: url,
     registry,
   });
-  const page = async (params: URLSearchParams) => {
-    const res = await service.app.request(`/events?${params}`, { headers: { host: 'localhost' } });
-    await res.text();
-    return res.status === 200;
+  const answer = (app: typeof service.app) => async (params: URLSearchParams) => {
+    const res = await app.request(`/events?${params}`, { headers: { host: 'localhost' } });
+    return { status: res.status, body: await res.text() };
   };
+  const page = async (params: URLSearchParams) => (await answer(service.app)(params)).status === 200;
   // The same pages under row-level security: search as the reader role, two viewers.
   const roles = await createDatabaseRoles(pgh.url, 'bench_search');
   await migrate({
@@ -381,14 +381,7 @@ try {
         databaseUrl: explainUrl.toString(),
         registry: createMetrics({ service: 'search', version: 'bench-explain' }).registry,
       });
-      return {
-        page: async (params: URLSearchParams) => {
-          const res = await explained.app.request(`/events?${params}`, { headers: { host: 'localhost' } });
-          await res.text();
-          return res.status === 200;
-        },
-        close: () => explained.close(),
-      };
+      return { answer: answer(explained.app), close: () => explained.close() };
     };
     const histogramSources = () => {
       const from = [...sources].sort().join(', ');
@@ -399,7 +392,7 @@ try {
       url,
       runs: RUNS,
       measure,
-      page,
+      answer: answer(service.app),
       explainedPage,
       facets,
       histogram,
