@@ -9,6 +9,8 @@
  * Then each shape past the target is run once more with auto_explain (ANALYZE, BUFFERS) on, so its
  * slow statements' plans land in the store's postgres.log.
  */
+import { relative } from 'node:path';
+import { repoRoot } from '@event-observatory/devstack';
 import pg from 'pg';
 import { SKEWED_WORDS } from './skewed-store.js';
 
@@ -223,7 +225,7 @@ export function skewedReport(r: {
   return `# Search latency on a skewed store (bench/search, BENCH_STORE=skewed)
 
 Store (bench/search/skewed-store.ts): ${r.events.toLocaleString('en-US')} events over 182 days, ${loaded}, kept in
-\`${r.dataDir}\`. ${r.facts}.
+\`${relative(repoRoot(), r.dataDir)}\`. ${r.facts}.
 
 Page: one \`GET /events\` answered in-process by the search service (superuser, no row-level
 security); facets and histogram: that query alone. ${r.runs} runs after 3 warm-up runs, filter
