@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { repoRoot } from '@event-observatory/devstack';
 
 /** Section order in the file: `make bench`'s order, then the benches run by hand. */
@@ -70,7 +70,7 @@ export function benchRun(name: BenchName) {
   const started = new Date();
   const startLoad = loads();
   return {
-    /** `opts.file` (from the repository's root): a file of its own, written whole, instead of a section. */
+    /** `opts.file` (absolute, or from the repository's root): a file of its own, written whole, instead of a section. */
     write(markdown: string, opts: { kafkaVersion?: string; file?: string } = {}): string {
       const [title, ...rest] = markdown
         .trim()
@@ -91,7 +91,7 @@ export function benchRun(name: BenchName) {
         ...rest,
       ];
       if (opts.file) {
-        const own = join(repoRoot(), opts.file);
+        const own = resolve(repoRoot(), opts.file);
         writeFileSync(own, `${body.join('\n')}\n`);
         console.log(`${body.join('\n')}\n\nwritten to ${own}`);
         return body.join('\n');

@@ -84,29 +84,32 @@ async function sample(db: pg.Pool): Promise<Samples> {
 
 const at = <T>(values: T[], i: number): T => values[i % values.length]!;
 
-/** The shapes: name and the URL parameters of the i-th run. */
+/** The shapes: name (no comma: BENCH_SHAPES is a comma-separated list of them) and the URL parameters of the i-th run. */
 function shapes(s: Samples): [string, (i: number) => URLSearchParams][] {
   const p = (o: Record<string, string>) => new URLSearchParams(o);
   return [
-    ['reference-like: type, 7 days', (i) => p({ type: at(s.types, i), range: '7d' })],
-    ['subject exact, all time', (i) => p({ subject: at(s.subjects, i), range: 'all' })],
-    ['subject exact, 24 h', (i) => p({ subject: at(s.recentSubjects, i), range: '24h' })],
+    ['type (7 days)', (i) => p({ type: at(s.types, i), range: '7d' })],
+    ['subject exact (all time)', (i) => p({ subject: at(s.subjects, i), range: 'all' })],
+    ['subject exact (24 h)', (i) => p({ subject: at(s.recentSubjects, i), range: '24h' })],
     [
-      'payload data.amount > N, all time',
+      'payload data.amount > N (all time)',
       (i) => p({ payload: `amount > ${at([9000, 9900, 5000], i)}`, range: 'all' }),
     ],
     [
-      'payload nested customer.id = c-N, all time',
+      'payload nested customer.id = c-N (all time)',
       (i) => p({ payload: `customer.id = ${at(s.customers, i)}`, range: 'all' }),
     ],
-    ['severity >= error, all time', () => p({ severity: 'error', range: 'all' })],
+    ['severity >= error (all time)', () => p({ severity: 'error', range: 'all' })],
     [
-      'type + severity >= error, all time',
+      'type + severity >= error (all time)',
       (i) => p({ type: at(s.types, i), severity: 'error', range: 'all' }),
     ],
-    ['text + attrs, all time', (i) => p({ q: at([...SKEWED_WORDS], i), type: at(s.types, i), range: 'all' })],
     [
-      'lookup source + id (events/{source},{id})',
+      'text + attrs (all time)',
+      (i) => p({ q: at([...SKEWED_WORDS], i), type: at(s.types, i), range: 'all' }),
+    ],
+    [
+      'lookup by source + id (the name ingest answers)',
       (i) => {
         const n = at(s.names, i);
         return p({
@@ -115,8 +118,8 @@ function shapes(s: Samples): [string, (i: number) => URLSearchParams][] {
         });
       },
     ],
-    ['range=all, no filter', () => p({ range: 'all' })],
-    ['default range (last 24 h), no filter', () => p({})],
+    ['range=all (no filter)', () => p({ range: 'all' })],
+    ['no filter (default range: last 24 h)', () => p({})],
   ];
 }
 
