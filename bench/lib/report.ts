@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { repoRoot } from '@event-observatory/devstack';
 
 /** Section order in the file: `make bench`'s order, then the benches run by hand. */
@@ -70,10 +70,11 @@ export function benchRun(name: BenchName) {
   const started = new Date();
   const startLoad = loads();
   return {
-    write(markdown: string, opts: { kafkaVersion?: string } = {}): string {
+    /** `opts.file` (absolute, or from the repository's root): a file of its own, written whole, instead of a section. */
+    write(markdown: string, opts: { kafkaVersion?: string; file?: string } = {}): string {
       const [title, ...rest] = markdown
         .trim()
-        .replace(/^(#+) /gm, '#$1 ')
+        .replace(/^(#+) /gm, opts.file ? '$1 ' : '#$1 ')
         .split('\n');
       const cpu = cpus();
       const machine = [
@@ -82,15 +83,20 @@ export function benchRun(name: BenchName) {
         `Node ${process.version}`,
         ...(opts.kafkaVersion ? [`Kafka ${opts.kafkaVersion}`] : []),
       ].join(', ');
-      const section = [
-        marks(name)[0],
+      const body = [
         title,
         '',
         `Run ${started.toISOString()} to ${new Date().toISOString()} on ${machine}; load average ${startLoad} at the start, ${loads()} at the end.`,
         `Command: \`${command()}\``,
         ...rest,
-        marks(name)[1],
-      ].join('\n');
+      ];
+      if (opts.file) {
+        const own = resolve(repoRoot(), opts.file);
+        writeFileSync(own, `${body.join('\n')}\n`);
+        console.log(`${body.join('\n')}\n\nwritten to ${own}`);
+        return body.join('\n');
+      }
+      const section = [marks(name)[0], ...body, marks(name)[1]].join('\n');
       const file = reportFile();
       const sections = new Map<BenchName, string>();
       const old = existsSync(file) ? readFileSync(file, 'utf8') : '';

@@ -29,6 +29,11 @@
  * role, for a viewer who sees everything and one who sees `FEW_SOURCES` of the 50 seed sources
  * (services/search README, Visibility).
  * Writes its section of bench/results/latest.md.
+ *
+ * BENCH_STORE=skewed loads the skewed store of skewed-store.ts instead (thousands of Zipf-like
+ * sources and type-source pairs, bursts, ~500,000 subjects, nested payloads; cached apart as
+ * `.cache/bench-search/skewed-<BENCH_EVENTS>-<key>`), measures the shapes of skewed-run.ts and
+ * writes bench/results/search-skewed.md.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -62,6 +67,8 @@ import {
 } from '@event-observatory/store';
 import pg from 'pg';
 import { benchNumber, benchRun } from '../lib/report.js';
+import { benchSkewed, skewedReport } from './skewed-run.js';
+import { seedSkewed } from './skewed-store.js';
 
 const EVENTS = benchNumber('EVENTS', 5_000_000);
 const RUNS = benchNumber('RUNS', 30);
@@ -73,6 +80,11 @@ const ONLY = process.env.BENCH_SHAPES ? new Set(process.env.BENCH_SHAPES.split('
 /** MIGRATIONS_DIR: a copy of migrations/ (to measure before a migration); default the repository's. */
 const MIGRATIONS = process.env.MIGRATIONS_DIR ? { dir: process.env.MIGRATIONS_DIR } : {};
 const chosen = (name: string) => ONLY === undefined || ONLY.has(name);
+/** BENCH_STORE: `uniform` (seedEvents, the default) or `skewed` (skewed-store.ts). */
+const STORE = process.env.BENCH_STORE ?? 'uniform';
+if (STORE !== 'uniform' && STORE !== 'skewed')
+  throw new Error(`BENCH_STORE must be uniform or skewed, got ${JSON.stringify(STORE)}`);
+const SKEWED = STORE === 'skewed';
 
 const log = (line: string) => process.stdout.write(`[bench] ${line}\n`);
 
@@ -164,7 +176,22 @@ async function load(url: string): Promise<{ loadS: number; indexS: number }> {
     const count = Math.min(chunk, EVENTS - done);
     // Each call writes rows 1..count of its own span slice, under its own id prefix.
     const sliceEnd = new Date(END.getTime() - (done / EVENTS) * SPAN_MS);
-    await seedEvents(db, { count, spanMs: (count / EVENTS) * SPAN_MS, end: sliceEnd, idPrefix: `b${done}` });
+    if (SKEWED)
+      await seedSkewed(db, {
+        total: EVENTS,
+        first: done + 1,
+        last: done + count,
+        end: END,
+        spanMs: SPAN_MS,
+        idPrefix: 'k',
+      });
+    else
+      await seedEvents(db, {
+        count,
+        spanMs: (count / EVENTS) * SPAN_MS,
+        end: sliceEnd,
+        idPrefix: `b${done}`,
+      });
     done += count;
     log(`loaded ${done.toLocaleString('en-US')} rows (${Math.round((performance.now() - t) / 1000)} s)`);
   }
@@ -234,12 +261,17 @@ async function storeDir(): Promise<string> {
   const hash = createHash('sha256').update(`${EVENTS} ${SPAN_MS}\n`);
   for (const m of await readMigrations(MIGRATIONS.dir ?? DEFAULT_MIGRATIONS_DIR))
     hash.update(`${m.name} ${m.checksum}\n`);
-  hash.update(readFileSync(join(repoRoot(), 'packages/devstack/src/seed-events.ts')));
+  hash.update(
+    readFileSync(
+      join(repoRoot(), SKEWED ? 'bench/search/skewed-store.ts' : 'packages/devstack/src/seed-events.ts'),
+    ),
+  );
   const root = join(repoRoot(), '.cache/bench-search');
-  const name = `${EVENTS}-${hash.digest('hex').slice(0, 16)}`;
-  // A store of this size under another schema is stale; several GB each, so it goes (unless running).
+  const kind = SKEWED ? 'skewed-' : '';
+  const name = `${kind}${EVENTS}-${hash.digest('hex').slice(0, 16)}`;
+  // A store of this kind and size under another schema is stale; several GB each, so it goes (unless running).
   for (const old of existsSync(root) ? readdirSync(root) : []) {
-    if (old === name || !old.startsWith(`${EVENTS}-`)) continue;
+    if (old === name || !old.startsWith(`${kind}${EVENTS}-`)) continue;
     if (existsSync(join(root, old, 'pgdata/postmaster.pid')))
       log(`kept ${old}: its PostgreSQL may be running`);
     else rmSync(join(root, old), { recursive: true, force: true });
@@ -269,7 +301,7 @@ try {
       log(`applied ${applied.join(', ')} in ${Math.round((performance.now() - t) / 1000)} s`);
   } else {
     await migrate({ url, ...MIGRATIONS });
-    log(`loading ${EVENTS.toLocaleString('en-US')} events over 182 days into ${dataDir}`);
+    log(`loading ${EVENTS.toLocaleString('en-US')} ${STORE} events over 182 days into ${dataDir}`);
     times = await load(url);
     writeFileSync(join(dataDir, MARKER), `${JSON.stringify({ events: EVENTS, loadedAt: new Date() })}\n`);
   }
@@ -284,11 +316,11 @@ try {
     databaseUrl: url,
     registry,
   });
-  const page = async (params: URLSearchParams) => {
-    const res = await service.app.request(`/events?${params}`, { headers: { host: 'localhost' } });
-    await res.text();
-    return res.status === 200;
+  const answer = (app: typeof service.app) => async (params: URLSearchParams) => {
+    const res = await app.request(`/events?${params}`, { headers: { host: 'localhost' } });
+    return { status: res.status, body: await res.text() };
   };
+  const page = async (params: URLSearchParams) => (await answer(service.app)(params)).status === 200;
   // The same pages under row-level security: search as the reader role, two viewers.
   const roles = await createDatabaseRoles(pgh.url, 'bench_search');
   await migrate({
@@ -336,91 +368,132 @@ try {
       () => false,
     );
   };
-  const refPool = new pg.Pool({ connectionString: url, max: 1 });
-  const reference = await measure(async (i) => {
-    const from = new Date(END.getTime() - ((i * 7 + 3) % 4000) * 3_600_000);
-    const res = await refPool.query(
-      `SELECT occurred_at, ce_type FROM events.cloud_event
-        WHERE occurred_at >= $1 AND occurred_at < $1::timestamptz + interval '1 hour'
-        ORDER BY occurred_at DESC LIMIT 51`,
-      [from],
+  if (SKEWED) {
+    const explainUrl = new URL(url);
+    // Slow statements of these connections log their plans (analysed, with buffers) to postgres.log.
+    explainUrl.searchParams.set(
+      'options',
+      '-c session_preload_libraries=auto_explain -c auto_explain.log_min_duration=250 -c auto_explain.log_analyze=on -c auto_explain.log_buffers=on',
     );
-    return res.rowCount === 51;
-  });
-  await refPool.end();
-  log(`reference: p50 ${reference.p50.toFixed(1)} ms, p95 ${reference.p95.toFixed(1)} ms`);
-  // The query bar's autocomplete (`GET /suggest`) as the reader role: names from the catalog under the scope.
-  const suggestRows: string[] = [];
-  for (const viewer of ['all', 'few'] as const) {
-    const name = `autocomplete (${viewer})`;
-    if (!chosen(name) && !chosen('autocomplete')) continue;
-    const suggestions = await measure(async (i) => {
-      const line = AUTOCOMPLETE_LINES[i % AUTOCOMPLETE_LINES.length]!;
-      const res = await scoped.app.request(`/suggest?bar=${encodeURIComponent(line)}`, {
-        headers: { host: 'localhost', 'x-bench-viewer': viewer },
+    const explainedPage = () => {
+      const explained = createSearchService({
+        config: { allowedHosts: ['localhost'], secret: SECRET },
+        databaseUrl: explainUrl.toString(),
+        registry: createMetrics({ service: 'search', version: 'bench-explain' }).registry,
       });
-      await res.text();
-      return res.status === 200;
+      return { answer: answer(explained.app), close: () => explained.close() };
+    };
+    const histogramSources = () => {
+      const from = [...sources].sort().join(', ');
+      sources = new Set();
+      return from;
+    };
+    const result = await benchSkewed({
+      url,
+      runs: RUNS,
+      measure,
+      answer: answer(service.app),
+      explainedPage,
+      facets,
+      histogram,
+      histogramSources,
+      chosen,
     });
-    const ratio = (suggestions.p95 / reference.p95).toFixed(1);
-    suggestRows.push(
-      `| ${viewer} | ${suggestions.p50.toFixed(1)} | ${suggestions.p95.toFixed(1)} | ${suggestions.failed} | ${ratio} |`,
-    );
-    log(
-      `${name}: p50 ${suggestions.p50.toFixed(1)} ms, p95 ${suggestions.p95.toFixed(1)} ms, failed ${suggestions.failed}`,
+    await service.close();
+    await scoped.close();
+    run.write(skewedReport({ events: EVENTS, runs: RUNS, loadS, indexS, dataDir, ...result }), {
+      // BENCH_REPORT: another file, e.g. for a smoke run.
+      file: process.env.BENCH_REPORT ?? 'bench/results/search-skewed.md',
+    });
+  } else {
+    const refPool = new pg.Pool({ connectionString: url, max: 1 });
+    const reference = await measure(async (i) => {
+      const from = new Date(END.getTime() - ((i * 7 + 3) % 4000) * 3_600_000);
+      const res = await refPool.query(
+        `SELECT occurred_at, ce_type FROM events.cloud_event
+          WHERE occurred_at >= $1 AND occurred_at < $1::timestamptz + interval '1 hour'
+          ORDER BY occurred_at DESC LIMIT 51`,
+        [from],
+      );
+      return res.rowCount === 51;
+    });
+    await refPool.end();
+    log(`reference: p50 ${reference.p50.toFixed(1)} ms, p95 ${reference.p95.toFixed(1)} ms`);
+    // The query bar's autocomplete (`GET /suggest`) as the reader role: names from the catalog under the scope.
+    const suggestRows: string[] = [];
+    for (const viewer of ['all', 'few'] as const) {
+      const name = `autocomplete (${viewer})`;
+      if (!chosen(name) && !chosen('autocomplete')) continue;
+      const suggestions = await measure(async (i) => {
+        const line = AUTOCOMPLETE_LINES[i % AUTOCOMPLETE_LINES.length]!;
+        const res = await scoped.app.request(`/suggest?bar=${encodeURIComponent(line)}`, {
+          headers: { host: 'localhost', 'x-bench-viewer': viewer },
+        });
+        await res.text();
+        return res.status === 200;
+      });
+      const ratio = (suggestions.p95 / reference.p95).toFixed(1);
+      suggestRows.push(
+        `| ${viewer} | ${suggestions.p50.toFixed(1)} | ${suggestions.p95.toFixed(1)} | ${suggestions.failed} | ${ratio} |`,
+      );
+      log(
+        `${name}: p50 ${suggestions.p50.toFixed(1)} ms, p95 ${suggestions.p95.toFixed(1)} ms, failed ${suggestions.failed}`,
+      );
+    }
+    const rows: string[] = [];
+    const viewerRows: string[] = [];
+    const shapes: [string, (i: number) => URLSearchParams][] = [
+      ...SHAPES.map((shape): [string, (i: number) => URLSearchParams] => [
+        shape,
+        (i) => paramsFor(shape, i, END),
+      ]),
+      ['default range (last 24 h)', () => new URLSearchParams()],
+    ];
+    for (const [shape, params] of shapes.filter(([name]) => chosen(name))) {
+      const whole = await measure((i) => page(params(i)));
+      const facet = await measure((i) => facets(params(i)));
+      sources = new Set();
+      const hist = await measure((i) => histogram(params(i)));
+      const cells = [whole, facet, hist].map(
+        (f) => `${f.p50.toFixed(1)} | ${f.p95.toFixed(1)} | ${f.failed}`,
+      );
+      const ratios = [whole, facet, hist].map((f) => (f.p95 / reference.p95).toFixed(0)).join(' / ');
+      rows.push(`| ${shape} | ${cells.join(' | ')} | ${[...sources].sort().join(', ')} | ${ratios} |`);
+      log(`${shape}: page / facets / histogram p50 | p95 | failed: ${cells.join(' ; ')}`);
+      const all = await measure((i) => viewerPage('all')(params(i)));
+      const few = await measure((i) => viewerPage('few')(params(i)));
+      const viewerCells = [whole, all, few].map(
+        (f) => `${f.p50.toFixed(1)} | ${f.p95.toFixed(1)} | ${f.failed}`,
+      );
+      const viewerRatios = `${(all.p95 / whole.p95).toFixed(2)} | ${(few.p95 / all.p95).toFixed(2)}`;
+      viewerRows.push(`| ${shape} | ${viewerCells.join(' | ')} | ${viewerRatios} |`);
+      log(`${shape}: page as superuser / reader, all / reader, few: ${viewerCells.join(' ; ')}`);
+    }
+    const unindexed: string[] = [];
+    for (const [name, params] of Object.entries(UNINDEXED).filter(([name]) => chosen(name))) {
+      const whole = await measure((i) => page(params(i)));
+      unindexed.push(`| ${name} | ${whole.p50.toFixed(1)} | ${whole.p95.toFixed(1)} | ${whole.failed} |`);
+      log(
+        `${name}: page p50 ${whole.p50.toFixed(1)} ms, p95 ${whole.p95.toFixed(1)} ms, failed ${whole.failed}`,
+      );
+    }
+    const text = await registry.metrics();
+    await service.close();
+    await scoped.close();
+    run.write(
+      report({
+        loadS,
+        indexS,
+        pruning,
+        reference,
+        rows,
+        suggestRows,
+        viewerRows,
+        unindexed,
+        queryTimes: queryTimesFrom(text),
+      }),
     );
   }
-  const rows: string[] = [];
-  const viewerRows: string[] = [];
-  const shapes: [string, (i: number) => URLSearchParams][] = [
-    ...SHAPES.map((shape): [string, (i: number) => URLSearchParams] => [
-      shape,
-      (i) => paramsFor(shape, i, END),
-    ]),
-    ['default range (last 24 h)', () => new URLSearchParams()],
-  ];
-  for (const [shape, params] of shapes.filter(([name]) => chosen(name))) {
-    const whole = await measure((i) => page(params(i)));
-    const facet = await measure((i) => facets(params(i)));
-    sources = new Set();
-    const hist = await measure((i) => histogram(params(i)));
-    const cells = [whole, facet, hist].map((f) => `${f.p50.toFixed(1)} | ${f.p95.toFixed(1)} | ${f.failed}`);
-    const ratios = [whole, facet, hist].map((f) => (f.p95 / reference.p95).toFixed(0)).join(' / ');
-    rows.push(`| ${shape} | ${cells.join(' | ')} | ${[...sources].sort().join(', ')} | ${ratios} |`);
-    log(`${shape}: page / facets / histogram p50 | p95 | failed: ${cells.join(' ; ')}`);
-    const all = await measure((i) => viewerPage('all')(params(i)));
-    const few = await measure((i) => viewerPage('few')(params(i)));
-    const viewerCells = [whole, all, few].map(
-      (f) => `${f.p50.toFixed(1)} | ${f.p95.toFixed(1)} | ${f.failed}`,
-    );
-    const viewerRatios = `${(all.p95 / whole.p95).toFixed(2)} | ${(few.p95 / all.p95).toFixed(2)}`;
-    viewerRows.push(`| ${shape} | ${viewerCells.join(' | ')} | ${viewerRatios} |`);
-    log(`${shape}: page as superuser / reader, all / reader, few: ${viewerCells.join(' ; ')}`);
-  }
-  const unindexed: string[] = [];
-  for (const [name, params] of Object.entries(UNINDEXED).filter(([name]) => chosen(name))) {
-    const whole = await measure((i) => page(params(i)));
-    unindexed.push(`| ${name} | ${whole.p50.toFixed(1)} | ${whole.p95.toFixed(1)} | ${whole.failed} |`);
-    log(
-      `${name}: page p50 ${whole.p50.toFixed(1)} ms, p95 ${whole.p95.toFixed(1)} ms, failed ${whole.failed}`,
-    );
-  }
-  const text = await registry.metrics();
-  await service.close();
-  await scoped.close();
-  run.write(
-    report({
-      loadS,
-      indexS,
-      pruning,
-      reference,
-      rows,
-      suggestRows,
-      viewerRows,
-      unindexed,
-      queryTimes: queryTimesFrom(text),
-    }),
-  );
 } finally {
   await pgh.stop();
 }
