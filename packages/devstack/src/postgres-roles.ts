@@ -87,29 +87,35 @@ async function markSearchOperatorsLeakproof(adminUrl: string, database: string):
   }
 }
 
-/** Gives `owner` the `events` schema of `database` and what is in it, when someone else owns it. */
+/**
+ * Gives `owner` the `events` schema of `database` and what is in it that someone else owns: all of
+ * it the first time, and later the tables and functions of migrations another role (a superuser)
+ * applied to a store the owner already has (bench/search on a store it reuses).
+ */
 async function adoptEventsSchema(adminUrl: string, database: string, owner: string): Promise<void> {
   const url = new URL(adminUrl);
   url.pathname = `/${encodeURIComponent(database)}`;
   const db = await connect(url.toString());
   try {
-    const { rows } = await db.query<{ theirs: boolean }>(
-      `SELECT nspowner <> (SELECT oid FROM pg_roles WHERE rolname = $1) AS theirs
-         FROM pg_namespace WHERE nspname = 'events'`,
-      [owner],
-    );
-    if (!rows[0]?.theirs) return;
     const to = db.escapeIdentifier(owner);
     const { rows: statements } = await db.query<{ sql: string }>(
-      `SELECT format('ALTER TABLE %s OWNER TO ${to}', c.oid::regclass) AS sql
-         FROM pg_class c WHERE c.relnamespace = 'events'::regnamespace AND c.relkind IN ('r', 'p')
+      // No events schema yet (roles made before the first migration): nothing to adopt.
+      `WITH o AS (SELECT oid FROM pg_roles WHERE rolname = $1),
+            n AS (SELECT oid FROM pg_namespace WHERE nspname = 'events')
+       SELECT format('ALTER TABLE %s OWNER TO ${to}', c.oid::regclass) AS sql
+         FROM pg_class c WHERE c.relnamespace = (SELECT oid FROM n) AND c.relkind IN ('r', 'p')
+          AND c.relowner <> (SELECT oid FROM o)
        UNION ALL
        SELECT format('ALTER FUNCTION %s OWNER TO ${to}', p.oid::regprocedure)
-         FROM pg_proc p WHERE p.pronamespace = 'events'::regnamespace`,
+         FROM pg_proc p WHERE p.pronamespace = (SELECT oid FROM n) AND p.proowner <> (SELECT oid FROM o)
+       UNION ALL
+       SELECT format('ALTER SCHEMA events OWNER TO ${to}') FROM pg_namespace
+        WHERE nspname = 'events' AND nspowner <> (SELECT oid FROM o)`,
+      [owner],
     );
+    if (statements.length === 0) return;
     await db.query('BEGIN');
     for (const { sql } of statements) await db.query(sql);
-    await db.query(`ALTER SCHEMA events OWNER TO ${to}`);
     await db.query('COMMIT');
   } finally {
     await db.end();

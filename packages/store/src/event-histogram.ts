@@ -1,7 +1,8 @@
 /**
  * The search page's histogram: matching events per time bucket over the whole selected range,
  * split by severity level. Read from the hourly rollup (`events.event_rollup_hourly`, one
- * range scan of its primary key) when the filter is only time, exact types and sources, and the
+ * range scan of its primary key; its totals per hour, `events.event_rollup_hour_total`, for a filter
+ * without types or sources and a scope of everything) when the filter is only time, exact types and sources, and the
  * buckets are whole hours, except the hours holding rows ingested since the rollup's last refresh,
  * which are counted from the table; from the event table otherwise (the filter's index paths, as
  * the page's rows, and for a reader whose scope admits rows by producer, which the rollup does not
@@ -24,7 +25,7 @@ import { rollupIngestedFrom } from './event-rollup.js';
 import { clause, type EventFilter, estimateRows, readFilter, SqlParams, whereOf } from './event-search.js';
 import { addMonths } from './partitions.js';
 import type { DatabasePool } from './queryable.js';
-import { rollupCovers } from './read-scope.js';
+import { type ReadScope, rollupCovers } from './read-scope.js';
 import { SEVERE_RANK, SEVERITY } from './severity.js';
 
 const HOUR_MS = 3_600_000;
@@ -86,6 +87,18 @@ export function rollupAnswers(filter: EventFilter, bucketMs: number): boolean {
   );
 }
 
+/**
+ * The rollup a histogram reads: the totals of each hour (migration 0015, one row an hour) when the
+ * filter names no type or source and the scope is everything, which is all the totals' policy
+ * admits; else the rows of each hour, type and source (a hundred times as many on the bench store).
+ */
+function rollupTable(filter: EventFilter, scope: ReadScope | undefined): string {
+  const everything = scope === undefined || scope.all === true;
+  return everything && !filter.types?.length && !filter.sources?.length
+    ? 'events.event_rollup_hour_total'
+    : 'events.event_rollup_hourly';
+}
+
 /** Counts per bucket (`date_bin` from `range.from`), every bucket of the range present, oldest first. */
 export async function histogramEvents(
   db: DatabasePool,
@@ -126,7 +139,7 @@ export async function histogramEvents(
          WHERE ingested_at >= ${ingestedFrom}::timestamptz
            AND occurred_at >= ${first} AND occurred_at < ${to}
       ), hours AS (
-        SELECT bucket_start AS hour, error_count, event_count FROM events.event_rollup_hourly
+        SELECT bucket_start AS hour, error_count, event_count FROM ${rollupTable(filter, scopeOf(db))}
          WHERE bucket_start >= ${first} AND bucket_start < ${to}${matches('ce_type', 'ce_source')}
            AND bucket_start NOT IN (SELECT hour FROM fresh)
         UNION ALL

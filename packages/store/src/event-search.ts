@@ -8,7 +8,8 @@
  * whose leading column is occurred_at (scanned backwards for the keyset order); text, payload
  * equality and extensions -> the one GIN index on (search_doc, data jsonb_path_ops, extensions
  * jsonb_path_ops), which answers any mix of them in one scan; type and source -> B-trees
- * (ce_type | ce_source, occurred_at DESC), newest first for one value; severity >= error (50) ->
+ * (ce_type | ce_source, occurred_at DESC), newest first for one value, and a type with sources ->
+ * (ce_type, ce_source, occurred_at DESC) (0016, a scoped reader's type filter); severity >= error (50) ->
  * the partial index cloud_event_severe_idx. No index path: payload comparisons other than
  * equality, subject (no index on ce_subject), severity below error. Totals are counted up to the
  * cap; the planner's estimate stands in only when it expects twice the cap and the count runs out

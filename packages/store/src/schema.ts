@@ -148,6 +148,13 @@ export const savedSearch = eventsSchema.table(
 );
 
 /** The refresh's bookkeeping: one row, where the next rollup refresh resumes. */
+/** The hourly rollup summed over types and sources (migration 0015), kept by triggers on it. */
+export const eventRollupHourTotal = eventsSchema.table('event_rollup_hour_total', {
+  bucketStart: tstz('bucket_start').primaryKey(),
+  eventCount: bigint('event_count', { mode: 'number' }).notNull(),
+  errorCount: bigint('error_count', { mode: 'number' }).notNull(),
+});
+
 export const eventRollupWatermark = eventsSchema.table(
   'event_rollup_watermark',
   {
@@ -194,6 +201,7 @@ export const schema = {
   consumerCheckpoint,
   eventName,
   eventRollupHourly,
+  eventRollupHourTotal,
   eventRollupWatermark,
   maintenanceRun,
   savedSearch,

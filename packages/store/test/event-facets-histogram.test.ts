@@ -17,6 +17,7 @@ import {
   migrate,
   rollupIngestedFrom,
 } from '../src/index.js';
+import { refreshRollupNow } from './scoped-roles.js';
 
 const SEEDED = 24_000;
 const SPAN_MS = 120 * 86_400_000;
@@ -231,6 +232,19 @@ describe('the rollup histogram', () => {
       const h = await histogramEvents(racing, {}, range);
       expect(raced).toBe(true);
       expect(h.buckets.reduce((n, b) => n + b.severe + b.warning + b.other, 0)).toBe(rows[0]!.n);
+      // The totals per hour follow every write of the rollup: the seeders' upserts above, the
+      // refresh's deletes and inserts here.
+      await refreshRollupNow(db);
+      const table = async (sql: string) => (await db.query(sql)).rows;
+      expect(
+        await table(
+          'SELECT bucket_start, event_count::int AS events, error_count::int AS errors FROM events.event_rollup_hour_total ORDER BY 1',
+        ),
+      ).toEqual(
+        await table(
+          'SELECT bucket_start, sum(event_count)::int AS events, sum(error_count)::int AS errors FROM events.event_rollup_hourly GROUP BY 1 ORDER BY 1',
+        ),
+      );
     } finally {
       await db.end();
     }

@@ -281,6 +281,18 @@ describe('search shapes', () => {
     ]);
     for (const r of rows) expect(r.reloptions).toEqual(['fastupdate=on', 'gin_pending_list_limit=16384']);
   });
+
+  it('every partition, also one created later, has the statistics of type and source pairs', async () => {
+    await pool.query(`SELECT events.create_month_partition('2031-02-01')`);
+    const { rows } = await pool.query<{ relname: string; kinds: string[] }>(
+      `SELECT c.relname, s.stxkind::text[] AS kinds
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+         LEFT JOIN pg_statistic_ext s ON s.stxrelid = c.oid AND s.stxname = c.relname || '_type_source'
+        WHERE i.inhparent = 'events.cloud_event'::regclass`,
+    );
+    expect(rows.map((r) => r.relname)).toContain('cloud_event_2031_02');
+    for (const r of rows) expect(r.kinds, r.relname).toEqual(['m']);
+  });
 });
 
 describe('pools', () => {

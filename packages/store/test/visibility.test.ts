@@ -140,6 +140,21 @@ describe('the reader', () => {
     expect([byProducer.source, total(byProducer)]).toEqual(['table', 1]);
   });
 
+  it('reads the totals per hour with a scope of everything alone, and counts its histogram from them', async () => {
+    const totals = async (db: DatabasePool) =>
+      (await db.query<{ n: number }>('SELECT event_count::int AS n FROM events.event_rollup_hour_total'))
+        .rows;
+    expect(await totals(scopedPool(reader, WHOLE_SCOPE))).toEqual([{ n: 3 }]);
+    expect(await totals(scopedPool(reader, scope({ sourcePrefixes: ['/'] })))).toEqual([]);
+    expect(await totals(reader)).toEqual([]);
+    const range = { from: hour, to: new Date(hour.getTime() + 3_600_000), bucketMs: 3_600_000 };
+    const whole = await histogramEvents(scopedPool(reader, WHOLE_SCOPE), {}, range);
+    expect([whole.source, whole.buckets.reduce((n, b) => n + b.severe + b.warning + b.other, 0)]).toEqual([
+      'rollup',
+      3,
+    ]);
+  });
+
   it('keeps a scoped statement cancellable and its failures from leaving the transaction open', async () => {
     const controller = new AbortController();
     const reason = new Error('gone');
