@@ -3,17 +3,25 @@
  * the batch's checkpoints (`upsertCheckpoints`).
  *
  * Raw SQL, not the query builder: this is the consumer's hot path, and bench/consume showed the
- * fixed-shape statement below is what keeps the write close to COPY. The rows travel as 18
+ * fixed-shape statements below are what keep the write close to COPY. The rows travel as 18
  * parallel arrays that `unnest` turns back into rows, so the statement text never changes (18
  * parameters whatever the batch size) and is named (prepared once per connection, then only bound
- * and executed). `ON CONFLICT DO NOTHING` skips rows that already exist, including repeats within
- * the batch; `RETURNING ce_type` gives the inserted rows, so duplicates = attempted - inserted.
+ * and executed).
+ *
+ * Two statements over the same arrays. `INSERT_EVENTS` skips rows that already exist (`ON
+ * CONFLICT DO NOTHING`, repeats within the batch included) and `RETURNING ce_type` gives the
+ * inserted rows, so duplicates = attempted - inserted. `INSERT_NEW_EVENTS` is a plain INSERT: no
+ * speculative insertion (an arbiter index probe and a confirmation WAL record a row) and nothing
+ * returned, the cheaper statement for the batch whose rows are all new, as nearly every batch is.
+ * `insertEventsWithCheckpoints` tries it first; a unique violation (a redelivered or repeated row)
+ * rolls the whole transaction back, and the batch is written again with `INSERT_EVENTS`.
  *
  * @example
  * const result = await insertEventsWithCheckpoints(pool, 'cobalt-cloudevents-v1', rows, checkpoints);
  * result.attempted - result.inserted; // rows that were already stored
  */
 import { type Checkpoint, upsertCheckpoints } from './checkpoints.js';
+import { errorCodeOf } from './errors.js';
 import type { DatabasePool, Queryable } from './queryable.js';
 import type { NewCloudEventRow } from './schema.js';
 import { inPooledTransaction } from './transactions.js';
@@ -98,7 +106,11 @@ export interface EventInsertResult {
   inserted: number;
 }
 
-const INSERT_EVENTS = `
+/**
+ * The rows as `unnest` rebuilds them from the 18 arrays, every one or none: a row already stored
+ * fails the statement with a unique violation.
+ */
+const INSERT_NEW_EVENTS = `
 INSERT INTO events.cloud_event (
   occurred_at, ce_source, ce_id, ce_type, ce_specversion, ce_subject, ce_datacontenttype,
   ce_dataschema, partition_key, raw, data, extensions, broker_topic, broker_partition, broker_offset,
@@ -110,9 +122,15 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text
             $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::int[],
             $15::bigint[], $16::text[], $17::text[], $18::text[])
      AS t(occurred_at, src, id, typ, spec, subj, dct, dsch, pkey, raw, data, ext, topic, part, off, dev, tags,
-          producer)
+          producer)`;
+
+/** Skips the rows already stored (or repeated in the batch) and returns the type of each inserted one. */
+const INSERT_EVENTS = `${INSERT_NEW_EVENTS}
 ON CONFLICT DO NOTHING
 RETURNING ce_type`;
+
+/** SQLSTATE unique_violation. */
+const UNIQUE_VIOLATION = '23505';
 
 const NEEDS_ESCAPE = /["\\]/g;
 
@@ -176,10 +194,25 @@ export async function insertEvents(
   return { attempted: rows.length, inserted: res.rows.length, insertedByType };
 }
 
+/** Inserts every one of `rows`, or fails with a unique violation when one is stored already. */
+async function insertNewEvents(db: Queryable, rows: readonly EventInsertRow[]): Promise<EventInsertResult> {
+  const insertedByType = new Map<string, number>();
+  if (rows.length === 0) return { attempted: 0, inserted: 0, insertedByType };
+  await db.query({
+    name: 'observatory_insert_new_events',
+    text: INSERT_NEW_EVENTS,
+    values: insertParams(rows),
+  });
+  for (const r of rows) insertedByType.set(r.type, (insertedByType.get(r.type) ?? 0) + 1);
+  return { attempted: rows.length, inserted: rows.length, insertedByType };
+}
+
 /**
  * Rows and the checkpoints of `group` in one transaction: both become durable together or not at
- * all. A connection whose ROLLBACK failed, or that failed with a connection error, is discarded
- * rather than returned to the pool.
+ * all. First as all-new rows (`INSERT_NEW_EVENTS`); when one was stored before, the transaction
+ * is rolled back and run again skipping the stored rows (`INSERT_EVENTS`). A connection whose
+ * ROLLBACK failed, or that failed with a connection error, is discarded rather than returned to
+ * the pool.
  */
 export async function insertEventsWithCheckpoints(
   pool: DatabasePool,
@@ -187,9 +220,16 @@ export async function insertEventsWithCheckpoints(
   rows: readonly EventInsertRow[],
   checkpoints: readonly Checkpoint[],
 ): Promise<EventInsertResult> {
-  return inPooledTransaction(pool, async (client) => {
-    const result = await insertEvents(client, rows);
-    await upsertCheckpoints(client, group, checkpoints);
-    return result;
-  });
+  const write = (insert: typeof insertEvents) =>
+    inPooledTransaction(pool, async (client) => {
+      const result = await insert(client, rows);
+      await upsertCheckpoints(client, group, checkpoints);
+      return result;
+    });
+  try {
+    return await write(insertNewEvents);
+  } catch (err) {
+    if (errorCodeOf(err) !== UNIQUE_VIOLATION) throw err;
+    return write(insertEvents);
+  }
 }
