@@ -1,7 +1,8 @@
 /**
  * Database-only comparison of write shapes (no broker): the benchmark's rows written in 500-row
- * groups, one transaction each with the checkpoint upsert, against a plain COPY, on a fresh table
- * each time. Prints rows/s, PostgreSQL's CPU a row (all its processes) and this process's CPU a
+ * groups, one transaction each with the checkpoint upsert, two groups at once (as the consumer;
+ * CONSUMER_BATCH_SIZE and CONSUMER_WRITE_CONCURRENCY change them), against a plain COPY, on a
+ * fresh table each time. Prints rows/s, PostgreSQL's CPU a row (all its processes) and this process's CPU a
  * row (encoding and the client) per variant.
  *
  *   node --conditions=source --import tsx bench/consume/db.ts [variant...]   # BENCH_RECORDS=100000
@@ -35,6 +36,8 @@ import { benchEvent, COPY_COLUMNS, copyLine } from './events.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);
 const BATCH = Number(process.env.CONSUMER_BATCH_SIZE ?? 500);
+/** Groups written at once, as the consumer's CONSUMER_WRITE_CONCURRENCY (default 2). */
+const WRITERS = Number(process.env.CONSUMER_WRITE_CONCURRENCY ?? 2);
 const TOPIC = EVENT_TOPIC;
 /** MIGRATIONS_DIR: a copy of migrations/ (to measure without an index); default the repository's. */
 const MIGRATIONS = process.env.MIGRATIONS_DIR ? { dir: process.env.MIGRATIONS_DIR } : {};
@@ -68,7 +71,7 @@ function copyIn(client: pg.PoolClient, text: string, data: string): Promise<void
 }
 
 /** The `stage` variant's group: COPY into the session's staging table, then one INSERT from it. */
-async function writeStaged(pool: pg.Pool, rows: EventInsertRow[], checkpoints: Checkpoint[]) {
+async function writeStaged(pool: pg.Pool, rows: EventInsertRow[], checkpoints: Checkpoint[], group: string) {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
@@ -81,7 +84,7 @@ async function writeStaged(pool: pg.Pool, rows: EventInsertRow[], checkpoints: C
       text: `INSERT INTO events.cloud_event (${COPY_COLUMNS}) SELECT ${COPY_COLUMNS} FROM stage
              ON CONFLICT DO NOTHING RETURNING ce_type`,
     });
-    await upsertCheckpoints(client, 'bench', checkpoints);
+    await upsertCheckpoints(client, group, checkpoints);
     await client.query('COMMIT');
   } finally {
     client.release();
@@ -117,21 +120,23 @@ try {
   const variants =
     process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['copy', 'insert', 'skip', 'stage'];
   const postmasterPid = pgHandle.pid()!;
-  const writer = new EventWriter(pool, 'bench');
-  const groups: Record<string, (rows: EventInsertRow[], checkpoints: Checkpoint[]) => Promise<unknown>> = {
-    insert: (part, cps) => writer.writeWithCheckpoints(part, cps),
-    skip: async (part, cps) => {
+  const groups: Record<
+    string,
+    (rows: EventInsertRow[], checkpoints: Checkpoint[], group: string) => Promise<unknown>
+  > = {
+    insert: (part, cps, group) => new EventWriter(pool, group).writeWithCheckpoints(part, cps),
+    skip: async (part, cps, group) => {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
         await insertEvents(client, part);
-        await upsertCheckpoints(client, 'bench', cps);
+        await upsertCheckpoints(client, group, cps);
         await client.query('COMMIT');
       } finally {
         client.release();
       }
     },
-    stage: (part, cps) => writeStaged(pool, part, cps),
+    stage: (part, cps, group) => writeStaged(pool, part, cps, group),
   };
   for (const v of variants) {
     // sql-witness: loads and empties the table with COPY and TRUNCATE, the ceiling the consumer is measured against; stages rows the same way.
@@ -150,9 +155,15 @@ try {
     const t0 = process.hrtime.bigint();
     if (v === 'copy') await pool.query(`COPY events.cloud_event (${COPY_COLUMNS}) FROM '${file}'`);
     else {
-      for (let i = 0; i < RECORDS; i += BATCH) {
-        await write!(rows.slice(i, i + BATCH), checkpointsOf(records.slice(i, i + BATCH)));
-      }
+      // Each writer takes every WRITERS-th group, under a consumer group of its own, so that
+      // concurrent transactions never upsert the same checkpoint row (as the consumer's groups,
+      // which never share a partition).
+      const writer = async (w: number) => {
+        for (let i = w * BATCH; i < RECORDS; i += WRITERS * BATCH) {
+          await write!(rows.slice(i, i + BATCH), checkpointsOf(records.slice(i, i + BATCH)), `bench-${w}`);
+        }
+      };
+      await Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w)));
     }
     const s = Number(process.hrtime.bigint() - t0) / 1e9;
     const node = process.cpuUsage(node0);
