@@ -132,21 +132,49 @@ RETURNING ce_type`;
 /** SQLSTATE unique_violation. */
 const UNIQUE_VIOLATION = '23505';
 
-const NEEDS_ESCAPE = /["\\]/g;
+/** Element type of the binary text arrays: the OID of `text`. */
+const TEXT_OID = 25;
 
 /**
- * A PostgreSQL array literal of text values: every element quoted, `"` and `\` escaped in one pass,
- * null as NULL. Built here rather than by node-postgres (which runs two regular expressions and a
- * type dispatch per element): the raw CloudEvent is most of the bytes and all of it passes here.
+ * A one-dimensional `text[]` in PostgreSQL's binary array format (what `array_recv` reads), which
+ * node-postgres sends as a binary parameter because it is a Buffer: each value's UTF-8 bytes after
+ * its length, null as length -1. No escaping here and no array literal for the server to parse:
+ * the raw CloudEvent is most of the bytes and all of it passes here.
  */
-export function textArrayLiteral(values: readonly (string | null)[]): string {
-  let out = '{';
+export function binaryTextArray(values: readonly (string | null)[]): Buffer {
+  if (values.length === 0) {
+    const empty = Buffer.alloc(12); // no dimensions, no nulls
+    empty.writeInt32BE(TEXT_OID, 8);
+    return empty;
+  }
+  const lengths = new Array<number>(values.length);
+  let size = 20;
+  let hasNull = 0;
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
-    if (i > 0) out += ',';
-    out += v === null || v === undefined ? 'NULL' : `"${v.replace(NEEDS_ESCAPE, '\\$&')}"`;
+    if (v === null || v === undefined) {
+      lengths[i] = -1;
+      hasNull = 1;
+    } else {
+      lengths[i] = Buffer.byteLength(v);
+      size += lengths[i]!;
+    }
+    size += 4;
   }
-  return `${out}}`;
+  const buf = Buffer.allocUnsafe(size);
+  buf.writeInt32BE(1, 0); // dimensions
+  buf.writeInt32BE(hasNull, 4);
+  buf.writeInt32BE(TEXT_OID, 8);
+  buf.writeInt32BE(values.length, 12);
+  buf.writeInt32BE(1, 16); // lower bound
+  let at = 20;
+  for (let i = 0; i < values.length; i++) {
+    const length = lengths[i]!;
+    buf.writeInt32BE(length, at);
+    at += 4;
+    if (length > 0) at += buf.write(values[i]!, at, length, 'utf8');
+  }
+  return buf;
 }
 
 /** A PostgreSQL array literal of integers (decimal strings or numbers). */
@@ -154,8 +182,8 @@ function intArrayLiteral(values: readonly (string | number)[]): string {
   return `{${values.join(',')}}`;
 }
 
-function insertParams(rows: readonly EventInsertRow[]): string[] {
-  const text = (pick: (r: EventInsertRow) => string | null) => textArrayLiteral(rows.map(pick));
+function insertParams(rows: readonly EventInsertRow[]): (Buffer | string)[] {
+  const text = (pick: (r: EventInsertRow) => string | null) => binaryTextArray(rows.map(pick));
   return [
     text((r) => r.occurredAt),
     text((r) => r.source),

@@ -1,12 +1,7 @@
-/** The event insert (`event-insert.ts`) on the devstack PostgreSQL, and its own array literals. */
+/** The event insert (`event-insert.ts`) on the devstack PostgreSQL, and its own binary text arrays. */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  insertEvents,
-  insertEventsWithCheckpoints,
-  readCheckpoints,
-  textArrayLiteral,
-} from '../src/index.js';
+import { binaryTextArray, insertEvents, insertEventsWithCheckpoints, readCheckpoints } from '../src/index.js';
 import { useMigratedDatabase } from './migrated-database.js';
 import { row } from './rows.js';
 
@@ -103,7 +98,7 @@ describe('insertEvents', () => {
   });
 });
 
-describe('textArrayLiteral', () => {
+describe('binaryTextArray', () => {
   let client: pg.Client;
   beforeAll(async () => {
     client = new pg.Client({ connectionString: inject('stack').databaseUrl });
@@ -113,7 +108,7 @@ describe('textArrayLiteral', () => {
     await client?.end();
   });
 
-  it('reads back element for element, as node-postgres would encode the array', async () => {
+  it('reads back element for element, as the text array node-postgres encodes', async () => {
     const values = [
       '{"specversion":"1.0","data":{"q":"a \\"quoted\\" \\\\ path"}}',
       null,
@@ -124,10 +119,12 @@ describe('textArrayLiteral', () => {
       '  spaces  ',
     ];
     const { rows } = await client.query('SELECT $1::text[] AS mine, $2::text[] AS theirs', [
-      textArrayLiteral(values),
+      binaryTextArray(values),
       values,
     ]);
     expect(rows[0].mine).toEqual(values);
     expect(rows[0].theirs).toEqual(values);
+    const empty = await client.query('SELECT $1::text[] AS a', [binaryTextArray([])]);
+    expect(empty.rows[0].a).toEqual([]);
   });
 });
