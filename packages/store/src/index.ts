@@ -33,13 +33,13 @@ export {
 export * from './event-facets.js';
 export * from './event-histogram.js';
 export {
+  binaryTextArray,
   EVENT_INSERT_FIELDS,
   type EventInsertResult,
   type EventInsertRow,
   insertEvents,
   insertEventsWithCheckpoints,
   TAG_SEPARATOR,
-  textArrayLiteral,
 } from './event-insert.js';
 export * from './event-receipt.js';
 export * from './event-rollup.js';

@@ -1,12 +1,7 @@
-/** The event insert (`event-insert.ts`) on the devstack PostgreSQL, and its own array literals. */
+/** The event insert (`event-insert.ts`) on the devstack PostgreSQL, and its own binary text arrays. */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  insertEvents,
-  insertEventsWithCheckpoints,
-  readCheckpoints,
-  textArrayLiteral,
-} from '../src/index.js';
+import { binaryTextArray, insertEvents, insertEventsWithCheckpoints, readCheckpoints } from '../src/index.js';
 import { useMigratedDatabase } from './migrated-database.js';
 import { row } from './rows.js';
 
@@ -67,9 +62,43 @@ describe('insertEvents', () => {
     // The connection went back to the db() usable: the next transaction on it commits.
     expect((await insertEventsWithCheckpoints(db(), 'g-ins', [row('t2')], [])).inserted).toBe(1);
   });
+
+  it('writes a batch with stored or repeated rows again skipping them, checkpoints included', async () => {
+    const fresh = await insertEventsWithCheckpoints(
+      db(),
+      'g-dup',
+      [row('r1'), row('r2', { type: 'io.t.b' })],
+      [{ topic: 'events', partition: 0, nextOffset: '2' }],
+    );
+    expect(fresh).toEqual({
+      attempted: 2,
+      inserted: 2,
+      insertedByType: new Map([
+        ['io.t.a', 1],
+        ['io.t.b', 1],
+      ]),
+    });
+    // r1 stored already, r3 twice in the batch: the all-new statement fails, the retry skips them.
+    const redelivered = await insertEventsWithCheckpoints(
+      db(),
+      'g-dup',
+      [row('r1'), row('r3', { type: 'io.t.b' }), row('r3', { type: 'io.t.b' })],
+      [{ topic: 'events', partition: 0, nextOffset: '5' }],
+    );
+    expect(redelivered).toEqual({ attempted: 3, inserted: 1, insertedByType: new Map([['io.t.b', 1]]) });
+    expect(await readCheckpoints(db(), 'g-dup', 'events')).toEqual(new Map([[0, 5n]]));
+    const { rows } = await db().query(
+      "SELECT ce_id, count(*)::int AS n FROM events.cloud_event WHERE ce_id LIKE 'r_' GROUP BY ce_id ORDER BY ce_id",
+    );
+    expect(rows).toEqual([
+      { ce_id: 'r1', n: 1 },
+      { ce_id: 'r2', n: 1 },
+      { ce_id: 'r3', n: 1 },
+    ]);
+  });
 });
 
-describe('textArrayLiteral', () => {
+describe('binaryTextArray', () => {
   let client: pg.Client;
   beforeAll(async () => {
     client = new pg.Client({ connectionString: inject('stack').databaseUrl });
@@ -79,7 +108,7 @@ describe('textArrayLiteral', () => {
     await client?.end();
   });
 
-  it('reads back element for element, as node-postgres would encode the array', async () => {
+  it('reads back element for element, as the text array node-postgres encodes', async () => {
     const values = [
       '{"specversion":"1.0","data":{"q":"a \\"quoted\\" \\\\ path"}}',
       null,
@@ -90,10 +119,12 @@ describe('textArrayLiteral', () => {
       '  spaces  ',
     ];
     const { rows } = await client.query('SELECT $1::text[] AS mine, $2::text[] AS theirs', [
-      textArrayLiteral(values),
+      binaryTextArray(values),
       values,
     ]);
     expect(rows[0].mine).toEqual(values);
     expect(rows[0].theirs).toEqual(values);
+    const empty = await client.query('SELECT $1::text[] AS a', [binaryTextArray([])]);
+    expect(empty.rows[0].a).toEqual([]);
   });
 });
