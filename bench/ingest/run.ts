@@ -124,6 +124,7 @@ async function measureService(
   config: { name: string; env: Record<string, string> },
 ): Promise<string[]> {
   const service = await startIngestService({
+    dir: SERVICE_DIR,
     bootstrapServers: kafka.bootstrapServers,
     nodeArgs: SERVICE_NODE_ARGS,
     fromSource: FROM_SOURCE,

@@ -7,6 +7,8 @@ import { rmSync } from 'node:fs';
 import { startServiceProcess, tempDataDir } from '@event-observatory/devstack';
 
 export interface ServiceOptions {
+  /** The service's folder (default services/ingest of this checkout). */
+  dir?: string;
   bootstrapServers: string;
   nodeArgs: string[];
   fromSource?: boolean;
@@ -26,6 +28,7 @@ export async function startIngestService(o: ServiceOptions): Promise<RunningServ
   const dataDir = tempDataDir('bench-ingest-service');
   const service = await startServiceProcess({
     name: 'ingest',
+    dir: o.dir,
     build: o.fromSource ? 'source' : 'dist',
     nodeArgs: o.nodeArgs,
     dataDir,

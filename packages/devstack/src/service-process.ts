@@ -14,6 +14,8 @@ import { pollReady, supervisedService } from './supervise.js';
 export interface ServiceProcessOptions {
   /** Folder under services/, e.g. `ingest`. */
   name: string;
+  /** The service's folder; default `services/<name>` of this checkout (a benchmark compares another's). */
+  dir?: string;
   /** Variables on top of `baseEnv`; the listen address and port are set here. */
   env: Record<string, string>;
   /**
@@ -92,7 +94,7 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
     : {};
   const urlOf = (variable: string) =>
     ports[variable] === undefined ? undefined : `http://127.0.0.1:${ports[variable]}`;
-  const cwd = join(repoRoot(), 'services', opts.name);
+  const cwd = opts.dir ?? join(repoRoot(), 'services', opts.name);
   const instance = opts.instance ?? opts.name;
   const logFile = join(opts.dataDir, `${instance}.log`);
   const entry =
