@@ -186,8 +186,7 @@ beforeAll(async () => {
       // After the small requests: the last --set-json of a key wins.
       ...['--set-json', `ingest.resources=${JSON.stringify(ingestResources)}`],
     ]);
-    const svc = await kube.getJson<{ spec: { clusterIP: string } }>(['service', DEPLOYMENT, '-n', ns.name]);
-    ingest = svc.spec.clusterIP;
+    [ingest] = (await kube.serviceAddress(ns.name, DEPLOYMENT, 8080)).split(':') as [string];
   })();
   // Both at once: metrics-server's first scrape overlaps the install. Both finish before a
   // failure is thrown, so that afterAll finds what was made.

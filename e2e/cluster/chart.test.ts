@@ -39,16 +39,9 @@ let values: Record<string, string | number | boolean>;
 /** Small requests for every component (baseInstall). */
 let resourceArgs: string[];
 
-/** The ClusterIP of a Service of the release (this machine reaches ClusterIPs through kube-proxy). */
 /** `clusterIP:port` of a component's Service: `http` (8080) unless told, e.g. `metrics` (9464). */
-async function serviceAddress(component: string, port = 8080): Promise<string> {
-  const svc = await kube.getJson<{ spec: { clusterIP: string } }>([
-    'service',
-    `${RELEASE}-${component}`,
-    '--namespace',
-    ns.name,
-  ]);
-  return `${svc.spec.clusterIP}:${port}`;
+function serviceAddress(component: string, port = 8080): Promise<string> {
+  return kube.serviceAddress(ns.name, `${RELEASE}-${component}`, port);
 }
 
 function postEvent(ingest: string, id: string, subject = 'chart-e2e') {

@@ -109,13 +109,7 @@ beforeAll(async () => {
     run(join(REPO_ROOT, 'scripts/cluster/traefik.sh'), ['delete'], { env }).catch(() => {}),
   );
   await run(join(REPO_ROOT, 'scripts/cluster/traefik.sh'), [], { env, timeout: 20 * 60_000 });
-  const svc = await kube.getJson<{ spec: { clusterIP: string } }>([
-    'service',
-    'traefik',
-    '-n',
-    'observatory-traefik',
-  ]);
-  traefik = svc.spec.clusterIP;
+  [traefik] = (await kube.serviceAddress('observatory-traefik', 'traefik', 80)).split(':') as [string];
 
   await createEventTopic(podStack.bootstrapServers, topic);
   token = await signDevToken({ secret, scopes: ['events:write'], ttl: '1h' });

@@ -190,22 +190,11 @@ beforeAll(async () => {
   ]);
   suite.log(`oauth2-proxy and the release installed in ${Math.round((Date.now() - t0) / 1000)} s`);
 
-  const svc = await suite.kube.getJson<{ spec: { clusterIP: string } }>([
-    'service',
-    PROXY,
-    '--namespace',
-    ns.name,
-  ]);
-  proxyUrl = `http://${svc.spec.clusterIP}:4180`;
-  const ingest = await suite.kube.getJson<{ spec: { clusterIP: string } }>([
-    'service',
-    `${RELEASE}-ingest`,
-    '--namespace',
-    ns.name,
-  ]);
+  proxyUrl = `http://${await suite.kube.serviceAddress(ns.name, PROXY, 4180)}`;
+  const ingest = await suite.kube.serviceAddress(ns.name, `${RELEASE}-ingest`, 8080);
   const token = await ingestToken(authSecret);
   for (const [team, id] of Object.entries(ids)) {
-    const res = await fetch(`http://${ingest.spec.clusterIP}:8080/v1/events`, {
+    const res = await fetch(`http://${ingest}/v1/events`, {
       method: 'POST',
       headers: binaryHeaders(token, { id, source: `/team-${team}/plant`, type: 'com.example.proxy.test' }),
       body: JSON.stringify({ team }),

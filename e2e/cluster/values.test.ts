@@ -59,14 +59,9 @@ async function nodeIn(component: string, script: string): Promise<string> {
   return ns.kubectl(['exec', (await pod(component)).metadata.name, '--', 'node', '-e', script]);
 }
 
-async function clusterIp(component: string): Promise<string> {
-  const svc = await kube.getJson<{ spec: { clusterIP: string } }>([
-    'service',
-    `${NAME}-${component}`,
-    '--namespace',
-    ns.name,
-  ]);
-  return svc.spec.clusterIP;
+/** `clusterIP:8080` of a component's Service, once it accepts connections. */
+function serviceAddress(component: string): Promise<string> {
+  return kube.serviceAddress(ns.name, `${NAME}-${component}`, 8080);
 }
 
 beforeAll(async () => {
@@ -187,7 +182,7 @@ describe('operator values on the cluster', () => {
     }>(['endpointslices', '--namespace', ns.name, '-l', `kubernetes.io/service-name=${NAME}-ingest`]);
     const endpoints = slices.items.flatMap((s) => s.endpoints ?? []);
     expect(endpoints.filter((e) => e.conditions.ready).flatMap((e) => e.addresses)).toEqual([ip]);
-    const service = `${await clusterIp('ingest')}:8080`;
+    const service = await serviceAddress('ingest');
     // The spec's readiness meaning is kept: /health/ready says the broker is unreachable.
     const ready = await httpRequest(service, '/health/ready');
     expect(ready.status).toBe(503);
@@ -203,8 +198,8 @@ describe('operator values on the cluster', () => {
   });
 
   it('admits every name of the search Service, its ClusterIP, the pod IP and loopback; refuses others', async () => {
-    const serviceIp = await clusterIp('search');
-    const service = `${serviceIp}:8080`;
+    const service = await serviceAddress('search');
+    const [serviceIp] = service.split(':');
     const podIp = (await pod('search')).status.podIP;
     const names = [
       `${NAME}-search`,

@@ -91,15 +91,9 @@ export class ConsumerScalingSuite extends ClusterSuite {
     this.log(`installed in ${Math.round((Date.now() - t0) / 1000)} s`);
   }
 
-  /** The ingest Service's ClusterIP and port (this machine reaches it through kube-proxy). */
-  async ingest(): Promise<string> {
-    const svc = await this.kube.getJson<{ spec: { clusterIP: string } }>([
-      'service',
-      `${this.release}-ingest`,
-      '--namespace',
-      this.ns.name,
-    ]);
-    return `${svc.spec.clusterIP}:8080`;
+  /** The ingest Service's `clusterIP:port`, once it accepts connections. */
+  ingest(): Promise<string> {
+    return this.kube.serviceAddress(this.ns.name, `${this.release}-ingest`, 8080);
   }
 
   /** Records the group has not committed yet, over every partition of the topic. */

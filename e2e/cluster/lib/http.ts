@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { connect } from 'node:net';
 
 export interface HttpOptions {
   method?: string;
@@ -39,4 +40,28 @@ export function httpRequest(
     req.on('error', fail);
     req.end(opts.body);
   });
+}
+
+/**
+ * Resolves once `host:port` accepts a TCP connection; retries only a refused one (a Service
+ * without endpoints in kube-proxy's rules yet), for at most `timeoutMs`.
+ */
+export async function untilAccepting(address: string, timeoutMs = 30_000): Promise<void> {
+  const [host, port] = address.split(':') as [string, string];
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const refused = await new Promise<boolean>((done, fail) => {
+      const socket = connect({ host, port: Number(port), timeout: 10_000 });
+      socket.once('connect', () => {
+        socket.destroy();
+        done(false);
+      });
+      socket.once('timeout', () => socket.destroy(new Error(`connecting to ${address} timed out`)));
+      socket.once('error', (e: NodeJS.ErrnoException) => (e.code === 'ECONNREFUSED' ? done(true) : fail(e)));
+    });
+    if (!refused) return;
+    if (Date.now() > deadline)
+      throw new Error(`${address} still refuses connections after ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { kubectlPath } from './cluster.js';
+import { untilAccepting } from './http.js';
 
 /** A Kubernetes object as plain data (what `kubectl apply` takes). */
 export type Manifest = Record<string, unknown> & { apiVersion: string; kind: string };
@@ -48,6 +49,23 @@ export class Kube {
 
   async getJson<T = Record<string, unknown>>(args: string[]): Promise<T> {
     return JSON.parse(await this.kubectl(['get', ...args, '-o', 'json'])) as T;
+  }
+
+  /**
+   * `clusterIP:port` of Service `name` in `namespace` (this machine reaches ClusterIPs through
+   * kube-proxy), once it accepts a connection: pods just turned Ready are behind it only from
+   * kube-proxy's next sync, and until then a connection is refused.
+   */
+  async serviceAddress(namespace: string, name: string, port: number): Promise<string> {
+    const svc = await this.getJson<{ spec: { clusterIP: string } }>([
+      'service',
+      name,
+      '--namespace',
+      namespace,
+    ]);
+    const address = `${svc.spec.clusterIP}:${port}`;
+    await untilAccepting(address);
+    return address;
   }
 
   /** A fresh namespace `<prefix>-<random>`; delete it with `TestNamespace.delete()`. */
