@@ -21,11 +21,11 @@
  */
 
 import { scopeOf } from './cancellable-pool.js';
-import { rollupIngestedFrom } from './event-rollup.js';
+import { hourlyCountsTable, rollupIngestedFrom } from './event-rollup.js';
 import { clause, type EventFilter, estimateRows, readFilter, SqlParams, whereOf } from './event-search.js';
 import { addMonths } from './partitions.js';
 import type { DatabasePool } from './queryable.js';
-import { type ReadScope, rollupCovers } from './read-scope.js';
+import { rollupCovers } from './read-scope.js';
 import { SEVERE_RANK, SEVERITY } from './severity.js';
 
 const HOUR_MS = 3_600_000;
@@ -87,18 +87,6 @@ export function rollupAnswers(filter: EventFilter, bucketMs: number): boolean {
   );
 }
 
-/**
- * The rollup a histogram reads: the totals of each hour (migration 0015, one row an hour) when the
- * filter names no type or source and the scope is everything, which is all the totals' policy
- * admits; else the rows of each hour, type and source (a hundred times as many on the bench store).
- */
-function rollupTable(filter: EventFilter, scope: ReadScope | undefined): string {
-  const everything = scope === undefined || scope.all === true;
-  return everything && !filter.types?.length && !filter.sources?.length
-    ? 'events.event_rollup_hour_total'
-    : 'events.event_rollup_hourly';
-}
-
 /** Counts per bucket (`date_bin` from `range.from`), every bucket of the range present, oldest first. */
 export async function histogramEvents(
   db: DatabasePool,
@@ -139,7 +127,7 @@ export async function histogramEvents(
          WHERE ingested_at >= ${ingestedFrom}::timestamptz
            AND occurred_at >= ${first} AND occurred_at < ${to}
       ), hours AS (
-        SELECT bucket_start AS hour, error_count, event_count FROM ${rollupTable(filter, scopeOf(db))}
+        SELECT bucket_start AS hour, error_count, event_count FROM ${hourlyCountsTable(db, filter)}
          WHERE bucket_start >= ${first} AND bucket_start < ${to}${matches('ce_type', 'ce_source')}
            AND bucket_start NOT IN (SELECT hour FROM fresh)
         UNION ALL

@@ -9,10 +9,12 @@ import {
   bypassesRowSecurity,
   type DatabasePool,
   histogramEvents,
+  hourlyCountsTable,
   insertEvents,
   monthPartitionName,
   type ReadScope,
   rollupTop,
+  rollupVolume,
   scopedPool,
   searchEvents,
   WHOLE_SCOPE,
@@ -153,6 +155,14 @@ describe('the reader', () => {
       'rollup',
       3,
     ]);
+  });
+
+  it("counts the overview's volume from the totals for a scope of everything, from its rows for any other", async () => {
+    const volume = async (db: DatabasePool) => (await rollupVolume(db, hour, 'hour')).map((b) => b.events);
+    const whole = scopedPool(reader, WHOLE_SCOPE);
+    const plant = scopedPool(reader, scope({ sourcePrefixes: ['/plant/'] }));
+    expect([hourlyCountsTable(whole), await volume(whole)]).toEqual(['events.event_rollup_hour_total', [3]]);
+    expect([hourlyCountsTable(plant), await volume(plant)]).toEqual(['events.event_rollup_hourly', [2]]);
   });
 
   it('keeps a scoped statement cancellable and its failures from leaving the transaction open', async () => {
