@@ -1,12 +1,45 @@
 /**
- * The consumer as a process: shutdown order on SIGTERM, and redelivery after SIGKILL between the
- * durable write and the offset commit (`CONSUMER_TEST_HOLD_AFTER_WRITE` holds every chunk there).
+ * The consumer as a process: its young-generation bound, shutdown order on SIGTERM, and redelivery
+ * after SIGKILL between the durable write and the offset commit (`CONSUMER_TEST_HOLD_AFTER_WRITE`
+ * holds every chunk there).
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { productionNodeArgs, repoRoot } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testEvent, waitFor } from './harness.js';
 import { type ProcessFixture, processFixture, refused } from './process.js';
 
 const HELD = 'test hold: chunk written, offset not committed yet';
+
+describe('the young generation of a running consumer', () => {
+  let f: ProcessFixture;
+  beforeAll(async () => {
+    f = await processFixture('young-gen');
+  });
+  afterAll(async () => {
+    await f?.close();
+  });
+
+  it('runs with the semi-space cap of its start:prod and keeps the young generation within it', async () => {
+    const flags = productionNodeArgs(join(repoRoot(), 'services', 'consumer'));
+    expect(flags).toContain('--max-semi-space-size=16');
+    const p = await f.spawn();
+    const cmdline = readFileSync(`/proc/${p.pid()}/cmdline`, 'utf8').split('\0');
+    expect(cmdline.slice(1, 1 + flags.length)).toEqual(flags);
+    // Enough records for many scavenges: the young generation has grown to its cap by the end.
+    const events = Array.from({ length: 3_000 }, (_, i) => testEvent(i));
+    for (let i = 0; i < events.length; i += 500) await f.publish(events.slice(i, i + 500));
+    await waitFor('every offset committed', async () => (await f.committed()) === events.length, 60_000);
+    const metrics = await (await fetch(`${p.metricsUrl}/metrics`)).text();
+    const young = /^nodejs_heap_space_size_total_bytes\{[^}]*space="new"[^}]*\} (\S+)$/m.exec(metrics);
+    // Two semi-spaces of 16 MiB.
+    expect(Number(young?.[1])).toBeGreaterThan(0);
+    expect(Number(young?.[1])).toBeLessThanOrEqual(2 * 16 * 1024 * 1024);
+    await p.stop();
+    expect(await p.exited()).toBe(0);
+  }, 120_000);
+});
 
 describe('SIGTERM on a running consumer', () => {
   let f: ProcessFixture;
