@@ -91,6 +91,11 @@ function shapes(s: Samples): [string, (i: number) => URLSearchParams][] {
     ['type (7 days)', (i) => p({ type: at(s.types, i), range: '7d' })],
     ['subject exact (all time)', (i) => p({ subject: at(s.subjects, i), range: 'all' })],
     ['subject exact (24 h)', (i) => p({ subject: at(s.recentSubjects, i), range: '24h' })],
+    // A tenant's subjects (`tenant-N/*`): about 1 % of the rows each.
+    [
+      'subject prefix tenant-N/* (all time)',
+      (i) => p({ subject: `${at(s.subjects, i).split('/')[0]}/*`, range: 'all' }),
+    ],
     [
       'payload data.amount > N (all time)',
       (i) => p({ payload: `amount > ${at([9000, 9900, 5000], i)}`, range: 'all' }),

@@ -9,9 +9,10 @@
  * equality and extensions -> the one GIN index on (search_doc, data jsonb_path_ops, extensions
  * jsonb_path_ops), which answers any mix of them in one scan; type and source -> B-trees
  * (ce_type | ce_source, occurred_at DESC), newest first for one value, and a type with sources ->
- * (ce_type, ce_source, occurred_at DESC) (0016, a scoped reader's type filter); severity >= error (50) ->
- * the partial index cloud_event_severe_idx. No index path: payload comparisons other than
- * equality, subject (no index on ce_subject), severity below error. Totals are counted up to the
+ * (ce_type, ce_source, occurred_at DESC) (0016, a scoped reader's type filter); subject, exact or
+ * a prefix -> (ce_subject text_pattern_ops, occurred_at DESC) (0017); ids with their source ->
+ * (ce_source, ce_id) (0017); severity >= error (50) -> the partial index cloud_event_severe_idx.
+ * No index path: payload comparisons other than equality, severity below error. Totals are counted up to the
  * cap; the planner's estimate stands in only when it expects twice the cap and the count runs out
  * of its budget (`totalEvents`). A reader whose scope is a list of exact sources reads with those
  * sources as a condition (`withinScope`): the policy is no index path, the source B-tree is.
@@ -64,8 +65,9 @@ export interface EventFilter {
   /** Exact types; one ending in `*` matches every type starting with what precedes it. */
   types?: string[];
   sources?: string[];
-  /** CloudEvents `id`s (with `sources`, the events/{source},{id} name); read through the identity index. */
+  /** CloudEvents `id`s (with `sources`, the events/{source},{id} name); read through the index (ce_source, ce_id). */
   ids?: string[];
+  /** Exact subject; one ending in `*` matches every subject starting with what precedes it. */
   subject?: string;
   /** Extension name -> value (string equality, as CloudEvents extensions are strings on the wire). */
   extensions?: Record<string, string>;
@@ -189,6 +191,17 @@ function typesOf(types: string[], p: SqlParams): string {
   const any = prefixes.map((like) => `ce_type LIKE ${p.add(like)}`);
   if (exact.length) any.unshift(oneOf('ce_type', exact, p));
   return any.length === 1 ? any[0]! : `(${any.join(' OR ')})`;
+}
+
+/**
+ * An exact subject, or `a/b/*` as a prefix. `^@` rather than LIKE: the planner turns it into a range
+ * of the subject index (its `text_pattern_ops` whatever the collation), with no wildcard to escape,
+ * and it is leakproof, so it stays an index condition under row-level security.
+ */
+function subjectOf(subject: string, p: SqlParams): string {
+  return subject.endsWith('*')
+    ? `ce_subject ^@ ${p.add(subject.slice(0, -1))}`
+    : `ce_subject = ${p.add(subject)}`;
 }
 
 /** Words of letters, digits and `_`, each maybe negated by `-`: each may be part of a type or source. */
@@ -337,7 +350,7 @@ export function whereOf(filter: EventFilter, p: SqlParams): string[] {
   if (filter.types?.length) where.push(typesOf(filter.types, p));
   if (filter.sources?.length) where.push(oneOf('ce_source', filter.sources, p));
   if (filter.ids?.length) where.push(`ce_id = ANY(${p.add(filter.ids)}::text[])`);
-  if (filter.subject !== undefined) where.push(`ce_subject = ${p.add(filter.subject)}`);
+  if (filter.subject !== undefined) where.push(subjectOf(filter.subject, p));
   if (filter.extensions && Object.keys(filter.extensions).length > 0) {
     where.push(`extensions @> ${p.add(JSON.stringify(filter.extensions))}::jsonb`);
   }

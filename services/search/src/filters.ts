@@ -11,7 +11,7 @@
  * | `payload` | repeated; `path op value`, e.g. `device.id = boiler-7`, `temperature >= 30` |
  * | `type`, `source` | repeated; exact CloudEvents attribute (a type ending in `*` matches a prefix) |
  * | `id` | repeated; CloudEvents `id` (with `source`: one event's identity) |
- * | `subject` | exact CloudEvents subject |
+ * | `subject` | CloudEvents subject: exact, or ending in `*` a prefix |
  * | `ext` | repeated; `name=value` on a CloudEvents extension attribute |
  * | `severity` | minimum severity name (`warning`, `error`, ...) |
  * | `level` | repeated; exact severity level, `unknown` for events without a known severity |

@@ -3,7 +3,7 @@
  *
  * | term | parameter |
  * |---|---|
- * | `type:x`, `source:x`, `subject:x`, `level:x`, `has:x` | that parameter (`type:x.*` matches a prefix) |
+ * | `type:x`, `source:x`, `subject:x`, `level:x`, `has:x` | that parameter (`type:x.*`, `subject:x/*` match a prefix) |
  * | `id:x`, `events/{source},{id}` (the name ingest answers) | `id` (and `source`): a lookup |
  * | `range:24h`, `from:…`, `to:…` | the time range |
  * | `severity>=error` or `severity:error` | `severity` (a minimum) |

@@ -18,8 +18,8 @@ const ROWS: [string, string, string, object, string | null, number][] = [
   ['pf-1', 'payment.failed', '/payments/eu', { amount: 10 }, null, 5],
   ['pf-2', 'payment.failed', '/payments/eu', { amount: 20 }, null, 6],
   ['pf-3', 'payment.failed', '/payments/eu', { amount: 30 }, 'card', 7],
-  ['ps-1', 'payment.succeeded', '/payments/us', { amount: 5 }, null, 8],
-  ['ps-2', 'payment.succeeded', '/payments/us', { amount: 50 }, null, 9],
+  ['ps-1', 'payment.succeeded', '/payments/us', { amount: 5 }, 'card/visa', 8],
+  ['ps-2', 'payment.succeeded', '/payments/us', { amount: 50 }, 'card/amex', 9],
   ['oc-1', 'order.created', '/orders/eu', { amount: 100, note: 'failed attempt' }, null, 10],
   ['ord-2041', 'order.created', '/orders/eu', { amount: 7 }, null, 20 * 24 * 60],
 ];
@@ -82,6 +82,13 @@ describe('query language on PostgreSQL', () => {
     ]);
     expect(await ids('NOT type:payment.* NOT subject:card')).toEqual(['oc-1']);
     expect(await ids('type:payment.failed NOT subject:card')).toEqual(['pf-1', 'pf-2']);
+  });
+
+  it('a subject ending in * is a prefix; without it, exact', async () => {
+    expect(await ids('subject:card/*')).toEqual(['ps-1', 'ps-2']);
+    expect(await ids('subject:card/v*')).toEqual(['ps-1']);
+    expect(await ids('subject:card')).toEqual(['pf-3']);
+    expect(await ids('subject:card/* OR subject:card')).toEqual(['pf-3', 'ps-1', 'ps-2']);
   });
 
   it('a word finds the types and sources it is part of, besides the text', async () => {
