@@ -6,22 +6,17 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { productionNodeArgs, repoRoot } from '@event-observatory/devstack';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { testEvent, waitFor } from './harness.js';
-import { type ProcessFixture, processFixture, refused } from './process.js';
+import { refused, useProcessFixture } from './process.js';
 
 const HELD = 'test hold: chunk written, offset not committed yet';
 
 describe('the young generation of a running consumer', () => {
-  let f: ProcessFixture;
-  beforeAll(async () => {
-    f = await processFixture('young-gen');
-  });
-  afterAll(async () => {
-    await f?.close();
-  });
+  const fixture = useProcessFixture('young-gen');
 
   it('runs with the semi-space cap of its start:prod and keeps the young generation within it', async () => {
+    const f = fixture();
     const flags = productionNodeArgs(join(repoRoot(), 'services', 'consumer'));
     expect(flags).toContain('--max-semi-space-size=16');
     const p = await f.spawn();
@@ -42,15 +37,10 @@ describe('the young generation of a running consumer', () => {
 });
 
 describe('SIGTERM on a running consumer', () => {
-  let f: ProcessFixture;
-  beforeAll(async () => {
-    f = await processFixture('sigterm');
-  });
-  afterAll(async () => {
-    await f?.close();
-  });
+  const fixture = useProcessFixture('sigterm');
 
   it('unbinds the admin listener first, commits the in-flight batch, exits 0 within the drain timeout', async () => {
+    const f = fixture();
     await f.publish(Array.from({ length: 30 }, (_, i) => testEvent(i)));
     const p = await f.spawn({ CONSUMER_TEST_HOLD_AFTER_WRITE: '3s', CONSUMER_DRAIN_TIMEOUT: '10s' });
     await p.waitForLog(HELD);
@@ -114,15 +104,10 @@ describe('SIGTERM on a running consumer', () => {
 });
 
 describe('SIGKILL between the durable write and the commit', () => {
-  let f: ProcessFixture;
-  beforeAll(async () => {
-    f = await processFixture('sigkill');
-  });
-  afterAll(async () => {
-    await f?.close();
-  });
+  const fixture = useProcessFixture('sigkill');
 
   it('redelivers after a restart: no row lost, none twice, the rewritten ones counted as duplicates', async () => {
+    const f = fixture();
     await f.publish(Array.from({ length: 40 }, (_, i) => testEvent(i)));
     const first = await f.spawn({ CONSUMER_TEST_HOLD_AFTER_WRITE: '120s' });
     await first.waitForLog(HELD);

@@ -17,7 +17,7 @@ import {
 import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
 import type { Admin, Message } from 'kafkajs';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { waitFor } from './harness.js';
 
 export interface LogLine {
@@ -135,6 +135,21 @@ export async function processFixture(name: string): Promise<ProcessFixture> {
       await db.end();
       rmSync(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/** A `processFixture` made before the describe block's tests and closed after them; call in the block. */
+export function useProcessFixture(name: string): () => ProcessFixture {
+  let fixture: ProcessFixture | undefined;
+  beforeAll(async () => {
+    fixture = await processFixture(name);
+  });
+  afterAll(async () => {
+    await fixture?.close();
+  });
+  return () => {
+    if (!fixture) throw new Error(`the process fixture ${name} is not made yet`);
+    return fixture;
   };
 }
 

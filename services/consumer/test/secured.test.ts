@@ -7,9 +7,9 @@
 
 import { securedClientEnv } from '@event-observatory/devstack';
 import { type CloudEvent, toKafkaRecord } from '@event-observatory/events';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { testEvent, waitFor } from './harness.js';
-import { type ProcessFixture, processFixture } from './process.js';
+import { processFixture, useProcessFixture } from './process.js';
 
 const { secured } = inject('stack');
 const password = secured.users[0]!.password;
@@ -20,15 +20,10 @@ async function readiness(url: string): Promise<{ status: number; body: Record<st
 }
 
 describe('the consumer on the SASL_SSL listener', () => {
-  let f: ProcessFixture;
-  beforeAll(async () => {
-    f = await processFixture('secured');
-  });
-  afterAll(async () => {
-    await f?.close();
-  });
+  const fixture = useProcessFixture('secured');
 
   it('stores the events it reads and dead-letters a malformed record, over SASL_SSL', async () => {
+    const f = fixture();
     const events: CloudEvent[] = Array.from({ length: 20 }, (_, i) => testEvent(i));
     await f.publish(events);
     const malformed = {
