@@ -84,6 +84,7 @@ export interface EventFilter {
   exclude?: {
     types?: string[];
     sources?: string[];
+    /** A subject ending in `*` leaves out every subject starting with what precedes it. */
     subjects?: string[];
     /** Severity ranks; `null`: no known severity. */
     ranks?: (number | null)[];
@@ -176,7 +177,7 @@ function nested(path: string[], value: unknown): unknown {
  * ANY the index cannot give that order, and a type with a common word walked the time index
  * instead (1,001 facet rows: 17,000 heap pages, 8.6 s cold, against 1,000 pages, 85 ms).
  */
-function oneOf(column: 'ce_type' | 'ce_source', values: string[], p: SqlParams): string {
+function oneOf(column: 'ce_type' | 'ce_source' | 'ce_subject', values: string[], p: SqlParams): string {
   return values.length === 1
     ? `${column} = ${p.add(values[0])}`
     : `${column} = ANY(${p.add(values)}::text[])`;
@@ -194,14 +195,16 @@ function typesOf(types: string[], p: SqlParams): string {
 }
 
 /**
- * An exact subject, or `a/b/*` as a prefix. `^@` rather than LIKE: the planner turns it into a range
- * of the subject index (its `text_pattern_ops` whatever the collation), with no wildcard to escape,
- * and it is leakproof, so it stays an index condition under row-level security.
+ * Exact subjects as `oneOf`; `a/b/*` as a prefix, any of them matching. `^@` rather than LIKE: the
+ * planner turns it into a range of the subject index (its `text_pattern_ops` whatever the
+ * collation), with no wildcard to escape, and it is leakproof, so it stays an index condition under
+ * row-level security.
  */
-function subjectOf(subject: string, p: SqlParams): string {
-  return subject.endsWith('*')
-    ? `ce_subject ^@ ${p.add(subject.slice(0, -1))}`
-    : `ce_subject = ${p.add(subject)}`;
+function subjectsOf(subjects: string[], p: SqlParams): string {
+  const exact = subjects.filter((s) => !s.endsWith('*'));
+  const any = subjects.filter((s) => s.endsWith('*')).map((s) => `ce_subject ^@ ${p.add(s.slice(0, -1))}`);
+  if (exact.length) any.unshift(oneOf('ce_subject', exact, p));
+  return any.length === 1 ? any[0]! : `(${any.join(' OR ')})`;
 }
 
 /** Words of letters, digits and `_`, each maybe negated by `-`: each may be part of a type or source. */
@@ -350,7 +353,7 @@ export function whereOf(filter: EventFilter, p: SqlParams): string[] {
   if (filter.types?.length) where.push(typesOf(filter.types, p));
   if (filter.sources?.length) where.push(oneOf('ce_source', filter.sources, p));
   if (filter.ids?.length) where.push(`ce_id = ANY(${p.add(filter.ids)}::text[])`);
-  if (filter.subject !== undefined) where.push(subjectOf(filter.subject, p));
+  if (filter.subject !== undefined) where.push(subjectsOf([filter.subject], p));
   if (filter.extensions && Object.keys(filter.extensions).length > 0) {
     where.push(`extensions @> ${p.add(JSON.stringify(filter.extensions))}::jsonb`);
   }
@@ -359,8 +362,7 @@ export function whereOf(filter: EventFilter, p: SqlParams): string[] {
   const x = filter.exclude ?? {};
   if (x.types?.length) where.push(`NOT (${typesOf(x.types, p)})`);
   if (x.sources?.length) where.push(`ce_source <> ALL(${p.add(x.sources)}::text[])`);
-  if (x.subjects?.length)
-    where.push(`(ce_subject IS NULL OR ce_subject <> ALL(${p.add(x.subjects)}::text[]))`);
+  if (x.subjects?.length) where.push(`(ce_subject IS NULL OR NOT ${subjectsOf(x.subjects, p)})`);
   if (x.ranks?.length) where.push(`NOT coalesce(${ranksOf(x.ranks, p)}, FALSE)`);
   if (x.extensions?.length) where.push(`NOT (extensions ?| ${p.add(x.extensions)}::text[])`);
   if (filter.minSeverity !== undefined) {

@@ -89,6 +89,7 @@ describe('query language on PostgreSQL', () => {
     expect(await ids('subject:card/v*')).toEqual(['ps-1']);
     expect(await ids('subject:card')).toEqual(['pf-3']);
     expect(await ids('subject:card/* OR subject:card')).toEqual(['pf-3', 'ps-1', 'ps-2']);
+    expect(await ids('type:payment.* NOT subject:card/*')).toEqual(['pf-1', 'pf-2', 'pf-3']);
   });
 
   it('a word finds the types and sources it is part of, besides the text', async () => {
