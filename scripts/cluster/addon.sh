@@ -114,9 +114,16 @@ addon_delete() {
 }
 
 # addon_main <command>: the script's build, deploy (the default) or delete.
+# A build or deploy holds the add-on's lock: scripts/test/prebuild.sh may be building it meanwhile.
 addon_main() {
   case ${1:-deploy} in
-    build | deploy | delete) "${1:-deploy}" ;;
+    build | deploy)
+      mkdir -p "$OBSERVATORY_CACHE"
+      exec 9>"$OBSERVATORY_CACHE/.$addon_name.lock"
+      flock 9
+      "${1:-deploy}"
+      ;;
+    delete) delete ;;
     *) echo "$addon_name: unknown command '$1' (build, deploy or delete)" >&2; exit 2 ;;
   esac
 }

@@ -9,7 +9,13 @@ export OBSERVATORY_CACHE
 
 stamp=$K8S_BIN/.complete
 want="$K8S_VERSION etcd=$ETCD_VERSION coredns=$COREDNS_VERSION"
-if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then exit 0; fi
+built() { [[ -f $stamp && $(cat "$stamp") == "$want" ]]; }
+built && exit 0
+# One build at a time per cache (scripts/test/prebuild.sh may be building it): wait, then look again.
+mkdir -p "$K8S_BIN"
+exec 9>"$K8S_BIN/.lock"
+flock 9
+built && exit 0
 
 echo "building Kubernetes $K8S_VERSION, etcd $ETCD_VERSION, CoreDNS $COREDNS_VERSION into $K8S_BIN (cold: ~12 min on 2 cores)"
 started=$SECONDS

@@ -55,10 +55,15 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 OBSERVATORY_CACHE=${OBSERVATORY_CACHE:-$here/../../.cache}
 dir=$OBSERVATORY_CACHE/$name/$version
 
-missing=0
-for b in "${binaries[@]}"; do [[ -x $dir/bin/$b ]] || missing=1; done
-if ((missing)); then
+missing() { local b; for b in "${binaries[@]}"; do [[ -x $dir/bin/$b ]] || return 0; done; return 1; }
+if missing; then
+  # One build per folder at a time: `make test` builds ahead (scripts/test/prebuild.sh) while its
+  # suites may ask for the same program; the second caller waits and then finds it built.
   mkdir -p "$dir"
+  exec 9>"$dir/.lock"
+  flock 9
+fi
+if missing; then
   work=$(mktemp -d "$dir/.build-XXXXXX")
   trap 'rm -rf "$work"' EXIT
   echo "go-tool: building $module@$version (${binaries[*]}; minutes on a cold machine, once)" >&2

@@ -56,7 +56,11 @@ export async function readRecords(
   return records;
 }
 
-/** Creates a fresh topic (auto-creation is off) and waits for its leaders. */
+/**
+ * Creates a fresh topic (auto-creation is off) and waits until every partition's leader serves it.
+ * KRaft metadata can name a leader before that broker has set the partition up, so a leader in the
+ * metadata is not enough: the wait ends only when the leaders answer a list-offsets request too.
+ */
 export function createTopic(bootstrapServers: string, topic: string, partitions = 12): Promise<void> {
   return withKafkaAdmin(bootstrapServers, async (admin) => {
     await admin.createTopics({
@@ -70,14 +74,21 @@ export function createTopic(bootstrapServers: string, topic: string, partitions 
         },
       ],
     });
-    for (let i = 0; i < 50; i++) {
-      const meta = await admin.fetchTopicMetadata({ topics: [topic] });
-      if (
-        meta.topics[0]?.partitions.length === partitions &&
-        meta.topics[0].partitions.every((p) => p.leader >= 0)
-      )
-        return;
+    let lastError: unknown;
+    for (let i = 0; i < 100; i++) {
+      try {
+        const meta = await admin.fetchTopicMetadata({ topics: [topic] });
+        if (
+          meta.topics[0]?.partitions.length === partitions &&
+          meta.topics[0].partitions.every((p) => p.leader >= 0) &&
+          (await admin.fetchTopicOffsets(topic)).length === partitions
+        )
+          return;
+      } catch (error) {
+        lastError = error; // NOT_LEADER_OR_FOLLOWER and the like until the leaders serve the partitions
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
+    throw new Error(`topic ${topic} not served on all ${partitions} partitions after 10 s: ${String(lastError)}`);
   });
 }
