@@ -89,6 +89,8 @@ export function createTopic(bootstrapServers: string, topic: string, partitions 
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error(`topic ${topic} not served on all ${partitions} partitions after 10 s: ${String(lastError)}`);
+    throw new Error(
+      `topic ${topic} not served on all ${partitions} partitions after 10 s: ${String(lastError)}`,
+    );
   });
 }
