@@ -18,8 +18,10 @@ step() {
   echo "prebuild: ${*#"$root/"} ($((SECONDS - started)) s)"
 }
 
-# In the order the suites ask for them: the cluster first, its images, then Gitea and the add-ons
-# (the monitoring and autoscaling suites start first, the ingress and proxy-mode suites later).
+# The cluster suites, followed by the fault suites, are the longest part after the workspace
+# suites: what they need comes first, in the order they ask for it (the cluster, its images, the
+# add-ons of the monitoring and autoscaling suites, which start first, then those of the ingress and
+# proxy-mode suites); Gitea, for the shorter forge client part, last.
 step "$root/scripts/cluster/install-deps.sh"
 step "$root/scripts/install/helm.sh"
 step "$root/scripts/cluster/build-binaries.sh"
@@ -27,7 +29,7 @@ step "$root/scripts/cluster/system-images.sh"
 step "$root/scripts/cluster/build-kube-router.sh"
 step "$root/scripts/cluster/local-path-provisioner.sh" build
 step env IMPORT=0 "$root/scripts/images/build.sh"
-step "$root/packages/forge-client/scripts/build-gitea.sh"
 for addon in prometheus-operator metrics-server traefik oauth2-proxy; do
   step "$root/scripts/cluster/$addon.sh" build
 done
+step "$root/packages/forge-client/scripts/build-gitea.sh"
