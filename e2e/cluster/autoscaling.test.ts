@@ -32,7 +32,8 @@ const authSecret = randomDevSecret();
 const metricsServer = (command: 'deploy' | 'delete') =>
   run(join(REPO_ROOT, 'scripts/cluster/metrics-server.sh'), [command], {
     env: { ...process.env, KUBECONFIG: cluster.kubeconfig },
-    timeout: 10 * 60_000,
+    // On a cold machine `deploy` builds metrics-server first, beside the other suites' builds.
+    timeout: 25 * 60_000,
   });
 const log = (line: string) => suite.log(line);
 
@@ -196,7 +197,7 @@ beforeAll(async () => {
   const results = await Promise.allSettled([installing, metricsServer('deploy')]);
   for (const r of results) if (r.status === 'rejected') throw r.reason;
   log(`chart and metrics-server installed in ${Math.round((Date.now() - t0) / 1000)} s`);
-}, 10 * 60_000);
+}, 30 * 60_000);
 
 /**
  * Runs `phase` while `load` sends (`workers` workers, `pauseMs` between requests); the load stops

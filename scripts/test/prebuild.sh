@@ -29,7 +29,7 @@ step "$root/scripts/cluster/system-images.sh"
 step "$root/scripts/cluster/build-kube-router.sh"
 step "$root/scripts/cluster/local-path-provisioner.sh" build
 step env IMPORT=0 "$root/scripts/images/build.sh"
-for addon in prometheus-operator metrics-server traefik oauth2-proxy; do
+for addon in metrics-server prometheus-operator traefik oauth2-proxy; do
   step "$root/scripts/cluster/$addon.sh" build
 done
 step "$root/packages/forge-client/scripts/build-gitea.sh"

@@ -59,7 +59,10 @@ describe('the watch', () => {
     // The server ends each watch after its 1 s timeout; the informer watches on from where it was.
     await vi.waitFor(() => expect(server.watchesStarted).toBeGreaterThanOrEqual(2), { timeout: 5_000 });
     setPartitions(server, 'watched', 0, 2);
-    await vi.waitFor(async () => expect((await kafkaTopic(quiet))?.partitions).toBe(2), { interval: 100 });
+    await vi.waitFor(async () => expect((await kafkaTopic(quiet))?.partitions).toBe(2), {
+      timeout: 10_000,
+      interval: 100,
+    });
     expect(await metric('controller_watch_restarts_total')).toBe(0); // resumed, never listed again
 
     // Frozen: nothing arrives and nothing ends; only the stall watchdog ends it and lists again.
