@@ -49,11 +49,12 @@ lint: install ## Lint and format-check the tree (biome), check the import arrows
 # load of the run: the two never overlap.
 # From the start, scripts/test/prebuild.sh builds what those three parts need (the cluster, the
 # images, the add-ons, Gitea) at the lowest CPU priority, in the time the first part leaves idle;
-# its priority is raised when the first part ends, as the parts then wait for what it builds.
+# its priority is raised when the first part ends, as the parts then wait for what it builds (also
+# that of the Docker daemon it may have started for the images, a process group of its own).
 test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 22)
 	@tally=$$(mktemp); prebuilt=$$(mktemp); export TEST_TALLY_FILE=$$tally; \
 	setsid nice -n 19 ./scripts/test/prebuild.sh >$$prebuilt 2>&1 & prebuild=$$!; \
-	trap 'kill -- -$$prebuild 2>/dev/null; rm -f $$tally $$tally.failed $$prebuilt' EXIT; \
+	trap 'kill -- -$$prebuild 2>/dev/null; rm -f $$tally $$tally.failed $$prebuilt' EXIT; trap 'exit 130' INT TERM HUP; \
 	npx tsc -b && ./scripts/concurrently.sh $(TYPE_CHECKS) $(LINT_CHECKS) || exit 1; \
 	lts=$$(./scripts/lts-node.sh) || exit 1; \
 	echo "Every suite on Node $$($$lts/node --version):"; \
@@ -62,7 +63,7 @@ test: install ## Run every test of the repo on Node 24 (broker suites also on Ka
 	PATH="$$lts:$$PATH" npm test $$ws --if-present; status=$$?; \
 	echo "The tools' own tests (scripts/):"; \
 	PATH="$$lts:$$PATH" npx vitest run --config scripts/vitest.config.ts || status=1; \
-	renice -n 0 -g $$prebuild >/dev/null 2>&1 || true; \
+	for g in $$prebuild $$(cat /run/observatory-docker.pid 2>/dev/null); do renice -n 0 -g $$g >/dev/null 2>&1; done; \
 	./scripts/concurrently.sh '$(MAKE) --no-print-directory -k cluster-suites test-faults' \
 	  '$(MAKE) --no-print-directory test-kafka3' '$(MAKE) --no-print-directory test-forge' || status=1; \
 	wait $$prebuild || { echo "scripts/test/prebuild.sh failed:"; status=1; }; cat $$prebuilt; \

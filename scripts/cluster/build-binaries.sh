@@ -12,8 +12,9 @@ want="$K8S_VERSION etcd=$ETCD_VERSION coredns=$COREDNS_VERSION"
 built() { [[ -f $stamp && $(cat "$stamp") == "$want" ]]; }
 built && exit 0
 # One build at a time per cache (scripts/test/prebuild.sh may be building it): wait, then look again.
-mkdir -p "$K8S_BIN"
-exec 9>"$K8S_BIN/.lock"
+# The lock is outside $K8S_BIN, which go-tool.sh replaces whole.
+mkdir -p "$OBSERVATORY_CACHE"
+exec 9>"$OBSERVATORY_CACHE/.build-binaries-$K8S_VERSION.lock"
 flock 9
 built && exit 0
 

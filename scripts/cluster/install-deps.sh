@@ -14,10 +14,8 @@ done
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 
 echo "installing from Debian: ${missing[*]}"
-# One apt-get at a time: `make test` installs from several scripts at once, and apt-get update does
-# not wait for the lock of another.
-exec 8>"${TMPDIR:-/tmp}/observatory-apt.lock"
-flock 8
+# shellcheck source=../install/apt-lock.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../install/apt-lock.sh"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # --no-install-recommends: docker.io would otherwise pull in extra tooling we never use.

@@ -7,6 +7,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/config.sh"
 out=$OBSERVATORY_CACHE/kubernetes/$K8S_VERSION/images
 mkdir -p "$out"
+# One packer at a time (scripts/test/prebuild.sh and up.sh may both get here at once).
+exec 9>"$out/.lock"
+flock 9
 
 if [[ ! -f $out/pause.tar || $here/pause.c -nt $out/pause.tar ]]; then
   root=$(mktemp -d) && chmod 755 "$root"

@@ -11,12 +11,13 @@ log=$DOCKER_DATA.log
 running() { [[ -f $pidfile ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
 
 case ${1:-} in
+  # The daemon outlives this script: it must not inherit fd 9, the images lock of build.sh.
   start)
     running && exit 0
     mkdir -p "$DOCKER_DATA"
     setsid dockerd --data-root "$DOCKER_DATA" --exec-root /run/observatory-docker --pidfile "$pidfile" \
       -H "$DOCKER_HOST" --bridge none --iptables=false --ip-forward=false --ip-masq=false \
-      >"$log" 2>&1 </dev/null &
+      >"$log" 2>&1 </dev/null 9>&- &
     for ((i = 0; i < 60; i++)); do
       $DOCKER version >/dev/null 2>&1 && exit 0
       sleep 0.5

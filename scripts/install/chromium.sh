@@ -7,9 +7,7 @@ if [ -x "$path" ]; then exit 0; fi
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 echo "installing Debian's chromium (for the browser tests)" >&2
-# One apt-get at a time: `make test` installs from several scripts at once, and apt-get update does
-# not wait for the lock of another.
-exec 8>"${TMPDIR:-/tmp}/observatory-apt.lock"
-flock 8
+# shellcheck source=apt-lock.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt-lock.sh"
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null

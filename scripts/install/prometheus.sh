@@ -15,10 +15,8 @@ if [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null || { echo "install-prometheus: run as root or install sudo" >&2; exit 1; }
   sudo=(sudo)
 fi
-# One apt-get at a time: `make test` installs from several scripts at once, and apt-get update does
-# not wait for the lock of another.
-exec 8>"${TMPDIR:-/tmp}/observatory-apt.lock"
-flock 8
+# shellcheck source=apt-lock.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt-lock.sh"
 apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300)
 # A stale package list gives 404s for superseded versions: refresh it once and retry.
 "${apt[@]}" install -y --no-install-recommends "${packages[@]}" >&2 ||
