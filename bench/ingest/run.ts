@@ -118,6 +118,26 @@ async function main(): Promise<void> {
   run.write(lines.join('\n'), { kafkaVersion: kafka.version });
 }
 
+/**
+ * Runs `work` with the broker stopped (SIGSTOP) for its first `seconds`, the sending window of a
+ * step, then resumed, so the requests it held are answered and the step ends.
+ */
+async function withBrokerPaused<T>(
+  pid: number | undefined,
+  seconds: number,
+  work: () => Promise<T>,
+): Promise<T> {
+  if (pid === undefined) throw new Error('the broker has no process to pause');
+  process.kill(pid, 'SIGSTOP');
+  const resume = setTimeout(() => process.kill(pid, 'SIGCONT'), seconds * 1000);
+  try {
+    return await work();
+  } finally {
+    clearTimeout(resume);
+    process.kill(pid, 'SIGCONT');
+  }
+}
+
 /** Starts the service with `config.env`, runs the scenarios, stops it; returns its report section. */
 async function measureService(
   kafka: Awaited<ReturnType<typeof startKafka>>,
@@ -161,8 +181,14 @@ async function measureService(
     rates: number[],
     nameOf: (rate: number) => string,
   ) => {
-    const measured = async (name: string, rate: number) => {
-      const r = await step({ ...shape, name, rate, seconds: SECONDS });
+    const measured = async (name: string, rate: number, maxConnections?: number) => {
+      const r = await step({
+        ...shape,
+        name,
+        rate,
+        seconds: SECONDS,
+        ...(maxConnections ? { maxConnections } : {}),
+      });
       console.error(JSON.stringify(r));
       results.push(r);
       return r;
@@ -170,14 +196,17 @@ async function measureService(
     const swept: Result[] = [];
     for (const rate of rates) swept.push(await measured(nameOf(rate), rate));
     if (!OVERLOAD) return;
-    const { base, figures } = await overloadSteps({
+    const { base, refusal, figures } = await overloadSteps({
       scenario,
       eventsPerRequest: shape.eventsPerRequest,
       sweep: swept,
       run: measured,
+      // More connections than the event limit's ceiling (BROKER_QUEUE_CAPACITY, 1,024 by default)
+      // holds: with one request a connection, fewer would never fill it, and nothing is refused.
+      refusing: (name, rate) => withBrokerPaused(brokerPid, SECONDS, () => measured(name, rate, 2048)),
     });
     const peak = Math.max(...swept.map((r) => r.eventsPerSecond));
-    overloadLines.push(...overloadTable(scenario, peak, base, figures), '');
+    overloadLines.push(...overloadTable(scenario, peak, base, refusal, figures), '');
   };
   if (SCENARIOS.has('single')) {
     await sweep(

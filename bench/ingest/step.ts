@@ -39,6 +39,8 @@ export interface StepOptions {
   seconds: number;
   /** Events a response acknowledged; default 1 for a 200. */
   acknowledged?: (status: number, body: Buffer) => number;
+  /** The generator's connections (loadgen's default otherwise). */
+  maxConnections?: number;
 }
 
 export async function step(o: StepOptions): Promise<Result> {
@@ -52,6 +54,7 @@ export async function step(o: StepOptions): Promise<Result> {
     seconds: o.seconds,
     request: o.request,
     ...(o.acknowledged ? { acknowledged: o.acknowledged } : {}),
+    ...(o.maxConnections ? { maxConnections: o.maxConnections } : {}),
     onTick: () => {
       peak = Math.max(peak, procStatus(o.pid, 'VmRSS'));
     },
