@@ -26,7 +26,12 @@ const request = (method: string, url: string, length?: string) =>
 describe('the early refusal of single events', () => {
   const events = new EventAdmission(new GradientLimit({ initial: 1, min: 1, max: 1 }), 256);
   const rejected: ApiError[] = [];
-  const preempt = earlyRefusal({ events, maxEventBytes: 1000, rejected: (err) => void rejected.push(err) });
+  const preempt = earlyRefusal({
+    events,
+    maxEventBytes: 1000,
+    maxBatchBytes: 100_000,
+    rejected: (err) => void rejected.push(err),
+  });
 
   it('leaves every request to the app while one more event fits', () => {
     expect(preempt(request('POST', '/v1/events', '10'), response().res)).toBe(false);
@@ -45,7 +50,6 @@ describe('the early refusal of single events', () => {
 
   it('leaves other routes, and bodies undeclared or over the event ceiling, to the app', () => {
     for (const req of [
-      request('POST', '/v1/events:batchCreate', '10'),
       request('POST', '/v1/events:validate', '10'),
       request('GET', '/v1/events'),
       request('POST', '/v1/events'),
@@ -54,5 +58,40 @@ describe('the early refusal of single events', () => {
       expect(preempt(req, response().res)).toBe(false);
     }
     events.limit.release(1);
+  });
+});
+
+describe('the early refusal of batches', () => {
+  // Room for 100 events; a batch element is estimated at 512 bytes until batches are seen.
+  const events = new EventAdmission(new GradientLimit({ initial: 100, min: 100, max: 100 }), 256);
+  const rejected: ApiError[] = [];
+  const preempt = earlyRefusal({
+    events,
+    maxEventBytes: 1000,
+    maxBatchBytes: 100_000,
+    rejected: (err) => void rejected.push(err),
+  });
+  const batch = (length?: string) => request('POST', '/v1/events:batchCreate', length);
+
+  it('leaves a batch to the app while its estimate fits, and any batch while nothing is in flight', () => {
+    expect(preempt(batch(String(40 * 512)), response().res)).toBe(false);
+    // Over the limit alone, but nothing in flight: the app admits it (work larger than the limit is never starved).
+    expect(preempt(batch(String(150 * 512)), response().res)).toBe(false);
+  });
+
+  it('answers the 503 overloaded to a batch whose estimate does not fit what is left', () => {
+    events.limit.tryAcquire(70);
+    expect(preempt(batch(String(20 * 512)), response().res)).toBe(false);
+    const { res, written } = response();
+    expect(preempt(batch(String(40 * 512)), res)).toBe(true);
+    expect(written.status).toBe(503);
+    expect(written.headers).toMatchObject({ 'retry-after': '1' });
+    expect(JSON.parse(written.body ?? '')).toEqual(events.refused().toBody());
+    expect(rejected).toEqual([events.refused()]);
+  });
+
+  it('leaves batches undeclared or over the batch ceiling to the app', () => {
+    for (const req of [batch(), batch('100001')]) expect(preempt(req, response().res)).toBe(false);
+    events.limit.release(70);
   });
 });

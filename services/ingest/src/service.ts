@@ -146,10 +146,11 @@ export async function createIngestService(opts: IngestServiceOptions) {
 
   return {
     app,
-    /** `serveApp`'s `preempt`: single events refused before the app while the event limit is full. */
+    /** `serveApp`'s `preempt`: events and batches refused before the app when the event limit is full. */
     preempt: earlyRefusal({
       events,
       maxEventBytes: config.maxEventBytes,
+      maxBatchBytes: config.maxBatchBytes,
       rejected: (err) => ingestor.rejected(err),
     }),
     producer,
