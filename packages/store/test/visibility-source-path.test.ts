@@ -100,7 +100,7 @@ describe('a reader of a few sources', () => {
     }
   });
 
-  it('counts from the source index, never a row it cannot see; without the path, it walks the others', async () => {
+  it('counts from the source index, not through the rows it cannot see; without the path, it walks the others', async () => {
     /** Rows the capped count's scans read and dropped, and the indexes they used. */
     const counted = async (s: ReadScope) => {
       const reads = scopedPool(db.reader, s);
@@ -115,8 +115,13 @@ describe('a reader of a few sources', () => {
         .reduce((sum, n) => sum + Number(n ?? 0), 0);
       return { removed, bySource: plan.some((line) => /Index Scan on \S*ce_source\S*/.test(line)) };
     };
-    expect(await counted(FEW)).toEqual({ removed: 0, bySource: true });
-    expect((await counted(FEW_WITHOUT_PATH)).removed).toBeGreaterThan(10_000);
+    const few = await counted(FEW);
+    const without = await counted(FEW_WITHOUT_PATH);
+    expect(few.bySource).toBe(true);
+    expect(without.removed).toBeGreaterThan(10_000);
+    // A partition of few rows may be read whole when the planner finds that cheaper than its index
+    // (a CI run saw 64 such rows): the path is there to not walk the others' rows.
+    expect(few.removed).toBeLessThan(without.removed / 100);
   });
 
   it('still sees nothing without a scope', async () => {

@@ -10,7 +10,7 @@
  * test's own admin client before the file and stops each test's controller after it.
  */
 import { randomUUID } from 'node:crypto';
-import { createAdminClient, readTopicStates } from '@event-observatory/broker';
+import { createAdminClient, readTopicStates, waitForLeaders } from '@event-observatory/broker';
 import { createLogger } from '@event-observatory/service-kit';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, expect, inject, vi } from 'vitest';
@@ -235,7 +235,15 @@ export async function adoptTopic(
   adopt = true,
 ) {
   const topic = topicName(name);
-  await admin.createTopics({ topics: [{ topic, numPartitions: partitions.existing, replicationFactor: 1 }] });
+  // kafkajs' own wait for leaders reads the metadata, which under KRaft can name a topic before
+  // its broker hosts it (UNKNOWN_TOPIC_OR_PARTITION): the product's wait also asks the leaders.
+  await admin.createTopics({
+    topics: [{ topic, numPartitions: partitions.existing, replicationFactor: 1 }],
+    waitForLeaders: false,
+  });
+  await waitForLeaders(admin, [
+    { name: topic, partitions: partitions.existing, replicationFactor: 1, configs: {} },
+  ]);
   const config = { 'retention.ms': retentionDay };
   server.create(
     pipeline(
