@@ -23,8 +23,9 @@ function response() {
 const request = (method: string, url: string, length?: string) =>
   ({ method, url, headers: length === undefined ? {} : { 'content-length': length } }) as IncomingMessage;
 
-describe('the early refusal of single events', () => {
-  const events = new EventAdmission(new GradientLimit({ initial: 1, min: 1, max: 1 }), 256);
+/** An early refusal over an event limit fixed at `limit`, recording what it counts as rejected. */
+function refusing(limit: number) {
+  const events = new EventAdmission(new GradientLimit({ initial: limit, min: limit, max: limit }), 256);
   const rejected: ApiError[] = [];
   const preempt = earlyRefusal({
     events,
@@ -32,6 +33,11 @@ describe('the early refusal of single events', () => {
     maxBatchBytes: 100_000,
     rejected: (err) => void rejected.push(err),
   });
+  return { events, rejected, preempt };
+}
+
+describe('the early refusal of single events', () => {
+  const { events, rejected, preempt } = refusing(1);
 
   it('leaves every request to the app while one more event fits', () => {
     expect(preempt(request('POST', '/v1/events', '10'), response().res)).toBe(false);
@@ -63,14 +69,7 @@ describe('the early refusal of single events', () => {
 
 describe('the early refusal of batches', () => {
   // Room for 100 events; a batch element is estimated at 512 bytes until batches are seen.
-  const events = new EventAdmission(new GradientLimit({ initial: 100, min: 100, max: 100 }), 256);
-  const rejected: ApiError[] = [];
-  const preempt = earlyRefusal({
-    events,
-    maxEventBytes: 1000,
-    maxBatchBytes: 100_000,
-    rejected: (err) => void rejected.push(err),
-  });
+  const { events, rejected, preempt } = refusing(100);
   const batch = (length?: string) => request('POST', '/v1/events:batchCreate', length);
 
   it('leaves a batch to the app while its estimate fits, and any batch while nothing is in flight', () => {
