@@ -12,7 +12,7 @@ NODE_STAMP := node_modules/.install-stamp
 KAFKA3_SUITES := @event-observatory/broker: @event-observatory/ingest:test/outage.test.ts,test/secured.test.ts \
 	@event-observatory/consumer:test/consumer.test.ts,test/process.test.ts,test/secured.test.ts @event-observatory/controller:
 
-.PHONY: help install build lint test test-kafka3 test-forge test-faults test-cluster cluster-suites test-keda soak dev migrate bench cluster images chart audit demo
+.PHONY: help install build lint test test-lane-workspaces test-lane-cluster test-kafka3 test-forge test-faults test-cluster cluster-suites test-keda soak dev migrate bench cluster images chart audit demo
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -40,34 +40,58 @@ build: install ## Type-check and compile every workspace (tsc -b), and type-chec
 lint: install ## Lint and format-check the tree (biome), check the import arrows of DESIGN.md, lint the workflows (actionlint)
 	./scripts/concurrently.sh $(LINT_CHECKS)
 
-# `test` type-checks and lints at once (what `build` and `lint` run, after `tsc -b`), then runs every
-# workspace's suites and the tests of scripts/ (scripts/vitest.config.ts). Three parts that mostly
-# wait go at the end side by side: the cluster suites (e2e/cluster, waiting on the API server and
-# rollouts) followed by the fault suites (e2e/reliability/faults: a paced load, one file after the
-# other), the Kafka 3.9 reruns, and the forge client (no Kafka; Node 24, then Node 22). The fault
-# suites measure recovery times against bounds, and the cluster suites' rollouts are the heaviest
-# load of the run: the two never overlap.
-# From the start, scripts/test/prebuild.sh builds what those three parts need (the cluster, the
-# images, the add-ons, Gitea) at the lowest CPU priority, in the time the first part leaves idle;
-# its priority is raised when the first part ends, as the parts then wait for what it builds (also
-# that of the Docker daemon it may have started for the images, a process group of its own).
+# `test` type-checks and lints at once (what `build` and `lint` run, after `tsc -b`), then runs two
+# lanes side by side, each about half the run:
+# - the workspaces' suites and the tests of scripts/ (scripts/vitest.config.ts), then the fault suites
+#   (e2e/reliability/faults: a paced load, one file after the other);
+# - the cluster suites (e2e/cluster, waiting on the API server and rollouts), then the Kafka 3.9 reruns
+#   and the forge client (no Kafka; Node 24, then Node 22).
+# Each lane alone keeps the two cores about half busy. The fault suites measure recovery times against
+# bounds and the cluster suites' rollouts are the heaviest load of the run: the faults wait for the
+# cluster suites to end, so the two never overlap.
+# From the start, scripts/test/prebuild.sh builds what the cluster lane needs (the cluster, the images,
+# the add-ons, Gitea) at the lowest CPU priority, in the time the workspace suites leave idle; the
+# cluster suites start once it has built the cluster and the images (at once on a warm machine). Its
+# priority (and that of the Docker daemon it may have started for the images, a process group of its
+# own) is raised when the workspace suites end.
 test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 22)
-	@tally=$$(mktemp); prebuilt=$$(mktemp); export TEST_TALLY_FILE=$$tally; \
-	setsid nice -n 19 ./scripts/test/prebuild.sh >$$prebuilt 2>&1 & prebuild=$$!; \
-	trap 'kill -- -$$prebuild 2>/dev/null; rm -f $$tally $$tally.failed $$prebuilt' EXIT; trap 'exit 130' INT TERM HUP; \
+	@tally=$$(mktemp); prebuilt=$$(mktemp); export TEST_TALLY_FILE=$$tally TEST_STARTED=$$(date +%s); \
+	export PREBUILD_CLUSTER_READY=$$tally.cluster-ready CLUSTER_SUITES_DONE=$$tally.cluster-done; \
+	setsid nice -n 19 ./scripts/test/prebuild.sh >$$prebuilt 2>&1 & export PREBUILD_PID=$$!; \
+	trap 'kill -- -$$PREBUILD_PID 2>/dev/null; rm -f $$tally $$tally.* $$prebuilt' EXIT; trap 'exit 130' INT TERM HUP; \
 	npx tsc -b && ./scripts/concurrently.sh $(TYPE_CHECKS) $(LINT_CHECKS) || exit 1; \
-	lts=$$(./scripts/lts-node.sh) || exit 1; \
+	./scripts/concurrently.sh '$(MAKE) --no-print-directory test-lane-workspaces' '$(MAKE) --no-print-directory test-lane-cluster'; status=$$?; \
+	wait $$PREBUILD_PID || { echo "scripts/test/prebuild.sh failed:"; status=1; }; cat $$prebuilt; \
+	echo "make test took $(elapsed) s"; \
+	./scripts/test/summary.sh $$tally && exit $$status
+
+# The two lanes of `test` (the variables come from it). Each says when it moves on, in seconds since
+# `test` began.
+elapsed = $$(( $$(date +%s) - $${TEST_STARTED:-$$(date +%s)} ))
+test-lane-workspaces:
+	@lts=$$(./scripts/lts-node.sh) || exit 1; \
 	echo "Every suite on Node $$($$lts/node --version):"; \
 	ws=''; for d in $$(node -p 'require("./package.json").workspaces.join(" ")'); do \
 	  [ -f $$d/package.json ] && [ $$d != packages/forge-client ] && ws+=" -w $$d"; done; \
 	PATH="$$lts:$$PATH" npm test $$ws --if-present; status=$$?; \
 	echo "The tools' own tests (scripts/):"; \
 	PATH="$$lts:$$PATH" npx vitest run --config scripts/vitest.config.ts || status=1; \
-	for g in $$prebuild $$(cat /run/observatory-docker.pid 2>/dev/null); do renice -n 0 -g $$g >/dev/null 2>&1; done; \
-	./scripts/concurrently.sh '$(MAKE) --no-print-directory -k cluster-suites test-faults' \
-	  '$(MAKE) --no-print-directory test-kafka3' '$(MAKE) --no-print-directory test-forge' || status=1; \
-	wait $$prebuild || { echo "scripts/test/prebuild.sh failed:"; status=1; }; cat $$prebuilt; \
-	./scripts/test/summary.sh $$tally && exit $$status
+	for g in $$PREBUILD_PID $$(cat /run/observatory-docker.pid 2>/dev/null); do renice -n 0 -g $$g >/dev/null 2>&1; done; \
+	echo "[$(elapsed) s] workspace suites ended; the fault suites wait for the cluster suites to end"; \
+	while [ -n "$$CLUSTER_SUITES_DONE" ] && [ ! -e "$$CLUSTER_SUITES_DONE" ]; do sleep 5; done; \
+	echo "[$(elapsed) s] fault suites"; \
+	$(MAKE) --no-print-directory test-faults || status=1; exit $$status
+
+test-lane-cluster:
+	@status=0; \
+	while [ -n "$$PREBUILD_CLUSTER_READY" ] && [ ! -e "$$PREBUILD_CLUSTER_READY" ] && kill -0 $$PREBUILD_PID 2>/dev/null; do sleep 5; done; \
+	echo "[$(elapsed) s] cluster suites (prebuild has built the cluster and the images)"; \
+	$(MAKE) --no-print-directory cluster-suites || status=1; \
+	[ -z "$$CLUSTER_SUITES_DONE" ] || touch "$$CLUSTER_SUITES_DONE"; \
+	echo "[$(elapsed) s] Kafka 3.9 reruns"; \
+	$(MAKE) --no-print-directory test-kafka3 || status=1; \
+	echo "[$(elapsed) s] forge client"; \
+	$(MAKE) --no-print-directory test-forge || status=1; exit $$status
 
 # Parts of `test` (TEST_TALLY_FILE comes from it): the cluster suites, the broker-facing suites again
 # on Kafka 3.9, the forge client on Node 24 and again on NODE_OLDEST_VERSION, and the fault suites
