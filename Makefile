@@ -12,7 +12,7 @@ NODE_STAMP := node_modules/.install-stamp
 KAFKA3_SUITES := @event-observatory/broker: @event-observatory/ingest:test/outage.test.ts,test/secured.test.ts \
 	@event-observatory/consumer:test/consumer.test.ts,test/process.test.ts,test/secured.test.ts @event-observatory/controller:
 
-.PHONY: help install build lint test test-lane-workspaces test-lane-cluster test-kafka3 test-forge test-faults test-cluster cluster-suites test-keda soak dev migrate bench cluster images chart audit demo
+.PHONY: help install build lint test test-lane-workspaces test-lane-cluster test-side-workspaces test-kafka3 test-forge test-faults test-cluster cluster-suites test-keda soak dev migrate bench cluster images chart audit demo
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -41,19 +41,19 @@ lint: install ## Lint and format-check the tree (biome), check the import arrows
 	./scripts/concurrently.sh $(LINT_CHECKS)
 
 # `test` type-checks and lints at once (what `build` and `lint` run, after `tsc -b`), then runs two
-# lanes side by side, each about half the run:
-# - the workspaces' suites and the tests of scripts/ (scripts/vitest.config.ts), then the fault suites
-#   (e2e/reliability/faults: a paced load, one file after the other);
-# - the cluster suites (e2e/cluster, waiting on the API server and rollouts), then the Kafka 3.9 reruns
-#   and the forge client (no Kafka; Node 24, then Node 22).
-# Each lane alone keeps the two cores about half busy. The fault suites measure recovery times against
+# lanes side by side:
+# - the workspaces' suites (but SIDE_WORKSPACES') and the tests of scripts/ (scripts/vitest.config.ts),
+#   then the fault suites (e2e/reliability/faults: a paced load, one file after the other);
+# - the cluster suites (e2e/cluster, waiting on the API server and rollouts), and beside them the Kafka
+#   3.9 reruns, the forge client (no Kafka; Node 24, then Node 22) and SIDE_WORKSPACES' suites.
+# Each part alone keeps the two cores about half busy. The fault suites measure recovery times against
 # bounds and the cluster suites' rollouts are the heaviest load of the run: the faults wait for the
 # cluster suites to end, so the two never overlap.
 # From the start, scripts/test/prebuild.sh builds what the cluster lane needs (the cluster, the images,
 # the add-ons, Gitea) at the lowest CPU priority, in the time the workspace suites leave idle; the
-# cluster suites start once it has built the cluster and the images (at once on a warm machine). Its
-# priority (and that of the Docker daemon it may have started for the images, a process group of its
-# own) is raised when the workspace suites end.
+# cluster lane starts once it has built the cluster and the images (at once on a warm machine, after
+# about 20 minutes on a cold one). Its priority (and that of the Docker daemon it may have started for
+# the images, a process group of its own) is raised when the workspace suites end.
 test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 22)
 	@tally=$$(mktemp); prebuilt=$$(mktemp); export TEST_TALLY_FILE=$$tally TEST_STARTED=$$(date +%s); \
 	export PREBUILD_CLUSTER_READY=$$tally.cluster-ready CLUSTER_SUITES_DONE=$$tally.cluster-done; \
@@ -65,14 +65,16 @@ test: install ## Run every test of the repo on Node 24 (broker suites also on Ka
 	echo "make test took $(elapsed) s"; \
 	./scripts/test/summary.sh $$tally && exit $$status
 
-# The two lanes of `test` (the variables come from it). Each says when it moves on, in seconds since
-# `test` began.
+# The lanes of `test` and their parts (the variables come from it). Each part says when it starts, in
+# seconds since `test` began. SIDE_WORKSPACES: the last workspaces of the list, run in the cluster lane
+# to even the two lanes' lengths.
+SIDE_WORKSPACES := e2e monitoring cdk8s
 elapsed = $$(( $$(date +%s) - $${TEST_STARTED:-$$(date +%s)} ))
 test-lane-workspaces:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; \
 	echo "Every suite on Node $$($$lts/node --version):"; \
 	ws=''; for d in $$(node -p 'require("./package.json").workspaces.join(" ")'); do \
-	  [ -f $$d/package.json ] && [ $$d != packages/forge-client ] && ws+=" -w $$d"; done; \
+	  [ -f $$d/package.json ] && [ $$d != packages/forge-client ] && [[ " $(SIDE_WORKSPACES) " != *" $$d "* ]] && ws+=" -w $$d"; done; \
 	PATH="$$lts:$$PATH" npm test $$ws --if-present; status=$$?; \
 	echo "The tools' own tests (scripts/):"; \
 	PATH="$$lts:$$PATH" npx vitest run --config scripts/vitest.config.ts || status=1; \
@@ -83,15 +85,15 @@ test-lane-workspaces:
 	$(MAKE) --no-print-directory test-faults || status=1; exit $$status
 
 test-lane-cluster:
-	@status=0; \
-	while [ -n "$$PREBUILD_CLUSTER_READY" ] && [ ! -e "$$PREBUILD_CLUSTER_READY" ] && kill -0 $$PREBUILD_PID 2>/dev/null; do sleep 5; done; \
-	echo "[$(elapsed) s] cluster suites (prebuild has built the cluster and the images)"; \
-	$(MAKE) --no-print-directory cluster-suites || status=1; \
-	[ -z "$$CLUSTER_SUITES_DONE" ] || touch "$$CLUSTER_SUITES_DONE"; \
-	echo "[$(elapsed) s] Kafka 3.9 reruns"; \
-	$(MAKE) --no-print-directory test-kafka3 || status=1; \
-	echo "[$(elapsed) s] forge client"; \
-	$(MAKE) --no-print-directory test-forge || status=1; exit $$status
+	@while [ -n "$$PREBUILD_CLUSTER_READY" ] && [ ! -e "$$PREBUILD_CLUSTER_READY" ] && kill -0 $$PREBUILD_PID 2>/dev/null; do sleep 5; done; \
+	echo "[$(elapsed) s] the cluster is built: the cluster suites, and beside them the rest of the lane"; \
+	./scripts/concurrently.sh \
+	  '$(MAKE) --no-print-directory cluster-suites; s=$$?; [ -z "$$CLUSTER_SUITES_DONE" ] || touch "$$CLUSTER_SUITES_DONE"; exit $$s' \
+	  '$(MAKE) --no-print-directory -k test-kafka3 test-forge test-side-workspaces'
+
+test-side-workspaces:
+	@echo "[$(elapsed) s] $(SIDE_WORKSPACES) on Node 24:"; \
+	PATH="$$(./scripts/lts-node.sh):$$PATH" npm test $(foreach w,$(SIDE_WORKSPACES),-w $(w)) --if-present
 
 # Parts of `test` (TEST_TALLY_FILE comes from it): the cluster suites, the broker-facing suites again
 # on Kafka 3.9, the forge client on Node 24 and again on NODE_OLDEST_VERSION, and the fault suites
@@ -99,20 +101,20 @@ test-lane-cluster:
 test-kafka3:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; status=0; \
 	for run in $(KAFKA3_SUITES); do \
-	  echo "$${run%%:*} again on Kafka 3.9:"; \
+	  echo "[$(elapsed) s] $${run%%:*} again on Kafka 3.9:"; \
 	  PATH="$$lts:$$PATH" OBSERVATORY_KAFKA_VERSION=3 npm test -w $${run%%:*} -- $$(echo $${run#*:} | tr , ' ') || status=1; \
 	done; exit $$status
 
 test-faults:
-	@echo "The fault suites (one broker, then three):"; \
+	@echo "[$(elapsed) s] The fault suites (one broker, then three):"; \
 	PATH="$$(./scripts/lts-node.sh):$$PATH" npm run test:faults -w @event-observatory/e2e
 
 test-forge:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; status=0; \
-	echo "forge-client on Node $$($$lts/node --version):"; \
+	echo "[$(elapsed) s] forge-client on Node $$($$lts/node --version):"; \
 	PATH="$$lts:$$PATH" npm test -w @event-observatory/forge-client || status=1; \
 	oldest=$$(./scripts/lts-node.sh NODE_OLDEST_VERSION) || exit 1; \
-	echo "forge-client again on Node $$($$oldest/node --version):"; \
+	echo "[$(elapsed) s] forge-client again on Node $$($$oldest/node --version):"; \
 	PATH="$$oldest:$$PATH" npm test -w @event-observatory/forge-client || status=1; exit $$status
 
 test-cluster: build ## Run only the cluster suites (e2e/cluster): a cluster of their own unless KUBECONFIG is set
