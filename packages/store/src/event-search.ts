@@ -11,7 +11,8 @@
  * (ce_type | ce_source, occurred_at DESC), newest first for one value, and a type with sources ->
  * (ce_type, ce_source, occurred_at DESC) (0016, a scoped reader's type filter); subject, exact or
  * a prefix -> (ce_subject text_pattern_ops, occurred_at DESC) (0017); ids with their source ->
- * (ce_source, ce_id) (0017); severity >= error (50) -> the partial index cloud_event_severe_idx.
+ * (ce_source, ce_id) (0017); severity >= error (50) -> the partial index cloud_event_severe_idx,
+ * with a type the partial (ce_type, occurred_at DESC, severity_rank) (0018).
  * No index path: payload comparisons other than equality, severity below error. Totals are counted up to the
  * cap; the planner's estimate stands in only when it expects twice the cap and the count runs out
  * of its budget (`totalEvents`). A reader whose scope is a list of exact sources reads with those

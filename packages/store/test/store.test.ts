@@ -19,6 +19,7 @@ import {
   monthPartitionBounds,
   monthPartitionName,
   newestIngestedAt,
+  SEVERE_RANK,
   SEVERITY_ALIASES,
   searchStatement,
   severityRankOfNumber,
@@ -271,9 +272,9 @@ describe('search shapes', () => {
     });
   }
 
-  // The statements the search sends (page and capped count) for the filters of migration 0017,
-  // planned with their values as the search binds them, on a month of 5,000 analysed rows (rolled
-  // back): with statistics, not on empty partitions where every path costs alike.
+  // The statements the search sends (page and capped count) for the filters of migrations 0017 and
+  // 0018, planned with their values as the search binds them, on a month of 5,000 analysed rows
+  // (rolled back): with statistics, not on empty partitions where every path costs alike.
   const month = 'cloud_event_2031_03';
   const storeShapes: Record<string, [EventFilter, RegExp, RegExp]> = {
     'subject exact': [{ subject: 'orders/7' }, /ce_subject_occurred_at_idx/, /Index Cond: \(ce_subject = /],
@@ -287,18 +288,25 @@ describe('search shapes', () => {
       /ce_source_ce_id_idx/,
       /Index Cond: \(\(ce_source = [^\n]+\) AND \(ce_id = ANY/,
     ],
+    'type and severity at or above error': [
+      { types: ['t0'], minSeverity: SEVERE_RANK },
+      /ce_type_occurred_at_severity_rank_idx/,
+      /Index Cond: \(ce_type = /,
+    ],
   };
   for (const [name, [filter, index, condition]] of Object.entries(storeShapes)) {
-    it(`${name}: the page and the count read the index of migration 0017`, async () => {
+    it(`${name}: the page and the count read the index of its migration`, async () => {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
         await client.query(`SELECT events.create_month_partition('2031-03-01')`);
-        // sql-witness: one source, 500 subjects (1 % of the rows start with `orders/7`).
+        // sql-witness: one source, 500 subjects (1 % of the rows start with `orders/7`), 10 types, one
+        // event in a hundred an error (all of type t0).
         await client.query(
-          `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, ce_subject, raw)
+          `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, ce_subject, extensions, raw)
            SELECT '2031-03-02T00:00:00Z'::timestamptz + i * interval '1 second', 'urn:test:lookup', 'id-' || i,
-                  't', (CASE WHEN i % 2 = 0 THEN 'orders/' ELSE 'devices/' END) || (i % 500), '{}'
+                  't' || (i % 10), (CASE WHEN i % 2 = 0 THEN 'orders/' ELSE 'devices/' END) || (i % 500),
+                  CASE WHEN i % 100 = 0 THEN '{"severity": "error"}'::jsonb ELSE '{}'::jsonb END, '{}'
              FROM generate_series(1, 5000) AS i`,
         );
         await client.query(`ANALYZE events.${month}`);
