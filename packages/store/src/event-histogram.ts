@@ -87,6 +87,14 @@ export function rollupAnswers(filter: EventFilter, bucketMs: number): boolean {
   );
 }
 
+/** The statement of a histogram (`histogramEvents`), where it counts, and its sample's share; tests EXPLAIN it. */
+export interface HistogramStatement {
+  text: string;
+  values: unknown[];
+  rollup: boolean;
+  percent: number | undefined;
+}
+
 /** Counts per bucket (`date_bin` from `range.from`), every bucket of the range present, oldest first. */
 export async function histogramEvents(
   db: DatabasePool,
@@ -94,6 +102,39 @@ export async function histogramEvents(
   range: HistogramRange,
   limits: SampleLimits = SAMPLE_LIMITS,
 ): Promise<Histogram> {
+  const { text, values, rollup, percent } = await histogramStatement(db, given, range, limits);
+  const { rows } = await db.query<{ start: Date; severe: string; warning: string; other: string }>(
+    text,
+    values,
+  );
+  const found = new Map(rows.map((r) => [r.start.getTime(), r]));
+  const originMs = rollup ? Math.floor(range.from.getTime() / HOUR_MS) * HOUR_MS : range.from.getTime();
+  const buckets: HistogramBucket[] = [];
+  for (let t = originMs; t < range.to.getTime(); t += range.bucketMs) {
+    const r = found.get(t);
+    buckets.push({
+      start: new Date(t),
+      severe: Number(r?.severe ?? 0),
+      warning: Number(r?.warning ?? 0),
+      other: Number(r?.other ?? 0),
+    });
+  }
+  const source = rollup ? 'rollup' : percent === undefined ? 'table' : 'sample';
+  return {
+    buckets,
+    bucketMs: range.bucketMs,
+    source,
+    ...(percent === undefined ? {} : { samplePercent: percent }),
+  };
+}
+
+/** The statement `histogramEvents` runs for `given` on `db` (its watermark and sample share read first). */
+export async function histogramStatement(
+  db: DatabasePool,
+  given: EventFilter,
+  range: HistogramRange,
+  limits: SampleLimits = SAMPLE_LIMITS,
+): Promise<HistogramStatement> {
   const filter = await readFilter(db, given);
   const p = new SqlParams();
   const bucket = p.add(`${range.bucketMs / 1000} seconds`);
@@ -155,29 +196,7 @@ export async function histogramEvents(
         ${n(`severity_rank IS NULL OR severity_rank < ${SEVERITY.warn}`)} AS other
       FROM events.cloud_event${sample} ${clause(where)} GROUP BY 1`;
   }
-  const { rows } = await db.query<{ start: Date; severe: string; warning: string; other: string }>(
-    sql,
-    p.values,
-  );
-  const found = new Map(rows.map((r) => [r.start.getTime(), r]));
-  const originMs = rollup ? Math.floor(range.from.getTime() / HOUR_MS) * HOUR_MS : range.from.getTime();
-  const buckets: HistogramBucket[] = [];
-  for (let t = originMs; t < range.to.getTime(); t += range.bucketMs) {
-    const r = found.get(t);
-    buckets.push({
-      start: new Date(t),
-      severe: Number(r?.severe ?? 0),
-      warning: Number(r?.warning ?? 0),
-      other: Number(r?.other ?? 0),
-    });
-  }
-  const source = rollup ? 'rollup' : percent === undefined ? 'table' : 'sample';
-  return {
-    buckets,
-    bucketMs: range.bucketMs,
-    source,
-    ...(percent === undefined ? {} : { samplePercent: percent }),
-  };
+  return { text: sql, values: p.values, rollup, percent };
 }
 
 /**
