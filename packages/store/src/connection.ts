@@ -9,8 +9,13 @@
  * refuses that (SQLSTATE 28000, a `hostssl`-only pg_hba.conf). Each pool asks once and keeps the
  * answer until a connection fails, so a server that changed is asked again.
  *
+ * libpq's `options` parameter (server settings for every session) is taken out of the URL too and
+ * put before the caller's own settings (`sessionOptions`): node-postgres lets a URL's parameters
+ * replace the caller's, so a URL carrying `options` would drop a pool's statement timeout and
+ * read-only default. PostgreSQL applies the last of two settings of one name, so the caller's win.
+ *
  * @example
- * const pool = new pg.Pool({ ...connectionConfig(url), max: 4 });
+ * const pool = new pg.Pool({ ...connectionConfig(url, '-c TimeZone=UTC'), max: 4 });
  */
 import { connect as tcpConnect } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
@@ -20,21 +25,26 @@ import { type DatabaseTls, databaseTls, TLS_PARAMETERS } from './config.js';
 export interface ConnectionConfig {
   connectionString: string;
   ssl: false | ConnectionOptions;
+  /** The URL's `options`, then the caller's; absent when neither has any. */
+  options?: string;
   /** For `allow` and `prefer`: the client class that chooses TLS before it connects. */
   Client?: typeof pg.Client;
 }
 
-export function connectionConfig(url: string): ConnectionConfig {
+export function connectionConfig(url: string, sessionOptions = ''): ConnectionConfig {
   const tls = databaseTls(url);
   const stripped = new URL(url);
   for (const name of TLS_PARAMETERS) stripped.searchParams.delete(name);
+  const options = [stripped.searchParams.get('options'), sessionOptions].filter(Boolean).join(' ');
+  stripped.searchParams.delete('options');
   const connectionString = stripped.toString();
-  if (tls.mode === 'disable') return { connectionString, ssl: false };
+  const base = { connectionString, ...(options && { options }) };
+  if (tls.mode === 'disable') return { ...base, ssl: false };
   const ssl = tlsOptions(tls);
-  if (tls.mode !== 'allow' && tls.mode !== 'prefer') return { connectionString, ssl };
+  if (tls.mode !== 'allow' && tls.mode !== 'prefer') return { ...base, ssl };
   const ask =
     tls.mode === 'prefer' ? () => serverOffersTls(stripped) : () => serverRefusesPlaintext(connectionString);
-  return { connectionString, ssl: false, Client: choosingClient(ask, ssl) };
+  return { ...base, ssl: false, Client: choosingClient(ask, ssl) };
 }
 
 function tlsOptions(tls: DatabaseTls): ConnectionOptions {

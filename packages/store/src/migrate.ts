@@ -67,11 +67,10 @@ export async function migrate(opts: MigrateOptions): Promise<MigrateResult> {
   const files = await readMigrations(dir);
   if (files.length === 0) throw new MigrationError(`no migrations found in ${dir}`);
   const log = opts.log ?? (() => {});
-  const { Client = pg.Client, ...connection } = connectionConfig(opts.url);
+  const { Client = pg.Client, ...connection } = connectionConfig(opts.url, '-c TimeZone=UTC');
   const client = new Client({
     ...connection,
     application_name: 'observatory-migrate',
-    options: '-c TimeZone=UTC',
     connectionTimeoutMillis: 10_000,
   });
   await client.connect();

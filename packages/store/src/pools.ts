@@ -104,7 +104,7 @@ function createPool(
 ): pg.Pool {
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`pool ${name}: max must be a positive integer`);
   const pool = new pg.Pool({
-    ...connectionConfig(opts.url),
+    ...connectionConfig(opts.url, options),
     max,
     connectionTimeoutMillis: opts.connectionTimeoutMs ?? CONNECTION_TIMEOUT_MS,
     idleTimeoutMillis: 60_000,
@@ -112,7 +112,6 @@ function createPool(
     keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
     query_timeout: queryTimeout,
     application_name: name,
-    options,
   });
   // An idle client that loses its server (database restart) must not crash the process.
   pool.on('error', () => {});

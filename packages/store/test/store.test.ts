@@ -82,6 +82,21 @@ describe('migrations', () => {
     const { rows } = await pool.query('SHOW TimeZone');
     expect(rows[0].TimeZone).toBe('UTC');
   });
+
+  it("keep their own session settings when the URL carries libpq options, and apply the URL's others", async () => {
+    const withOptions = new URL(url);
+    withOptions.searchParams.set('options', '-c lock_timeout=1234 -c statement_timeout=99s');
+    const reads = createReadPool({ url: withOptions.toString() });
+    try {
+      const { rows } = await reads.query(
+        `SELECT current_setting('lock_timeout') AS lock, current_setting('statement_timeout') AS statement,
+                current_setting('default_transaction_read_only') AS read_only, current_setting('work_mem') AS work_mem`,
+      );
+      expect(rows[0]).toEqual({ lock: '1234ms', statement: '2s', read_only: 'on', work_mem: '32MB' });
+    } finally {
+      await reads.end();
+    }
+  });
 });
 
 describe('events.cloud_event', () => {
