@@ -1,3 +1,4 @@
+import { EVENT_MAX_MESSAGE_BYTES, ensureTopics } from '@event-observatory/broker';
 import type { IHeaders } from 'kafkajs';
 import { kafkaClient, withKafkaAdmin } from './kafka-clients.js';
 
@@ -57,40 +58,15 @@ export async function readRecords(
 }
 
 /**
- * Creates a fresh topic (auto-creation is off) and waits until every partition's leader serves it.
- * KRaft metadata can name a leader before that broker has set the partition up, so a leader in the
- * metadata is not enough: the wait ends only when the leaders answer a list-offsets request too.
+ * Creates a topic (auto-creation is off) as an event topic of `partitions`, one replica, and waits
+ * until every partition's leader serves it: the broker's `ensureTopics`, which also lists the
+ * offsets, since KRaft metadata can name a leader before that broker has set the partition up.
  */
 export function createTopic(bootstrapServers: string, topic: string, partitions = 12): Promise<void> {
   return withKafkaAdmin(bootstrapServers, async (admin) => {
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [
-        {
-          topic,
-          numPartitions: partitions,
-          replicationFactor: 1,
-          configEntries: [{ name: 'max.message.bytes', value: '2097152' }],
-        },
-      ],
+    const configs = { 'max.message.bytes': String(EVENT_MAX_MESSAGE_BYTES) };
+    await ensureTopics(admin, [{ name: topic, partitions, replicationFactor: 1, configs }], {
+      leaderTimeoutMs: 10_000,
     });
-    let lastError: unknown;
-    for (let i = 0; i < 100; i++) {
-      try {
-        const meta = await admin.fetchTopicMetadata({ topics: [topic] });
-        if (
-          meta.topics[0]?.partitions.length === partitions &&
-          meta.topics[0].partitions.every((p) => p.leader >= 0) &&
-          (await admin.fetchTopicOffsets(topic)).length === partitions
-        )
-          return;
-      } catch (error) {
-        lastError = error; // NOT_LEADER_OR_FOLLOWER and the like until the leaders serve the partitions
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(
-      `topic ${topic} not served on all ${partitions} partitions after 10 s: ${String(lastError)}`,
-    );
   });
 }
