@@ -1,8 +1,9 @@
 /**
  * The search page's histogram: matching events per time bucket over the whole selected range,
- * split by severity level. Read from the hourly rollup (`events.event_rollup_hourly`, one
- * range scan of its primary key; its totals per hour, `events.event_rollup_hour_total`, for a filter
- * without types or sources and a scope of everything) when the filter is only time, exact types and sources, and the
+ * split by severity level. Read from the hourly rollup (`events.event_rollup_hourly`: with types
+ * or sources, ranges of its B-tree by type or by source, migration 0019; its totals per hour,
+ * `events.event_rollup_hour_total`, for a filter without types or sources and a scope of
+ * everything) when the filter is only time, exact types and sources, and the
  * buckets are whole hours, except the hours holding rows ingested since the rollup's last refresh,
  * which are counted from the table; from the event table otherwise (the filter's index paths, as
  * the page's rows, and for a reader whose scope admits rows by producer, which the rollup does not
