@@ -49,11 +49,13 @@ async function writesRefused(sqlstate: string): Promise<void> {
     async () => readFileSync(p.consumer.logFile, 'utf8').includes(`"code":"${sqlstate}"`),
     30_000,
   );
+  let said = 'nothing';
   await until(
     `readiness: writes refused ${sqlstate}`,
     async () => {
       const res = await fetch(`${p.consumer.url}/health/ready`);
       const body = (await res.json()) as Record<string, string>;
+      said = `${res.status} ${JSON.stringify(body)}`;
       return (
         res.status === 503 &&
         body.database === 'writes refused' &&
@@ -61,7 +63,9 @@ async function writesRefused(sqlstate: string): Promise<void> {
       );
     },
     10_000,
-  );
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}; readiness last said ${said}`);
+  });
 }
 
 describe('the pipeline under faults, every acknowledged event stored exactly once', () => {

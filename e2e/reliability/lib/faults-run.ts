@@ -135,10 +135,15 @@ export async function runFault(p: Pipeline, runId: string, fault: Fault): Promis
   });
   const deadLettersBefore = await p.deadLetters();
   const absorbedBefore = await p.duplicatesAbsorbed();
+  // Once begun, a fault is ended even when its test fails: a store left read-only or an ingestion
+  // service left stopped would fail every later fault of the file for a reason not its own.
+  let endDue = false;
   try {
     await sleep(PLAN.leadMs);
+    endDue = true;
     await fault.begin(load);
     await sleep(fault.holdMs);
+    endDue = false;
     await fault.end(load);
     const endedAt = Date.now();
     const recoverMs = await timeToRecover(p, load, source, endedAt);
@@ -158,6 +163,11 @@ export async function runFault(p: Pipeline, runId: string, fault: Fault): Promis
     console.log(`\n${formatLedger([row])}\n`);
     return { row, load };
   } finally {
+    if (endDue) {
+      await fault
+        .end(load)
+        .catch((error: Error) => console.error(`ending ${fault.name} failed: ${error.message}`));
+    }
     await load.stop();
   }
 }
