@@ -59,19 +59,13 @@ describe('the watch', () => {
     // The server ends each watch after its 1 s timeout; the informer watches on from where it was.
     await vi.waitFor(() => expect(server.watchesStarted).toBeGreaterThanOrEqual(2), { timeout: 5_000 });
     setPartitions(server, 'watched', 0, 2);
-    await vi.waitFor(async () => expect((await kafkaTopic(quiet))?.partitions).toBe(2), {
-      timeout: 10_000,
-      interval: 100,
-    });
+    await vi.waitFor(async () => expect((await kafkaTopic(quiet))?.partitions).toBe(2), PATIENCE);
     expect(await metric('controller_watch_restarts_total')).toBe(0); // resumed, never listed again
 
     // Frozen: nothing arrives and nothing ends; only the stall watchdog ends it and lists again.
     expect(server.freezeWatches()).toBe(1);
     setPartitions(server, 'watched', 0, 3);
-    await vi.waitFor(async () => expect((await kafkaTopic(quiet))?.partitions).toBe(3), {
-      timeout: 10_000,
-      interval: 100,
-    });
+    await vi.waitFor(async () => expect((await kafkaTopic(quiet))?.partitions).toBe(3), PATIENCE);
     expect(await metric('controller_watch_restarts_total', { reason: 'stalled' })).toBe(1);
   });
 });
