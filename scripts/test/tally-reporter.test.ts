@@ -45,3 +45,32 @@ describe('the tally reporter', () => {
     expect(failed).toContain('(the file failed to load or a hook failed): no cluster');
   });
 });
+
+describe('the closing summary (summary.sh)', () => {
+  it('lists the failures, then a line per file with failures (its count and first failure), then the sum', async () => {
+    const tallyFile = join(dir, 'summary');
+    writeFileSync(tallyFile, '10 3 0\n5 0 1\n');
+    writeFileSync(
+      `${tallyFile}.failed`,
+      [
+        `FAILED ${repo}/e2e/a.test.ts > suite > first one: boom`,
+        `FAILED ${repo}/e2e/a.test.ts > suite > second: bang`,
+        `FAILED ${repo}/services/b.test.ts (the file failed to load or a hook failed): no cluster`,
+        '',
+      ].join('\n'),
+    );
+    const { code, stdout } = await promisify(execFile)(join(import.meta.dirname, 'summary.sh'), [tallyFile], {
+      cwd: repo,
+    }).then(
+      ({ stdout }) => ({ code: 0, stdout }),
+      (error: { code: number; stdout: string }) => error,
+    );
+    expect(code).toBe(1);
+    expect(stdout.split('\n').slice(3)).toEqual([
+      'failed in e2e/a.test.ts: 2, the first: suite > first one: boom',
+      'failed in services/b.test.ts: 1, the first: (the file failed to load or a hook failed): no cluster',
+      'Tests: 15 passed, 3 failed, 1 skipped',
+      '',
+    ]);
+  });
+});
