@@ -81,9 +81,12 @@ RUN rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /us
 
 # What every component's image starts from: non-root by number (1000 = `node` of the base image),
 # since Kubernetes' runAsNonRoot can only verify a numeric user.
+# MALLOC_ARENA_MAX=2: two glibc malloc arenas instead of up to eight per core, each keeping its
+# high-water mark (services/ingest/README.md, "Node flags and the allocator"); devstack's
+# PRODUCTION_ENV is the same list, so local processes and the benchmarks run as the image does.
 FROM scratch AS runtime
 COPY --from=runtime-root / /
-ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin NODE_ENV=production
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin NODE_ENV=production MALLOC_ARENA_MAX=2
 WORKDIR /app
 USER 1000:1000
 

@@ -45,7 +45,7 @@ export {
   type RestartPolicy,
   restartDelayMs,
 } from './keep-running.js';
-export { productionNodeArgs } from './node-args.js';
+export { PRODUCTION_ENV, productionNodeArgs } from './node-args.js';
 export { type OAuth2ProxyConfig, oauth2ProxyAlphaConfig } from './oauth2-proxy.js';
 export {
   OIDC_CLIENT_SECRET,

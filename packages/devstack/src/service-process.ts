@@ -2,11 +2,12 @@
  * The one way a service of services/ is started as its own Node.js process on this machine:
  * `make dev`, the tests, e2e and the benchmarks all come through `startServiceProcess`, so each
  * runs the service as its image does (configuration from the environment, its own telemetry
- * setup, the node flags of its `start:prod`, which the image's launcher also reads), supervised
- * (pid file, watchdog, SIGTERM then SIGKILL) and listening on 127.0.0.1.
+ * setup, the node flags of its `start:prod`, which the image's launcher also reads, and the
+ * variables its image sets), supervised (pid file, watchdog, SIGTERM then SIGKILL) and listening
+ * on 127.0.0.1.
  */
 import { join } from 'node:path';
-import { productionNodeArgs } from './node-args.js';
+import { PRODUCTION_ENV, productionNodeArgs } from './node-args.js';
 import { repoRoot } from './paths.js';
 import { freePort } from './ports.js';
 import { pollReady, supervisedService } from './supervise.js';
@@ -107,6 +108,7 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
     args: [...(opts.nodeArgs ?? productionNodeArgs(cwd)), ...entry, ...(opts.args ?? [])],
     cwd,
     env: {
+      ...PRODUCTION_ENV,
       ...(opts.baseEnv ?? process.env),
       ...opts.env,
       ...(listen ? { [listen.host]: '127.0.0.1', [listen.port]: String(port) } : {}),

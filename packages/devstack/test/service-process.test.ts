@@ -1,6 +1,12 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { productionNodeArgs, repoRoot, startServiceProcess, tempDataDir } from '@event-observatory/devstack';
+import {
+  PRODUCTION_ENV,
+  productionNodeArgs,
+  repoRoot,
+  startServiceProcess,
+  tempDataDir,
+} from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 const stack = inject('stack');
@@ -28,6 +34,11 @@ describe('startServiceProcess', () => {
     });
     const cmdline = readFileSync(`/proc/${ingest.pid()}/cmdline`, 'utf8').split('\0');
     expect(cmdline.slice(1, 1 + flags.length)).toEqual(flags);
+    // The image's variables too, unless the caller's environment sets them.
+    const environ = readFileSync(`/proc/${ingest.pid()}/environ`, 'utf8').split('\0');
+    for (const [name, value] of Object.entries(PRODUCTION_ENV)) {
+      expect(environ).toContain(`${name}=${process.env[name] ?? value}`);
+    }
     expect(ingest.url).toBe(`http://127.0.0.1:${ingest.port}`);
     expect((await fetch(`${ingest.url}/health/live`)).status).toBe(200);
     // Its meters on a free port of their own, not on the main one.
@@ -39,6 +50,14 @@ describe('startServiceProcess', () => {
     expect(await ingest.exited()).toBe(0);
     expect(ingest.pid()).toBeUndefined();
   }, 120_000);
+
+  it("sets the variables the images' runtime stage sets, to the same values", () => {
+    const dockerfile = readFileSync(join(repoRoot(), 'Dockerfile'), 'utf8');
+    const runtime = /^FROM scratch AS runtime$([\s\S]*?)^FROM /m.exec(dockerfile)?.[1] ?? '';
+    const env = runtime.match(/^ENV (.*)$/m)?.[1]?.split(/\s+/) ?? [];
+    expect(Object.keys(PRODUCTION_ENV).length).toBeGreaterThan(0);
+    for (const [name, value] of Object.entries(PRODUCTION_ENV)) expect(env).toContain(`${name}=${value}`);
+  });
 
   it('runs two instances of one service in one folder side by side', async () => {
     const env = {
