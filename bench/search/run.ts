@@ -2,8 +2,8 @@
  * Search latency benchmark: p50/p95 of each of the 16 filter shapes on a store of
  * BENCH_EVENTS events (default 5,000,000) spread over 6 months, through the search service's
  * read path. Two figures per shape: the page query alone (what `search_query_duration_seconds`
- * times) and the whole page (`GET /events` in-process: rows, capped total, facets and histogram
- * read concurrently, then rendered); then the facet query and the histogram query alone per shape.
+ * times) and the whole page (`GET /events` in-process: rows, facets and histogram read
+ * concurrently, the capped total from the facets' count, then rendered); then the facet query and the histogram query alone per shape.
  * Shapes without `time` search all time (`range=all`); the row `default range` is a URL without
  * any parameter (the last 24 hours).
  *
@@ -527,8 +527,8 @@ function report(r: {
 
 Store: ${EVENTS.toLocaleString('en-US')} events over 182 days (7 monthly partitions), loaded with
 generate_series${Number.isNaN(r.loadS) ? ' (by an earlier run, reused)' : ` in ${Math.round(r.loadS)} s, secondary indexes built in ${Math.round(r.indexS)} s`}.
-Page: one \`GET /events\` answered in-process by the search service (rows, capped total, facets
-and histogram read concurrently on the read pool, then rendered); facets and histogram: that
+Page: one \`GET /events\` answered in-process by the search service (rows, facets and histogram
+read concurrently on the read pool, the capped total from the facets' count, then rendered); facets and histogram: that
 query alone. ${RUNS} runs after 3 warm-up runs, parameter values rotating between runs.
 Milliseconds; target p95 at most 300 for facets and histogram. Histogram from: the hourly rollup,
 the table (counted), or a block sample of the months the range touches (estimated, scaled).

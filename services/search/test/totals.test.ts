@@ -2,11 +2,41 @@
  * The total a search page shows when the planner's estimate is wrong: statistics taken on 25,000
  * rows, then all but 25 deleted (autovacuum off, so nothing re-analyses), so the planner still
  * expects ~25,000 matches. The page counts them and shows their exact number, whether or not the
- * first page holds them all.
+ * first page holds them all: from the facets' count, with no count statement of its own, unless
+ * the facets failed.
  */
 import { ESTIMATE_GATE, estimateEvents, totalEvents } from '@event-observatory/store';
+import pg from 'pg';
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from './harness.js';
+import { cursorCodec } from '../src/cursor.js';
+import { parseSearch } from '../src/filters.js';
+import { createSearchMeters } from '../src/metrics.js';
+import { runSearch } from '../src/search.js';
+import { type Harness, SECRET, startHarness } from './harness.js';
+
+/**
+ * A pool on the test database that keeps the text of every statement it runs and, when told to,
+ * answers the facets' statements with PostgreSQL's statement timeout (SQLSTATE 57014) instead of
+ * running them.
+ */
+class WatchedPool extends pg.Pool {
+  readonly statements: string[] = [];
+  failFacets = false;
+
+  // biome-ignore lint/suspicious/noExplicitAny: pg.Pool#query's overloads, passed through whole.
+  override query(...args: any[]): any {
+    const text: string = typeof args[0] === 'string' ? args[0] : args[0].text;
+    this.statements.push(text);
+    if (this.failFacets && text.startsWith('WITH matched')) {
+      return Promise.reject(
+        Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
+      );
+    }
+    // biome-ignore lint/suspicious/noExplicitAny: as above.
+    return (super.query as any)(...args);
+  }
+}
 
 let h: Harness;
 
@@ -36,5 +66,39 @@ describe('search page total', () => {
     expect(await totalEvents(h.db, {})).toEqual({ total: 25, capped: false, estimated: false });
     const body = await (await h.get('/events?limit=10&range=all')).text();
     expect(body).toContain('Matching events: <strong>25</strong>');
+  });
+});
+
+describe('search page total beside the facets', () => {
+  const pageOf = async (pool: WatchedPool) =>
+    runSearch(
+      { pool, meters: createSearchMeters(new Registry()), cursors: cursorCodec(SECRET) },
+      parseSearch(new URLSearchParams('limit=10&range=all')),
+    );
+
+  it("is the facets' count when more matches lie beyond the page: no count statement of its own", async () => {
+    const pool = new WatchedPool({ connectionString: h.databaseUrl, max: 4 });
+    try {
+      const view = await pageOf(pool);
+      expect(view.facets).toMatchObject({ counted: 25, capped: false });
+      expect(view.total).toEqual({ total: 25, capped: false, estimated: false });
+      expect(pool.statements.some((s) => s.startsWith('WITH matched'))).toBe(true);
+      expect(pool.statements.filter((s) => s.startsWith('EXPLAIN') || s.includes('AS capped'))).toEqual([]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('is counted on its own when the facets failed', async () => {
+    const pool = new WatchedPool({ connectionString: h.databaseUrl, max: 4 });
+    pool.failFacets = true;
+    try {
+      const view = await pageOf(pool);
+      expect(view.facets).toMatchObject({ status: 504 });
+      expect(view.total).toEqual({ total: 25, capped: false, estimated: false });
+      expect(pool.statements.some((s) => s.startsWith('EXPLAIN'))).toBe(true);
+    } finally {
+      await pool.end();
+    }
   });
 });
