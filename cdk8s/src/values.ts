@@ -297,7 +297,7 @@ export const values: Tree = {
     ),
   },
   ingest: {
-    ...deployment('ingest', 2, resources('100m', '128Mi', '384Mi')),
+    ...deployment('ingest', 2, resources('100m', '256Mi', '384Mi')),
     ...autoscaling('ingest'),
     brokerGatesReadiness: bool(
       false,
@@ -332,7 +332,7 @@ export const values: Tree = {
     },
   },
   consumer: {
-    ...deployment('consumer', 2, resources('100m', '192Mi', '512Mi')),
+    ...deployment('consumer', 2, resources('100m', '320Mi', '512Mi')),
     ...allowFrom('consumer', 'its probes and admin API'),
     // The consumer scales on its group's lag, through KEDA (constructs/consumer-keda.ts).
     autoscaling: {
@@ -362,7 +362,7 @@ export const values: Tree = {
     },
   },
   search: {
-    ...deployment('search', 2, resources('50m', '128Mi', '384Mi')),
+    ...deployment('search', 2, resources('50m', '192Mi', '384Mi')),
     ...autoscaling('search'),
     ...allowFrom('search', "its UI and API: the teams' namespaces"),
     serviceType: oneOf(
