@@ -281,7 +281,7 @@ function render(rounds: Round[], https: Result[]): string {
     '| measure | value | floor (same run) | ratio | target |',
     '|---|---|---|---|---|',
     `| ingest CPU per single event @ ${SINGLE_RATE}/s | ${us(svc)} | node:http ${us(httpUs)} + kafkajs ${us(paced)} a record (${Math.round(perSend)} a send) = ${us(httpUs + paced)} | ${ratio(svc / (httpUs + paced))} | <= 1.5x |`,
-    `| batch ingest at saturation (${last.batchSaturated.name}), events/s a core | ${perCore(batchUs)} (${us(batchUs)} an event) | kafkajs alone, ${BATCH_SIZE} a send: ${perCore(floorUs)} records/s a core (${us(floorUs)} a record) | ${pct(floorUs / batchUs)} | >= 50 % |`,
+    `| batch ingest at saturation (${last.batchSaturated.name}), events/s a core | ${perCore(batchUs)} (${us(batchUs)} an event) | kafkajs alone, ${BATCH_SIZE} a send: ${perCore(floorUs)} records/s a core (${us(floorUs)} a record) | ${pct(floorUs / batchUs)} | >= 80 % |`,
     `| batch ingest below saturation (${last.batch.name}), events/s a core | ${perCore(belowUs)} (${us(belowUs)} an event) | as above | ${pct(floorUs / belowUs)} | >= 50 % |`,
     `| ingest peak RSS, ${last.singleSaturated.name} (achieved ${last.singleSaturated.eventsPerSecond}/s in the last round), highest of the rounds | ${highest('singleSaturated')} MiB | | | < 256 MiB |`,
     `| ingest peak RSS, ${last.batchSaturated.name} (achieved ${last.batchSaturated.eventsPerSecond} events/s in the last round), highest of the rounds | ${highest('batchSaturated')} MiB | | | < 256 MiB |`,
