@@ -7,6 +7,10 @@
  * group has a checkpoint of, or a partition of it none has, is named as such: the consumer does not
  * read it (or has not yet committed anything there), which "not yet stored" would hide.
  *
+ * A reader who sees part of the store (a scope other than everything) finds no row of an event
+ * outside it, so "passed" means dead-lettered *or* not theirs (`scoped`), and the topics of other
+ * teams are not listed to them.
+ *
  * No index covers the broker coordinates: the row is looked for at the event's time when it is
  * given (the identity index), else among the rows ingested in the last `RECEIPT_WINDOW` (the
  * `ingested_at` index).
@@ -16,6 +20,7 @@
  * r.status; // 'stored' | 'pending' | 'passed' | 'unknown-topic' | 'unknown-partition'
  */
 import { eq } from 'drizzle-orm';
+import { scopeOf } from './cancellable-pool.js';
 import { clause, type EventRow, type RawRow, ROW_COLUMNS, rowOf, SqlParams } from './event-search.js';
 import { orm } from './orm.js';
 import type { DatabasePool } from './queryable.js';
@@ -64,13 +69,19 @@ type NotFound =
 
 export type Receipt =
   | { status: 'stored'; row: EventRow; ingestedAt: Date }
-  | (NotFound & { replica?: ReplicaPosition });
+  | (NotFound & {
+      replica?: ReplicaPosition;
+      /** Read under a scope of part of the store: a row outside it is missing to this reader too. */
+      scoped?: true;
+    });
 
 export async function receiptOf(db: DatabasePool, q: ReceiptQuery): Promise<Receipt> {
-  const found = await lookUp(db, q);
+  const scope = scopeOf(db);
+  const scoped = scope !== undefined && scope.all !== true;
+  const found = await lookUp(db, q, scoped);
   if (found.status === 'stored') return found;
   const replica = await replicaPosition(db);
-  return replica ? { ...found, replica } : found;
+  return { ...found, ...(replica && { replica }), ...(scoped && { scoped: true as const }) };
 }
 
 /** The session's server, when it is a standby: how far it has replayed. */
@@ -82,7 +93,7 @@ async function replicaPosition(db: DatabasePool): Promise<ReplicaPosition | unde
 }
 
 /** The row with those coordinates, else what the checkpoints say of them. */
-async function lookUp(db: DatabasePool, q: ReceiptQuery): Promise<Receipt> {
+async function lookUp(db: DatabasePool, q: ReceiptQuery, scoped: boolean): Promise<Receipt> {
   const p = new SqlParams();
   const where = [
     `broker_topic = ${p.add(q.topic)}`,
@@ -106,6 +117,7 @@ async function lookUp(db: DatabasePool, q: ReceiptQuery): Promise<Receipt> {
     .from(checkpoint)
     .where(eq(checkpoint.topic, q.topic));
   if (ofTopic.length === 0) {
+    if (scoped) return { status: 'unknown-topic', topics: [] };
     const topics = await orm(db).selectDistinct({ topic: checkpoint.topic }).from(checkpoint);
     return { status: 'unknown-topic', topics: topics.map((t) => t.topic).sort() };
   }

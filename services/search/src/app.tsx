@@ -116,6 +116,9 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
   app.use(async (c, next) => {
     await next();
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.header(name, value);
+    // Answers behind the login carry one viewer's events: no cache may keep them for the next
+    // person, whichever way the viewer was known (session, proxy headers, bearer token).
+    if (!PUBLIC_PATH.test(c.req.path)) c.header('cache-control', 'private, no-store');
   });
   const authenticate = deps.authenticate ?? openAccess;
   app.use((c, next) => (PUBLIC_PATH.test(c.req.path) ? next() : authenticate(c, next)));

@@ -110,6 +110,8 @@ export function exportHandler(
     const columns = csvColumns(format, c.req.queries('columns') ?? []);
     c.header('content-type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson');
     c.header('content-disposition', `attachment; filename="events.${format}"`);
+    // HEAD gets GET's headers: no body would be read, so no query runs for it.
+    if (c.req.method === 'HEAD') return c.body(null, 200);
     // No page deadline (an export streams many pages), but nothing runs for a client that left.
     const signal = c.req.raw.signal;
     const reads = scopedPool(pool, scopeOf(c), signal);

@@ -111,6 +111,8 @@ export function tailHandler(deps: TailDeps) {
     const filter = parsed.range === undefined ? parsed.filter : { ...parsed.filter, to: undefined };
     const resumeFrom = deps.cursors.decodeTail(c.req.header('last-event-id') ?? '');
     const reads = scopedPool(deps.pool, deps.scopeOf(c));
+    // HEAD gets GET's answer without its body: nobody reads the stream, so it must hold no slot.
+    if (c.req.method === 'HEAD') return c.body(null, 200, { 'content-type': 'text/event-stream' });
     // Each event's link keeps the search, as the result table's do (back to it, surrounding events).
     const search = searchFilters(params);
     open++;
@@ -120,6 +122,9 @@ export function tailHandler(deps: TailDeps) {
       deps.meters.tailOpened();
       const ended = () =>
         stream.aborted || stream.closed || deps.shutdown.aborted || Date.now() - openedAt >= limits.maxAgeMs;
+      // A client that stops reading blocks a write until its socket gives way; the age limit ends
+      // that wait too (aborting fails the pending write), so every slot comes back.
+      const watchdog = setTimeout(() => stream.abort(), limits.maxAgeMs);
       try {
         await stream.write(`retry: ${RECONNECT_MS}\n\n`);
         let since: IngestKey | undefined = resumeFrom;
@@ -157,6 +162,7 @@ export function tailHandler(deps: TailDeps) {
           if (rows.length < TAIL_BATCH) await stream.sleep(pollMs);
         }
       } finally {
+        clearTimeout(watchdog);
         deps.meters.tailClosed();
         open--;
         const left = (perHolder.get(holder) ?? 1) - 1;

@@ -107,6 +107,7 @@ describe('bearer tokens', () => {
     for (const path of ['/', '/events?range=all', '/events.ndjson?range=all', '/events.csv?range=all']) {
       const res = await h.get(path, bearer(token));
       expect(res.status, path).toBe(200);
+      expect(res.headers.get('cache-control'), path).toBe('private, no-store');
       await res.text();
     }
     const tail = new AbortController();

@@ -72,15 +72,18 @@ async function expectRefused(res: Response, reason: string): Promise<void> {
 }
 
 describe('proxy mode', () => {
-  it('a trusted peer naming a user reads the pages, the export and the tail', async () => {
+  it('a trusted peer naming a user reads the pages, the export and the tail, none of them cacheable', async () => {
     for (const path of ['/', '/events?range=all', '/events.ndjson?range=all']) {
       const res = await trusted.get(path, PROXY_HEADERS);
       expect(res.status, path).toBe(200);
+      // One user's events: an ingress cache must not hand them to the next user.
+      expect(res.headers.get('cache-control'), path).toBe('private, no-store');
       await res.text();
     }
     const tail = new AbortController();
     const res = await trusted.get('/events/tail?range=all', PROXY_HEADERS, tail.signal);
     expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('private, no-store');
     tail.abort();
   });
 

@@ -3,6 +3,7 @@
  * rate) share two concurrent queries of the read pool (checked by watching the pool), so a search
  * page still answers within its budget; one tail more than the cap answers 429. The caps count
  * per viewer: two users behind one proxy address each get their own streams, up to the pod's cap.
+ * A HEAD of the tail (or of an export) is answered with GET's headers and holds no stream.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTrustedProxies, proxyAuthenticator } from '../src/auth/proxy.js';
@@ -113,5 +114,42 @@ describe('tail caps per viewer', () => {
     expect(() => readSearchConfig({ APPLICATION_SECRET: SECRET, SEARCH_TAIL_MAX_PER_VIEWER: '0' })).toThrow(
       /SEARCH_TAIL_MAX_PER_VIEWER/,
     );
+  });
+});
+
+describe('HEAD of a stream', () => {
+  let headed: Harness;
+
+  beforeAll(async () => {
+    headed = await startHarness('tailhead', {
+      seed: 50,
+      tailPollMs: 50,
+      tailLimits: { perPod: 2, perViewer: 2, maxAgeMs: 60_000, queries: 2 },
+    });
+  });
+
+  afterAll(async () => {
+    await headed?.close();
+  });
+
+  it('answers HEAD of the tail without opening one: a GET after more HEADs than the cap still streams', async () => {
+    for (let i = 0; i < 4; i++) {
+      const res = await fetch(`${headed.url}/events/tail?range=all`, { method: 'HEAD' });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toContain('text/event-stream');
+    }
+    expect(await headed.metric(/^tail_connections/)).toBe(0);
+    const tail = new AbortController();
+    const res = await headed.get('/events/tail?range=all', {}, tail.signal);
+    expect(res.status).toBe(200);
+    expect(await headed.metric(/^tail_connections/)).toBe(1);
+    tail.abort();
+  });
+
+  it("answers HEAD of an export with GET's headers", async () => {
+    const res = await fetch(`${headed.url}/events.csv?range=all`, { method: 'HEAD' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-disposition')).toBe('attachment; filename="events.csv"');
+    expect(await res.text()).toBe('');
   });
 });

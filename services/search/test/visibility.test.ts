@@ -51,6 +51,12 @@ beforeAll(async () => {
   });
   for (const team of TEAMS)
     for (let n = 1; n <= PER_TEAM; n++) stored.set(team, await insert(team, n, 10 * n));
+  // sql-witness: the consumer's checkpoints past every record, and of a topic nobody here may know.
+  await h.db.query(
+    `INSERT INTO events.consumer_checkpoint (consumer_group, topic, partition, next_offset)
+     VALUES ('observatory', 'events', 0, 100), ('observatory', 'events', 1, 100),
+            ('observatory', 'private-topic-of-c', 0, 7)`,
+  );
   await rollupFromEvents(h.db);
 });
 
@@ -116,7 +122,19 @@ describe.each(TEAMS)('the viewer of team %s', (team) => {
   it('gets a receipt for its own record only', async () => {
     const receipt = (t: Team) => `/receipt?topic=events&partition=${t === 'a' ? 0 : 1}&offset=2`;
     expect(await page(receipt(team), team)).toContain('<strong>Stored</strong>');
-    expect(await page(receipt(other(team)), team)).not.toContain('<strong>Stored</strong>');
+    // The consumer has passed the other team's record, which is stored: to this viewer it is not
+    // there, and the receipt must not call it dead-lettered.
+    const theirs = await page(receipt(other(team)), team);
+    expect(theirs).not.toContain('<strong>Stored</strong>');
+    expect(theirs).toContain('<strong>Not among the events you may see</strong>');
+    expect(theirs).not.toContain('Passed by the consumer without a row');
+  });
+
+  it("names no other team's topic on a receipt of an unknown one", async () => {
+    const html = await page('/receipt?topic=no-such-topic&partition=0&offset=1', team);
+    expect(html).toContain('<strong>Unknown topic</strong>');
+    expect(html).not.toContain('private-topic-of-c');
+    expect(html).not.toContain('topics the consumer reads');
   });
 
   it('exports only its events', async () => {

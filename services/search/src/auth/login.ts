@@ -45,8 +45,6 @@ export function loginAuthenticator(sessions: SessionStore, mode: LoginMode): Aut
     },
   };
   return async (c, next) => {
-    // Pages now name their viewer: no shared cache may keep one for the next person.
-    c.header('cache-control', 'private, no-store');
     const method = c.req.method === 'HEAD' ? 'GET' : c.req.method;
     const route = routes[`${method} ${c.req.path}`];
     if (route && method === 'POST') {

@@ -78,6 +78,17 @@ function Outcome(props: { receipt: Receipt; params: URLSearchParams }) {
         {r.row.source}, id {r.row.id}.
       </Notice>
     );
+  if (r.status === 'passed' && r.scoped)
+    return (
+      <Notice>
+        <strong>Not among the events you may see</strong>: the consumer read past this offset (checkpoints:{' '}
+        {groups}) and no event you may see has these coordinates
+        {props.params.get('time')
+          ? ''
+          : ' among the rows ingested in the last 24 hours (give the time to look further)'}
+        . Either it was dead-lettered, or it is stored outside what you may see.
+      </Notice>
+    );
   if (r.status === 'passed')
     return (
       <Notice>
