@@ -97,10 +97,13 @@ function readIncoming(incoming: IncomingMessage, limit: number, what: string): P
       cleanup();
       reject(clientGone());
     };
+    if (incoming.readableEnded) return onEnd();
+    // Gone while the request waited for its turn (a token verified on the thread pool): its
+    // 'close' has fired already and would never reach the listeners below.
+    if (incoming.destroyed) return reject(clientGone());
     incoming.on('data', onData);
     incoming.on('end', onEnd);
     incoming.on('error', onError);
     incoming.on('close', onClose);
-    if (incoming.readableEnded) onEnd();
   });
 }
