@@ -355,7 +355,9 @@ describe('oversized bodies', () => {
         .join('');
       await new Promise<void>((resolve) => {
         const socket = connect(Number(new URL(h.url).port), '127.0.0.1', () => {
-          socket.write(`POST /v1/events HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n${head}\r\n${'a'.repeat(50)}`);
+          socket.write(
+            `POST /v1/events HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n${head}\r\n${'a'.repeat(50)}`,
+          );
           socket.destroy();
           resolve();
         });
