@@ -39,7 +39,12 @@ export {
   SECURITY_PROTOCOLS,
   type SecurityProtocol,
 } from './config/security.js';
-export { DeadLetterProducer, type DeadLetterTopics } from './dead-letters/producer.js';
+export {
+  DEAD_LETTER_SEND_BYTES,
+  DeadLetterProducer,
+  type DeadLetterTopics,
+  sendsOf,
+} from './dead-letters/producer.js';
 export type { RawRecord, RecordHeaders, RecordPosition } from './dead-letters/record.js';
 export {
   type DeadLetterScanOptions,

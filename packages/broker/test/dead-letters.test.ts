@@ -1,16 +1,18 @@
 /** The dead-letter API (publish, depth, scan, replay) against the devstack's real Kafka. */
-import { randomUUID } from 'node:crypto';
-import { createTopic, readRecords, withKafkaAdmin } from '@event-observatory/devstack';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createTopic, ensureStackTopics, readRecords, withKafkaAdmin } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   type ConsumerClients,
   createConsumerClients,
   DeadLetterProducer,
+  deadLetterTopicSpec,
   GroupAdmin,
   readConsumerBrokerConfig,
   type ScannedRecord,
   type ScanStep,
   scanDeadLetters,
+  sendsOf,
   topicDepth,
 } from '../src/index.js';
 
@@ -89,6 +91,27 @@ describe('dead letters on the real broker', () => {
     expect(
       (await groups()).filter((g) => g.startsWith(`${groupId}.dlq-admin.`) && !groupsBefore.includes(g)),
     ).toEqual([]);
+  });
+
+  it('publishes letters too large together for one record batch of the topic, in several sends', async () => {
+    // Three letters of about 1.5 MiB for one partition: 4.5 MiB in one batch, over the topic's 4 MiB.
+    const large = `${topic}.large.dlq`;
+    await ensureStackTopics(bootstrapServers, [deadLetterTopicSpec(large, 1)]);
+    const producer = new DeadLetterProducer(clients, { topic, dlqTopic: large });
+    await producer.connect();
+    try {
+      const letters = Array.from({ length: 3 }, (_, i) => ({
+        key: `${topic}/0/${i}`,
+        value: randomBytes(1_100_000).toString('base64'),
+        partition: 0,
+      }));
+      expect(sendsOf(letters)).toHaveLength(2);
+      await producer.publish(letters);
+      const stored = await readRecords(bootstrapServers, large, (rs) => rs.length >= 3);
+      expect(stored.map((r) => r.key?.toString())).toEqual(letters.map((l) => l.key));
+    } finally {
+      await producer.disconnect();
+    }
   });
 
   it('stops at maxRecords or when the visitor says so, and reports the scan incomplete', async () => {

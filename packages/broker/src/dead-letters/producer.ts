@@ -8,7 +8,45 @@
 import type { Producer } from 'kafkajs';
 import type { ConsumerClients } from '../clients/consumer.js';
 import { DEAD_LETTER_PRODUCER_PROPERTIES } from '../config/producer.js';
+import { DEAD_LETTER_MAX_MESSAGE_BYTES } from '../topics/model.js';
 import type { RawRecord, RecordPosition } from './record.js';
+
+/**
+ * Bytes of letters one send carries at most. kafkajs writes a send's messages for one partition as
+ * one record batch, and the broker measures the whole batch against the topic's
+ * `max.message.bytes`: three letters of large events together would be refused
+ * (`MESSAGE_TOO_LARGE`) and retried for good. The margin covers the batch's and records' headers.
+ */
+export const DEAD_LETTER_SEND_BYTES = DEAD_LETTER_MAX_MESSAGE_BYTES - 64 * 1024;
+
+/** A record's key, value and header bytes: what it adds to its record batch, near enough. */
+function recordBytes(r: RawRecord): number {
+  const size = (v: Buffer | string | null | undefined) =>
+    v == null ? 0 : typeof v === 'string' ? Buffer.byteLength(v) : v.byteLength;
+  let bytes = size(r.key) + size(r.value);
+  for (const [name, value] of Object.entries(r.headers ?? {}))
+    for (const v of Array.isArray(value) ? value : [value]) bytes += Buffer.byteLength(name) + size(v);
+  return bytes;
+}
+
+/** `letters` in order, cut into runs of at most `limit` bytes (a letter larger alone goes alone). */
+export function sendsOf(letters: readonly RawRecord[], limit = DEAD_LETTER_SEND_BYTES): RawRecord[][] {
+  const sends: RawRecord[][] = [];
+  let current: RawRecord[] = [];
+  let bytes = 0;
+  for (const letter of letters) {
+    const size = recordBytes(letter);
+    if (current.length > 0 && bytes + size > limit) {
+      sends.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(letter);
+    bytes += size;
+  }
+  if (current.length > 0) sends.push(current);
+  return sends;
+}
 
 export interface DeadLetterTopics {
   /** The event topic replay writes to. */
@@ -42,9 +80,13 @@ export class DeadLetterProducer {
     return this.producer.disconnect();
   }
 
-  /** Publishes dead letters; resolves once the broker acknowledged all of them. */
+  /**
+   * Publishes dead letters, in sends each under the topic's record limit (`sendsOf`); resolves once
+   * the broker acknowledged all of them. A retry after a failure publishes them all again: the
+   * topic is compacted by their keys, so a letter written twice is kept once.
+   */
   async publish(letters: readonly RawRecord[]): Promise<void> {
-    await this.send(this.topics.dlqTopic, letters);
+    for (const send of sendsOf(letters)) await this.send(this.topics.dlqTopic, send);
   }
 
   /** Re-publishes a dead letter's original record to the event topic; where it landed. */
