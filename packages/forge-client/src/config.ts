@@ -114,7 +114,7 @@ export interface ForgeConfigInput {
   readTimeoutMs?: number;
   /** Bound of a JSON response body, bytes. */
   maxResponseBodyBytes?: number;
-  /** Bound of a document download (diff, patch), bytes. */
+  /** Bound of an archive download, bytes; no operation downloads one yet (diff and patch take `maxResponseBodyBytes`). */
   maxDownloadBodyBytes?: number;
 }
 

@@ -32,6 +32,13 @@ describe('Link header', () => {
     expect(nextPageOf(1, 50, 0, { totalCount: 10 })).toBeUndefined();
   });
 
+  it('reads on past an empty page while the total says rows lie beyond it', () => {
+    // Gitea's reviews: a page of 2 cut first, then two hidden drafts dropped; 5 rows in all.
+    expect(nextPageOf(1, 2, 0, { totalCount: 5 })).toEqual({ page: 2, pageSize: 2 });
+    expect(nextPageOf(2, 2, 0, { totalCount: 5 })).toEqual({ page: 3, pageSize: 2 });
+    expect(nextPageOf(3, 2, 0, { totalCount: 5 })).toBeUndefined();
+  });
+
   it('without headers, walks until an empty page', () => {
     expect(nextPageOf(1, 10, 10, {})).toEqual({ page: 2, pageSize: 10 });
     expect(nextPageOf(2, 10, 0, {})).toBeUndefined();

@@ -60,7 +60,8 @@ export function pageOfLink(target: string | undefined): { page: number; pageSize
  * under a silent cap). Without a Link header, `X-Total-Count`: the walk goes on while a non-empty
  * page, taken as full, leaves items unseen. A page shorter than asked is never taken as the last
  * one, since a capped server returns short pages all along (at worst one extra empty page is read).
- * Without both headers, an empty page ends the walk.
+ * An empty page ends the walk, unless the total count says more rows lie past `page` full pages of
+ * the size asked (a server that filters a page after cutting it, as Gitea's reviews endpoint does).
  */
 export function nextPageOf(
   page: number,
@@ -73,7 +74,13 @@ export function nextPageOf(
     const next = pageOfLink(links.get('next'));
     return next ? { page: next.page, pageSize: next.pageSize ?? asked } : undefined;
   }
-  if (itemCount === 0) return undefined;
+  if (itemCount === 0) {
+    // Empty, yet the total says rows lie past every row these pages can have held: Gitea's reviews
+    // endpoint cuts a page first and then drops the drafts the caller may not see, so a page can
+    // come back empty in the middle of the list.
+    const more = headers.totalCount !== undefined && page * asked < headers.totalCount;
+    return more ? { page: page + 1, pageSize: asked } : undefined;
+  }
   if (headers.totalCount !== undefined) {
     return page * itemCount < headers.totalCount ? { page: page + 1, pageSize: asked } : undefined;
   }

@@ -292,6 +292,11 @@ describe('merge body', () => {
     expect(error(encodeMergePullRequest({ style: 'Merge', headCommit: 'zz' }))).toMatchObject({
       field: 'headCommit',
     });
+    // Gitea compares the head commit whole: a short id could only ever answer 409.
+    expect(error(encodeMergePullRequest({ style: 'Merge', headCommit: 'abc1234' }))).toMatchObject({
+      field: 'headCommit',
+    });
+    expect(encodeMergePullRequest({ style: 'Merge', headCommit: 'a'.repeat(64) }).ok).toBe(true);
   });
 });
 

@@ -218,7 +218,10 @@ export interface DiffRequest {
 type Json = Record<string, unknown>;
 type Query = [string, string][];
 
+/** A commit id, abbreviated or whole (SHA-1 or SHA-256), for fields Gitea resolves through git. */
 const SHA = /^[0-9a-f]{7,64}$/;
+/** A whole commit id: Gitea compares `head_commit_id` as a string, so an abbreviated one never matches. */
+const FULL_SHA = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
 function put(target: Json, key: string, value: unknown): void {
   if (value !== undefined) target[key] = value;
@@ -253,9 +256,12 @@ function checkDate(fieldName: string, d: Date | undefined): ValidationError | un
     : { field: fieldName, message: 'must be a valid date' };
 }
 
-function checkSha(fieldName: string, sha: string | undefined): ValidationError | undefined {
+function checkSha(fieldName: string, sha: string | undefined, whole = SHA): ValidationError | undefined {
   if (sha === undefined) return undefined;
-  return SHA.test(sha) ? undefined : { field: fieldName, message: 'must be a hex commit id' };
+  if (whole.test(sha)) return undefined;
+  const message =
+    whole === FULL_SHA ? 'must be a whole hex commit id (40 or 64 characters)' : 'must be a hex commit id';
+  return { field: fieldName, message };
 }
 
 function errorOf(v: Validated<unknown>): ValidationError | undefined {
@@ -370,7 +376,7 @@ export function encodeEditPullRequest(e: EditPullRequest): Validated<Json> {
 export function encodeMergePullRequest(m: MergePullRequest): Validated<Json> {
   const error = firstError(
     isCase(MERGE_STYLE_WIRE, m.style) ? undefined : { field: 'style', message: 'unknown merge style' },
-    checkSha('headCommit', m.headCommit),
+    checkSha('headCommit', m.headCommit, FULL_SHA),
     checkSha('mergedCommit', m.mergedCommit),
     m.mergedCommit !== undefined && m.style !== 'ManuallyMerged'
       ? { field: 'mergedCommit', message: 'only applies to the manually-merged style' }

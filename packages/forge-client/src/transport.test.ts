@@ -336,6 +336,13 @@ describe('byte bound and timeouts', () => {
     expect(f).toMatchObject({ kind: 'api', status: 500, body: { errors: [] } });
   });
 
+  it('times the connection, not the wait for one of the 8: ten slow calls at once all answer', async () => {
+    handler = (_q, res) => setTimeout(() => json(res, 200, { version: '1.2.3' }), 600);
+    const c = client({ connectTimeoutMs: 400, retry: { maxAttempts: 1 } });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => c.version()));
+    expect(answers.map((r) => r.ok)).toEqual(Array(10).fill(true));
+  });
+
   it('fails every call with a zero or negative timeout once, without connecting or retrying', async () => {
     const sleeps: number[] = [];
     expect(failure(await client({ connectTimeoutMs: 0 }, sleeps).version())).toMatchObject({

@@ -323,10 +323,9 @@ export class Wire {
         request.destroy();
       };
       req.signal?.addEventListener('abort', onAbort, { once: true });
-      connectTimer = setTimeout(
-        () => fail('connect-timeout', `no connection within ${connectTimeoutMs} ms`),
-        connectTimeoutMs,
-      );
+      // The connect timer starts with the socket, not the request: a request queued behind the
+      // agent's busy connections has not begun connecting (each of those is bounded by its own
+      // timers), and a reused keep-alive socket is connected already.
       request.on('socket', (socket) => {
         const connected = () => {
           if (connectTimer) clearTimeout(connectTimer);
@@ -339,8 +338,12 @@ export class Wire {
           );
         };
         const stillConnecting = socket.connecting || (socket as { pending?: boolean }).pending === true;
-        if (!stillConnecting) connected();
-        else socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', connected);
+        if (!stillConnecting) return connected();
+        connectTimer = setTimeout(
+          () => fail('connect-timeout', `no connection within ${connectTimeoutMs} ms`),
+          connectTimeoutMs,
+        );
+        socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', connected);
       });
       request.on('error', (err: NodeJS.ErrnoException) => {
         finish({
