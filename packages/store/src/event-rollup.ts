@@ -75,8 +75,19 @@ export async function refreshRollup(client: DatabaseConnection, horizon: Date): 
   const ingestedFrom = await rollupIngestedFrom(client);
   // Raw SQL from here to the watermark: set-based reads and writes over the event table, one
   // statement each whatever the number of hours (bench/rollup).
+  // Hours of a detached month are left as they are: its rows are outside the event table now, so
+  // recomputing an hour for a late event of that month (stored in the default partition) would
+  // replace the hour's history with that one event.
   const touched = await client.query<{ hours: Date[] | null; newest: Date | null }>(
-    `SELECT array_agg(DISTINCT date_trunc('hour', occurred_at, 'UTC')) AS hours, max(ingested_at) AS newest
+    `WITH detached AS (
+       SELECT (substr(c.relname, 13, 4) || '-' || substr(c.relname, 18, 2) || '-01 00:00:00+00')::timestamptz AS month
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = 'events' AND c.relkind = 'r' AND NOT c.relispartition
+          AND c.relname ~ '^cloud_event_[0-9]{4}_[0-9]{2}$'
+     )
+     SELECT array_agg(DISTINCT date_trunc('hour', occurred_at, 'UTC'))
+              FILTER (WHERE date_trunc('month', occurred_at, 'UTC') NOT IN (SELECT month FROM detached)) AS hours,
+            max(ingested_at) AS newest
        FROM events.cloud_event WHERE ingested_at >= $1`,
     [ingestedFrom],
   );

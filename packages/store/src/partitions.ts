@@ -128,7 +128,9 @@ export async function detachPartition(db: Queryable, name: string): Promise<void
 
 /**
  * The statements a human runs to create the month whose rows sit in the default partition, as one
- * transaction: block inserts into the default partition, copy the month's rows aside, delete them
+ * transaction: block inserts into the event table (parent first, the order inserts lock in: locking
+ * the default partition alone deadlocked with a consumer insert of that month once the creation
+ * asked for the parent), copy the month's rows aside, delete them
  * from the default, create the month with `events.create_month_partition` (same settings as every
  * other month), and insert the rows again through the parent. Every stored column is copied
  * (event_uid and ingested_at included); the generated ones are computed again, to the same values.
@@ -146,7 +148,7 @@ export async function moveDefaultRowsStatements(db: Queryable, month: Date): Pro
   const range = `occurred_at >= '${from}' AND occurred_at < '${to}'`;
   return [
     'BEGIN;',
-    'LOCK TABLE events.cloud_event_default IN EXCLUSIVE MODE;',
+    'LOCK TABLE events.cloud_event IN EXCLUSIVE MODE;',
     `CREATE TEMP TABLE ${moving} ON COMMIT DROP AS SELECT ${columns} FROM events.cloud_event_default WHERE ${range};`,
     `DELETE FROM events.cloud_event_default WHERE ${range};`,
     `SELECT events.create_month_partition('${from.slice(0, 10)}');`,

@@ -35,11 +35,18 @@ export function partitionMaintenance(settings: PartitionMaintenanceSettings, log
     isolation: 'READ COMMITTED',
     async run(client, now) {
       const plan = planPartitions({ now, partitions: await listPartitions(client), ...settings });
+      // Counted before the first DDL: creating or detaching a month holds the event table's ACCESS
+      // EXCLUSIVE lock until the run commits, and a count of a full default partition under it
+      // would stall every insert and search. The DDL below changes none of these counts.
+      const defaultRows = await countDefaultRows(client);
+      const rowsOf = new Map<Date, number>();
+      for (const month of plan.missing)
+        rowsOf.set(month, defaultRows && (await countDefaultRows(client, month)));
       const failures: string[] = [];
       let created = 0;
       let blocked = 0;
       for (const month of plan.missing) {
-        const rows = await countDefaultRows(client, month);
+        const rows = rowsOf.get(month) ?? 0;
         if (rows > 0) {
           blocked++;
           const statements = await moveDefaultRowsStatements(client, month);
@@ -70,7 +77,6 @@ export function partitionMaintenance(settings: PartitionMaintenanceSettings, log
           logger.info({ partition: name }, 'partition detached (the table is kept)');
         }
       }
-      const defaultRows = await countDefaultRows(client);
       const counts = {
         partitionsCreated: created,
         partitionsDetached: detached,

@@ -100,17 +100,30 @@ describe('partition-maintenance on real PostgreSQL', () => {
     const statements = warning?.statements as string;
     expect(statements).toContain("SELECT events.create_month_partition('2040-05-01');");
 
-    // A human runs the statements exactly as logged.
-    await h.db.query(statements);
+    // A human runs the statements exactly as logged, one by one, while the consumer goes on
+    // writing May: its insert waits for the script's lock, then lands in the new month.
+    const lines = statements.split('\n');
+    const human = await h.db.connect();
+    try {
+      for (const line of lines.slice(0, 3)) await human.query(line);
+      const late = insertEvents(h.db, [
+        { at: new Date(Date.UTC(2040, 4, 30)), id: 'may-late', source: 'urn:test:outage' },
+      ]);
+      await new Promise((r) => setTimeout(r, 300));
+      for (const line of lines.slice(3)) await human.query(line);
+      await late;
+    } finally {
+      human.release();
+    }
     const { rows } = await h.db.query<{ part: string; n: number }>(
       `SELECT tableoid::regclass::text AS part, count(*)::int AS n FROM events.cloud_event
         WHERE ce_source = 'urn:test:outage' GROUP BY 1`,
     );
-    expect(rows).toEqual([{ part: 'events.cloud_event_2040_05', n: 25 }]);
+    expect(rows).toEqual([{ part: 'events.cloud_event_2040_05', n: 26 }]);
     const ids = await h.db.query(
       `SELECT count(DISTINCT ce_id)::int AS n FROM events.cloud_event WHERE ce_source = 'urn:test:outage'`,
     );
-    expect(ids.rows[0].n).toBe(25);
+    expect(ids.rows[0].n).toBe(26);
     const emptied = await h.db.query(`SELECT count(*)::int AS n FROM events.cloud_event_default`);
     expect(emptied.rows[0].n).toBe(0);
     expect((await attachedPartitions(h.db)).get('cloud_event_2040_05')).toBe(
@@ -134,7 +147,12 @@ describe('partition-maintenance on real PostgreSQL', () => {
     await h.db.query(
       `SELECT events.create_month_partition(d::date) FROM unnest('{2045-01-01,2045-02-01,2045-03-01}'::date[]) d`,
     );
-    await insertEvents(h.db, [{ at: '2045-02-10T00:00:00Z', id: 'kept-after-detach' }]);
+    await insertEvents(h.db, [
+      { at: '2045-02-10T00:00:00Z', id: 'kept-after-detach' },
+      { at: '2045-02-10T00:10:00Z', id: 'kept-after-detach-2' },
+      { at: '2045-02-10T00:20:00Z', id: 'kept-after-detach-3' },
+    ]);
+    await h.jobs().run('rollup-refresh');
     const keepAll = await h.jobs().run('partition-maintenance');
     expect(keepAll).toMatchObject({ outcome: 'success', partitionsDetached: 0 });
     const before = await attachedPartitions(h.db);
@@ -150,8 +168,25 @@ describe('partition-maintenance on real PostgreSQL', () => {
     expect(after.has('cloud_event_2045_02')).toBe(false);
     expect(after.has('cloud_event_2045_03')).toBe(true);
     expect(after.get('cloud_event_default')).toBe('DEFAULT');
-    const kept = await h.db.query(`SELECT ce_id FROM events.cloud_event_2045_02`);
-    expect(kept.rows).toEqual([{ ce_id: 'kept-after-detach' }]);
+    const kept = await h.db.query(`SELECT ce_id FROM events.cloud_event_2045_02 ORDER BY ce_id`);
+    expect(kept.rows.map((r) => r.ce_id)).toEqual([
+      'kept-after-detach',
+      'kept-after-detach-2',
+      'kept-after-detach-3',
+    ]);
+
+    // A late event of the detached month lands in the default partition; the refresh keeps the
+    // hour's history instead of recounting it from the one row left in the event table.
+    const hourCount = async () =>
+      (
+        await h.db.query(
+          `SELECT sum(event_count)::int AS n FROM events.event_rollup_hourly WHERE bucket_start = '2045-02-10T00:00:00Z'`,
+        )
+      ).rows[0].n;
+    expect(await hourCount()).toBe(3);
+    await insertEvents(h.db, [{ at: '2045-02-10T00:30:00Z', id: 'late-for-a-detached-month' }]);
+    expect(await h.jobs().run('rollup-refresh')).toMatchObject({ outcome: 'success' });
+    expect(await hourCount()).toBe(3);
   });
 
   it('gives up a detach that cannot get its lock within the timeout, keeps the rest of the run, and leaves the table usable', async () => {
