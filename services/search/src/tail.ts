@@ -51,9 +51,21 @@ export interface TailLimits {
   maxAgeMs: number;
   /** Tail queries running at once, all streams together: their share of the read pool. */
   queries: number;
+  /**
+   * A quiet stream sends a comment line after this long without writing (30 s by default), so
+   * proxies (an ingress closes an idle response after 60 s by default) and clients' idle timeouts
+   * do not cut it.
+   */
+  keepAliveMs?: number;
 }
 
-export const TAIL_LIMITS: TailLimits = { perPod: 50, perViewer: 5, maxAgeMs: 15 * 60_000, queries: 2 };
+export const TAIL_LIMITS: TailLimits = {
+  perPod: 50,
+  perViewer: 5,
+  maxAgeMs: 15 * 60_000,
+  queries: 2,
+  keepAliveMs: 30_000,
+};
 
 /** Runs at most `n` tasks at once; the others wait their turn (first come, first served). */
 function limiter(n: number) {
@@ -125,6 +137,8 @@ export function tailHandler(deps: TailDeps) {
       // A client that stops reading blocks a write until its socket gives way; the age limit ends
       // that wait too (aborting fails the pending write), so every slot comes back.
       const watchdog = setTimeout(() => stream.abort(), limits.maxAgeMs);
+      const keepAliveMs = limits.keepAliveMs ?? TAIL_LIMITS.keepAliveMs!;
+      let wroteAt = Date.now();
       try {
         await stream.write(`retry: ${RECONNECT_MS}\n\n`);
         let since: IngestKey | undefined = resumeFrom;
@@ -158,7 +172,13 @@ export function tailHandler(deps: TailDeps) {
             });
             since = r.ingestKey;
           }
-          if (rows.length) deps.meters.delivered(rows.length);
+          if (rows.length) {
+            deps.meters.delivered(rows.length);
+            wroteAt = Date.now();
+          } else if (Date.now() - wroteAt >= keepAliveMs) {
+            await stream.write(': keep-alive\n\n');
+            wroteAt = Date.now();
+          }
           if (rows.length < TAIL_BATCH) await stream.sleep(pollMs);
         }
       } finally {

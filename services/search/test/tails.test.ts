@@ -124,7 +124,7 @@ describe('HEAD of a stream', () => {
     headed = await startHarness('tailhead', {
       seed: 50,
       tailPollMs: 50,
-      tailLimits: { perPod: 2, perViewer: 2, maxAgeMs: 60_000, queries: 2 },
+      tailLimits: { perPod: 2, perViewer: 2, maxAgeMs: 60_000, queries: 2, keepAliveMs: 200 },
     });
   });
 
@@ -144,6 +144,17 @@ describe('HEAD of a stream', () => {
     expect(res.status).toBe(200);
     expect(await headed.metric(/^tail_connections/)).toBe(1);
     tail.abort();
+  });
+
+  it('keeps a quiet stream alive with a comment line', async () => {
+    const tail = new AbortController();
+    const res = await headed.get('/events/tail?range=all&q=nothing-matches-this', {}, tail.signal);
+    const reader = res.body!.getReader();
+    let text = '';
+    for (const end = Date.now() + 2_000; !text.includes(': keep-alive') && Date.now() < end; )
+      text += new TextDecoder().decode((await reader.read()).value);
+    tail.abort();
+    expect(text).toContain(': keep-alive\n\n');
   });
 
   it("answers HEAD of an export with GET's headers", async () => {

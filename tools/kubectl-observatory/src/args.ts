@@ -1,6 +1,7 @@
 /**
- * The command line: `<command> [<sub>] [--flag value | --flag]...`; unknown flags are refused
- * with a one-line message naming them.
+ * The command line: `<command> [<sub>] [--flag value | --flag]...`, kubectl's `-n NS` (`-nNS`,
+ * `-n=NS`) and `-A`; unknown flags, short ones included, are refused with a one-line message
+ * naming them. A switch takes `=true` or `=false` (`--commit=false` is no commit).
  */
 export interface Args {
   command: string[];
@@ -16,12 +17,20 @@ export function parseArgs(argv: string[], known: ReadonlySet<string>): Args {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '-A') flags.set('all-namespaces', 'true');
-    else if (arg === '-n') flags.set('namespace', argv[++i] ?? '');
+    else if (/^-n/.test(arg)) {
+      const value = arg === '-n' ? argv[++i] : arg.slice(2).replace(/^=/, '');
+      if (!value || value.startsWith('-')) throw new Error('-n needs a namespace');
+      flags.set('namespace', value);
+    } else if (/^-[^-]/.test(arg)) throw new Error(`unknown flag ${arg} (see kubectl observatory --help)`);
     else if (arg.startsWith('--')) {
       const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
       if (!known.has(name)) throw new Error(`unknown flag --${name} (see kubectl observatory --help)`);
-      if (SWITCHES.has(name)) flags.set(name, inline ?? 'true');
-      else {
+      if (SWITCHES.has(name)) {
+        if (inline !== undefined && inline !== 'true' && inline !== 'false')
+          throw new Error(`--${name} takes no value, or =true or =false`);
+        if (inline === 'false') flags.delete(name);
+        else flags.set(name, 'true');
+      } else {
         const value = inline ?? argv[++i];
         if (value === undefined || value === '') throw new Error(`--${name} needs a value`);
         flags.set(name, value);

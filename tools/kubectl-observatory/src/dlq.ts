@@ -40,11 +40,14 @@ function query(req: DlqRequest, extra: Record<string, string> = {}): string {
   return text ? `?${text}` : '';
 }
 
-async function call(url: string, method: 'GET' | 'POST', token: string): Promise<Listing> {
+/** How long a listing or a plan may take; a committed replay has no bound (the server goes on anyway). */
+const CALL_TIMEOUT_MS = 60_000;
+
+async function call(url: string, method: 'GET' | 'POST', token: string, bounded = true): Promise<Listing> {
   const response = await fetch(url, {
     method,
     headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
-    signal: AbortSignal.timeout(60_000),
+    ...(bounded && { signal: AbortSignal.timeout(CALL_TIMEOUT_MS) }),
   });
   const body = await response.text();
   if (!response.ok) throw new Error(`${method} ${url} answered ${response.status}: ${body.slice(0, 300)}`);
@@ -67,8 +70,12 @@ export async function listDeadLetters(req: DlqRequest): Promise<string> {
   return formatListing(await call(`${req.consumerUrl}/admin/dlq/records${query(req)}`, 'GET', req.token));
 }
 
-/** Plans unless `commit` (the consumer's own default is a plan too). */
-export async function replayDeadLetters(req: DlqRequest, commit: boolean): Promise<string> {
+/** Plans unless `commit` (the consumer's own default is a plan too); the text, and how many failed. */
+export async function replayDeadLetters(
+  req: DlqRequest,
+  commit: boolean,
+): Promise<{ text: string; failed: number }> {
   const url = `${req.consumerUrl}/admin/dlq:replay${query(req, { dryRun: String(!commit) })}`;
-  return formatListing(await call(url, 'POST', req.token));
+  const listing = await call(url, 'POST', req.token, !commit);
+  return { text: formatListing(listing), failed: listing.failed ?? 0 };
 }

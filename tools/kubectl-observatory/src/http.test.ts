@@ -17,28 +17,74 @@ async function serve(
 }
 
 describe('tail', () => {
-  it('prints each streamed event on a line, with the filters in the query', async () => {
-    let asked = '';
+  const e = {
+    time: '2026-01-01 10:00:00',
+    severity: 'error',
+    type: 'com.x.alarm',
+    source: '/boiler/1',
+    subject: 'temp',
+  };
+
+  it('prints each streamed event on a line with its token and filters, and resumes after the server ends the stream', async () => {
+    const asked: { url: string; auth?: string; last?: string }[] = [];
+    const stop = new AbortController();
     const url = await serve((req, res) => {
-      asked = req.url ?? '';
+      asked.push({
+        url: req.url ?? '',
+        auth: req.headers.authorization,
+        last: req.headers['last-event-id'] as string,
+      });
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const e = {
-        time: '2026-01-01 10:00:00',
-        severity: 'error',
-        type: 'com.x.alarm',
-        source: '/boiler/1',
-        subject: 'temp',
-      };
-      res.write(`event: event\nid: c1\ndata: ${JSON.stringify(e)}\n\n`);
-      res.end(`event: event\ndata: ${JSON.stringify({ ...e, severity: null, subject: null })}\n\n`);
+      if (asked.length === 1) {
+        // The first stream: two events, then the server ends it (its age limit).
+        res.write('retry: 10\n\n');
+        res.write(`event: event\nid: c1\ndata: ${JSON.stringify(e)}\n\n`);
+        res.end(`event: event\nid: c2\ndata: ${JSON.stringify({ ...e, severity: null, subject: null })}\n\n`);
+      } else {
+        res.end(`event: event\nid: c3\ndata: ${JSON.stringify({ ...e, type: 'com.x.after' })}\n\n`);
+      }
     });
     const lines: string[] = [];
-    await tail(url, 'severity=error', (l) => lines.push(l), new AbortController().signal);
-    expect(asked).toBe('/events/tail?severity=error');
+    const warnings: string[] = [];
+    await tail({
+      searchUrl: url,
+      query: 'severity=error',
+      token: 'search-token',
+      write: (l) => {
+        lines.push(l);
+        if (l.includes('com.x.after')) stop.abort();
+      },
+      warn: (l) => warnings.push(l),
+      signal: stop.signal,
+    });
+    expect(asked).toEqual([
+      { url: '/events/tail?severity=error', auth: 'Bearer search-token', last: undefined },
+      { url: '/events/tail?severity=error', auth: 'Bearer search-token', last: 'c2' },
+    ]);
     expect(lines).toEqual([
       '2026-01-01 10:00:00  error    com.x.alarm  /boiler/1  temp',
       '2026-01-01 10:00:00  -        com.x.alarm  /boiler/1',
+      '2026-01-01 10:00:00  error    com.x.after  /boiler/1  temp',
     ]);
+    expect(warnings).toEqual([]);
+  });
+
+  it('tries again after a 429 or a 503, and gives up on a 401 without printing the token', async () => {
+    const statuses = [429, 503, 401];
+    const url = await serve((_req, res) => res.writeHead(statuses.shift() ?? 500).end('{"error":"no"}'));
+    const warnings: string[] = [];
+    const run = tail({
+      searchUrl: url,
+      query: '',
+      token: 'secret-token',
+      write: () => {},
+      warn: (l) => warnings.push(l),
+      signal: new AbortController().signal,
+      backoffMs: () => 5,
+    });
+    await expect(run).rejects.toThrow(/answered 401/);
+    expect(warnings.map((w) => w.match(/answered (\d+)/)?.[1])).toEqual(['429', '503']);
+    expect(warnings.join('\n')).not.toContain('secret-token');
   });
 });
 
@@ -65,9 +111,10 @@ describe('dlq', () => {
     expect(await listDeadLetters(req)).toBe(
       't  malformed  events/0/7  not JSON\n1 listed, 3 scanned (truncated)',
     );
-    expect(await replayDeadLetters(req, false)).toBe(
-      't  malformed  events/0/7  skipped  not JSON\ndry run: 1 planned, 0 replayed, 0 failed, 1 scanned',
-    );
+    expect(await replayDeadLetters(req, false)).toEqual({
+      text: 't  malformed  events/0/7  skipped  not JSON\ndry run: 1 planned, 0 replayed, 0 failed, 1 scanned',
+      failed: 0,
+    });
     await replayDeadLetters(req, true);
     expect(seen).toEqual([
       'GET /admin/dlq/records?limit=5&reason=malformed Bearer tok',

@@ -1,6 +1,7 @@
 /**
  * A server-sent events parser for `kubectl observatory tail`: feeds of text in, whole events out
- * (the `event`, `id` and joined `data` lines of each block; comments and retries ignored).
+ * (the `event`, `id` and joined `data` lines of each block; comments ignored). The last `retry`
+ * the server sent is kept: how long to wait before reconnecting.
  */
 export interface ServerSentEvent {
   event: string;
@@ -10,6 +11,8 @@ export interface ServerSentEvent {
 
 export class SseParser {
   private buffer = '';
+  /** Milliseconds the server asked a client to wait before it reconnects (`retry:`), if it did. */
+  retryMs: number | undefined;
 
   /** The events completed by `chunk`. */
   push(chunk: string): ServerSentEvent[] {
@@ -28,6 +31,7 @@ export class SseParser {
         if (field === 'event') event.event = value;
         else if (field === 'id') event.id = value;
         else if (field === 'data') data.push(value);
+        else if (field === 'retry' && /^\d+$/.test(value)) this.retryMs = Number(value);
       }
       if (data.length === 0) continue;
       event.data = data.join('\n');
