@@ -6,7 +6,8 @@
  * Secret names, and the generated Secrets' template (Helm `lookup` keeps them across upgrades).
  */
 import { usesKeySet } from './auth.js';
-import { scalar } from './helm.js';
+import { releaseNameExpr, scalar } from './helm.js';
+import { imagePullPolicy, imageReference } from './images.js';
 import { bool, list, map, oneOf, str, type Tree } from './values-schema.js';
 
 export const KAFKA_PORT = 9092;
@@ -69,6 +70,29 @@ const exporterEnabled = '(toString .Values.monitoring.postgresExporter.enabled)'
 /** postgres_exporter is deployed: `true`, or `auto` with the bundled PostgreSQL. */
 export const POSTGRES_EXPORTER_ON = `(or (eq ${exporterEnabled} "true") (and (eq ${exporterEnabled} "auto") ${DATABASE_BUNDLED}))`;
 
+/**
+ * The release's components that connect to the bundled Kafka and PostgreSQL: each server's
+ * NetworkPolicy admits them, and theirs let them out to it (`bundledEgress`). The migration and the
+ * jobs use only PostgreSQL; search neither. The owner (migration), the writer (consumer, jobs), the
+ * reader (search), pg_monitor (postgres_exporter).
+ */
+export const KAFKA_CLIENTS = ['ingest', 'consumer', 'controller'];
+export const POSTGRES_CLIENTS = ['migration', 'consumer', 'jobs', 'search', 'postgres-exporter'];
+/** Clients of the bundled PostgreSQL while a Helm condition holds: the controller with its read-only URL. */
+export const POSTGRES_CLIENTS_WHEN: Record<string, string> = {
+  controller: '(ne .Values.controller.storeUrlSecret.name "")',
+};
+
+/**
+ * Helm list expression: the egress rules of `component`'s NetworkPolicy to the bundled servers it
+ * is a client of, by pod (none without them). `networkPolicies.egressTo`'s default is an ipBlock,
+ * which does not match pod addresses under every network plugin (Cilium's: pods are identities).
+ */
+export function bundledEgress(component: string): string {
+  const database = POSTGRES_CLIENTS_WHEN[component] ?? String(POSTGRES_CLIENTS.includes(component));
+  return `(include "observatory.bundledEgress" (dict "root" . "kafka" ${KAFKA_CLIENTS.includes(component)} "database" ${database}) | fromYamlArray)`;
+}
+
 /** The Kafka bootstrap servers: the bundled broker's Service, or `kafka.bootstrapServers`. */
 export const kafkaBootstrap = (): string => scalar('{{ include "observatory.kafkaBootstrap" . | toJson }}');
 
@@ -104,16 +128,28 @@ const GENERATED = { store: 'store', auth: 'tokens', admin: 'tokens', application
 const owner = '(.Values.database.user | default "observatory")';
 
 /** `templates/_bundled.tpl`: the named templates the constructs include. */
-export const BUNDLED_TEMPLATES = `{{/* The bootstrap servers the release's clients use. */}}
+export const BUNDLED_TEMPLATES = `{{/* The bootstrap servers the release's clients use: the bundled broker's Service by its rendered name (nameOverride, fullnameOverride). */}}
 {{- define "observatory.kafkaBootstrap" -}}
-{{- if ${KAFKA_BUNDLED} }}{{ printf "%s-kafka.%s.svc:${KAFKA_PORT}" .Release.Name .Release.Namespace }}
+{{- if ${KAFKA_BUNDLED} }}{{ printf "%s.%s.svc:${KAFKA_PORT}" ${releaseNameExpr('kafka')} .Release.Namespace }}
 {{- else }}{{ .Values.kafka.bootstrapServers }}{{ end }}
 {{- end }}
 
-{{/* database.url, or the bundled PostgreSQL's (its owner in the URL). */}}
+{{/* database.url, or the bundled PostgreSQL's (its owner in the URL; its Service by its rendered name). */}}
 {{- define "observatory.bundledDatabaseUrl" -}}
-{{- if ${DATABASE_BUNDLED} }}{{ printf "postgres://%s@%s-postgresql.%s.svc:${POSTGRES_PORT}/%s" ${owner} .Release.Name .Release.Namespace .Values.database.bundled.database }}
+{{- if ${DATABASE_BUNDLED} }}{{ printf "postgres://%s@%s.%s.svc:${POSTGRES_PORT}/%s" ${owner} ${releaseNameExpr('postgresql')} .Release.Namespace .Values.database.bundled.database }}
 {{- else }}{{ .Values.database.url }}{{ end }}
+{{- end }}
+
+{{/* Egress to the bundled servers' pods (args: root, kafka, database: whether the component is their client). */}}
+{{- define "observatory.bundledEgress" -}}
+{{- if and .kafka .root${KAFKA_BUNDLED} }}
+- to: [{ podSelector: { matchLabels: { app.kubernetes.io/name: kafka, app.kubernetes.io/instance: {{ .root.Release.Name | toJson }} } } }]
+  ports: [{ protocol: TCP, port: ${KAFKA_PORT} }]
+{{- end }}
+{{- if and .database .root${DATABASE_BUNDLED} }}
+- to: [{ podSelector: { matchLabels: { app.kubernetes.io/name: postgresql, app.kubernetes.io/instance: {{ .root.Release.Name | toJson }} } } }]
+  ports: [{ protocol: TCP, port: ${POSTGRES_PORT} }]
+{{- end }}
 {{- end }}
 
 {{/* The user of database.<role> (args: Values, role): its own, else observatory_<role> with the bundled PostgreSQL. */}}
@@ -129,10 +165,9 @@ their passwords at its next start (roles.sh).
 */}}
 {{- define "observatory.waitForDatabase" -}}
 {{- if ${DATABASE_BUNDLED} }}
-{{- $i := .Values.database.bundled.image }}
 - name: wait-for-database
-  image: {{ printf "%s/%s:%s" $i.registry $i.repository $i.tag | toJson }}
-  imagePullPolicy: {{ $i.pullPolicy | default .Values.image.pullPolicy | toJson }}
+  image: {{ ${imageReference('database.bundled')} | toJson }}
+  imagePullPolicy: {{ ${imagePullPolicy('database.bundled')} | toJson }}
   # A user name given: the pod's uid has no entry in that image, and pg_isready would not try.
   command:
     - sh
@@ -145,7 +180,7 @@ their passwords at its next start (roles.sh).
       SQL
       done
   env:
-    - { name: PGHOST, value: {{ printf "%s-postgresql" .Release.Name | toJson }} }
+    - { name: PGHOST, value: {{ ${releaseNameExpr('postgresql')} | toJson }} }
     - { name: PGPORT, value: "${POSTGRES_PORT}" }
     - { name: PGUSER, value: {{ ${owner} | toJson }} }
     - { name: PGDATABASE, value: {{ .Values.database.bundled.database | toJson }} }

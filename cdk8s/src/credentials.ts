@@ -51,18 +51,19 @@ export interface OwnFiles {
 /**
  * Puts the pod's volumes and its first container's mounts (tmp and the credentials) at `pod`, then
  * the component's `own` files, then the operator's `extraVolumes` and `extraVolumeMounts` of
- * `.Values.<extras>`.
+ * `.Values.<extras>` (a component without such values: none).
  */
 export function credentialVolumes(
   object: ApiObject,
   pod: string,
   c: Connections,
-  extras: string,
+  extras: string | undefined,
   own?: OwnFiles,
 ): void {
+  const extra = (which: string) => (extras ? ` .Values.${extras}.${which}` : '');
   blocks(object, {
-    [`${pod}/volumes`]: `(concat (include "observatory.volumes" ${args(c)} | fromYamlArray)${own ? ` ${own.volumes}` : ''} .Values.${extras}.extraVolumes)`,
-    [`${pod}/containers/0/volumeMounts`]: `(concat (include "observatory.volumeMounts" ${args(c)} | fromYamlArray)${own ? ` ${own.mounts}` : ''} .Values.${extras}.extraVolumeMounts)`,
+    [`${pod}/volumes`]: `(concat (include "observatory.volumes" ${args(c)} | fromYamlArray)${own ? ` ${own.volumes}` : ''}${extra('extraVolumes')})`,
+    [`${pod}/containers/0/volumeMounts`]: `(concat (include "observatory.volumeMounts" ${args(c)} | fromYamlArray)${own ? ` ${own.mounts}` : ''}${extra('extraVolumeMounts')})`,
   });
 }
 

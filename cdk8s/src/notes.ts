@@ -30,8 +30,8 @@ The bundled Kafka takes ${BUNDLED_SASL_MECHANISM} logins only (SASL_PLAINTEXT, i
 {{- end }}
 
 Services (ClusterIP, port ${HTTP_PORT}): ${named('ingest')} (ingestion API, /docs), ${named('search')} (search UI,
-login {{ .Values.search.auth.mode }}), ${named('consumer')} (admin API on port ${ADMIN_PORT}){{ if .Values.controller.enabled }}, ${named('controller')}{{ end }};
-each serves /metrics alone on port ${METRICS_PORT}.
+login {{ .Values.search.auth.mode }}{{ if ne .Values.search.serviceType "ClusterIP" }}; {{ .Values.search.serviceType }}, its http port alone{{ end }}), ${named('consumer')} (admin API on port ${ADMIN_PORT}){{ if .Values.controller.enabled }}, ${named('controller')}{{ end }};
+each serves /metrics alone on port ${METRICS_PORT}{{ if ne .Values.search.serviceType "ClusterIP" }} (search's: ${named('search-metrics')}){{ end }}.
 
 1. Reach ingest and search:
 {{- if .Values.ingest.ingress.enabled }}

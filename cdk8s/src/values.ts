@@ -104,6 +104,14 @@ const allowFrom = (component: string, what: string) => ({
   ),
 });
 
+/**
+ * A PostgreSQL URL refused when it holds a password (`user:password@`, or a `password` parameter); a
+ * user name alone is fine. The URL is written in ConfigMaps, which whoever may read the namespace's
+ * ConfigMaps sees: passwords come from Secrets. A `not` rather than a positive `pattern`: Helm's
+ * message for a pattern quotes the value, and so would print the password it refuses.
+ */
+export const DATABASE_URL_SCHEMA = { not: { pattern: '://[^/?#@]*:[^/?#@]*@|[?&]password=' } };
+
 /** The runbook page of monitoring/RUNBOOK.md as the project publishes it. */
 export const RUNBOOK_URL =
   'https://github.com/event-observatory/event-observatory/blob/main/monitoring/RUNBOOK.md';
@@ -238,11 +246,13 @@ export const values: Tree = {
   database: {
     url: str(
       '',
-      'PostgreSQL URL without password, postgres:// or jdbc:postgresql:// (required unless database.bundled.enabled)',
+      "PostgreSQL URL, postgres://[user@]host:port/database or jdbc:postgresql://..., never with a password (refused: it would be written in ConfigMaps; the password goes in the Secret of secrets.store, or each role's passwordSecret) (required unless database.bundled.enabled)",
+      DATABASE_URL_SCHEMA,
     ),
     readUrl: str(
       '',
-      'where search reads: a streaming replica of database.url (same roles, password and TLS), postgres:// without password (empty: database.url); the receipt then says when the replica has not replayed an event yet',
+      'where search reads: a streaming replica of database.url (same roles, password and TLS), postgres://[user@]host:port/database, never with a password (refused, as database.url) (empty: database.url); the receipt then says when the replica has not replayed an event yet',
+      DATABASE_URL_SCHEMA,
     ),
     user: str(
       '',
@@ -368,7 +378,7 @@ export const values: Tree = {
     serviceType: oneOf(
       ['ClusterIP', 'NodePort', 'LoadBalancer'],
       'ClusterIP',
-      'the search Service: anything but ClusterIP opts in to exposing it (with search.auth.mode=off, every event to whoever reaches it)',
+      "the search Service: anything but ClusterIP opts in to exposing it (with search.auth.mode=off, every event to whoever reaches it), its http port alone (the metrics port moves to the ClusterIP Service <release>-search-metrics). Outside clients also need search.allowFrom (the NetworkPolicy admits only the release's pods otherwise) and search.allowedHosts with the names or addresses they use",
     ),
     allowedHosts: str(
       '',
@@ -393,7 +403,7 @@ export const values: Tree = {
     enabled: bool(true, 'the Pipeline controller (creates the topics of Pipelines)'),
     allowedBootstrapServers: str(
       '',
-      'CONTROLLER_ALLOWED_BOOTSTRAP: the Kafka clusters Pipelines may name (empty: kafka.bootstrapServers only)',
+      'CONTROLLER_ALLOWED_BOOTSTRAP: the Kafka clusters Pipelines may name, clusters separated by `;`, the servers of one by `,` (a list without `;` is one cluster; empty: kafka.bootstrapServers only)',
     ),
     ...deployment('controller', 2, resources('20m', '96Mi', '256Mi')),
     ...allowFrom('controller', 'its health port'),
@@ -422,7 +432,7 @@ export const values: Tree = {
     ),
     deletionTimeout: str(
       '3m',
-      'CONTROLLER_DELETION_TIMEOUT: a Delete Pipeline whose topics cannot be deleted is let go after this (with an Event)',
+      'CONTROLLER_DELETION_TIMEOUT: a Delete Pipeline whose topics cannot be deleted is let go after this (with an Event); the uninstall hook waits this and one minute more, so keep it a minute under helm uninstall --timeout',
     ),
     flow: {
       period: str('30s', 'CONTROLLER_FLOW_PERIOD: how often the flow of the Pipelines is read'),
@@ -480,7 +490,10 @@ export const values: Tree = {
       ),
     },
     rollupRefresh: {
-      schedule: str('*/5 * * * *', 'cron schedule of rollup-refresh'),
+      schedule: str(
+        '*/5 * * * *',
+        "cron schedule of rollup-refresh (one run at a time; a run's deadline is 16 min, after the jobs' 15-min statement timeout, so a slow refresh holds the schedule rather than being cut)",
+      ),
     },
   },
   migration: {

@@ -1,15 +1,19 @@
 /**
  * The evaluation profile's StatefulSets (kafka.bundled, database.bundled) take the pod-level values
  * every pod takes (podBlocks: scheduling, priority class, security contexts) and keep the user
- * their image runs as, whatever podSecurityContext says.
+ * their image runs as, whatever podSecurityContext says; their claim templates, which Kubernetes
+ * never lets change, carry only labels no upgrade changes.
  */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { CHART_DIR } from '../src/paths.js';
 import { helm, type K8sObject, setArgs } from './helm.js';
 
-function statefulSets(args: string[]): Map<string, K8sObject> {
-  const res = helm(['template', 'obs', CHART_DIR, '--namespace', 'ev', ...args]);
+function statefulSets(args: string[], chart = CHART_DIR): Map<string, K8sObject> {
+  const res = helm(['template', 'obs', chart, '--namespace', 'ev', ...args]);
   if (res.status !== 0) throw new Error(`helm template failed: ${res.stderr}`);
   const objects = parseAllDocuments(res.stdout)
     .map((d) => d.toJS() as K8sObject | null)
@@ -71,5 +75,39 @@ describe('bundled StatefulSets', () => {
       fsGroup: 999,
     });
     expect(pod.priorityClassName).toBeUndefined();
+  });
+
+  it('label their claim templates with the selector alone, unchanged by a new chart version or commonLabels', () => {
+    // Kubernetes refuses any change to volumeClaimTemplates: one would fail `helm upgrade`.
+    const next = mkdtempSync(join(tmpdir(), 'next-chart-'));
+    try {
+      cpSync(CHART_DIR, next, { recursive: true });
+      const chartYaml = join(next, 'Chart.yaml');
+      writeFileSync(
+        chartYaml,
+        readFileSync(chartYaml, 'utf8').replace(/^(version|appVersion): .*$/gm, '$1: 9.9.9'),
+      );
+      const now = statefulSets(bundled);
+      const upgraded = statefulSets([...bundled, ...setArgs({ 'commonLabels.team': 'events' })], next);
+      for (const [name, component] of [
+        ['obs-kafka', 'kafka'],
+        ['obs-postgresql', 'postgresql'],
+      ] as const) {
+        const claims = now.get(name)?.spec.volumeClaimTemplates;
+        expect(claims[0].metadata.labels, name).toEqual({
+          'app.kubernetes.io/name': component,
+          'app.kubernetes.io/instance': 'obs',
+        });
+        expect(upgraded.get(name)?.spec.volumeClaimTemplates, name).toEqual(claims);
+        // The pod template, which an upgrade may change, carries the rest.
+        expect(upgraded.get(name)?.spec.template.metadata.labels, name).toMatchObject({
+          'helm.sh/chart': 'observatory-9.9.9',
+          'app.kubernetes.io/version': '9.9.9',
+          team: 'events',
+        });
+      }
+    } finally {
+      rmSync(next, { recursive: true, force: true });
+    }
   });
 });

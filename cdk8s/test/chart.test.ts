@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { alertGroups, LOCAL_SCOPE } from '../src/constructs/monitoring.js';
 import { CHART_DIR, REPO_ROOT } from '../src/paths.js';
+import { DATABASE_URL_SCHEMA } from '../src/values.js';
 import { chartDrift } from '../src/write-chart.js';
 import { helm, type K8sObject, REQUIRED_VALUES, render, renderError, setArgs } from './helm.js';
 
@@ -69,6 +70,36 @@ describe('values are checked at install', () => {
     const error = renderError(setArgs({ ...REQUIRED_VALUES, 'consumer.replicas': 'two' }));
     expect(error).toMatch(/consumer\/replicas|consumer\.replicas/);
     expect(error).toMatch(/integer/);
+  });
+
+  it('refuses a password in database.url or database.readUrl (it would land in ConfigMaps), without printing it', () => {
+    for (const [key, url] of [
+      ['database.url', 'postgres://owner:s3cret@db:5432/observatory'],
+      ['database.url', 'postgres://:s3cret@db/observatory'],
+      ['database.url', 'jdbc:postgresql://db:5432/observatory?user=owner&password=s3cret'],
+      ['database.readUrl', 'postgresql://reader:s3cret@replica:5432/observatory?sslmode=require'],
+    ] as const) {
+      const error = renderError(setArgs({ ...REQUIRED_VALUES, [key]: url }));
+      expect(error, url).toContain(`at '/${key.replace('.', '/')}'`);
+      expect(error, url).not.toContain('s3cret');
+    }
+    // A user name alone, TLS parameters, an @ past the host: accepted.
+    for (const url of [
+      'postgres://db:5432/observatory',
+      'postgres://owner@db:5432/observatory',
+      'jdbc:postgresql://owner@db.example:5432/events?ssl=true',
+      'postgresql://owner@[::1]:5432/observatory?sslmode=verify-full&sslrootcert=/etc/ca.crt',
+      'postgres://db/observatory?application_name=ops@example',
+    ])
+      expect(() => render({ 'database.url': url, 'database.readUrl': url }), url).not.toThrow();
+    // The description says where the password goes instead.
+    const schema = JSON.parse(readFileSync(join(CHART_DIR, 'values.schema.json'), 'utf8'));
+    for (const key of ['url', 'readUrl']) {
+      const url = schema.properties.database.properties[key];
+      expect(url, key).toMatchObject(DATABASE_URL_SCHEMA);
+      expect(url.description, key).toMatch(/never with a password/);
+    }
+    expect(schema.properties.database.properties.url.description).toMatch(/secrets\.store/);
   });
 
   it('refuses an install without the mandatory settings, naming every missing one', () => {
@@ -175,6 +206,16 @@ describe('the rendered platform', () => {
       expect(cron.spec.startingDeadlineSeconds).toBeGreaterThan(0);
       expect(cron.spec.jobTemplate.spec.activeDeadlineSeconds).toBeGreaterThan(0);
     }
+    // Each run's deadline comes after the jobs' bound on a statement (services/jobs' run-job.ts)
+    // and a margin: a slow run ends by its own timeout, freeing its advisory lock, before the pod
+    // is killed (which would leave the statement running, the lock held, later runs skipped).
+    const runJob = readFileSync(join(REPO_ROOT, 'services/jobs/src/run-job.ts'), 'utf8');
+    const timeout = /RUN_STATEMENT_TIMEOUT = '(\d+)min'/.exec(runJob)?.[1];
+    expect(timeout, 'RUN_STATEMENT_TIMEOUT of run-job.ts').toBeDefined();
+    for (const cron of [partition, rollup])
+      expect(cron.spec.jobTemplate.spec.activeDeadlineSeconds, cron.metadata.name).toBeGreaterThanOrEqual(
+        Number(timeout) * 60 + 60,
+      );
     expect(partition.spec.jobTemplate.spec.template.spec.containers[0].args).toEqual([
       'partition-maintenance',
     ]);

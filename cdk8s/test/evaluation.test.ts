@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { CHART_DIR } from '../src/paths.js';
-import { helm, jsonArgs, type K8sObject, renderError, setArgs } from './helm.js';
+import { helm, jsonArgs, type K8sObject, REQUIRED_VALUES, renderError, setArgs } from './helm.js';
 
 const BUNDLED = { 'kafka.bundled.enabled': true, 'database.bundled.enabled': true };
 
@@ -279,6 +279,44 @@ describe('the evaluation profile: only the two bundled switches', () => {
       for (const rule of policy.spec.egress ?? [])
         for (const peer of rule.to ?? [])
           if (peer.ipBlock) expect(peer.ipBlock.except, policy.metadata.name).toContain('169.254.0.0/16');
+  });
+
+  it("lets each client out to the bundled servers' pods by podSelector, which an ipBlock does not match under every network plugin", () => {
+    const peer = (component: string, port: number) => ({
+      to: [
+        {
+          podSelector: {
+            matchLabels: { 'app.kubernetes.io/instance': 'obs', 'app.kubernetes.io/name': component },
+          },
+        },
+      ],
+      ports: [{ protocol: 'TCP', port }],
+    });
+    const kafka = peer('kafka', 9092);
+    const postgresql = peer('postgresql', 5432);
+    // After DNS and networkPolicies.egressTo.
+    const bundledEgress = (objects: K8sObject[], name: string) =>
+      find(objects, 'NetworkPolicy', name).spec.egress.slice(2);
+    const clients = ['ingest', 'consumer', 'search', 'controller', 'jobs', 'migration', 'postgres-exporter'];
+    expect(Object.fromEntries(clients.map((c) => [c, bundledEgress(objects, `obs-${c}`)]))).toEqual({
+      ingest: [kafka],
+      consumer: [kafka, postgresql],
+      search: [postgresql],
+      controller: [kafka],
+      jobs: [postgresql],
+      migration: [postgresql],
+      'postgres-exporter': [postgresql],
+    });
+    // The controller reads the store only with a URL of its own, as the server admits it then.
+    const withStore = renderOnly({ ...BUNDLED, 'controller.storeUrlSecret.name': 'store-url' });
+    expect(bundledEgress(withStore, 'obs-controller')).toEqual([kafka, postgresql]);
+    // One bundled server alone: the peers of that one only.
+    const kafkaOnly = renderOnly({ ...REQUIRED_VALUES, 'kafka.bundled.enabled': true });
+    expect(bundledEgress(kafkaOnly, 'obs-consumer')).toEqual([kafka]);
+    expect(bundledEgress(kafkaOnly, 'obs-search')).toEqual([]);
+    const external = renderOnly(REQUIRED_VALUES);
+    for (const policy of external.filter((o) => o.kind === 'NetworkPolicy'))
+      expect(policy.spec.egress, policy.metadata.name).toHaveLength(2);
   });
 
   it('migrates after the install (the database is part of it), waiting for it, granting the two roles', () => {

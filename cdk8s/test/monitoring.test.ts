@@ -215,6 +215,8 @@ describe('postgres_exporter', () => {
       { name: 'DATA_SOURCE_PASS', valueFrom: { secretKeyRef: { name: 'monitor', key: 'MONITOR_PASSWORD' } } },
     ]);
     expect(deployment?.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
+    // No CA named: nothing mounted but /tmp.
+    expect(deployment?.spec.template.spec.volumes.map((v: { name: string }) => v.name)).toEqual(['tmp']);
     // The bundled PostgreSQL serves no TLS, which the exporter's driver asks for unless told not to;
     // a connection attempt is bounded (a SYN lost while the NetworkPolicies settle held it 2 min).
     const bundled = render({ 'database.bundled.enabled': true, 'kafka.bundled.enabled': true }).find(
@@ -224,6 +226,46 @@ describe('postgres_exporter', () => {
       name: 'DATA_SOURCE_URI',
       value: 'obs-postgresql.observatory.svc:5432/observatory?sslmode=disable&connect_timeout=5',
     });
+  });
+});
+
+describe('postgres_exporter over TLS', () => {
+  it("verifies the server with database.tls.caSecret's CA, mounted as in every other database client", () => {
+    const objects = render({
+      ...on,
+      'monitoring.postgresExporter.enabled': true,
+      'database.url': 'postgres://db.example:5432/events',
+      'database.tls.mode': 'verify-full',
+      'database.tls.caSecret.name': 'postgres-ca',
+    });
+    const pod = (name: string) =>
+      objects.find((o) => o.kind === 'Deployment' && o.metadata.name === name)?.spec.template.spec;
+    const exporter = pod('obs-postgres-exporter');
+    expect(exporter.containers[0].env[0]).toEqual({
+      name: 'DATA_SOURCE_URI',
+      value:
+        'db.example:5432/events?sslmode=verify-full&sslrootcert=/etc/observatory/postgres/ca.crt&connect_timeout=5',
+    });
+    // The same volume and mount as the consumer's, whose URL names the same file.
+    const consumer = pod('obs-consumer');
+    const caVolume = (p: typeof exporter) =>
+      p.volumes.find((v: { name: string }) => v.name === 'postgres-ca');
+    const caMount = (p: typeof exporter) =>
+      p.containers[0].volumeMounts.find((m: { name: string }) => m.name === 'postgres-ca');
+    expect(caVolume(exporter)).toEqual({
+      name: 'postgres-ca',
+      secret: { secretName: 'postgres-ca', defaultMode: 0o440, items: [{ key: 'ca.crt', path: 'ca.crt' }] },
+    });
+    expect(caVolume(exporter)).toEqual(caVolume(consumer));
+    expect(caMount(exporter)).toEqual({
+      name: 'postgres-ca',
+      mountPath: '/etc/observatory/postgres',
+      readOnly: true,
+    });
+    expect(caMount(exporter)).toEqual(caMount(consumer));
+    const consumerUrl = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'obs-consumer')
+      ?.data?.DATABASE_URL;
+    expect(consumerUrl).toContain('sslrootcert=/etc/observatory/postgres/ca.crt');
   });
 });
 

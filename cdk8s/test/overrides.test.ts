@@ -1,8 +1,10 @@
 /**
  * Names under every override (none, nameOverride, fullnameOverride, a release named after the
  * chart): the alerts fire for series of the Services the chart renders (promtool, with `job` and
- * `service` as the Prometheus Operator sets them: the Service's name), and each ServiceMonitor and
- * NetworkPolicy selects the release's own Services and pods.
+ * `service` as the Prometheus Operator sets them: the Service's name), each ServiceMonitor and
+ * NetworkPolicy selects the release's own Services and pods, the clients of the bundled Kafka and
+ * PostgreSQL are given the addresses of their rendered Services and let out to their pods, and
+ * search published outside keeps its metrics' Service name.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -58,6 +60,35 @@ function selects(
     return e.values.includes(labels[e.key] ?? '');
   });
   return expressions && matches(selector.matchLabels ?? {}, labels);
+}
+
+type Relabeling = {
+  action?: string;
+  sourceLabels?: string[];
+  separator?: string;
+  regex?: string;
+  targetLabel: string;
+  replacement?: string;
+};
+
+/**
+ * `service` and `job` of a target of the Service `name` after the endpoint's relabelings (Prometheus'
+ * `replace`, the regex anchored): the Prometheus Operator sets both to the Service's name first.
+ */
+function targetLabels(relabelings: Relabeling[], name: string): { service?: string; job?: string } {
+  const labels: Record<string, string> = { __meta_kubernetes_service_name: name, service: name, job: name };
+  for (const r of relabelings) {
+    if ((r.action ?? 'replace') !== 'replace')
+      throw new Error(`relabel action ${r.action} is not modelled here`);
+    const source = (r.sourceLabels ?? []).map((l) => labels[l] ?? '').join(r.separator ?? ';');
+    const match = new RegExp(`^(?:${r.regex ?? '(.*)'})$`).exec(source);
+    if (match)
+      labels[r.targetLabel] = (r.replacement ?? '$1').replace(
+        /\$\{?(\d+)\}?/g,
+        (_m, i) => match[Number(i)] ?? '',
+      );
+  }
+  return { service: labels.service, job: labels.job };
 }
 
 /** `promtool test rules` of the rendered rules (without annotations: the names are under test). */
@@ -187,6 +218,10 @@ describe.each(scenarios)('with $name', ({ release, values }) => {
     ...new Set(pods.filter((p) => select(p.labels)).map((p) => p.component)),
   ];
 
+  const serviceOf = (c: string) => of(objects, 'Service').find((s) => component(s) === c)?.metadata.name;
+  const env = (container: { env: { name: string; value?: string }[] }) =>
+    Object.fromEntries(container.env.map((e) => [e.name, e.value]));
+
   it('renders a Service for every scraped component', () => {
     expect(Object.keys(services).sort()).toEqual([...SCRAPED].sort());
   });
@@ -227,5 +262,84 @@ describe.each(scenarios)('with $name', ({ release, values }) => {
     expect(selectedComponents((labels) => selects(scrape?.spec.podSelector ?? {}, labels)).sort()).toEqual(
       [...SCRAPED].sort(),
     );
+  });
+
+  it("points every client at the bundled servers' rendered Services", () => {
+    const kafka = `${serviceOf('kafka')}.${NAMESPACE}.svc:9092`;
+    const postgres = `${serviceOf('postgresql')}.${NAMESPACE}.svc:5432`;
+    const settings = of(objects, 'ConfigMap').map((m) => m.data ?? {});
+    const bootstraps = settings.flatMap((d) => d.BROKER_BOOTSTRAP_SERVERS ?? []);
+    // ingest, consumer, controller
+    expect(bootstraps).toEqual([kafka, kafka, kafka]);
+    const urls = settings.flatMap((d) => d.DATABASE_URL ?? []);
+    // consumer, search, jobs
+    expect(urls).toEqual(Array(3).fill(`postgres://observatory@${postgres}/observatory`));
+    const broker = of(objects, 'StatefulSet').find((o) => component(o) === 'kafka');
+    expect(env(broker?.spec.template.spec.containers[0]).KAFKA_ADVERTISED_LISTENERS).toBe(
+      `CLIENT://${kafka},INTERNAL://localhost:9094`,
+    );
+    const migration = of(objects, 'Job').find((o) => component(o) === 'migration')?.spec.template.spec;
+    expect(env(migration.containers[0]).DATABASE_URL).toBe(`postgres://observatory@${postgres}/observatory`);
+    expect(env(migration.initContainers[0]).PGHOST).toBe(serviceOf('postgresql'));
+    const exporter = of(objects, 'Deployment').find((o) => component(o) === 'postgres-exporter');
+    expect(env(exporter?.spec.template.spec.containers[0]).DATA_SOURCE_URI).toBe(
+      `${postgres}/observatory?sslmode=disable&connect_timeout=5`,
+    );
+    const test = of(objects, 'Pod')[0]?.spec.containers[0];
+    expect(env(test)).toMatchObject({
+      INGEST_URL: `http://${services.ingest}:8080`,
+      SEARCH_URL: `http://${services.search}:8080`,
+    });
+  });
+
+  it("lets exactly the bundled servers' clients out to their pods, on their port", () => {
+    const policies = of(objects, 'NetworkPolicy');
+    const admitted = (server: string) =>
+      policies.find((p) => component(p) === server)?.spec.ingress[0].from[0].podSelector.matchExpressions[0]
+        .values;
+    for (const [server, port] of [
+      ['kafka', 9092],
+      ['postgresql', 5432],
+    ] as const) {
+      const clients: string[] = [];
+      for (const p of policies.filter((p) => component(p) !== server))
+        for (const rule of p.spec.egress ?? []) {
+          const peers: { podSelector?: Parameters<typeof selects>[0] }[] = rule.to ?? [];
+          const toServer = peers.some(
+            ({ podSelector }) =>
+              podSelector && selectedComponents((labels) => selects(podSelector, labels)).join() === server,
+          );
+          if (!toServer) continue;
+          expect(rule.ports, p.metadata.name).toEqual([{ protocol: 'TCP', port }]);
+          clients.push(component(p));
+        }
+      expect(clients.sort(), server).toEqual([...admitted(server)].sort());
+    }
+  });
+
+  it('publishes search outside with its http port alone; its metrics keep the Service name the alerts select', () => {
+    const exposed = render(
+      { ...monitoringOn, ...values, 'search.serviceType': 'LoadBalancer' },
+      { release, namespace: NAMESPACE },
+    );
+    const outside = of(exposed, 'Service').find((s) => s.spec.type === 'LoadBalancer');
+    expect(outside?.metadata.name).toBe(services.search);
+    expect(outside?.spec.ports.map((p: { name: string }) => p.name)).toEqual(['http']);
+    const monitor = of(exposed, 'ServiceMonitor').find((m) => component(m) === 'search');
+    const [endpoint] = monitor?.spec.endpoints ?? [];
+    // The Prometheus Operator scrapes the selected Services that have the endpoint's port.
+    const scraped = of(exposed, 'Service').filter(
+      (s) =>
+        matches(monitor?.spec.selector.matchLabels, s.metadata.labels) &&
+        s.spec.ports.some((p: { name: string }) => p.name === endpoint.port),
+    );
+    expect(scraped).toHaveLength(1);
+    expect(scraped[0]?.spec.type ?? 'ClusterIP').toBe('ClusterIP');
+    expect(scraped[0]?.metadata.name).not.toBe(services.search);
+    // Its series are named after the search Service, as with a ClusterIP one (promtool above).
+    expect(targetLabels(endpoint.relabelings, scraped[0]?.metadata.name ?? '')).toEqual({
+      service: services.search,
+      job: services.search,
+    });
   });
 });

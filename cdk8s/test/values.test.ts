@@ -67,6 +67,33 @@ describe('global values (the chart as a subchart)', () => {
     );
   });
 
+  it("global.imageRegistry reaches the bundled servers and the migration's wait for the database too", () => {
+    const objects = renderFile({
+      global: { imageRegistry: 'mirror.example:5000' },
+      kafka: { bundled: { enabled: true } },
+      database: { bundled: { enabled: true } },
+    });
+    const images = objects.flatMap((o) => {
+      const pod =
+        o.kind === 'Pod'
+          ? o.spec
+          : o.kind === 'CronJob'
+            ? o.spec.jobTemplate.spec.template.spec
+            : o.spec?.template?.spec;
+      const containers: { name: string; image: string }[] = [
+        ...(pod?.initContainers ?? []),
+        ...(pod?.containers ?? []),
+      ];
+      return containers.map((c) => [`${o.kind}/${o.metadata.name}/${c.name}`, c.image]);
+    });
+    expect(images).toContainEqual([
+      'Job/obs-migrate/wait-for-database',
+      'mirror.example:5000/postgres:15-bookworm',
+    ]);
+    expect(images).toContainEqual(['StatefulSet/obs-kafka/kafka', 'mirror.example:5000/apache/kafka:4.4.0']);
+    for (const [id, ref] of images) expect(ref, id).toMatch(/^mirror\.example:5000\//);
+  });
+
   it('global.imagePullSecrets (names or {name}) join image.pullSecrets on every pod, once each', () => {
     const objects = renderFile({
       global: { imagePullSecrets: ['parent-pull', { name: 'shared-pull' }], storageClass: 'fast' },

@@ -13,9 +13,9 @@
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import type { Construct } from 'constructs';
-import { KAFKA_BUNDLED, KAFKA_PORT } from '../bundled.js';
+import { KAFKA_BUNDLED, KAFKA_CLIENTS, KAFKA_PORT } from '../bundled.js';
 import { BUNDLED_SASL_MECHANISM, KAFKA_DIR, kafkaSasl, SASL_PASSWORD_FILE } from '../credentials.js';
-import { scalar, text, value } from '../helm.js';
+import { scalar, value } from '../helm.js';
 import { BundledStateful } from './bundled-stateful.js';
 
 const CONTROLLER_PORT = 9093;
@@ -39,9 +39,9 @@ export class BundledKafka {
       KAFKA_NODE_ID: '1',
       KAFKA_PROCESS_ROLES: 'broker,controller',
       KAFKA_LISTENERS: `CLIENT://:${KAFKA_PORT},INTERNAL://localhost:${INTERNAL_PORT},CONTROLLER://localhost:${CONTROLLER_PORT}`,
-      // Clients reach the one broker through its Service, by the name they bootstrapped with.
-      KAFKA_ADVERTISED_LISTENERS: text(
-        `CLIENT://{{ .Release.Name }}-kafka.{{ .Release.Namespace }}.svc:${KAFKA_PORT},INTERNAL://localhost:${INTERNAL_PORT}`,
+      // Clients reach the one broker through its Service, by the address they bootstrapped with.
+      KAFKA_ADVERTISED_LISTENERS: scalar(
+        `{{ printf "CLIENT://%s,INTERNAL://localhost:${INTERNAL_PORT}" (include "observatory.kafkaBootstrap" .) | toJson }}`,
       ),
       KAFKA_CONTROLLER_LISTENER_NAMES: 'CONTROLLER',
       KAFKA_INTER_BROKER_LISTENER_NAME: 'INTERNAL',
@@ -65,8 +65,7 @@ export class BundledKafka {
       component: 'kafka',
       valuesKey: 'kafka.bundled',
       condition: KAFKA_BUNDLED,
-      // The migration and the jobs use only PostgreSQL; search neither.
-      clients: ['ingest', 'consumer', 'controller'],
+      clients: KAFKA_CLIENTS,
       uid: 1000,
       port: KAFKA_PORT,
       dataPath: '/var/lib/kafka/data',

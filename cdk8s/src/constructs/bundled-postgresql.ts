@@ -9,7 +9,15 @@
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import type { Construct } from 'constructs';
-import { DATABASE_BUNDLED, POSTGRES_EXPORTER_ON, POSTGRES_PORT, roleUser, secretName } from '../bundled.js';
+import {
+  DATABASE_BUNDLED,
+  POSTGRES_CLIENTS,
+  POSTGRES_CLIENTS_WHEN,
+  POSTGRES_EXPORTER_ON,
+  POSTGRES_PORT,
+  roleUser,
+  secretName,
+} from '../bundled.js';
 import { databasePassword } from '../credentials.js';
 import { onlyIf, releaseName, scalar, value } from '../helm.js';
 import { BundledStateful } from './bundled-stateful.js';
@@ -77,10 +85,9 @@ export class BundledPostgresql {
       component: 'postgresql',
       valuesKey: 'database.bundled',
       condition: DATABASE_BUNDLED,
-      // The owner (migration), the writer (consumer, jobs), the reader (search), pg_monitor.
-      clients: ['migration', 'consumer', 'jobs', 'search', 'postgres-exporter'],
-      // Its read-only URL for status.flow.lastStoredAt, when given.
-      clientsWhen: { controller: '(ne .Values.controller.storeUrlSecret.name "")' },
+      clients: POSTGRES_CLIENTS,
+      // The controller with its read-only URL for status.flow.lastStoredAt, when given.
+      clientsWhen: POSTGRES_CLIENTS_WHEN,
       uid: 999,
       port: POSTGRES_PORT,
       dataPath: '/var/lib/postgresql/data',

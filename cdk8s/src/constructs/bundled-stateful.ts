@@ -87,7 +87,9 @@ export class BundledStateful extends Construct {
         },
         volumeClaimTemplates: [
           {
-            metadata: { name: 'data', labels: labels(component) },
+            // The selector labels alone: Kubernetes refuses any change to volumeClaimTemplates, so
+            // a label that follows the chart's version or commonLabels would fail `helm upgrade`.
+            metadata: { name: 'data', labels: selector(component) },
             spec: {
               accessModes: ['ReadWriteOnce'],
               storageClassName: scalar(

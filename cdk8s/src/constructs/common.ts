@@ -7,6 +7,7 @@ import type { ApiObject } from 'cdk8s';
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { secretName } from '../bundled.js';
 import { blocks, releaseName, scalar, spread, spreadAt, text, value } from '../helm.js';
+import { imagePullPolicy, imageReference } from '../images.js';
 
 export const HTTP_PORT = 8080;
 /** Every service's metrics listener (`METRICS_PORT`), container and Service port `metrics`. */
@@ -58,17 +59,11 @@ export function extraEnvItems(object: ApiObject, pod: string, component: string)
   spreadAt(object, `${pod}/containers/0/env`, `(ternary ${extra} (list) (kindIs "slice" ${extra}))`);
 }
 
-/**
- * `<registry>/<repository>:<tag>`, each part from the component's values or the chart-wide ones;
- * `global.imageRegistry` (a parent chart's) comes first, as in Bitnami's charts.
- */
+/** The container's image and pull policy from `.Values.<valuesKey>.image` (images.ts: the registry chain). */
 export function image(valuesKey: string) {
-  const own = `.Values.${valuesKey}.image`;
   return {
-    image: text(
-      `{{ (.Values.global).imageRegistry | default ${own}.registry | default .Values.image.registry }}/{{ ${own}.repository }}:{{ ${own}.tag | default .Values.image.tag | default .Chart.AppVersion }}`,
-    ),
-    imagePullPolicy: scalar(`{{ ${own}.pullPolicy | default .Values.image.pullPolicy | toJson }}`),
+    image: scalar(`{{ ${imageReference(valuesKey)} | toJson }}`),
+    imagePullPolicy: scalar(`{{ ${imagePullPolicy(valuesKey)} | toJson }}`),
   };
 }
 

@@ -11,7 +11,7 @@
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { keyEnv, usesKeySet } from '../auth.js';
-import { onlyIf, releaseName, text, value } from '../helm.js';
+import { onlyIf, releaseName, releaseNameExpr, scalar, value } from '../helm.js';
 import { HTTP_PORT, image, metadata, podBlocks, podDefaults, tmpMount } from './common.js';
 
 /** The pod's service-account token for search (audience `search.auth.bearer.serviceAccountAudience`). */
@@ -53,7 +53,9 @@ for (;;) {
 console.log('found through search ' + id);
 `;
 
-const url = (component: string) => text(`http://{{ .Release.Name }}-${component}:${HTTP_PORT}`);
+/** The component's Service by its rendered name (nameOverride, fullnameOverride). */
+const url = (component: string) =>
+  scalar(`{{ printf "http://%s:${HTTP_PORT}" ${releaseNameExpr(component)} | toJson }}`);
 
 export class HelmTest extends Construct {
   constructor(scope: Construct) {

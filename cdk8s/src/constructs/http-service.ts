@@ -2,13 +2,25 @@
  * A long-running HTTP component: its ServiceAccount, settings ConfigMap, Deployment (probes on
  * /health/live and /health/ready of port `http`, /metrics on port `metrics` alone, restricted
  * security context, topology spread, a config checksum so a changed setting rolls the pods),
- * Service and PodDisruptionBudget.
+ * Service and PodDisruptionBudget. A Service published outside (`serviceType` NodePort or
+ * LoadBalancer) carries the `http` port alone: its other listeners (metrics) stay on a ClusterIP
+ * Service `<component>-metrics` of their own, which the ServiceMonitor scrapes.
  */
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { type Connections, credentialVolumes, type OwnFiles } from '../credentials.js';
-import { blocks, releaseName, scalar, spread, spreadAt, text, value } from '../helm.js';
+import {
+  blocks,
+  onlyIf,
+  releaseName,
+  releaseNameExpr,
+  scalar,
+  spread,
+  spreadAt,
+  text,
+  value,
+} from '../helm.js';
 import { Autoscaler } from './autoscaling.js';
 import {
   ADMIN_PORT,
@@ -58,6 +70,21 @@ export interface HttpServiceProps {
   files?: OwnFiles;
   /** Pod annotations besides the config checksum (checksums of those files, so a change rolls the pods). */
   podAnnotations?: Record<string, string>;
+}
+
+/** Helm condition: `.Values.<component>.serviceType` publishes the Service outside the cluster. */
+const publishedOutside = (component: string) => `(ne .Values.${component}.serviceType "ClusterIP")`;
+
+/**
+ * Relabelings (a Helm list) of the ServiceMonitor endpoint of a component whose Service may be
+ * published outside: the series of its `<component>-metrics` Service keep the component's Service
+ * name as `service` and `job` (what the Prometheus Operator sets from the Service's name, and what
+ * the alerts' scope and the dashboard's release variable select on). None while it is ClusterIP.
+ */
+export function metricsServiceRelabelings(component: string): string {
+  const rename = (label: string) =>
+    `(dict "action" "replace" "sourceLabels" (list "__meta_kubernetes_service_name") "regex" ${releaseNameExpr(`${component}-metrics`)} "targetLabel" "${label}" "replacement" ${releaseNameExpr(component)})`;
+  return `(ternary (list ${rename('service')} ${rename('job')}) (list) ${publishedOutside(component)})`;
 }
 
 export class HttpService extends Construct {
@@ -184,21 +211,37 @@ export class HttpService extends Construct {
         `(ternary (dict) (dict "replicas" ${own}.replicas) ${props.replicasOwnedWhen})`,
       );
     }
-    new k8s.KubeService(this, `${component}-service`, {
+    const listenerPorts = listeners.map((l) => ({
+      name: l.name,
+      port: l.port,
+      targetPort: k8s.IntOrString.fromString(l.name),
+    }));
+    const http = { name: 'http', port: HTTP_PORT, targetPort: k8s.IntOrString.fromString('http') };
+    const service = new k8s.KubeService(this, `${component}-service`, {
       metadata: metadata(component),
       spec: {
         ...(props.serviceTypeFromValues ? { type: value(`${component}.serviceType`) } : {}),
         selector: selector(component),
-        ports: [
-          { name: 'http', port: HTTP_PORT, targetPort: k8s.IntOrString.fromString('http') },
-          ...listeners.map((l) => ({
-            name: l.name,
-            port: l.port,
-            targetPort: k8s.IntOrString.fromString(l.name),
-          })),
-        ],
+        ports: props.serviceTypeFromValues ? [http] : [http, ...listenerPorts],
       },
     });
+    if (props.serviceTypeFromValues) {
+      // Published outside, the Service opens `http` alone on every node or load balancer; metrics
+      // (no login, no Host check) stay inside, on a ClusterIP Service of their own.
+      const items = listeners.map(
+        (l) => `(dict "name" "${l.name}" "port" ${l.port} "targetPort" "${l.name}")`,
+      );
+      spreadAt(
+        service,
+        '/spec/ports',
+        `(ternary (list) (list ${items.join(' ')}) ${publishedOutside(component)})`,
+      );
+      const metrics = new k8s.KubeService(this, `${component}-metrics-service`, {
+        metadata: metadata(component, `${component}-metrics`),
+        spec: { selector: selector(component), ports: listenerPorts },
+      });
+      onlyIf(metrics, publishedOutside(component));
+    }
     new k8s.KubePodDisruptionBudget(this, `${component}-pdb`, {
       metadata: metadata(component),
       spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: selector(component) } },

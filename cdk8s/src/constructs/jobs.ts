@@ -19,9 +19,23 @@ import {
   tmpMount,
 } from './common.js';
 
+/**
+ * The jobs' bound on one statement of a run (RUN_STATEMENT_TIMEOUT of services/jobs/src/run-job.ts;
+ * its client waits 5 s more). A run's deadline comes after it, with a margin: a slow run then ends
+ * by that timeout, rolls back and records its failure, and its advisory lock goes with its
+ * transaction. Killed before, the pod would leave its backend running the statement with the lock
+ * held, and the following runs would all be skipped until it ended.
+ */
+const RUN_STATEMENT_TIMEOUT_SECONDS = 15 * 60;
+
 const JOBS = [
   { name: 'partition-maintenance', values: 'jobs.partitionMaintenance', deadlineSeconds: 1800 },
-  { name: 'rollup-refresh', values: 'jobs.rollupRefresh', deadlineSeconds: 240 },
+  // 16 min: a slow refresh holds the 5-min schedule meanwhile (Forbid), rather than being cut.
+  {
+    name: 'rollup-refresh',
+    values: 'jobs.rollupRefresh',
+    deadlineSeconds: RUN_STATEMENT_TIMEOUT_SECONDS + 60,
+  },
 ] as const;
 
 export class Jobs extends Construct {

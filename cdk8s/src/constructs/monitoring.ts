@@ -24,6 +24,7 @@ import { POSTGRES_EXPORTER_ON } from '../bundled.js';
 import { blocks, onlyIf, releaseNameExpr, scalar, spread, text, value } from '../helm.js';
 import { REPO_ROOT } from '../paths.js';
 import { metadata, selector } from './common.js';
+import { metricsServiceRelabelings } from './http-service.js';
 
 const MONITORING = join(REPO_ROOT, 'monitoring');
 
@@ -130,7 +131,16 @@ export class Monitoring extends Construct {
           ],
         },
       });
-      blocks(monitor, { '/spec/endpoints/0/relabelings': '.Values.monitoring.serviceMonitor.relabelings' });
+      const relabelings = '.Values.monitoring.serviceMonitor.relabelings';
+      blocks(monitor, {
+        // search.serviceType may publish its Service outside: its metrics are then on a Service of
+        // their own, whose series keep search's Service name (http-service.ts). (`concat` of empty
+        // lists is nil, which toYaml would write as null.)
+        '/spec/endpoints/0/relabelings':
+          component === 'search'
+            ? `(concat ${metricsServiceRelabelings(component)} ${relabelings} | default (list))`
+            : relabelings,
+      });
       const condition = '.Values.monitoring.serviceMonitor.enabled';
       const only: Record<string, string> = {
         controller: `and ${condition} .Values.controller.enabled`,

@@ -3,11 +3,14 @@
  * (`monitoring.postgresExporter.enabled`; `auto` follows `database.bundled.enabled`). It logs in
  * as a role of its own that is a member of `pg_monitor` and nothing else (monitoring/README.md
  * gives the SQL); its Service is `<release>-postgres-exporter`, the name the rules' scope expects.
+ * It connects with `database.tls` as every database client does: the CA Secret mounted as a file
+ * (credentials.ts), named by `sslrootcert` in its URI.
  */
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
 import { DATABASE_BUNDLED, POSTGRES_EXPORTER_ON, secretName } from '../bundled.js';
+import { credentialVolumes } from '../credentials.js';
 import { onlyIf, scalar, value } from '../helm.js';
 import { image, labels, metadata, podBlocks, podDefaults, selector } from './common.js';
 
@@ -40,15 +43,16 @@ export class PostgresExporter extends Construct {
                 // Named as every component's metrics port: the scrape policy and endpoint name it.
                 ports: [{ name: 'metrics', containerPort: PORT }],
                 env: [
-                  // host:port/database?options of database.url (or the bundled PostgreSQL's): the
-                  // exporter adds its own role. Its driver (lib/pq) asks for TLS unless told not
-                  // to, and the bundled PostgreSQL serves none: sslmode=disable there. It waits for
-                  // a connection as long as the kernel retries a SYN (about 2 min), holding the
-                  // scrape and the readiness probe: connect_timeout bounds that to 5 s.
+                  // host:port/database?options of the clients' URL (database.url or the bundled
+                  // PostgreSQL's, with database.tls' sslmode and sslrootcert): the exporter adds its
+                  // own role. Its driver (lib/pq) asks for TLS unless told not to, and the bundled
+                  // PostgreSQL serves none: sslmode=disable there. It waits for a connection as long
+                  // as the kernel retries a SYN (about 2 min), holding the scrape and the readiness
+                  // probe: connect_timeout bounds that to 5 s.
                   {
                     name: 'DATA_SOURCE_URI',
                     value: scalar(
-                      `{{ $u := regexReplaceAll "^(jdbc:)?postgres(ql)?://([^@/]*@)?" (include "observatory.bundledDatabaseUrl" .) "" }}{{ $mode := .Values.database.tls.mode }}{{ if and (not $mode) ${DATABASE_BUNDLED} (not (contains "sslmode=" $u)) }}{{ $mode = "disable" }}{{ end }}{{ if $mode }}{{ $u = printf "%s%ssslmode=%s" $u (ternary "&" "?" (contains "?" $u)) $mode }}{{ end }}{{ if not (contains "connect_timeout=" $u) }}{{ $u = printf "%s%sconnect_timeout=5" $u (ternary "&" "?" (contains "?" $u)) }}{{ end }}{{ $u | toJson }}`,
+                      `{{ $u := regexReplaceAll "^(jdbc:)?postgres(ql)?://([^@/]*@)?" (include "observatory.databaseUrl" .) "" }}{{ if and ${DATABASE_BUNDLED} (not (contains "sslmode=" $u)) }}{{ $u = printf "%s%ssslmode=disable" $u (ternary "&" "?" (contains "?" $u)) }}{{ end }}{{ if not (contains "connect_timeout=" $u) }}{{ $u = printf "%s%sconnect_timeout=5" $u (ternary "&" "?" (contains "?" $u)) }}{{ end }}{{ $u | toJson }}`,
                     ),
                   },
                   { name: 'DATA_SOURCE_USER', value: value('monitoring.postgresExporter.user') },
@@ -76,6 +80,8 @@ export class PostgresExporter extends Construct {
       },
     });
     podBlocks(deployment, '/spec/template/spec', 'monitoring.postgresExporter.resources');
+    // /tmp and the CA file of database.tls.caSecret, as every database client mounts them.
+    credentialVolumes(deployment, '/spec/template/spec', { database: 'owner' }, undefined);
     new k8s.KubeService(this, `${COMPONENT}-service`, {
       metadata: metadata(COMPONENT),
       spec: {

@@ -5,13 +5,14 @@
  * alone, never an API, the UI or the admin API. It exists when NetworkPolicies and the
  * ServiceMonitors are both on, and then the namespace is required (no default admits every
  * namespace, where anyone may label a pod `prometheus`). postgres_exporter gets the policy every
- * component has: no other ingress, egress to DNS and `networkPolicies.egressTo` (PostgreSQL).
+ * component has: no other ingress, egress to DNS and `networkPolicies.egressTo` (PostgreSQL), and
+ * to the bundled PostgreSQL's pods with it.
  */
 
 import * as k8s from 'cdk8s-plus-34/lib/imports/k8s.js';
 import { Construct } from 'constructs';
-import { POSTGRES_EXPORTER_ON } from '../bundled.js';
-import { blocks, onlyIf, scalar, text } from '../helm.js';
+import { bundledEgress, POSTGRES_EXPORTER_ON } from '../bundled.js';
+import { blocks, onlyIf, scalar, spreadAt, text } from '../helm.js';
 import { metadata } from './common.js';
 import { SCRAPED } from './monitoring.js';
 
@@ -77,6 +78,7 @@ export class ScrapePolicies extends Construct {
       },
     });
     blocks(exporter, { '/spec/egress/1/to': '.Values.networkPolicies.egressTo' });
+    spreadAt(exporter, '/spec/egress', bundledEgress('postgres-exporter'));
     onlyIf(exporter, `and .Values.networkPolicies.enabled ${POSTGRES_EXPORTER_ON}`);
   }
 }
