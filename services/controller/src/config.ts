@@ -18,6 +18,7 @@ import {
   str,
   url,
 } from '@event-observatory/service-kit/config';
+import { normalServer } from './model/cluster.js';
 import { parseTopicTemplate } from './model/naming.js';
 import { DEFAULT_RESERVED_TOPICS } from './model/safety.js';
 
@@ -33,6 +34,29 @@ function parseAdoptable(raw: string): string[] {
         `${JSON.stringify(entry)} is neither a topic pattern nor namespace/pipeline:pattern`,
       );
   return entries;
+}
+
+/**
+ * `CONTROLLER_ALLOWED_BOOTSTRAP`: the Kafka clusters a Pipeline may name, `;` between clusters and
+ * `,` between the servers of one (without `;`: one cluster); a server in two clusters is an error.
+ */
+function parseAllowedClusters(raw: string): string[][] {
+  const entries = raw
+    .split(';')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (entries.length === 0)
+    throw configProblem("expected host:port items, ',' between a cluster's servers and ';' between clusters");
+  const clusters = entries.map((entry) => bootstrapList(entry));
+  const clusterOf = new Map<string, number>();
+  clusters.forEach((servers, i) => {
+    for (const server of servers.map(normalServer)) {
+      if ((clusterOf.get(server) ?? i) !== i)
+        throw configProblem(`${server} is in two clusters: a server belongs to one Kafka cluster`);
+      clusterOf.set(server, i);
+    }
+  });
+  return clusters;
 }
 
 export function readControllerConfig(env: Env) {
@@ -73,7 +97,7 @@ export function readControllerConfig(env: Env) {
     releaseLease: bool('CONTROLLER_LEASE_RELEASE_ON_SHUTDOWN').default(true),
     podName: str('POD_NAME').optional(),
     podNamespace: str('POD_NAMESPACE').optional(),
-    allowedServers: custom('CONTROLLER_ALLOWED_BOOTSTRAP', bootstrapList).optional(),
+    allowedClusters: custom('CONTROLLER_ALLOWED_BOOTSTRAP', parseAllowedClusters).optional(),
   });
   const broker = readAdminBrokerConfig(env, 'observatory-controller');
   if (!(own.retryPeriodMs < own.renewDeadlineMs && own.renewDeadlineMs < own.leaseDurationMs)) {
@@ -81,8 +105,13 @@ export function readControllerConfig(env: Env) {
       'CONTROLLER_RETRY_PERIOD < CONTROLLER_RENEW_DEADLINE < CONTROLLER_LEASE_DURATION must hold, so a leader steps down before another can take over',
     );
   }
+  /** Clusters a Pipeline may name: by default only the controller's own. */
+  const allowedClusters = own.allowedClusters ?? [broker.bootstrapServers];
   return {
     ...own,
+    allowedClusters,
+    /** Every server of those clusters. */
+    allowedServers: allowedClusters.flat(),
     /** Lease holder identity: the pod name, else host name and a random suffix. */
     identity: own.podName ?? `${hostname()}-${Math.random().toString(36).slice(2, 8)}`,
     leaseNamespace: own.leaseNamespace ?? own.podNamespace ?? 'default',
@@ -95,8 +124,6 @@ export function readControllerConfig(env: Env) {
     /** A watch silent for its timeout plus this much is presumed dead. */
     stallMs: own.watchTimeoutMs + 10_000,
     broker,
-    /** Clusters a Pipeline may name: by default only the controller's own. */
-    allowedServers: own.allowedServers ?? broker.bootstrapServers,
   };
 }
 

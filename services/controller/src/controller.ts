@@ -15,7 +15,7 @@ import type { ControllerMetrics } from './metrics.js';
 import { sharingPipelines } from './model/ownership.js';
 import { CONTROLLER_ANNOTATION, keyOf, type Pipeline } from './pipeline/types.js';
 import { WorkQueue } from './queue.js';
-import type { Reconciler } from './reconciler.js';
+import { DeletionRetry, type Reconciler } from './reconciler.js';
 
 export interface ControllerOptions {
   api: PipelineApi;
@@ -24,7 +24,8 @@ export interface ControllerOptions {
   /** Empty: every namespace. */
   namespaces: string[];
   flow?: { observer: FlowObserver; periodMs: number };
-  defaultServers: string[];
+  /** Not read: the reconciler's `clusters` tell which Pipelines share a cluster. */
+  defaultServers?: string[];
   resyncMs: number;
   watchTimeoutMs: number;
   stallMs: number;
@@ -96,7 +97,7 @@ export class Controller {
       for (const key of cache.keys()) queue.add(key);
     }, this.opts.resyncMs);
     const flowTimer = this.startFlow(queue, cache, informers);
-    const worker = this.work(queue, cache);
+    const worker = this.work(queue, cache, informers, signal);
     log.info(
       { namespaces: namespaces.map((n) => n || '(all)'), resyncMs: this.opts.resyncMs },
       'controller started',
@@ -136,13 +137,19 @@ export class Controller {
     const all = cache.values().map(resolve);
     for (const p of [now, old]) {
       if (!p) continue;
-      for (const key of sharingPipelines(resolve(p), all, this.opts.defaultServers)) queue.add(key);
+      for (const key of sharingPipelines(resolve(p), all, this.opts.reconciler.clusters)) queue.add(key);
     }
   }
 
-  /** Queues `key` again after its backoff, and says why. */
+  /**
+   * Queues `key` again after its backoff, and says why; a deletion is retried no later than its
+   * deadline, so it is let go at the deadline, not at the first retry after it.
+   */
   private retryLater(queue: WorkQueue, key: string, error: unknown, what: string): void {
-    const delayMs = queue.addRateLimited(key);
+    const delayMs = queue.addRateLimited(
+      key,
+      error instanceof DeletionRetry ? error.retryWithinMs : undefined,
+    );
     this.opts.log.warn({ pipeline: key, err: (error as Error).message, retryInMs: delayMs }, what);
   }
 
@@ -159,7 +166,20 @@ export class Controller {
     }
   }
 
-  private async work(queue: WorkQueue, cache: MergedCache): Promise<void> {
+  private async work(
+    queue: WorkQueue,
+    cache: MergedCache,
+    informers: PipelineInformer[],
+    signal: AbortSignal,
+  ): Promise<void> {
+    // Ownership, conflicts and the release namespace's topics are read from every watched
+    // namespace's cache: nothing is reconciled before all were listed, or the order of the lists
+    // would decide who gets a topic (client-go's WaitForCacheSync).
+    const stopped = new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await Promise.race([Promise.all(informers.map((i) => i.firstSync)), stopped]);
     for (let key = await queue.get(); key !== undefined; key = await queue.get()) {
       if (key.startsWith(FLOW)) {
         await this.writeFlow(queue, cache, key);

@@ -9,6 +9,7 @@ import type { Logger } from '@event-observatory/service-kit/logger';
 import { pipelineSecurity } from './kafka-access.js';
 import type { KafkaHandler } from './kafka-handler.js';
 import type { PipelineApi } from './kube/api.js';
+import { type ClusterRules, clusterRefusal, clusterRules, serversOf } from './model/cluster.js';
 import {
   type FlowObservation,
   type FlowReading,
@@ -18,15 +19,16 @@ import {
   type WriteRule,
   worthWriting,
 } from './model/flow.js';
-import { clusterOf } from './model/ownership.js';
-import { serversNotAllowed } from './model/safety.js';
 import { keyOf, type Pipeline } from './pipeline/types.js';
 
 export interface FlowObserverOptions {
   api: PipelineApi;
   kafka: KafkaHandler;
   defaultServers: string[];
+  /** `CONTROLLER_ALLOWED_BOOTSTRAP`: one cluster, unless `allowedClusters`. */
   allowedServers: string[];
+  /** `CONTROLLER_ALLOWED_BOOTSTRAP` as its clusters; absent: `[allowedServers]`. */
+  allowedClusters?: string[][];
   thresholds: FlowThresholds;
   rule: WriteRule;
   /** The store's newest `ingested_at` (ISO), when the controller has a store URL. */
@@ -43,9 +45,11 @@ interface Entry {
 export class FlowObserver {
   private readonly entries = new Map<string, Entry>();
   private readonly now: () => Date;
+  private readonly clusters: ClusterRules;
 
   constructor(private readonly opts: FlowObserverOptions) {
     this.now = opts.now ?? (() => new Date());
+    this.clusters = clusterRules(opts.defaultServers, opts.allowedClusters ?? [opts.allowedServers]);
   }
 
   /** The last observation of the Pipeline `key`, if it has one. */
@@ -64,8 +68,9 @@ export class FlowObserver {
     for (const key of this.entries.keys()) if (!keys.has(key)) this.entries.delete(key);
     const byCluster = new Map<string, Pipeline[]>();
     for (const p of observed) {
-      // One admin client per cluster and credentials, as the reconciler's.
-      const id = `${clusterOf(p, this.opts.defaultServers)}|${p.metadata.namespace}|${JSON.stringify(p.spec.kafka ?? {})}`;
+      // One admin client per servers and credentials, as the reconciler's.
+      const servers = serversOf(p, this.clusters.defaultServers).join(',');
+      const id = `${servers}|${p.metadata.namespace}|${JSON.stringify(p.spec.kafka ?? {})}`;
       byCluster.set(id, [...(byCluster.get(id) ?? []), p]);
     }
     const stored = await this.opts.newestStored?.().catch((error: Error) => {
@@ -100,7 +105,7 @@ export class FlowObserver {
   /** One cluster's readings, keyed by Pipeline; a failure is a reading with `error` for each. */
   private async read(pipelines: Pipeline[]): Promise<Map<string, FlowReading>> {
     const first = pipelines[0] as Pipeline;
-    const cluster = clusterOf(first, this.opts.defaultServers);
+    const servers = serversOf(first, this.clusters.defaultServers);
     const targets = pipelines.map((p) => {
       const flow = p.spec.flow as NonNullable<Pipeline['spec']['flow']>;
       const topic = flow.topic ?? p.spec.topics[0]?.name ?? '';
@@ -112,13 +117,12 @@ export class FlowObserver {
       topic: t.topic,
       ...(t.flow.deadLetterTopic ? { deadLetterTopic: t.flow.deadLetterTopic } : {}),
     });
-    const notAllowed = serversNotAllowed(cluster, this.opts.allowedServers);
+    const refusal = clusterRefusal(servers, this.clusters.allowed);
     try {
-      if (notAllowed.length > 0)
-        throw new Error(`${notAllowed.join(', ')} not in CONTROLLER_ALLOWED_BOOTSTRAP`);
+      if (refusal) throw new Error(refusal);
       const security = await pipelineSecurity(this.opts.api, first);
       const { committed, ranges } = await this.opts.kafka.readFlow(
-        { servers: cluster.split(','), security },
+        { servers, security },
         targets.map((t) => ({ groupId: t.flow.consumerGroup, topic: t.topic })),
         targets.flatMap((t) => (t.flow.deadLetterTopic ? [t.flow.deadLetterTopic] : [])),
       );

@@ -2,6 +2,9 @@
  * The controller's side of Kafka: one admin client per Kafka cluster and credentials (a Pipeline
  * may name its own), and the broker package's calls on it. No topic logic here: `ensureTopics`
  * plans with the topic model and applies the plan; `readTopicStates` reads what the status reports.
+ * Missing topics are created here first, by a create-only call, so a topic someone else creates
+ * between the read and the create is never changed by `ensureTopics`' re-plan unless the
+ * Pipeline may take it over.
  */
 import { createHash } from 'node:crypto';
 
@@ -17,6 +20,7 @@ import {
   type TopicOutcome,
   type TopicSpec,
   type TopicState,
+  validateSpecs,
 } from '@event-observatory/broker';
 import type { Logger } from '@event-observatory/service-kit/logger';
 
@@ -44,6 +48,29 @@ export interface ApplyResult {
   notAdopted: string[];
 }
 
+/** How `apply` may treat existing topics, and how it records the topics it creates. */
+export interface Adoption {
+  /** Whether a spec whose topic exists may be applied to it (take-over rules). */
+  mayTakeOver: (name: string) => boolean;
+  /** Records `names` as about to be created; nothing is created unless it succeeds. */
+  creating: (names: string[]) => Promise<void>;
+  /**
+   * Told, when `apply` fails after `creating`, which of those topics do not exist (never created):
+   * their record must not claim them. Topics it could not check are not named.
+   */
+  notCreated?: (names: string[]) => void;
+}
+
+/** The CreateTopics entry of a spec (as `ensureTopics` makes it). */
+function topicConfig(spec: TopicSpec) {
+  return {
+    topic: spec.name,
+    numPartitions: spec.partitions,
+    replicationFactor: spec.replicationFactor,
+    configEntries: Object.entries(spec.configs).map(([name, value]) => ({ name, value })),
+  };
+}
+
 /** A failure of the caller's own work inside a Kafka call (the record write): not Kafka's. */
 class NotKafkaFailure extends Error {
   constructor(readonly failure: unknown) {
@@ -59,35 +86,70 @@ export class KafkaHandler {
   /**
    * Makes `specs` true in the cluster, then reads them and the `readOnly` topics (unmanaged ones,
    * reported but never changed), with the values of the configs `keys`. A spec whose topic exists
-   * already is applied only when `mayTakeOver(name)`; `creating(names)` records which topics are
-   * about to be created, and nothing is created unless it succeeds.
+   * already is applied only when `adoption.mayTakeOver(name)`, and so is one whose topic appeared
+   * between the read and its creation (created by someone else: refused otherwise, in
+   * `notAdopted`). `adoption.creating(names)` records which topics are about to be created, and
+   * nothing is created unless it succeeds; after a failure, `adoption.notCreated` is told which of
+   * them do not exist.
    */
   async apply(
     target: KafkaTarget,
     specs: TopicSpec[],
     readOnly: string[],
     keys: string[],
-    adoption: { mayTakeOver: (name: string) => boolean; creating: (names: string[]) => Promise<void> },
+    adoption: Adoption,
   ): Promise<ApplyResult> {
+    validateSpecs(specs);
     return this.using(target, async (admin) => {
       const existing = await readTopicStates(
         admin,
         specs.map((s) => s.name),
         [],
       );
-      const notAdopted = specs.filter((s) => existing.has(s.name) && !adoption.mayTakeOver(s.name));
-      const applied = specs.filter((s) => !notAdopted.includes(s));
-      const missing = applied.filter((s) => !existing.has(s.name)).map((s) => s.name);
+      const notAdopted = specs
+        .filter((s) => existing.has(s.name) && !adoption.mayTakeOver(s.name))
+        .map((s) => s.name);
+      let applied = specs.filter((s) => !notAdopted.includes(s.name));
+      const missing = applied.filter((s) => !existing.has(s.name));
       if (missing.length > 0)
-        await adoption.creating(missing).catch((error: unknown) => {
+        await adoption.creating(missing.map((s) => s.name)).catch((error: unknown) => {
           throw new NotKafkaFailure(error);
         });
-      const { topics: outcomes } =
-        applied.length > 0
-          ? await ensureTopics(admin, applied, { leaderTimeoutMs: this.opts.requestTimeoutMs })
-          : { topics: [] };
-      const states = await readTopicStates(admin, [...specs.map((s) => s.name), ...readOnly], keys);
-      return { outcomes, states, notAdopted: notAdopted.map((s) => s.name) };
+      const created = new Set<string>();
+      try {
+        // One request per topic: kafkajs answers `false` for a whole request when any topic existed.
+        const made = await Promise.all(
+          missing.map((spec) => admin.createTopics({ topics: [topicConfig(spec)], waitForLeaders: false })),
+        );
+        missing.forEach((spec, i) => {
+          if (made[i]) created.add(spec.name);
+        });
+        // Appeared since the read: someone else's, unless the take-over rules let this Pipeline have it.
+        const appeared = missing.filter((s) => !created.has(s.name) && !adoption.mayTakeOver(s.name));
+        notAdopted.push(...appeared.map((s) => s.name));
+        applied = applied.filter((s) => !appeared.includes(s));
+        const { topics } =
+          applied.length > 0
+            ? await ensureTopics(admin, applied, { leaderTimeoutMs: this.opts.requestTimeoutMs })
+            : { topics: [] };
+        // Created above: `ensureTopics` found them as specified, and reports them unchanged.
+        const outcomes = topics.map((outcome): TopicOutcome => {
+          if (!created.has(outcome.name)) return outcome;
+          const { partitionsBefore: _, ...rest } = outcome;
+          return { ...rest, action: 'created' };
+        });
+        const states = await readTopicStates(admin, [...specs.map((s) => s.name), ...readOnly], keys);
+        return { outcomes, states, notAdopted };
+      } catch (error) {
+        if (missing.length > 0 && adoption.notCreated) {
+          const present = await admin.listTopics().then(
+            (names) => new Set(names),
+            () => undefined, // cannot tell: the records stay, as after a crash
+          );
+          if (present) adoption.notCreated(missing.map((s) => s.name).filter((name) => !present.has(name)));
+        }
+        throw error;
+      }
     });
   }
 

@@ -52,6 +52,20 @@ describe('work queue', () => {
     expect(queue.depth).toBe(1);
   });
 
+  it("caps a rate-limited delay at the caller's bound (a deadline), which a longer delay pending does not hold up", async () => {
+    const queue = new WorkQueue({ backoff: { initialMs: 200, maxMs: 800 } });
+    expect(queue.addRateLimited('a')).toBe(200);
+    expect(queue.addRateLimited('a', 30)).toBe(30);
+    await sleep(60);
+    expect(queue.depth).toBe(1);
+    // A later, longer delay does not replace an earlier, shorter one.
+    queue.addAfter('b', 30);
+    queue.addAfter('b', 10_000);
+    await sleep(60);
+    expect(queue.depth).toBe(2);
+    queue.shutDown();
+  });
+
   it('answers pending workers with undefined on shutdown and drops delayed keys', async () => {
     const queue = new WorkQueue({ backoff });
     const waiting = queue.get();

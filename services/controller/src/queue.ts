@@ -20,7 +20,8 @@ export class WorkQueue {
   /** Added while processing: queued again by `done`. */
   private readonly dirty = new Set<string>();
   private readonly failures = new Map<string, number>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Delayed adds: the timer and when it fires. */
+  private readonly timers = new Map<string, { timer: NodeJS.Timeout; at: number }>();
   private waiters: Array<(key: string | undefined) => void> = [];
   private closed = false;
 
@@ -45,27 +46,38 @@ export class WorkQueue {
     this.opts.onDepth?.(this.queue.length);
   }
 
-  /** Adds `key` after `ms`; while one delayed add of `key` is pending, later ones are dropped. */
+  /**
+   * Adds `key` after `ms`; while one delayed add of `key` is pending, the earlier of the two is
+   * kept (client-go's delaying queue), so a later, shorter delay is never held up by a longer one.
+   */
   addAfter(key: string, ms: number): void {
     if (this.closed) return;
     if (ms <= 0) {
       this.add(key);
       return;
     }
-    if (this.timers.has(key)) return;
+    const at = Date.now() + ms;
+    const pending = this.timers.get(key);
+    if (pending) {
+      if (pending.at <= at) return;
+      clearTimeout(pending.timer);
+    }
     const timer = setTimeout(() => {
       this.timers.delete(key);
       this.add(key);
     }, ms);
     timer.unref();
-    this.timers.set(key, timer);
+    this.timers.set(key, { timer, at });
   }
 
-  /** Adds `key` after its backoff, which doubles with each failure since the last `forget`. */
-  addRateLimited(key: string): number {
+  /**
+   * Adds `key` after its backoff, which doubles with each failure since the last `forget`, and
+   * at most `maxDelayMs` (a deadline of the caller's); returns the delay.
+   */
+  addRateLimited(key: string, maxDelayMs = Number.POSITIVE_INFINITY): number {
     const failures = this.failures.get(key) ?? 0;
     this.failures.set(key, failures + 1);
-    const delay = backoffDelay(this.opts.backoff, failures);
+    const delay = Math.min(backoffDelay(this.opts.backoff, failures), Math.max(0, maxDelayMs));
     this.addAfter(key, delay);
     return delay;
   }
@@ -106,7 +118,7 @@ export class WorkQueue {
   /** Stops handing out keys: pending `get`s resolve undefined, timers are dropped. */
   shutDown(): void {
     this.closed = true;
-    for (const timer of this.timers.values()) clearTimeout(timer);
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     for (const waiter of this.waiters) waiter(undefined);
     this.waiters = [];

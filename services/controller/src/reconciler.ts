@@ -8,21 +8,26 @@
 
 import type { Logger } from '@event-observatory/service-kit/logger';
 import { KafkaAccessError } from './kafka-access.js';
-import type { KafkaHandler, KafkaTarget } from './kafka-handler.js';
+import type { Adoption, KafkaHandler, KafkaTarget } from './kafka-handler.js';
 import type { PipelineApi } from './kube/api.js';
 import { KubeHandler, type StatusWriteCause } from './kube-handler.js';
 import type { ReconcileOutcome } from './metrics.js';
+import { type ClusterRules, clusterOf, clusterRefusal, clusterRules, serversOf } from './model/cluster.js';
 import { findCondition } from './model/conditions.js';
 import { desiredTopics, isPaused } from './model/desired.js';
 import { flowEvents, problemEvent, topicChangeEvents } from './model/events.js';
 import { type FlowObservation, withFlowObservation } from './model/flow.js';
 import { withKafkaNames } from './model/naming.js';
-import { claimants, clusterOf, controlOf, topicOwners } from './model/ownership.js';
+import { claimants, controlOf, refusedClaim, topicOwners } from './model/ownership.js';
 import {
-  adoptionGranted,
   adopts,
+  lastRecord,
+  mayTakeOver,
+  type RecordScope,
+  recordIn,
+  recordsFor,
   reservedBy,
-  serversNotAllowed,
+  type TopicRecord,
   type TopicRules,
   wasManaged,
 } from './model/safety.js';
@@ -57,8 +62,10 @@ export interface ReconcilerOptions {
    * one gets it first).
    */
   controllerName: string;
-  /** The only servers a Pipeline may name (`CONTROLLER_ALLOWED_BOOTSTRAP`). */
+  /** The only servers a Pipeline may name (`CONTROLLER_ALLOWED_BOOTSTRAP`): one cluster, unless `allowedClusters`. */
   allowedServers: string[];
+  /** `CONTROLLER_ALLOWED_BOOTSTRAP` as its clusters (`;` between them); absent: `[allowedServers]`. */
+  allowedClusters?: string[][];
   /**
    * `CONTROLLER_TOPIC_NAME_TEMPLATE`, for every namespace. Unset: `{name}` (names as given) in
    * `ownNamespace`, `{namespace}.{name}` in any other.
@@ -70,7 +77,10 @@ export interface ReconcilerOptions {
   topicRules?: TopicRules;
   /** `CONTROLLER_IGNORED_CONFIGS`: topic config keys never set or reset. */
   ignoredConfigs?: string[];
-  /** `CONTROLLER_DELETION_TIMEOUT`: how long a failing deletion holds the Pipeline. */
+  /**
+   * `CONTROLLER_DELETION_TIMEOUT`: how long after its deletion was asked for a failing deletion
+   * holds the Pipeline; it is let go at that deadline.
+   */
   deletionTimeoutMs?: number;
   /** The last flow observation of a Pipeline (the flow observer), written with every status. */
   flow?: { observation(key: string): FlowObservation | undefined };
@@ -86,13 +96,56 @@ export interface ReconcileResult {
   managed: number;
 }
 
+/**
+ * A deletion of topics that failed before the Pipeline's deadline: retried no later than
+ * `retryWithinMs` from now (the controller caps its backoff there), and let go at the deadline.
+ */
+export class DeletionRetry extends Error {
+  constructor(
+    failure: Error,
+    readonly retryWithinMs: number,
+  ) {
+    super(failure.message, { cause: failure });
+  }
+}
+
+/**
+ * How soon a finalizer removal refused with 409 (a stale cached object) is tried again: only the
+ * patch is left to do, and the backoff grown by failed deletions must not hold the Pipeline on.
+ */
+const FINALIZER_CONFLICT_RETRY_MS = 250;
+
+/** The deletion was still under way at the Pipeline's deadline. */
+class DeadlinePassed extends Error {}
+
+/** `work`, or a `DeadlinePassed` after `ms` (the work goes on unheeded; its outcome is then ignored). */
+async function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlinePassed('no answer from Kafka before the deadline')), ms);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export class Reconciler {
   private readonly now: () => Date;
   private readonly kube: KubeHandler;
+  /** How clusters are told apart: the default servers and the allowlist's clusters. */
+  readonly clusters: ClusterRules;
+  /**
+   * Pipelines whose topic deletion failed, by key: the last failure, and whether it was given up
+   * (the Event sent; only the finalizer is left to remove, e.g. after a 409).
+   */
+  private readonly deletionFailures = new Map<string, { why: string; givenUp: boolean }>();
 
   constructor(private readonly opts: ReconcilerOptions) {
     this.now = opts.now ?? (() => new Date());
     this.kube = new KubeHandler({ api: opts.api, onStatusWrite: opts.onStatusWrite, log: opts.log });
+    this.clusters = clusterRules(opts.defaultServers, opts.allowedClusters ?? [opts.allowedServers]);
   }
 
   /** The Pipeline with its topics under their Kafka names (the topic-name rule). */
@@ -106,6 +159,15 @@ export class Reconciler {
     return this.opts.ownNamespace === undefined || namespace === this.opts.ownNamespace
       ? '{name}'
       : '{namespace}.{name}';
+  }
+
+  /**
+   * The release namespace when it comes first (the default topic-name rule, where it maps `{name}`
+   * and the others `{namespace}.{name}`): its Pipelines own the topics they declare whatever their
+   * age, and another namespace's Pipeline mapping to one of them is refused.
+   */
+  private get home(): string | undefined {
+    return this.opts.topicNameTemplate ? undefined : this.opts.ownNamespace;
   }
 
   private get rules(): TopicRules {
@@ -138,31 +200,51 @@ export class Reconciler {
     if (!findCondition(current.status?.conditions, 'Ready')) {
       current = await this.writeStatus(current, pendingStatus(current, this.now()));
     }
-    const cluster = clusterOf(current, this.opts.defaultServers);
+    const servers = serversOf(current, this.clusters.defaultServers);
+    const cluster = clusterOf(current, this.clusters);
+    const refusal = clusterRefusal(servers, this.clusters.allowed);
+    const scope: RecordScope = { cluster, allowed: this.clusters.allowed };
     const desired = desiredTopics(
       current,
-      topicOwners(all, this.opts.defaultServers),
+      topicOwners(all, this.clusters, this.home),
       cluster,
       this.isReserved,
       this.opts.ignoredConfigs,
     );
     const results = new Map<string, TopicResult>();
-    const managed = (name: string) => wasManaged(current, name);
+    // What a topic's result keeps of the last status: its record for this cluster; all of it when
+    // Kafka is not reached (the status then goes on naming the cluster those records are for).
+    const kept = (name: string): TopicRecord =>
+      refusal ? lastRecord(current, name) : recordIn(current, name, scope);
     const block = (
       names: string[],
       blocked: BlockReason,
       message: string,
       phase: 'Blocked' | 'Error' = 'Blocked',
+      record: (name: string) => TopicRecord = kept,
     ) => {
-      for (const name of names) results.set(name, { name, phase, blocked, message, managed: managed(name) });
+      for (const name of names) results.set(name, { name, phase, blocked, message, ...record(name) });
     };
     for (const { name, owner } of desired.conflicts) {
       const holder = all.find((p) => keyOf(p.metadata) === owner);
+      if (holder && refusedClaim(current, holder, this.home)) {
+        // Kafka untouched for it; a record of its own stays, for when no release Pipeline declares it.
+        block(
+          [name],
+          'TopicNameCollision',
+          `maps to a topic of the release namespace ${this.home} (${owner} declares it), which a Pipeline of another namespace never gets: rename it`,
+        );
+        continue;
+      }
+      // Never managed here. Handed over when the holder lets it go, if the holder manages it in
+      // this cluster, so a hand-over never adopts what the older one had not.
+      const handOver = !refusal && holder !== undefined && wasManaged(holder, name, scope);
       results.set(name, {
         name,
         phase: 'Conflict',
         message: `managed by the older Pipeline ${owner}`,
-        managed: holder ? wasManaged(holder, name) : false,
+        managed: false,
+        ...(handOver ? { handOverFrom: owner } : {}),
       });
     }
     for (const name of desired.reserved)
@@ -172,33 +254,43 @@ export class Reconciler {
         `reserved (${reservedBy(this.rules, name)}: Kafka's own topics, or CONTROLLER_RESERVED_TOPICS): never touched`,
       );
     const touched = [...desired.managed.map((s) => s.name), ...desired.unmanaged];
-    const notAllowed = serversNotAllowed(cluster, this.opts.allowedServers);
     let failure: unknown;
-    if (notAllowed.length > 0) {
-      block(
-        touched,
-        'ClusterNotAllowed',
-        `${notAllowed.join(', ')} not in CONTROLLER_ALLOWED_BOOTSTRAP: Kafka not touched`,
-      );
+    if (refusal) {
+      block(touched, 'ClusterNotAllowed', `${refusal}: Kafka not touched`);
     } else {
       // Topics about to be created are recorded as this Pipeline's first (status.topics[].managed),
       // so a crash before the status below leaves them recognised, not AdoptionRequired.
       const recordCreating = async (names: string[]) => {
-        const written = await this.kube.writeStatus(current, creatingStatus(current, names), 'reconcile');
+        const status = creatingStatus(current, names, cluster, recordsFor(current, scope));
+        const written = await this.kube.writeStatus(current, status, 'reconcile');
         if (written) current = this.resolve(written);
       };
+      // Recorded as being created, and found absent after a failure: never created, not ours.
+      const notCreated = new Set<string>();
       try {
-        await this.applyToKafka(current, cluster, desired, results, recordCreating);
+        // Judged by what was recorded before this reconcile, never by its own `Creating` record.
+        const before = current;
+        const takeOver = (name: string) =>
+          mayTakeOver(this.rules, before, name, scope) || this.refusedManager(before, name, all, scope);
+        await this.applyToKafka(current, servers, desired, results, {
+          mayTakeOver: takeOver,
+          creating: recordCreating,
+          notCreated: (names) => {
+            for (const name of names) notCreated.add(name);
+          },
+        });
       } catch (error) {
         failure = error;
-        if (error instanceof KafkaAccessError) block(touched, error.reason, error.message, 'Error');
+        const record = (name: string): TopicRecord =>
+          notCreated.has(name) ? { managed: false } : kept(name);
+        if (error instanceof KafkaAccessError) block(touched, error.reason, error.message, 'Error', record);
         else
           for (const name of touched)
             results.set(name, {
               name,
               phase: 'Error',
               message: `Kafka: ${(error as Error).message}`,
-              managed: managed(name),
+              ...record(name),
             });
       }
     }
@@ -209,28 +301,44 @@ export class Reconciler {
     });
     const problem = problemEvent(findCondition(current.status?.conditions, 'Ready'), topics);
     if (problem) await this.kube.event(current, problem);
-    await this.writeStatus(current, reconciledStatus(current, topics, this.now()));
+    await this.writeStatus(
+      current,
+      reconciledStatus(current, topics, this.now(), refusal ? undefined : cluster),
+    );
     if (failure) throw failure;
     return { outcome: verdict(topics).ready ? 'success' : 'failure', managed: desired.managed.length };
+  }
+
+  /**
+   * Whether a Pipeline of another namespace whose claim on `name` `pipeline` refuses (it is of the
+   * release namespace) manages the topic in this cluster: created for it before the release
+   * namespace declared the name. The release namespace wins whatever the order: it takes the
+   * topic over.
+   */
+  private refusedManager(pipeline: Pipeline, name: string, all: Pipeline[], scope: RecordScope): boolean {
+    return all.some(
+      (p) =>
+        refusedClaim(p, pipeline, this.home) &&
+        p.spec.topics.some((t) => t.name === name) &&
+        clusterOf(p, this.clusters) === scope.cluster &&
+        wasManaged(p, name, scope),
+    );
   }
 
   /** Makes Kafka match the managed topics; records each declared topic's result. */
   private async applyToKafka(
     pipeline: Pipeline,
-    cluster: string,
+    servers: string[],
     desired: ReturnType<typeof desiredTopics>,
     results: Map<string, TopicResult>,
-    creating: (names: string[]) => Promise<void>,
+    adoption: Adoption,
   ): Promise<void> {
     const { outcomes, states, notAdopted } = await this.opts.kafka.apply(
-      await this.target(pipeline, cluster),
+      await this.target(pipeline, servers),
       desired.managed,
       desired.unmanaged,
       [...new Set(pipeline.spec.topics.flatMap((t) => Object.keys(t.config ?? {})))],
-      {
-        mayTakeOver: (name) => adoptionGranted(this.rules, pipeline, name) || wasManaged(pipeline, name),
-        creating,
-      },
+      adoption,
     );
     // The annotation asked, the operator's allowlist did not let it: say which rule holds.
     const refusedByRules = (name: string) =>
@@ -246,17 +354,23 @@ export class Reconciler {
   /** Carries out the deletion policy, then lets the Pipeline go. */
   private async finalize(pipeline: Pipeline, all: Pipeline[]): Promise<ReconcileResult> {
     if (!pipeline.metadata.finalizers?.includes(FINALIZER)) return { outcome: 'skipped', managed: 0 };
-    const cluster = clusterOf(pipeline, this.opts.defaultServers);
+    const servers = serversOf(pipeline, this.clusters.defaultServers);
+    const cluster = clusterOf(pipeline, this.clusters);
+    const refusal = clusterRefusal(servers, this.clusters.allowed);
+    const scope: RecordScope = { cluster, allowed: this.clusters.allowed };
     const { managed } = desiredTopics(
       pipeline,
-      topicOwners(all, this.opts.defaultServers),
+      topicOwners(all, this.clusters, this.home),
       cluster,
       this.isReserved,
     );
-    // Only topics it created or adopted, and never in a cluster outside the allowlist.
-    const ours = managed.map((s) => s.name).filter((name) => wasManaged(pipeline, name));
+    // Only topics it created or adopted in this cluster, and never in a cluster outside the
+    // allowlist (those are only named in the Event below, as recorded).
+    const ours = managed
+      .map((s) => s.name)
+      .filter((name) => (refusal ? lastRecord(pipeline, name).managed : wasManaged(pipeline, name, scope)));
     // A topic another Pipeline declares too stays: it takes the topic over when this one is gone.
-    const claimed = claimants(pipeline, all, cluster, this.opts.defaultServers);
+    const claimed = claimants(pipeline, all, cluster, this.clusters, this.home);
     const names = ours.filter((name) => !claimed.has(name));
     const kept = ours.filter((name) => claimed.has(name));
     if (kept.length > 0)
@@ -265,13 +379,12 @@ export class Reconciler {
         reason: 'TopicsRetained',
         message: `kept ${kept.map((name) => `${name} (claimed by ${claimed.get(name)})`).join(', ')}`,
       });
-    const notAllowed = serversNotAllowed(cluster, this.opts.allowedServers);
-    if (pipeline.spec.deletionPolicy === 'Delete' && !isPaused(pipeline) && notAllowed.length === 0) {
-      if (names.length > 0) await this.deleteOrGiveUp(pipeline, cluster, names);
+    if (pipeline.spec.deletionPolicy === 'Delete' && !isPaused(pipeline) && !refusal) {
+      if (names.length > 0) await this.deleteOrGiveUp(pipeline, servers, names);
     } else if (names.length > 0) {
       const why = isPaused(pipeline)
         ? 'reconciliation is paused'
-        : notAllowed.length > 0
+        : refusal
           ? 'the cluster is not in CONTROLLER_ALLOWED_BOOTSTRAP'
           : 'deletionPolicy is Retain';
       await this.kube.event(pipeline, {
@@ -280,7 +393,11 @@ export class Reconciler {
         message: `kept ${names.join(', ')}: ${why}`,
       });
     }
-    await this.kube.setFinalizer(pipeline, false);
+    await this.kube.setFinalizer(pipeline, false).catch((error: unknown) => {
+      if ((error as { code?: unknown }).code !== 409) throw error;
+      throw new DeletionRetry(error as Error, FINALIZER_CONFLICT_RETRY_MS);
+    });
+    this.deletionFailures.delete(keyOf(pipeline.metadata));
     this.opts.log.info(
       { pipeline: keyOf(pipeline.metadata), policy: pipeline.spec.deletionPolicy },
       'finalized',
@@ -289,23 +406,43 @@ export class Reconciler {
   }
 
   /**
-   * Deletes `names`, or gives up (the finalizer may go either way); throws to be retried. Gives up at once under
-   * the force-delete annotation, or once a failure comes after `deletionTimeoutMs` since the
-   * deletion was asked for; a Warning Event then names what was left in Kafka.
+   * Deletes `names`, or gives up (the finalizer may go either way); throws `DeletionRetry` to be
+   * retried. Gives up at once under the force-delete annotation, and at the deadline,
+   * `deletionTimeoutMs` after the deletion was asked for: an attempt still under way then is no
+   * longer waited for, and a failure before it is retried no later than the deadline, which then
+   * gives up without another attempt. (A controller that never tried, e.g. one that started
+   * after the deadline, tries once.) A Warning Event then names what was left in Kafka.
    */
-  private async deleteOrGiveUp(pipeline: Pipeline, cluster: string, names: string[]): Promise<void> {
+  private async deleteOrGiveUp(pipeline: Pipeline, servers: string[], names: string[]): Promise<void> {
+    const key = keyOf(pipeline.metadata);
     const left = (why: string) =>
       this.kube.event(pipeline, {
         type: 'Warning',
         reason: 'TopicsLeftBehind',
-        message: `${why}: left ${names.join(', ')} in Kafka ${cluster}`,
+        message: `${why}: left ${names.join(', ')} in Kafka ${servers.join(',')}`,
       });
     if (pipeline.metadata.annotations?.[FORCE_DELETE_ANNOTATION]?.trim().toLowerCase() === 'true') {
       await left(`${FORCE_DELETE_ANNOTATION} is "true"`);
       return;
     }
+    const bound = this.opts.deletionTimeoutMs ?? 300_000;
+    const since = Date.parse(pipeline.metadata.deletionTimestamp ?? '') || this.now().getTime();
+    const deadline = since + bound;
+    const giveUp = async (why: string) => {
+      this.deletionFailures.set(key, { why, givenUp: true });
+      await left(`deletion failed for ${Math.round(bound / 1000)} s (${why})`);
+    };
+    const before = this.deletionFailures.get(key);
+    if (before?.givenUp) return;
+    if (before !== undefined && this.now().getTime() >= deadline) {
+      await giveUp(before.why);
+      return;
+    }
     try {
-      const deleted = await this.opts.kafka.delete(await this.target(pipeline, cluster), names);
+      const deleting = this.opts.kafka.delete(await this.target(pipeline, servers), names);
+      const remaining = deadline - this.now().getTime();
+      const deleted = remaining > 0 ? await within(deleting, remaining) : await deleting;
+      this.deletionFailures.delete(key);
       if (deleted.length > 0)
         await this.kube.event(pipeline, {
           type: 'Normal',
@@ -313,10 +450,14 @@ export class Reconciler {
           message: `deleted ${deleted.join(', ')}`,
         });
     } catch (error) {
-      const bound = this.opts.deletionTimeoutMs ?? 300_000;
-      const since = Date.parse(pipeline.metadata.deletionTimestamp ?? '') || this.now().getTime();
-      if (this.now().getTime() - since < bound) throw error;
-      await left(`deletion failed for ${Math.round(bound / 1000)} s (${(error as Error).message})`);
+      const why = (error as Error).message;
+      const remaining = deadline - this.now().getTime();
+      if (error instanceof DeadlinePassed || remaining <= 0) {
+        await giveUp(why);
+        return;
+      }
+      this.deletionFailures.set(key, { why, givenUp: false });
+      throw new DeletionRetry(error as Error, remaining);
     }
   }
 
@@ -345,8 +486,8 @@ export class Reconciler {
     return this.resolve(written);
   }
 
-  /** Where `pipeline`'s topics live and the security to reach them. */
-  private async target(pipeline: Pipeline, cluster: string): Promise<KafkaTarget> {
-    return { servers: cluster.split(','), security: await this.kube.kafkaSecurity(pipeline) };
+  /** Where `pipeline`'s topics live (the servers it names) and the security to reach them. */
+  private async target(pipeline: Pipeline, servers: string[]): Promise<KafkaTarget> {
+    return { servers, security: await this.kube.kafkaSecurity(pipeline) };
   }
 }

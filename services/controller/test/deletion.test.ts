@@ -1,10 +1,14 @@
 /** The deletion policies through the whole loop (fast-tier.ts): the finalizer, and what happens to the topics. */
 import { describe, expect, it, vi } from 'vitest';
+import { KafkaHandler, type KafkaTarget } from '../src/kafka-handler.js';
 import { FINALIZER, PAUSE_ANNOTATION } from '../src/pipeline/types.js';
 import {
+  afterTest,
+  bootstrapServers,
   condition,
   createWithTopic,
   kafkaTopic,
+  log,
   meta,
   PATIENCE,
   startController,
@@ -76,6 +80,66 @@ describe('deletion policy', () => {
     expect(await kafkaTopic(paused)).toBeDefined();
     expect(server.events.find((e) => e.reason === 'TopicsRetained')?.message).toBe(
       `kept ${paused}: reconciliation is paused`,
+    );
+  });
+});
+
+describe('deletion that cannot get stuck', () => {
+  /** The real handler, except that deleting topics fails at once, or never answers. */
+  class BrokenDeletes extends KafkaHandler {
+    attempts = 0;
+    constructor(private readonly hang: boolean) {
+      super({ clientId: 'controller-fast-broken', requestTimeoutMs: 5_000, logger: log });
+    }
+    override delete(_target: KafkaTarget, _names: string[]): Promise<string[]> {
+      this.attempts++;
+      return this.hang ? new Promise(() => {}) : Promise.reject(new Error('broker down'));
+    }
+  }
+  const BOUND_MS = 1_500;
+
+  /** A Delete Pipeline, Ready, then deleted on a loop whose deletes fail: how long until it is gone. */
+  async function deleteAgainst(kafka: BrokenDeletes, name: string) {
+    afterTest(() => kafka.close());
+    // A backoff whose next retry after the first failures falls well past the bound.
+    const { server } = startController({
+      kafka,
+      deletionTimeoutMs: BOUND_MS,
+      backoff: { initialMs: 1_000, maxMs: 60_000 },
+    });
+    const topic = createWithTopic(server, name, { deletionPolicy: 'Delete' });
+    await waitReady(server, name, 'True');
+    const asked = Date.now();
+    server.delete(meta(name));
+    await vi.waitFor(() => expect(server.get(meta(name))).toBeUndefined(), { timeout: 10_000, interval: 20 });
+    const tookMs = Date.now() - asked;
+    const lefts = server.events.filter((e) => e.reason === 'TopicsLeftBehind');
+    expect(lefts).toHaveLength(1); // also when the finalizer patch was retried
+    return { tookMs, topic, left: lefts[0] };
+  }
+
+  it('a failing deletion is retried no later than its deadline and let go at the deadline, not at the first retry after it', async () => {
+    const kafka = new BrokenDeletes(false);
+    const { tookMs, topic, left } = await deleteAgainst(kafka, 'bounded');
+    // Without the cap: failures at 0 and 1 s, the next retry 2 s later, at 3 s.
+    // (A finalizer patch refused with 409 on a stale object is tried again within 250 ms.)
+    expect(tookMs).toBeGreaterThanOrEqual(BOUND_MS - 50);
+    expect(tookMs).toBeLessThan(BOUND_MS + 700);
+    expect(kafka.attempts).toBe(2);
+    expect(left?.message).toBe(
+      `deletion failed for 2 s (broker down): left ${topic} in Kafka ${bootstrapServers}`,
+    );
+    expect(await kafkaTopic(topic)).toBeDefined();
+  });
+
+  it('an attempt still under way at the deadline is not waited for', async () => {
+    const kafka = new BrokenDeletes(true);
+    const { tookMs, topic, left } = await deleteAgainst(kafka, 'hanging');
+    // (A finalizer patch refused with 409 on a stale object is tried again within 250 ms.)
+    expect(tookMs).toBeGreaterThanOrEqual(BOUND_MS - 50);
+    expect(tookMs).toBeLessThan(BOUND_MS + 700);
+    expect(left?.message).toBe(
+      `deletion failed for 2 s (no answer from Kafka before the deadline): left ${topic} in Kafka ${bootstrapServers}`,
     );
   });
 });

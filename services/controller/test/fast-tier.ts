@@ -90,6 +90,8 @@ export interface LoopOptions {
   stallMs?: number;
   /** CONTROLLER_ALLOWED_BOOTSTRAP; default the plaintext broker only. */
   allowedServers?: string[];
+  /** CONTROLLER_ALLOWED_BOOTSTRAP as clusters (`;` between them); default `[allowedServers]`. */
+  allowedClusters?: string[][];
   /** Default: the shared handler on the PLAINTEXT listener. */
   kafka?: KafkaHandler;
   defaultServers?: string[];
@@ -105,6 +107,10 @@ export interface LoopOptions {
   server?: FakeApiServer;
   /** CONTROLLER_RESERVED_TOPICS; default the controller's. */
   reservedTopics?: string[];
+  /** CONTROLLER_DELETION_TIMEOUT; default the controller's (5 min). */
+  deletionTimeoutMs?: number;
+  /** CONTROLLER_BACKOFF_MIN / _MAX; default 50 ms to 400 ms. */
+  backoff?: { initialMs: number; maxMs: number };
 }
 
 /** A fresh API server and the controller loop on it, stopped after the test. */
@@ -120,6 +126,8 @@ export function startController(opts: LoopOptions = {}) {
       kafka: opts.kafka ?? kafka,
       defaultServers,
       allowedServers: opts.allowedServers ?? defaultServers,
+      ...(opts.allowedClusters ? { allowedClusters: opts.allowedClusters } : {}),
+      ...(opts.deletionTimeoutMs !== undefined ? { deletionTimeoutMs: opts.deletionTimeoutMs } : {}),
       controllerName: opts.controllerName ?? CONTROLLER_NAME,
       topicNameTemplate: opts.topicNameTemplate,
       ownNamespace: NAMESPACE,
@@ -135,7 +143,7 @@ export function startController(opts: LoopOptions = {}) {
     resyncMs: opts.resyncMs ?? 60_000,
     watchTimeoutMs: opts.watchTimeoutMs ?? 60_000,
     stallMs: opts.stallMs ?? 70_000,
-    backoff: { initialMs: 50, maxMs: 400 },
+    backoff: opts.backoff ?? { initialMs: 50, maxMs: 400 },
     log,
   });
   const stopping = new AbortController();

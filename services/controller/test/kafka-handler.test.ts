@@ -63,6 +63,52 @@ describe('KafkaHandler', () => {
     });
   });
 
+  it('a topic someone else creates between the read and the create is not changed: refused unless it may be taken over', async () => {
+    const [raced, allowed] = ['h-raced', 'h-raced-allowed'].map(topicName) as [string, string];
+    const spec = (name: string) => ({
+      name,
+      partitions: 3,
+      replicationFactor: 1,
+      configs: { 'retention.ms': '86400000' },
+    });
+    const mayTakeOver = (name: string) => name === allowed;
+    const result = await sharedKafka().apply(target(), [spec(raced), spec(allowed)], [], ['retention.ms'], {
+      mayTakeOver,
+      // Recorded, then made by another client before this one's CreateTopics.
+      creating: async (names) => {
+        await witness().createTopics({
+          topics: names.map((topic) => ({ topic, numPartitions: 1, replicationFactor: 1 })),
+        });
+      },
+    });
+    expect(result.notAdopted).toEqual([raced]);
+    expect(result.outcomes.map((o) => [o.name, o.action])).toEqual([[allowed, 'updated']]);
+    expect(await kafkaTopic(raced, ['retention.ms'])).toMatchObject({
+      partitions: 1,
+      configs: { 'retention.ms': expect.not.stringMatching(/^86400000$/) },
+    });
+    expect((await kafkaTopic(allowed, ['retention.ms']))?.partitions).toBe(3);
+  });
+
+  it('after a failed create, names the recorded topics that do not exist (`notCreated`)', async () => {
+    const [made, impossible] = ['h-made', 'h-impossible'].map(topicName) as [string, string];
+    const notCreated: string[] = [];
+    // One broker: a replication factor of 3 is refused (INVALID_REPLICATION_FACTOR).
+    const specs = [
+      { name: made, partitions: 1, replicationFactor: 1, configs: {} },
+      { name: impossible, partitions: 1, replicationFactor: 3, configs: {} },
+    ];
+    await expect(
+      sharedKafka().apply(target(), specs, [], [], {
+        mayTakeOver: () => false,
+        creating: async () => {},
+        notCreated: (names) => notCreated.push(...names),
+      }),
+    ).rejects.toThrow();
+    expect(notCreated).toEqual([impossible]);
+    expect(await kafkaTopic(made)).toBeDefined();
+  });
+
   it('deletes those of the names that exist and returns them', async () => {
     const [doomed, absent] = ['h-doomed', 'h-absent'].map(topicName) as [string, string];
     await witness().createTopics({ topics: [{ topic: doomed, numPartitions: 1, replicationFactor: 1 }] });

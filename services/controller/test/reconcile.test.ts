@@ -169,8 +169,14 @@ describe('reconciling Pipelines into Kafka', () => {
       reason: 'TopicClaimedByOlderPipeline',
       message: `${shared}: managed by the older Pipeline ${NAMESPACE}/first`,
     });
-    // The older Pipeline created it: handed over without the adopt annotation when that one goes.
-    expect(second.status?.topics?.[0]).toMatchObject({ name: shared, phase: 'Conflict', managed: true });
+    // Not its own while the older manages it; the older created it, so it is handed over without
+    // the adopt annotation when that one goes.
+    expect(second.status?.topics?.[0]).toMatchObject({
+      name: shared,
+      phase: 'Conflict',
+      managed: false,
+      handOverFrom: `${NAMESPACE}/first`,
+    });
     expect(reasons(server, 'second')).toEqual(['TopicConflict']);
     expect((await kafkaTopic(shared, ['cleanup.policy']))?.configs['cleanup.policy']).toBe('compact');
 

@@ -180,6 +180,32 @@ describe('ownership recorded before a topic is created', () => {
     expect(await kafkaTopic(created)).toBeUndefined();
   });
 
+  it("a create that fails leaves no record: the topic, never made, is not the Pipeline's, and one made later by someone else is not taken over", async () => {
+    const server = new FakeApiServer();
+    const impossible = topicName('never-made');
+    // One broker: a replication factor of 3 is refused when the topic is created.
+    const declared = server.create(
+      pipeline('impossible', [{ ...topic(impossible), replicationFactor: 3 }], { deletionPolicy: 'Delete' }),
+    );
+    await expect(reconcilerOn(server).reconcile(declared, [declared])).rejects.toThrow();
+    const failed = server.get(meta('impossible')) as Pipeline;
+    expect(condition(failed, 'Ready')?.reason).toBe('KafkaError');
+    expect(failed.status?.topics?.[0]).toMatchObject({ name: impossible, phase: 'Error', managed: false });
+    expect(await kafkaTopic(impossible)).toBeUndefined();
+    // Someone else makes a topic of that name; the Pipeline, unchanged, may not take it over.
+    await createInKafka(impossible);
+    await reconcilerOn(server).reconcile(failed, [failed]);
+    const after = server.get(meta('impossible')) as Pipeline;
+    expect(condition(after, 'Ready')?.reason).toBe('AdoptionRequired');
+    expect((await kafkaTopic(impossible, ['retention.ms']))?.configs['retention.ms']).not.toBe(retentionDay);
+    // Nor deleted with the Pipeline (deletionPolicy Delete).
+    server.delete(meta('impossible'));
+    const deleting = server.get(meta('impossible')) as Pipeline;
+    await reconcilerOn(server).reconcile(deleting, [deleting]);
+    expect(server.get(meta('impossible'))).toBeUndefined();
+    expect(await kafkaTopic(impossible)).toBeDefined();
+  });
+
   it('no record, no topic: when the record cannot be written, nothing is created (retried)', async () => {
     const server = new FakeApiServer();
     const never = topicName('unrecorded');
@@ -282,6 +308,70 @@ describe('Pipelines stamped with their controller', () => {
   });
 });
 
+describe('one Kafka cluster, however a Pipeline names it', () => {
+  it("a newer Pipeline that names the owner's cluster another way (a server repeated) gets none of its topics: nothing changed, nothing deleted", async () => {
+    const shared = topicName('spelled');
+    // One topic namespace for all (the operator's template): the older Pipeline owns.
+    const { server } = startController({ namespaces: [NAMESPACE, 'team-s'], topicNameTemplate: '{name}' });
+    server.create(pipeline('owner', [topic(shared)]));
+    await waitReady(server, 'owner', 'True');
+    const rival = { namespace: 'team-s', name: 'rival' };
+    const theirs = { name: shared, partitions: 4, replicationFactor: 1, config: { 'retention.ms': '60000' } };
+    server.create(pipeline('rival', [theirs], { deletionPolicy: 'Delete' }, undefined, 'team-s'));
+    const conflicted = await settled(server, 'team-s', 'rival', 'False');
+    expect(condition(conflicted, 'Ready')?.reason).toBe('TopicConflict');
+
+    server.update(rival, (p) => {
+      p.spec.kafka = { bootstrapServers: `${bootstrapServers},${bootstrapServers}` };
+    });
+    const respelled = await settled(server, 'team-s', 'rival', 'False');
+    expect(condition(respelled, 'Ready')?.reason).toBe('TopicConflict');
+    expect(await kafkaTopic(shared, ['retention.ms'])).toMatchObject({
+      partitions: 2,
+      configs: { 'retention.ms': retentionDay },
+    });
+    // Not its own (never `managed` in a Conflict entry); handed over only when the owner goes.
+    expect(respelled.status?.topics?.[0]).toMatchObject({
+      phase: 'Conflict',
+      managed: false,
+      handOverFrom: `${NAMESPACE}/owner`,
+    });
+    server.delete(rival);
+    await vi.waitFor(() => expect(server.get(rival)).toBeUndefined(), PATIENCE);
+    expect(await kafkaTopic(shared, ['retention.ms'])).toMatchObject({ partitions: 2 });
+    expect(condition(server.get(meta('owner')), 'Ready')?.status).toBe('True');
+  });
+
+  it('a record of another cluster (status.cluster) carries nothing over: a topic of that name here needs adoption', async () => {
+    const server = new FakeApiServer();
+    const elsewhere = 'kafka.elsewhere:9092';
+    const theirs = topicName('same-name-here');
+    await createInKafka(theirs);
+    const created = server.create(pipeline('mover', [topic(theirs)]));
+    // Its status: it manages a topic of that name in the other cluster; it names this one now.
+    const moved = await server.patchStatus(created, {
+      cluster: elsewhere,
+      topics: [{ name: theirs, phase: 'Ready', managed: true }],
+    });
+    const reconciler = new Reconciler({
+      api: server,
+      kafka: sharedKafka(),
+      defaultServers: [bootstrapServers],
+      allowedServers: [bootstrapServers, elsewhere],
+      allowedClusters: [[bootstrapServers], [elsewhere]],
+      controllerName: CONTROLLER_NAME,
+      topicRules: { reserved: [], adoptable: [] },
+      log,
+    });
+    await reconciler.reconcile(moved, [moved]);
+    const after = server.get(meta('mover')) as Pipeline;
+    expect(condition(after, 'Ready')?.reason).toBe('AdoptionRequired');
+    expect(after.status?.cluster).toBe(bootstrapServers);
+    expect(after.status?.topics?.[0]).toMatchObject({ phase: 'Blocked', managed: false });
+    expect(await kafkaTopic(theirs)).toMatchObject({ partitions: 1 });
+  });
+});
+
 describe('topic names per namespace', () => {
   it('watching other namespaces than its own, the default template gives each its own topic namespace ({namespace}.{name}); its own keeps names as declared', async () => {
     const name = topicName('same-name');
@@ -294,5 +384,78 @@ describe('topic names per namespace', () => {
     expect(team.status?.topics?.[0]?.name).toBe(`team-a.${name}`);
     expect((await kafkaTopic(`team-a.${name}`))?.partitions).toBe(2);
     expect((await kafkaTopic(name))?.partitions).toBe(2);
+  });
+
+  /** The release namespace's topic `<tenant>.<base>`, and a Pipeline of `tenant` declaring `base`. */
+  const colliding = (tenant: string, base: string) => ({
+    release: pipeline('release', [
+      {
+        name: `${tenant}.${base}`,
+        partitions: 2,
+        replicationFactor: 1,
+        config: { 'retention.ms': retentionDay },
+      },
+    ]),
+    tenant: pipeline(
+      'tenant',
+      [{ name: base, partitions: 1, replicationFactor: 1, config: { 'retention.ms': '60000' } }],
+      { deletionPolicy: 'Delete' },
+      undefined,
+      tenant,
+    ),
+  });
+  const refused = (p: Pipeline) => {
+    expect(condition(p, 'Ready')).toMatchObject({ reason: 'TopicNameCollision' });
+    expect(condition(p, 'Stalled')).toMatchObject({ status: 'True', reason: 'TopicNameCollision' });
+    expect(p.status?.topics?.[0]).toMatchObject({ phase: 'Blocked' });
+    expect(p.status?.topics?.[0]?.message).toContain(`release namespace ${NAMESPACE}`);
+  };
+
+  it("another namespace's Pipeline that maps to a topic of the release namespace is refused (TopicNameCollision), though older: the release namespace's gets it", async () => {
+    const base = topicName('collide');
+    const tenantNs = 'events-a'; // before the release's namespace by name too: the old tie-break
+    const server = new FakeApiServer();
+    const { release, tenant } = colliding(tenantNs, base);
+    server.create(tenant);
+    await new Promise((r) => setTimeout(r, 1_100)); // creationTimestamp has seconds: older indeed
+    server.create(release);
+    startController({ server, namespaces: [NAMESPACE, tenantNs] });
+    const home = await settled(server, NAMESPACE, 'release', 'True');
+    expect(home.status?.topics?.[0]).toMatchObject({ name: `${tenantNs}.${base}`, managed: true });
+    refused(await settled(server, tenantNs, 'tenant', 'False'));
+    expect(await kafkaTopic(`${tenantNs}.${base}`, ['retention.ms'])).toMatchObject({
+      partitions: 2,
+      configs: { 'retention.ms': retentionDay },
+    });
+    // Deleted under Delete: the release's topic stays.
+    server.delete({ namespace: tenantNs, name: 'tenant' });
+    await vi.waitFor(
+      () => expect(server.get({ namespace: tenantNs, name: 'tenant' })).toBeUndefined(),
+      PATIENCE,
+    );
+    expect(await kafkaTopic(`${tenantNs}.${base}`)).toBeDefined();
+  });
+
+  it('the release namespace wins whatever the order: a topic made for another namespace before the release declared it is taken over, and that Pipeline refused', async () => {
+    const base = topicName('first-come');
+    const tenantNs = 'events-b';
+    const { server } = startController({ namespaces: [NAMESPACE, tenantNs] });
+    const { release, tenant } = colliding(tenantNs, base);
+    server.create(tenant);
+    const made = await settled(server, tenantNs, 'tenant', 'True');
+    expect(made.status?.topics?.[0]).toMatchObject({ name: `${tenantNs}.${base}`, managed: true });
+    expect((await kafkaTopic(`${tenantNs}.${base}`))?.partitions).toBe(1);
+
+    server.create(release);
+    const home = await settled(server, NAMESPACE, 'release', 'True');
+    expect(home.status?.topics?.[0]).toMatchObject({ managed: true, partitions: 2 });
+    expect(await kafkaTopic(`${tenantNs}.${base}`, ['retention.ms'])).toMatchObject({
+      partitions: 2,
+      configs: { 'retention.ms': retentionDay },
+    });
+    await vi.waitFor(
+      () => refused(server.get({ namespace: tenantNs, name: 'tenant' }) as Pipeline),
+      PATIENCE,
+    );
   });
 });

@@ -45,6 +45,11 @@ export class PipelineInformer {
   /** True once the first list has filled the cache. */
   synced = false;
   private resourceVersion = '';
+  private markSynced: () => void = () => {};
+  /** Resolves once the first list has filled the cache (`synced`). */
+  readonly firstSync = new Promise<void>((resolve) => {
+    this.markSynced = resolve;
+  });
 
   constructor(private readonly opts: InformerOptions) {}
 
@@ -91,6 +96,7 @@ export class PipelineInformer {
     }
     this.resourceVersion = resourceVersion;
     this.synced = true;
+    this.markSynced();
   }
 
   private apply(event: PipelineWatchEvent): void {

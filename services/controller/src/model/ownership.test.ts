@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { API_VERSION, KIND, type Pipeline } from '../pipeline/types.js';
-import { claimants, clusterOf, sharingPipelines, topicOwners } from './ownership.js';
+import { clusterOf, clusterRules } from './cluster.js';
+import { desiredTopics } from './desired.js';
+import { claimants, sharingPipelines, topicOwners } from './ownership.js';
 
 function pipeline(
   namespace: string,
@@ -20,7 +22,8 @@ function pipeline(
   };
 }
 
-const DEFAULT = ['kafka:9092'];
+/** Two clusters: the controller's own, and `other`. */
+const DEFAULT = clusterRules(['kafka:9092'], [['kafka:9092'], ['other:9092']]);
 
 describe('topic ownership', () => {
   it('gives a topic claimed twice to the older Pipeline, whatever the listing order', () => {
@@ -51,9 +54,56 @@ describe('topic ownership', () => {
     expect(sharingPipelines(here, [here, there], DEFAULT)).toEqual([]);
   });
 
-  it('identifies a cluster by its servers in any order, the default when a Pipeline names none', () => {
-    expect(clusterOf(pipeline('n', 'p', '', [], 'b:1,a:2'), DEFAULT)).toBe('a:2,b:1');
-    expect(clusterOf(pipeline('n', 'p', '', []), DEFAULT)).toBe('kafka:9092');
+  it('identifies a cluster by its allowlist entry: servers in any order, the default when a Pipeline names none', () => {
+    const rules = clusterRules(['kafka:9092'], [['b:1', 'a:2'], ['kafka:9092']]);
+    expect(clusterOf(pipeline('n', 'p', '', [], 'b:1,a:2'), rules)).toBe('a:2,b:1');
+    expect(clusterOf(pipeline('n', 'p', '', []), rules)).toBe('kafka:9092');
+  });
+
+  it('gives a topic to its owner however another Pipeline spells the same cluster: case, spaces, duplicates, one broker of several, another listener', () => {
+    // One cluster of three brokers, each with a plaintext and a TLS listener.
+    const entry = [
+      'kafka-0:9092',
+      'kafka-1:9092',
+      'kafka-2:9092',
+      'kafka-0:9093',
+      'kafka-1:9093',
+      'kafka-2:9093',
+    ];
+    const rules = clusterRules(['kafka-0:9092', 'kafka-1:9092', 'kafka-2:9092'], [entry, ['other:9092']]);
+    const owner = pipeline('observatory', 'events', '2026-01-01T00:00:00Z', ['events.cloudevents.v1']);
+    for (const spelling of [
+      'KAFKA-0:9092,Kafka-1:9092,kafka-2:9092',
+      ' kafka-2:9092 , kafka-0:9092,kafka-0:9092',
+      'kafka-1:9092',
+      'kafka-1:9093',
+    ]) {
+      const rival = pipeline('team', 'x', '2026-02-01T00:00:00Z', ['events.cloudevents.v1'], spelling);
+      expect(clusterOf(rival, rules)).toBe(clusterOf(owner, rules));
+      const owners = topicOwners([owner, rival], rules);
+      const desired = desiredTopics(rival, owners, clusterOf(rival, rules), () => false);
+      expect(desired.managed).toEqual([]);
+      expect(desired.conflicts).toEqual([{ name: 'events.cloudevents.v1', owner: 'observatory/events' }]);
+      // And the owner, deleted, keeps the topic the rival declares (it is the same cluster's).
+      expect(claimants(owner, [owner, rival], clusterOf(owner, rules), rules)).toEqual(
+        new Map([['events.cloudevents.v1', 'team/x']]),
+      );
+    }
+  });
+
+  it('puts the release namespace first: its Pipelines own what they declare whatever their age, and another namespace claims none of it', () => {
+    const release = pipeline('observatory', 'events', '2026-03-01T00:00:00Z', ['events.cloudevents.v1']);
+    const tenant = pipeline('events', 'x', '2026-01-01T00:00:00Z', ['events.cloudevents.v1', 'events.own']);
+    const owners = topicOwners([tenant, release], DEFAULT, 'observatory');
+    expect(owners.get('kafka:9092|events.cloudevents.v1')).toBe('observatory/events');
+    expect(owners.get('kafka:9092|events.own')).toBe('events/x');
+    // Without the rule (a template of the operator's), the older wins.
+    expect(topicOwners([tenant, release], DEFAULT).get('kafka:9092|events.cloudevents.v1')).toBe('events/x');
+    // The release's Pipeline, deleted, is not held back by the tenant's refused claim.
+    expect(claimants(release, [release, tenant], 'kafka:9092', DEFAULT, 'observatory')).toEqual(new Map());
+    expect(claimants(tenant, [release, tenant], 'kafka:9092', DEFAULT, 'observatory')).toEqual(
+      new Map([['events.cloudevents.v1', 'observatory/events']]),
+    );
   });
 
   it('lists the other Pipelines that share a topic, to requeue them', () => {

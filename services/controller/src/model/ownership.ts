@@ -1,11 +1,15 @@
 /**
  * Which Pipeline manages a topic when several declare it. A topic is identified by its Kafka
- * cluster (the bootstrap servers, order ignored) and name; the oldest Pipeline (creation time,
- * then namespace/name) owns it, as in Strimzi's topic operator, so a newer one can never take a
- * topic from under a running pipeline. Pipelines being deleted still own until their finalizer
- * is gone (a `Delete` policy must not delete a topic another Pipeline took meanwhile).
+ * cluster (`clusterOf`: the allowlist entry its servers name) and name; the oldest Pipeline
+ * (creation time, then namespace/name) owns it, as in Strimzi's topic operator, so a newer one can
+ * never take a topic from under a running pipeline. Under the default topic-name rule the release
+ * namespace (`home`) comes first: its Pipelines own the topics they declare whatever their age,
+ * and another namespace's claim on one is refused, never counted. Pipelines being deleted still
+ * own until their finalizer is gone (a `Delete` policy must not delete a topic another Pipeline
+ * took meanwhile).
  */
 import { CONTROLLER_ANNOTATION, keyOf, type Pipeline } from '../pipeline/types.js';
+import { type ClusterRules, clusterOf } from './cluster.js';
 
 /**
  * Whose `pipeline` is, seen by the controller `name`: its own (stamped with its name), nobody's yet
@@ -17,28 +21,45 @@ export function controlOf(pipeline: Pipeline, name: string): 'own' | 'unclaimed'
   return stamp === name ? 'own' : 'foreign';
 }
 
-/** The Kafka cluster of a Pipeline: its bootstrap servers (or the default), sorted. */
-export function clusterOf(pipeline: Pipeline, defaultServers: string[]): string {
-  const raw = pipeline.spec.kafka?.bootstrapServers;
-  const servers = raw ? raw.split(',').map((s) => s.trim()) : defaultServers;
-  return [...servers].sort().join(',');
+/** The namespace of a Pipeline key (`namespace/name`). */
+export function namespaceOfKey(key: string): string {
+  return key.slice(0, key.indexOf('/'));
 }
 
-function older(a: Pipeline, b: Pipeline): boolean {
+/**
+ * Whether a claim of `claimant` on a topic `holder` declares is refused: under the default
+ * topic-name rule (`home` set), a Pipeline outside the release namespace never gets a topic one
+ * of the release namespace declares.
+ */
+export function refusedClaim(claimant: Pipeline, holder: Pipeline, home: string | undefined): boolean {
+  return home !== undefined && holder.metadata.namespace === home && claimant.metadata.namespace !== home;
+}
+
+/** Whether `a` comes before `b` for a topic both declare: the release namespace, then age, then key. */
+function outranks(a: Pipeline, b: Pipeline, home: string | undefined): boolean {
+  if (refusedClaim(b, a, home)) return true;
+  if (refusedClaim(a, b, home)) return false;
   const ta = Date.parse(a.metadata.creationTimestamp ?? '') || 0;
   const tb = Date.parse(b.metadata.creationTimestamp ?? '') || 0;
   return ta !== tb ? ta < tb : keyOf(a.metadata) < keyOf(b.metadata);
 }
 
-/** `cluster|topic` -> the key of the Pipeline that owns it. */
-export function topicOwners(pipelines: Iterable<Pipeline>, defaultServers: string[]): Map<string, string> {
+/**
+ * `cluster|topic` -> the key of the Pipeline that owns it; `home`: the release namespace under the
+ * default topic-name rule (its Pipelines first).
+ */
+export function topicOwners(
+  pipelines: Iterable<Pipeline>,
+  clusters: ClusterRules,
+  home?: string,
+): Map<string, string> {
   const owners = new Map<string, Pipeline>();
   for (const p of pipelines) {
-    const cluster = clusterOf(p, defaultServers);
+    const cluster = clusterOf(p, clusters);
     for (const topic of p.spec.topics) {
       const id = `${cluster}|${topic.name}`;
       const current = owners.get(id);
-      if (!current || older(p, current)) owners.set(id, p);
+      if (!current || outranks(p, current, home)) owners.set(id, p);
     }
   }
   return new Map([...owners].map(([id, p]) => [id, keyOf(p.metadata)]));
@@ -48,30 +69,35 @@ export function topicOwners(pipelines: Iterable<Pipeline>, defaultServers: strin
 export function sharingPipelines(
   pipeline: Pipeline,
   all: Iterable<Pipeline>,
-  defaultServers: string[],
+  clusters: ClusterRules,
 ): string[] {
-  const cluster = clusterOf(pipeline, defaultServers);
+  const cluster = clusterOf(pipeline, clusters);
   const names = new Set(pipeline.spec.topics.map((t) => t.name));
   const key = keyOf(pipeline.metadata);
   const keys: string[] = [];
   for (const p of all) {
-    if (keyOf(p.metadata) === key || clusterOf(p, defaultServers) !== cluster) continue;
+    if (keyOf(p.metadata) === key || clusterOf(p, clusters) !== cluster) continue;
     if (p.spec.topics.some((t) => names.has(t.name))) keys.push(keyOf(p.metadata));
   }
   return keys;
 }
 
-export /** Topics of `pipeline` other Pipelines of the same cluster declare: name -> `namespace/name` of one. */
-function claimants(
+/**
+ * Topics of `pipeline` other Pipelines of the same cluster declare: name -> `namespace/name` of
+ * one. A refused claim (`refusedClaim`) is none: it never keeps a release namespace's topic.
+ */
+export function claimants(
   pipeline: Pipeline,
   all: Pipeline[],
   cluster: string,
-  defaultServers: string[],
+  clusters: ClusterRules,
+  home?: string,
 ): Map<string, string> {
   const self = keyOf(pipeline.metadata);
   const claimed = new Map<string, string>();
   for (const other of all) {
-    if (keyOf(other.metadata) === self || clusterOf(other, defaultServers) !== cluster) continue;
+    if (keyOf(other.metadata) === self || clusterOf(other, clusters) !== cluster) continue;
+    if (refusedClaim(other, pipeline, home)) continue;
     for (const t of other.spec.topics) if (!claimed.has(t.name)) claimed.set(t.name, keyOf(other.metadata));
   }
   return claimed;

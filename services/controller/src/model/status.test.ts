@@ -4,6 +4,9 @@ import { findCondition } from './conditions.js';
 import { desiredTopics } from './desired.js';
 import {
   appliedResults,
+  boundedMessage,
+  CONDITION_MESSAGE_LIMIT,
+  creatingStatus,
   onlyDeclaredConfigs,
   pausedStatus,
   pendingStatus,
@@ -149,6 +152,102 @@ describe('status of a reconcile', () => {
       refused: [{ kind: 'cannot-decrease-partitions', message: 'b: no', current: 4, desired: 2 }],
     };
     expect(reason([blocked('a', 'AdoptionRequired'), refused])).toBe('PartitionDecreaseRefused');
+    expect(reason([blocked('a', 'AdoptionRequired'), blocked('b', 'TopicNameCollision')])).toBe(
+      'TopicNameCollision',
+    );
+    expect(reason([blocked('a', 'TopicNameCollision'), { name: 'b', phase: 'Conflict' }])).toBe(
+      'TopicNameCollision',
+    );
+  });
+});
+
+describe('condition messages', () => {
+  // The CRD's bound on a condition message: a longer one fails every status write (422).
+  const CRD_LIMIT = 32768;
+  /** As many topics as a Pipeline may declare, with the longest names, each with a long message. */
+  const failing = (phase: 'Blocked' | 'Conflict'): TopicResult[] =>
+    Array.from({ length: 100 }, (_, i) => ({
+      name: `${'t'.repeat(245)}.${String(i).padStart(3, '0')}`,
+      phase,
+      ...(phase === 'Blocked' ? { blocked: 'AdoptionRequired' as const } : {}),
+      message: `exists in Kafka and was not created by this Pipeline: ${'x'.repeat(200)}`,
+    }));
+
+  it('keeps Ready and Stalled within the bound however many topics fail: whole topics, an ellipsis and how many were left out', () => {
+    const status = reconciledStatus(pipeline(), failing('Blocked'), t0);
+    for (const type of ['Ready', 'Stalled']) {
+      const message = findCondition(status.conditions, type)?.message ?? '';
+      expect(message.length).toBeLessThanOrEqual(CRD_LIMIT);
+      expect(message.length).toBeLessThanOrEqual(CONDITION_MESSAGE_LIMIT);
+      const left = Number(/; … (\d+) more in status\.topics$/.exec(message)?.[1]);
+      const kept = message.split('; ').length - 1;
+      expect(kept + left).toBe(100);
+      expect(message.startsWith(`${'t'.repeat(245)}.000: exists in Kafka`)).toBe(true);
+    }
+    // Each topic's own message stays whole.
+    expect(status.topics?.[99]?.message).toBe(failing('Blocked')[99]?.message);
+  });
+
+  it('keeps the Conflict condition within the bound too', () => {
+    const status = reconciledStatus(pipeline(), failing('Conflict'), t0);
+    const message = findCondition(status.conditions, 'Conflict')?.message ?? '';
+    expect(message.length).toBeLessThanOrEqual(CRD_LIMIT);
+    expect(message.length).toBeLessThanOrEqual(CONDITION_MESSAGE_LIMIT);
+    expect(message).toMatch(/; … \d+ more in status\.topics$/);
+  });
+
+  it('leaves a short message as it is, and cuts a single part longer than the bound', () => {
+    expect(boundedMessage(['a: x', 'b: y'], 100)).toBe('a: x; b: y');
+    expect(boundedMessage(['a'.repeat(50)], 20)).toBe(`${'a'.repeat(19)}…`);
+    const cut = boundedMessage(['a'.repeat(50), 'b: y'], 40);
+    expect(cut).toBe(`${'a'.repeat(12)}…; … 1 more in status.topics`);
+    expect(cut.length).toBeLessThanOrEqual(40);
+  });
+});
+
+describe('the cluster of the records', () => {
+  const withStatus = (cluster?: string): Pipeline => ({
+    ...pipeline(),
+    status: {
+      ...(cluster ? { cluster } : {}),
+      topics: [
+        { name: 'a', phase: 'Ready', managed: true },
+        { name: 'c', phase: 'Conflict', managed: false, handOverFrom: 'ns/older' },
+      ],
+    },
+  });
+
+  it('records a topic about to be created with the cluster, clearing the records of another cluster', () => {
+    expect(creatingStatus(withStatus('k:1'), ['b'], 'k:1', true)).toEqual({
+      cluster: 'k:1',
+      topics: [
+        { name: 'a', phase: 'Ready', managed: true },
+        { name: 'c', phase: 'Conflict', managed: false, handOverFrom: 'ns/older' },
+        { name: 'b', phase: 'Creating', message: 'being created', managed: true },
+      ],
+    });
+    expect(creatingStatus(withStatus('other:1'), ['b'], 'k:1', false)).toEqual({
+      cluster: 'k:1',
+      topics: [
+        { name: 'a', phase: 'Ready', managed: false },
+        { name: 'c', phase: 'Conflict', managed: false },
+        { name: 'b', phase: 'Creating', message: 'being created', managed: true },
+      ],
+    });
+  });
+
+  it("writes the reconcile's cluster, keeps the recorded one when Kafka was not reached, and a Conflict's hand-over", () => {
+    const conflict: TopicResult = { name: 'b', phase: 'Conflict', managed: false, handOverFrom: 'ns/older' };
+    expect(reconciledStatus(withStatus('old:1'), [readyTopic('a'), conflict], t0, 'k:1').cluster).toBe('k:1');
+    const kept = reconciledStatus(withStatus('old:1'), [readyTopic('a'), conflict], t0);
+    expect(kept.cluster).toBe('old:1');
+    expect(kept.topics?.[1]).toEqual({
+      name: 'b',
+      phase: 'Conflict',
+      managed: false,
+      handOverFrom: 'ns/older',
+    });
+    expect(reconciledStatus(withStatus(), [readyTopic('a')], t0)).not.toHaveProperty('cluster');
   });
 });
 

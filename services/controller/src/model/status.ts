@@ -27,6 +27,8 @@ export interface TopicResult {
   message?: string;
   /** The controller may change the topic without the adopt annotation (TopicStatus.managed). */
   managed?: boolean;
+  /** The older Pipeline that hands the topic over when it lets it go (TopicStatus.handOverFrom). */
+  handOverFrom?: string;
 }
 
 /** The safe defaults that leave a topic untouched, as `Ready=False` reasons. */
@@ -35,6 +37,7 @@ export type BlockReason =
   | 'KafkaAccessInvalid'
   | 'CredentialsNotLabelled'
   | 'ReservedTopicName'
+  | 'TopicNameCollision'
   | 'AdoptionRequired';
 /** The first `KAFKA_UNTOUCHED` of them kept Kafka from being reached at all. */
 const BLOCK_ORDER: BlockReason[] = [
@@ -42,6 +45,7 @@ const BLOCK_ORDER: BlockReason[] = [
   'KafkaAccessInvalid',
   'CredentialsNotLabelled',
   'ReservedTopicName',
+  'TopicNameCollision',
   'AdoptionRequired',
 ];
 const KAFKA_UNTOUCHED = 3;
@@ -67,6 +71,38 @@ const NOT_READY: Array<{ reason: string; applies: (t: TopicResult) => boolean }>
   })),
   { reason: 'TopicConflict', applies: (t) => t.phase === 'Conflict' },
 ];
+
+/**
+ * The longest condition message written. The CRD allows 32768 characters; a Pipeline of 100
+ * topics with long names and Kafka's messages can exceed that, and then every status write would
+ * fail (422) for good. Each topic's own message stays whole in `status.topics`.
+ */
+export const CONDITION_MESSAGE_LIMIT = 4096;
+
+/**
+ * `parts` joined by "; ", at most `limit` characters: cut after the last part that fits, with an
+ * ellipsis and how many were left out (a first part longer than that is cut itself).
+ */
+export function boundedMessage(parts: string[], limit = CONDITION_MESSAGE_LIMIT): string {
+  const whole = parts.join('; ');
+  if (whole.length <= limit) return whole;
+  const rest = (left: number) => `; … ${left} more in status.topics`;
+  let length = 0;
+  let kept = 0;
+  for (const part of parts) {
+    const next = length + (kept > 0 ? 2 : 0) + part.length;
+    if (next + rest(parts.length - kept - 1).length > limit) break;
+    length = next;
+    kept++;
+  }
+  if (kept > 0) return parts.slice(0, kept).join('; ') + rest(parts.length - kept);
+  // Not even the first part fits: its beginning (whole code points), an ellipsis, the count.
+  const tail = parts.length > 1 ? rest(parts.length - 1) : '';
+  const head = Array.from(parts[0] ?? '')
+    .slice(0, Math.max(0, limit - tail.length - 1))
+    .join('');
+  return `${head}…${tail}`;
+}
 
 export interface Verdict {
   ready: boolean;
@@ -95,7 +131,7 @@ export function verdict(topics: TopicResult[]): Verdict {
   return {
     ready: false,
     reason,
-    message: problems.map((t) => `${t.name}: ${t.message ?? t.phase}`).join('; '),
+    message: boundedMessage(problems.map((t) => `${t.name}: ${t.message ?? t.phase}`)),
   };
 }
 
@@ -112,6 +148,7 @@ function topicStatus(t: TopicResult): TopicStatus {
       : {}),
     ...(t.message ? { message: t.message } : {}),
     managed: t.managed ?? false,
+    ...(t.handOverFrom ? { handOverFrom: t.handOverFrom } : {}),
   };
 }
 
@@ -161,15 +198,28 @@ export function appliedResults(
 }
 
 /**
- * The status that records `names` as this Pipeline's before they are created: written first, so a
- * crash between the creation and the reconcile's status leaves them recognised as its own.
+ * The status that records `names` as this Pipeline's in `cluster` before they are created: written
+ * first, so a crash between the creation and the reconcile's status leaves them recognised as its
+ * own. `keepRecords`: the other entries' records are for `cluster` too; otherwise they are of
+ * another cluster, which the status no longer names, and are cleared.
  */
-export function creatingStatus(pipeline: Pipeline, names: string[]): PipelineStatus {
-  const others = (pipeline.status?.topics ?? []).filter((t) => !names.includes(t.name));
+export function creatingStatus(
+  pipeline: Pipeline,
+  names: string[],
+  cluster: string,
+  keepRecords: boolean,
+): PipelineStatus {
+  const others = (pipeline.status?.topics ?? [])
+    .filter((t) => !names.includes(t.name))
+    .map((t): TopicStatus => {
+      if (keepRecords) return t;
+      const { handOverFrom: _, ...rest } = t;
+      return { ...rest, managed: false };
+    });
   const creating = names.map(
     (name): TopicStatus => ({ name, phase: 'Creating', message: 'being created', managed: true }),
   );
-  return { topics: [...others, ...creating] };
+  return { cluster, topics: [...others, ...creating] };
 }
 
 export /** The result with only the configs its topic declares (Kafka was read for every declared key). */
@@ -179,8 +229,16 @@ function onlyDeclaredConfigs(result: TopicResult, keys: string[]): TopicResult {
   return { ...result, state: { ...result.state, configs } };
 }
 
-/** The status after a reconcile of `pipeline` that found `topics`. */
-export function reconciledStatus(pipeline: Pipeline, topics: TopicResult[], now: Date): PipelineStatus {
+/**
+ * The status after a reconcile of `pipeline` that found `topics`; `cluster`: the cluster their
+ * records are for (absent: the status keeps the one it names, Kafka was not reached).
+ */
+export function reconciledStatus(
+  pipeline: Pipeline,
+  topics: TopicResult[],
+  now: Date,
+  cluster: string | undefined = pipeline.status?.cluster,
+): PipelineStatus {
   const generation = pipeline.metadata.generation;
   const v = verdict(topics);
   const conflicts = topics.filter((t) => t.phase === 'Conflict');
@@ -222,7 +280,7 @@ export function reconciledStatus(pipeline: Pipeline, topics: TopicResult[], now:
           type: 'Conflict',
           status: 'True',
           reason: 'TopicClaimedByOlderPipeline',
-          message: conflicts.map((t) => `${t.name}: ${t.message}`).join('; '),
+          message: boundedMessage(conflicts.map((t) => `${t.name}: ${t.message}`)),
           observedGeneration: generation,
         }
       : {
@@ -236,6 +294,7 @@ export function reconciledStatus(pipeline: Pipeline, topics: TopicResult[], now:
   );
   return {
     observedGeneration: generation,
+    ...(cluster !== undefined ? { cluster } : {}),
     conditions,
     topics: topics.map(topicStatus),
     topicsReady: `${topics.filter((t) => t.phase === 'Ready').length}/${topics.length}`,

@@ -117,8 +117,12 @@ const topicStatusSchema: Schema = {
     managed: {
       type: 'boolean',
       description:
-        'The controller created or adopted this topic (for this Pipeline, or for the older one holding it): it changes it without the adopt annotation.',
+        'The controller created or adopted this topic for this Pipeline in status.cluster: it changes it there without the adopt annotation. Never true in a Conflict entry.',
     },
+    handOverFrom: str(
+      'Set in a Conflict entry: the older Pipeline (namespace/name) that manages the topic in status.cluster; this one takes it over when that one no longer claims it.',
+      { maxLength: 317 },
+    ),
   },
 };
 
@@ -297,6 +301,9 @@ const pipelineSchema: Schema = {
       type: 'object',
       properties: {
         observedGeneration: { type: 'integer', format: 'int64' },
+        cluster: str(
+          'The Kafka cluster the managed records of topics are for: the servers of its CONTROLLER_ALLOWED_BOOTSTRAP entry.',
+        ),
         topicsReady: str('Ready topics / declared topics.'),
         flow: flowStatusSchema,
         conditions: {

@@ -140,9 +140,17 @@ export interface TopicStatus {
   message?: string;
   /**
    * The controller created this topic for the Pipeline, adopted it, or took it over from an older
-   * Pipeline: it may change it (and delete it under `Delete`) without the adopt annotation.
+   * Pipeline, in the cluster `PipelineStatus.cluster`: it may change it (and delete it under
+   * `Delete`) there without the adopt annotation. Never true in a `Conflict` entry.
    */
   managed?: boolean;
+  /**
+   * Set in a `Conflict` entry (and kept by an `Error` or `Blocked` one that follows it): the older
+   * Pipeline (`namespace/name`) that manages the topic in the cluster `PipelineStatus.cluster`;
+   * once it no longer claims the topic, this Pipeline takes it over without the adopt annotation
+   * (a hand-over never adopts what the older one had not).
+   */
+  handOverFrom?: string;
 }
 
 /** The flow through the Pipeline as last observed. */
@@ -164,6 +172,11 @@ export interface FlowStatus {
 
 export interface PipelineStatus {
   observedGeneration?: number;
+  /**
+   * The Kafka cluster the records of `topics` (`managed`, `handOverFrom`) are for: the servers of
+   * its `CONTROLLER_ALLOWED_BOOTSTRAP` entry. Absent in a status written before it was recorded.
+   */
+  cluster?: string;
   /** Null only in a write: removes it (the Pipeline no longer has `spec.flow`). */
   flow?: FlowStatus | null;
   conditions?: Condition[];
