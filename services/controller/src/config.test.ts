@@ -31,7 +31,7 @@ describe('controller configuration: the Kafka clusters Pipelines may name', () =
     expect(one.allowedClusters).toEqual([['k0:9092', 'k0:9093']]);
     const two = readControllerConfig({ CONTROLLER_ALLOWED_BOOTSTRAP: 'k0:9092,k1:9092; other:9092' });
     expect(two.allowedClusters).toEqual([['k0:9092', 'k1:9092'], ['other:9092']]);
-    expect(two.allowedServers).toEqual(['k0:9092', 'k1:9092', 'other:9092']);
+    expect(two.allowedClusters.flat()).toEqual(['k0:9092', 'k1:9092', 'other:9092']);
   });
 
   it('refuses a server in two clusters, and an entry that is not host:port', () => {

@@ -110,8 +110,6 @@ export function readControllerConfig(env: Env) {
   return {
     ...own,
     allowedClusters,
-    /** Every server of those clusters. */
-    allowedServers: allowedClusters.flat(),
     /** Lease holder identity: the pod name, else host name and a random suffix. */
     identity: own.podName ?? `${hostname()}-${Math.random().toString(36).slice(2, 8)}`,
     leaseNamespace: own.leaseNamespace ?? own.podNamespace ?? 'default',

@@ -25,10 +25,8 @@ export interface FlowObserverOptions {
   api: PipelineApi;
   kafka: KafkaHandler;
   defaultServers: string[];
-  /** `CONTROLLER_ALLOWED_BOOTSTRAP`: one cluster, unless `allowedClusters`. */
-  allowedServers: string[];
-  /** `CONTROLLER_ALLOWED_BOOTSTRAP` as its clusters; absent: `[allowedServers]`. */
-  allowedClusters?: string[][];
+  /** `CONTROLLER_ALLOWED_BOOTSTRAP` as its clusters (`;` between them), each a list of servers. */
+  allowedClusters: string[][];
   thresholds: FlowThresholds;
   rule: WriteRule;
   /** The store's newest `ingested_at` (ISO), when the controller has a store URL. */
@@ -49,7 +47,7 @@ export class FlowObserver {
 
   constructor(private readonly opts: FlowObserverOptions) {
     this.now = opts.now ?? (() => new Date());
-    this.clusters = clusterRules(opts.defaultServers, opts.allowedClusters ?? [opts.allowedServers]);
+    this.clusters = clusterRules(opts.defaultServers, opts.allowedClusters);
   }
 
   /** The last observation of the Pipeline `key`, if it has one. */

@@ -62,10 +62,8 @@ export interface ReconcilerOptions {
    * one gets it first).
    */
   controllerName: string;
-  /** The only servers a Pipeline may name (`CONTROLLER_ALLOWED_BOOTSTRAP`): one cluster, unless `allowedClusters`. */
-  allowedServers: string[];
-  /** `CONTROLLER_ALLOWED_BOOTSTRAP` as its clusters (`;` between them); absent: `[allowedServers]`. */
-  allowedClusters?: string[][];
+  /** The clusters a Pipeline may name (`CONTROLLER_ALLOWED_BOOTSTRAP`, `;` between them), each a list of servers. */
+  allowedClusters: string[][];
   /**
    * `CONTROLLER_TOPIC_NAME_TEMPLATE`, for every namespace. Unset: `{name}` (names as given) in
    * `ownNamespace`, `{namespace}.{name}` in any other.
@@ -145,7 +143,7 @@ export class Reconciler {
   constructor(private readonly opts: ReconcilerOptions) {
     this.now = opts.now ?? (() => new Date());
     this.kube = new KubeHandler({ api: opts.api, onStatusWrite: opts.onStatusWrite, log: opts.log });
-    this.clusters = clusterRules(opts.defaultServers, opts.allowedClusters ?? [opts.allowedServers]);
+    this.clusters = clusterRules(opts.defaultServers, opts.allowedClusters);
   }
 
   /** The Pipeline with its topics under their Kafka names (the topic-name rule). */

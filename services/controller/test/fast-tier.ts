@@ -90,7 +90,7 @@ export interface LoopOptions {
   stallMs?: number;
   /** CONTROLLER_ALLOWED_BOOTSTRAP; default the plaintext broker only. */
   allowedServers?: string[];
-  /** CONTROLLER_ALLOWED_BOOTSTRAP as clusters (`;` between them); default `[allowedServers]`. */
+  /** CONTROLLER_ALLOWED_BOOTSTRAP as clusters (`;` between them); default one cluster of `allowedServers`. */
   allowedClusters?: string[][];
   /** Default: the shared handler on the PLAINTEXT listener. */
   kafka?: KafkaHandler;
@@ -125,8 +125,7 @@ export function startController(opts: LoopOptions = {}) {
       api: server,
       kafka: opts.kafka ?? kafka,
       defaultServers,
-      allowedServers: opts.allowedServers ?? defaultServers,
-      ...(opts.allowedClusters ? { allowedClusters: opts.allowedClusters } : {}),
+      allowedClusters: opts.allowedClusters ?? [opts.allowedServers ?? defaultServers],
       ...(opts.deletionTimeoutMs !== undefined ? { deletionTimeoutMs: opts.deletionTimeoutMs } : {}),
       controllerName: opts.controllerName ?? CONTROLLER_NAME,
       topicNameTemplate: opts.topicNameTemplate,

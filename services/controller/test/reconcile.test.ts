@@ -341,7 +341,7 @@ describe('when the API server fails', () => {
       api: server,
       kafka: sharedKafka(),
       defaultServers: [bootstrapServers],
-      allowedServers: [bootstrapServers],
+      allowedClusters: [[bootstrapServers]],
       controllerName: CONTROLLER_NAME,
       log,
     });
