@@ -80,6 +80,10 @@ function searchLogin(ns: string): string {
   return `{{- if eq ${auth}.mode "local" }}
    Log in as admin with the generated password (kept across upgrades):
    kubectl -n ${ns} get secret {{ ${SEARCH_AUTH_SECRET} }} -o jsonpath='{.data.${ADMIN_PASSWORD_KEY}}' | base64 -d; echo
+{{- if not .Values.search.publicUrl }}
+   The session cookie is Secure: browsers keep it over https and on http://localhost (Safari over
+   https only). To log in over plain HTTP elsewhere, set search.publicUrl=http://<that address>.
+{{- end }}
 {{- else if eq ${auth}.mode "oidc" }}
    Log in at {{ ${auth}.oidc.issuer }} (client {{ ${auth}.oidc.clientId }}), search at {{ .Values.search.publicUrl }}.
 {{- else if eq ${auth}.mode "proxy" }}

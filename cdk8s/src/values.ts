@@ -386,7 +386,8 @@ export const values: Tree = {
     ),
     publicUrl: str(
       '',
-      "SEARCH_PUBLIC_URL: the URL users open search at (https://search.example.com), for the login's redirect URI and Secure cookies, and the base of the alerts' search_url annotations (none while empty); required in oidc mode",
+      "SEARCH_PUBLIC_URL: the URL users open search at (https://search.example.com), for the login's redirect URI and the origin of its forms, and the base of the alerts' search_url annotations (none while empty); required in oidc mode. The login's cookies are Secure unless it is http:// (empty too: TLS may end at your ingress); an http:// URL lets the login work over plain HTTP at that address",
+      { pattern: '^(https?://.+)?$' },
     ),
     auth: searchAuthValues,
     tailMaxPerViewer: int(5, 'SEARCH_TAIL_MAX_PER_VIEWER: live tails one viewer may have open on one pod', 1),

@@ -1,7 +1,8 @@
 /**
  * Search's login as the chart renders it, per `search.auth.mode`: local (the default: a generated
- * admin password in a Secret, mounted as a file, and NOTES telling how to read it), oidc, proxy,
- * off (NOTES says what it exposes); bearer tokens of this cluster's service accounts; the tail caps.
+ * admin password in a Secret, mounted as a file, NOTES telling how to read it and where its Secure
+ * cookie is kept), oidc, proxy, off (NOTES says what it exposes); bearer tokens of this cluster's
+ * service accounts; the tail caps.
  */
 import { describe, expect, it } from 'vitest';
 import { CHART_DIR } from '../src/paths.js';
@@ -84,6 +85,18 @@ describe('local login (the default)', () => {
     expect(notes()).toContain(
       "kubectl -n observatory get secret obs-login -o jsonpath='{.data.admin-password}' | base64 -d",
     );
+  });
+
+  it('leaves SEARCH_PUBLIC_URL unset (Secure cookies) unless given, refusing one without http(s)://', () => {
+    expect(settings(objects).SEARCH_PUBLIC_URL).toBe('');
+    expect(notes()).toContain('The session cookie is Secure');
+    const plain = { 'search.publicUrl': 'http://10.0.0.7:30080' };
+    expect(settings(render(plain)).SEARCH_PUBLIC_URL).toBe('http://10.0.0.7:30080');
+    expect(notes(plain)).not.toContain('The session cookie is Secure');
+    // Its scheme decides the cookies' Secure flag: a bare host name is refused at install.
+    expect(
+      renderError([...setArgs({ ...REQUIRED_VALUES, 'search.publicUrl': 'search.example.com' })]),
+    ).toContain('publicUrl');
   });
 
   it("takes the operator's Secret instead, generating none", () => {

@@ -57,8 +57,9 @@ export interface SearchConfig {
   /** Deadline of one page (its statements are cancelled when it passes). */
   pageTimeoutMs: number;
   /**
-   * The external base URL, without a trailing slash: the login's redirect URI, the origin form
-   * posts must come from, and (`https:`) the Secure cookie flag. Unset: the origin a request came to.
+   * The external base URL, without a trailing slash: the login's redirect URI and the origin form
+   * posts must come from (unset: the origin a request came to). Only an `http:` one drops the
+   * cookies' Secure flag: unset, TLS may still end in front (auth/session.ts).
    */
   publicUrl?: string;
   /** Live tails one viewer may have open on a pod. */

@@ -10,6 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations } from './axe.js';
 import type { Harness } from './harness.js';
+import { SESSION_COOKIE } from './login-client.js';
 import { startOidcHarness } from './oidc-harness.js';
 
 let idp: OidcIssuer;
@@ -47,8 +48,10 @@ describe('OIDC login in Chromium', () => {
     await expect(header.locator('.viewer-name').textContent()).resolves.toBe('Alice');
     await expect(header.locator('.viewer-groups').textContent()).resolves.toBe('groups: team-a');
     const cookies = await page.context().cookies(h.url);
-    const session = cookies.find((c) => c.name === 'observatory-session');
-    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Lax' });
+    // Secure without SEARCH_PUBLIC_URL, and Chromium keeps it on http://127.0.0.1 (a loopback
+    // origin), as on a port-forward to localhost.
+    const session = cookies.find((c) => c.name === SESSION_COOKIE);
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Lax', secure: true, path: '/' });
   });
 
   it('logs out here and at the provider; the next page asks for a login again', async () => {

@@ -3,6 +3,9 @@
  * followed by hand, form posts with an Origin, the form token read off a page.
  */
 
+/** The session cookie as a service without an `http:` SEARCH_PUBLIC_URL names it: Secure, `__Host-`. */
+export const SESSION_COOKIE = '__Host-observatory-session';
+
 /** What a browser's page request accepts. */
 export const HTML = { accept: 'text/html,application/xhtml+xml' };
 

@@ -1,8 +1,8 @@
 /**
  * The login as a deployment runs it: the search service as a real process configured only by its
- * environment. It refuses to start without SEARCH_AUTH_MODE; in `local` mode, logged at debug
- * level through wrong and right logins and a logout, it writes neither the password, nor the
- * session secret, nor a session cookie.
+ * environment. It refuses to start without SEARCH_AUTH_MODE; in `local` mode without
+ * SEARCH_PUBLIC_URL its session cookie is Secure; logged at debug level through wrong and right
+ * logins and a logout, it writes neither the password, nor the session secret, nor a session cookie.
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import {
   tempDataDir,
 } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Client, csrfOf, form } from './login-client.js';
+import { Client, csrfOf, form, SESSION_COOKIE } from './login-client.js';
 
 const PASSWORD = 'process-test-admin-password-7f3a';
 const SESSION_SECRET = 'process-test-session-secret-0123456789abcdef';
@@ -69,14 +69,18 @@ describe('the search process', () => {
       form({ csrf: await formAt(), username: 'admin', password: 'not-it' }, search.url),
     );
     expect(wrong.status).toBe(401);
-    const { res, url } = await client.follow(
+    const right = await client.send(
       `${search.url}/login`,
       form({ csrf: await formAt(), username: 'admin', password: PASSWORD }, search.url),
     );
+    // As the chart's default install runs it (no SEARCH_PUBLIC_URL): a cookie kept off plain http.
+    const line = right.headers.getSetCookie().find((l) => l.startsWith(`${SESSION_COOKIE}=`));
+    expect(line).toMatch(/; Secure/);
+    const { res, url } = await client.follow(new URL(right.headers.get('location')!, search.url).href);
     expect(url).toBe(`${search.url}/events`);
     const page = await res.text();
     expect(page).toContain('Logged in as <strong class="viewer-name">admin</strong>');
-    const cookie = client.jar.get('observatory-session')!;
+    const cookie = client.jar.get(SESSION_COOKIE)!;
     await client.send(`${search.url}/logout`, form({ csrf: csrfOf(page) }, search.url));
     await search.stop();
     expect(output).toMatch(/listening/);

@@ -12,7 +12,7 @@ import { sessionStore } from '../src/auth/session.js';
 import type { Viewer } from '../src/viewer.js';
 import type { Harness } from './harness.js';
 import { startLocalHarness } from './local-harness.js';
-import { Client, csrfOf, form, HTML } from './login-client.js';
+import { Client, csrfOf, form, HTML, SESSION_COOKIE } from './login-client.js';
 import { startOidcHarness } from './oidc-harness.js';
 
 const SESSION_SECRET = 'login-test-session-secret-0123456789';
@@ -66,11 +66,11 @@ describe('OIDC login', () => {
     expect(html).toContain('Logged in as <strong class="viewer-name">Alice</strong>');
     const again = await client.send(`${h.url}/events?range=24h`);
     expect(again.headers.get('cache-control')).toBe('private, no-store');
-    const cookie = [...client.jar.keys()].find((k) => k === 'observatory-session');
+    const cookie = [...client.jar.keys()].find((k) => k === SESSION_COOKIE);
     expect(cookie).toBeDefined();
   });
 
-  it('sets an HttpOnly, SameSite=Lax session cookie with a bounded lifetime', async () => {
+  it('sets an HttpOnly, SameSite=Lax session cookie with a bounded lifetime, Secure without a public URL', async () => {
     const client = new Client();
     const atForm = await client.follow(`${h.url}/`);
     let res = await client.send(atForm.url, form({ username: 'bob', password: 'bob-password' }, idp.issuer));
@@ -83,11 +83,12 @@ describe('OIDC login', () => {
     expect(url).toMatch(/\/auth\/callback\?code=/);
     expect(res.status).toBe(303);
     const done = res;
-    const line = done.headers.getSetCookie().find((l) => l.startsWith('observatory-session='))!;
+    const line = done.headers.getSetCookie().find((l) => l.startsWith(`${SESSION_COOKIE}=`))!;
     expect(line).toMatch(/HttpOnly/);
     expect(line).toMatch(/SameSite=Lax/);
     expect(line).toMatch(/Max-Age=3600/);
-    expect(line).not.toMatch(/Secure/);
+    // The harness sets no SEARCH_PUBLIC_URL: TLS may end in front of the service, so Secure.
+    expect(line).toMatch(/; Secure/);
   });
 
   it('gives two users their own groups on the viewer', async () => {
@@ -106,7 +107,7 @@ describe('OIDC login', () => {
     const res = await client.send(`${h.url}/auth/callback?code=forged&state=not-the-state`);
     expect(res.status).toBe(401);
     expect(await res.text()).toContain('Login failed');
-    expect(client.jar.has('observatory-session')).toBe(false);
+    expect(client.jar.has(SESSION_COOKIE)).toBe(false);
   });
 
   it('logs out: clears the session and moves the browser on to the provider to end its session', async () => {
@@ -117,7 +118,7 @@ describe('OIDC login', () => {
     const location = new URL(refresh!);
     expect(location.href.startsWith(`${idp.issuer}/session/end`)).toBe(true);
     expect(location.searchParams.get('post_logout_redirect_uri')).toBe(`${h.url}/`);
-    expect(client.jar.has('observatory-session')).toBe(false);
+    expect(client.jar.has(SESSION_COOKIE)).toBe(false);
     const after = await client.send(`${h.url}/events`);
     expect(after.status).toBe(302);
     expect(after.headers.get('location')).toMatch(/^\/login\?next=/);
@@ -224,7 +225,7 @@ describe('local login', () => {
       expect(res.status).toBe(401);
       expect(await res.text()).toContain('Wrong user name or password.');
       expect(took).toBeGreaterThanOrEqual(LOGIN_FAILURE_DELAY_MS - 10);
-      expect(client.jar.has('observatory-session')).toBe(false);
+      expect(client.jar.has(SESSION_COOKIE)).toBe(false);
     }
   });
 
@@ -242,7 +243,7 @@ describe('local login', () => {
     );
     expect(noToken.status).toBe(401);
     expect(await noToken.text()).toContain('The form expired or came from elsewhere');
-    expect(client.jar.has('observatory-session')).toBe(false);
+    expect(client.jar.has(SESSION_COOKIE)).toBe(false);
   });
 
   it('returns to / from a return path that is not one of this site, and refuses a huge form', async () => {

@@ -14,6 +14,7 @@ import { namedByTrustedProxy, proxyAuthenticator, type TrustedProxies } from './
 import { sessionStore } from './session.js';
 
 export interface AuthenticatorOptions {
+  /** `SEARCH_PUBLIC_URL`: the login's redirect base; an `http:` one alone makes the cookies plain. */
   publicUrl?: string;
   logger?: Logger;
   /** Required in proxy mode (`trustedProxiesFromEnv`). */

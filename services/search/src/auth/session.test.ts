@@ -50,11 +50,43 @@ describe('session cookie', () => {
     expect(await read()).toBeNull();
   });
 
-  it('is Secure and __Host- named under an https public URL', async () => {
-    const { setCookie } = await roundTrip(VIEWER, 'https://search.example');
-    expect(setCookie).toMatch(/^__Host-observatory-session=/);
-    expect(setCookie).toMatch(/; Secure/);
-    expect(setCookie).toMatch(/; Path=\//);
+  it('is Secure and __Host- named under an https public URL, and without one (TLS may end in front)', async () => {
+    for (const publicUrl of ['https://search.example', 'HTTPS://search.example', undefined]) {
+      const { setCookie, session } = await roundTrip(VIEWER, publicUrl);
+      expect(setCookie, String(publicUrl)).toMatch(/^__Host-observatory-session=/);
+      expect(setCookie, String(publicUrl)).toMatch(/; Secure/);
+      expect(setCookie, String(publicUrl)).toMatch(/; Path=\//);
+      expect(session.viewer).toEqual(VIEWER);
+    }
+  });
+
+  it('drops Secure and the prefix only for an http: public URL, whatever its letter case', async () => {
+    for (const publicUrl of ['http://127.0.0.1:9000', 'HTTP://search.example']) {
+      const { setCookie, session } = await roundTrip(VIEWER, publicUrl);
+      expect(setCookie, publicUrl).toMatch(/^observatory-session=/);
+      expect(setCookie, publicUrl).not.toMatch(/Secure/i);
+      expect(session.viewer).toEqual(VIEWER);
+    }
+  });
+
+  it('sets the login cookie and clears both with the same Secure __Host- attributes', async () => {
+    const store = sessionStore(CONFIG);
+    const app = new Hono();
+    app.get('/flow', async (c) => {
+      await store.beginFlow(c, { next: '/' });
+      return c.text('ok');
+    });
+    app.get('/end', (c) => {
+      store.end(c);
+      return c.text('ok');
+    });
+    const [flow = ''] = (await app.request('/flow')).headers.getSetCookie();
+    expect(flow).toMatch(/^__Host-observatory-login=[^;]+;/);
+    // A browser ignores a __Host- cookie's deletion that is not Secure with Path=/.
+    const [ended = ''] = (await app.request('/end')).headers.getSetCookie();
+    expect(ended).toMatch(/^__Host-observatory-session=; Max-Age=0;/);
+    for (const line of [flow, ended])
+      expect(line.split('; ')).toEqual(expect.arrayContaining(['Path=/', 'Secure']));
   });
 
   it('refuses to set a cookie browsers would drop', async () => {

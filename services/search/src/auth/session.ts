@@ -56,8 +56,10 @@ export interface SessionStore {
 }
 
 /**
- * Sessions sealed under `config.secret`; an `https:` `publicUrl` makes the cookies Secure. `now` is
- * for tests that seal a session in the past.
+ * Sessions sealed under `config.secret`. The cookies are Secure unless `publicUrl` is an `http:`
+ * one: behind a TLS-terminating proxy every request arrives as http, so the service cannot tell an
+ * https site from a plain one, and only the operator's explicit `http:` says the site has no TLS.
+ * `now` is for tests that seal a session in the past.
  */
 export function sessionStore(
   config: SessionConfig,
@@ -66,7 +68,7 @@ export function sessionStore(
 ): SessionStore {
   // The cookie key is derived, so the same secret never keys anything else directly.
   const key = createHash('sha256').update('observatory-search-session\0').update(config.secret).digest();
-  const secure = publicUrl?.startsWith('https:') ?? false;
+  const secure = publicUrl === undefined || new URL(publicUrl).protocol !== 'http:';
   // `__Host-` binds a Secure cookie to this host and path `/` (no Domain can widen it).
   const prefix = secure ? '__Host-' : '';
   const names = { session: `${prefix}observatory-session`, flow: `${prefix}observatory-login` };
