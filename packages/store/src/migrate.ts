@@ -3,6 +3,11 @@
  * in its own transaction, recording name and SHA-256 in `events.schema_migration`. A session-level
  * advisory lock serialises concurrent runners (replicas booting together): the second waits, then
  * finds nothing left to do. An applied file whose content changed is refused, never re-run.
+ * Each file runs under `lock_timeout` (`lockTimeoutMs`): a lock it cannot get in time (a long
+ * search holding the event table) rolls its transaction back, and the whole file is tried again
+ * after a backoff, `lockAttempts` times in all, each retry logged. A lock request waiting in
+ * PostgreSQL's queue holds every later request on the same table behind it, so an unbounded wait for
+ * ACCESS EXCLUSIVE would stall every insert and search for as long as the long query runs.
  * With `writerRole` / `readerRole`, it then grants those roles their privileges (`grants.ts`), on
  * every run, in one transaction; without them nothing is granted (one role for everything).
  * When nothing is pending it runs no DDL at all, so a role without CREATE (the consumer's writer,
@@ -17,11 +22,14 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type Backoff, retry } from '@event-observatory/service-kit/resilience';
 import pg from 'pg';
 import { ADVISORY_LOCKS } from './advisory-locks.js';
 import { connectionConfig } from './connection.js';
+import { sqlstateOf } from './errors.js';
 import { grantRoles } from './grants.js';
-import { inTransaction } from './transactions.js';
+import type { DatabaseConnection } from './queryable.js';
+import { inTransaction, stepUnderLockTimeout } from './transactions.js';
 
 /** `migrations/` at the repository root (../../../migrations from src/ or dist/). */
 export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
@@ -35,7 +43,23 @@ export interface MigrateOptions {
   writerRole?: string;
   /** Role granted SELECT (the search service); unset: no grants to a reader. */
   readerRole?: string;
+  /** `lock_timeout` of each file's statements in ms, at least 1; default `MIGRATION_LOCK_DEFAULTS`. */
+  lockTimeoutMs?: number;
+  /** Tries of a file whose lock timed out, the first included, at least 1; default `MIGRATION_LOCK_DEFAULTS`. */
+  lockAttempts?: number;
 }
+
+/**
+ * 5 s in the lock queue at most per try (what partition-maintenance allows a detach), 10 tries:
+ * with the backoff below, about 4 minutes before giving up, inside the migration Job's deadline.
+ */
+export const MIGRATION_LOCK_DEFAULTS = { lockTimeoutMs: 5_000, lockAttempts: 10 } as const;
+
+/** Between tries of a file whose lock timed out: the long query gets time to finish. */
+const LOCK_RETRY_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 30_000, randomFactor: 0.2 };
+
+/** SQLSTATE `lock_not_available`: `lock_timeout` expired. */
+const LOCK_NOT_AVAILABLE = '55P03';
 
 export interface MigrateResult {
   applied: string[];
@@ -63,6 +87,14 @@ export async function readMigrations(dir: string): Promise<MigrationFile[]> {
 }
 
 export async function migrate(opts: MigrateOptions): Promise<MigrateResult> {
+  const lockTimeoutMs = opts.lockTimeoutMs ?? MIGRATION_LOCK_DEFAULTS.lockTimeoutMs;
+  const lockAttempts = opts.lockAttempts ?? MIGRATION_LOCK_DEFAULTS.lockAttempts;
+  if (!(Number.isInteger(lockTimeoutMs) && lockTimeoutMs >= 1))
+    throw new MigrationError(
+      `lockTimeoutMs must be a whole number of milliseconds, at least 1: ${lockTimeoutMs}`,
+    );
+  if (!(Number.isInteger(lockAttempts) && lockAttempts >= 1))
+    throw new MigrationError(`lockAttempts must be a whole number, at least 1: ${lockAttempts}`);
   const dir = opts.dir ?? DEFAULT_MIGRATIONS_DIR;
   const files = await readMigrations(dir);
   if (files.length === 0) throw new MigrationError(`no migrations found in ${dir}`);
@@ -105,20 +137,24 @@ export async function migrate(opts: MigrateOptions): Promise<MigrateResult> {
           continue;
         }
         const started = Date.now();
-        await client.query('BEGIN');
-        try {
-          await client.query(file.sql);
-          await client.query('INSERT INTO events.schema_migration (name, checksum) VALUES ($1, $2)', [
-            file.name,
-            file.checksum,
-          ]);
-          await client.query('COMMIT');
-        } catch (err) {
-          await client.query('ROLLBACK').catch(() => {});
-          throw new MigrationError(`migration ${file.name} failed: ${(err as Error).message}`, {
-            cause: err,
-          });
-        }
+        await retry(() => applyFile(client, file, lockTimeoutMs), {
+          attempts: lockAttempts,
+          backoff: LOCK_RETRY_BACKOFF,
+          retryable: isLockTimeout,
+          onRetry: (_err, attempt, delayMs) =>
+            log('migration rolled back: a lock was not granted within lock_timeout; retrying', {
+              migration: file.name,
+              attempt: attempt + 1,
+              attempts: lockAttempts,
+              lock_timeout_ms: lockTimeoutMs,
+              retry_in_ms: delayMs,
+            }),
+        }).catch((err: unknown) => {
+          const why = isLockTimeout(err)
+            ? `a lock was not granted within lock_timeout (${lockTimeoutMs} ms) in any of ${lockAttempts} attempts; a long transaction holds a conflicting lock (see pg_locks and pg_stat_activity)`
+            : (err as Error).message;
+          throw new MigrationError(`migration ${file.name} failed: ${why}`, { cause: err });
+        });
         log('migration applied', { migration: file.name, duration_ms: Date.now() - started });
         result.applied.push(file.name);
       }
@@ -136,4 +172,33 @@ export async function migrate(opts: MigrateOptions): Promise<MigrateResult> {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * One file and its record in one transaction, the file under `lock_timeout` (the store's DDL step).
+ * Rejects with the file's own error, whose SQLSTATE says whether a lock timed out.
+ */
+async function applyFile(
+  client: DatabaseConnection,
+  file: MigrationFile,
+  lockTimeoutMs: number,
+): Promise<void> {
+  await inTransaction(client, async () => {
+    let refusal: unknown;
+    const failed = await stepUnderLockTimeout(client, lockTimeoutMs, () =>
+      client.query(file.sql).catch((err: unknown) => {
+        refusal = err;
+        throw err;
+      }),
+    );
+    if (failed !== undefined) throw refusal ?? new Error(failed);
+    await client.query('INSERT INTO events.schema_migration (name, checksum) VALUES ($1, $2)', [
+      file.name,
+      file.checksum,
+    ]);
+  });
+}
+
+function isLockTimeout(err: unknown): boolean {
+  return sqlstateOf(err) === LOCK_NOT_AVAILABLE;
 }
