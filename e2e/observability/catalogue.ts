@@ -69,6 +69,7 @@ export const CONSUMER_METERS: Meter[] = [
   withLadder('consume_batch_latency_seconds', [0.005, 5], 'outcome'),
   withLadder('consume_decode_duration_seconds', [0.00005, 0.05]),
   counter('consume_records_poison_total', 'reason'),
+  counter('consume_records_past_retention_total'),
   gauge('consume_group_lag', 'group', 'topic', 'partition'),
   gauge('consume_running'),
   counter('consume_lifecycle_commands_total', 'command', 'outcome'),

@@ -75,6 +75,7 @@ export {
   monthPartitionBounds,
   monthPartitionName,
   moveDefaultRowsStatements,
+  retentionCutoff,
 } from './partitions.js';
 export {
   CONNECTION_TIMEOUT_MS,

@@ -37,6 +37,7 @@ export function readConsumerConfig(env: Env) {
     lagRefreshMs: duration('LAG_REFRESH_INTERVAL', { min: 100 }).default('20s'),
     lagRequestTimeoutMs: duration('LAG_REQUEST_TIMEOUT', { min: 100 }).default('5s'),
     dlqAgeIntervalMs: duration('DLQ_AGE_INTERVAL', { min: 1000 }).default('60s'),
+    retainedRangeRefreshMs: duration('RETAINED_RANGE_REFRESH_INTERVAL', { min: 1000 }).default('30s'),
     replayMaxRecords: int('REPLAY_MAX_RECORDS', { min: 1, max: 100_000 }).default(1000),
     migrateOnBoot: bool('CONSUMER_MIGRATE_ON_BOOT').default(true),
     migrationsDir: str('MIGRATIONS_DIR').optional(),

@@ -69,6 +69,11 @@ export function createConsumerMetrics(registry: Registry) {
       help: 'Time to decode one record',
       buckets: ladders.decode,
     }),
+    pastRetention: new Counter({
+      name: 'consume_records_past_retention_total',
+      help: 'Records dead-lettered (reason unpersistable) because their time is before the end of the newest month retention detached',
+      registers: [registry],
+    }),
     duplicates: new Counter({
       name: 'consume_records_duplicate_total',
       help: 'Records skipped by ON CONFLICT DO NOTHING (already stored)',

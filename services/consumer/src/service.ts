@@ -1,6 +1,7 @@
 /**
  * Builds the consumer service from configuration: pools, migrations, the broker's clients (group
- * admin, dead-letter producer), processor, stream, probe, lifecycle, DLQ admin and the admin app.
+ * admin, dead-letter producer), retained range, processor, stream, probe, lifecycle, DLQ admin and
+ * the admin app.
  * `main.ts` adds the listener, telemetry and signal handling; tests call this directly.
  */
 
@@ -34,6 +35,7 @@ import { Probe } from './operations/probe.js';
 import { ConsumerStream } from './stream/stream.js';
 import { RestartPolicy, type RestartPolicyOptions } from './stream/supervision.js';
 import { BatchProcessor } from './write/processor.js';
+import { RetainedRange } from './write/retained-range.js';
 import { EventWriter } from './write/writer.js';
 
 export interface ServiceOptions {
@@ -80,6 +82,7 @@ export async function createConsumerService(opts: ServiceOptions) {
   await Promise.all([deadLetters.connect(), admin.connect()]).catch((err) => {
     logger.warn({ err: brokerReason(err) }, 'broker not reachable at boot; will retry');
   });
+  const retainedRange = new RetainedRange({ pool, intervalMs: config.retainedRangeRefreshMs, log: logger });
   const processor = new BatchProcessor({
     sink: new EventWriter(pool, group),
     deadLetters,
@@ -88,6 +91,7 @@ export async function createConsumerService(opts: ServiceOptions) {
     writeAttempts: config.writeAttempts,
     retryDelayMs: config.retryDelayMs,
     log: logger,
+    retainedFrom: () => retainedRange.startMs,
   });
   const stream = new ConsumerStream({
     clients,
@@ -186,12 +190,15 @@ export async function createConsumerService(opts: ServiceOptions) {
     stream,
     probe,
     dlqAge,
+    retainedRange,
     lifecycle,
     metrics,
     pool,
     async start() {
       probe.start();
       dlqAge.start();
+      // The bound before the first batch, so no event past retention slips into the default partition.
+      await retainedRange.start();
       if (config.autoStart) await stream.start();
       probe.reportRunning();
     },
@@ -200,6 +207,7 @@ export async function createConsumerService(opts: ServiceOptions) {
       consumer: async () => {
         probe.stop();
         dlqAge.stop();
+        retainedRange.stop();
         await stream.stop();
       },
       deadLetterProducer: () => deadLetters.disconnect(),

@@ -151,21 +151,6 @@ describe('consumer on the real broker and database', () => {
     expect(letter!.key).toBe(`${h.topic}/${letter!.origin.partition}/${letter!.origin.offset}`);
   });
 
-  it('stores a record whose month has no partition in the default partition, dead-lettering nothing', async () => {
-    const poisonBefore = await metricSum(h, 'consume_records_poison_total');
-    const old = testEvent(1, { source: 'urn:test:old-month', time: '2001-03-04T05:06:07Z' });
-    const fresh = Array.from({ length: 20 }, (_, i) => testEvent(i, { source: 'urn:test:fresh-month' }));
-    await h.publish([...fresh.slice(0, 10), old, ...fresh.slice(10)]);
-    await waitFor('20 fresh rows', async () => (await h.count(`ce_source = 'urn:test:fresh-month'`)) === 20);
-    await waitFor('old-month row', async () => (await h.count(`ce_source = 'urn:test:old-month'`)) === 1);
-    const { rows } = await h.db.query(
-      `SELECT count(*)::int AS n FROM events.cloud_event_default WHERE ce_source = 'urn:test:old-month'`,
-    );
-    expect(rows[0].n).toBe(1);
-    expect(await metricSum(h, 'consume_records_poison_total')).toBe(poisonBefore);
-    await h.db.query(`DELETE FROM events.cloud_event_default WHERE ce_source = 'urn:test:old-month'`);
-  });
-
   it('dead-letters a time outside the plausible window as invalid-attributes and stores its neighbours', async () => {
     const before = await metricSum(h, 'consume_records_poison_total', 'reason="invalid-attributes"');
     const ancient = testEvent(1, { source: 'urn:test:window', id: 'year-50', time: '0050-01-01T00:00:00Z' });
@@ -203,7 +188,7 @@ describe('consumer on the real broker and database', () => {
     const depth = (await (await h.request('/admin/dlq')).json()) as DlqDepth;
     expect(depth.topic).toBe(h.dlqTopic);
     expect(depth.partitions).toHaveLength(3);
-    // The poison row of the batch of 500 and this record (a month without partition is stored now).
+    // The poison row of the batch of 500 and this record.
     expect(depth.depth).toBeGreaterThanOrEqual(2);
   });
 

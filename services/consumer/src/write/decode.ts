@@ -33,7 +33,8 @@ export const POISON_REASONS: readonly PoisonReason[] = REJECTION_REASONS.filter(
 );
 
 export type Decoded =
-  | { ok: true; row: EventInsertRow; event: CloudEvent }
+  /** `occurredAtMs`: the event's `time` as epoch milliseconds, parsed once here. */
+  | { ok: true; row: EventInsertRow; event: CloudEvent; occurredAtMs: number }
   | { ok: false; reason: PoisonReason; detail: string };
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
@@ -68,14 +69,15 @@ export function decodeRecord(record: ConsumedRecord, nowMs: number): Decoded {
       detail: 'the event has no time attribute (occurred_at)',
     };
   }
-  if (!RFC3339.test(event.time) || Number.isNaN(Date.parse(event.time))) {
+  const occurredAtMs = Date.parse(event.time);
+  if (!RFC3339.test(event.time) || Number.isNaN(occurredAtMs)) {
     return {
       ok: false,
       reason: 'invalid-attributes',
       detail: `time is not an RFC 3339 timestamp: ${event.time}`,
     };
   }
-  const outside = plausibleTimeProblem(Date.parse(event.time), nowMs);
+  const outside = plausibleTimeProblem(occurredAtMs, nowMs);
   if (outside !== undefined) {
     return {
       ok: false,
@@ -91,6 +93,7 @@ export function decodeRecord(record: ConsumedRecord, nowMs: number): Decoded {
   return {
     ok: true,
     event,
+    occurredAtMs,
     row: {
       occurredAt: event.time,
       source: event.source,

@@ -9,7 +9,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parseDeadLetter } from '../dlq/dead-letter.js';
 import { createConsumerMetrics } from '../metrics.js';
-import { Aborted, BatchProcessor } from './processor.js';
+import { Aborted, BatchProcessor, type ProcessorOptions } from './processor.js';
 import type { ConsumedRecord } from './record.js';
 import type { DeadLetterSink, EventSink } from './sink.js';
 
@@ -110,7 +110,12 @@ class MemoryTopic implements DeadLetterSink {
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
-function processorOn(store: EventSink, topic: DeadLetterSink, writeAttempts = 3) {
+function processorOn(
+  store: EventSink,
+  topic: DeadLetterSink,
+  writeAttempts = 3,
+  options: Pick<ProcessorOptions, 'retainedFrom'> = {},
+) {
   const registry = new Registry();
   const processor = new BatchProcessor({
     sink: store,
@@ -121,6 +126,7 @@ function processorOn(store: EventSink, topic: DeadLetterSink, writeAttempts = 3)
     retryDelayMs: 1,
     maxOutageDelayMs: 5,
     log: quiet,
+    ...options,
   });
   return { processor, registry };
 }
@@ -249,6 +255,37 @@ describe('BatchProcessor', () => {
     expect(result).toMatchObject({ inserted: 3, deadLettered: 1 });
     expect(topic.reasons()).toEqual(['invalid-payload']);
     expect(store.checkpoints.size).toBe(3);
+  });
+
+  it('dead-letters an event before the retained range as unpersistable, before any write, and stores one at its start', async () => {
+    const store = new MemoryStore();
+    const topic = new MemoryTopic();
+    const start = Date.parse('2026-11-01T00:00:00Z');
+    const { processor, registry } = processorOn(store, topic, 3, { retainedFrom: () => start });
+    const times = [
+      '2026-10-31T23:59:59.999Z',
+      '2026-11-01T00:00:00Z',
+      '2026-11-01T00:59:59.999+01:00',
+      '2026-11-01T01:00:00+01:00',
+    ];
+    const result = await processor.process(
+      records(4, (i, e) => ({ ...e, time: times[i]! })),
+      running(),
+    );
+    expect(result).toMatchObject({ outcome: 'success', inserted: 2, deadLettered: 2 });
+    expect(store.calls).toEqual([{ op: 'batch', rows: 2 }]);
+    expect([...store.rows.values()].map((r) => r.occurredAt)).toEqual([times[1], times[3]]);
+    expect(topic.messages.map((m) => m.key)).toEqual(['t/0/100', 't/2/102']);
+    const letter = parseDeadLetter(Buffer.from(topic.messages[0]!.value as string))!;
+    expect(letter.data).toMatchObject({
+      reason: 'unpersistable',
+      detail:
+        'past retention: time 2026-10-31T23:59:59.999Z is before 2026-11-01T00:00:00.000Z, the end of the newest month retention detached from the store',
+    });
+    expect(Object.fromEntries(store.checkpoints)).toEqual({ 0: '104', 1: '102', 2: '103' });
+    expect(await registry.getSingleMetricAsString('consume_records_past_retention_total')).toMatch(
+      /^consume_records_past_retention_total 2$/m,
+    );
   });
 
   it('gives up waiting with Aborted when the stream stops during an outage, committing nothing', async () => {

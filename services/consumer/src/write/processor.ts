@@ -1,6 +1,7 @@
 /**
- * Processes one grouped batch: decode, dead-letter what cannot be decoded, write the rows and
- * checkpoints in one transaction, retry, isolate poison by bisection, dead-letter it, and report.
+ * Processes one grouped batch: decode, dead-letter what cannot be decoded or is older than the
+ * store's retained range, write the rows and checkpoints in one transaction, retry, isolate poison
+ * by bisection, dead-letter it, and report.
  * Nothing here commits broker offsets: the caller commits only after `process` resolved, so an
  * offset is committed only once its record is durable (stored, a duplicate, or dead-lettered).
  * See DESIGN.md for why.
@@ -52,6 +53,11 @@ export interface ProcessorOptions {
   /** Ceiling of the wait between retries during a store or broker outage. Default 5 s. */
   maxOutageDelayMs?: number;
   now?: () => Date;
+  /**
+   * Epoch milliseconds where the store's retained range starts (`RetainedRange.startMs`): an event
+   * older than it is dead-lettered, not written. Default: no bound.
+   */
+  retainedFrom?: () => number;
   tracer?: Tracer;
 }
 
@@ -141,19 +147,29 @@ export class BatchProcessor {
 
   private async run(records: readonly ConsumedRecord[], signal: AbortSignal): Promise<BatchResult> {
     const { metrics } = this.opts;
+    const retainedFrom = this.opts.retainedFrom?.() ?? Number.NEGATIVE_INFINITY;
     const pending: Pending[] = [];
-    const decodePoison: Poison[] = [];
+    const refused: Poison[] = [];
+    let pastRetention = 0;
     for (const record of records) {
       const decoded = record.decoded ?? this.decode(record);
       record.decoded = undefined; // the row is kept in `pending`; drop the cached event
-      if (decoded.ok) pending.push({ record, row: decoded.row });
-      else decodePoison.push({ record, reason: decoded.reason, detail: decoded.detail });
+      if (!decoded.ok) refused.push({ record, reason: decoded.reason, detail: decoded.detail });
+      else if (decoded.occurredAtMs < retainedFrom) {
+        refused.push({
+          record,
+          reason: 'unpersistable',
+          detail: pastRetentionDetail(decoded.row.occurredAt, retainedFrom),
+        });
+        pastRetention++;
+      } else pending.push({ record, row: decoded.row });
     }
     const checkpoints = checkpointsOf(records);
 
     // Dead letters first: their offsets are committed with the batch, so they must be durable
     // (acknowledged by the broker) before the checkpoint transaction commits.
-    await this.deadLetter(decodePoison, signal);
+    await this.deadLetter(refused, signal);
+    if (pastRetention > 0) metrics.pastRetention.inc(pastRetention);
 
     const rows = pending.map((p) => p.row);
     let result: EventInsertResult;
@@ -177,7 +193,7 @@ export class BatchProcessor {
     for (const [type, n] of result.insertedByType) metrics.persisted(type, n);
     const duplicates = result.attempted - result.inserted;
     if (duplicates > 0) metrics.duplicates.inc(duplicates);
-    const deadLettered = decodePoison.length + storePoison.length;
+    const deadLettered = refused.length + storePoison.length;
     const outcome: BatchOutcome =
       rows.length - storePoison.length === 0 ? 'skipped' : result.inserted === 0 ? 'duplicate' : 'success';
     return {
@@ -338,6 +354,17 @@ export class BatchProcessor {
       },
     );
   }
+}
+
+/**
+ * Why an event older than the retained range is dead-lettered: retention detached its month (or
+ * one after it), and the default partition is no place for it.
+ */
+function pastRetentionDetail(time: string, retainedFromMs: number): string {
+  return (
+    `past retention: time ${time} is before ${new Date(retainedFromMs).toISOString()}, ` +
+    'the end of the newest month retention detached from the store'
+  );
 }
 
 /** Per partition, the offset after the last record of the batch. */
