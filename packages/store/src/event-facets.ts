@@ -18,7 +18,15 @@
  * f.types[0]; // { value: 'com.example.alarm', count: 4211 }
  */
 
-import { clause, type EventFilter, readFilter, SqlParams, TOTAL_CAP, whereOf } from './event-search.js';
+import {
+  clause,
+  type EventFilter,
+  readFilter,
+  SqlParams,
+  TOTAL_CAP,
+  type WhereOptions,
+  whereOf,
+} from './event-search.js';
 import { listPartitions, piecesByPartition } from './partitions.js';
 import type { DatabasePool } from './queryable.js';
 
@@ -120,8 +128,9 @@ async function pieceFacets(
   filter: EventFilter,
   limit: number,
 ): Promise<{ facet: string; value: string; n: number }[]> {
+  const canAskTypes = filter.text !== undefined && Boolean(filter.types?.length);
+  const typeLexemes = canAskTypes && (await readsEveryMatch(db, filter, limit));
   const p = new SqlParams();
-  const where = whereOf(filter, p);
   const groups = Object.entries(FACETS).map(
     ([facet, expr]) =>
       `SELECT '${facet}' AS facet, ${expr} AS value, count(*)::int AS n FROM kept WHERE ${expr} IS NOT NULL GROUP BY 2`,
@@ -130,11 +139,38 @@ async function pieceFacets(
     `SELECT 'extensions', k, count(*)::int FROM kept, jsonb_object_keys(kept.extensions) AS k GROUP BY 2`,
     `SELECT 'matched', '', (SELECT count(*) FROM matched)::int`,
   );
-  const sql = `WITH matched AS MATERIALIZED (
-      SELECT ce_type, ce_source, ce_subject, severity_rank, extensions FROM events.cloud_event ${clause(where)}
-      ORDER BY occurred_at DESC LIMIT ${p.add(limit)}
-    ), kept AS MATERIALIZED (SELECT * FROM matched LIMIT ${p.add(limit - 1)})
+  const sql = `WITH matched AS MATERIALIZED (${newestMatches(filter, limit, p, { typeLexemes })}),
+    kept AS MATERIALIZED (SELECT * FROM matched LIMIT ${p.add(limit - 1)})
     ${groups.join('\n    UNION ALL ')}`;
   const { rows } = await db.query<{ facet: string; value: string; n: number }>(sql, p.values);
   return rows;
+}
+
+/** The statement of a piece's newest `limit` matches, with the columns the facets group. */
+function newestMatches(filter: EventFilter, limit: number, p: SqlParams, options: WhereOptions = {}): string {
+  return `SELECT ce_type, ce_source, ce_subject, severity_rank, extensions FROM events.cloud_event
+      ${clause(whereOf(filter, p, options))} ORDER BY occurred_at DESC LIMIT ${p.add(limit)}`;
+}
+
+/**
+ * Whether the planner reads a piece's newest `limit` matches through a bitmap (every match, then
+ * sorted) rather than along an index in time order, stopping at the limit. Only then may the text
+ * index also be asked for the types (`typeLexemes`): the bitmap it hands over shrinks to the
+ * matches, while the planner, which then expects a fraction of them, would trade a short ordered
+ * read for reading and sorting every match. One EXPLAIN, nothing read.
+ */
+async function readsEveryMatch(db: DatabasePool, filter: EventFilter, limit: number): Promise<boolean> {
+  const p = new SqlParams();
+  const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+    `EXPLAIN (FORMAT JSON) ${newestMatches(filter, limit, p)}`,
+    p.values,
+  );
+  const bitmap = (node: PlanNode): boolean =>
+    node['Node Type'] === 'Bitmap Heap Scan' || (node.Plans ?? []).some(bitmap);
+  return bitmap(rows[0]!['QUERY PLAN'][0].Plan);
+}
+
+interface PlanNode {
+  'Node Type': string;
+  Plans?: PlanNode[];
 }

@@ -184,7 +184,9 @@ export async function histogramStatement(
   } else {
     const bounded = { ...filter, from: range.from, to: range.to };
     percent = await samplePercent(db, bounded, limits);
-    const where = whereOf(bounded, p);
+    // Every match is counted or sampled (no order, no limit), so the text index may intersect its
+    // words with the types whatever the planner then expects (`typeLexemes`).
+    const where = whereOf(bounded, p, { typeLexemes: true });
     // Each sampled row stands for 100 / percent rows; the seed keeps a reload's bars steady.
     const n = (cond: string) =>
       percent === undefined

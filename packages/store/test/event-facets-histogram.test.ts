@@ -7,6 +7,7 @@
 import { createDatabase, rollupFromEvents, seedEvents } from '@event-observatory/devstack';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { clause, SqlParams, whereOf } from '../src/event-search.js';
 import {
   type EventFilter,
   FACET_MORE_VALUES,
@@ -129,6 +130,76 @@ describe('facets', () => {
     expect(not.counted).toBe(SEEDED / 50);
     // The histogram tests count the seed alone.
     await pool.query(`DELETE FROM events.cloud_event WHERE ce_source = 'urn:test:unknown'`);
+  });
+});
+
+describe('facets and histogram of a text and types', () => {
+  // Rows of one day, cleared after: a type whose lexemes other rows carry in their data, and a
+  // type without lexemes at all.
+  const at = new Date(end.getTime() - 2 * 86_400_000);
+  const planted: [type: string, note: string, n: number][] = [
+    ['com.example.hint-a', 'alpha com.example.hint-b', 4],
+    ['com.example.hint-b', 'alpha', 3],
+    ['com.example.hint-b', 'bravo', 2],
+    ['---', 'alpha', 5],
+  ];
+  beforeAll(async () => {
+    for (const [type, note, n] of planted) {
+      await pool.query(
+        // sql-witness: plants the rows the type lexemes could be confused by, which the seed does not make.
+        `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw, data)
+         SELECT $1::timestamptz - n * interval '1 second', 'urn:test:hint', $2 || $3 || n, $2, '{}'::jsonb,
+                jsonb_build_object('note', $3::text)
+           FROM generate_series(1, $4::int) AS n`,
+        [at, type, note, n],
+      );
+    }
+  });
+  afterAll(async () => {
+    await pool.query(`DELETE FROM events.cloud_event WHERE ce_source = 'urn:test:hint'`);
+  });
+
+  it.each<[string, EventFilter, number]>([
+    ['a word and a type others mention', { text: 'alpha', types: ['com.example.hint-b'] }, 3],
+    ['a word and a type without lexemes', { text: 'alpha', types: ['---'] }, 5],
+    ['a word and both', { text: 'alpha', types: ['---', 'com.example.hint-b'] }, 8],
+    ['a word left out', { text: '-bravo', types: ['com.example.hint-b'] }, 3],
+    ['web search syntax', { text: '"alpha" or bravo', types: ['com.example.hint-b'] }, 5],
+    ['a type prefix', { text: 'alpha', types: ['com.example.hint-*'] }, 7],
+  ])('count %s as the text and types apart do', async (_, filter, expected) => {
+    // All months: the seed's rows carry the words too, so the planner reads the facets by bitmap.
+    const facets = await facetEvents(pool, filter);
+    expect(facets.counted, 'facets').toBe(expected);
+    expect(facets.types.reduce((n, t) => n + t.count, 0)).toBe(expected);
+    const range = { from: new Date(at.getTime() - 86_400_000), to: end, bucketMs: 3_600_000 };
+    const histogram = await histogramEvents(pool, filter, range);
+    expect(histogram.source).toBe('table');
+    const counted = histogram.buckets.reduce((n, b) => n + b.severe + b.warning + b.other, 0);
+    expect(counted, 'histogram').toBe(expected);
+  });
+
+  it('count a word and a common type beside one without lexemes, read through a bitmap, as the text and types apart do', async () => {
+    const filter: EventFilter = { text: 'alpha', types: ['---', 'com.example.t3'] };
+    const { rows } = await pool.query<{ n: number }>(
+      // sql-witness: counts the matches in its own SQL, without the type lexemes under test.
+      `SELECT count(*)::int AS n FROM events.cloud_event
+        WHERE search_doc @@ plainto_tsquery('simple', 'alpha') AND ce_type = ANY($1::text[])`,
+      [filter.types],
+    );
+    expect(rows[0]!.n).toBeGreaterThan(5);
+    expect(rows[0]!.n).toBeLessThan(FACET_ROW_CAP);
+    expect((await facetEvents(pool, filter)).counted).toBe(rows[0]!.n);
+  });
+
+  it('ask the text index for the types too, so a common word is intersected with them there', async () => {
+    const p = new SqlParams();
+    const where = whereOf({ text: 'alpha', types: ['com.example.t3'] }, p, { typeLexemes: true });
+    const { rows } = await pool.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN SELECT 1 FROM events.cloud_event ${clause(where)}`,
+      p.values,
+    );
+    const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+    expect(plan).toMatch(/search_doc @@ .*'alpha'.*'t3'/);
   });
 });
 
