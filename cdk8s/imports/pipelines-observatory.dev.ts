@@ -211,14 +211,14 @@ export interface PipelineSpecFlow {
   readonly consumerGroup: string;
 
   /**
-   * The topic it consumes, as spec.topics[].name spells it; default the first declared topic.
+   * The topic it consumes, one of spec.topics[].name as spelled there; default the first declared topic.
    *
    * @schema PipelineSpecFlow#topic
    */
   readonly topic?: string;
 
   /**
-   * Dead-letter topic whose depth and growth are reported (a name in spec.topics, or any topic).
+   * Dead-letter topic whose depth and growth are reported, one of spec.topics[].name: a Pipeline reads only its own topics.
    *
    * @schema PipelineSpecFlow#deadLetterTopic
    */

@@ -85,6 +85,7 @@ export class Controller {
           },
           deleted: (pipeline) => {
             metrics.topicsManaged(keyOf(pipeline.metadata), 0);
+            this.opts.reconciler.forget(pipeline);
             this.opts.flow?.observer.forget(keyOf(pipeline.metadata));
             this.requeueSharing(queue, cache, pipeline, undefined);
           },

@@ -9,16 +9,19 @@ import type { Logger } from '@event-observatory/service-kit/logger';
 import { pipelineSecurity } from './kafka-access.js';
 import type { KafkaHandler } from './kafka-handler.js';
 import type { PipelineApi } from './kube/api.js';
-import { type ClusterRules, clusterRefusal, clusterRules, serversOf } from './model/cluster.js';
+import { type ClusterRules, clusterOf, clusterRefusal, clusterRules, serversOf } from './model/cluster.js';
 import {
   type FlowObservation,
   type FlowReading,
   type FlowSample,
   type FlowThresholds,
+  flowTopic,
   observeFlow,
+  refusedFlowTopics,
   type WriteRule,
   worthWriting,
 } from './model/flow.js';
+import { refusedClaim, topicOwners } from './model/ownership.js';
 import { keyOf, type Pipeline } from './pipeline/types.js';
 
 export interface FlowObserverOptions {
@@ -29,6 +32,11 @@ export interface FlowObserverOptions {
   allowedClusters: string[][];
   thresholds: FlowThresholds;
   rule: WriteRule;
+  /**
+   * The release namespace when it comes first (the default topic-name rule): a Pipeline of another
+   * namespace reads no topic one of its Pipelines declares.
+   */
+  home?: string | undefined;
   /** The store's newest `ingested_at` (ISO), when the controller has a store URL. */
   newestStored?: () => Promise<string | undefined>;
   log: Logger;
@@ -75,8 +83,9 @@ export class FlowObserver {
       this.opts.log.warn({ err: error.message }, 'reading the store for lastStoredAt failed');
       return undefined;
     });
+    const keptFrom = this.keptFrom(pipelines);
     for (const group of byCluster.values()) {
-      const readings = await this.read(group);
+      const readings = await this.read(group, keptFrom);
       const now = this.now();
       for (const p of group) {
         const key = keyOf(p.metadata);
@@ -100,33 +109,60 @@ export class FlowObserver {
     }
   }
 
-  /** One cluster's readings, keyed by Pipeline; a failure is a reading with `error` for each. */
-  private async read(pipelines: Pipeline[]): Promise<Map<string, FlowReading>> {
+  /**
+   * Whether the release namespace keeps the topic `name` from `pipeline` (TopicNameCollision), as
+   * the reconciler judges it: one of its Pipelines in the same cluster declares it.
+   */
+  private keptFrom(pipelines: Pipeline[]): (pipeline: Pipeline, name: string) => boolean {
+    const owners = topicOwners(pipelines, this.clusters, this.opts.home);
+    const byKey = new Map(pipelines.map((p) => [keyOf(p.metadata), p]));
+    return (pipeline, name) => {
+      const holder = byKey.get(owners.get(`${clusterOf(pipeline, this.clusters)}|${name}`) ?? '');
+      return holder !== undefined && refusedClaim(pipeline, holder, this.opts.home);
+    };
+  }
+
+  /**
+   * One cluster's readings, keyed by Pipeline; a failure is a reading with `error` for each. Only
+   * topics a Pipeline may read are asked of Kafka; the others are `refused` in its reading.
+   */
+  private async read(
+    pipelines: Pipeline[],
+    keptFrom: (pipeline: Pipeline, name: string) => boolean,
+  ): Promise<Map<string, FlowReading>> {
     const first = pipelines[0] as Pipeline;
     const servers = serversOf(first, this.clusters.defaultServers);
     const targets = pipelines.map((p) => {
       const flow = p.spec.flow as NonNullable<Pipeline['spec']['flow']>;
-      const topic = flow.topic ?? p.spec.topics[0]?.name ?? '';
-      return { key: keyOf(p.metadata), flow, topic };
+      const refused = refusedFlowTopics(p, (name) => keptFrom(p, name));
+      const read = !refused.some((r) => r.field === 'topic');
+      // The dead-letter topic only with the topic: an observation without the topic has neither.
+      const deadLetterTopic =
+        read && !refused.some((r) => r.field === 'deadLetterTopic') ? flow.deadLetterTopic : undefined;
+      return { key: keyOf(p.metadata), flow, topic: flowTopic(p), refused, read, deadLetterTopic };
     });
     const readings = new Map<string, FlowReading>();
     const base = (t: (typeof targets)[number]) => ({
       consumerGroup: t.flow.consumerGroup,
       topic: t.topic,
       ...(t.flow.deadLetterTopic ? { deadLetterTopic: t.flow.deadLetterTopic } : {}),
+      ...(t.refused.length > 0 ? { refused: t.refused } : {}),
     });
+    const reading = targets.filter((t) => t.read);
+    for (const t of targets) if (!t.read) readings.set(t.key, base(t));
+    if (reading.length === 0) return readings;
     const refusal = clusterRefusal(servers, this.clusters.allowed);
     try {
       if (refusal) throw new Error(refusal);
       const security = await pipelineSecurity(this.opts.api, first);
       const { committed, ranges } = await this.opts.kafka.readFlow(
         { servers, security },
-        targets.map((t) => ({ groupId: t.flow.consumerGroup, topic: t.topic })),
-        targets.flatMap((t) => (t.flow.deadLetterTopic ? [t.flow.deadLetterTopic] : [])),
+        reading.map((t) => ({ groupId: t.flow.consumerGroup, topic: t.topic })),
+        reading.flatMap((t) => (t.deadLetterTopic ? [t.deadLetterTopic] : [])),
       );
-      for (const t of targets) {
+      for (const t of reading) {
         const topicRanges = ranges.get(t.topic);
-        const dlq = t.flow.deadLetterTopic ? ranges.get(t.flow.deadLetterTopic) : undefined;
+        const dlq = t.deadLetterTopic ? ranges.get(t.deadLetterTopic) : undefined;
         readings.set(t.key, {
           ...base(t),
           ...(topicRanges
@@ -139,7 +175,7 @@ export class FlowObserver {
         });
       }
     } catch (error) {
-      for (const t of targets) readings.set(t.key, { ...base(t), error: (error as Error).message });
+      for (const t of reading) readings.set(t.key, { ...base(t), error: (error as Error).message });
     }
     return readings;
   }

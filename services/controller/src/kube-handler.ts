@@ -55,8 +55,8 @@ export class KubeHandler {
   /**
    * Writes `status` unless the Pipeline has it already (compared with keys in a canonical order,
    * so a reconcile never triggers itself); the Pipeline as written, or undefined when nothing was.
-   * A `flow` write names the resourceVersion it was computed from: a stale cached object fails with
-   * 409 and is retried, never undoing a newer `Ready`.
+   * The write names the resourceVersion it was computed from: from a stale cached object it fails
+   * with 409 and the key is retried, never undoing a newer `Ready` or `topics[].managed`.
    */
   async writeStatus(
     pipeline: Pipeline,
@@ -64,7 +64,7 @@ export class KubeHandler {
     cause: StatusWriteCause,
   ): Promise<Pipeline | undefined> {
     if (canonical(status) === canonical(pipeline.status ?? {})) return undefined;
-    const written = await this.opts.api.patchStatus(pipeline, status, { ifUnchanged: cause === 'flow' });
+    const written = await this.opts.api.patchStatus(pipeline, status);
     this.opts.onStatusWrite?.(cause);
     return written;
   }

@@ -17,7 +17,7 @@ import { findCondition } from './model/conditions.js';
 import { desiredTopics, isPaused } from './model/desired.js';
 import { flowEvents, problemEvent, topicChangeEvents } from './model/events.js';
 import { type FlowObservation, withFlowObservation } from './model/flow.js';
-import { withKafkaNames } from './model/naming.js';
+import { releaseNamespaceFirst, withKafkaNames } from './model/naming.js';
 import { claimants, controlOf, refusedClaim, topicOwners } from './model/ownership.js';
 import {
   adopts,
@@ -139,6 +139,12 @@ export class Reconciler {
    * (the Event sent; only the finalizer is left to remove, e.g. after a 409).
    */
   private readonly deletionFailures = new Map<string, { why: string; givenUp: boolean }>();
+  /**
+   * Pipelines (uids) let go, until the informer sees them gone: a cache behind the API server still
+   * shows the finalizer, and a deletion must not be carried out twice (a finalizer is never added
+   * back to an object being deleted).
+   */
+  private readonly letGo = new Set<string>();
 
   constructor(private readonly opts: ReconcilerOptions) {
     this.now = opts.now ?? (() => new Date());
@@ -165,7 +171,7 @@ export class Reconciler {
    * age, and another namespace's Pipeline mapping to one of them is refused.
    */
   private get home(): string | undefined {
-    return this.opts.topicNameTemplate ? undefined : this.opts.ownNamespace;
+    return releaseNamespaceFirst(this.opts.topicNameTemplate, this.opts.ownNamespace);
   }
 
   private get rules(): TopicRules {
@@ -298,11 +304,12 @@ export class Reconciler {
       return result ? [onlyDeclaredConfigs(result, Object.keys(t.config ?? {}))] : [];
     });
     const problem = problemEvent(findCondition(current.status?.conditions, 'Ready'), topics);
-    if (problem) await this.kube.event(current, problem);
     await this.writeStatus(
       current,
       reconciledStatus(current, topics, this.now(), refusal ? undefined : cluster),
     );
+    // Once the status it tells of is written: a status refused as stale (409) tells nobody.
+    if (problem) await this.kube.event(current, problem);
     if (failure) throw failure;
     return { outcome: verdict(topics).ready ? 'success' : 'failure', managed: desired.managed.length };
   }
@@ -351,7 +358,9 @@ export class Reconciler {
 
   /** Carries out the deletion policy, then lets the Pipeline go. */
   private async finalize(pipeline: Pipeline, all: Pipeline[]): Promise<ReconcileResult> {
-    if (!pipeline.metadata.finalizers?.includes(FINALIZER)) return { outcome: 'skipped', managed: 0 };
+    const { uid } = pipeline.metadata;
+    if (!pipeline.metadata.finalizers?.includes(FINALIZER) || (uid && this.letGo.has(uid)))
+      return { outcome: 'skipped', managed: 0 };
     const servers = serversOf(pipeline, this.clusters.defaultServers);
     const cluster = clusterOf(pipeline, this.clusters);
     const refusal = clusterRefusal(servers, this.clusters.allowed);
@@ -396,6 +405,7 @@ export class Reconciler {
       throw new DeletionRetry(error as Error, FINALIZER_CONFLICT_RETRY_MS);
     });
     this.deletionFailures.delete(keyOf(pipeline.metadata));
+    if (uid) this.letGo.add(uid);
     this.opts.log.info(
       { pipeline: keyOf(pipeline.metadata), policy: pipeline.spec.deletionPolicy },
       'finalized',
@@ -457,6 +467,11 @@ export class Reconciler {
       this.deletionFailures.set(key, { why, givenUp: false });
       throw new DeletionRetry(error as Error, remaining);
     }
+  }
+
+  /** The informer saw `pipeline` gone: nothing is kept of it. */
+  forget(pipeline: Pipeline): void {
+    if (pipeline.metadata.uid) this.letGo.delete(pipeline.metadata.uid);
   }
 
   /** Writes the flow observation of the Pipeline into its status, if it differs (the flow observer's write). */

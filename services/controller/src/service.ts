@@ -15,6 +15,7 @@ import { KafkaHandler } from './kafka-handler.js';
 import { KubeApi } from './kube/api.js';
 import { LeaderElector } from './kube/leader.js';
 import { createControllerMetrics } from './metrics.js';
+import { releaseNamespaceFirst } from './model/naming.js';
 import { Reconciler } from './reconciler.js';
 
 export interface ControllerServiceOptions {
@@ -47,6 +48,7 @@ export function createControllerService(opts: ControllerServiceOptions) {
     kafka,
     defaultServers: config.broker.bootstrapServers,
     allowedClusters: config.allowedClusters,
+    home: releaseNamespaceFirst(config.topicNameTemplate, config.ownNamespace),
     thresholds: { maxLag: config.flowMaxLag, maxDeadLettersPerMinute: config.flowMaxDeadLettersPerMinute },
     rule: { ratio: config.flowWriteRatio, maxIntervalMs: config.flowMaxWriteIntervalMs },
     ...(store ? { newestStored: async () => (await newestIngestedAt(store))?.toISOString() } : {}),

@@ -1,19 +1,26 @@
 /** The deletion policies through the whole loop (fast-tier.ts): the finalizer, and what happens to the topics. */
 import { describe, expect, it, vi } from 'vitest';
 import { KafkaHandler, type KafkaTarget } from '../src/kafka-handler.js';
-import { FINALIZER, PAUSE_ANNOTATION } from '../src/pipeline/types.js';
+import { CONTROLLER_ANNOTATION, FINALIZER, PAUSE_ANNOTATION, type Pipeline } from '../src/pipeline/types.js';
+import { Reconciler } from '../src/reconciler.js';
+import { FakeApiServer } from '../src/testing/fake-api-server.js';
 import {
   afterTest,
   bootstrapServers,
+  CONTROLLER_NAME,
   condition,
   createWithTopic,
   kafkaTopic,
   log,
   meta,
   PATIENCE,
+  pipeline,
+  sharedKafka,
   startController,
+  topicName,
   useFastTier,
   waitReady,
+  witness,
 } from './fast-tier.js';
 
 useFastTier();
@@ -60,6 +67,38 @@ describe('deletion policy', () => {
     expect(server.events.filter((e) => e.reason === 'TopicDeleted').map((e) => e.message)).toEqual([
       `deleted ${doomed}`,
     ]);
+  });
+
+  it('a Pipeline let go is not finalized again from a cache that still shows its finalizer: a topic made since under that name stays', async () => {
+    const server = new FakeApiServer();
+    const reconciler = new Reconciler({
+      api: server,
+      kafka: sharedKafka(),
+      defaultServers: [bootstrapServers],
+      allowedClusters: [[bootstrapServers]],
+      controllerName: CONTROLLER_NAME,
+      log,
+    });
+    const name = topicName('let-go');
+    const created = server.create(
+      pipeline(
+        'let-go',
+        [{ name, partitions: 1, replicationFactor: 1 }],
+        { deletionPolicy: 'Delete' },
+        { [CONTROLLER_ANNOTATION]: CONTROLLER_NAME },
+      ),
+    );
+    await reconciler.reconcile(created, [created]);
+    server.delete(meta('let-go'));
+    const deleting = server.get(meta('let-go')) as Pipeline;
+    await reconciler.reconcile(deleting, [deleting]);
+    expect(server.get(meta('let-go'))).toBeUndefined();
+    expect(await kafkaTopic(name)).toBeUndefined();
+
+    // Someone makes a topic of that name; the cache, behind, still shows the Pipeline being deleted.
+    await witness().createTopics({ topics: [{ topic: name, numPartitions: 2, replicationFactor: 1 }] });
+    expect(await reconciler.reconcile(deleting, [deleting])).toEqual({ outcome: 'skipped', managed: 0 });
+    expect((await kafkaTopic(name))?.partitions).toBe(2);
   });
 
   it('Delete while paused: the finalizer goes, the topics stay', async () => {

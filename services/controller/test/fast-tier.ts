@@ -15,8 +15,10 @@ import { createLogger } from '@event-observatory/service-kit';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, expect, inject, vi } from 'vitest';
 import { Controller } from '../src/controller.js';
+import { FlowObserver } from '../src/flow-observer.js';
 import { KafkaHandler } from '../src/kafka-handler.js';
 import { createControllerMetrics } from '../src/metrics.js';
+import { releaseNamespaceFirst } from '../src/model/naming.js';
 import { DEFAULT_RESERVED_TOPICS } from '../src/model/safety.js';
 import {
   ADOPT_TOPICS_ANNOTATION,
@@ -111,6 +113,8 @@ export interface LoopOptions {
   deletionTimeoutMs?: number;
   /** CONTROLLER_BACKOFF_MIN / _MAX; default 50 ms to 400 ms. */
   backoff?: { initialMs: number; maxMs: number };
+  /** CONTROLLER_FLOW_PERIOD; default unset: no flow observer. */
+  flowPeriodMs?: number;
 }
 
 /** A fresh API server and the controller loop on it, stopped after the test. */
@@ -119,13 +123,30 @@ export function startController(opts: LoopOptions = {}) {
   const registry = new Registry();
   const metrics = createControllerMetrics(registry);
   const defaultServers = opts.defaultServers ?? [bootstrapServers];
+  const allowedClusters = opts.allowedClusters ?? [opts.allowedServers ?? defaultServers];
+  const flow =
+    opts.flowPeriodMs === undefined
+      ? undefined
+      : {
+          periodMs: opts.flowPeriodMs,
+          observer: new FlowObserver({
+            api: server,
+            kafka: opts.kafka ?? kafka,
+            defaultServers,
+            allowedClusters,
+            home: releaseNamespaceFirst(opts.topicNameTemplate, NAMESPACE),
+            thresholds: { maxLag: 100, maxDeadLettersPerMinute: 0 },
+            rule: { ratio: 0.1, maxIntervalMs: 60_000 },
+            log,
+          }),
+        };
   const controller = new Controller({
     api: server,
     reconciler: new Reconciler({
       api: server,
       kafka: opts.kafka ?? kafka,
       defaultServers,
-      allowedClusters: opts.allowedClusters ?? [opts.allowedServers ?? defaultServers],
+      allowedClusters,
       ...(opts.deletionTimeoutMs !== undefined ? { deletionTimeoutMs: opts.deletionTimeoutMs } : {}),
       controllerName: opts.controllerName ?? CONTROLLER_NAME,
       topicNameTemplate: opts.topicNameTemplate,
@@ -134,10 +155,12 @@ export function startController(opts: LoopOptions = {}) {
         reserved: opts.reservedTopics ?? DEFAULT_RESERVED_TOPICS,
         adoptable: opts.adoptableTopics ?? [topicName('*')],
       },
+      ...(flow ? { flow: flow.observer } : {}),
       log,
     }),
     metrics,
     namespaces: opts.namespaces ?? [NAMESPACE],
+    ...(flow ? { flow } : {}),
     defaultServers,
     resyncMs: opts.resyncMs ?? 60_000,
     watchTimeoutMs: opts.watchTimeoutMs ?? 60_000,

@@ -366,4 +366,39 @@ describe('when the API server fails', () => {
     expect(server.get(stale.metadata)?.metadata.finalizers).toEqual([FINALIZER]);
     expect(await kafkaTopic(late)).toBeDefined();
   });
+
+  it('a status computed from a cache behind the API server is refused with 409: the newer managed record survives, the fresh object reconciles', async () => {
+    const server = new FakeApiServer();
+    const reconciler = new Reconciler({
+      api: server,
+      kafka: sharedKafka(),
+      defaultServers: [bootstrapServers],
+      allowedClusters: [[bootstrapServers]],
+      controllerName: CONTROLLER_NAME,
+      log,
+    });
+    const [first, added] = [topicName('lagging-first'), topicName('lagging-added')];
+    const declare = (name: string) => ({ name, partitions: 1, replicationFactor: 1 });
+    const created = server.create(
+      pipeline('lagging', [declare(first)], {}, { [CONTROLLER_ANNOTATION]: CONTROLLER_NAME }),
+    );
+    await reconciler.reconcile(created, [created]);
+    // A topic added: the cache gets this version, then falls behind the reconcile's own writes.
+    const cached = server.update(created.metadata, (p) => {
+      p.spec.topics.push(declare(added));
+    });
+    await reconciler.reconcile(cached, [cached]);
+    const recorded = server.get(created.metadata);
+    expect(recorded?.status?.topics?.[1]).toMatchObject({ name: added, phase: 'Ready', managed: true });
+
+    // The same cached object again (a resync before the watch brought the writes): it does not
+    // know the record, so it finds the topic as someone else's; its status must not land.
+    await expect(reconciler.reconcile(cached, [cached])).rejects.toMatchObject({ code: 409 });
+    expect(server.get(created.metadata)?.status).toEqual(recorded?.status);
+    expect(reasons(server, 'lagging')).not.toContain('ChangeRefused');
+
+    const fresh = server.get(created.metadata) as Pipeline;
+    expect(await reconciler.reconcile(fresh, [fresh])).toEqual({ outcome: 'success', managed: 2 });
+    expect(server.get(created.metadata)?.status?.topics?.[1]).toMatchObject({ managed: true });
+  });
 });

@@ -16,6 +16,7 @@ import { Reconciler } from '../src/reconciler.js';
 import { FakeApiServer } from '../src/testing/fake-api-server.js';
 import { deleteOwnPipelines } from '../src/uninstall.js';
 import {
+  afterTest,
   bootstrapServers,
   CONTROLLER_NAME,
   condition,
@@ -137,9 +138,9 @@ describe('ownership recorded before a topic is created', () => {
       setAnnotations: (p, annotations) => server.setAnnotations(p, annotations),
       event: (...args) => server.event(...args),
       readSecret: (namespace, name) => server.readSecret(namespace, name),
-      patchStatus: async (p, status, options) => {
+      patchStatus: async (p, status) => {
         if (await kafkaTopic(topic)) throw new Error('controller killed');
-        return server.patchStatus(p, status, options);
+        return server.patchStatus(p, status);
       },
     };
   }
@@ -456,5 +457,61 @@ describe('topic names per namespace', () => {
       () => refused(server.get({ namespace: tenantNs, name: 'tenant' }) as Pipeline),
       PATIENCE,
     );
+  });
+});
+
+describe("flow health of the Pipeline's own topics only", () => {
+  it('a flow or dead-letter topic it does not declare, or one the release namespace keeps, is never read: the flow condition says why, naming the field', async () => {
+    const foreign = topicName('team-b-dlq'); // another team's topic, or the platform's
+    await createInKafka(foreign);
+    const [own, other, kept] = [topicName('flow-own'), topicName('flow-other'), topicName('flow-kept')];
+    const readFlow = vi.spyOn(sharedKafka(), 'readFlow');
+    afterTest(async () => readFlow.mockRestore());
+    const { server } = startController({ namespaces: [NAMESPACE, 'team-a', 'team-c'], flowPeriodMs: 200 });
+    const flow = (spec: Omit<NonNullable<PipelineSpec['flow']>, 'consumerGroup'>) => ({
+      flow: { consumerGroup: `group-${own}`, ...spec },
+    });
+    server.create(pipeline('dlq', [topic(own)], flow({ deadLetterTopic: foreign }), undefined, 'team-a'));
+    server.create(pipeline('consumed', [topic(other)], flow({ topic: foreign }), undefined, 'team-a'));
+    // The release namespace's topic `team-c.<kept>`, which team-c's `kept` maps to.
+    server.create(pipeline('release', [topic(`team-c.${kept}`)]));
+    server.create(pipeline('tenant', [topic(kept)], flow({ topic: kept }), undefined, 'team-c'));
+
+    const observed = (namespace: string, name: string, type: string, reason: string) =>
+      vi.waitFor(() => {
+        const p = server.get({ namespace, name });
+        expect(condition(p, type)).toMatchObject({ status: 'Unknown', reason });
+        return p as Pipeline;
+      }, PATIENCE);
+    const dlq = await observed('team-a', 'dlq', 'DeadLettering', 'TopicNotDeclared');
+    expect(condition(dlq, 'DeadLettering')?.message).toBe(
+      `spec.flow.deadLetterTopic ${foreign} is not one of spec.topics: not read`,
+    );
+    expect(dlq.status?.flow?.deadLetters).toBeUndefined();
+    // Its own topic is read.
+    await vi.waitFor(
+      () =>
+        expect(condition(server.get({ namespace: 'team-a', name: 'dlq' }), 'Flowing')?.reason).toBe(
+          'NoCommittedOffsets',
+        ),
+      PATIENCE,
+    );
+    const consumed = await observed('team-a', 'consumed', 'Flowing', 'TopicNotDeclared');
+    expect(consumed.status?.flow?.message).toBe(
+      `spec.flow.topic ${foreign} is not one of spec.topics: not read`,
+    );
+    const tenant = await observed('team-c', 'tenant', 'Flowing', 'TopicNameCollision');
+    expect(tenant.status?.flow?.message).toBe(
+      `spec.flow.topic team-c.${kept} maps to a topic of the release namespace: not read`,
+    );
+
+    // Kafka was never asked about them; it was about the Pipeline's own topic.
+    const asked = readFlow.mock.calls.flatMap(([, groups, topics]) => [
+      ...groups.map((g) => g.topic),
+      ...topics,
+    ]);
+    expect(asked).toContain(`team-a.${own}`);
+    expect(asked).not.toContain(foreign);
+    expect(asked).not.toContain(`team-c.${kept}`);
   });
 });

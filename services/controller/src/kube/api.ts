@@ -89,14 +89,10 @@ export interface PipelineApi {
   ): Promise<Pipeline>;
   /**
    * Writes `status` (a merge patch of the status subresource; lists such as conditions are
-   * replaced whole). With `ifUnchanged`, fails with 409 if the object changed since its
-   * `resourceVersion` (a write computed from a cached object that may be stale).
+   * replaced whole). Fails with 409 if the object changed since its `resourceVersion`: a status is
+   * computed from a cached object that may be stale.
    */
-  patchStatus(
-    pipeline: Pipeline,
-    status: PipelineStatus,
-    options?: { ifUnchanged?: boolean },
-  ): Promise<Pipeline>;
+  patchStatus(pipeline: Pipeline, status: PipelineStatus): Promise<Pipeline>;
   /** A core/v1 Event about `pipeline`, shown by `kubectl describe`. */
   event(pipeline: Pipeline, type: EventType, reason: string, message: string): Promise<void>;
   /** The labels and decoded data of a Secret (the Kafka credentials a Pipeline names); rejects when it is missing. */
@@ -190,11 +186,7 @@ export class KubeApi implements PipelineApi {
     );
   }
 
-  async patchStatus(
-    pipeline: Pipeline,
-    status: PipelineStatus,
-    options: { ifUnchanged?: boolean } = {},
-  ): Promise<Pipeline> {
+  async patchStatus(pipeline: Pipeline, status: PipelineStatus): Promise<Pipeline> {
     const { name, namespace, resourceVersion } = pipeline.metadata;
     return this.bounded(
       'patch status',
@@ -205,7 +197,7 @@ export class KubeApi implements PipelineApi {
           plural: PLURAL,
           namespace,
           name,
-          body: options.ifUnchanged ? { metadata: { resourceVersion }, status } : { status },
+          body: { metadata: { resourceVersion }, status },
         },
         MERGE_PATCH,
       ),

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { API_VERSION, KIND, type Pipeline } from '../pipeline/types.js';
-import { type FlowReading, observeFlow, withFlowObservation, worthWriting } from './flow.js';
+import {
+  type FlowReading,
+  observeFlow,
+  refusedFlowTopics,
+  withFlowObservation,
+  worthWriting,
+} from './flow.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const t1 = new Date('2026-01-01T00:00:30Z');
@@ -77,6 +83,81 @@ describe('observeFlow', () => {
     expect(reason(observeFlow(reading([], [5]), undefined, thresholds, t0), 'Lagging')).toBe(
       'NoCommittedOffsets',
     );
+  });
+});
+
+describe('refusedFlowTopics', () => {
+  const flowing = (flow: NonNullable<Pipeline['spec']['flow']>): Pipeline => ({
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: { namespace: 'team-a', name: 'p' },
+    spec: { topics: [{ name: 'team-a.events', partitions: 1, replicationFactor: 1 }], flow },
+  });
+  const none = () => false;
+
+  it('refuses a flow or dead-letter topic the Pipeline does not declare, naming the field', () => {
+    expect(
+      refusedFlowTopics(flowing({ consumerGroup: 'g', deadLetterTopic: 'team-a.events' }), none),
+    ).toEqual([]);
+    expect(refusedFlowTopics(flowing({ consumerGroup: 'g', deadLetterTopic: 'team-b.dlq' }), none)).toEqual([
+      {
+        field: 'deadLetterTopic',
+        reason: 'TopicNotDeclared',
+        message: 'spec.flow.deadLetterTopic team-b.dlq is not one of spec.topics: not read',
+      },
+    ]);
+    expect(
+      refusedFlowTopics(flowing({ consumerGroup: 'g', topic: 'team-b.events' }), none).map((r) => r.field),
+    ).toEqual(['topic']);
+  });
+
+  it('refuses a declared topic the release namespace keeps from it; the default topic is the first declared', () => {
+    const kept = refusedFlowTopics(flowing({ consumerGroup: 'g' }), (name) => name === 'team-a.events');
+    expect(kept).toEqual([
+      {
+        field: 'topic',
+        reason: 'TopicNameCollision',
+        message: 'spec.flow.topic team-a.events maps to a topic of the release namespace: not read',
+      },
+    ]);
+  });
+});
+
+describe('observeFlow of refused topics', () => {
+  const refused = (field: 'topic' | 'deadLetterTopic') => ({
+    field,
+    reason: 'TopicNotDeclared' as const,
+    message: `spec.flow.${field} x is not one of spec.topics: not read`,
+  });
+
+  it('a refused topic: every flow condition Unknown with its reason, nothing measured', () => {
+    const o = observeFlow(
+      { consumerGroup: 'g', topic: 'x', deadLetterTopic: 'dlq', refused: [refused('topic')] },
+      undefined,
+      thresholds,
+      t0,
+    );
+    expect(o.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`)).toEqual([
+      'Flowing=Unknown/TopicNotDeclared',
+      'Lagging=Unknown/TopicNotDeclared',
+      'DeadLettering=Unknown/TopicNotDeclared',
+    ]);
+    expect(o.flow).toEqual({ observedAt: t0.toISOString(), message: refused('topic').message });
+  });
+
+  it('a refused dead-letter topic: the lag as read, DeadLettering Unknown with its reason, no dead letters', () => {
+    const o = observeFlow(
+      { ...reading([5], [8]), deadLetterTopic: 'x', refused: [refused('deadLetterTopic')] },
+      undefined,
+      thresholds,
+      t0,
+    );
+    expect(o.flow).toMatchObject({ lag: 3, message: refused('deadLetterTopic').message });
+    expect(o.flow.deadLetters).toBeUndefined();
+    expect(o.conditions.find((c) => c.type === 'DeadLettering')).toMatchObject({
+      status: 'Unknown',
+      reason: 'TopicNotDeclared',
+    });
   });
 });
 

@@ -14,6 +14,51 @@ export function isFlowCondition(type: string): boolean {
   return (FLOW_CONDITIONS as readonly string[]).includes(type);
 }
 
+/** A topic `spec.flow` names that the Pipeline may not read: the field, a condition reason, why. */
+export interface RefusedFlowTopic {
+  field: 'topic' | 'deadLetterTopic';
+  reason: 'TopicNotDeclared' | 'TopicNameCollision';
+  message: string;
+}
+
+/** The topic whose flow is read: `spec.flow.topic`, by default the first declared one. */
+export function flowTopic(pipeline: Pipeline): string {
+  return pipeline.spec.flow?.topic ?? pipeline.spec.topics[0]?.name ?? '';
+}
+
+/**
+ * The topics of `spec.flow` that `pipeline` (Kafka names) may not read: only topics it declares,
+ * and none of those the release namespace keeps from it (`keptFromIt`), so a Pipeline never learns
+ * the depth, or the existence, of another team's or the platform's topics.
+ */
+export function refusedFlowTopics(
+  pipeline: Pipeline,
+  keptFromIt: (name: string) => boolean,
+): RefusedFlowTopic[] {
+  const flow = pipeline.spec.flow;
+  if (!flow) return [];
+  const named = { topic: flowTopic(pipeline), deadLetterTopic: flow.deadLetterTopic };
+  const refused: RefusedFlowTopic[] = [];
+  for (const field of ['topic', 'deadLetterTopic'] as const) {
+    const name = named[field];
+    if (name === undefined) continue;
+    const what = `spec.flow.${field} ${name}`;
+    if (!pipeline.spec.topics.some((t) => t.name === name))
+      refused.push({
+        field,
+        reason: 'TopicNotDeclared',
+        message: `${what} is not one of spec.topics: not read`,
+      });
+    else if (keptFromIt(name))
+      refused.push({
+        field,
+        reason: 'TopicNameCollision',
+        message: `${what} maps to a topic of the release namespace: not read`,
+      });
+  }
+  return refused;
+}
+
 /** What Kafka answered for one Pipeline; `error` when it could not be read. */
 export interface FlowReading {
   /** The group's committed offsets on the topic (empty: no commit); absent: the topic is missing. */
@@ -26,6 +71,8 @@ export interface FlowReading {
   topic: string;
   lastStoredAt?: string;
   error?: string;
+  /** Topics of `spec.flow` it may not read (`refusedFlowTopics`): never asked of Kafka. */
+  refused?: readonly RefusedFlowTopic[];
 }
 
 /** The sums the next reading is compared with. */
@@ -64,6 +111,12 @@ export function observeFlow(
       reason,
       message,
     }));
+  const refused = (field: RefusedFlowTopic['field']) => reading.refused?.find((r) => r.field === field);
+  const topicRefused = refused('topic');
+  if (topicRefused) {
+    const { reason, message } = topicRefused;
+    return { flow: { observedAt, message, ...stored }, conditions: unknown(reason, message) };
+  }
   if (reading.error) {
     const message = `Kafka: ${reading.error}`;
     return { flow: { observedAt, message, ...stored }, conditions: unknown('FlowUnobservable', message) };
@@ -130,7 +183,12 @@ export function observeFlow(
             },
     );
   }
-  if (reading.deadLetterTopic) {
+  const deadLetterRefused = refused('deadLetterTopic');
+  if (deadLetterRefused) {
+    const { reason, message } = deadLetterRefused;
+    flow.message = flow.message ? `${flow.message}; ${message}` : message;
+    conditions.push({ type: 'DeadLettering', status: 'Unknown', reason, message });
+  } else if (reading.deadLetterTopic) {
     if (!reading.deadLetterRanges) {
       const message = `dead-letter topic ${reading.deadLetterTopic} does not exist`;
       conditions.push({ type: 'DeadLettering', status: 'Unknown', reason: 'TopicMissing', message });

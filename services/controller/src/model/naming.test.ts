@@ -17,10 +17,15 @@ describe('topic-name rule', () => {
     expect(withKafkaNames(pipeline, '{name}')).toBe(pipeline);
   });
 
-  it('renames topics, the flow topic and the annotations under a template; a foreign dead-letter topic stays', () => {
+  it('renames topics, the flow topic and the annotations under a template; a flow topic not declared stays as written', () => {
     const named = withKafkaNames(pipeline, '{namespace}.{name}');
     expect(named.spec.topics[0]?.name).toBe('team-a.events');
     expect(named.spec.flow).toMatchObject({ topic: 'team-a.events', deadLetterTopic: 'elsewhere.dlq' });
+    const undeclared = {
+      ...pipeline,
+      spec: { ...pipeline.spec, flow: { consumerGroup: 'g', topic: 'elsewhere' } },
+    };
+    expect(withKafkaNames(undeclared, '{namespace}.{name}').spec.flow?.topic).toBe('elsewhere');
     expect(named.metadata.annotations?.[ADOPT_TOPICS_ANNOTATION]).toBe('team-a.events,*');
     expect(pipeline.spec.topics[0]?.name).toBe('events');
   });

@@ -21,6 +21,17 @@ export function parseTopicTemplate(template: string, variable = 'CONTROLLER_TOPI
   return template;
 }
 
+/**
+ * The release namespace when it comes first: under the default rule (no operator template) its
+ * Pipelines own the topics they declare, and another namespace's Pipeline never gets one of them.
+ */
+export function releaseNamespaceFirst(
+  operatorTemplate: string | undefined,
+  ownNamespace: string | undefined,
+): string | undefined {
+  return operatorTemplate ? undefined : ownNamespace;
+}
+
 /** The Kafka name of the topic `name` declared by `pipeline` under `template`. */
 export function kafkaTopicName(template: string, pipeline: Pipeline, name: string): string {
   const values: Record<string, string> = {
@@ -31,7 +42,10 @@ export function kafkaTopicName(template: string, pipeline: Pipeline, name: strin
   return template.replace(PLACEHOLDER, (whole, key: string) => values[key] ?? whole);
 }
 
-/** The Pipeline with Kafka names in its topics, flow and topic annotations (itself under `{name}`). */
+/**
+ * The Pipeline with Kafka names in its topics, its flow topics that are declared ones, and its
+ * topic annotations (itself under `{name}`).
+ */
 export function withKafkaNames(pipeline: Pipeline, template: string): Pipeline {
   if (template === '{name}') return pipeline;
   const rename = (name: string) => kafkaTopicName(template, pipeline, name);
@@ -47,6 +61,9 @@ export function withKafkaNames(pipeline: Pipeline, template: string): Pipeline {
       .join(',');
   }
   const { flow } = pipeline.spec;
+  // A flow topic not declared stays as written: the flow observer refuses it (refusedFlowTopics).
+  const declared = new Set(pipeline.spec.topics.map((t) => t.name));
+  const renameDeclared = (name: string) => (declared.has(name) ? rename(name) : name);
   return {
     ...pipeline,
     metadata: { ...pipeline.metadata, annotations },
@@ -57,10 +74,8 @@ export function withKafkaNames(pipeline: Pipeline, template: string): Pipeline {
         ? {
             flow: {
               ...flow,
-              ...(flow.topic ? { topic: rename(flow.topic) } : {}),
-              ...(flow.deadLetterTopic && pipeline.spec.topics.some((t) => t.name === flow.deadLetterTopic)
-                ? { deadLetterTopic: rename(flow.deadLetterTopic) }
-                : {}),
+              ...(flow.topic ? { topic: renameDeclared(flow.topic) } : {}),
+              ...(flow.deadLetterTopic ? { deadLetterTopic: renameDeclared(flow.deadLetterTopic) } : {}),
             },
           }
         : {}),

@@ -204,14 +204,13 @@ const flowSchema: Schema = {
       minLength: 1,
       maxLength: 249,
     }),
-    topic: str('The topic it consumes, as spec.topics[].name spells it; default the first declared topic.', {
-      maxLength: 249,
-    }),
+    topic: str(
+      'The topic it consumes, one of spec.topics[].name as spelled there; default the first declared topic.',
+      { maxLength: 249 },
+    ),
     deadLetterTopic: str(
-      'Dead-letter topic whose depth and growth are reported (a name in spec.topics, or any topic).',
-      {
-        maxLength: 249,
-      },
+      'Dead-letter topic whose depth and growth are reported, one of spec.topics[].name: a Pipeline reads only its own topics.',
+      { maxLength: 249 },
     ),
     maxLag: {
       type: 'integer',
@@ -262,6 +261,12 @@ const pipelineSchema: Schema = {
     spec: {
       type: 'object',
       required: ['topics'],
+      // The flow is read only from the Pipeline's own topics (a tenant must not learn another's).
+      'x-kubernetes-validations': (['topic', 'deadLetterTopic'] as const).map((field) => ({
+        rule: `!has(self.flow) || !has(self.flow.${field}) || self.topics.exists(t, t.name == self.flow.${field})`,
+        message: 'must be one of spec.topics[].name: a Pipeline reads only its own topics',
+        fieldPath: `.flow.${field}`,
+      })),
       properties: {
         kafka: kafkaSchema,
         flow: flowSchema,

@@ -28,5 +28,7 @@ describe('generated manifests', () => {
     expect(crd).toContain('partitions may not decrease');
     expect(crd).toContain('replicationFactor is immutable');
     expect(crd).toContain('cleanup.policy must be one of');
+    for (const field of ['topic', 'deadLetterTopic'])
+      expect(crd).toContain(`self.topics.exists(t, t.name == self.flow.${field})`);
   });
 });

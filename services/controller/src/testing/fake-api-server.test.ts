@@ -63,7 +63,7 @@ describe('FakeApiServer', () => {
     expect(same.metadata.resourceVersion).toBe(second.metadata.resourceVersion);
   });
 
-  it('refuses a finalizer or annotation patch of a stale object with 409; an annotation patch may skip the check', async () => {
+  it('refuses a finalizer, annotation or status patch of a stale object with 409; an annotation patch may skip the check', async () => {
     const server = new FakeApiServer();
     const stale = server.create({ ...manifest, metadata: { ...manifest.metadata, annotations: { x: '1' } } });
     server.update(meta, (p) => {
@@ -71,6 +71,7 @@ describe('FakeApiServer', () => {
     });
     await expect(server.setFinalizers(stale, ['f'])).rejects.toMatchObject({ code: 409 });
     await expect(server.setAnnotations(stale, { y: '2' })).rejects.toMatchObject({ code: 409 });
+    await expect(server.patchStatus(stale, { topicsReady: '0/1' })).rejects.toMatchObject({ code: 409 });
     const fresh = server.get(meta) as Pipeline;
     expect((await server.setFinalizers(fresh, ['f'])).metadata.finalizers).toEqual(['f']);
     const merged = await server.setAnnotations(stale, { y: '2' }, { ifUnchanged: false });

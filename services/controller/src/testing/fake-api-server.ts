@@ -6,8 +6,8 @@
  *
  * - one resourceVersion sequence for every change; `generation` rises with the spec only (and at
  *   deletion), never with status or metadata;
- * - optimistic concurrency: a finalizer or annotation patch naming a stale resourceVersion fails
- *   with 409;
+ * - optimistic concurrency: a finalizer, annotation or status patch naming a stale resourceVersion
+ *   fails with 409;
  * - status is a subresource, written by JSON merge patch (lists replaced whole); a patch that
  *   changes nothing changes no resourceVersion and sends no event;
  * - deletion waits for the finalizers: it sets `deletionTimestamp`, the object goes once the last
@@ -162,16 +162,9 @@ export class FakeApiServer implements PipelineApi {
     return this.write({ ...stored, metadata: { ...stored.metadata, annotations: merged } });
   }
 
-  async patchStatus(
-    pipeline: Pipeline,
-    status: PipelineStatus,
-    options: { ifUnchanged?: boolean } = {},
-  ): Promise<Pipeline> {
+  async patchStatus(pipeline: Pipeline, status: PipelineStatus): Promise<Pipeline> {
     await this.enter('patchStatus');
-    const stored = this.stored(pipeline.metadata);
-    if (options.ifUnchanged && pipeline.metadata.resourceVersion !== stored.metadata.resourceVersion) {
-      throw apiError(409, 'the object has been modified');
-    }
+    const stored = this.fresh(pipeline);
     return this.write({ ...stored, status: mergePatch(stored.status, wire(status)) as PipelineStatus });
   }
 
