@@ -19,6 +19,7 @@
  */
 
 import {
+  allTypesExact,
   clause,
   type EventFilter,
   readFilter,
@@ -128,7 +129,7 @@ async function pieceFacets(
   filter: EventFilter,
   limit: number,
 ): Promise<{ facet: string; value: string; n: number }[]> {
-  const canAskTypes = filter.text !== undefined && Boolean(filter.types?.length);
+  const canAskTypes = filter.text !== undefined && allTypesExact(filter.types);
   const typeLexemes = canAskTypes && (await readsEveryMatch(db, filter, limit));
   const p = new SqlParams();
   const groups = Object.entries(FACETS).map(

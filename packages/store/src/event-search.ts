@@ -359,17 +359,25 @@ export interface WhereOptions {
   typeLexemes?: boolean;
 }
 
+/** Every type exact (no `*` prefix): only then can the text index be asked for them (`typeLexemes`). */
+export function allTypesExact(types: string[] | undefined): types is string[] {
+  return types !== undefined && types.length > 0 && !types.some((t) => t.endsWith('*'));
+}
+
 /**
  * `query` also asking for the lexemes of `types` (those of any one of them), when every type is
- * exact. A type without lexemes (no word in it, or only a tag-like `<x>`) would drop out of the
- * `||` and take its rows with it, so then the query stays as it was. The parameters are known when
- * the statement is planned, so PostgreSQL folds this to one constant query for the index.
+ * exact. An empty query on either side (a text of no words, such as `_`, which matches nothing; a
+ * type of none, such as `---` or a tag-like `<x>`, whose rows must stay) would drop out of the
+ * `&&` or the `||`, so then the query stays as it was. The parameters are known when the statement
+ * is planned, so PostgreSQL folds this to one constant query for the index.
  */
 function typesInQuery(types: string[] | undefined, p: SqlParams): ((query: string) => string) | undefined {
-  if (!types?.length || types.some((t) => t.endsWith('*'))) return undefined;
+  if (!allTypesExact(types)) return undefined;
   const queries = types.map((t) => `plainto_tsquery('simple', ${p.add(t)})`);
-  const empty = `0 IN (${queries.map((q) => `numnode(${q})`).join(', ')})`;
-  return (query) => `CASE WHEN ${empty} THEN ${query} ELSE ${query} && (${queries.join(' || ')}) END`;
+  return (query) => {
+    const empty = `0 IN (${[query, ...queries].map((q) => `numnode(${q})`).join(', ')})`;
+    return `CASE WHEN ${empty} THEN ${query} ELSE ${query} && (${queries.join(' || ')}) END`;
+  };
 }
 
 /** The conditions of a filter on `events.cloud_event` (also read by the histogram and facets). */

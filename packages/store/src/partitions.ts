@@ -55,20 +55,27 @@ export async function listPartitions(db: Queryable): Promise<MonthPartition[]> {
  * (partition-maintenance detaches, never drops, so the month's table stays, named as its partition
  * was), or undefined when no month was detached. A later event of such a month belongs nowhere in
  * the event table: the default partition is out of the detached table's reach, and the month cannot
- * be created again while its table exists.
+ * be created again while its table exists. Retention detaches the oldest months only, so a table of
+ * that name ending after the oldest attached partition starts is something else (a month staged
+ * before its ATTACH, a restore, a month detached for repair) and is not a cut.
  */
 export async function retentionCutoff(db: Queryable): Promise<Date | undefined> {
-  const { rows } = await db.query<{ name: string | null }>(
-    `SELECT max(c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  const [oldest] = await listPartitions(db);
+  if (!oldest) return undefined;
+  const { rows } = await db.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE n.nspname = 'events' AND c.relkind = 'r' AND NOT c.relispartition
         AND c.relname ~ '^cloud_event_[0-9]{4}_[0-9]{2}$'`,
   );
-  const name = rows[0]?.name;
-  if (!name) return undefined;
-  const [year, month] = name.slice('cloud_event_'.length).split('_').map(Number) as [number, number];
-  const start = new Date(0);
-  start.setUTCFullYear(year, month - 1, 1);
-  return addMonths(start, 1);
+  const ends = rows
+    .map(({ name }) => {
+      const [year, month] = name.slice('cloud_event_'.length).split('_').map(Number) as [number, number];
+      const start = new Date(0);
+      start.setUTCFullYear(year, month - 1, 1);
+      return addMonths(start, 1);
+    })
+    .filter((end) => end <= oldest.from);
+  return ends.length === 0 ? undefined : new Date(Math.max(...ends.map((e) => e.getTime())));
 }
 
 /** A stretch of time, either end open. */

@@ -166,6 +166,8 @@ describe('facets and histogram of a text and types', () => {
     ['a word left out', { text: '-bravo', types: ['com.example.hint-b'] }, 3],
     ['web search syntax', { text: '"alpha" or bravo', types: ['com.example.hint-b'] }, 5],
     ['a type prefix', { text: 'alpha', types: ['com.example.hint-*'] }, 7],
+    ['a text without words', { text: '_', types: ['com.example.hint-b'] }, 0],
+    ['a text without words left out', { text: '-_', types: ['com.example.hint-b'] }, 5],
   ])('count %s as the text and types apart do', async (_, filter, expected) => {
     // All months: the seed's rows carry the words too, so the planner reads the facets by bitmap.
     const facets = await facetEvents(pool, filter);
@@ -178,16 +180,29 @@ describe('facets and histogram of a text and types', () => {
     expect(counted, 'histogram').toBe(expected);
   });
 
-  it('count a word and a common type beside one without lexemes, read through a bitmap, as the text and types apart do', async () => {
-    const filter: EventFilter = { text: 'alpha', types: ['---', 'com.example.t3'] };
+  it.each([
+    ['two common types', ['com.example.t3', 'com.example.t4']],
+    ['a common type beside one without lexemes', ['---', 'com.example.t3']],
+  ])('count a word and %s, read through a bitmap, as the text and types apart do', async (_, types) => {
+    const filter: EventFilter = { text: 'alpha', types };
     const { rows } = await pool.query<{ n: number }>(
       // sql-witness: counts the matches in its own SQL, without the type lexemes under test.
       `SELECT count(*)::int AS n FROM events.cloud_event
         WHERE search_doc @@ plainto_tsquery('simple', 'alpha') AND ce_type = ANY($1::text[])`,
-      [filter.types],
+      [types],
     );
     expect(rows[0]!.n).toBeGreaterThan(5);
     expect(rows[0]!.n).toBeLessThan(FACET_ROW_CAP);
+    // The facets' newest month is planned as a bitmap, so its statement asks for the types too.
+    const plan = await pool.query<{ 'QUERY PLAN': string }>(
+      // sql-witness: the plain statement of the facets' newest month, as the planner sees it.
+      `EXPLAIN SELECT ce_type FROM events.cloud_event
+        WHERE occurred_at >= date_trunc('month', $2::timestamptz) AND occurred_at < $2::timestamptz
+          AND search_doc @@ plainto_tsquery('simple', 'alpha') AND ce_type = ANY($1::text[])
+        ORDER BY occurred_at DESC LIMIT ${FACET_ROW_CAP + 1}`,
+      [types, end],
+    );
+    expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('Bitmap Heap Scan');
     expect((await facetEvents(pool, filter)).counted).toBe(rows[0]!.n);
   });
 

@@ -197,7 +197,8 @@ export async function createConsumerService(opts: ServiceOptions) {
     async start() {
       probe.start();
       dlqAge.start();
-      // The bound before the first batch, so no event past retention slips into the default partition.
+      // The bound before the first batch (unless the reading fails): only a detach since the last
+      // reading lets an event past retention into the default partition.
       await retainedRange.start();
       if (config.autoStart) await stream.start();
       probe.reportRunning();

@@ -12,6 +12,7 @@ import {
   detachPartition,
   listPartitions,
   monthPartitionName,
+  retentionCutoff,
 } from '@event-observatory/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DlqListing } from '../src/dlq/admin.js';
@@ -76,6 +77,14 @@ describe('events older than the retained range', () => {
     // Retention detaches the oldest month.
     await detachPartition(h.db, monthPartitionName(detached));
     await untilRangeStarts(cutoff);
+    // A month staged outside the event table before its ATTACH is not a cut: only a table ending
+    // before the oldest attached month is.
+    const staged = `events.${monthPartitionName(addMonths(first, 8))}`;
+    // sql-witness: stages a month as an operator would, which no store function does.
+    await h.db.query(`CREATE TABLE ${staged} (LIKE events.cloud_event)`);
+    expect(await retentionCutoff(h.db)).toEqual(cutoff);
+    // sql-witness: removes the staged month again.
+    await h.db.query(`DROP TABLE ${staged}`);
 
     const poisonBefore = await metricSum(h, 'consume_records_poison_total', 'reason="unpersistable"');
     const fresh = Array.from({ length: 10 }, (_, i) => testEvent(i, { source: 'urn:test:retained' }));
