@@ -1,7 +1,8 @@
 /**
- * Reads the flow of every Pipeline that declares `spec.flow`, once a period: per Kafka cluster one
- * admin connection, one offsets request per distinct topic and group (`readGroupReadings`), the
- * store's newest row when a store is given. Each observation is kept here; those worth a status
+ * Reads the flow of every Pipeline that declares `spec.flow`, once a period, from the topics it is
+ * entitled to as the reconciler judges them (`entitlement`): per Kafka cluster one admin
+ * connection, one offsets request per distinct topic and group (`readGroupReadings`), the store's
+ * newest row when a store is given. Each observation is kept here; those worth a status
  * write (`worthWriting`) are handed to `onChange`, and the controller's one worker writes them,
  * so flow writes never race the reconciler's.
  */
@@ -9,7 +10,7 @@ import type { Logger } from '@event-observatory/service-kit/logger';
 import { pipelineSecurity } from './kafka-access.js';
 import type { KafkaHandler } from './kafka-handler.js';
 import type { PipelineApi } from './kube/api.js';
-import { type ClusterRules, clusterOf, clusterRefusal, clusterRules, serversOf } from './model/cluster.js';
+import { type ClusterRules, clusterRefusal, clusterRules, serversOf } from './model/cluster.js';
 import {
   type FlowObservation,
   type FlowReading,
@@ -21,7 +22,8 @@ import {
   type WriteRule,
   worthWriting,
 } from './model/flow.js';
-import { refusedClaim, topicOwners } from './model/ownership.js';
+import { entitlement, type Unentitled } from './model/ownership.js';
+import type { TopicRules } from './model/safety.js';
 import { keyOf, type Pipeline } from './pipeline/types.js';
 
 export interface FlowObserverOptions {
@@ -37,6 +39,8 @@ export interface FlowObserverOptions {
    * namespace reads no topic one of its Pipelines declares.
    */
   home?: string | undefined;
+  /** The reconciler's `topicRules`: a reserved name is never read. Default: only Kafka's own (`__*`). */
+  topicRules?: TopicRules;
   /** The store's newest `ingested_at` (ISO), when the controller has a store URL. */
   newestStored?: () => Promise<string | undefined>;
   log: Logger;
@@ -83,9 +87,16 @@ export class FlowObserver {
       this.opts.log.warn({ err: error.message }, 'reading the store for lastStoredAt failed');
       return undefined;
     });
-    const keptFrom = this.keptFrom(pipelines);
+    // Judged from every Pipeline, as the reconciler judges ownership (the cache holds only this
+    // controller's, so another controller's are not counted either).
+    const entitled = entitlement(
+      pipelines,
+      this.clusters,
+      this.opts.topicRules ?? { reserved: [], adoptable: [] },
+      this.opts.home,
+    );
     for (const group of byCluster.values()) {
-      const readings = await this.read(group, keptFrom);
+      const readings = await this.read(group, entitled);
       const now = this.now();
       for (const p of group) {
         const key = keyOf(p.metadata);
@@ -110,31 +121,18 @@ export class FlowObserver {
   }
 
   /**
-   * Whether the release namespace keeps the topic `name` from `pipeline` (TopicNameCollision), as
-   * the reconciler judges it: one of its Pipelines in the same cluster declares it.
-   */
-  private keptFrom(pipelines: Pipeline[]): (pipeline: Pipeline, name: string) => boolean {
-    const owners = topicOwners(pipelines, this.clusters, this.opts.home);
-    const byKey = new Map(pipelines.map((p) => [keyOf(p.metadata), p]));
-    return (pipeline, name) => {
-      const holder = byKey.get(owners.get(`${clusterOf(pipeline, this.clusters)}|${name}`) ?? '');
-      return holder !== undefined && refusedClaim(pipeline, holder, this.opts.home);
-    };
-  }
-
-  /**
    * One cluster's readings, keyed by Pipeline; a failure is a reading with `error` for each. Only
-   * topics a Pipeline may read are asked of Kafka; the others are `refused` in its reading.
+   * topics a Pipeline is entitled to are asked of Kafka; the others are `refused` in its reading.
    */
   private async read(
     pipelines: Pipeline[],
-    keptFrom: (pipeline: Pipeline, name: string) => boolean,
+    entitled: (pipeline: Pipeline, name: string) => Unentitled | undefined,
   ): Promise<Map<string, FlowReading>> {
     const first = pipelines[0] as Pipeline;
     const servers = serversOf(first, this.clusters.defaultServers);
     const targets = pipelines.map((p) => {
       const flow = p.spec.flow as NonNullable<Pipeline['spec']['flow']>;
-      const refused = refusedFlowTopics(p, (name) => keptFrom(p, name));
+      const refused = refusedFlowTopics(p, (name) => entitled(p, name));
       const read = !refused.some((r) => r.field === 'topic');
       // The dead-letter topic only with the topic: an observation without the topic has neither.
       const deadLetterTopic =

@@ -49,6 +49,7 @@ export function createControllerService(opts: ControllerServiceOptions) {
     defaultServers: config.broker.bootstrapServers,
     allowedClusters: config.allowedClusters,
     home: releaseNamespaceFirst(config.topicNameTemplate, config.ownNamespace),
+    topicRules: config.topicRules,
     thresholds: { maxLag: config.flowMaxLag, maxDeadLettersPerMinute: config.flowMaxDeadLettersPerMinute },
     rule: { ratio: config.flowWriteRatio, maxIntervalMs: config.flowMaxWriteIntervalMs },
     ...(store ? { newestStored: async () => (await newestIngestedAt(store))?.toISOString() } : {}),

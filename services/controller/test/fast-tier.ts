@@ -124,6 +124,10 @@ export function startController(opts: LoopOptions = {}) {
   const metrics = createControllerMetrics(registry);
   const defaultServers = opts.defaultServers ?? [bootstrapServers];
   const allowedClusters = opts.allowedClusters ?? [opts.allowedServers ?? defaultServers];
+  const topicRules = {
+    reserved: opts.reservedTopics ?? DEFAULT_RESERVED_TOPICS,
+    adoptable: opts.adoptableTopics ?? [topicName('*')],
+  };
   const flow =
     opts.flowPeriodMs === undefined
       ? undefined
@@ -135,6 +139,7 @@ export function startController(opts: LoopOptions = {}) {
             defaultServers,
             allowedClusters,
             home: releaseNamespaceFirst(opts.topicNameTemplate, NAMESPACE),
+            topicRules,
             thresholds: { maxLag: 100, maxDeadLettersPerMinute: 0 },
             rule: { ratio: 0.1, maxIntervalMs: 60_000 },
             log,
@@ -151,10 +156,7 @@ export function startController(opts: LoopOptions = {}) {
       controllerName: opts.controllerName ?? CONTROLLER_NAME,
       topicNameTemplate: opts.topicNameTemplate,
       ownNamespace: NAMESPACE,
-      topicRules: {
-        reserved: opts.reservedTopics ?? DEFAULT_RESERVED_TOPICS,
-        adoptable: opts.adoptableTopics ?? [topicName('*')],
-      },
+      topicRules,
       ...(flow ? { flow: flow.observer } : {}),
       log,
     }),

@@ -461,12 +461,28 @@ describe('topic names per namespace', () => {
 });
 
 describe("flow health of the Pipeline's own topics only", () => {
+  /** The topics Kafka is asked about for a flow from now on (groups' topics and dead-letter topics). */
+  function askedOfKafka(): () => string[] {
+    const readFlow = vi.spyOn(sharedKafka(), 'readFlow');
+    afterTest(async () => readFlow.mockRestore());
+    return () =>
+      readFlow.mock.calls.flatMap(([, groups, topics]) => [...groups.map((g) => g.topic), ...topics]);
+  }
+  /** Waits until the flow condition `type` of `namespace/name` is Unknown for `reason`. */
+  const observed = (server: FakeApiServer, namespace: string, name: string, type: string, reason: string) =>
+    vi.waitFor(() => {
+      const p = server.get({ namespace, name });
+      expect(condition(p, type)).toMatchObject({ status: 'Unknown', reason });
+      return p as Pipeline;
+    }, PATIENCE);
+  const notOwned = (name: string) =>
+    `spec.flow.topic ${name} is not this Pipeline's topic (created or adopted for it: status.topics[].managed): not read`;
+
   it('a flow or dead-letter topic it does not declare, or one the release namespace keeps, is never read: the flow condition says why, naming the field', async () => {
     const foreign = topicName('team-b-dlq'); // another team's topic, or the platform's
     await createInKafka(foreign);
     const [own, other, kept] = [topicName('flow-own'), topicName('flow-other'), topicName('flow-kept')];
-    const readFlow = vi.spyOn(sharedKafka(), 'readFlow');
-    afterTest(async () => readFlow.mockRestore());
+    const asked = askedOfKafka();
     const { server } = startController({ namespaces: [NAMESPACE, 'team-a', 'team-c'], flowPeriodMs: 200 });
     const flow = (spec: Omit<NonNullable<PipelineSpec['flow']>, 'consumerGroup'>) => ({
       flow: { consumerGroup: `group-${own}`, ...spec },
@@ -477,41 +493,106 @@ describe("flow health of the Pipeline's own topics only", () => {
     server.create(pipeline('release', [topic(`team-c.${kept}`)]));
     server.create(pipeline('tenant', [topic(kept)], flow({ topic: kept }), undefined, 'team-c'));
 
-    const observed = (namespace: string, name: string, type: string, reason: string) =>
-      vi.waitFor(() => {
-        const p = server.get({ namespace, name });
-        expect(condition(p, type)).toMatchObject({ status: 'Unknown', reason });
-        return p as Pipeline;
-      }, PATIENCE);
-    const dlq = await observed('team-a', 'dlq', 'DeadLettering', 'TopicNotDeclared');
+    const dlq = await observed(server, 'team-a', 'dlq', 'DeadLettering', 'TopicNotDeclared');
     expect(condition(dlq, 'DeadLettering')?.message).toBe(
       `spec.flow.deadLetterTopic ${foreign} is not one of spec.topics: not read`,
     );
     expect(dlq.status?.flow?.deadLetters).toBeUndefined();
     // Its own topic is read.
-    await vi.waitFor(
-      () =>
-        expect(condition(server.get({ namespace: 'team-a', name: 'dlq' }), 'Flowing')?.reason).toBe(
-          'NoCommittedOffsets',
-        ),
-      PATIENCE,
-    );
-    const consumed = await observed('team-a', 'consumed', 'Flowing', 'TopicNotDeclared');
+    await observed(server, 'team-a', 'dlq', 'Flowing', 'NoCommittedOffsets');
+    const consumed = await observed(server, 'team-a', 'consumed', 'Flowing', 'TopicNotDeclared');
     expect(consumed.status?.flow?.message).toBe(
       `spec.flow.topic ${foreign} is not one of spec.topics: not read`,
     );
-    const tenant = await observed('team-c', 'tenant', 'Flowing', 'TopicNameCollision');
+    const tenant = await observed(server, 'team-c', 'tenant', 'Flowing', 'TopicNameCollision');
     expect(tenant.status?.flow?.message).toBe(
       `spec.flow.topic team-c.${kept} maps to a topic of the release namespace: not read`,
     );
 
     // Kafka was never asked about them; it was about the Pipeline's own topic.
-    const asked = readFlow.mock.calls.flatMap(([, groups, topics]) => [
-      ...groups.map((g) => g.topic),
-      ...topics,
-    ]);
-    expect(asked).toContain(`team-a.${own}`);
-    expect(asked).not.toContain(foreign);
-    expect(asked).not.toContain(`team-c.${kept}`);
+    expect(asked()).toContain(`team-a.${own}`);
+    expect(asked()).not.toContain(foreign);
+    expect(asked()).not.toContain(`team-c.${kept}`);
+  });
+
+  it("one topic namespace for all ({name}): another team's topic, declared with its consumer group, is never read (TopicNotOwned); a topic adopted for the Pipeline is", async () => {
+    const [theirs, adopted] = [topicName('payments-events'), topicName('flow-adopted')];
+    await createInKafka(adopted);
+    const asked = askedOfKafka();
+    const { server } = startController({
+      namespaces: [NAMESPACE, 'team-a', 'team-b'],
+      topicNameTemplate: '{name}',
+      flowPeriodMs: 200,
+    });
+    server.create(pipeline('payments', [topic(theirs)], {}, undefined, 'team-a'));
+    await settled(server, 'team-a', 'payments', 'True');
+    // Declaring a name is free: team-b names team-a's topic, and team-a's group, as its flow.
+    const intruding = { flow: { consumerGroup: `group-${theirs}`, topic: theirs } };
+    server.create(pipeline('intruder', [topic(theirs)], intruding, undefined, 'team-b'));
+    const adopting = { flow: { consumerGroup: `group-${adopted}` } };
+    server.create(
+      pipeline('adopter', [topic(adopted)], adopting, { [ADOPT_TOPICS_ANNOTATION]: adopted }, 'team-a'),
+    );
+
+    const intruder = await observed(server, 'team-b', 'intruder', 'Flowing', 'TopicNotOwned');
+    expect(condition(intruder, 'Lagging')).toMatchObject({ status: 'Unknown', reason: 'TopicNotOwned' });
+    expect(intruder.status?.flow).toEqual({ observedAt: expect.any(String), message: notOwned(theirs) });
+    expect(condition(await settled(server, 'team-b', 'intruder', 'False'), 'Ready')?.reason).toBe(
+      'TopicConflict',
+    );
+    // Its own topic, adopted, is read.
+    const adopter = await observed(server, 'team-a', 'adopter', 'Flowing', 'NoCommittedOffsets');
+    expect(adopter.status?.topics?.[0]).toMatchObject({ name: adopted, managed: true });
+    expect(asked()).toContain(adopted);
+    expect(asked()).not.toContain(theirs);
+  });
+
+  it("a reserved name (Kafka's own, _*) is never read, though declared: ReservedTopicName; the Pipeline's own topic is", async () => {
+    const offsets = '__consumer_offsets';
+    const schemas = `_${topicName('flow-schemas')}`;
+    const own = topicName('flow-beside-schemas');
+    await createInKafka(schemas);
+    const asked = askedOfKafka();
+    const { server } = startController({
+      namespaces: [NAMESPACE, 'team-b'],
+      topicNameTemplate: '{name}',
+      flowPeriodMs: 200,
+    });
+    const flow = (deadLetterTopic?: string) => ({
+      flow: { consumerGroup: `group-${own}`, ...(deadLetterTopic ? { deadLetterTopic } : {}) },
+    });
+    server.create(pipeline('internal', [topic(offsets)], flow(), undefined, 'team-b'));
+    server.create(pipeline('schemas', [topic(own), topic(schemas)], flow(schemas), undefined, 'team-b'));
+
+    const internal = await observed(server, 'team-b', 'internal', 'Flowing', 'ReservedTopicName');
+    expect(internal.status?.flow?.message).toBe(
+      `spec.flow.topic ${offsets} is a reserved name (Kafka's own topics, or CONTROLLER_RESERVED_TOPICS): not read`,
+    );
+    const beside = await observed(server, 'team-b', 'schemas', 'DeadLettering', 'ReservedTopicName');
+    expect(beside.status?.flow?.deadLetters).toBeUndefined();
+    await observed(server, 'team-b', 'schemas', 'Flowing', 'NoCommittedOffsets');
+    expect(asked()).toContain(own);
+    expect(asked()).not.toContain(offsets);
+    expect(asked()).not.toContain(schemas);
+  });
+
+  it("by default, a namespace named like the release's topic prefix reaches no platform topic that no Pipeline declares (the chart's pipeline.create=false): TopicNotOwned", async () => {
+    const base = topicName('platform-made');
+    const tenantNs = 'team-p';
+    const platform = `${tenantNs}.${base}`; // made without a Pipeline
+    await createInKafka(platform);
+    const asked = askedOfKafka();
+    const { server } = startController({ namespaces: [NAMESPACE, tenantNs], flowPeriodMs: 200 });
+    const flow = { flow: { consumerGroup: `group-${base}` } };
+    server.create(pipeline('tenant', [topic(base)], flow, undefined, tenantNs));
+
+    const tenant = await observed(server, tenantNs, 'tenant', 'Flowing', 'TopicNotOwned');
+    expect(tenant.status?.flow?.message).toBe(notOwned(platform));
+    const blocked = await settled(server, tenantNs, 'tenant', 'False');
+    expect(condition(blocked, 'Ready')?.reason).toBe('AdoptionRequired');
+    // Periods after the reconcile, still not read.
+    await new Promise((r) => setTimeout(r, 600));
+    await observed(server, tenantNs, 'tenant', 'Flowing', 'TopicNotOwned');
+    expect(asked()).not.toContain(platform);
   });
 });

@@ -93,13 +93,15 @@ describe('refusedFlowTopics', () => {
     metadata: { namespace: 'team-a', name: 'p' },
     spec: { topics: [{ name: 'team-a.events', partitions: 1, replicationFactor: 1 }], flow },
   });
-  const none = () => false;
+  const entitled = () => undefined;
 
   it('refuses a flow or dead-letter topic the Pipeline does not declare, naming the field', () => {
     expect(
-      refusedFlowTopics(flowing({ consumerGroup: 'g', deadLetterTopic: 'team-a.events' }), none),
+      refusedFlowTopics(flowing({ consumerGroup: 'g', deadLetterTopic: 'team-a.events' }), entitled),
     ).toEqual([]);
-    expect(refusedFlowTopics(flowing({ consumerGroup: 'g', deadLetterTopic: 'team-b.dlq' }), none)).toEqual([
+    expect(
+      refusedFlowTopics(flowing({ consumerGroup: 'g', deadLetterTopic: 'team-b.dlq' }), entitled),
+    ).toEqual([
       {
         field: 'deadLetterTopic',
         reason: 'TopicNotDeclared',
@@ -107,12 +109,16 @@ describe('refusedFlowTopics', () => {
       },
     ]);
     expect(
-      refusedFlowTopics(flowing({ consumerGroup: 'g', topic: 'team-b.events' }), none).map((r) => r.field),
+      refusedFlowTopics(flowing({ consumerGroup: 'g', topic: 'team-b.events' }), entitled).map(
+        (r) => r.field,
+      ),
     ).toEqual(['topic']);
   });
 
-  it('refuses a declared topic the release namespace keeps from it; the default topic is the first declared', () => {
-    const kept = refusedFlowTopics(flowing({ consumerGroup: 'g' }), (name) => name === 'team-a.events');
+  it('refuses a declared topic it is not entitled to, with the reason of `entitlement`; the default topic is the first declared', () => {
+    const kept = refusedFlowTopics(flowing({ consumerGroup: 'g' }), (name) =>
+      name === 'team-a.events' ? 'TopicNameCollision' : undefined,
+    );
     expect(kept).toEqual([
       {
         field: 'topic',
@@ -120,6 +126,17 @@ describe('refusedFlowTopics', () => {
         message: 'spec.flow.topic team-a.events maps to a topic of the release namespace: not read',
       },
     ]);
+    const notOwned = refusedFlowTopics(
+      flowing({ consumerGroup: 'g', deadLetterTopic: 'team-a.events' }),
+      () => 'TopicNotOwned',
+    );
+    expect(notOwned.map((r) => [r.field, r.reason])).toEqual([
+      ['topic', 'TopicNotOwned'],
+      ['deadLetterTopic', 'TopicNotOwned'],
+    ]);
+    expect(notOwned[1]?.message).toBe(
+      "spec.flow.deadLetterTopic team-a.events is not this Pipeline's topic (created or adopted for it: status.topics[].managed): not read",
+    );
   });
 });
 

@@ -7,6 +7,7 @@
 import { groupLag, type PartitionRange } from '@event-observatory/broker';
 import type { Condition, FlowStatus, Pipeline, PipelineStatus } from '../pipeline/types.js';
 import { type ConditionInput, setCondition } from './conditions.js';
+import type { Unentitled } from './ownership.js';
 
 export const FLOW_CONDITIONS = ['Flowing', 'Lagging', 'DeadLettering'] as const;
 
@@ -17,7 +18,7 @@ export function isFlowCondition(type: string): boolean {
 /** A topic `spec.flow` names that the Pipeline may not read: the field, a condition reason, why. */
 export interface RefusedFlowTopic {
   field: 'topic' | 'deadLetterTopic';
-  reason: 'TopicNotDeclared' | 'TopicNameCollision';
+  reason: 'TopicNotDeclared' | Unentitled;
   message: string;
 }
 
@@ -26,14 +27,23 @@ export function flowTopic(pipeline: Pipeline): string {
   return pipeline.spec.flow?.topic ?? pipeline.spec.topics[0]?.name ?? '';
 }
 
+/** Why a topic is not read, after `spec.flow.<field> <name>`. */
+const NOT_READ: Record<RefusedFlowTopic['reason'], string> = {
+  TopicNotDeclared: 'is not one of spec.topics',
+  ReservedTopicName: "is a reserved name (Kafka's own topics, or CONTROLLER_RESERVED_TOPICS)",
+  TopicNameCollision: 'maps to a topic of the release namespace',
+  TopicNotOwned: "is not this Pipeline's topic (created or adopted for it: status.topics[].managed)",
+};
+
 /**
- * The topics of `spec.flow` that `pipeline` (Kafka names) may not read: only topics it declares,
- * and none of those the release namespace keeps from it (`keptFromIt`), so a Pipeline never learns
- * the depth, or the existence, of another team's or the platform's topics.
+ * The topics of `spec.flow` that `pipeline` (Kafka names) may not read: only topics it declares
+ * and is entitled to (`entitled`: the reconciler's `entitlement`), so its flow never tells the
+ * depth or lag of another team's or the platform's topics. The answer is the same whether the
+ * topic exists or not.
  */
 export function refusedFlowTopics(
   pipeline: Pipeline,
-  keptFromIt: (name: string) => boolean,
+  entitled: (name: string) => Unentitled | undefined,
 ): RefusedFlowTopic[] {
   const flow = pipeline.spec.flow;
   if (!flow) return [];
@@ -42,19 +52,10 @@ export function refusedFlowTopics(
   for (const field of ['topic', 'deadLetterTopic'] as const) {
     const name = named[field];
     if (name === undefined) continue;
-    const what = `spec.flow.${field} ${name}`;
-    if (!pipeline.spec.topics.some((t) => t.name === name))
-      refused.push({
-        field,
-        reason: 'TopicNotDeclared',
-        message: `${what} is not one of spec.topics: not read`,
-      });
-    else if (keptFromIt(name))
-      refused.push({
-        field,
-        reason: 'TopicNameCollision',
-        message: `${what} maps to a topic of the release namespace: not read`,
-      });
+    const declared = pipeline.spec.topics.some((t) => t.name === name);
+    const reason = declared ? entitled(name) : 'TopicNotDeclared';
+    if (reason)
+      refused.push({ field, reason, message: `spec.flow.${field} ${name} ${NOT_READ[reason]}: not read` });
   }
   return refused;
 }

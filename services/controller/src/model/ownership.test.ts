@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { API_VERSION, KIND, type Pipeline } from '../pipeline/types.js';
 import { clusterOf, clusterRules } from './cluster.js';
 import { desiredTopics } from './desired.js';
-import { claimants, sharingPipelines, topicOwners } from './ownership.js';
+import { claimants, entitlement, sharingPipelines, topicOwners } from './ownership.js';
+import { DEFAULT_RESERVED_TOPICS } from './safety.js';
 
 function pipeline(
   namespace: string,
@@ -118,5 +119,60 @@ describe('topic ownership', () => {
     const b = pipeline('ns', 'b', '2026-01-02T00:00:00Z', ['t1']);
     const elsewhere = pipeline('ns', 'c', '2026-01-03T00:00:00Z', ['t2'], 'other:9092');
     expect(claimants(gone, [gone, b, elsewhere], 'kafka:9092', DEFAULT)).toEqual(new Map([['t1', 'ns/b']]));
+  });
+
+  describe('entitlement to a declared topic', () => {
+    const RULES = { reserved: DEFAULT_RESERVED_TOPICS, adoptable: [] };
+    /** `p` with a status recording `managed` topics in `cluster` (default: none recorded). */
+    const recorded = (p: Pipeline, managed: string[], cluster = 'kafka:9092'): Pipeline => ({
+      ...p,
+      status: { cluster, topics: managed.map((name) => ({ name, phase: 'Ready', managed: true })) },
+    });
+
+    it('is the owner with a record of the topic as managed in its cluster, the name not reserved', () => {
+      const own = recorded(pipeline('team-a', 'p', '2026-01-01T00:00:00Z', ['a.events', 'a.new']), [
+        'a.events',
+      ]);
+      const judge = entitlement([own], DEFAULT, RULES);
+      expect(judge(own, 'a.events')).toBeUndefined();
+      // Declared and owned, not (yet) created or adopted for it: an existing topic nobody else declares.
+      expect(judge(own, 'a.new')).toBe('TopicNotOwned');
+      // A record of another cluster counts for nothing.
+      const moved = recorded(own, ['a.events'], 'other:9092');
+      expect(entitlement([moved], DEFAULT, RULES)(moved, 'a.events')).toBe('TopicNotOwned');
+    });
+
+    it("never another Pipeline's topic (one name for all: the older owns), even with a stale record; a reserved name never", () => {
+      const owner = recorded(pipeline('team-a', 'payments', '2026-01-01T00:00:00Z', ['payments.events']), [
+        'payments.events',
+      ]);
+      const intruder = recorded(
+        pipeline('team-b', 'x', '2026-02-01T00:00:00Z', [
+          'payments.events',
+          '__consumer_offsets',
+          '_schemas',
+        ]),
+        ['payments.events', '__consumer_offsets', '_schemas'],
+      );
+      const judge = entitlement([owner, intruder], DEFAULT, RULES);
+      expect(judge(owner, 'payments.events')).toBeUndefined();
+      expect(judge(intruder, 'payments.events')).toBe('TopicNotOwned');
+      expect(judge(intruder, '__consumer_offsets')).toBe('ReservedTopicName');
+      expect(judge(intruder, '_schemas')).toBe('ReservedTopicName');
+      // Kafka's own topics whatever the operator's rules.
+      expect(
+        entitlement([intruder], DEFAULT, { reserved: [], adoptable: [] })(intruder, '__consumer_offsets'),
+      ).toBe('ReservedTopicName');
+    });
+
+    it('keeps the release namespace first: its topic is TopicNameCollision to another namespace, whatever its record', () => {
+      const release = pipeline('observatory', 'events', '2026-03-01T00:00:00Z', ['events.cloudevents.v1']);
+      const tenant = recorded(pipeline('events', 'x', '2026-01-01T00:00:00Z', ['events.cloudevents.v1']), [
+        'events.cloudevents.v1',
+      ]);
+      expect(
+        entitlement([release, tenant], DEFAULT, RULES, 'observatory')(tenant, 'events.cloudevents.v1'),
+      ).toBe('TopicNameCollision');
+    });
   });
 });

@@ -6,10 +6,11 @@
  * namespace (`home`) comes first: its Pipelines own the topics they declare whatever their age,
  * and another namespace's claim on one is refused, never counted. Pipelines being deleted still
  * own until their finalizer is gone (a `Delete` policy must not delete a topic another Pipeline
- * took meanwhile).
+ * took meanwhile). What reads a topic for a Pipeline besides the reconciler asks `entitlement`.
  */
 import { CONTROLLER_ANNOTATION, keyOf, type Pipeline } from '../pipeline/types.js';
 import { type ClusterRules, clusterOf } from './cluster.js';
+import { reservedBy, type TopicRules, wasManaged } from './safety.js';
 
 /**
  * Whose `pipeline` is, seen by the controller `name`: its own (stamped with its name), nobody's yet
@@ -101,4 +102,36 @@ export function claimants(
     for (const t of other.spec.topics) if (!claimed.has(t.name)) claimed.set(t.name, keyOf(other.metadata));
   }
   return claimed;
+}
+
+/** Why a Pipeline is not entitled to a topic it declares: the reconciler's reasons for leaving it alone. */
+export type Unentitled = 'ReservedTopicName' | 'TopicNameCollision' | 'TopicNotOwned';
+
+/**
+ * Whether a Pipeline is entitled to a topic it declares, judged as the reconciler judges it, for
+ * what reads Kafka beside it (the flow observer); `pipelines`: every Pipeline the controller
+ * reconciles (Kafka names), as the reconciler counts them. Entitled means: the name is not
+ * reserved, the Pipeline owns the topic (`topicOwners`, the release namespace first under `home`),
+ * and its last status records the topic as managed in its cluster (created or adopted for it
+ * there). Declaring a name is free: the sole claimant of an existing topic (a platform topic made
+ * without a Pipeline, another release's) owns it, yet it is not its own until adopted.
+ */
+export function entitlement(
+  pipelines: Pipeline[],
+  clusters: ClusterRules,
+  rules: TopicRules,
+  home?: string,
+): (pipeline: Pipeline, name: string) => Unentitled | undefined {
+  const owners = topicOwners(pipelines, clusters, home);
+  const byKey = new Map(pipelines.map((p) => [keyOf(p.metadata), p]));
+  return (pipeline, name) => {
+    if (reservedBy(rules, name) !== undefined) return 'ReservedTopicName';
+    const cluster = clusterOf(pipeline, clusters);
+    const owner = owners.get(`${cluster}|${name}`);
+    if (owner !== keyOf(pipeline.metadata)) {
+      const holder = byKey.get(owner ?? '');
+      return holder && refusedClaim(pipeline, holder, home) ? 'TopicNameCollision' : 'TopicNotOwned';
+    }
+    return wasManaged(pipeline, name, { cluster, allowed: clusters.allowed }) ? undefined : 'TopicNotOwned';
+  };
 }
