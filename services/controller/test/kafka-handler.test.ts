@@ -284,9 +284,11 @@ describe('on a secured Kafka (the BROKER_* security settings)', () => {
       message: expect.stringMatching(reason),
     });
     expect(p.status?.topics?.[0]?.message).toMatch(reason);
-    const warnings = server.events.filter((e) => e.type === 'Warning' && e.object === `${NAMESPACE}/${name}`);
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]?.message).toMatch(reason);
+    // The Warning follows the status write it tells of.
+    const warnings = () =>
+      server.events.filter((e) => e.type === 'Warning' && e.object === `${NAMESPACE}/${name}`);
+    await vi.waitFor(() => expect(warnings()).toHaveLength(1));
+    expect(warnings()[0]?.message).toMatch(reason);
     expect(JSON.stringify(p)).not.toContain(secured.users[0]!.password);
     expect(await kafkaTopic(topic)).toBeUndefined();
   });

@@ -111,7 +111,12 @@ describe('reconciling Pipelines into Kafka', () => {
       partitions: 4,
       configs: { 'retention.ms': retentionDay },
     });
-    expect(server.events.filter((e) => e.type === 'Warning').map((e) => e.reason)).toEqual(['ChangeRefused']);
+    // The Warning follows the status write it tells of.
+    await vi.waitFor(() =>
+      expect(server.events.filter((e) => e.type === 'Warning').map((e) => e.reason)).toEqual([
+        'ChangeRefused',
+      ]),
+    );
     expect(await metric('controller_reconciles_total', { outcome: 'failure' })).toBeGreaterThan(0);
   });
 
@@ -261,7 +266,7 @@ describe('safe defaults', () => {
     });
     expect(await kafkaTopic(existing, ['retention.ms'])).toMatchObject({ partitions: 1 });
     expect((await kafkaTopic(existing, ['retention.ms']))?.configs['retention.ms']).not.toBe(retentionDay);
-    expect(server.events.map((e) => e.reason)).toEqual(['ChangeRefused']);
+    await vi.waitFor(() => expect(server.events.map((e) => e.reason)).toEqual(['ChangeRefused']));
 
     server.update(meta('cautious'), (q) => {
       q.metadata.annotations = { [ADOPT_TOPICS_ANNOTATION]: '*' };
