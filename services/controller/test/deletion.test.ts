@@ -2,10 +2,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import { KafkaHandler, type KafkaTarget } from '../src/kafka-handler.js';
 import { CONTROLLER_ANNOTATION, FINALIZER, PAUSE_ANNOTATION, type Pipeline } from '../src/pipeline/types.js';
-import { Reconciler } from '../src/reconciler.js';
 import { FakeApiServer } from '../src/testing/fake-api-server.js';
 import {
   afterTest,
+  bareReconciler,
   bootstrapServers,
   CONTROLLER_NAME,
   condition,
@@ -15,7 +15,6 @@ import {
   meta,
   PATIENCE,
   pipeline,
-  sharedKafka,
   startController,
   topicName,
   useFastTier,
@@ -71,14 +70,7 @@ describe('deletion policy', () => {
 
   it('a Pipeline let go is not finalized again from a cache that still shows its finalizer: a topic made since under that name stays', async () => {
     const server = new FakeApiServer();
-    const reconciler = new Reconciler({
-      api: server,
-      kafka: sharedKafka(),
-      defaultServers: [bootstrapServers],
-      allowedClusters: [[bootstrapServers]],
-      controllerName: CONTROLLER_NAME,
-      log,
-    });
+    const reconciler = bareReconciler(server);
     const name = topicName('let-go');
     const created = server.create(
       pipeline(

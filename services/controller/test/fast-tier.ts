@@ -17,6 +17,7 @@ import { afterAll, afterEach, beforeAll, expect, inject, vi } from 'vitest';
 import { Controller } from '../src/controller.js';
 import { FlowObserver } from '../src/flow-observer.js';
 import { KafkaHandler } from '../src/kafka-handler.js';
+import type { PipelineApi } from '../src/kube/api.js';
 import { createControllerMetrics } from '../src/metrics.js';
 import { releaseNamespaceFirst } from '../src/model/naming.js';
 import { DEFAULT_RESERVED_TOPICS } from '../src/model/safety.js';
@@ -28,7 +29,7 @@ import {
   type PipelineSpec,
   type PipelineTopic,
 } from '../src/pipeline/types.js';
-import { Reconciler } from '../src/reconciler.js';
+import { Reconciler, type ReconcilerOptions } from '../src/reconciler.js';
 import { FakeApiServer } from '../src/testing/fake-api-server.js';
 
 export const { bootstrapServers, secured } = inject('kafka');
@@ -184,6 +185,22 @@ export function startController(opts: LoopOptions = {}) {
       .reduce((sum, v) => sum + v.value, 0);
   };
   return { server, metric };
+}
+
+/**
+ * A reconciler alone on `api`, the shared Kafka and this tier's one cluster, no loop: for tests that
+ * hand it the objects themselves (a stale one, a crash between two writes).
+ */
+export function bareReconciler(api: PipelineApi, options: Partial<ReconcilerOptions> = {}): Reconciler {
+  return new Reconciler({
+    api,
+    kafka,
+    defaultServers: [bootstrapServers],
+    allowedClusters: [[bootstrapServers]],
+    controllerName: CONTROLLER_NAME,
+    log,
+    ...options,
+  });
 }
 
 export function pipeline(

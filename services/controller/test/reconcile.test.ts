@@ -12,16 +12,14 @@ import {
   type Pipeline,
   UNMANAGED_TOPICS_ANNOTATION,
 } from '../src/pipeline/types.js';
-import { Reconciler } from '../src/reconciler.js';
 import { FakeApiServer } from '../src/testing/fake-api-server.js';
 import {
   adoptTopic,
-  bootstrapServers,
+  bareReconciler,
   CONTROLLER_NAME,
   condition,
   createWithTopic,
   kafkaTopic,
-  log,
   meta,
   NAMESPACE,
   PATIENCE,
@@ -30,7 +28,6 @@ import {
   retentionDay,
   secured,
   setPartitions,
-  sharedKafka,
   startController,
   topicName,
   useFastTier,
@@ -342,14 +339,7 @@ describe('when the API server fails', () => {
 
   it('a finalizer patch of a stale object is refused with 409 before Kafka is touched; the fresh object reconciles', async () => {
     const server = new FakeApiServer();
-    const reconciler = new Reconciler({
-      api: server,
-      kafka: sharedKafka(),
-      defaultServers: [bootstrapServers],
-      allowedClusters: [[bootstrapServers]],
-      controllerName: CONTROLLER_NAME,
-      log,
-    });
+    const reconciler = bareReconciler(server);
     const late = topicName('late');
     const stale = server.create(
       pipeline(
@@ -374,14 +364,7 @@ describe('when the API server fails', () => {
 
   it('a status computed from a cache behind the API server is refused with 409: the newer managed record survives, the fresh object reconciles', async () => {
     const server = new FakeApiServer();
-    const reconciler = new Reconciler({
-      api: server,
-      kafka: sharedKafka(),
-      defaultServers: [bootstrapServers],
-      allowedClusters: [[bootstrapServers]],
-      controllerName: CONTROLLER_NAME,
-      log,
-    });
+    const reconciler = bareReconciler(server);
     const [first, added] = [topicName('lagging-first'), topicName('lagging-added')];
     const declare = (name: string) => ({ name, partitions: 1, replicationFactor: 1 });
     const created = server.create(

@@ -12,13 +12,12 @@ import {
   type PipelineSpec,
   type PipelineTopic,
 } from '../src/pipeline/types.js';
-import { Reconciler } from '../src/reconciler.js';
 import { FakeApiServer } from '../src/testing/fake-api-server.js';
 import { deleteOwnPipelines } from '../src/uninstall.js';
 import {
   afterTest,
+  bareReconciler,
   bootstrapServers,
-  CONTROLLER_NAME,
   condition,
   kafkaTopic,
   log,
@@ -145,15 +144,7 @@ describe('ownership recorded before a topic is created', () => {
     };
   }
   const reconcilerOn = (api: PipelineApi) =>
-    new Reconciler({
-      api,
-      kafka: sharedKafka(),
-      defaultServers: [bootstrapServers],
-      allowedClusters: [[bootstrapServers]],
-      controllerName: CONTROLLER_NAME,
-      topicRules: { reserved: [], adoptable: [] },
-      log,
-    });
+    bareReconciler(api, { topicRules: { reserved: [], adoptable: [] } });
 
   it('a crash between CreateTopics and the status orphans nothing: the next controller recognises the topic as its own', async () => {
     const server = new FakeApiServer();
@@ -354,14 +345,9 @@ describe('one Kafka cluster, however a Pipeline names it', () => {
       cluster: elsewhere,
       topics: [{ name: theirs, phase: 'Ready', managed: true }],
     });
-    const reconciler = new Reconciler({
-      api: server,
-      kafka: sharedKafka(),
-      defaultServers: [bootstrapServers],
+    const reconciler = bareReconciler(server, {
       allowedClusters: [[bootstrapServers], [elsewhere]],
-      controllerName: CONTROLLER_NAME,
       topicRules: { reserved: [], adoptable: [] },
-      log,
     });
     await reconciler.reconcile(moved, [moved]);
     const after = server.get(meta('mover')) as Pipeline;
