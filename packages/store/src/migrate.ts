@@ -29,7 +29,7 @@ import { connectionConfig } from './connection.js';
 import { sqlstateOf } from './errors.js';
 import { grantRoles } from './grants.js';
 import type { DatabaseConnection } from './queryable.js';
-import { inTransaction, stepUnderLockTimeout } from './transactions.js';
+import { inTransaction } from './transactions.js';
 
 /** `migrations/` at the repository root (../../../migrations from src/ or dist/). */
 export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
@@ -175,8 +175,9 @@ export async function migrate(opts: MigrateOptions): Promise<MigrateResult> {
 }
 
 /**
- * One file and its record in one transaction, the file under `lock_timeout` (the store's DDL step).
- * Rejects with the file's own error, whose SQLSTATE says whether a lock timed out.
+ * One file and its record in one transaction under `lock_timeout` (`SET LOCAL`: it ends with the
+ * transaction). Rejects with the file's own error, whose SQLSTATE says whether a lock timed out;
+ * the whole file is rolled back either way, so no savepoint is needed.
  */
 async function applyFile(
   client: DatabaseConnection,
@@ -184,14 +185,8 @@ async function applyFile(
   lockTimeoutMs: number,
 ): Promise<void> {
   await inTransaction(client, async () => {
-    let refusal: unknown;
-    const failed = await stepUnderLockTimeout(client, lockTimeoutMs, () =>
-      client.query(file.sql).catch((err: unknown) => {
-        refusal = err;
-        throw err;
-      }),
-    );
-    if (failed !== undefined) throw refusal ?? new Error(failed);
+    await client.query(`SET LOCAL lock_timeout = ${lockTimeoutMs}`);
+    await client.query(file.sql);
     await client.query('INSERT INTO events.schema_migration (name, checksum) VALUES ($1, $2)', [
       file.name,
       file.checksum,
