@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Prints the failed tests of every workspace's vitest run, then a line per file with failures (how
-# many, and the first one's title: what survives when a CI log keeps only its tail), then one
-# closing line summing them all (see scripts/test/tally-reporter.ts).
+# Prints the failed tests of every workspace's vitest run (each with its error's first lines), then
+# a line per file with failures (how many, and the first one's title: what survives when a CI log
+# keeps only its tail), then one closing line summing them all (see scripts/test/tally-reporter.ts).
 set -euo pipefail
 if [ -s "$1.failed" ]; then
   cat "$1.failed"
   awk -v root="$PWD/" '
+    /^    / { next }                             # the further lines of an error
     {
       line = substr($0, 8)                       # without "FAILED "
       if (index(line, root) == 1) line = substr(line, length(root) + 1)

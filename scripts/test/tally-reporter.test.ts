@@ -29,12 +29,22 @@ async function tally(source: string): Promise<{ counts: string; failed: string }
 }
 
 describe('the tally reporter', () => {
-  it('counts the run and names each failed test with the first line of its error', async () => {
+  it('counts the run and names each failed test with its error, the lines after the first indented', async () => {
     const { counts, failed } = await tally(
-      "it('holds', () => {});\nit('breaks', () => { throw new Error('the first line\\nthe second'); });\n",
+      "it('holds', () => {});\nit('breaks', () => { throw new Error('the first line\\nthe second\\n\\n  the third'); });\n",
     );
     expect(counts).toBe('1 1 0\n');
-    expect(failed).toBe(`FAILED ${join(dir, 'fixture.test.ts')} > breaks: the first line\n`);
+    expect(failed).toBe(
+      `FAILED ${join(dir, 'fixture.test.ts')} > breaks: the first line\n    the second\n      the third\n`,
+    );
+  });
+
+  it('keeps twelve lines of a long error below its first', async () => {
+    const lines = Array.from({ length: 30 }, (_, i) => `line ${i}`).join('\\n');
+    const { failed } = await tally(`it('breaks', () => { throw new Error('${lines}'); });\n`);
+    const kept = failed.trimEnd().split('\n');
+    expect(kept[0]).toMatch(/ > breaks: line 0$/);
+    expect(kept.slice(1)).toEqual(Array.from({ length: 12 }, (_, i) => `    line ${i + 1}`));
   });
 
   it('names a file whose hook failed, with its error', async () => {
@@ -54,6 +64,7 @@ describe('the closing summary (summary.sh)', () => {
       `${tallyFile}.failed`,
       [
         `FAILED ${repo}/e2e/a.test.ts > suite > first one: boom`,
+        '    why it went boom',
         `FAILED ${repo}/e2e/a.test.ts > suite > second: bang`,
         `FAILED ${repo}/services/b.test.ts (the file failed to load or a hook failed): no cluster`,
         '',
@@ -66,7 +77,7 @@ describe('the closing summary (summary.sh)', () => {
       (error: { code: number; stdout: string }) => error,
     );
     expect(code).toBe(1);
-    expect(stdout.split('\n').slice(3)).toEqual([
+    expect(stdout.split('\n').slice(4)).toEqual([
       'failed in e2e/a.test.ts: 2, the first: suite > first one: boom',
       'failed in services/b.test.ts: 1, the first: (the file failed to load or a hook failed): no cluster',
       'Tests: 15 passed, 3 failed, 1 skipped',

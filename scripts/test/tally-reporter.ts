@@ -4,8 +4,9 @@ import type { Reporter, TestModule } from 'vitest/node';
 /**
  * Appends one line "passed failed skipped" per vitest run to the file named by TEST_TALLY_FILE,
  * and the name of each failed test (file and title) with the first line of its error to
- * `<TEST_TALLY_FILE>.failed`, so `make test` can end with one closing line for all workspaces
- * together and the failures above it: what a CI log's tail shows is enough to start from.
+ * `<TEST_TALLY_FILE>.failed`, the error's next lines indented below it (a process's last log lines,
+ * say), so `make test` can end with one closing line for all workspaces together and the failures
+ * above it: what a CI log's tail shows is enough to start from.
  */
 export default class TallyReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
@@ -22,7 +23,7 @@ export default class TallyReporter implements Reporter {
         if (state === 'passed') passed += 1;
         else if (state === 'failed') {
           failed += 1;
-          failures.push(`${mod.moduleId} > ${test.fullName}${firstLine(test.result().errors?.[0]?.message)}`);
+          failures.push(`${mod.moduleId} > ${test.fullName}${described(test.result().errors?.[0]?.message)}`);
         } else skipped += 1;
       }
       // A file that failed with no failed test: it did not load, or a hook (beforeAll) failed and
@@ -30,7 +31,7 @@ export default class TallyReporter implements Reporter {
       if (mod.state() === 'failed' && failed === failedBefore) {
         failed += 1;
         failures.push(
-          `${mod.moduleId} (the file failed to load or a hook failed)${firstLine(mod.errors()[0]?.message)}`,
+          `${mod.moduleId} (the file failed to load or a hook failed)${described(mod.errors()[0]?.message)}`,
         );
       }
     }
@@ -39,8 +40,19 @@ export default class TallyReporter implements Reporter {
   }
 }
 
-/** ": " and the first line of an error message, at most 300 characters; nothing without one. */
-function firstLine(message: string | undefined): string {
-  const line = message?.split('\n', 1)[0]?.trim();
-  return line ? `: ${line.slice(0, 300)}` : '';
+/** Lines of an error message kept below its first, and the characters kept of each line. */
+const DETAIL = { lines: 12, width: 300 };
+
+/**
+ * ": " and the first line of an error message, then its next non-blank lines (at most
+ * `DETAIL.lines`), each on a line of its own indented by four spaces; nothing without a message.
+ */
+function described(message: string | undefined): string {
+  const [first, ...rest] = (message ?? '')
+    .split('\n')
+    .map((line) => line.trimEnd().slice(0, DETAIL.width))
+    .filter((line) => line.trim() !== '');
+  if (first === undefined) return '';
+  const detail = rest.slice(0, DETAIL.lines).map((line) => `\n    ${line}`);
+  return `: ${first.trim()}${detail.join('')}`;
 }

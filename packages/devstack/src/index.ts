@@ -61,7 +61,7 @@ export {
   type WebClient,
 } from './oidc-issuer.js';
 export { cacheDir, removeAbandonedTempDirs, repoRoot, tempDataDir } from './paths.js';
-export { freePort, isListening } from './ports.js';
+export { claimPort, freePort, isListening, PORT_CLAIMS } from './ports.js';
 export {
   createDatabase,
   type PostgresHandle,

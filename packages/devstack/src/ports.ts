@@ -1,5 +1,8 @@
 import { randomInt } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, statSync, unlinkSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /**
  * Ports handed out by {@link freePort}: below Linux's ephemeral range (32768-60999), from which the
@@ -11,6 +14,16 @@ import { createServer, Socket } from 'node:net';
 const PORT_RANGE = { low: 20_000, high: 29_999 };
 const ATTEMPTS = 100;
 
+/**
+ * Where {@link freePort} claims each port it hands out, one empty file per port, so that two
+ * processes of this machine (vitest workers, a benchmark beside a test) never hand out the same
+ * port in the seconds before its first user binds it: a free port is only free until a service
+ * starting in another process takes it ("EADDRINUSE" at start-up).
+ */
+export const PORT_CLAIMS = join(tmpdir(), 'event-observatory-ports');
+/** How long a claim holds: far longer than any service takes to bind the port it was given. */
+const CLAIM_MS = 5 * 60_000;
+
 /** Whether nothing holds `port` on any local address (a wildcard bind conflicts with every one). */
 function canListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -21,11 +34,38 @@ function canListen(port: number): Promise<boolean> {
   });
 }
 
-/** A TCP port nothing listens on, chosen at random from a range the kernel never hands out itself. */
+/**
+ * Claims `port` (a file in `dir`): false when it was claimed within {@link CLAIM_MS}, by this
+ * process or another; an older claim has long been bound or abandoned and is taken over.
+ */
+export function claimPort(port: number, dir = PORT_CLAIMS): boolean {
+  const file = join(dir, String(port));
+  for (const takeOver of [false, true]) {
+    try {
+      closeSync(openSync(file, 'wx'));
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || takeOver) return false;
+    }
+    try {
+      if (Date.now() - statSync(file).mtimeMs < CLAIM_MS) return false;
+      unlinkSync(file);
+    } catch {
+      // Gone meanwhile (another process took it over): the exclusive create decides.
+    }
+  }
+  return false;
+}
+
+/**
+ * A TCP port nothing listens on and no other process of this machine was handed in the last
+ * minutes, chosen at random from a range the kernel never hands out itself.
+ */
 export async function freePort(): Promise<number> {
+  mkdirSync(PORT_CLAIMS, { recursive: true });
   for (let i = 0; i < ATTEMPTS; i += 1) {
     const port = randomInt(PORT_RANGE.low, PORT_RANGE.high + 1);
-    if (await canListen(port)) return port;
+    if ((await canListen(port)) && claimPort(port)) return port;
   }
   throw new Error(`no free port in ${PORT_RANGE.low}-${PORT_RANGE.high} after ${ATTEMPTS} attempts`);
 }
