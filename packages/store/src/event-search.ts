@@ -474,6 +474,24 @@ export function clause(where: string[]): string {
 /** The select list of a page: SQL text, or written with bind parameters of the statement. */
 type Columns = string | ((p: SqlParams) => string);
 
+/** Most sources a page of one type reads as ranges of their own (`pageSources`); more are one `= ANY`. */
+export const MERGED_SOURCES_MAX = 8;
+
+/**
+ * The sources a page reads one by one, each in time order, merged: those of a filter of one exact
+ * type and 2 to `MERGED_SOURCES_MAX` sources (a viewer's scope, `withinScope`, or the filter's).
+ * With `= ANY` beside the type, the B-tree `(ce_type, ce_source, occurred_at DESC)` answers the
+ * sources' ranges one after the other, out of time order, so the planner walks the type's index
+ * newest first instead and drops the other sources' rows: a viewer of five sources out of fifty
+ * read five heap pages per row shown (packages/store/DESIGN.md, "A path by source").
+ */
+function pageSources(filter: EventFilter): string[] | undefined {
+  const { types, sources } = filter;
+  const oneType = types?.length === 1 && allTypesExact(types);
+  const several = sources !== undefined && sources.length > 1 && sources.length <= MERGED_SOURCES_MAX;
+  return oneType && several ? sources : undefined;
+}
+
 /** The statement of one page (`searchEvents`, with `columns` beyond the row's `searchEventDocuments`); tests EXPLAIN it. */
 export function searchStatement(
   filter: EventFilter,
@@ -481,14 +499,26 @@ export function searchStatement(
   columns: Columns = ROW_COLUMNS,
 ): { text: string; values: unknown[] } {
   const p = new SqlParams();
-  const selected = typeof columns === 'string' ? columns : columns(p);
-  const where = whereOf(filter, p);
   const older = readsOlder(page);
-  const key = page.before ?? page.after;
-  if (key) where.push(keysetOf(key, older, p));
   const dir = older ? 'DESC' : 'ASC';
-  const text = `SELECT ${selected} FROM events.cloud_event ${clause(where)}
-    ORDER BY occurred_at ${dir}, event_uid ${dir} LIMIT ${p.add(page.limit + 1)}`;
+  const limit = page.limit + 1;
+  const select = (f: EventFilter, extra = '') => {
+    const selected = typeof columns === 'string' ? columns : columns(p);
+    const where = whereOf(f, p);
+    const key = page.before ?? page.after;
+    if (key) where.push(keysetOf(key, older, p));
+    return `SELECT ${selected}${extra} FROM events.cloud_event ${clause(where)}
+    ORDER BY occurred_at ${dir}, event_uid ${dir} LIMIT ${p.add(limit)}`;
+  };
+  const sources = pageSources(filter);
+  if (sources === undefined) return { text: select(filter), values: p.values };
+  // Each source's newest rows, merged by the same order: the merge reads each range only as far as
+  // the page reaches into it. `page_uid` carries the order's second key out of the branches.
+  const branches = sources.map(
+    (source) => `(${select({ ...filter, sources: [source] }, ', event_uid AS page_uid')})`,
+  );
+  const text = `SELECT * FROM (${branches.join('\n    UNION ALL ')}) AS by_source
+    ORDER BY occurred_at ${dir}, page_uid ${dir} LIMIT ${p.add(limit)}`;
   return { text, values: p.values };
 }
 

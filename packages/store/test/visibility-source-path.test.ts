@@ -2,7 +2,8 @@
  * The path by source (`withinScope`) on a real PostgreSQL with the three roles: a reader whose
  * scope is a list of exact sources reads its page, capped total, facets and histogram with the
  * sources as a condition, and finds exactly what the same rows give without it; its capped count
- * reads the source index, no row another viewer sees, and its histogram the rollup's (0019).
+ * reads the source index, no row another viewer sees, and its histogram the rollup's (0019); its
+ * page of one type merges each source's newest rows, reading none of another source.
  */
 import { seedEvents } from '@event-observatory/devstack';
 import pg from 'pg';
@@ -18,6 +19,7 @@ import {
   readFilter,
   scopedPool,
   searchEvents,
+  searchStatement,
   totalEvents,
   WHOLE_SCOPE,
   withinScope,
@@ -124,6 +126,38 @@ describe('a reader of a few sources', () => {
     // A partition of few rows may be read whole when the planner finds that cheaper than its index
     // (a CI run saw 64 such rows): the path is there to not walk the others' rows.
     expect(few.removed).toBeLessThan(without.removed / 100);
+  });
+
+  it("pages one type through each source's own range, merged: the same pages, no other source's row read", async () => {
+    const filter: EventFilter = { types: ['com.example.t1'] };
+    /** Four pages of 25 older rows, then two newer back from the fourth's first row: their ids. */
+    const walk = async (s: ReadScope) => {
+      const reads = scopedPool(db.reader, s);
+      const pages: string[][] = [];
+      let page = await searchEvents(reads, filter, { limit: 25 });
+      for (let i = 0; i < 4; i += 1) {
+        pages.push(page.rows.map((r) => r.id));
+        page = await searchEvents(reads, filter, { limit: 25, after: page.rows.at(-1)!.key });
+      }
+      const back = await searchEvents(reads, filter, { limit: 50, before: page.rows[0]!.key });
+      pages.push(back.rows.map((r) => r.id));
+      return pages;
+    };
+    const merged = await walk(FEW);
+    expect(merged).toEqual(await walk(FEW_WITHOUT_PATH));
+    expect(new Set(merged.slice(0, 4).flat()).size).toBe(100);
+
+    const reads = scopedPool(db.reader, FEW);
+    const { text, values } = searchStatement(await readFilter(reads, filter), { limit: 25 });
+    const { rows } = await reads.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${text}`,
+      values,
+    );
+    const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+    // One ordered merge of the five sources' ranges: no sort of everything read, no row dropped.
+    expect(plan).toMatch(/^Limit[\s\S]*\n {2}-> {2}Merge Append/);
+    expect(plan.match(/ce_type_ce_source_occurred_at_idx/g)?.length).toBeGreaterThanOrEqual(5);
+    expect(plan).not.toMatch(/Rows Removed by Filter: [1-9]/);
   });
 
   it("reads a histogram's hours from the rollup's index by source, and a type's by type (0019)", async () => {
