@@ -197,7 +197,9 @@ export class Controller {
         }
         const result = await this.opts.reconciler.reconcile(pipeline, cache.values());
         stop(result.outcome);
-        this.opts.metrics.topicsManaged(key, result.managed);
+        // A deletion seen while the reconcile ran has cleared the Pipeline's count: it stays cleared.
+        const still = cache.get(key)?.metadata.uid === pipeline.metadata.uid;
+        this.opts.metrics.topicsManaged(key, still ? result.managed : 0);
         queue.forget(key);
       } catch (error) {
         stop('failure');

@@ -51,6 +51,54 @@ describe('deletion policy', () => {
     expect((await kafkaTopic(kept))?.partitions).toBe(1);
   });
 
+  it('a Pipeline deleted while its reconcile is under way is not counted again when the reconcile ends', async () => {
+    /** The real handler, except that `apply` waits while `gate` is set. */
+    class GatedApply extends KafkaHandler {
+      gate: Promise<void> | undefined;
+      entered = () => {};
+      constructor() {
+        super({ clientId: 'controller-fast-gated', requestTimeoutMs: 5_000, logger: log });
+      }
+      override async apply(...args: Parameters<KafkaHandler['apply']>) {
+        if (this.gate) {
+          this.entered();
+          await this.gate;
+        }
+        return super.apply(...args);
+      }
+    }
+    const kafka = new GatedApply();
+    afterTest(() => kafka.close());
+    const { server, metric } = startController({ kafka });
+    createWithTopic(server, 'racer');
+    await waitReady(server, 'racer', 'True');
+    await vi.waitFor(async () => expect(await metric('controller_topics_managed')).toBe(1), PATIENCE);
+
+    let release = () => {};
+    kafka.gate = new Promise((resolve) => {
+      release = resolve;
+    });
+    const entered = new Promise<void>((resolve) => {
+      kafka.entered = resolve;
+    });
+    const reconciled = await metric('controller_reconciles_total', { outcome: 'success' });
+    // A change of nothing the status shows: the reconcile ends without writing to the API server.
+    server.update(meta('racer'), (p) => {
+      p.metadata.annotations = { ...p.metadata.annotations, 'example.com/note': 'touched' };
+    });
+    await entered;
+    server.delete(meta('racer'));
+    await vi.waitFor(async () => expect(await metric('controller_topics_managed')).toBe(0), PATIENCE);
+    kafka.gate = undefined;
+    release();
+    await vi.waitFor(
+      async () =>
+        expect(await metric('controller_reconciles_total', { outcome: 'success' })).toBe(reconciled + 1),
+      PATIENCE,
+    );
+    expect(await metric('controller_topics_managed')).toBe(0);
+  });
+
   it('Delete: the finalizer holds the Pipeline until its topics are deleted', async () => {
     const { server } = startController();
     const doomed = createWithTopic(server, 'deleter', {
