@@ -17,6 +17,11 @@ CLUSTER_DOMAIN=cluster.local
 CNI_BRIDGE=obs-cni0
 NODE_NAME=observatory-node
 API_PORT=6443
+# etcd's client, peer and metrics ports on 127.0.0.1. Every fixed port of the cluster stays out of
+# 20000-29999, where the tests' services get theirs at random (packages/devstack/src/ports.ts).
+ETCD_CLIENT_PORT=12379
+ETCD_PEER_PORT=12380
+ETCD_METRICS_PORT=12381
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OBSERVATORY_CACHE=${OBSERVATORY_CACHE:-$REPO_ROOT/.cache}

@@ -157,11 +157,11 @@ iptables -I FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment observa
 
 # --- etcd and the control plane
 start etcd "$K8S_BIN/etcd" --name observatory --data-dir "$CLUSTER_DIR/etcd" \
-  --listen-client-urls http://127.0.0.1:22379 --advertise-client-urls http://127.0.0.1:22379 \
-  --listen-peer-urls http://127.0.0.1:22380 --initial-advertise-peer-urls http://127.0.0.1:22380 \
-  --initial-cluster observatory=http://127.0.0.1:22380 --listen-metrics-urls http://127.0.0.1:22381 \
+  --listen-client-urls "http://127.0.0.1:$ETCD_CLIENT_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_CLIENT_PORT" \
+  --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+  --initial-cluster "observatory=http://127.0.0.1:$ETCD_PEER_PORT" --listen-metrics-urls "http://127.0.0.1:$ETCD_METRICS_PORT" \
   --unsafe-no-fsync=true --log-level warn
-start kube-apiserver "$K8S_BIN/kube-apiserver" --etcd-servers http://127.0.0.1:22379 \
+start kube-apiserver "$K8S_BIN/kube-apiserver" --etcd-servers "http://127.0.0.1:$ETCD_CLIENT_PORT" \
   --bind-address 0.0.0.0 --secure-port "$API_PORT" --advertise-address "$HOST_IP" \
   --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
   --client-ca-file "$pki/ca.crt" --service-cluster-ip-range "$SERVICE_CIDR" \

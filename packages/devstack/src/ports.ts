@@ -9,7 +9,9 @@ import { join } from 'node:path';
  * kernel picks the local port of every outgoing connection, and below Kubernetes' NodePorts
  * (30000-32767). A port asked of the kernel with `listen(0)` comes from that ephemeral range, so
  * in the seconds between choosing it and a JVM binding it, any client connection of the machine
- * could take it ("Address already in use" at Kafka's start under a busy `make test`).
+ * could take it ("Address already in use" at Kafka's start under a busy `make test`). The test
+ * cluster's fixed ports (scripts/cluster: the API server's, etcd's, the kubelet's) are outside
+ * it too: a service given one at random while the cluster starts would keep etcd from binding it.
  */
 const PORT_RANGE = { low: 20_000, high: 29_999 };
 const ATTEMPTS = 100;
