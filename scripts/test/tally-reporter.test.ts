@@ -9,12 +9,14 @@ const repo = join(import.meta.dirname, '../..');
 const dir = mkdtempSync(join(tmpdir(), 'tally-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Runs vitest with the reporter on one file of `source` in a directory of its own. */
-async function tally(source: string): Promise<{ counts: string; failed: string }> {
+/** Runs vitest with the reporter on one file of `source` in a directory of its own (with `config`, if given). */
+async function tally(source: string, config?: string): Promise<{ counts: string; failed: string }> {
   const tallyFile = join(dir, 'tally');
   rmSync(tallyFile, { force: true });
   rmSync(`${tallyFile}.failed`, { force: true });
   writeFileSync(join(dir, 'fixture.test.ts'), source);
+  rmSync(join(dir, 'vitest.config.ts'), { force: true });
+  if (config) writeFileSync(join(dir, 'vitest.config.ts'), config);
   const vitest = join(repo, 'node_modules/vitest/vitest.mjs');
   const reporter = join(import.meta.dirname, 'tally-reporter.ts');
   await promisify(execFile)(
@@ -53,6 +55,18 @@ describe('the tally reporter', () => {
     );
     expect(counts).toBe('0 1 1\n');
     expect(failed).toContain('(the file failed to load or a hook failed): no cluster');
+  });
+
+  it('counts a run whose global setup failed as one failure, naming its root', async () => {
+    writeFileSync(join(dir, 'setup.ts'), "export default () => { throw new Error('no cluster'); };\n");
+    const { counts, failed } = await tally(
+      "it('never runs', () => {});\n",
+      "export default { test: { globalSetup: ['./setup.ts'], globals: true } };\n",
+    );
+    expect(counts).toBe('0 1 0\n');
+    expect(failed).toBe(
+      `FAILED ${dir} (the run failed outside its tests, e.g. in its global setup: see its output)\n`,
+    );
   });
 });
 

@@ -1,15 +1,26 @@
 import { appendFileSync } from 'node:fs';
-import type { Reporter, TestModule } from 'vitest/node';
+import type { Reporter, TestModule, TestRunEndReason, Vitest } from 'vitest/node';
 
 /**
  * Appends one line "passed failed skipped" per vitest run to the file named by TEST_TALLY_FILE,
  * and the name of each failed test (file and title) with the first line of its error to
  * `<TEST_TALLY_FILE>.failed`, the error's next lines indented below it (a process's last log lines,
  * say), so `make test` can end with one closing line for all workspaces together and the failures
- * above it: what a CI log's tail shows is enough to start from.
+ * above it: what a CI log's tail shows is enough to start from. A run that failed with no failed
+ * test or file (its global setup threw: the cluster did not start) counts as one failure too.
  */
 export default class TallyReporter implements Reporter {
-  onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
+  private root = '';
+
+  onInit(vitest: Vitest): void {
+    this.root = vitest.config.root;
+  }
+
+  onTestRunEnd(
+    testModules: ReadonlyArray<TestModule>,
+    _errors: ReadonlyArray<unknown>,
+    reason: TestRunEndReason,
+  ): void {
     const file = process.env.TEST_TALLY_FILE;
     if (!file) return;
     let passed = 0;
@@ -34,6 +45,12 @@ export default class TallyReporter implements Reporter {
           `${mod.moduleId} (the file failed to load or a hook failed)${described(mod.errors()[0]?.message)}`,
         );
       }
+    }
+    if (reason === 'failed' && failed === 0) {
+      failed += 1;
+      failures.push(
+        `${this.root} (the run failed outside its tests, e.g. in its global setup: see its output)`,
+      );
     }
     appendFileSync(file, `${passed} ${failed} ${skipped}\n`);
     if (failures.length > 0) appendFileSync(`${file}.failed`, failures.map((f) => `FAILED ${f}\n`).join(''));
