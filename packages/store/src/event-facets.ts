@@ -24,6 +24,7 @@ import {
   type EventFilter,
   readFilter,
   SqlParams,
+  sortsEveryMatch,
   TOTAL_CAP,
   type WhereOptions,
   whereOf,
@@ -130,7 +131,7 @@ async function pieceFacets(
   limit: number,
 ): Promise<{ facet: string; value: string; n: number }[]> {
   const canAskTypes = filter.text !== undefined && allTypesExact(filter.types);
-  const typeLexemes = canAskTypes && (await readsEveryMatch(db, filter, limit));
+  const typeLexemes = canAskTypes && (await sortsEveryMatch(db, plainNewestMatches(filter, limit)));
   const p = new SqlParams();
   const groups = Object.entries(FACETS).map(
     ([facet, expr]) =>
@@ -153,25 +154,8 @@ function newestMatches(filter: EventFilter, limit: number, p: SqlParams, options
       ${clause(whereOf(filter, p, options))} ORDER BY occurred_at DESC LIMIT ${p.add(limit)}`;
 }
 
-/**
- * Whether the planner reads a piece's newest `limit` matches through a bitmap (every match, then
- * sorted) rather than along an index in time order, stopping at the limit. Only then may the text
- * index also be asked for the types (`typeLexemes`): the bitmap it hands over shrinks to the
- * matches, while the planner, which then expects a fraction of them, would trade a short ordered
- * read for reading and sorting every match. One EXPLAIN, nothing read.
- */
-async function readsEveryMatch(db: DatabasePool, filter: EventFilter, limit: number): Promise<boolean> {
+/** `newestMatches` as its own statement, the text alone asked of the text index. */
+function plainNewestMatches(filter: EventFilter, limit: number): { text: string; values: unknown[] } {
   const p = new SqlParams();
-  const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-    `EXPLAIN (FORMAT JSON) ${newestMatches(filter, limit, p)}`,
-    p.values,
-  );
-  const bitmap = (node: PlanNode): boolean =>
-    node['Node Type'] === 'Bitmap Heap Scan' || (node.Plans ?? []).some(bitmap);
-  return bitmap(rows[0]!['QUERY PLAN'][0].Plan);
-}
-
-interface PlanNode {
-  'Node Type': string;
-  Plans?: PlanNode[];
+  return { text: newestMatches(filter, limit, p), values: p.values };
 }

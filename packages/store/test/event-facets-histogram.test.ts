@@ -16,7 +16,12 @@ import {
   facetEvents,
   histogramEvents,
   migrate,
+  readFilter,
   rollupIngestedFrom,
+  searchEvents,
+  searchStatement,
+  sortsEveryMatch,
+  totalEvents,
 } from '../src/index.js';
 import { refreshRollupNow } from './scoped-roles.js';
 
@@ -168,9 +173,23 @@ describe('facets and histogram of a text and types', () => {
     ['a type prefix', { text: 'alpha', types: ['com.example.hint-*'] }, 7],
     ['a text without words', { text: '_', types: ['com.example.hint-b'] }, 0],
     ['a text without words left out', { text: '-_', types: ['com.example.hint-b'] }, 5],
-  ])('count %s as the text and types apart do', async (_, filter, expected) => {
+  ])('count and page %s as the text and types apart do', async (_, filter, expected) => {
     // All months: the seed's rows carry the words too, so the planner reads the facets by bitmap.
     const facets = await facetEvents(pool, filter);
+    expect(await totalEvents(pool, filter)).toEqual({ total: expected, capped: false, estimated: false });
+    // The page's statement as the text alone and with the types asked of the text index too, whichever
+    // the planner's choice makes `searchEvents` use: the same rows.
+    const page = { limit: 50 };
+    const ids = async (typeLexemes: boolean) => {
+      const { text, values } = searchStatement(await readFilter(pool, filter), page, undefined, {
+        typeLexemes,
+      });
+      return (await pool.query<{ ce_id: string }>(text, values)).rows.map((r) => r.ce_id);
+    };
+    const plain = await ids(false);
+    expect(plain).toHaveLength(expected);
+    expect(await ids(true)).toEqual(plain);
+    expect((await searchEvents(pool, filter, page)).rows.map((r) => r.id)).toEqual(plain);
     expect(facets.counted, 'facets').toBe(expected);
     expect(facets.types.reduce((n, t) => n + t.count, 0)).toBe(expected);
     const range = { from: new Date(at.getTime() - 86_400_000), to: end, bucketMs: 3_600_000 };
@@ -204,6 +223,28 @@ describe('facets and histogram of a text and types', () => {
     );
     expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('Bitmap Heap Scan');
     expect((await facetEvents(pool, filter)).counted).toBe(rows[0]!.n);
+  });
+
+  it('page and count a rare word and a common type, whose every match is read and sorted, with the types asked of the text index', async () => {
+    // `overflow`: n % 997 = 0, 24 rows, of which the type of n % 20 = 3; the type's index is no
+    // shorter a path to them, so the planner reads the word's bitmap and sorts.
+    const filter: EventFilter = { text: 'overflow', types: ['com.example.t3'] };
+    const resolved = await readFilter(pool, filter);
+    expect(await sortsEveryMatch(pool, searchStatement(resolved, { limit: 50 }))).toBe(true);
+    const { rows } = await pool.query<{ ce_id: string }>(
+      // sql-witness: the matches in their order by its own SQL, without the type lexemes under test.
+      `SELECT ce_id FROM events.cloud_event
+        WHERE search_doc @@ plainto_tsquery('simple', 'overflow') AND ce_type = 'com.example.t3'
+        ORDER BY occurred_at DESC, event_uid DESC`,
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    expect((await searchEvents(pool, filter, { limit: 50 })).rows.map((r) => r.id)).toEqual(
+      rows.map((r) => r.ce_id),
+    );
+    expect((await totalEvents(pool, filter)).total).toBe(rows.length);
+    // A common word and type is read in time order instead, and stops at the page.
+    const common = await readFilter(pool, { text: 'alpha', types: ['com.example.t3'] });
+    expect(await sortsEveryMatch(pool, searchStatement(common, { limit: 50 }))).toBe(false);
   });
 
   it('ask the text index for the types too, so a common word is intersected with them there', async () => {
