@@ -6,7 +6,8 @@
  * The matches are read newest first one partition at a time (the bounded partitions the catalog
  * lists, and the stretches between them that the default partition holds), each piece's statement
  * reading at most what the cap still allows and grouping it five ways, until the cap or the
- * range's start. The pieces come from the catalog, never from walking the calendar, so a range of
+ * range's start; a piece likely to hold far more than that is read newest part first
+ * (`newestPart`). The pieces come from the catalog, never from walking the calendar, so a range of
  * any length costs as many statements as there are partitions. One statement over the whole range let the planner sort every
  * match when it expected fewer than the cap: a common word and a type on the 5 M-event bench
  * store (35,700 matches over six months) read 35,700 pages, 1.4 s at p95; month by month it
@@ -29,7 +30,7 @@ import {
   type WhereOptions,
   whereOf,
 } from './event-search.js';
-import { listPartitions, piecesByPartition } from './partitions.js';
+import { listPartitions, piecesByPartition, type TimeSpan } from './partitions.js';
 import type { DatabasePool } from './queryable.js';
 
 /**
@@ -87,12 +88,23 @@ export async function facetEvents(
   const filter = await readFilter(db, given);
   const counts = new Map<string, Map<string, number>>();
   let matched = 0;
-  const pieces = piecesByPartition(await listPartitions(db), filter);
-  for (const piece of pieces) {
-    const rows = await pieceFacets(db, { ...filter, ...piece }, FACET_ROW_CAP + 1 - matched);
+  const pieces: Piece[] = piecesByPartition(await listPartitions(db), filter);
+  /** Matches per millisecond of the last piece read that held any: what the next one may hold. */
+  let density = 0;
+  while (pieces.length > 0) {
+    const piece = pieces.shift()!;
+    const limit = FACET_ROW_CAP + 1 - matched;
+    const parts = piece.cut ? undefined : newestPart(piece, density, limit);
+    if (parts) {
+      pieces.unshift(...parts);
+      continue;
+    }
+    const span = { ...(piece.from && { from: piece.from }), ...(piece.to && { to: piece.to }) };
+    const rows = await pieceFacets(db, { ...filter, ...span }, limit);
     for (const r of rows) {
       if (r.facet === 'matched') {
         matched += r.n;
+        if (r.n > 0) density = r.n / lengthMs(piece);
         continue;
       }
       const facet = counts.get(r.facet) ?? new Map<string, number>();
@@ -118,6 +130,44 @@ export async function facetEvents(
     counted: Math.min(matched, FACET_ROW_CAP),
     hidden: Object.fromEntries(FACET_NAMES.map((f) => [f, hidden(f)])) as Record<FacetName, number>,
   };
+}
+
+/** A piece of the range; `cut` when it is a part of one already cut in two (`newestPart`). */
+interface Piece extends TimeSpan {
+  cut?: true;
+}
+
+/** Where a bounded piece's events end: now, for the piece that holds now (nothing later yet). */
+function endMs(from: Date, to: Date): number {
+  const now = Date.now();
+  return from.getTime() < now && now < to.getTime() ? now : to.getTime();
+}
+
+/** The time a piece spans, up to now (`endMs`); one open at either end as long as can be. */
+function lengthMs({ from, to }: TimeSpan): number {
+  if (from === undefined || to === undefined) return Number.POSITIVE_INFINITY;
+  return Math.max(1, endMs(from, to) - from.getTime());
+}
+
+/**
+ * A piece expected, at the density of the last piece read (`density`, matches per millisecond), to
+ * hold more than twice the matches the facets still count, cut in two where its newest `limit`
+ * would begin at that density, with half as many again for the unevenness: the newer part first,
+ * then the rest, which is read only if the newer part held fewer. A plan that reads every match of
+ * a piece and sorts them (a bitmap) then reads about the newer part's: on the 5 M-event bench store,
+ * a viewer of 5 of the 50 sources counts 8,500 rows of a type in its newest month, then 1,500 in
+ * the month before, whose 8,500 it read whole. Undefined for a piece open at either end, or one not
+ * worth cutting.
+ */
+function newestPart(piece: TimeSpan, density: number, limit: number): Piece[] | undefined {
+  const { from, to } = piece;
+  const length = lengthMs(piece);
+  if (from === undefined || to === undefined || density * length <= 2 * limit) return undefined;
+  const at = new Date(endMs(from, to) - Math.ceil((1.5 * limit) / density));
+  return [
+    { from: at, to, cut: true },
+    { from, to: at, cut: true },
+  ];
 }
 
 /**

@@ -99,6 +99,53 @@ describe('facets', () => {
     ]);
   });
 
+  it("count exactly the newest matches when a month holds far more than the cap still allows, reading only that month's newest part", async () => {
+    // 9,600 rows in the last whole month, then 3,000 in the one before: the cap leaves 401 of those,
+    // the newest, whose types (a new one every 100 rows back in time) say which were counted.
+    const month = (back: number) => new Date(Date.UTC(end.getUTCFullYear(), end.getUTCMonth() - back, 1));
+    const plant = (to: Date, from: Date, n: number, type: string, banded: boolean) =>
+      pool.query(
+        // sql-witness: plants a month dense with one source's rows, which the seed does not make.
+        `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+         SELECT $1::timestamptz - n * (($1::timestamptz - $2::timestamptz) / ($3::int + 1)), 'urn:test:burst',
+                'b-' || $4 || n, CASE WHEN $5 THEN $4 || ((n - 1) / 100) ELSE $4 END, '{}'::jsonb
+           FROM generate_series(1, $3::int) AS n`,
+        [to, from, n, type, banded],
+      );
+    await plant(month(0), month(1), 9_600, 'burst.new', false);
+    await plant(month(1), month(2), 3_000, 'burst.old.', true);
+    try {
+      const filter: EventFilter = { sources: ['urn:test:burst'], to: month(0) };
+      const statements: unknown[][] = [];
+      const watched = new Proxy(pool, {
+        get: (target, key) =>
+          key === 'query'
+            ? (...args: [string, unknown[]?]) => {
+                statements.push(args[1] ?? []);
+                return target.query(...args);
+              }
+            : Reflect.get(target, key),
+      });
+      const facets = await facetEvents(watched, filter);
+      expect(facets.capped).toBe(true);
+      const where = 'WHERE ce_source = $1 AND occurred_at < $2';
+      const expected = await typeCounts(where, ['urn:test:burst', month(0)], FACET_ROW_CAP);
+      const byType = (m: Map<string, number>) => [...m].filter(([t]) => t.startsWith('burst.old.'));
+      expect(byType(new Map(facets.types.map((t) => [t.value, t.count])))).toEqual(byType(expected));
+      expect(byType(expected)).toEqual([
+        ['burst.old.0', 100],
+        ['burst.old.1', 100],
+        ['burst.old.2', 100],
+        ['burst.old.3', 100],
+      ]);
+      // The month before was read from a time inside it, not from its start.
+      const bounds = statements.flat().filter((v): v is Date => v instanceof Date);
+      expect(bounds.some((t) => t > month(2) && t < month(1))).toBe(true);
+    } finally {
+      await pool.query(`DELETE FROM events.cloud_event WHERE ce_source = 'urn:test:burst'`);
+    }
+  });
+
   it('list FACET_VALUES values of each facet, FACET_MORE_VALUES of the one asked for more, and say how many they leave out', async () => {
     // 20 types and 1,000 subjects among the newest 20,000.
     const facets = await facetEvents(pool, {});
