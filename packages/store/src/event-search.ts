@@ -354,7 +354,8 @@ export interface WhereOptions {
    * multiplies the two conditions' shares as if independent, so it then expects a fraction of
    * the rows: a statement that would read a common type in time order and stop (33 ms) reads and
    * sorts every match instead (300 ms). Hence only where every match is read anyway: the
-   * histogram's count, and a facets statement the planner reads through a bitmap.
+   * histogram's count, a capped total expected under the estimate gate, and a page or facets
+   * statement whose plain plan sorts every match (`sortsEveryMatch`).
    */
   typeLexemes?: boolean;
 }
@@ -486,9 +487,11 @@ export const MERGED_SOURCES_MAX = 8;
  * read five heap pages per row shown (packages/store/DESIGN.md, "A path by source").
  */
 function pageSources(filter: EventFilter): string[] | undefined {
-  const { types, sources } = filter;
+  const { types } = filter;
+  // Each source once: a branch per repeat would return its rows as often.
+  const sources = [...new Set(filter.sources ?? [])];
   const oneType = types?.length === 1 && allTypesExact(types);
-  const several = sources !== undefined && sources.length > 1 && sources.length <= MERGED_SOURCES_MAX;
+  const several = sources.length > 1 && sources.length <= MERGED_SOURCES_MAX;
   return oneType && several ? sources : undefined;
 }
 

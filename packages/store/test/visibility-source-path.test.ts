@@ -158,6 +158,18 @@ describe('a reader of a few sources', () => {
     expect(plan).toMatch(/^Limit[\s\S]*\n {2}-> {2}Merge Append/);
     expect(plan.match(/ce_type_ce_source_occurred_at_idx/g)?.length).toBeGreaterThanOrEqual(5);
     expect(plan).not.toMatch(/Rows Removed by Filter: [1-9]/);
+
+    // A source named twice is still read once.
+    const twice = {
+      types: ['com.example.t1'],
+      sources: ['urn:seed:source-1', 'urn:seed:source-1', 'urn:seed:source-11'],
+    };
+    const once = { ...twice, sources: ['urn:seed:source-1', 'urn:seed:source-11'] };
+    const all = scopedPool(db.reader, WHOLE_SCOPE);
+    const ids = (await searchEvents(all, twice, { limit: 40 })).rows.map((r) => r.id);
+    expect(ids).toHaveLength(40);
+    expect(new Set(ids).size).toBe(40);
+    expect(ids).toEqual((await searchEvents(all, once, { limit: 40 })).rows.map((r) => r.id));
   });
 
   it("reads a histogram's hours from the rollup's index by source, and a type's by type (0019)", async () => {
