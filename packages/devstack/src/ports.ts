@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,22 +41,32 @@ function canListen(port: number): Promise<boolean> {
  * process or another; an older claim has long been bound or abandoned and is taken over.
  */
 export function claimPort(port: number, dir = PORT_CLAIMS): boolean {
+  mkdirSync(dir, { recursive: true });
   const file = join(dir, String(port));
-  for (const takeOver of [false, true]) {
-    try {
-      closeSync(openSync(file, 'wx'));
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || takeOver) return false;
-    }
-    try {
-      if (Date.now() - statSync(file).mtimeMs < CLAIM_MS) return false;
-      unlinkSync(file);
-    } catch {
-      // Gone meanwhile (another process took it over): the exclusive create decides.
-    }
+  try {
+    closeSync(openSync(file, 'wx'));
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return false;
   }
-  return false;
+  // A takeover checks the claim's age and renews it under a guard only one process can create,
+  // so two processes that both found it old cannot both renew it.
+  const guard = `${file}.takeover`;
+  try {
+    closeSync(openSync(guard, 'wx'));
+  } catch {
+    return false;
+  }
+  try {
+    if (Date.now() - statSync(file).mtimeMs < CLAIM_MS) return false;
+    const now = new Date();
+    utimesSync(file, now, now);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(guard, { force: true });
+  }
 }
 
 /**
@@ -64,7 +74,6 @@ export function claimPort(port: number, dir = PORT_CLAIMS): boolean {
  * minutes, chosen at random from a range the kernel never hands out itself.
  */
 export async function freePort(): Promise<number> {
-  mkdirSync(PORT_CLAIMS, { recursive: true });
   for (let i = 0; i < ATTEMPTS; i += 1) {
     const port = randomInt(PORT_RANGE.low, PORT_RANGE.high + 1);
     if ((await canListen(port)) && claimPort(port)) return port;
