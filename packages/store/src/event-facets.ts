@@ -20,7 +20,7 @@
  */
 
 import {
-  allTypesExact,
+  canAskTypesOfText,
   clause,
   type EventFilter,
   readFilter,
@@ -180,8 +180,8 @@ async function pieceFacets(
   filter: EventFilter,
   limit: number,
 ): Promise<{ facet: string; value: string; n: number }[]> {
-  const canAskTypes = filter.text !== undefined && allTypesExact(filter.types);
-  const typeLexemes = canAskTypes && (await sortsEveryMatch(db, plainNewestMatches(filter, limit)));
+  const typeLexemes =
+    canAskTypesOfText(filter) && (await sortsEveryMatch(db, plainNewestMatches(filter, limit)));
   const p = new SqlParams();
   const groups = Object.entries(FACETS).map(
     ([facet, expr]) =>

@@ -365,6 +365,11 @@ export function allTypesExact(types: string[] | undefined): types is string[] {
   return types !== undefined && types.length > 0 && !types.some((t) => t.endsWith('*'));
 }
 
+/** Whether a filter has both a text and only exact types: only then can `typeLexemes` change its statements. */
+export function canAskTypesOfText(filter: EventFilter): boolean {
+  return filter.text !== undefined && allTypesExact(filter.types);
+}
+
 /**
  * `query` also asking for the lexemes of `types` (those of any one of them), when every type is
  * exact. An empty query on either side (a text of no words, such as `_`, which matches nothing; a
@@ -633,7 +638,7 @@ async function readPage<Raw extends RawRow, Row>(
 ): Promise<{ rows: Row[]; more: boolean }> {
   const filter = await readFilter(db, given);
   let statement = searchStatement(filter, page, columns);
-  if (filter.text !== undefined && allTypesExact(filter.types) && (await sortsEveryMatch(db, statement))) {
+  if (canAskTypesOfText(filter) && (await sortsEveryMatch(db, statement))) {
     statement = searchStatement(filter, page, columns, { typeLexemes: true });
   }
   const { rows } = await db.query<Raw>(statement.text, statement.values);
@@ -748,7 +753,7 @@ export async function totalEvents(
   if ((await estimateEvents(db, filter)) < ESTIMATE_GATE) {
     // Expected under the cap, so every match is counted anyway: the text index may also be asked
     // for the types (`typeLexemes`), which only the planner's expectations could make worse.
-    const typeLexemes = filter.text !== undefined && allTypesExact(filter.types);
+    const typeLexemes = canAskTypesOfText(filter);
     return { ...(await countEvents(db, filter, undefined, { typeLexemes })), estimated: false };
   }
   try {
