@@ -29,7 +29,7 @@ import type { DatabasePool } from './queryable.js';
 import { rollupCovers } from './read-scope.js';
 import { SEVERE_RANK, SEVERITY } from './severity.js';
 
-const HOUR_MS = 3_600_000;
+export const HOUR_MS = 3_600_000;
 /** Expected matches up to which a table histogram is counted exactly (about as many page visits). */
 export const HISTOGRAM_EXACT_MAX = 10_000;
 /** Rows of the range a sampled histogram reads, about (the sample's share is this over the range's rows). */

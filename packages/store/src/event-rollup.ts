@@ -260,3 +260,39 @@ export async function rollupSeverities(db: DatabasePool, since: Date): Promise<S
     refreshedAt: rows[0]?.refreshed_at ?? undefined,
   };
 }
+
+/**
+ * The start of the newest hour from which the rollup counts at least `count` events of `filter`
+ * (its time, exact types and sources; `rollupAnswers`) up to the range's end, hours read newest
+ * first; undefined when the range's hours hold fewer. A guess, never a bound: the rollup counts
+ * whole hours (the range's first and last may hold events outside it), not the rows ingested since
+ * its last refresh, and keeps the hours of a detached month; a reader that needs the newest
+ * `count` events reads from there and goes on before it when that held fewer.
+ */
+export async function rollupNewestHour(
+  db: DatabasePool,
+  filter: { from?: Date; to?: Date; types?: readonly string[]; sources?: readonly string[] },
+  count: number,
+): Promise<Date | undefined> {
+  const values: unknown[] = [count];
+  const conditions: string[] = [];
+  const add = (condition: (param: string) => string, value: unknown) => {
+    values.push(value);
+    conditions.push(condition(`$${values.length}`));
+  };
+  if (filter.from) add((v) => `bucket_start >= date_trunc('hour', ${v}::timestamptz, 'UTC')`, filter.from);
+  if (filter.to) add((v) => `bucket_start < ${v}::timestamptz`, filter.to);
+  if (filter.types?.length) add((v) => `ce_type = ANY(${v}::text[])`, filter.types);
+  if (filter.sources?.length) add((v) => `ce_source = ANY(${v}::text[])`, filter.sources);
+  const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+  // The running sum follows the hours newest first, as the outer order does, so the scan can stop
+  // at the first hour that reaches `count` instead of summing the whole range.
+  const { rows } = await db.query<{ hour: Date }>(
+    `SELECT hour FROM (
+       SELECT bucket_start AS hour, sum(sum(event_count)) OVER (ORDER BY bucket_start DESC) AS running
+         FROM ${hourlyCountsTable(db, filter)} ${where} GROUP BY bucket_start) AS hours
+      WHERE running >= $1 ORDER BY hour DESC LIMIT 1`,
+    values,
+  );
+  return rows[0]?.hour;
+}

@@ -13,6 +13,7 @@ import {
   FACET_MORE_VALUES,
   FACET_ROW_CAP,
   FACET_VALUES,
+  type Facets,
   facetEvents,
   histogramEvents,
   migrate,
@@ -60,6 +61,68 @@ async function monthsOf(where: string, values: unknown[]): Promise<number> {
   return rows[0]!.n;
 }
 
+/** The source of rows a test plants (`plantBurst`), which the seed does not make. */
+const BURST = 'urn:test:burst';
+
+/** The start of the month `back` months before `end`'s. */
+function month(back: number): Date {
+  return new Date(Date.UTC(end.getUTCFullYear(), end.getUTCMonth() - back, 1));
+}
+
+/** `n` rows of `BURST` evenly between `from` and `to`, of `type`, or of a new one every 100 rows back in time (`banded`). */
+async function plantBurst(to: Date, from: Date, n: number, type: string, banded: boolean): Promise<void> {
+  await pool.query(
+    // sql-witness: plants a month dense with one source's rows, which the seed does not make.
+    `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+     SELECT $1::timestamptz - n * (($1::timestamptz - $2::timestamptz) / ($3::int + 1)), $6,
+            'b-' || $4 || n, CASE WHEN $5 THEN $4 || ((n - 1) / 100) ELSE $4 END, '{}'::jsonb
+       FROM generate_series(1, $3::int) AS n`,
+    [to, from, n, type, banded, BURST],
+  );
+}
+
+/** Removes the planted rows, from the rollup too, so that the later tests' plans and counts see the seed as before. */
+async function removeBurst(): Promise<void> {
+  await pool.query('DELETE FROM events.cloud_event WHERE ce_source = $1', [BURST]);
+  await pool.query('DELETE FROM events.event_rollup_hourly WHERE ce_source = $1', [BURST]);
+  await pool.query('ANALYZE events.cloud_event');
+}
+
+/** The facets of `filter` (every planted type listed), and every time bound their statements were given. */
+async function watchedFacets(filter: EventFilter): Promise<{ facets: Facets; bounds: Date[] }> {
+  const statements: unknown[][] = [];
+  const watched = new Proxy(pool, {
+    get: (target, key) =>
+      key === 'query'
+        ? (...args: [string, unknown[]?]) => {
+            statements.push(args[1] ?? []);
+            return target.query(...args);
+          }
+        : Reflect.get(target, key),
+  });
+  const facets = await facetEvents(watched, filter, { more: 'types' });
+  return { facets, bounds: statements.flat().filter((v): v is Date => v instanceof Date) };
+}
+
+/**
+ * The banded types of the older planted month among the facets, which must equal one statement's
+ * newest `FACET_ROW_CAP` before `month(0)`; returned for the test to check how many were reached.
+ */
+async function burstOldCounts(facets: Facets): Promise<[string, number][]> {
+  const expected = await typeCounts(
+    'WHERE ce_source = $1 AND occurred_at < $2',
+    [BURST, month(0)],
+    FACET_ROW_CAP,
+  );
+  const byType = (m: Map<string, number>) =>
+    [...m]
+      .filter(([t]) => t.startsWith('burst.old.'))
+      .sort((a, b) => a[0].localeCompare(b[0], 'en', { numeric: true }));
+  const found = byType(new Map(facets.types.map((t) => [t.value, t.count])));
+  expect(found).toEqual(byType(expected));
+  return found;
+}
+
 describe('facets', () => {
   it('count every match of a range spanning months, as one statement would', async () => {
     // Severity error and above: n % 100 = 0 or n % 500 = 1, 288 rows over four or five months.
@@ -102,49 +165,42 @@ describe('facets', () => {
   it("count exactly the newest matches when a month holds far more than the cap still allows, reading only that month's newest part", async () => {
     // 9,600 rows in the last whole month, then 3,000 in the one before: the cap leaves 401 of those,
     // the newest, whose types (a new one every 100 rows back in time) say which were counted.
-    const month = (back: number) => new Date(Date.UTC(end.getUTCFullYear(), end.getUTCMonth() - back, 1));
-    const plant = (to: Date, from: Date, n: number, type: string, banded: boolean) =>
-      pool.query(
-        // sql-witness: plants a month dense with one source's rows, which the seed does not make.
-        `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
-         SELECT $1::timestamptz - n * (($1::timestamptz - $2::timestamptz) / ($3::int + 1)), 'urn:test:burst',
-                'b-' || $4 || n, CASE WHEN $5 THEN $4 || ((n - 1) / 100) ELSE $4 END, '{}'::jsonb
-           FROM generate_series(1, $3::int) AS n`,
-        [to, from, n, type, banded],
-      );
-    await plant(month(0), month(1), 9_600, 'burst.new', false);
-    await plant(month(1), month(2), 3_000, 'burst.old.', true);
+    await plantBurst(month(0), month(1), 9_600, 'burst.new', false);
+    await plantBurst(month(1), month(2), 3_000, 'burst.old.', true);
     try {
-      const filter: EventFilter = { sources: ['urn:test:burst'], to: month(0) };
-      const statements: unknown[][] = [];
-      const watched = new Proxy(pool, {
-        get: (target, key) =>
-          key === 'query'
-            ? (...args: [string, unknown[]?]) => {
-                statements.push(args[1] ?? []);
-                return target.query(...args);
-              }
-            : Reflect.get(target, key),
-      });
-      const facets = await facetEvents(watched, filter);
+      const { facets, bounds } = await watchedFacets({ sources: [BURST], to: month(0) });
       expect(facets.capped).toBe(true);
-      const where = 'WHERE ce_source = $1 AND occurred_at < $2';
-      const expected = await typeCounts(where, ['urn:test:burst', month(0)], FACET_ROW_CAP);
-      const byType = (m: Map<string, number>) => [...m].filter(([t]) => t.startsWith('burst.old.'));
-      expect(byType(new Map(facets.types.map((t) => [t.value, t.count])))).toEqual(byType(expected));
-      expect(byType(expected)).toEqual([
+      expect(await burstOldCounts(facets)).toEqual([
         ['burst.old.0', 100],
         ['burst.old.1', 100],
         ['burst.old.2', 100],
         ['burst.old.3', 100],
       ]);
       // The month before was read from a time inside it, not from its start.
-      const bounds = statements.flat().filter((v): v is Date => v instanceof Date);
       expect(bounds.some((t) => t > month(2) && t < month(1))).toBe(true);
     } finally {
-      await pool.query(`DELETE FROM events.cloud_event WHERE ce_source = 'urn:test:burst'`);
-      // The later tests' plans see the seed as before.
-      await pool.query('ANALYZE events.cloud_event');
+      await removeBurst();
+    }
+  });
+
+  it('read from the hour the rollup says the newest matches begin when the newest month holds fewer than the cap', async () => {
+    // 6,000 rows in the last whole month, then 9,000 in the one before, counted by the rollup: the
+    // cap leaves 4,000 of those, which no guess from the newer month's density would cut out.
+    await plantBurst(month(0), month(1), 6_000, 'burst.new', false);
+    await plantBurst(month(1), month(2), 9_000, 'burst.old.', true);
+    try {
+      await refreshRollupNow(pool);
+      const { facets, bounds } = await watchedFacets({ sources: [BURST], to: month(0) });
+      expect(facets.capped).toBe(true);
+      const old = await burstOldCounts(facets);
+      expect(old).toHaveLength(40);
+      expect(old.every(([, n]) => n === 100)).toBe(true);
+      // One piece from the rollup's hour, inside the month before, instead of the newer month alone.
+      const hours = bounds.filter((t) => t > month(2) && t < month(1) && t.getTime() % 3_600_000 === 0);
+      expect(hours).toHaveLength(1);
+      expect(bounds.some((t) => t.getTime() === month(1).getTime())).toBe(false);
+    } finally {
+      await removeBurst();
     }
   });
 

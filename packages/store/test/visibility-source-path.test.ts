@@ -3,7 +3,8 @@
  * scope is a list of exact sources reads its page, capped total, facets and histogram with the
  * sources as a condition, and finds exactly what the same rows give without it; its capped count
  * reads the source index, no row another viewer sees, and its histogram the rollup's (0019); its
- * page of one type merges each source's newest rows, reading none of another source.
+ * page of one type merges each source's newest rows, reading none of another source; the rollup
+ * finds where its newest events begin under its policy.
  */
 import { seedEvents } from '@event-observatory/devstack';
 import pg from 'pg';
@@ -17,6 +18,7 @@ import {
   histogramStatement,
   type ReadScope,
   readFilter,
+  rollupNewestHour,
   scopedPool,
   searchEvents,
   searchStatement,
@@ -197,6 +199,31 @@ describe('a reader of a few sources', () => {
         /Seq Scan on event_rollup_hourly|event_rollup_hourly_pkey/,
       );
     }
+  });
+
+  it("finds the hour from which the rollup counts a number of the viewer's events, under its policy (the facets' bound)", async () => {
+    /** The hour of the 100th newest event of type t3 among `sources` (all when undefined), read as the owner. */
+    const hourOf100th = async (sources?: string[]) => {
+      const { rows } = await db.owner.query<{ hour: Date }>(
+        `SELECT date_trunc('hour', occurred_at, 'UTC') AS hour FROM events.cloud_event
+          WHERE ce_type = 'com.example.t3' AND ($1::text[] IS NULL OR ce_source = ANY($1))
+          ORDER BY occurred_at DESC OFFSET 99 LIMIT 1`,
+        [sources ?? null],
+      );
+      return rows[0]!.hour;
+    };
+    const newestHour = async (s: ReadScope) => {
+      const reads = scopedPool(db.reader, s);
+      return rollupNewestHour(reads, await readFilter(reads, { types: ['com.example.t3'] }), 100);
+    };
+    const few = await hourOf100th(FEW_SOURCES);
+    expect(few).not.toEqual(await hourOf100th());
+    expect(await newestHour(FEW)).toEqual(few);
+    expect(await newestHour(FEW_WITHOUT_PATH)).toEqual(few);
+    expect(await newestHour(WHOLE_SCOPE)).toEqual(await hourOf100th());
+    // Fewer than asked for in the whole range: no hour.
+    const reads = scopedPool(db.reader, FEW);
+    expect(await rollupNewestHour(reads, { types: ['com.example.t3'] }, 1_000_000)).toBeUndefined();
   });
 
   it('still sees nothing without a scope', async () => {
