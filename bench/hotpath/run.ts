@@ -9,7 +9,8 @@
  *   (1e6 / CPU µs per event: the rate each reaches with a core to itself, so other load on the
  *   machine does not decide the ratio);
  * - ingest peak RSS at saturation, single and batch;
- * - batch ingest below saturation (CPU per event for the same work);
+ * - batch ingest below saturation (CPU per event for the same work), against the same floor and
+ *   against the Kafka client alone sending 100 a send at the same pace (one send per request);
  * - the same service on the broker's SASL_SSL listener (SCRAM-SHA-512) against the PLAINTEXT one:
  *   CPU per single event and per batched event below saturation, and their ratio (what TLS and
  *   SASL cost the service);
@@ -84,6 +85,8 @@ interface Round {
   ingest: IngestFigures;
   paced: ProduceResult;
   batchFloor: ProduceResult;
+  /** kafkajs alone, `BATCH_SIZE` a send at `BATCH_RATE` sends a second: the batch step's pace. */
+  batchPaced: ProduceResult;
   secured: SecuredFigures;
   /** Single events with a key set instead of the static key (none with `BENCH_KEY_SET=off`). */
   keySet?: Result;
@@ -197,6 +200,7 @@ async function main(): Promise<void> {
         ingest: await measureIngest(...at),
         paced: await produceFloor(...at, { rate: SINGLE_RATE, lingerMs, maxBatchBytes }, SECONDS),
         batchFloor: await produceFloor(...at, { sendSize: BATCH_SIZE }, SECONDS),
+        batchPaced: await produceFloor(...at, { sendSize: BATCH_SIZE, perSecond: BATCH_RATE }, SECONDS),
         secured: await measureSecured(kafka),
         ...(KEY_SET_ENABLED && {
           keySet: await measureKeySetSingle(...at, {
@@ -252,6 +256,7 @@ function render(rounds: Round[], https: Result[]): string {
   const batchUs = med((r) => microsPerEvent(r.ingest.batchSaturated));
   const belowUs = med((r) => microsPerEvent(r.ingest.batch));
   const floorUs = med((r) => r.batchFloor.cpuMicrosPerRecord);
+  const pacedFloorUs = med((r) => r.batchPaced.cpuMicrosPerRecord);
   const tlsSingle = med((r) => microsPerEvent(r.secured.single));
   const tlsBatch = med((r) => microsPerEvent(r.secured.batch));
   const brokerUs = (r: Result) => (r.brokerCores * 1e6) / r.eventsPerSecond;
@@ -259,7 +264,7 @@ function render(rounds: Round[], https: Result[]): string {
   const highest = (k: 'singleSaturated' | 'batchSaturated') =>
     Math.max(...rounds.map((r) => r.ingest[k].peakRssMiB));
   const steps = rounds.map((round, i) => {
-    const { ingest, paced, batchFloor, secured } = round;
+    const { ingest, paced, batchFloor, batchPaced, secured } = round;
     const all = [ingest.single, ingest.batch, ingest.singleSaturated, ingest.batchSaturated];
     const list = [...all, secured.single, secured.batch, ...(round.keySet ? [round.keySet] : [])]
       .map(
@@ -270,7 +275,7 @@ function render(rounds: Round[], https: Result[]): string {
     const broker = [ingest.single, secured.single, ingest.batch, secured.batch]
       .map((r) => Math.round(brokerUs(r)))
       .join(', ');
-    return `- round ${i + 1}: ${list}; high-water ${ingest.highWaterMiB} MiB; kafkajs alone paced ${paced.cpuMicrosPerRecord} µs a record (${paced.recordsPerSecond}/s), ${BATCH_SIZE} a send ${batchFloor.cpuMicrosPerRecord} µs a record (${batchFloor.recordsPerSecond}/s); broker CPU µs/event single PLAINTEXT, SASL_SSL, batch PLAINTEXT, SASL_SSL: ${broker}`;
+    return `- round ${i + 1}: ${list}; high-water ${ingest.highWaterMiB} MiB; kafkajs alone paced ${paced.cpuMicrosPerRecord} µs a record (${paced.recordsPerSecond}/s), ${BATCH_SIZE} a send ${batchFloor.cpuMicrosPerRecord} µs a record (${batchFloor.recordsPerSecond}/s), ${BATCH_SIZE} a send at ${BATCH_RATE} sends/s ${batchPaced.cpuMicrosPerRecord} µs a record; broker CPU µs/event single PLAINTEXT, SASL_SSL, batch PLAINTEXT, SASL_SSL: ${broker}`;
   });
   return [
     '# The hot path against its floors (bench/hotpath)',
@@ -283,6 +288,7 @@ function render(rounds: Round[], https: Result[]): string {
     `| ingest CPU per single event @ ${SINGLE_RATE}/s | ${us(svc)} | node:http ${us(httpUs)} + kafkajs ${us(paced)} a record (${Math.round(perSend)} a send) = ${us(httpUs + paced)} | ${ratio(svc / (httpUs + paced))} | <= 1.5x |`,
     `| batch ingest at saturation (${last.batchSaturated.name}), events/s a core | ${perCore(batchUs)} (${us(batchUs)} an event) | kafkajs alone, ${BATCH_SIZE} a send: ${perCore(floorUs)} records/s a core (${us(floorUs)} a record) | ${pct(floorUs / batchUs)} | >= 80 % |`,
     `| batch ingest below saturation (${last.batch.name}), events/s a core | ${perCore(belowUs)} (${us(belowUs)} an event) | as above | ${pct(floorUs / belowUs)} | >= 50 % |`,
+    `| the same, against kafkajs alone at the same pace | ${perCore(belowUs)} | kafkajs alone, ${BATCH_SIZE} a send at ${BATCH_RATE} sends/s: ${perCore(pacedFloorUs)} records/s a core (${us(pacedFloorUs)} a record) | ${pct(pacedFloorUs / belowUs)} | |`,
     `| ingest peak RSS, ${last.singleSaturated.name} (achieved ${last.singleSaturated.eventsPerSecond}/s in the last round), highest of the rounds | ${highest('singleSaturated')} MiB | | | < 256 MiB |`,
     `| ingest peak RSS, ${last.batchSaturated.name} (achieved ${last.batchSaturated.eventsPerSecond} events/s in the last round), highest of the rounds | ${highest('batchSaturated')} MiB | | | < 256 MiB |`,
     ...keySetRow(rounds, svc, us, ratio),

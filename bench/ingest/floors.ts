@@ -79,8 +79,11 @@ export interface ProduceResult {
 }
 
 export type ProducePacing =
-  /** As fast as one process sends them, `sendSize` records a send. */
-  | { sendSize: number }
+  /**
+   * `sendSize` records a send, as fast as one process sends them, or `perSecond` sends a second
+   * (as batches of that size arriving at that rate are sent).
+   */
+  | { sendSize: number; perSecond?: number }
   /**
    * Records arriving at `rate`/s, sent as the service's sender does: wait `lingerMs` from the
    * oldest waiting record, then send all that arrived up to `maxBatchBytes`, one send at a time.
@@ -121,8 +124,12 @@ export async function produceFloor(
     let sends = 0;
     while (performance.now() - started < runSeconds * 1000) {
       let count: number;
-      if ('sendSize' in pacing) count = pacing.sendSize;
-      else {
+      if ('sendSize' in pacing) {
+        count = pacing.sendSize;
+        const due = started + (sends * 1000) / (pacing.perSecond ?? Number.POSITIVE_INFINITY);
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      } else {
         const oldest = started + (records * 1000) / pacing.rate;
         const wait = oldest + pacing.lingerMs - performance.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
@@ -139,7 +146,7 @@ export async function produceFloor(
     return {
       mode:
         'sendSize' in pacing
-          ? `${pacing.sendSize} per send`
+          ? `${pacing.sendSize} per send${pacing.perSecond ? `, ${pacing.perSecond} sends/s` : ''}`
           : `${pacing.rate}/s, linger ${pacing.lingerMs} ms`,
       records,
       sends,
