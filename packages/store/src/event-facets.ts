@@ -8,8 +8,9 @@
  * reading at most what the cap still allows and grouping it five ways, until the cap or the
  * range's start; a piece likely to hold far more than that is read newest part first
  * (`newestPart`), and where the hourly rollup answers the filter, the newest hours it says hold the
- * cap are one piece when the newest partition holds fewer (`piecesOf`). The pieces come from the catalog, never from walking the calendar, so a range of
- * any length costs as many statements as there are partitions. One statement over the whole range let the planner sort every
+ * cap are one piece when they reach into the month before (`piecesOf`). The pieces come from the
+ * catalog, never from walking the calendar, so a range of any length costs at most as many
+ * statements as there are partitions, and two more. One statement over the whole range let the planner sort every
  * match when it expected fewer than the cap: a common word and a type on the 5 M-event bench
  * store (35,700 matches over six months) read 35,700 pages, 1.4 s at p95; month by month it
  * reads the newest one or two months. The cap bounds the heap visits (one a match for a type:
@@ -22,7 +23,7 @@
 
 import { scopeOf } from './cancellable-pool.js';
 import { HOUR_MS, rollupAnswers } from './event-histogram.js';
-import { rollupNewestHour } from './event-rollup.js';
+import { rollupIngestedFrom, rollupNewestHour } from './event-rollup.js';
 import {
   canAskTypesOfText,
   clause,
@@ -143,24 +144,33 @@ interface Piece extends TimeSpan {
 }
 
 /**
- * The pieces of the filter's range, newest first: one a partition, except that when the hourly
- * rollup answers the filter (`rollupAnswers`) and says the newest partition holds fewer than the
- * cap, the newest hours it says hold the cap are one piece, then the partitions before them. Read
- * month by month, a viewer of few sources counts part of the cap in the newest month and the rest
- * in a part of the month before whose length is guessed from the first month's density
- * (`newestPart`); the rollup's counts put the bound where the cap is reached, in one statement
- * fewer. The rollup may count fewer than the table (rows since its last refresh) or more (whole
- * hours at the range's ends, a detached month): the piece then holds more than the cap, which its
- * limit stops, or fewer, and the older pieces follow.
+ * The pieces of the filter's range, newest first: one a partition (`piecesByPartition`), except
+ * that when the hourly rollup answers the filter (`rollupAnswers`), is refreshed into the partition
+ * that holds the range's end (or now, before a range that ends later), and counts the cap within
+ * that partition and the one before but not within the first alone, the hours from where it counts
+ * the cap are one piece, then the partitions before them. Read month by month, a viewer of few
+ * sources counts part of the cap in the newest month and the rest in a part of the month before
+ * whose length is guessed from the first month's density (`newestPart`); the rollup's counts put
+ * the bound where the cap is reached, in one statement fewer. The rollup may count fewer than the
+ * table (rows since its last refresh) or more (whole hours at the range's ends, a detached month):
+ * the piece then holds more than the cap, which its limit stops, or fewer, and the older pieces
+ * follow. Two partitions at most: a rollup that is far behind would otherwise make one statement
+ * read and sort every match of the months it has not counted.
  */
 async function piecesOf(db: DatabasePool, filter: EventFilter): Promise<Piece[]> {
   const partitions = await listPartitions(db);
   const pieces: Piece[] = piecesByPartition(partitions, filter);
-  const newest = pieces[0];
-  if (!rollupAnswers(filter, HOUR_MS) || !rollupCovers(scopeOf(db)) || newest?.from === undefined)
-    return pieces;
-  const start = await rollupNewestHour(db, filter, FACET_ROW_CAP + 1);
-  if (start === undefined || start >= newest.from || (filter.from && start <= filter.from)) return pieces;
+  if (!rollupAnswers(filter, HOUR_MS) || !rollupCovers(scopeOf(db))) return pieces;
+  // The pieces after now hold at most what ingest accepts ahead of time.
+  const end = Math.min(filter.to?.getTime() ?? Number.POSITIVE_INFINITY, Date.now());
+  const at = pieces.findIndex((p) => p.from === undefined || p.from.getTime() < end);
+  const [current, before] = [pieces[at], pieces[at + 1]];
+  if (current?.from === undefined || before?.from === undefined) return pieces;
+  const ingestedFrom = await rollupIngestedFrom(db);
+  if (ingestedFrom === '-infinity' || ingestedFrom < current.from) return pieces;
+  const hour = await rollupNewestHour(db, { ...filter, from: before.from }, FACET_ROW_CAP + 1);
+  if (hour === undefined || hour >= current.from) return pieces;
+  const start = hour > before.from ? hour : before.from;
   return [
     { from: start, ...(filter.to && { to: filter.to }), cut: true },
     ...piecesByPartition(partitions, { ...filter, to: start }),
@@ -173,10 +183,10 @@ function endMs(from: Date, to: Date): number {
   return from.getTime() < now && now < to.getTime() ? now : to.getTime();
 }
 
-/** The time a piece spans, up to now (`endMs`); one open at either end as long as can be. */
+/** The time a piece spans, up to now (`endMs`; now for one open at its end); one open at its start as long as can be. */
 function lengthMs({ from, to }: TimeSpan): number {
-  if (from === undefined || to === undefined) return Number.POSITIVE_INFINITY;
-  return Math.max(1, endMs(from, to) - from.getTime());
+  if (from === undefined) return Number.POSITIVE_INFINITY;
+  return Math.max(1, (to === undefined ? Date.now() : endMs(from, to)) - from.getTime());
 }
 
 /**

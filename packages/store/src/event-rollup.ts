@@ -285,8 +285,9 @@ export async function rollupNewestHour(
   if (filter.types?.length) add((v) => `ce_type = ANY(${v}::text[])`, filter.types);
   if (filter.sources?.length) add((v) => `ce_source = ANY(${v}::text[])`, filter.sources);
   const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-  // The running sum follows the hours newest first, as the outer order does, so the scan can stop
-  // at the first hour that reaches `count` instead of summing the whole range.
+  // The running sum follows the hours newest first, as the outer order does: over one type or
+  // source the index gives the hours in that order and the scan stops at the first that reaches
+  // `count`; over several, every row of the range is grouped first, so callers bound the range.
   const { rows } = await db.query<{ hour: Date }>(
     `SELECT hour FROM (
        SELECT bucket_start AS hour, sum(sum(event_count)) OVER (ORDER BY bucket_start DESC) AS running
