@@ -23,7 +23,7 @@
 
 import { scopeOf } from './cancellable-pool.js';
 import { HOUR_MS, rollupAnswers } from './event-histogram.js';
-import { rollupIngestedFrom, rollupNewestHour } from './event-rollup.js';
+import { rollupNewestHour } from './event-rollup.js';
 import {
   canAskTypesOfText,
   clause,
@@ -166,9 +166,7 @@ async function piecesOf(db: DatabasePool, filter: EventFilter): Promise<Piece[]>
   const at = pieces.findIndex((p) => p.from === undefined || p.from.getTime() < end);
   const [current, before] = [pieces[at], pieces[at + 1]];
   if (current?.from === undefined || before?.from === undefined) return pieces;
-  const ingestedFrom = await rollupIngestedFrom(db);
-  if (ingestedFrom === '-infinity' || ingestedFrom < current.from) return pieces;
-  const hour = await rollupNewestHour(db, { ...filter, from: before.from }, FACET_ROW_CAP + 1);
+  const hour = await rollupNewestHour(db, { ...filter, from: before.from }, FACET_ROW_CAP + 1, current.from);
   if (hour === undefined || hour >= current.from) return pieces;
   const start = hour > before.from ? hour : before.from;
   return [

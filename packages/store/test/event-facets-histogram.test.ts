@@ -93,14 +93,15 @@ async function removeBurst(): Promise<void> {
   await pool.query('ANALYZE events.cloud_event');
 }
 
-/** The facets of `filter` (every planted type listed), and every time bound their statements were given. */
+/** The facets of `filter` (every planted type listed), and every time bound their statements of the event table were given. */
 async function watchedFacets(filter: EventFilter): Promise<{ facets: Facets; bounds: Date[] }> {
   const statements: unknown[][] = [];
   const watched = new Proxy(pool, {
     get: (target, key) =>
       key === 'query'
         ? (...args: [string, unknown[]?]) => {
-            statements.push(args[1] ?? []);
+            if (typeof args[0] === 'string' && args[0].includes('FROM events.cloud_event'))
+              statements.push(args[1] ?? []);
             return target.query(...args);
           }
         : Reflect.get(target, key),
