@@ -84,6 +84,9 @@ export function rollupAnswers(filter: EventFilter, bucketMs: number): boolean {
     filter.subject === undefined &&
     Object.keys(filter.extensions ?? {}).length === 0 &&
     filter.minSeverity === undefined &&
+    !filter.ranks?.length &&
+    !filter.hasExtensions?.length &&
+    !Object.values(filter.exclude ?? {}).some((values) => values?.length) &&
     !filter.types?.some((t) => t.endsWith('*'))
   );
 }
