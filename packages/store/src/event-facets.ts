@@ -10,7 +10,7 @@
  * (`newestPart`), and where the hourly rollup answers the filter, the newest hours it says hold the
  * cap are one piece when they reach into the month before (`piecesOf`). The pieces come from the
  * catalog, never from walking the calendar, so a range of any length costs at most as many
- * statements as there are partitions, and two more. One statement over the whole range let the planner sort every
+ * statements as there are partitions, and one more. One statement over the whole range let the planner sort every
  * match when it expected fewer than the cap: a common word and a type on the 5 M-event bench
  * store (35,700 matches over six months) read 35,700 pages, 1.4 s at p95; month by month it
  * reads the newest one or two months. The cap bounds the heap visits (one a match for a type:
@@ -168,7 +168,7 @@ async function piecesOf(db: DatabasePool, filter: EventFilter): Promise<Piece[]>
   if (current?.from === undefined || before?.from === undefined) return pieces;
   const hour = await rollupNewestHour(db, { ...filter, from: before.from }, FACET_ROW_CAP + 1, current.from);
   if (hour === undefined || hour >= current.from) return pieces;
-  const start = hour > before.from ? hour : before.from;
+  const start = new Date(Math.max(hour.getTime(), before.from.getTime()));
   return [
     { from: start, ...(filter.to && { to: filter.to }), cut: true },
     ...piecesByPartition(partitions, { ...filter, to: start }),
