@@ -275,7 +275,7 @@ function render(rounds: Round[], https: Result[]): string {
     const broker = [ingest.single, secured.single, ingest.batch, secured.batch]
       .map((r) => Math.round(brokerUs(r)))
       .join(', ');
-    return `- round ${i + 1}: ${list}; high-water ${ingest.highWaterMiB} MiB; kafkajs alone paced ${paced.cpuMicrosPerRecord} µs a record (${paced.recordsPerSecond}/s), ${BATCH_SIZE} a send ${batchFloor.cpuMicrosPerRecord} µs a record (${batchFloor.recordsPerSecond}/s), ${BATCH_SIZE} a send at ${BATCH_RATE} sends/s ${batchPaced.cpuMicrosPerRecord} µs a record; broker CPU µs/event single PLAINTEXT, SASL_SSL, batch PLAINTEXT, SASL_SSL: ${broker}`;
+    return `- round ${i + 1}: ${list}; high-water ${ingest.highWaterMiB} MiB; kafkajs alone paced ${paced.cpuMicrosPerRecord} µs a record (${paced.recordsPerSecond}/s), ${BATCH_SIZE} a send ${batchFloor.cpuMicrosPerRecord} µs a record (${batchFloor.recordsPerSecond}/s), ${BATCH_SIZE} a send at ${BATCH_RATE} sends/s ${batchPaced.cpuMicrosPerRecord} µs a record (${batchPaced.recordsPerSecond}/s); broker CPU µs/event single PLAINTEXT, SASL_SSL, batch PLAINTEXT, SASL_SSL: ${broker}`;
   });
   return [
     '# The hot path against its floors (bench/hotpath)',

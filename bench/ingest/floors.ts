@@ -68,7 +68,7 @@ export async function startHttpFloor(): Promise<{ port: number; pid: number; sto
 }
 
 export interface ProduceResult {
-  /** What decided the send size: `N per send`, or `<rate>/s, linger <ms> ms` (the service's rule). */
+  /** What decided the send size: `N per send` (`, R sends/s` when paced), or `<rate>/s, linger <ms> ms` (the service's rule). */
   mode: string;
   records: number;
   sends: number;
@@ -81,7 +81,7 @@ export interface ProduceResult {
 export type ProducePacing =
   /**
    * `sendSize` records a send, as fast as one process sends them, or `perSecond` sends a second
-   * (as batches of that size arriving at that rate are sent).
+   * when it is above 0 (as batches of that size arriving at that rate are sent).
    */
   | { sendSize: number; perSecond?: number }
   /**
@@ -126,9 +126,10 @@ export async function produceFloor(
       let count: number;
       if ('sendSize' in pacing) {
         count = pacing.sendSize;
-        const due = started + (sends * 1000) / (pacing.perSecond ?? Number.POSITIVE_INFINITY);
-        const wait = due - performance.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        if (pacing.perSecond) {
+          const wait = started + (sends * 1000) / pacing.perSecond - performance.now();
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        }
       } else {
         const oldest = started + (records * 1000) / pacing.rate;
         const wait = oldest + pacing.lingerMs - performance.now();

@@ -181,10 +181,14 @@ function endMs(from: Date, to: Date): number {
   return from.getTime() < now && now < to.getTime() ? now : to.getTime();
 }
 
-/** The time a piece spans, up to now (`endMs`; now for one open at its end); one open at its start as long as can be. */
+/**
+ * The time a piece spans, up to now (`endMs`); one open at either end as long as can be (its
+ * density then 0: the piece after it is read whole, never cut on a guess from rows that may lie
+ * ahead of now).
+ */
 function lengthMs({ from, to }: TimeSpan): number {
-  if (from === undefined) return Number.POSITIVE_INFINITY;
-  return Math.max(1, (to === undefined ? Date.now() : endMs(from, to)) - from.getTime());
+  if (from === undefined || to === undefined) return Number.POSITIVE_INFINITY;
+  return Math.max(1, endMs(from, to) - from.getTime());
 }
 
 /**
