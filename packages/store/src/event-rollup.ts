@@ -22,6 +22,7 @@
  */
 import { exists, sql } from 'drizzle-orm';
 import { scopeOf } from './cancellable-pool.js';
+import { SqlParams } from './event-search.js';
 import { orm } from './orm.js';
 import type { DatabaseConnection, DatabasePool, Queryable } from './queryable.js';
 import { eventRollupHourly, eventRollupWatermark as watermark } from './schema.js';
@@ -276,27 +277,24 @@ export async function rollupNewestHour(
   count: number,
   refreshedSince?: Date,
 ): Promise<Date | undefined> {
-  const values: unknown[] = [count];
+  const p = new SqlParams();
+  const least = p.add(count);
   const conditions: string[] = [];
-  const add = (condition: (param: string) => string, value: unknown) => {
-    values.push(value);
-    conditions.push(condition(`$${values.length}`));
-  };
-  if (filter.from) add((v) => `bucket_start >= date_trunc('hour', ${v}::timestamptz, 'UTC')`, filter.from);
-  if (filter.to) add((v) => `bucket_start < ${v}::timestamptz`, filter.to);
+  if (filter.from)
+    conditions.push(`bucket_start >= date_trunc('hour', ${p.add(filter.from)}::timestamptz, 'UTC')`);
+  if (filter.to) conditions.push(`bucket_start < ${p.add(filter.to)}::timestamptz`);
   // One name as `=`: the index then gives its hours in order (`= ANY` of one does not).
   const oneOf = (column: string, names: readonly string[] | undefined) => {
-    if (names?.length === 1) add((v) => `${column} = ${v}`, names[0]);
-    else if (names?.length) add((v) => `${column} = ANY(${v}::text[])`, names);
+    if (names?.length === 1) conditions.push(`${column} = ${p.add(names[0])}`);
+    else if (names?.length) conditions.push(`${column} = ANY(${p.add(names)}::text[])`);
   };
   oneOf('ce_type', filter.types);
   oneOf('ce_source', filter.sources);
   // Without a row in the subquery's table this is false, as before the first refresh; a condition
   // on no column, so it is decided once, before any hour is read.
   if (refreshedSince)
-    add(
-      (v) => `EXISTS (SELECT FROM events.event_rollup_watermark WHERE ingested_from >= ${v}::timestamptz)`,
-      refreshedSince,
+    conditions.push(
+      `EXISTS (SELECT FROM events.event_rollup_watermark WHERE ingested_from >= ${p.add(refreshedSince)}::timestamptz)`,
     );
   const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
   // The running sum follows the hours newest first, as the outer order does. Over one type or
@@ -309,8 +307,8 @@ export async function rollupNewestHour(
        SELECT bucket_start AS hour, sum(sum(event_count)) OVER (ORDER BY bucket_start DESC) AS running
          FROM ${hourlyCountsTable(db, filter)} ${where}
         GROUP BY bucket_start ORDER BY bucket_start DESC) AS hours
-      WHERE running >= $1 ORDER BY hour DESC LIMIT 1`,
-    values,
+      WHERE running >= ${least} ORDER BY hour DESC LIMIT 1`,
+    p.values,
   );
   return rows[0]?.hour;
 }
