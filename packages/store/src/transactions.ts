@@ -12,8 +12,10 @@
  * }
  */
 import type { AdvisoryLockKey } from './advisory-locks.js';
+import { scopeOf } from './cancellable-pool.js';
 import { isConnectionFailure, mustDiscard } from './errors.js';
 import type { DatabaseConnection, DatabasePool, PooledConnection } from './queryable.js';
+import { scopeSetting } from './read-scope.js';
 
 export type IsolationLevel = 'READ COMMITTED' | 'REPEATABLE READ';
 
@@ -71,7 +73,9 @@ export async function inTransaction<T>(
 /**
  * Runs `work` in a transaction on a connection of its own from `pool`: committed when it resolves,
  * rolled back when it throws. With `statementTimeoutMs`, every statement of the transaction times
- * out after it (`SET LOCAL`: the session goes back to the pool with its own timeout). A connection
+ * out after it (`SET LOCAL`: the session goes back to the pool with its own timeout). On a pool
+ * `scopedPool` made, the transaction carries its scope as each of that pool's statements does (the
+ * connection comes from the pool underneath, which has none). A connection
  * that must not be reused (`mustDiscard`: broken, or read-only after a failover), or whose
  * ROLLBACK failed, is destroyed rather than returned to the pool; a broken one is not even asked
  * to roll back (it would wait out another query timeout).
@@ -84,10 +88,17 @@ export async function inPooledTransaction<T>(
   const client = await pool.connect();
   let discard: Error | undefined;
   try {
+    const scope = scopeOf(pool);
     await client.query(
-      opts.statementTimeoutMs === undefined
-        ? 'BEGIN'
-        : `BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.round(opts.statementTimeoutMs))}`,
+      [
+        'BEGIN',
+        ...(opts.statementTimeoutMs === undefined
+          ? []
+          : [`SET LOCAL statement_timeout = ${Math.max(1, Math.round(opts.statementTimeoutMs))}`]),
+        ...(scope === undefined
+          ? []
+          : [`SELECT set_config('observatory.scope', ${client.escapeLiteral(scopeSetting(scope))}, true)`]),
+      ].join('; '),
     );
     try {
       const result = await work(client);

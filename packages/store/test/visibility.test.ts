@@ -7,6 +7,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   bypassesRowSecurity,
+  countEvents,
   type DatabasePool,
   histogramEvents,
   hourlyCountsTable,
@@ -163,6 +164,18 @@ describe('the reader', () => {
     const plant = scopedPool(reader, scope({ sourcePrefixes: ['/plant/'] }));
     expect([hourlyCountsTable(whole), await volume(whole)]).toEqual(['events.event_rollup_hour_total', [3]]);
     expect([hourlyCountsTable(plant), await volume(plant)]).toEqual(['events.event_rollup_hourly', [2]]);
+  });
+
+  it('counts under its scope also within a budget, in a transaction of its own', async () => {
+    const plant = scopedPool(reader, scope({ sourcePrefixes: ['/plant/'] }));
+    expect(await countEvents(plant, {})).toEqual({ total: 2, capped: false });
+    expect(await countEvents(plant, {}, 5_000)).toEqual({ total: 2, capped: false });
+    expect(await countEvents(scopedPool(reader, WHOLE_SCOPE), {}, 5_000)).toEqual({
+      total: 3,
+      capped: false,
+    });
+    // The transaction's scope ended with it.
+    expect(await ids(reader)).toEqual([]);
   });
 
   it('keeps a scoped statement cancellable and its failures from leaving the transaction open', async () => {
