@@ -218,4 +218,11 @@ describe('batch', () => {
   it('accepts an empty batch', () => {
     expect(splitBatch('application/cloudevents-batch+json', bytes('[]'))).toEqual([]);
   });
+  it('stops one element past its limit, leaving the rest of the body unread', () => {
+    const many = bytes(`[${Array.from({ length: 100_000 }, () => '0').join(',')}`);
+    // No closing bracket: reading to the end would throw.
+    const parts = splitBatch('application/cloudevents-batch+json', many, 256);
+    expect(parts).toHaveLength(257);
+    expect(splitBatch('application/cloudevents-batch+json', bytes('[1,2,3]'), 3)).toHaveLength(3);
+  });
 });

@@ -255,12 +255,16 @@ export function decodeStructured(contentType: string | undefined | null, body: U
  * {@link decodeJsonEvent} after its own size check). Throws `malformed` for a wrong media type or
  * a body that is not a JSON array.
  */
-export function splitBatch(contentType: string | undefined | null, body: Uint8Array): Uint8Array[] {
+export function splitBatch(
+  contentType: string | undefined | null,
+  body: Uint8Array,
+  max = Number.POSITIVE_INFINITY,
+): Uint8Array[] {
   if (selectMode(contentType) !== 'batch') {
     throw malformed(`a batch must be sent as ${BATCH_MEDIA_TYPE}`, { expectedMediaType: BATCH_MEDIA_TYPE });
   }
   checkStructuredContentType(contentType);
-  return splitJsonArray(body);
+  return splitJsonArray(body, max);
 }
 
 /** Result of decoding a single-event request. */

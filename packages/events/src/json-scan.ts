@@ -68,9 +68,11 @@ export function skipValue(b: Uint8Array, i: number): number {
 
 /**
  * Splits a JSON array document into the raw byte spans of its elements. Throws `malformed` when
- * the document is not an array at the top level (its elements are not judged here).
+ * the document is not an array at the top level (its elements are not judged here). Stops after
+ * `max + 1` elements and returns them, the rest unread: a caller that refuses more than `max` need
+ * not hold a view of every element of a body of tiny ones (`[0,0,…]`).
  */
-export function splitJsonArray(b: Uint8Array): Uint8Array[] {
+export function splitJsonArray(b: Uint8Array, max = Number.POSITIVE_INFINITY): Uint8Array[] {
   let i = skipWs(b, 0);
   if (b[i] !== OPEN_BRACKET) throw malformed('a batch must be a JSON array of CloudEvents');
   i = skipWs(b, i + 1);
@@ -82,6 +84,7 @@ export function splitJsonArray(b: Uint8Array): Uint8Array[] {
       if (i >= b.length) throw malformed('unterminated JSON array');
       const end = skipValue(b, i);
       out.push(b.subarray(i, end));
+      if (out.length > max) return out;
       i = skipWs(b, end);
       if (b[i] === COMMA) {
         i = skipWs(b, i + 1);

@@ -57,11 +57,12 @@ export function createBatchIngestor(deps: BatchDeps) {
      * is no JSON array of the batch media type or holds more than `INGEST_MAX_BATCH_EVENTS`.
      */
     accept(contentType: string | undefined, body: Uint8Array): AcceptedBatch {
-      const elements = splitBatch(contentType, body);
+      // The split stops one element past the limit: the rest of a refused batch is not read.
+      const elements = splitBatch(contentType, body, limits.maxBatchEvents);
       if (elements.length > limits.maxBatchEvents) {
         throw tooLarge(
-          `the batch holds ${elements.length} events; at most ${limits.maxBatchEvents} are accepted`,
-          { limitEvents: String(limits.maxBatchEvents), events: String(elements.length) },
+          `the batch holds more than ${limits.maxBatchEvents} events; at most ${limits.maxBatchEvents} are accepted`,
+          { limitEvents: String(limits.maxBatchEvents) },
         );
       }
       return { elements, bytes: body.byteLength };
