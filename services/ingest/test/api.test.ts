@@ -442,10 +442,32 @@ describe('POST /v1/events:batchCreate', () => {
       JSON.stringify(docs),
     );
     expect(r.status).toBe(413);
-    expect(r.json.error.details[0]).toMatchObject({
+    expect(r.json.error.message).toBe('the batch holds more than 256 events; at most 256 are accepted');
+    expect(r.json.error.details[0]).toEqual({
       reason: 'too-large',
-      metadata: { limitEvents: '256', events: '257' },
+      domain: expect.any(String),
+      metadata: { limitEvents: '256' },
     });
+  });
+  it('reads a chunked batch sent one byte a chunk whole', async () => {
+    const text = 'x'.repeat(40_000);
+    const body = JSON.stringify([
+      baseDoc('b-bytewise-1', { datacontenttype: 'text/plain', data: text }),
+      baseDoc('b-bytewise-2', { data: { n: 2 } }),
+    ]);
+    const chunks = [...Buffer.from(body)].map((b) => `1\r\n${String.fromCharCode(b)}\r\n`).join('');
+    const answer = await rawExchange(
+      `POST /v1/events:batchCreate HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${h.token}\r\n` +
+        `content-type: application/cloudevents-batch+json\r\ntransfer-encoding: chunked\r\n` +
+        `connection: close\r\n\r\n${chunks}0\r\n\r\n`,
+    );
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ created: 2, failed: 0 });
+    const records = await readRecords(bootstrapServers, h.topic, (rs) =>
+      rs.some((x) => x.headers.ce_id?.toString() === 'b-bytewise-1'),
+    );
+    const first = records.find((x) => x.headers.ce_id?.toString() === 'b-bytewise-1')!;
+    expect(first.value?.toString()).toBe(text);
   });
   it('refuses an element over INGEST_MAX_EVENT_BYTES as too-large and publishes the others', async () => {
     const big = baseDoc('b-big', { datacontenttype: 'text/plain', data: 'a'.repeat(1_048_576) });
