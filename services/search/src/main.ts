@@ -8,13 +8,14 @@ import { createLogger } from '@event-observatory/service-kit/logger';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { installShutdown, serveApp, serveMetrics } from '@event-observatory/service-kit/server';
 import { startTracing } from '@event-observatory/service-kit/tracing';
-import { bypassesRowSecurity, databaseUrlFromEnv } from '@event-observatory/store';
+import { databaseUrlFromEnv } from '@event-observatory/store';
 import { bearerSettingsFromEnv, createBearerTokens } from './auth/bearer.js';
 import { authenticatorFor } from './auth/index.js';
 import { trustedProxiesFromEnv } from './auth/proxy.js';
 import { readAuthConfig, readSearchConfig } from './config.js';
+import { requireRowSecurity } from './row-security.js';
 import { createSearchService } from './service.js';
-import { loadVisibility, VisibilityError } from './visibility.js';
+import { loadVisibility } from './visibility.js';
 
 runMain(async () => {
   const config = readSearchConfig(process.env);
@@ -46,17 +47,10 @@ runMain(async () => {
       ...(bearer ? { bearer } : {}),
     }),
   });
-  // Rules PostgreSQL would not enforce are worse than none: refuse them (packages/store README).
-  const unenforced =
-    visibility.rules.length > 0 &&
-    (await bypassesRowSecurity(service.pool).catch((err: unknown) => {
-      logger.warn({ err }, 'cannot tell whether the database role bypasses row-level security');
-      return false;
-    }));
-  if (unenforced)
-    throw new VisibilityError(
-      'SEARCH_VISIBILITY_FILE: the database role of DATABASE_USER bypasses row-level security (a superuser or the owner of the events tables): log search in as the reader role',
-    );
+  // Scopes PostgreSQL would not enforce are worse than none: with rules, or with a login whose
+  // viewers see only what rules give them, refuse a role that escapes them (packages/store README).
+  if (visibility.rules.length > 0 || auth.mode === 'oidc' || auth.mode === 'proxy')
+    await requireRowSecurity(service.pool, logger);
   // The default drain (10 s) outlasts the keep-alive timeout plus Node's extra second, so idle
   // connections expire as announced before any is cut; a page takes at most its 2 s statements.
   const server = await serveApp(service.app, { host: config.host, port: config.port, timeouts });

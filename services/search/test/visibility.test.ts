@@ -6,8 +6,10 @@
  * header says what each one sees.
  */
 import { rollupFromEvents } from '@event-observatory/devstack';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseVisibility } from '../src/visibility.js';
+import { requireRowSecurity } from '../src/row-security.js';
+import { parseVisibility, VisibilityError } from '../src/visibility.js';
 import { type Harness, startHarness } from './harness.js';
 import { asViewer, headerViewer } from './test-viewer.js';
 
@@ -176,6 +178,34 @@ describe('suggestions', () => {
     const long = await h.get(`/suggest?bar=${'a'.repeat(501)}`, viewerOf('a'));
     expect(long.status).toBe(400);
     expect(await long.json()).toMatchObject({ error: { message: 'bar: at most 500 characters' } });
+  });
+});
+
+describe('the start-up check of the role (requireRowSecurity)', () => {
+  const warnings: object[] = [];
+  const logger = { debug() {}, info() {}, warn: (o: object) => warnings.push(o), error() {} };
+
+  it('passes the reader and refuses the superuser, which row-level security does not apply to', async () => {
+    await expect(requireRowSecurity(h.service.pool, logger)).resolves.toBeUndefined();
+    const superuser = new pg.Pool({ connectionString: h.databaseUrl, max: 1 });
+    try {
+      await expect(requireRowSecurity(superuser, logger)).rejects.toThrow(VisibilityError);
+    } finally {
+      await superuser.end();
+    }
+  });
+
+  it('refuses to start when the store cannot say, after asking again', async () => {
+    const nowhere = new pg.Pool({ connectionString: 'postgres://x:y@127.0.0.1:1/none', max: 1 });
+    nowhere.on('error', () => {});
+    try {
+      await expect(requireRowSecurity(nowhere, logger, 1_000)).rejects.toThrow(
+        /^cannot tell whether the database role of DATABASE_USER bypasses row-level security/,
+      );
+      expect(warnings.length).toBeGreaterThanOrEqual(1);
+    } finally {
+      await nowhere.end();
+    }
   });
 });
 
