@@ -34,3 +34,17 @@ export const openAccess: Authenticator = async (c, next) => {
   c.set('viewer', OPEN_VIEWER);
   await next();
 };
+
+/**
+ * Groups as identity providers send them, in a login's ID token or a bearer token alike: an array
+ * of strings, or one string (comma-separated).
+ */
+export function groupList(value: unknown): string[] {
+  if (Array.isArray(value)) return value.filter((g): g is string => typeof g === 'string');
+  if (typeof value === 'string')
+    return value
+      .split(',')
+      .map((g) => g.trim())
+      .filter((g) => g !== '');
+  return [];
+}

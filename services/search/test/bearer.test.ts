@@ -128,6 +128,13 @@ describe('bearer tokens', () => {
       groups: ['team-payments', 'admins'],
       via: 'bearer',
     });
+    // One comma-separated string, as the login reads it from an ID token.
+    const joined = await signedBy(idp, {
+      subject: 'u-124',
+      audience: AUDIENCE,
+      claims: { groups: 'team-payments, admins' },
+    });
+    expect((await who(joined)).groups).toEqual(['team-payments', 'admins']);
   });
 
   it('a service-account token is the service account, with the groups of its namespace', async () => {

@@ -17,7 +17,7 @@ import type { Env } from '@event-observatory/service-kit/config';
 import { ApiError } from '@event-observatory/service-kit/errors';
 import type { HealthCheck } from '@event-observatory/service-kit/health';
 import type { Context } from 'hono';
-import type { Authenticator, Viewer } from '../viewer.js';
+import { type Authenticator, groupList, type Viewer } from '../viewer.js';
 
 /** One kind of token and the verifier of its issuer. */
 export interface BearerSource {
@@ -147,13 +147,12 @@ function providerViewer(p: Principal, groupsClaim: string): Viewer {
   const shown = [claims.email, claims.preferred_username, claims.name].find(
     (v): v is string => typeof v === 'string' && v !== '',
   );
-  const raw = claims[groupsClaim];
-  const groups = Array.isArray(raw)
-    ? raw.filter((g): g is string => typeof g === 'string')
-    : typeof raw === 'string'
-      ? [raw]
-      : [];
-  return { subject: p.subject, display: shown ?? p.subject, groups, via: 'bearer' };
+  return {
+    subject: p.subject,
+    display: shown ?? p.subject,
+    groups: groupList(claims[groupsClaim]),
+    via: 'bearer',
+  };
 }
 
 const SERVICE_ACCOUNT = /^system:serviceaccount:([^:]+):([^:]+)$/;

@@ -8,7 +8,7 @@
 import type { Logger } from '@event-observatory/service-kit/logger';
 import type { Context } from 'hono';
 import * as client from 'openid-client';
-import type { SearchEnv, Viewer } from '../viewer.js';
+import { groupList, type SearchEnv, type Viewer } from '../viewer.js';
 import { ErrorPage } from '../views/error.js';
 import type { LoginMode } from './login.js';
 import { returnPath, type SessionStore, SessionTooLargeError } from './session.js';
@@ -125,15 +125,4 @@ function viewerOf(claims: client.IDToken, groups: unknown): Viewer {
     groups: groupList(groups),
     via: 'oidc',
   };
-}
-
-/** Groups as providers send them: an array of strings, or one string (comma-separated). */
-function groupList(value: unknown): string[] {
-  if (Array.isArray(value)) return value.filter((g): g is string => typeof g === 'string');
-  if (typeof value === 'string')
-    return value
-      .split(',')
-      .map((g) => g.trim())
-      .filter((g) => g !== '');
-  return [];
 }
