@@ -20,7 +20,7 @@ import {
 } from '@event-observatory/store';
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { sameToken } from './auth/csrf.js';
+import { readForm, sameToken } from './auth/csrf.js';
 import { failureOf } from './failures.js';
 import { parseSearch, searchFilters } from './filters.js';
 import type { SearchEnv } from './viewer.js';
@@ -111,7 +111,7 @@ export function savedSearchRoutes(pool: DatabasePool): Hono<SearchEnv> {
   const limited = bodyLimit({ maxSize: MAX_FORM_BYTES });
   /** The posted form, when its token is the session's (no session: the same-origin check alone). */
   const form = async (c: Context<SearchEnv>) => {
-    const body = await c.req.parseBody();
+    const body = await readForm(c);
     const expected = c.get('csrfToken');
     return expected === undefined || sameToken(body.csrf, expected) ? body : undefined;
   };

@@ -150,6 +150,16 @@ describe('refusals', () => {
     expect((await listed(ann)).has('forged')).toBe(false);
   });
 
+  it('answers a body that is no form 400 malformed, not as a server error', async () => {
+    const res = await fetch(`${h.url}/saved`, {
+      method: 'POST',
+      headers: { ...ann, origin: h.url, 'content-type': 'multipart/form-data; boundary=x' },
+      body: 'not parts at all',
+    });
+    expect(res.status).toBe(400);
+    expect(await errorOf(res)).toMatchObject({ code: 400, details: [{ reason: 'malformed' }] });
+  });
+
   it('refuses names and filters out of bounds, and bad filters, in the error body', async () => {
     const { nameChars, paramsBytes } = SAVED_SEARCH_LIMITS;
     const cases: [Record<string, string>, string][] = [

@@ -4,8 +4,10 @@
  * the server sealed into a cookie (the session's, or the login in progress) that it must match.
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { MiddlewareHandler } from 'hono';
+import { ApiError } from '@event-observatory/service-kit/errors';
+import type { Context, MiddlewareHandler } from 'hono';
 import { csrf } from 'hono/csrf';
+import type { BodyData } from 'hono/utils/body';
 
 /**
  * Refuses (403) a form post whose Origin is not this site: `publicUrl`'s origin when set (behind a
@@ -22,4 +24,16 @@ export function sameToken(submitted: unknown, expected: string | undefined): boo
   const a = Buffer.from(submitted);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * The posted form. A body that is no form (a multipart body without its parts) is the client's
+ * mistake: 400 `malformed`, never a server error.
+ */
+export async function readForm(c: Context): Promise<BodyData> {
+  try {
+    return await c.req.parseBody();
+  } catch {
+    throw new ApiError('InvalidArgument', 'the request body is not a form', { reason: 'malformed' });
+  }
 }

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from 'hono';
 import type { SearchEnv, Viewer } from '../viewer.js';
 import { LoginPage } from '../views/login.js';
-import { sameToken } from './csrf.js';
+import { readForm, sameToken } from './csrf.js';
 import type { LoginMode } from './login.js';
 import { returnPath, type SessionStore } from './session.js';
 
@@ -27,7 +27,7 @@ export function localLogin(sessions: SessionStore, adminPassword: string): Login
       'GET /login': (c) => form(c, returnPath(c.req.query('next'))),
       'POST /login': async (c) => {
         const flow = await sessions.takeFlow(c);
-        const body = await c.req.parseBody();
+        const body = await readForm(c);
         const next = flow?.next ?? '/';
         if (!sameToken(body.csrf, flow?.csrf)) {
           return form(c, next, 'The form expired or came from elsewhere; please enter your password again.');

@@ -8,7 +8,7 @@ import type { Context, Handler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Authenticator, SearchEnv } from '../viewer.js';
 import { LoggedOutPage } from '../views/logged-out.js';
-import { sameToken } from './csrf.js';
+import { readForm, sameToken } from './csrf.js';
 import { returnPath, type Session, type SessionStore } from './session.js';
 
 /** What a login mode adds: its routes (`GET /login`, ...) and where a logout ends. */
@@ -27,7 +27,7 @@ export function loginAuthenticator(sessions: SessionStore, mode: LoginMode): Aut
     ...mode.routes,
     'POST /logout': async (c) => {
       const session = await sessions.read(c);
-      const form = await c.req.parseBody();
+      const form = await readForm(c);
       // Without a session there is nothing to end; with one, only its own form may end it.
       if (session && !sameToken(form.csrf, session.csrf)) {
         return c.json(
