@@ -48,9 +48,13 @@ function closing(err: ApiError): ApiError {
   return err;
 }
 
-/** Whether no element of a batch failed as unavailable (the event limit's failed sample). */
-function publishedAll(response: BatchCreateResponse): boolean {
-  return response.entries.every((e) => !('error' in e) || e.error.code !== 503);
+/**
+ * A batch's latency sample for the event limit: failed when an element failed as unavailable,
+ * none when no element was published (`EventPermit.measure`).
+ */
+function publishedAll(response: BatchCreateResponse): boolean | undefined {
+  if (response.entries.some((e) => 'error' in e && e.error.code === 503)) return false;
+  return response.created > 0 ? true : undefined;
 }
 
 export function buildApp(deps: AppDeps): OpenAPIHono<Env> {

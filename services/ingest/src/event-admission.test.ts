@@ -92,6 +92,22 @@ describe('the event admission', () => {
     expect(a.limit.inFlight).toBe(0);
   });
 
+  it('takes no sample of work that published nothing (a batch of none, or of refused elements only)', async () => {
+    const a = admission(100);
+    await a.run(3, async (permit) => {
+      await permit.measure(
+        async () => 'nothing published',
+        () => undefined,
+      );
+      expect(permit.sample).toBeUndefined();
+      await permit.measure(
+        async () => 'published',
+        () => true,
+      );
+      expect(permit.sample).toMatchObject({ ok: true });
+    });
+  });
+
   it('says when one more event would be refused, and gives the refusal as JSON bytes made once per limit', async () => {
     const a = admission(2);
     expect(a.full).toBe(false);

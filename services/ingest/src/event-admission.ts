@@ -52,12 +52,17 @@ export class EventPermit {
     this.events = elements;
   }
 
-  /** Runs the publishing and keeps its latency; `ok` says whether every publish succeeded. */
-  async measure<T>(work: () => Promise<T>, ok: (result: T) => boolean = () => true): Promise<T> {
+  /**
+   * Runs the publishing and keeps its latency; `ok` says whether every publish succeeded, or
+   * (undefined) that nothing was handed to the broker: a batch of no element, or of refused ones
+   * only, answers in microseconds and would teach the limit a latency no publish has.
+   */
+  async measure<T>(work: () => Promise<T>, ok: (result: T) => boolean | undefined = () => true): Promise<T> {
     const started = performance.now();
     try {
       const result = await work();
-      this.sample = { ms: performance.now() - started, ok: ok(result) };
+      const published = ok(result);
+      if (published !== undefined) this.sample = { ms: performance.now() - started, ok: published };
       return result;
     } catch (err) {
       if (unavailable(err)) this.sample = { ms: performance.now() - started, ok: false };
