@@ -134,7 +134,7 @@ describe('bearer tokens', () => {
       audience: AUDIENCE,
       claims: { groups: 'team-payments, admins' },
     });
-    expect((await who(joined)).groups).toEqual(['team-payments', 'admins']);
+    expect(await who(joined)).toMatchObject({ groups: ['team-payments', 'admins'] });
   });
 
   it('a service-account token is the service account, with the groups of its namespace', async () => {
