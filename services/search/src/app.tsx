@@ -33,7 +33,7 @@ import {
 import { sameOrigin } from './auth/csrf.js';
 import { HISTOGRAM_SCRIPT, UPLOT_SCRIPT, UPLOT_STYLESHEET } from './chart-assets.js';
 import type { CursorCodec } from './cursor.js';
-import { exportHandler } from './export.js';
+import { EXPORT_LIMITS, type ExportLimits, exportHandler } from './export.js';
 import { failureOf } from './failures.js';
 import { parseReceipt, parseSearch, searchFilters } from './filters.js';
 import { allowedHosts } from './hosts.js';
@@ -43,6 +43,7 @@ import { withinDeadline } from './page-deadline.js';
 import { mergeQueryBar, readQueryBar } from './query-bar.js';
 import { savedSearchRoutes } from './saved-searches.js';
 import { BadCursorError, runSearch } from './search.js';
+import { streamSlots } from './stream-slots.js';
 import { MAX_SUGGEST_LINE, SUGGEST_TIMEOUT_MS, suggest } from './suggestions.js';
 import { parseSurrounding, readSurrounding } from './surrounding.js';
 import { type TailLimits, tailHandler } from './tail.js';
@@ -68,6 +69,8 @@ export interface AppDeps {
   /** Live-tail poll period; default 1 s. */
   tailPollMs?: number;
   tailLimits?: TailLimits;
+  /** Export caps; default `EXPORT_LIMITS`. */
+  exportLimits?: ExportLimits;
   /** Finds the viewer of every route but health and assets; default `openAccess` (no login). */
   authenticate?: Authenticator;
   /** The external base URL (`SEARCH_PUBLIC_URL`): the origin form posts must come from. */
@@ -191,8 +194,13 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
     }
   });
 
-  app.get('/events.ndjson', exportHandler(deps.pool, 'ndjson', scopeOf, deps.logger));
-  app.get('/events.csv', exportHandler(deps.pool, 'csv', scopeOf, deps.logger));
+  const exportLimits = deps.exportLimits ?? EXPORT_LIMITS;
+  const exports = streamSlots(exportLimits.perPod, exportLimits.perViewer);
+  for (const format of ['ndjson', 'csv'] as const)
+    app.get(
+      `/events.${format}`,
+      exportHandler(deps.pool, format, scopeOf, exports, exportLimits.maxAgeMs, deps.logger),
+    );
 
   app.get('/receipt', async (c) => {
     const params = new URL(c.req.url).searchParams;

@@ -22,12 +22,32 @@ import {
 } from '@event-observatory/store';
 import type { Context } from 'hono';
 import { stream } from 'hono/streaming';
+import type { StreamingApi } from 'hono/utils/stream';
 import { type CsvColumn, parseColumns } from './export-columns.js';
 import { failureOf } from './failures.js';
 import { parseSearch } from './filters.js';
+import { holderOf, type StreamSlots } from './stream-slots.js';
 import type { SearchEnv } from './viewer.js';
 
 export const EXPORT_CAP = 10_000;
+
+/** What exports may hold: open at once per viewer and per pod (one more answers 429), and for how long. */
+export interface ExportLimits {
+  perViewer: number;
+  perPod: number;
+  maxAgeMs: number;
+}
+
+export const EXPORT_LIMITS: ExportLimits = {
+  perViewer: 3,
+  perPod: 10,
+  /**
+   * An export still running after this long is cut (its connection closed, its statements
+   * cancelled): 10,000 rows take seconds, and a client that stops reading would otherwise hold its
+   * slot and a page of rows, up to 250 payloads, for as long as it keeps the connection open.
+   */
+  maxAgeMs: 5 * 60_000,
+};
 /** Rows a query: a page holds its events' payloads (up to ingest's 1 MiB each) in memory at once. */
 const EXPORT_PAGE = 250;
 
@@ -96,10 +116,13 @@ function exportError(err: unknown, rows: number): ErrorResponseBody {
   });
 }
 
+/** `slots`: the open exports (`limits`), one count for both formats. */
 export function exportHandler(
   pool: DatabasePool,
   format: ExportFormat,
   scopeOf: (c: Context<SearchEnv>) => ReadScope,
+  slots: StreamSlots,
+  maxAgeMs: number,
   logger?: Logger,
 ) {
   return (c: Context<SearchEnv>) => {
@@ -112,10 +135,33 @@ export function exportHandler(
     c.header('content-disposition', `attachment; filename="events.${format}"`);
     // HEAD gets GET's headers: no body would be read, so no query runs for it.
     if (c.req.method === 'HEAD') return c.body(null, 200);
-    // No page deadline (an export streams many pages), but nothing runs for a client that left.
-    const signal = c.req.raw.signal;
+    const holder = holderOf(c);
+    if (!slots.take(holder)) {
+      throw new ApiError('TooManyRequests', 'too many exports running; wait for one to end and try again', {
+        reason: 'export-limit',
+      });
+    }
+    // No page deadline (an export streams many pages), but one for the whole export, and nothing
+    // runs for a client that left.
+    const cut = new AbortController();
+    const signal = AbortSignal.any([c.req.raw.signal, cut.signal]);
     const reads = scopedPool(pool, scopeOf(c), signal);
     return stream(c, async (out) => {
+      // Aborting the stream also fails a write waiting on a client that stopped reading.
+      const watchdog = setTimeout(() => {
+        logger?.warn({ format, maxAgeMs }, 'export cut: still running at its age limit');
+        cut.abort();
+        out.abort();
+      }, maxAgeMs);
+      try {
+        await exportRows(out);
+      } finally {
+        clearTimeout(watchdog);
+        slots.give(holder);
+      }
+    });
+
+    async function exportRows(out: StreamingApi): Promise<void> {
       const gone = () => out.aborted || signal.aborted;
       if (columns) await out.write(`${columns.map((k) => csvField(k.name)).join(',')}\r\n`);
       // The page's order (`sort`): each page continues past the last row sent, in that order.
@@ -150,6 +196,6 @@ export function exportHandler(
         return;
       }
       if (!gone()) await out.write(endLine(format, { complete: true, rows: sent, capped: more }));
-    });
+    }
   };
 }

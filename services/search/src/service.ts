@@ -10,6 +10,7 @@ import type { Registry } from 'prom-client';
 import { buildApp } from './app.js';
 import { DEFAULT_PAGE_TIMEOUT_MS, type SearchConfig } from './config.js';
 import { cursorCodec } from './cursor.js';
+import type { ExportLimits } from './export.js';
 import { createSearchMeters } from './metrics.js';
 import { TAIL_LIMITS, type TailLimits } from './tail.js';
 import type { Authenticator } from './viewer.js';
@@ -25,6 +26,8 @@ export interface ServiceOptions {
   tailPollMs?: number;
   /** Live-tail caps; default `TAIL_LIMITS` with the configured per-viewer and per-pod caps. */
   tailLimits?: TailLimits;
+  /** Export caps; default `EXPORT_LIMITS`. */
+  exportLimits?: ExportLimits;
   /** Finds each request's viewer; default `openAccess` (no login). */
   authenticate?: Authenticator;
   /** What each viewer may see; default no rules (only an open viewer sees events). */
@@ -53,6 +56,7 @@ export function createSearchService(opts: ServiceOptions) {
       perViewer: opts.config.tailMaxPerViewer ?? TAIL_LIMITS.perViewer,
       perPod: opts.config.tailMaxPerPod ?? TAIL_LIMITS.perPod,
     },
+    ...(opts.exportLimits ? { exportLimits: opts.exportLimits } : {}),
     ...(opts.authenticate ? { authenticate: opts.authenticate } : {}),
     ...(opts.config.publicUrl ? { publicUrl: opts.config.publicUrl } : {}),
     ...(opts.visibility ? { visibility: opts.visibility } : {}),

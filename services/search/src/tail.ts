@@ -23,10 +23,10 @@ import {
 } from '@event-observatory/store';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { peerAddress } from './auth/proxy.js';
 import type { CursorCodec } from './cursor.js';
 import { parseSearch, searchFilters } from './filters.js';
 import type { SearchMeters } from './metrics.js';
+import { holderOf, streamSlots } from './stream-slots.js';
 import type { SearchEnv } from './viewer.js';
 import { utc } from './views/layout.js';
 import { eventHref } from './views/results-table.js';
@@ -83,12 +83,6 @@ function limiter(n: number) {
   };
 }
 
-/** Whose streams a request's stream counts among: its viewer's, or its address's with login off. */
-function holderOf(c: Context<SearchEnv>): string {
-  const viewer = c.get('viewer');
-  return viewer.via === 'open' ? `address:${peerAddress(c) ?? 'in-process'}` : `viewer:${viewer.subject}`;
-}
-
 export interface TailDeps {
   pool: DatabasePool;
   meters: SearchMeters;
@@ -105,15 +99,8 @@ export function tailHandler(deps: TailDeps) {
   const pollMs = deps.pollMs ?? TAIL_POLL_MS;
   const limits = deps.limits ?? TAIL_LIMITS;
   const query = limiter(limits.queries);
-  const perHolder = new Map<string, number>();
-  let open = 0;
+  const slots = streamSlots(limits.perPod, limits.perViewer);
   return (c: Context<SearchEnv>) => {
-    const holder = holderOf(c);
-    if (open >= limits.perPod || (perHolder.get(holder) ?? 0) >= limits.perViewer) {
-      throw new ApiError('TooManyRequests', 'too many live tails open; close one and try again', {
-        reason: 'tail-limit',
-      });
-    }
     const params = new URL(c.req.url).searchParams;
     const parsed = parseSearch(params);
     if (parsed.problems.length > 0) {
@@ -127,8 +114,12 @@ export function tailHandler(deps: TailDeps) {
     if (c.req.method === 'HEAD') return c.body(null, 200, { 'content-type': 'text/event-stream' });
     // Each event's link keeps the search, as the result table's do (back to it, surrounding events).
     const search = searchFilters(params);
-    open++;
-    perHolder.set(holder, (perHolder.get(holder) ?? 0) + 1);
+    const holder = holderOf(c);
+    if (!slots.take(holder)) {
+      throw new ApiError('TooManyRequests', 'too many live tails open; close one and try again', {
+        reason: 'tail-limit',
+      });
+    }
     const openedAt = Date.now();
     return streamSSE(c, async (stream) => {
       deps.meters.tailOpened();
@@ -184,10 +175,7 @@ export function tailHandler(deps: TailDeps) {
       } finally {
         clearTimeout(watchdog);
         deps.meters.tailClosed();
-        open--;
-        const left = (perHolder.get(holder) ?? 1) - 1;
-        if (left > 0) perHolder.set(holder, left);
-        else perHolder.delete(holder);
+        slots.give(holder);
       }
     });
   };

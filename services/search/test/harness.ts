@@ -17,6 +17,7 @@ import { migrate } from '@event-observatory/store';
 import pg from 'pg';
 import type { Registry } from 'prom-client';
 import { inject } from 'vitest';
+import type { ExportLimits } from '../src/export.js';
 import { createSearchService, DEFAULT_ALLOWED_HOSTS, type SearchService } from '../src/index.js';
 import type { TailLimits } from '../src/tail.js';
 import type { Authenticator } from '../src/viewer.js';
@@ -49,6 +50,7 @@ export async function startHarness(
     seed?: number;
     tailPollMs?: number;
     tailLimits?: TailLimits;
+    exportLimits?: ExportLimits;
     pageTimeoutMs?: number;
     logger?: Logger;
     /** The URL search reads from, given the database's (a replica's); default the database's. */
@@ -94,6 +96,7 @@ export async function startHarness(
     registry,
     ...(opts.tailPollMs !== undefined ? { tailPollMs: opts.tailPollMs } : {}),
     ...(opts.tailLimits ? { tailLimits: opts.tailLimits } : {}),
+    ...(opts.exportLimits ? { exportLimits: opts.exportLimits } : {}),
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...(opts.authenticate ? { authenticate: opts.authenticate } : {}),
     ...(opts.visibility ? { visibility: opts.visibility } : {}),
