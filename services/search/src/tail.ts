@@ -109,7 +109,14 @@ export function tailHandler(deps: TailDeps) {
     // A relative range ends now when the stream opens; the tail goes on past that.
     const filter = parsed.range === undefined ? parsed.filter : { ...parsed.filter, to: undefined };
     const resumeFrom = deps.cursors.decodeTail(c.req.header('last-event-id') ?? '');
-    const reads = scopedPool(deps.pool, deps.scopeOf(c));
+    // Its statements are cancelled when the client leaves, the service shuts down or the stream
+    // reaches its age: none runs on for a stream that has ended.
+    const stop = new AbortController();
+    const reads = scopedPool(
+      deps.pool,
+      deps.scopeOf(c),
+      AbortSignal.any([c.req.raw.signal, deps.shutdown, stop.signal]),
+    );
     // HEAD gets GET's answer without its body: nobody reads the stream, so it must hold no slot.
     if (c.req.method === 'HEAD') return c.body(null, 200, { 'content-type': 'text/event-stream' });
     // Each event's link keeps the search, as the result table's do (back to it, surrounding events).
@@ -127,6 +134,7 @@ export function tailHandler(deps: TailDeps) {
         stream.aborted || stream.closed || deps.shutdown.aborted || Date.now() - openedAt >= limits.maxAgeMs;
       // A client that stops reading blocks a write until its socket gives way; the age limit ends
       // that wait too (aborting fails the pending write), so every slot comes back.
+      stream.onAbort(() => stop.abort());
       const watchdog = setTimeout(() => stream.abort(), limits.maxAgeMs);
       const keepAliveMs = limits.keepAliveMs ?? TAIL_LIMITS.keepAliveMs!;
       let wroteAt = Date.now();
@@ -174,6 +182,7 @@ export function tailHandler(deps: TailDeps) {
         }
       } finally {
         clearTimeout(watchdog);
+        stop.abort();
         deps.meters.tailClosed();
         slots.give(holder);
       }
