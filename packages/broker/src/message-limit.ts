@@ -26,9 +26,41 @@ import type { ProducerConfig } from './config/producer.js';
  *   came in the same HTTP head (its `authorization` line): at most another 16 KiB.
  *
  * 64 KiB covers the binary mode with about 14 KiB to spare (~50 KiB needed), and any structured
- * event whose `source` and `subject` together stay under ~48 KiB.
+ * event whose `source` and `subject` together stay under ~48 KiB; ingest refuses an event whose
+ * record would be larger still (`recordBytesOver`), so the limit is never the broker's to enforce.
  */
 export const RECORD_OVERHEAD_BYTES = 64 * 1024;
+
+/** Framing of a record batch of one record: Kafka's 12-byte offset and length, the 49-byte header. */
+const BATCH_FRAMING_BYTES = 61;
+/** A record's own framing at most: length, attributes, deltas, key and value lengths, header count. */
+const RECORD_FRAMING_BYTES = 36;
+/** A header's framing at most: the lengths of its name and value. */
+const HEADER_FRAMING_BYTES = 10;
+
+/**
+ * The bytes `record` takes alone in a record batch (what Kafka holds against `max.message.bytes`)
+ * when that is over `limit`, else undefined. The bound most records meet is checked first at three
+ * bytes a UTF-16 unit (the most UTF-8 takes), so the key and headers are measured only for a
+ * record near the limit: one whose `source` and `subject` fill the body, which the key repeats, or
+ * whose extensions are numbers written short (`1e9` is the header `1000000000`).
+ */
+export function recordBytesOver(
+  record: { key: string; value: Uint8Array | null; headers: Record<string, string> },
+  limit: number,
+): number | undefined {
+  let framing = BATCH_FRAMING_BYTES + RECORD_FRAMING_BYTES + (record.value?.byteLength ?? 0);
+  let units = record.key.length;
+  for (const name in record.headers) {
+    framing += HEADER_FRAMING_BYTES;
+    units += name.length + record.headers[name]!.length;
+  }
+  if (framing + 3 * units <= limit) return undefined;
+  let bytes = framing + Buffer.byteLength(record.key);
+  for (const name in record.headers)
+    bytes += Buffer.byteLength(name) + Buffer.byteLength(record.headers[name]!);
+  return bytes > limit ? bytes : undefined;
+}
 
 /** The verdict on one event size limit against one topic limit, with the numbers a message needs. */
 export interface MaxEventBytesFit {

@@ -136,7 +136,10 @@ export function buildApp(deps: AppDeps): OpenAPIHono<Env> {
   app.openapi(validateRoute, (c) =>
     admitted(c, limits.maxEventBytes, async (read) => {
       try {
-        return c.json(ingestor.validate(requestHeaderPairs(c), await read()), 200);
+        return c.json(
+          ingestor.validate(requestHeaderPairs(c), await read(), producerHeader(c.get('principal'))),
+          200,
+        );
       } catch (err) {
         const api = closing(toApiError(err));
         return c.json({ valid: false, error: errorBodyOf(api) }, 200, api.headers);

@@ -3,7 +3,13 @@
  * plausibility, publish, and the metrics that go with each outcome.
  */
 
-import { type EventProducer, PublishError, type PublishReceipt } from '@event-observatory/broker';
+import {
+  type EventProducer,
+  PublishError,
+  type PublishReceipt,
+  RECORD_OVERHEAD_BYTES,
+  recordBytesOver,
+} from '@event-observatory/broker';
 import {
   type CloudEvent,
   checkTimeWindow,
@@ -13,6 +19,7 @@ import {
   eventName,
   type HeaderPairs,
   isJsonMediaType,
+  type KafkaRecordOut,
   partitionKey,
   type RejectionReason,
   toKafkaRecordFrom,
@@ -137,6 +144,26 @@ export function createIngestor(deps: IngestorDeps) {
     return contentType === undefined || isJsonMediaType(contentType) || /^\s*text\//i.test(contentType);
   }
 
+  // What the start-up check guarantees the topic holds (`RECORD_OVERHEAD_BYTES`).
+  const recordLimit = deps.limits.maxEventBytes + RECORD_OVERHEAD_BYTES;
+
+  /**
+   * The event's Kafka record; 413 `too-large` when it would outgrow what the topic is known to
+   * hold, so that the API refuses it, not the broker, which fails every record of its request.
+   */
+  function recordOf(event: CloudEvent, producer: string): KafkaRecordOut {
+    const record = toKafkaRecordFrom(event, producer);
+    const bytes = recordBytesOver(record, recordLimit);
+    if (bytes !== undefined)
+      throw toApiError(
+        tooLarge(
+          `the event's Kafka record (key, headers and payload) would take ${bytes} bytes; at most ${recordLimit} are sent`,
+          { limitBytes: String(recordLimit) },
+        ),
+      );
+    return record;
+  }
+
   /** Decodes and checks a single-event request (binary or structured). */
   function judgeRequest(headers: HeaderPairs, body: Uint8Array): { mode: Mode; event: CloudEvent } {
     const decoded = decodeHttpEvent(headers, body);
@@ -150,9 +177,10 @@ export function createIngestor(deps: IngestorDeps) {
    * Unavailable (`unpersistable`).
    */
   async function publish(event: CloudEvent, mode: Mode, producer: string): Promise<EventResource> {
+    const record = recordOf(event, producer);
     let receipt: PublishReceipt;
     try {
-      receipt = await deps.producer.publish(toKafkaRecordFrom(event, producer));
+      receipt = await deps.producer.publish(record);
     } catch (err) {
       throw toApiError(err);
     }
@@ -173,8 +201,14 @@ export function createIngestor(deps: IngestorDeps) {
     },
 
     /** A validate request: the event it would create (without destination); never publishes. */
-    validate(headers: HeaderPairs, body: Uint8Array): { valid: true; event: EventResource } {
-      return { valid: true, event: resourceOf(judgeRequest(headers, body).event) };
+    validate(
+      headers: HeaderPairs,
+      body: Uint8Array,
+      producer: string,
+    ): { valid: true; event: EventResource } {
+      const { event } = judgeRequest(headers, body);
+      recordOf(event, producer);
+      return { valid: true, event: resourceOf(event) };
     },
 
     /** Size-checks, decodes and time-checks one batch element from its raw bytes. */

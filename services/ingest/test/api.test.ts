@@ -296,6 +296,31 @@ describe('oversized bodies', () => {
       details: [{ reason: 'too-large', metadata: { limitBytes: '1048576' } }],
     });
   });
+  it("refuses an event under the ceiling whose Kafka record would outgrow the topic's guarantee, and publishes the next", async () => {
+    // The key repeats source and subject, which also travel as headers: the record is about
+    // twice the body, past the 1 MiB + 64 KiB the topic is checked to hold.
+    const doc = baseDoc('big-key', { source: `urn:${'s'.repeat(520_000)}`, subject: 'x'.repeat(520_000) });
+    const body = structured(doc);
+    expect(body.length).toBeLessThan(1_048_576);
+    const limit = { reason: 'too-large', metadata: { limitBytes: String(1_048_576 + 65_536) } };
+    const created = await post('/v1/events', { 'content-type': 'application/cloudevents+json' }, body);
+    expect(created.status).toBe(413);
+    expect(created.json.error).toMatchObject({ code: 413, details: [limit] });
+    const validated = await post(
+      '/v1/events:validate',
+      { 'content-type': 'application/cloudevents+json' },
+      body,
+    );
+    expect(validated.json).toMatchObject({ valid: false, error: { code: 413, details: [limit] } });
+    const batch = await post(
+      '/v1/events:batchCreate',
+      BATCH,
+      `[${body},${structured(baseDoc('after-big-key'))}]`,
+    );
+    expect(batch.status).toBe(200);
+    expect(batch.json).toMatchObject({ created: 1, failed: 1 });
+    expect(batch.json.entries[0].error).toMatchObject({ code: 413, details: [limit] });
+  });
   it('accepts a body of exactly the ceiling', async () => {
     const r = await post('/v1/events', ceHeaders('big-ok', T), big.subarray(0, 1_048_576));
     expect(r.status).toBe(200);
