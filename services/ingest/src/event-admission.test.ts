@@ -19,6 +19,13 @@ describe('the event admission', () => {
     expect(a.estimateBatch('100000')).toBe(200);
   });
 
+  it('is moved little by one batch padded around a single element', () => {
+    const a = admission(1000);
+    a.learn(1, 8 * 1024 * 1024);
+    // The padded batch counted as 4,000 bytes an element, not 8 MiB: 1,600 on average now.
+    expect(a.estimateBatch('100000')).toBe(63);
+  });
+
   it('refuses a request over the limit with the 503 overloaded and retry-after, without running it', async () => {
     const a = admission(10);
     let release: () => void = () => {};

@@ -123,9 +123,15 @@ export class EventAdmission {
     return this.refusalBody[1];
   }
 
-  /** Moves the element size average towards a batch just split. */
+  /**
+   * Moves the element size average a fifth of the way towards a batch just split, that batch's
+   * size taken within a factor of 4 of the average: one body padded to megabytes around a single
+   * element (or holding thousands of tiny ones) cannot swing every later batch's estimate at once.
+   */
   learn(elements: number, bodyBytes: number): void {
-    if (elements > 0) this.elementBytes += 0.2 * (bodyBytes / elements - this.elementBytes);
+    if (elements === 0) return;
+    const sample = Math.min(4 * this.elementBytes, Math.max(this.elementBytes / 4, bodyBytes / elements));
+    this.elementBytes += 0.2 * (sample - this.elementBytes);
   }
 
   /**
