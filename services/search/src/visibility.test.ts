@@ -52,6 +52,31 @@ describe('the scope of a viewer', () => {
     expect(loadVisibility(undefined).scopeOf(localAdmin)).toEqual({ all: true });
   });
 
+  it("matches Kubernetes' system: names only for a service account the API server vouched for", () => {
+    const k8s = parseVisibility(
+      `
+- users: [system:serviceaccount:ops:exporter]
+  see: { producers: [ops] }
+- groups: [system:serviceaccounts:billing]
+  see: { typePrefixes: [com.billing.] }
+`,
+      'rules.yaml',
+    );
+    const exporter = 'system:serviceaccount:ops:exporter';
+    const token: Viewer = { subject: exporter, display: exporter, groups: [], via: 'service-account' };
+    expect(k8s.scopeOf(token)).toMatchObject({ producers: ['ops'] });
+    // The same names from an identity provider or a proxy, which could call a user anything.
+    for (const via of ['oidc', 'proxy', 'bearer'] as const) {
+      const named: Viewer = { ...token, groups: ['system:serviceaccounts:billing'], via };
+      expect(k8s.scopeOf(named), via).toEqual({
+        sources: [],
+        sourcePrefixes: [],
+        typePrefixes: [],
+        producers: [],
+      });
+    }
+  });
+
   it('reads JSON as well as YAML, from a file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'visibility-'));
     const file = join(dir, 'rules.json');

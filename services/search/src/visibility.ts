@@ -69,11 +69,27 @@ function policyOf(rules: VisibilityRule[]): VisibilityPolicy {
     scopeOf(viewer) {
       // Login off, or the evaluation profile's one local admin (as Grafana's admin): everything.
       if (viewer.via === 'open' || viewer.via === 'local') return WHOLE_SCOPE;
+      const { subject, groups } = kubernetesNamesChecked(viewer);
       const matching = rules.filter(
-        (r) => r.users.includes(viewer.subject) || r.groups.some((g) => viewer.groups.includes(g)),
+        (r) => r.users.includes(subject) || r.groups.some((g) => groups.includes(g)),
       );
       return unionOf(matching.map((r) => r.see));
     },
+  };
+}
+
+/**
+ * The viewer's subject and groups as rules may match them. Names under Kubernetes' reserved
+ * `system:` prefix (`system:serviceaccount:ops:exporter`, `system:serviceaccounts:ops`) name a
+ * service account only when the API server vouched for it (a service-account token); from an
+ * identity provider or a proxy, which could call a user anything, they match no rule.
+ */
+function kubernetesNamesChecked(viewer: Viewer): { subject: string; groups: readonly string[] } {
+  if (viewer.via === 'service-account') return viewer;
+  const reserved = (name: string) => name.startsWith('system:');
+  return {
+    subject: reserved(viewer.subject) ? '' : viewer.subject,
+    groups: viewer.groups.filter((g) => !reserved(g)),
   };
 }
 
