@@ -38,6 +38,11 @@ const RECORD_FRAMING_BYTES = 36;
 /** A header's framing at most: the lengths of its name and value. */
 const HEADER_FRAMING_BYTES = 10;
 
+/** A record's framing at most in a batch, beside its key, value and `headers` headers. */
+export function recordFramingBytes(headers: number): number {
+  return RECORD_FRAMING_BYTES + headers * HEADER_FRAMING_BYTES;
+}
+
 /**
  * The bytes `record` takes alone in a record batch (what Kafka holds against `max.message.bytes`)
  * when that is over `limit`, else undefined. The bound most records meet is checked first at three
@@ -49,12 +54,13 @@ export function recordBytesOver(
   record: { key: string; value: Uint8Array | null; headers: Record<string, string> },
   limit: number,
 ): number | undefined {
-  let framing = BATCH_FRAMING_BYTES + RECORD_FRAMING_BYTES + (record.value?.byteLength ?? 0);
+  let headers = 0;
   let units = record.key.length;
   for (const name in record.headers) {
-    framing += HEADER_FRAMING_BYTES;
+    headers++;
     units += name.length + record.headers[name]!.length;
   }
+  const framing = BATCH_FRAMING_BYTES + recordFramingBytes(headers) + (record.value?.byteLength ?? 0);
   if (framing + 3 * units <= limit) return undefined;
   let bytes = framing + Buffer.byteLength(record.key);
   for (const name in record.headers)

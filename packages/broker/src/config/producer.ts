@@ -17,7 +17,7 @@
  * Start-up refuses `BROKER_DELIVERY_TIMEOUT < BROKER_LINGER + BROKER_REQUEST_TIMEOUT`.
  *
  * Overridable properties: `clientId`, `connectionTimeout` (ms), `metadataMaxAge` (ms),
- * `compression` (`none` or `gzip`), `maxBatchBytes` (bytes per produce request),
+ * `compression` (`none` or `gzip`), `maxBatchBytes` (bytes per produce request, each record's framing counted),
  * `initialRetryTime` (ms), `maxRetryTime` (ms). Fixed and never overridable (an override naming
  * them is ignored and reported in `ignoredOverrides`): `acks` (all replicas, -1), `idempotent`
  * (true), `maxInFlightRequests` (1), `allowAutoTopicCreation` (false). Any other key is a

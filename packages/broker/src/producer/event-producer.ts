@@ -45,6 +45,7 @@ import { injectTraceContext, inSpan } from '@event-observatory/service-kit/traci
 import { SpanKind } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import type { ProducerConfig } from '../config/producer.js';
+import { recordFramingBytes } from '../message-limit.js';
 import { PartitionCache } from './partitions.js';
 import { Prober } from './prober.js';
 import { SendQueue } from './queue.js';
@@ -138,8 +139,15 @@ export class EventProducer {
     const full = this.queue.refusal();
     if (full) return Promise.reject(full);
     const headers = injectTraceContext({ ...record.headers });
+    // With each record's framing: a produce request of `maxBatchBytes` is then within the topic's
+    // `max.message.bytes` whatever the number of records (counted in UTF-16 units: exact for ASCII).
     let size = record.key.length + (record.value?.byteLength ?? 0);
-    for (const k in headers) size += k.length + headers[k]!.length;
+    let count = 0;
+    for (const k in headers) {
+      size += k.length + headers[k]!.length;
+      count++;
+    }
+    size += recordFramingBytes(count);
     const tooBig = this.queue.refusal(size);
     if (tooBig) return Promise.reject(tooBig);
     const startedAt = performance.now();
