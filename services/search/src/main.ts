@@ -13,7 +13,7 @@ import { bearerSettingsFromEnv, createBearerTokens } from './auth/bearer.js';
 import { authenticatorFor } from './auth/index.js';
 import { trustedProxiesFromEnv } from './auth/proxy.js';
 import { readAuthConfig, readSearchConfig } from './config.js';
-import { requireRowSecurity } from './row-security.js';
+import { rowSecurityGate } from './row-security.js';
 import { createSearchService } from './service.js';
 import { loadVisibility } from './visibility.js';
 
@@ -32,6 +32,14 @@ runMain(async () => {
       ? undefined
       : createBearerTokens(bearerSettingsFromEnv(process.env), { registry, logger });
   await bearer?.start();
+  // Scopes PostgreSQL would not enforce are worse than none: with rules, or with a login whose
+  // viewers see only what rules give them, search is not ready until its role is found subject
+  // to them, and stops if it escapes them (packages/store README).
+  const stopping = new AbortController();
+  const gate =
+    visibility.rules.length > 0 || auth.mode === 'oidc' || auth.mode === 'proxy'
+      ? rowSecurityGate(logger, stopping.signal)
+      : undefined;
   const service = createSearchService({
     config,
     databaseUrl,
@@ -39,7 +47,7 @@ runMain(async () => {
     logger,
     visibility,
     // Readiness shows each key set's freshness (up either way: its cached keys go on verifying).
-    ...(bearer ? { checks: bearer.checks } : {}),
+    checks: { ...bearer?.checks, ...(gate ? { rowSecurity: gate.check } : {}) },
     authenticate: authenticatorFor(auth, {
       logger,
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
@@ -47,10 +55,7 @@ runMain(async () => {
       ...(bearer ? { bearer } : {}),
     }),
   });
-  // Scopes PostgreSQL would not enforce are worse than none: with rules, or with a login whose
-  // viewers see only what rules give them, refuse a role that escapes them (packages/store README).
-  if (visibility.rules.length > 0 || auth.mode === 'oidc' || auth.mode === 'proxy')
-    await requireRowSecurity(service.pool, logger);
+
   // The default drain (10 s) outlasts the keep-alive timeout plus Node's extra second, so idle
   // connections expire as announced before any is cut; a page takes at most its 2 s statements.
   const server = await serveApp(service.app, { host: config.host, port: config.port, timeouts });
@@ -62,6 +67,7 @@ runMain(async () => {
       {
         name: 'listener',
         run: () => {
+          stopping.abort();
           service.endTails();
           return server.close();
         },
@@ -73,5 +79,9 @@ runMain(async () => {
     ],
     timeoutMs: 15_000,
     logger,
+  });
+  // Listening, not ready: a role that escapes row-level security stops the service (exit 1).
+  await gate?.verify(service.pool).catch((err: unknown) => {
+    if (!stopping.signal.aborted) throw err;
   });
 });

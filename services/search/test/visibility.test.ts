@@ -8,7 +8,7 @@
 import { rollupFromEvents } from '@event-observatory/devstack';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireRowSecurity } from '../src/row-security.js';
+import { rowSecurityGate } from '../src/row-security.js';
 import { parseVisibility, VisibilityError } from '../src/visibility.js';
 import { type Harness, startHarness } from './harness.js';
 import { asViewer, headerViewer } from './test-viewer.js';
@@ -181,28 +181,37 @@ describe('suggestions', () => {
   });
 });
 
-describe('the start-up check of the role (requireRowSecurity)', () => {
+describe('the check of the role (rowSecurityGate)', () => {
   const warnings: object[] = [];
   const logger = { debug() {}, info() {}, warn: (o: object) => warnings.push(o), error() {} };
+  const never = new AbortController().signal;
 
-  it('passes the reader and refuses the superuser, which row-level security does not apply to', async () => {
-    await expect(requireRowSecurity(h.service.pool, logger)).resolves.toBeUndefined();
+  it('is ready for the reader, and refuses the superuser, which row-level security does not apply to', async () => {
+    const reader = rowSecurityGate(logger, never);
+    expect(await reader.check()).toMatchObject({ ok: false, value: 'unverified' });
+    await expect(reader.verify(h.service.pool)).resolves.toBeUndefined();
+    expect(await reader.check()).toMatchObject({ ok: true });
     const superuser = new pg.Pool({ connectionString: h.databaseUrl, max: 1 });
     try {
-      await expect(requireRowSecurity(superuser, logger)).rejects.toThrow(VisibilityError);
+      const gate = rowSecurityGate(logger, never);
+      await expect(gate.verify(superuser)).rejects.toThrow(VisibilityError);
+      expect(await gate.check()).toMatchObject({ ok: false, value: 'bypassed' });
     } finally {
       await superuser.end();
     }
   });
 
-  it('refuses to start when the store cannot say, after asking again', async () => {
+  it('stays not ready while the store cannot say, asking again until stopped', async () => {
     const nowhere = new pg.Pool({ connectionString: 'postgres://x:y@127.0.0.1:1/none', max: 1 });
     nowhere.on('error', () => {});
+    const stop = new AbortController();
     try {
-      await expect(requireRowSecurity(nowhere, logger, 1_000)).rejects.toThrow(
-        /^cannot tell whether the database role of DATABASE_USER bypasses row-level security/,
-      );
-      expect(warnings.length).toBeGreaterThanOrEqual(1);
+      const gate = rowSecurityGate(logger, stop.signal);
+      const verifying = gate.verify(nowhere);
+      await expect.poll(() => warnings.length, { timeout: 5_000 }).toBeGreaterThanOrEqual(2);
+      expect(await gate.check()).toMatchObject({ ok: false, value: 'unverified' });
+      stop.abort();
+      await expect(verifying).rejects.toThrow();
     } finally {
       await nowhere.end();
     }
