@@ -71,6 +71,8 @@ export interface AppDeps {
   tailLimits?: TailLimits;
   /** Export caps; default `EXPORT_LIMITS`. */
   exportLimits?: ExportLimits;
+  /** Whether reads may be served yet (`rowSecurityGate`); 503 `role-unverified` while not. */
+  serving?: () => boolean;
   /** Finds the viewer of every route but health and assets; default `openAccess` (no login). */
   authenticate?: Authenticator;
   /** The external base URL (`SEARCH_PUBLIC_URL`): the origin form posts must come from. */
@@ -123,6 +125,16 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
     // person, whichever way the viewer was known (session, proxy headers, bearer token).
     if (!PUBLIC_PATH.test(c.req.path)) c.header('cache-control', 'private, no-store');
   });
+  // Nothing is read for a viewer until PostgreSQL is known to enforce its scope (main.ts).
+  const { serving } = deps;
+  if (serving)
+    app.use((c, next) => {
+      if (PUBLIC_PATH.test(c.req.path) || serving()) return next();
+      throw new ApiError('Unavailable', 'search is still checking its database role; try again shortly', {
+        reason: 'role-unverified',
+        headers: { 'retry-after': '5' },
+      });
+    });
   const authenticate = deps.authenticate ?? openAccess;
   app.use((c, next) => (PUBLIC_PATH.test(c.req.path) ? next() : authenticate(c, next)));
   app.use((c, next) => {

@@ -33,8 +33,8 @@ runMain(async () => {
       : createBearerTokens(bearerSettingsFromEnv(process.env), { registry, logger });
   await bearer?.start();
   // Scopes PostgreSQL would not enforce are worse than none: with rules, or with a login whose
-  // viewers see only what rules give them, search is not ready until its role is found subject
-  // to them, and stops if it escapes them (packages/store README).
+  // viewers see only what rules give them, search reads nothing for a viewer until its role is
+  // found subject to them, and stops if it escapes them (packages/store README).
   const stopping = new AbortController();
   const gate =
     visibility.rules.length > 0 || auth.mode === 'oidc' || auth.mode === 'proxy'
@@ -48,6 +48,7 @@ runMain(async () => {
     visibility,
     // Readiness shows each key set's freshness (up either way: its cached keys go on verifying).
     checks: { ...bearer?.checks, ...(gate ? { rowSecurity: gate.check } : {}) },
+    ...(gate ? { serving: gate.serving } : {}),
     authenticate: authenticatorFor(auth, {
       logger,
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
@@ -80,7 +81,8 @@ runMain(async () => {
     timeoutMs: 15_000,
     logger,
   });
-  // Listening, not ready: a role that escapes row-level security stops the service (exit 1).
+  // Listening, reads refused until then: a role that escapes row-level security stops the
+  // service (exit 1).
   await gate?.verify(service.pool).catch((err: unknown) => {
     if (!stopping.signal.aborted) throw err;
   });

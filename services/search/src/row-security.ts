@@ -10,8 +10,14 @@ import { bypassesRowSecurity, type DatabasePool } from '@event-observatory/store
 import { VisibilityError } from './visibility.js';
 
 export interface RowSecurityGate {
-  /** Readiness: down until the role was found subject to row-level security. */
+  /**
+   * Readiness field: `UP` once the role was found subject to row-level security, `unverified`
+   * before, passing either way: with the bundled PostgreSQL the schema comes from a post-install
+   * hook, which Helm runs only once the release's pods are ready.
+   */
   check: HealthCheck;
+  /** Whether reads may be served: only once the role was found subject to row-level security. */
+  serving(): boolean;
   /**
    * Asks `pool` until it can answer: resolves once its role is found subject to row-level
    * security, rejects with `VisibilityError` once it is found to escape it. A store that cannot
@@ -24,7 +30,8 @@ export interface RowSecurityGate {
 export function rowSecurityGate(logger: Logger, signal: AbortSignal): RowSecurityGate {
   let state: 'unverified' | 'enforced' | 'bypassed' = 'unverified';
   return {
-    check: () => (state === 'enforced' ? up() : down(state)),
+    check: () => (state === 'enforced' ? up() : state === 'unverified' ? up(state) : down(state)),
+    serving: () => state === 'enforced',
     async verify(pool) {
       for (let delayMs = 500; ; delayMs = Math.min(delayMs * 2, 5_000)) {
         signal.throwIfAborted();
@@ -34,7 +41,7 @@ export function rowSecurityGate(logger: Logger, signal: AbortSignal): RowSecurit
         } catch (err) {
           logger.warn(
             { err, retryInMs: delayMs },
-            'cannot tell yet whether the database role bypasses row-level security; not ready until it can',
+            'cannot tell yet whether the database role bypasses row-level security; reads wait until it can',
           );
           await sleep(delayMs, undefined, { signal });
           continue;

@@ -28,6 +28,8 @@ export interface ServiceOptions {
   tailLimits?: TailLimits;
   /** Export caps; default `EXPORT_LIMITS`. */
   exportLimits?: ExportLimits;
+  /** Whether reads may be served yet (`rowSecurityGate`); default always. */
+  serving?: () => boolean;
   /** Finds each request's viewer; default `openAccess` (no login). */
   authenticate?: Authenticator;
   /** What each viewer may see; default no rules (only an open viewer sees events). */
@@ -57,6 +59,7 @@ export function createSearchService(opts: ServiceOptions) {
       perPod: opts.config.tailMaxPerPod ?? TAIL_LIMITS.perPod,
     },
     ...(opts.exportLimits ? { exportLimits: opts.exportLimits } : {}),
+    ...(opts.serving ? { serving: opts.serving } : {}),
     ...(opts.authenticate ? { authenticate: opts.authenticate } : {}),
     ...(opts.config.publicUrl ? { publicUrl: opts.config.publicUrl } : {}),
     ...(opts.visibility ? { visibility: opts.visibility } : {}),

@@ -51,6 +51,7 @@ export async function startHarness(
     tailPollMs?: number;
     tailLimits?: TailLimits;
     exportLimits?: ExportLimits;
+    serving?: () => boolean;
     pageTimeoutMs?: number;
     logger?: Logger;
     /** The URL search reads from, given the database's (a replica's); default the database's. */
@@ -97,6 +98,7 @@ export async function startHarness(
     ...(opts.tailPollMs !== undefined ? { tailPollMs: opts.tailPollMs } : {}),
     ...(opts.tailLimits ? { tailLimits: opts.tailLimits } : {}),
     ...(opts.exportLimits ? { exportLimits: opts.exportLimits } : {}),
+    ...(opts.serving ? { serving: opts.serving } : {}),
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...(opts.authenticate ? { authenticate: opts.authenticate } : {}),
     ...(opts.visibility ? { visibility: opts.visibility } : {}),

@@ -6,6 +6,7 @@
  * header says what each one sees.
  */
 import { rollupFromEvents } from '@event-observatory/devstack';
+import type { ErrorResponseBody } from '@event-observatory/service-kit/errors';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowSecurityGate } from '../src/row-security.js';
@@ -186,22 +187,35 @@ describe('the check of the role (rowSecurityGate)', () => {
   const logger = { debug() {}, info() {}, warn: (o: object) => warnings.push(o), error() {} };
   const never = new AbortController().signal;
 
-  it('is ready for the reader, and refuses the superuser, which row-level security does not apply to', async () => {
+  it('serves the reader once checked, and refuses the superuser, which row-level security does not apply to', async () => {
     const reader = rowSecurityGate(logger, never);
-    expect(await reader.check()).toMatchObject({ ok: false, value: 'unverified' });
+    expect([await reader.check(), reader.serving()]).toEqual([{ ok: true, value: 'unverified' }, false]);
     await expect(reader.verify(h.service.pool)).resolves.toBeUndefined();
-    expect(await reader.check()).toMatchObject({ ok: true });
+    expect([await reader.check(), reader.serving()]).toEqual([{ ok: true, value: 'UP' }, true]);
     const superuser = new pg.Pool({ connectionString: h.databaseUrl, max: 1 });
     try {
       const gate = rowSecurityGate(logger, never);
       await expect(gate.verify(superuser)).rejects.toThrow(VisibilityError);
-      expect(await gate.check()).toMatchObject({ ok: false, value: 'bypassed' });
+      expect([await gate.check(), gate.serving()]).toEqual([{ ok: false, value: 'bypassed' }, false]);
     } finally {
       await superuser.end();
     }
   });
 
-  it('stays not ready while the store cannot say, asking again until stopped', async () => {
+  it('refuses reads, not readiness, while unchecked: the schema may come from a hook that waits on readiness', async () => {
+    const unchecked = await startHarness('vis_unchecked', { serving: () => false });
+    try {
+      const page = await unchecked.get('/events?range=all');
+      expect(page.status).toBe(503);
+      expect(page.headers.get('retry-after')).toBe('5');
+      expect(((await page.json()) as ErrorResponseBody).error.details[0]?.reason).toBe('role-unverified');
+      expect((await unchecked.get('/health/ready')).status).toBe(200);
+    } finally {
+      await unchecked.close();
+    }
+  });
+
+  it('keeps reads refused while the store cannot say, asking again until stopped', async () => {
     const nowhere = new pg.Pool({ connectionString: 'postgres://x:y@127.0.0.1:1/none', max: 1 });
     nowhere.on('error', () => {});
     const stop = new AbortController();
@@ -209,7 +223,7 @@ describe('the check of the role (rowSecurityGate)', () => {
       const gate = rowSecurityGate(logger, stop.signal);
       const verifying = gate.verify(nowhere);
       await expect.poll(() => warnings.length, { timeout: 5_000 }).toBeGreaterThanOrEqual(2);
-      expect(await gate.check()).toMatchObject({ ok: false, value: 'unverified' });
+      expect([await gate.check(), gate.serving()]).toEqual([{ ok: true, value: 'unverified' }, false]);
       stop.abort();
       await expect(verifying).rejects.toThrow();
     } finally {
