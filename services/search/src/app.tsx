@@ -125,7 +125,10 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
     // person, whichever way the viewer was known (session, proxy headers, bearer token).
     if (!PUBLIC_PATH.test(c.req.path)) c.header('cache-control', 'private, no-store');
   });
-  // Nothing is read for a viewer until PostgreSQL is known to enforce its scope (main.ts).
+  const authenticate = deps.authenticate ?? openAccess;
+  app.use((c, next) => (PUBLIC_PATH.test(c.req.path) ? next() : authenticate(c, next)));
+  // Nothing is read for a viewer until PostgreSQL is known to enforce its scope (main.ts); the
+  // login still answers who is asking.
   const { serving } = deps;
   if (serving)
     app.use((c, next) => {
@@ -135,8 +138,6 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
         headers: { 'retry-after': '5' },
       });
     });
-  const authenticate = deps.authenticate ?? openAccess;
-  app.use((c, next) => (PUBLIC_PATH.test(c.req.path) ? next() : authenticate(c, next)));
   app.use((c, next) => {
     const viewer = c.get('viewer');
     if (viewer) c.set('scope', visibility.scopeOf(viewer));

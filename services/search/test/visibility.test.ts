@@ -203,9 +203,14 @@ describe('the check of the role (rowSecurityGate)', () => {
   });
 
   it('refuses reads, not readiness, while unchecked: the schema may come from a hook that waits on readiness', async () => {
-    const unchecked = await startHarness('vis_unchecked', { serving: () => false });
+    const unchecked = await startHarness('vis_unchecked', {
+      serving: () => false,
+      authenticate: headerViewer,
+    });
     try {
-      const page = await unchecked.get('/events?range=all');
+      // The login still answers who is asking; a known viewer waits.
+      expect((await unchecked.get('/events?range=all')).status).toBe(401);
+      const page = await unchecked.get('/events?range=all', viewerOf('a'));
       expect(page.status).toBe(503);
       expect(page.headers.get('retry-after')).toBe('5');
       expect(((await page.json()) as ErrorResponseBody).error.details[0]?.reason).toBe('role-unverified');
