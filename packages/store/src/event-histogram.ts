@@ -3,8 +3,9 @@
  * split by severity level. Read from the hourly rollup (`events.event_rollup_hourly`: with types
  * or sources, ranges of its B-tree by type or by source, migration 0019; its totals per hour,
  * `events.event_rollup_hour_total`, for a filter without types or sources and a scope of
- * everything) when the filter is only time, exact types and sources, and the
- * buckets are whole hours, except the hours holding rows ingested since the rollup's last refresh,
+ * everything; for buckets of whole days, the days inside a bucket from its sums per day,
+ * `events.event_rollup_daily`, migration 0020) when the filter is only time, exact types and
+ * sources, and the buckets are whole hours, except the hours holding rows ingested since the rollup's last refresh,
  * which are counted from the table; from the event table otherwise (the filter's index paths, as
  * the page's rows, and for a reader whose scope admits rows by producer, which the rollup does not
  * hold), within the read pool's statement timeout.
@@ -30,6 +31,7 @@ import { rollupCovers } from './read-scope.js';
 import { SEVERE_RANK, SEVERITY } from './severity.js';
 
 export const HOUR_MS = 3_600_000;
+export const DAY_MS = 24 * HOUR_MS;
 /** Expected matches up to which a table histogram is counted exactly (about as many page visits). */
 export const HISTOGRAM_EXACT_MAX = 10_000;
 /** Rows of the range a sampled histogram reads, about (the sample's share is this over the range's rows). */
@@ -167,14 +169,36 @@ export async function histogramStatement(
     // leaves this statement an older watermark than its rollup's, which only moves hours the
     // rollup has counted to the table: no hour is counted twice or missed.
     const ingestedFrom = p.add(await rollupIngestedFrom(db));
+    const hourly = hourlyCountsTable(db, filter);
+    // Bars of whole days take the days inside a bar from the daily rollup (one row a day, type and
+    // source instead of 24), the other hours of the range from the hourly one, and a day holding
+    // an hour the refresh has not counted from the hourly one too, but for that hour. The totals
+    // of every hour are already one row an hour.
+    const spans =
+      range.bucketMs % DAY_MS === 0 && hourly === 'events.event_rollup_hourly'
+        ? daySpans(range.from, range.to, range.bucketMs)
+        : { days: [], hours: [[floorMs(range.from.getTime(), HOUR_MS), range.to.getTime()] as Span] };
+    const bounds = (list: [number, number][], i: 0 | 1) => p.add(list.map((span) => new Date(span[i])));
     sql = `WITH fresh AS (
         SELECT DISTINCT date_trunc('hour', occurred_at, 'UTC') AS hour FROM events.cloud_event
          WHERE ingested_at >= ${ingestedFrom}::timestamptz
            AND occurred_at >= ${first} AND occurred_at < ${to}
+      ), day_spans AS (
+        SELECT * FROM unnest(${bounds(spans.days, 0)}::timestamptz[], ${bounds(spans.days, 1)}::timestamptz[]) AS s(lo, hi)
+      ), fresh_days AS (
+        SELECT DISTINCT d.day FROM (SELECT date_trunc('day', hour, 'UTC') AS day FROM fresh) d
+          JOIN day_spans s ON d.day >= s.lo AND d.day < s.hi
+      ), hour_spans AS (
+        SELECT * FROM unnest(${bounds(spans.hours, 0)}::timestamptz[], ${bounds(spans.hours, 1)}::timestamptz[]) AS s(lo, hi)
+        UNION ALL SELECT day, day + interval '1 day' FROM fresh_days
       ), hours AS (
-        SELECT bucket_start AS hour, error_count, event_count FROM ${hourlyCountsTable(db, filter)}
-         WHERE bucket_start >= ${first} AND bucket_start < ${to}${matches('ce_type', 'ce_source')}
-           AND bucket_start NOT IN (SELECT hour FROM fresh)
+        SELECT r.bucket_start AS hour, r.error_count, r.event_count FROM events.event_rollup_daily r
+          JOIN day_spans s ON r.bucket_start >= s.lo AND r.bucket_start < s.hi
+         WHERE r.bucket_start NOT IN (SELECT day FROM fresh_days)${matches('r.ce_type', 'r.ce_source')}
+        UNION ALL
+        SELECT r.bucket_start, r.error_count, r.event_count FROM ${hourly} r
+          JOIN hour_spans s ON r.bucket_start >= s.lo AND r.bucket_start < s.hi
+         WHERE r.bucket_start NOT IN (SELECT hour FROM fresh)${matches('r.ce_type', 'r.ce_source')}
         UNION ALL
         SELECT f.hour, count(*) FILTER (WHERE e.severity_rank >= ${SEVERE_RANK}), count(*)
           FROM fresh f JOIN events.cloud_event e
@@ -203,6 +227,41 @@ export async function histogramStatement(
       FROM events.cloud_event${sample} ${clause(where)} GROUP BY 1`;
   }
   return { text: sql, values: p.values, rollup, percent };
+}
+
+/** `ms` rounded down to a multiple of `unit` (whole hours and days of UTC). */
+function floorMs(ms: number, unit: number): number {
+  return Math.floor(ms / unit) * unit;
+}
+
+/** Spans of time, `[from, to)` in epoch milliseconds. */
+type Span = [number, number];
+
+/**
+ * How a rollup histogram of bars of whole days (`bucketMs`, from the hour of `from`) reads the
+ * range: `days`, the spans of the UTC days that lie whole within the range and within one bar,
+ * from the daily rollup; `hours`, the rest of the range from the hourly one. Bars that begin at
+ * midnight make one span of days and at most two of hours; bars that begin at another hour make
+ * a span of each a bar.
+ */
+export function daySpans(from: Date, to: Date, bucketMs: number): { days: Span[]; hours: Span[] } {
+  const first = floorMs(from.getTime(), HOUR_MS);
+  const end = to.getTime();
+  const days: Span[] = [];
+  for (let day = Math.ceil(first / DAY_MS) * DAY_MS; day + DAY_MS <= end; day += DAY_MS) {
+    if ((day - first) % bucketMs > bucketMs - DAY_MS) continue;
+    const last = days.at(-1);
+    if (last?.[1] === day) last[1] = day + DAY_MS;
+    else days.push([day, day + DAY_MS]);
+  }
+  const hours: Span[] = [];
+  let at = first;
+  for (const [lo, hi] of days) {
+    if (lo > at) hours.push([at, lo]);
+    at = hi;
+  }
+  if (at < end) hours.push([at, end]);
+  return { days, hours };
 }
 
 /**

@@ -155,6 +155,19 @@ export const eventRollupHourTotal = eventsSchema.table('event_rollup_hour_total'
   errorCount: bigint('error_count', { mode: 'number' }).notNull(),
 });
 
+/** The hourly rollup summed per day (UTC), type and source (migration 0020), kept by triggers on it. */
+export const eventRollupDaily = eventsSchema.table(
+  'event_rollup_daily',
+  {
+    bucketStart: tstz('bucket_start').notNull(),
+    ceType: text('ce_type').notNull(),
+    ceSource: text('ce_source').notNull(),
+    eventCount: bigint('event_count', { mode: 'number' }).notNull(),
+    errorCount: bigint('error_count', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.bucketStart, t.ceType, t.ceSource] })],
+);
+
 export const eventRollupWatermark = eventsSchema.table(
   'event_rollup_watermark',
   {
@@ -202,6 +215,7 @@ export const schema = {
   eventName,
   eventRollupHourly,
   eventRollupHourTotal,
+  eventRollupDaily,
   eventRollupWatermark,
   maintenanceRun,
   savedSearch,

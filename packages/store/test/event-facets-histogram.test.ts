@@ -10,12 +10,15 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { clause, SqlParams, whereOf } from '../src/event-search.js';
 import {
   countEvents,
+  DAY_MS,
+  daySpans,
   type EventFilter,
   FACET_MORE_VALUES,
   FACET_ROW_CAP,
   FACET_VALUES,
   type Facets,
   facetEvents,
+  HOUR_MS,
   histogramEvents,
   migrate,
   readFilter,
@@ -525,5 +528,112 @@ describe('the rollup histogram', () => {
     } finally {
       await db.end();
     }
+  });
+
+  it('counts bars of whole days from the daily rollup, the other hours and those not refreshed yet from the hourly rollup and the table', async () => {
+    const url = await createDatabase(inject('stack').databaseUrl, `rollup_days_${Date.now().toString(36)}`);
+    await migrate({ url });
+    const db = new pg.Pool({ connectionString: url, max: 2 });
+    try {
+      const now = new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS + HOUR_MS / 2);
+      await seedEvents(db, { count: 3_000, spanMs: 20 * DAY_MS, end: now });
+      // The seeders' upsert updates the hours, the refresh deletes and inserts them again: the
+      // days follow both.
+      await rollupFromEvents(db);
+      await refreshRollupNow(db);
+      const rows = async (sql: string) => (await db.query(sql)).rows;
+      const daily = await rows(
+        'SELECT bucket_start, ce_type, ce_source, event_count::int, error_count::int FROM events.event_rollup_daily ORDER BY 1, 2, 3',
+      );
+      expect(daily.length).toBeGreaterThan(0);
+      expect(daily).toEqual(
+        await rows(`SELECT date_trunc('day', bucket_start, 'UTC') AS bucket_start, ce_type, ce_source,
+                           sum(event_count)::int AS event_count, sum(error_count)::int AS error_count
+                      FROM events.event_rollup_hourly GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`),
+      );
+      // Not refreshed yet: a late event in a day the rollup has counted, and new ones.
+      const late = new Date(now.getTime() - 6 * DAY_MS);
+      for (const [at, id] of [
+        [late, 'late'],
+        [new Date(now.getTime() + 1_000), 'new'],
+      ] as const) {
+        await db.query(
+          `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+           VALUES ($1, 'urn:seed:source-3', $2, 'com.example.t3', '{}')`,
+          [at, id],
+        );
+      }
+      const midnight = Math.floor(now.getTime() / DAY_MS) * DAY_MS - 12 * DAY_MS;
+      const to = new Date(Math.ceil(now.getTime() / HOUR_MS) * HOUR_MS + HOUR_MS);
+      const filters: EventFilter[] = [
+        { types: ['com.example.t3'] },
+        { sources: ['urn:seed:source-3', 'urn:seed:source-8'] },
+        {},
+      ];
+      // Bars from a midnight, and from another hour (a whole day and an hourly one in each bar).
+      for (const from of [new Date(midnight), new Date(midnight + 7 * HOUR_MS)]) {
+        const range = { from, to, bucketMs: 2 * DAY_MS };
+        for (const filter of filters) {
+          const h = await histogramEvents(db, filter, range);
+          expect(h.source).toBe('rollup');
+          const p = new SqlParams();
+          const where = whereOf({ ...filter, from, to }, p);
+          const { rows: counted } = await db.query<{ start: Date; n: number }>(
+            `SELECT date_bin('2 days', occurred_at, ${p.add(from)}::timestamptz) AS start, count(*)::int AS n
+               FROM events.cloud_event ${clause(where)} GROUP BY 1 ORDER BY 1`,
+            p.values,
+          );
+          const bars = h.buckets
+            .map((b) => ({ start: b.start, n: b.severe + b.warning + b.other }))
+            .filter((b) => b.n > 0);
+          expect(bars, `${from.toISOString()} ${JSON.stringify(filter)}`).toEqual(counted);
+        }
+      }
+      // The days are read: a day's count changed by hand changes its bar.
+      const before = await histogramEvents(db, filters[0]!, {
+        from: new Date(midnight),
+        to,
+        bucketMs: 2 * DAY_MS,
+      });
+      const { rowCount } = await db.query(
+        `UPDATE events.event_rollup_daily SET event_count = event_count + 1000
+          WHERE bucket_start = $1 AND ce_type = 'com.example.t3'`,
+        [new Date(midnight + 2 * DAY_MS)],
+      );
+      expect(rowCount).toBeGreaterThan(0);
+      const after = await histogramEvents(db, filters[0]!, {
+        from: new Date(midnight),
+        to,
+        bucketMs: 2 * DAY_MS,
+      });
+      expect(after.buckets[1]!.other - before.buckets[1]!.other).toBe(1000 * rowCount!);
+    } finally {
+      await db.end();
+    }
+  });
+
+  it('splits a range into the days inside one bar and the other hours', () => {
+    const d = (day: number, hour = 0) => Date.UTC(2026, 0, 1 + day, hour);
+    expect(daySpans(new Date(d(0)), new Date(d(6, 5)), 2 * DAY_MS)).toEqual({
+      days: [[d(0), d(6)]],
+      hours: [[d(6), d(6, 5)]],
+    });
+    // Bars from 07:00: the day after each bar's start lies whole in it, the next one does not.
+    expect(daySpans(new Date(d(0, 7)), new Date(d(4, 7)), 2 * DAY_MS)).toEqual({
+      days: [
+        [d(1), d(2)],
+        [d(3), d(4)],
+      ],
+      hours: [
+        [d(0, 7), d(1)],
+        [d(2), d(3)],
+        [d(4), d(4, 7)],
+      ],
+    });
+    // Bars of one day from another hour than midnight hold no whole day.
+    expect(daySpans(new Date(d(0, 7)), new Date(d(3)), DAY_MS)).toEqual({
+      days: [],
+      hours: [[d(0, 7), d(3)]],
+    });
   });
 });

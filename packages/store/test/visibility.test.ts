@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   bypassesRowSecurity,
   countEvents,
+  DAY_MS,
   type DatabasePool,
   histogramEvents,
   hourlyCountsTable,
@@ -52,10 +53,11 @@ async function ids(db: DatabasePool): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
-async function rollupSources(db: DatabasePool): Promise<string[]> {
-  const { rows } = await db.query<{ s: string }>(
-    'SELECT DISTINCT ce_source AS s FROM events.event_rollup_hourly ORDER BY 1',
-  );
+/** The rollups of type and source: per hour, and per day (migration 0020) under the same policy. */
+const ROLLUPS = ['events.event_rollup_hourly', 'events.event_rollup_daily'];
+
+async function rollupSources(db: DatabasePool, table = ROLLUPS[0]): Promise<string[]> {
+  const { rows } = await db.query<{ s: string }>(`SELECT DISTINCT ce_source AS s FROM ${table} ORDER BY 1`);
   return rows.map((r) => r.s);
 }
 
@@ -77,7 +79,7 @@ describe('the reader', () => {
 
   it('sees no event and no rollup row in plain SQL without a scope', async () => {
     expect(await ids(reader)).toEqual([]);
-    expect(await rollupSources(reader)).toEqual([]);
+    for (const table of ROLLUPS) expect(await rollupSources(reader, table), table).toEqual([]);
     // Nor with a scope set by hand and emptied, as set_config leaves it after its transaction.
     expect(await reader.query("SELECT set_config('observatory.scope', '', false)")).toBeDefined();
     expect(await ids(reader)).toEqual([]);
@@ -114,17 +116,14 @@ describe('the reader', () => {
     }
   });
 
-  it("sees the rollup rows of its scope's sources and types; producers admit none there", async () => {
-    expect(await rollupSources(scopedPool(reader, WHOLE_SCOPE))).toEqual([
-      '/office',
-      '/plant/a',
-      '/plant/b/1',
-    ]);
-    expect(await rollupSources(scopedPool(reader, scope({ sourcePrefixes: ['/plant/b'] })))).toEqual([
-      '/plant/b/1',
-    ]);
-    expect(await rollupSources(scopedPool(reader, scope({ typePrefixes: ['org.'] })))).toEqual(['/office']);
-    expect(await rollupSources(scopedPool(reader, scope({ producers: ['alice'] })))).toEqual([]);
+  it("sees the rollup rows of its scope's sources and types, per hour and per day; producers admit none there", async () => {
+    for (const table of ROLLUPS) {
+      const sources = (s: ReadScope) => rollupSources(scopedPool(reader, s), table);
+      expect(await sources(WHOLE_SCOPE), table).toEqual(['/office', '/plant/a', '/plant/b/1']);
+      expect(await sources(scope({ sourcePrefixes: ['/plant/b'] })), table).toEqual(['/plant/b/1']);
+      expect(await sources(scope({ typePrefixes: ['org.'] })), table).toEqual(['/office']);
+      expect(await sources(scope({ producers: ['alice'] })), table).toEqual([]);
+    }
     const top = await rollupTop(scopedPool(reader, scope({ sources: ['/plant/a'] })), hour, 'ce_source', 10);
     expect(top.map((t) => t.value)).toEqual(['/plant/a']);
   });
@@ -139,6 +138,15 @@ describe('the reader', () => {
       range,
     );
     expect([bySource.source, total(bySource)]).toEqual(['rollup', 2]);
+    // Bars of whole days: the days from the daily rollup, under the same policy.
+    const midnight = Math.floor(hour.getTime() / DAY_MS) * DAY_MS;
+    const days = {
+      from: new Date(midnight - 2 * DAY_MS),
+      to: new Date(midnight + 3 * DAY_MS),
+      bucketMs: DAY_MS,
+    };
+    const byDay = await histogramEvents(scopedPool(reader, scope({ sourcePrefixes: ['/plant/'] })), {}, days);
+    expect([byDay.source, total(byDay)]).toEqual(['rollup', 2]);
     const byProducer = await histogramEvents(scopedPool(reader, scope({ producers: ['alice'] })), {}, range);
     expect([byProducer.source, total(byProducer)]).toEqual(['table', 1]);
   });

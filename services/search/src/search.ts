@@ -7,6 +7,7 @@
 import { EARLIEST_EVENT_TIME_MS } from '@event-observatory/events';
 import {
   type CellRow,
+  DAY_MS,
   type DatabasePool,
   type EventPage,
   type EventRow,
@@ -14,6 +15,7 @@ import {
   type Facets,
   facetEvents,
   type Histogram,
+  type HistogramRange,
   histogramEvents,
   oldestEventTime,
   searchEventCells,
@@ -58,6 +60,18 @@ export function bucketFor(spanMs: number): number {
 }
 
 /**
+ * The histogram's range and bars: `from` to `to` in the bars `bucketFor` gives; over an unbounded
+ * start (`unbounded`, the oldest event), bars of whole days begin at the midnight (UTC) before it,
+ * so that each bar is whole days the daily rollup counts.
+ */
+export function histogramRange(from: Date, to: Date, unbounded: boolean): HistogramRange {
+  const bucketMs = bucketFor(to.getTime() - from.getTime());
+  if (!unbounded || bucketMs % DAY_MS !== 0) return { from, to, bucketMs };
+  const midnight = new Date(Math.floor(from.getTime() / DAY_MS) * DAY_MS);
+  return { from: midnight, to, bucketMs: bucketFor(to.getTime() - midnight.getTime()) };
+}
+
+/**
  * The histogram over the whole selected range (an unbounded start: the oldest event, but not before
  * the plausible window, whatever older rows the store kept from before the window existed).
  */
@@ -66,11 +80,11 @@ async function histogramOf(deps: SearchDeps, parsed: ParsedSearch): Promise<Hist
   const oldest = parsed.filter.from ?? (await oldestEventTime(deps.pool));
   const from = oldest && new Date(Math.max(oldest.getTime(), EARLIEST_EVENT_TIME_MS));
   if (!from || from >= to) return undefined;
-  return histogramEvents(deps.pool, parsed.filter, {
-    from,
-    to,
-    bucketMs: bucketFor(to.getTime() - from.getTime()),
-  });
+  return histogramEvents(
+    deps.pool,
+    parsed.filter,
+    histogramRange(from, to, parsed.filter.from === undefined),
+  );
 }
 
 export class BadCursorError extends Error {
