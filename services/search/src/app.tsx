@@ -212,7 +212,14 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
   for (const format of ['ndjson', 'csv'] as const)
     app.get(
       `/events.${format}`,
-      exportHandler(deps.pool, format, scopeOf, exports, exportLimits.maxAgeMs, deps.logger),
+      exportHandler({
+        pool: deps.pool,
+        format,
+        scopeOf,
+        slots: exports,
+        maxAgeMs: exportLimits.maxAgeMs,
+        logger: deps.logger,
+      }),
     );
 
   app.get('/receipt', async (c) => {

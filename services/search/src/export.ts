@@ -116,15 +116,20 @@ function exportError(err: unknown, rows: number): ErrorResponseBody {
   });
 }
 
-/** `slots`: the open exports (`limits`), one count for both formats. */
-export function exportHandler(
-  pool: DatabasePool,
-  format: ExportFormat,
-  scopeOf: (c: Context<SearchEnv>) => ReadScope,
-  slots: StreamSlots,
-  maxAgeMs: number,
-  logger?: Logger,
-) {
+/** What an export route reads with and within. */
+export interface ExportRoute {
+  pool: DatabasePool;
+  format: ExportFormat;
+  /** The request's viewer's scope. */
+  scopeOf: (c: Context<SearchEnv>) => ReadScope;
+  /** The open exports (`ExportLimits`), one count for both formats. */
+  slots: StreamSlots;
+  /** An export still running at this age is cut. */
+  maxAgeMs: number;
+  logger?: Logger | undefined;
+}
+
+export function exportHandler({ pool, format, scopeOf, slots, maxAgeMs, logger }: ExportRoute) {
   return (c: Context<SearchEnv>) => {
     const parsed = parseSearch(new URL(c.req.url).searchParams);
     if (parsed.problems.length > 0) {
