@@ -13,7 +13,10 @@ export const ADVISORY_LOCKS = {
   migration: 4_242_001,
   /** Transaction lock of a partition-maintenance job run (a second run skips). */
   partitionMaintenance: 4_242_012,
-  /** Transaction lock of a rollup-refresh job run (a second run skips). */
+  /**
+   * Transaction lock of a rollup-refresh job run (a second run skips); the daily rollup's trigger
+   * (migration 0020) waits for it, so writers of the hourly rollup sum its days one at a time.
+   */
   rollupRefresh: 4_242_013,
   /** Session lock of a dead-letter replay: one at a time across the consumer's replicas. */
   dlqReplay: 4_242_021,

@@ -178,6 +178,8 @@ export async function histogramStatement(
       range.bucketMs % DAY_MS === 0 && hourly === 'events.event_rollup_hourly'
         ? daySpans(range.from, range.to, range.bucketMs)
         : { days: [], hours: [[floorMs(range.from.getTime(), HOUR_MS), range.to.getTime()] as Span] };
+    // The range again beside the spans: a plan that does not join them first still reads only it.
+    const inRange = `r.bucket_start >= ${first} AND r.bucket_start < ${to}`;
     const bounds = (list: [number, number][], i: 0 | 1) => p.add(list.map((span) => new Date(span[i])));
     sql = `WITH fresh AS (
         SELECT DISTINCT date_trunc('hour', occurred_at, 'UTC') AS hour FROM events.cloud_event
@@ -190,15 +192,15 @@ export async function histogramStatement(
           JOIN day_spans s ON d.day >= s.lo AND d.day < s.hi
       ), hour_spans AS (
         SELECT * FROM unnest(${bounds(spans.hours, 0)}::timestamptz[], ${bounds(spans.hours, 1)}::timestamptz[]) AS s(lo, hi)
-        UNION ALL SELECT day, day + interval '1 day' FROM fresh_days
+        UNION ALL SELECT day, day + interval '24 hours' FROM fresh_days
       ), hours AS (
         SELECT r.bucket_start AS hour, r.error_count, r.event_count FROM events.event_rollup_daily r
           JOIN day_spans s ON r.bucket_start >= s.lo AND r.bucket_start < s.hi
-         WHERE r.bucket_start NOT IN (SELECT day FROM fresh_days)${matches('r.ce_type', 'r.ce_source')}
+         WHERE ${inRange} AND r.bucket_start NOT IN (SELECT day FROM fresh_days)${matches('r.ce_type', 'r.ce_source')}
         UNION ALL
         SELECT r.bucket_start, r.error_count, r.event_count FROM ${hourly} r
           JOIN hour_spans s ON r.bucket_start >= s.lo AND r.bucket_start < s.hi
-         WHERE r.bucket_start NOT IN (SELECT hour FROM fresh)${matches('r.ce_type', 'r.ce_source')}
+         WHERE ${inRange} AND r.bucket_start NOT IN (SELECT hour FROM fresh)${matches('r.ce_type', 'r.ce_source')}
         UNION ALL
         SELECT f.hour, count(*) FILTER (WHERE e.severity_rank >= ${SEVERE_RANK}), count(*)
           FROM fresh f JOIN events.cloud_event e

@@ -530,6 +530,70 @@ describe('the rollup histogram', () => {
     }
   });
 
+  it('keeps the days equal to the hours summed per UTC day through every write of the hourly rollup', async () => {
+    const url = await createDatabase(inject('stack').databaseUrl, `rollup_daily_${Date.now().toString(36)}`);
+    await migrate({ url });
+    const db = new pg.Pool({ connectionString: url, max: 2 });
+    const rows = async (sql: string) => (await db.query(sql)).rows;
+    /** The daily rollup, which must equal the hourly one summed per UTC day (after `step`). */
+    const days = async (step: string) => {
+      const daily = await rows(
+        'SELECT bucket_start, ce_type, ce_source, event_count::int, error_count::int FROM events.event_rollup_daily ORDER BY 1, 2, 3',
+      );
+      const summed =
+        await rows(`SELECT date_trunc('day', bucket_start, 'UTC') AS bucket_start, ce_type, ce_source,
+               sum(event_count)::int AS event_count, sum(error_count)::int AS error_count
+          FROM events.event_rollup_hourly GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`);
+      expect(daily, step).toEqual(summed);
+      return daily;
+    };
+    const plant = (at: Date, id: string, type: string) =>
+      db.query(
+        `INSERT INTO events.cloud_event (occurred_at, ce_source, ce_id, ce_type, raw)
+         VALUES ($1, 'urn:seed:source-3', $2, $3, '{}')`,
+        [at, id, type],
+      );
+    try {
+      const now = new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS + HOUR_MS / 2);
+      await seedEvents(db, { count: 2_000, spanMs: 10 * DAY_MS, end: now });
+      // The seeder inserts the hours.
+      await rollupFromEvents(db);
+      expect((await days('inserted')).length).toBeGreaterThan(0);
+      // The refresh deletes the hours of late events and inserts them again.
+      for (const back of [2, 5, 8])
+        await plant(new Date(now.getTime() - back * DAY_MS), `late-${back}`, 'com.example.t3');
+      await refreshRollupNow(db);
+      await days('refreshed');
+      // The seeder's upsert updates every hour it counts again.
+      await plant(new Date(now.getTime() - 3 * DAY_MS), 'late-upsert', 'com.example.t4');
+      await rollupFromEvents(db);
+      await days('upserted');
+      // The last hours of a type go: so do its days.
+      await db.query("DELETE FROM events.event_rollup_hourly WHERE ce_type = 'com.example.t3'");
+      expect((await days('deleted')).some((d) => d.ce_type === 'com.example.t3')).toBe(false);
+      // A writer in another time zone (a repair by hand, on the day Berlin's clocks go forward).
+      const client = await db.connect();
+      try {
+        await client.query("SET TimeZone = 'Europe/Berlin'");
+        await client.query(
+          `INSERT INTO events.event_rollup_hourly (bucket_start, ce_type, ce_source, event_count, error_count)
+           SELECT h, 'com.example.dst', 'urn:test:dst', 1, 0
+             FROM generate_series('2026-03-28 20:00+00'::timestamptz, '2026-03-30 03:00+00', interval '1 hour') AS h`,
+        );
+      } finally {
+        client.release(true);
+      }
+      const dst = (await days('another time zone')).filter((d) => d.ce_type === 'com.example.dst');
+      expect(dst.map((d) => [d.bucket_start.toISOString(), d.event_count])).toEqual([
+        ['2026-03-28T00:00:00.000Z', 4],
+        ['2026-03-29T00:00:00.000Z', 24],
+        ['2026-03-30T00:00:00.000Z', 4],
+      ]);
+    } finally {
+      await db.end();
+    }
+  });
+
   it('counts bars of whole days from the daily rollup, the other hours and those not refreshed yet from the hourly rollup and the table', async () => {
     const url = await createDatabase(inject('stack').databaseUrl, `rollup_days_${Date.now().toString(36)}`);
     await migrate({ url });
@@ -537,20 +601,7 @@ describe('the rollup histogram', () => {
     try {
       const now = new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS + HOUR_MS / 2);
       await seedEvents(db, { count: 3_000, spanMs: 20 * DAY_MS, end: now });
-      // The seeders' upsert updates the hours, the refresh deletes and inserts them again: the
-      // days follow both.
       await rollupFromEvents(db);
-      await refreshRollupNow(db);
-      const rows = async (sql: string) => (await db.query(sql)).rows;
-      const daily = await rows(
-        'SELECT bucket_start, ce_type, ce_source, event_count::int, error_count::int FROM events.event_rollup_daily ORDER BY 1, 2, 3',
-      );
-      expect(daily.length).toBeGreaterThan(0);
-      expect(daily).toEqual(
-        await rows(`SELECT date_trunc('day', bucket_start, 'UTC') AS bucket_start, ce_type, ce_source,
-                           sum(event_count)::int AS event_count, sum(error_count)::int AS error_count
-                      FROM events.event_rollup_hourly GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`),
-      );
       // Not refreshed yet: a late event in a day the rollup has counted, and new ones.
       const late = new Date(now.getTime() - 6 * DAY_MS);
       for (const [at, id] of [

@@ -43,7 +43,9 @@ beforeAll(async () => {
   await seeder.end();
   await refreshRollupNow(db.writer);
   // What autovacuum does in steady state: the rollup's pages all-visible, so its indexes answer alone.
-  await db.owner.query('VACUUM (ANALYZE) events.cloud_event, events.event_rollup_hourly');
+  await db.owner.query(
+    'VACUUM (ANALYZE) events.cloud_event, events.event_rollup_hourly, events.event_rollup_daily',
+  );
 });
 
 describe('withinScope', () => {
@@ -174,11 +176,11 @@ describe('a reader of a few sources', () => {
     expect(ids).toEqual((await searchEvents(all, once, { limit: 40 })).rows.map((r) => r.id));
   });
 
-  it("reads a histogram's hours from the rollup's index by source, and a type's by type (0019)", async () => {
-    /** The plan of the histogram statement of `filter` under `s`, over the 60 days in days. */
-    const planned = async (s: ReadScope, filter: EventFilter) => {
+  it("reads a histogram's hours from the rollup's index by source, and a type's by type (0019), and whole days from the daily rollup's (0020)", async () => {
+    /** The plan of the histogram statement of `filter` under `s`, over the 60 days in days from `start`. */
+    const planned = async (s: ReadScope, filter: EventFilter, start = from) => {
       const reads = scopedPool(db.reader, s);
-      const statement = await histogramStatement(reads, filter, { from, to, bucketMs: DAY_MS });
+      const statement = await histogramStatement(reads, filter, { from: start, to, bucketMs: DAY_MS });
       expect(statement.rollup).toBe(true);
       const { rows } = await reads.query<{ 'QUERY PLAN': string }>(
         `EXPLAIN ${statement.text}`,
@@ -198,6 +200,13 @@ describe('a reader of a few sources', () => {
       expect(plan, JSON.stringify(filter)).not.toMatch(
         /Seq Scan on event_rollup_hourly|event_rollup_hourly_pkey/,
       );
+      // Bars from a midnight: each is a whole day, read from the daily rollup by the same column.
+      const daily = await planned(s, filter, new Date(Math.ceil(from.getTime() / DAY_MS) * DAY_MS));
+      const dayIndex = index.replace('hourly', 'daily');
+      expect(daily, JSON.stringify(filter)).toMatch(
+        new RegExp(`Index Only Scan using ${dayIndex} on event_rollup_daily`),
+      );
+      expect(daily, JSON.stringify(filter)).not.toMatch(/Seq Scan on event_rollup_(hourly|daily)|_pkey/);
     }
   });
 
