@@ -166,6 +166,31 @@ describe('structured mode', () => {
     );
     expect(r.reason).toBe('invalid-payload');
   });
+  it('refuses a payload the store cannot hold (U+0000, an unpaired surrogate) as invalid-payload, in any mode', () => {
+    const event = (data: string, datacontenttype = 'application/json') =>
+      `{"specversion":"1.0","id":"a","source":"s","type":"t","datacontenttype":"${datacontenttype}","data":${data}}`;
+    for (const data of ['"\\u0000"', '{"k":["x\\u0000"]}', '{"\\u0000":1}', '"\\ud800"', '"\\uDC00x"']) {
+      const r = rejection(() => decodeJsonEvent(bytes(event(data))));
+      expect([r.reason, r.message], data).toEqual([
+        'invalid-payload',
+        expect.stringMatching(/U\+0000 or an unpaired surrogate/),
+      ]);
+      expect(
+        rejection(() => decodeHttpEvent(binaryHeaders({ 'content-type': 'application/json' }), bytes(data)))
+          .reason,
+        data,
+      ).toBe('invalid-payload');
+    }
+    // An escaped backslash before u0000, a surrogate pair and U+0001 are held.
+    for (const data of ['"a\\\\u0000"', '"\\ud83d\\ude00"', '"\\u0001"', '{"n":1}']) {
+      expect(decodeJsonEvent(bytes(event(data))).data, data).toBeDefined();
+    }
+    // Text is stored as a JSON string, where a NUL would be \u0000; bytes are stored as base64.
+    const text = { ...base, datacontenttype: 'text/plain', data: 'a\u0000b' };
+    expect(rejection(() => decodeJsonEvent(bytes(JSON.stringify(text)))).reason).toBe('invalid-payload');
+    const binary = { ...base, datacontenttype: 'application/octet-stream', data_base64: 'AAEC' };
+    expect([...decodeJsonEvent(bytes(JSON.stringify(binary))).data!]).toEqual([0, 1, 2]);
+  });
   it('reports invalid JSON as malformed and wrong attribute types as invalid-attributes', () => {
     expect(rejection(() => decodeJsonEvent(bytes('{"id":'))).reason).toBe('malformed');
     expect(rejection(() => decodeJsonEvent(bytes('[1]'))).reason).toBe('malformed');

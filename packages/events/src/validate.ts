@@ -10,10 +10,12 @@
  * - `time` (when present): RFC 3339 `date-time` with valid field ranges; presence is checked by
  *   {@link checkTimeWindow}, not here, so a Kafka record without `time` still decodes.
  * - extension names: `[a-z0-9]{1,20}` and not `data`; values: CloudEvents Strings.
+ * - `data` with a JSON (or no) or text media type: one the event store can hold
+ *   ({@link checkStorablePayload}).
  * Nothing is repaired: an unacceptable value is rejected, never trimmed or defaulted.
  */
 import { type CloudEvent, SPEC_VERSION } from './model.js';
-import { EventRejection, invalidAttributes, malformed } from './rejection.js';
+import { EventRejection, invalidAttributes, invalidPayload, malformed } from './rejection.js';
 import { EARLIEST_EVENT_TIME_MS, MAX_AHEAD_MS } from './time-window.js';
 
 /** The extension attribute naming rule: lower-case ASCII letters and digits, 1 to 20 characters. */
@@ -193,8 +195,62 @@ export function buildEvent(f: EventFields): CloudEvent {
   if (f.subject !== undefined) event.subject = f.subject;
   if (f.datacontenttype !== undefined) event.datacontenttype = f.datacontenttype;
   if (f.dataschema !== undefined) event.dataschema = f.dataschema;
-  if (f.data !== undefined && f.data.byteLength > 0) event.data = f.data;
+  if (f.data !== undefined && f.data.byteLength > 0) {
+    checkStorablePayload(f.data, f.datacontenttype);
+    event.data = f.data;
+  }
   return event;
+}
+
+const ESCAPE = Buffer.from('\\u');
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Throws `invalid-payload` for a payload the event store cannot hold: PostgreSQL's jsonb (the
+ * `data` and `raw` columns) refuses U+0000 and unpaired surrogates in any string or key. A JSON
+ * payload carries them only as `\u` escapes, so one without `\u` is not parsed here; a text
+ * payload, stored as a JSON string, carries U+0000 as a NUL byte. Ingest refuses such an event
+ * instead of acknowledging one the consumer could only dead-letter, and the consumer dead-letters
+ * one from another producer at once instead of retrying its batch.
+ */
+export function checkStorablePayload(data: Uint8Array, datacontenttype: string | undefined): void {
+  if (datacontenttype === undefined || isJsonMediaType(datacontenttype)) {
+    const bytes = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    if (bytes.indexOf(ESCAPE) === -1) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(strictUtf8.decode(data));
+    } catch {
+      return; // not JSON: its own rule, where one applies
+    }
+    if (!jsonbHolds(value)) {
+      throw invalidPayload(
+        'the JSON payload holds U+0000 or an unpaired surrogate (a \\u escape), which the event store (PostgreSQL jsonb) cannot hold',
+      );
+    }
+  } else if (isTextMediaType(datacontenttype) && data.includes(0)) {
+    throw invalidPayload('the text payload holds U+0000, which the event store cannot hold');
+  }
+}
+
+/** Whether every string and key of a parsed JSON value is one jsonb holds (walked without recursion). */
+function jsonbHolds(value: unknown): boolean {
+  const holds = (s: string) => !s.includes('\0') && !LONE_SURROGATE.test(s);
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const v = pending.pop();
+    if (typeof v === 'string') {
+      if (!holds(v)) return false;
+    } else if (Array.isArray(v)) {
+      for (const item of v) pending.push(item);
+    } else if (v !== null && typeof v === 'object') {
+      for (const [key, item] of Object.entries(v)) {
+        if (!holds(key)) return false;
+        pending.push(item);
+      }
+    }
+  }
+  return true;
 }
 
 /** Throws `invalid-attributes` unless `name` is an acceptable extension attribute name. */

@@ -180,6 +180,14 @@ describe('POST /v1/events', () => {
       'invalid-payload',
     ],
     [
+      'a JSON payload the store cannot hold (U+0000)',
+      { ...ceHeaders('e4b', T), 'content-type': 'application/json' },
+      '{"note":"a\\u0000b"}',
+      400,
+      'INVALID_ARGUMENT',
+      'invalid-payload',
+    ],
+    [
       'absent time',
       { ...ceHeaders('e5', T), 'ce-time': '' },
       'x',

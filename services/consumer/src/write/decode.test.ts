@@ -84,6 +84,12 @@ describe('decodeRecord', () => {
     });
   });
 
+  it('refuses a JSON payload PostgreSQL jsonb cannot hold (U+0000) as invalid-payload, before any write', () => {
+    const d = decodeRecord(record({ ...event, data: Buffer.from('{"note":"a\\u0000b"}') }), NOW);
+    expect(d).toMatchObject({ ok: false, reason: 'invalid-payload' });
+    expect(!d.ok && d.detail).toMatch(/U\+0000/);
+  });
+
   it('stores no data column for a binary payload', () => {
     const d = decodeRecord(
       record({ ...event, datacontenttype: 'application/octet-stream', data: Buffer.from([0, 1]) }),
