@@ -60,6 +60,8 @@ export class ConsumerStream {
   /** Serialises lifecycle transitions. */
   private queue: Promise<unknown> = Promise.resolve();
   private generation = 0;
+  /** Paused by an operator: a relaunch after a crash joins paused too, until `resume` (or stop, start, restart). */
+  private pausedByOperator = false;
 
   constructor(private readonly opts: StreamOptions) {
     this.policy = opts.policy ?? new RestartPolicy();
@@ -97,6 +99,7 @@ export class ConsumerStream {
         return 'skipped';
       if (this.stateValue === 'failed') this.policy.reset();
       this.clearRestart();
+      this.pausedByOperator = false;
       await this.launch();
       return 'success';
     });
@@ -111,6 +114,7 @@ export class ConsumerStream {
         return 'skipped';
       }
       await this.halt();
+      this.pausedByOperator = false;
       this.stateValue = 'stopped';
       return 'success';
     });
@@ -120,6 +124,7 @@ export class ConsumerStream {
     return this.serial(async () => {
       if (this.stateValue !== 'running' || !this.consumer) return 'skipped';
       this.consumer.pause();
+      this.pausedByOperator = true;
       this.stateValue = 'paused';
       return 'success';
     });
@@ -129,6 +134,7 @@ export class ConsumerStream {
     return this.serial(async () => {
       if (this.stateValue !== 'paused' || !this.consumer) return 'skipped';
       this.consumer.resume();
+      this.pausedByOperator = false;
       this.stateValue = 'running';
       return 'success';
     });
@@ -139,6 +145,7 @@ export class ConsumerStream {
       this.clearRestart();
       if (this.consumer) await this.halt();
       this.policy.reset();
+      this.pausedByOperator = false;
       await this.launch();
       return 'success' as const;
     });
@@ -178,6 +185,15 @@ export class ConsumerStream {
       // A join that fails inside run() is reported as a crash before run() resolves: onFailure
       // has then scheduled the relaunch, and this consumer must not be called running.
       if (generation !== this.generation) return;
+      if (this.pausedByOperator) {
+        consumer.pause();
+        this.stateValue = 'paused';
+        this.opts.log.info(
+          { groupId, topic },
+          'consumer stream started again, paused as an operator left it',
+        );
+        return;
+      }
       this.stateValue = 'running';
       this.opts.log.info({ groupId, topic }, 'consumer stream started');
     } catch (err) {
