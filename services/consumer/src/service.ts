@@ -164,10 +164,13 @@ export async function createConsumerService(opts: ServiceOptions) {
       broker: async () => {
         try {
           await admin.ping();
-          return up('UP');
         } catch (err) {
           return down(`unreachable: ${brokerReason(err)}`);
         }
+        // Reachable, but not acknowledging a batch's dead letters (the topic refused, or an
+        // authorisation): the batch and its partitions wait however long that lasts.
+        const refused = processor.deadLetterOutage;
+        return refused === undefined ? up('UP') : down('dead letters refused', refused);
       },
       database: async () => {
         try {

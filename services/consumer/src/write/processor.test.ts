@@ -29,6 +29,8 @@ class MemoryStore implements EventSink {
   outages = 0;
   /** Deterministic refusals of whole batches still to come, whatever their rows. */
   refuseBatches = 0;
+  /** Failures of the checkpoint writes still to come (after a bisection). */
+  checkpointFailures = 0;
 
   constructor(private readonly refuse: (row: EventInsertRow) => boolean = () => false) {}
 
@@ -56,6 +58,12 @@ class MemoryStore implements EventSink {
   async checkpoint(cps: readonly Checkpoint[]): Promise<void> {
     this.calls.push({ op: 'checkpoint', rows: 0 });
     this.failIfDown();
+    if (this.checkpointFailures > 0) {
+      this.checkpointFailures--;
+      throw Object.assign(new Error('terminating connection due to administrator command'), {
+        code: '57P01',
+      });
+    }
     this.record(cps);
   }
 
@@ -254,6 +262,36 @@ describe('BatchProcessor', () => {
     const result = await processorOn(store, topic).processor.process(batch, running());
     expect(result).toMatchObject({ inserted: 3, deadLettered: 1 });
     expect(topic.reasons()).toEqual(['invalid-payload']);
+    expect(store.checkpoints.size).toBe(3);
+  });
+
+  it('says why while dead letters wait for the broker (readiness reads it), and nothing once they are acknowledged', async () => {
+    const store = new MemoryStore();
+    const topic = new MemoryTopic();
+    topic.failures = Number.POSITIVE_INFINITY;
+    const batch = records(2);
+    batch[0]!.value = Buffer.from('{not json');
+    const { processor } = processorOn(store, topic);
+    expect(processor.deadLetterOutage).toBeUndefined();
+    const done = processor.process(batch, running());
+    await new Promise((r) => setTimeout(r, 50));
+    expect(processor.deadLetterOutage).toBe('broker unreachable');
+    expect(store.checkpoints.size).toBe(0);
+    topic.failures = 0;
+    expect(await done).toMatchObject({ inserted: 1, deadLettered: 1 });
+    expect(processor.deadLetterOutage).toBeUndefined();
+  });
+
+  it('says why while the checkpoint after a bisection waits for the store, as for the batch write', async () => {
+    const store = new MemoryStore((r) => r.id === 'evt-1');
+    store.checkpointFailures = Number.POSITIVE_INFINITY;
+    const { processor } = processorOn(store, new MemoryTopic());
+    const done = processor.process(records(4), running());
+    await new Promise((r) => setTimeout(r, 50));
+    expect(processor.storeOutage).toMatchObject({ code: '57P01' });
+    store.checkpointFailures = 0;
+    expect(await done).toMatchObject({ inserted: 3, deadLettered: 1 });
+    expect(processor.storeOutage).toBeUndefined();
     expect(store.checkpoints.size).toBe(3);
   });
 

@@ -88,6 +88,8 @@ export class BatchProcessor {
   private readonly outage: Backoff;
   /** The failure each write waiting out the store now last met (writes run concurrently). */
   private readonly waits = new Map<symbol, StoreFailure>();
+  /** The error each dead-letter publish retrying now last met. */
+  private readonly deadLetterWaits = new Map<symbol, string>();
 
   /**
    * A store failure a write is waiting out now (a read-only primary, a full disk, ...), for
@@ -95,6 +97,14 @@ export class BatchProcessor {
    */
   get storeOutage(): StoreFailure | undefined {
     return this.waits.values().next().value;
+  }
+
+  /**
+   * Why a batch's dead letters are not acknowledged now (the broker's last error), for readiness:
+   * the batch and its partitions wait until they are, however long; undefined when none waits.
+   */
+  get deadLetterOutage(): string | undefined {
+    return this.deadLetterWaits.values().next().value;
   }
 
   constructor(private readonly opts: ProcessorOptions) {
@@ -182,12 +192,14 @@ export class BatchProcessor {
       result = isolated.result;
       storePoison = isolated.poison;
       await this.deadLetter(storePoison, signal);
-      await retry(() => this.opts.sink.checkpoint(checkpoints), {
-        backoff: this.outage,
+      // Every failure is waited out here (the rows are stored; only their position is missing),
+      // and readiness says so as for the batch's own write.
+      await this.untilStoreUp(
+        () => this.opts.sink.checkpoint(checkpoints),
         signal,
-        onRetry: (e) =>
-          this.opts.log.warn({ err: (e as Error).message }, 'checkpoint write failed; retrying'),
-      });
+        (failure) => this.opts.log.warn({ err: failure.message }, 'checkpoint write failed; retrying'),
+        () => true,
+      );
     }
 
     for (const [type, n] of result.insertedByType) metrics.persisted(type, n);
@@ -247,17 +259,21 @@ export class BatchProcessor {
     );
   }
 
-  /** Calls `write` until it succeeds or fails deterministically, waiting out transient failures. */
+  /**
+   * Calls `write` until it succeeds or fails deterministically (a failure `retryable` does not
+   * take: by default any but a transient one), waiting out the others; readiness reads the last.
+   */
   private untilStoreUp<T>(
     write: () => Promise<T>,
     signal: AbortSignal,
     onTransient?: (failure: StoreFailure) => void,
+    retryable: (err: unknown) => boolean = (err) => classifyStoreError(err).kind === 'transient',
   ): Promise<T> {
     const wait = Symbol('store wait');
     return retry(write, {
       backoff: this.outage,
       signal,
-      retryable: (err) => classifyStoreError(err).kind === 'transient',
+      retryable,
       onRetry: (err) => {
         const failure = classifyStoreError(err);
         this.waits.set(wait, failure);
@@ -311,15 +327,18 @@ export class BatchProcessor {
     const messages = poison.map(
       (p) => buildDeadLetter(p.record, p.reason, p.detail, this.opts.group, now).message,
     );
+    const wait = Symbol('dead-letter wait');
     await retry(() => this.opts.deadLetters.publish(messages), {
       backoff: this.outage,
       signal,
-      onRetry: (err) =>
+      onRetry: (err) => {
+        this.deadLetterWaits.set(wait, (err as Error).message);
         this.opts.log.warn(
           { err: (err as Error).message },
           'dead-letter publish failed; batch not committed',
-        ),
-    });
+        );
+      },
+    }).finally(() => this.deadLetterWaits.delete(wait));
     for (const p of poison) {
       this.opts.metrics.poison(p.reason);
       this.opts.log.warn(
