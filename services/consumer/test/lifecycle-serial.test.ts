@@ -1,7 +1,8 @@
 /**
  * Lifecycle commands are serialised: a clear-checkpoints followed at once by a start finishes
  * (rows deleted, broker offsets reset with no member in the group) before the start joins; a start
- * followed at once by a clear-checkpoints makes the latter fail its precondition.
+ * followed at once by a clear-checkpoints makes the latter fail its precondition, as does another
+ * member of the group, and then no checkpoint is deleted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness, testEvent, waitFor } from './harness.js';
@@ -46,5 +47,38 @@ describe('lifecycle serialisation', () => {
     const { rows } = await h.db.query('SELECT count(*)::int AS n FROM events.consumer_checkpoint');
     expect(rows[0].n).toBeGreaterThan(0);
     expect(await h.count()).toBe(5);
+  });
+
+  it('refuses clear-checkpoints while another member is in the group, deleting nothing', async () => {
+    expect(await (await post('stop')).json()).toMatchObject({ outcome: 'success' });
+    // sql-witness: counts the checkpoints in its own SQL, independently of the store's code under test.
+    const checkpoints = async () =>
+      (await h.db.query('SELECT count(*)::int AS n FROM events.consumer_checkpoint')).rows[0].n as number;
+    const before = await checkpoints();
+    expect(before).toBeGreaterThan(0);
+    // Another replica of the same group, still running.
+    const other = h.kafka.consumer({ groupId: h.service.stream.status().groupId });
+    try {
+      await other.connect();
+      await other.subscribe({ topics: [h.topic], fromBeginning: true });
+      await other.run({ autoCommit: false, eachMessage: async () => {} });
+      await waitFor(
+        'the other member in the group',
+        async () => (await other.describeGroup()).state === 'Stable',
+      );
+      const refused = await post('clearCheckpoints');
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({
+        error: {
+          status: 'FAILED_PRECONDITION',
+          details: [expect.objectContaining({ reason: 'group-active' })],
+        },
+      });
+      expect(await checkpoints()).toBe(before);
+    } finally {
+      await other.disconnect();
+    }
+    expect((await post('clearCheckpoints')).status).toBe(200);
+    expect(await checkpoints()).toBe(0);
   });
 });

@@ -101,8 +101,19 @@ export class Lifecycle {
         },
       );
     }
+    // The broker's offsets first: it refuses while any member is in the group (another replica, a
+    // consumer of the group left running elsewhere), and then no checkpoint has been deleted.
+    try {
+      await admin.resetToEarliest(groupId, topic);
+    } catch (err) {
+      if (!/must have no running instances/.test((err as Error).message)) throw err;
+      throw new ApiError(
+        'FailedPrecondition',
+        `clear-checkpoints needs an empty consumer group; ${groupId} still has members (another replica?): stop them first`,
+        { reason: 'group-active', metadata: { groupId } },
+      );
+    }
     await deleteCheckpoints(pool, groupId, topic);
-    await admin.resetToEarliest(groupId, topic);
     return 'success';
   }
 }
