@@ -5,10 +5,10 @@
  * `events.event_rollup_hour_total`, for a filter without types or sources and a scope of
  * everything; for buckets of whole days, the days inside a bucket from its sums per day,
  * `events.event_rollup_daily`, migration 0020) when the filter is only time, exact types and
- * sources, and the buckets are whole hours, except the hours holding rows ingested since the rollup's last refresh,
- * which are counted from the table; from the event table otherwise (the filter's index paths, as
- * the page's rows, and for a reader whose scope admits rows by producer, which the rollup does not
- * hold), within the read pool's statement timeout.
+ * sources, and the buckets are whole hours, except the hours holding rows ingested since the
+ * rollup's last refresh, which are counted from the table; from the event table otherwise (the
+ * filter's index paths, as the page's rows, and for a reader whose scope admits rows by producer,
+ * which the rollup does not hold), within the read pool's statement timeout.
  *
  * A table histogram costs one heap visit per match (GIN and B-tree bitmaps cannot give the time
  * and severity columns): on the 5 M-event bench store a common word over six months is 714,000
