@@ -36,17 +36,13 @@ CREATE POLICY event_rollup_daily_in_scope ON events.event_rollup_daily FOR SELEC
 -- Recomputes the days, types and sources of the statement's rows (`changed`), each from its day's
 -- hourly rows by one range of an index of 0019 (by source: 24 rows for each type of the source;
 -- 24 probes of the primary key instead made a full refresh of the store tests' 24,000 events take
--- three times as long). The writers of the hourly rollup update the days one
--- at a time: the trigger takes the rollup refresh's lock (ADVISORY_LOCKS.rollupRefresh, which a
--- refresh holds already), so two writers of different hours of one day, each summing the day in
--- its own snapshot, cannot leave it without the other's hours. EXECUTE plans the statement on each
+-- three times as long). EXECUTE plans the statement on each
 -- call: PL/pgSQL would keep the plan of a session's first call, made when the daily rollup was
 -- empty, and a nested loop over every daily row for each key then took 29 s for the 12,000 keys
 -- of the store tests' 24,000 events. Days are UTC days whatever the writer's time zone.
 CREATE FUNCTION events.sum_rollup_days() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
 BEGIN
-  PERFORM pg_advisory_xact_lock(4242013);
   EXECUTE $sql$
     WITH sums AS MATERIALIZED (
       SELECT k.day, k.ce_type, k.ce_source, s.event_count, s.error_count
@@ -71,6 +67,20 @@ BEGIN
   RETURN NULL;
 END $$;
 REVOKE EXECUTE ON FUNCTION events.sum_rollup_days() FROM PUBLIC;
+
+-- The writers of the hourly rollup write one at a time: each statement first takes the rollup
+-- refresh's lock (ADVISORY_LOCKS.rollupRefresh, which a refresh holds already), so two writers of
+-- different hours of one day, each summing the day in its own snapshot, cannot leave it without
+-- the other's hours. Before the statement, not in the trigger after it: a writer holding its
+-- rows' locks there waited for a refresh that waited for those rows.
+CREATE FUNCTION events.lock_rollup_days() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(4242013);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER event_rollup_hourly_days_lock BEFORE INSERT OR UPDATE OR DELETE ON events.event_rollup_hourly
+  FOR EACH STATEMENT EXECUTE FUNCTION events.lock_rollup_days();
 
 CREATE TRIGGER event_rollup_hourly_days_inserted AFTER INSERT ON events.event_rollup_hourly
   REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION events.sum_rollup_days();

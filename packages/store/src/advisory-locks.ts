@@ -14,8 +14,8 @@ export const ADVISORY_LOCKS = {
   /** Transaction lock of a partition-maintenance job run (a second run skips). */
   partitionMaintenance: 4_242_012,
   /**
-   * Transaction lock of a rollup-refresh job run (a second run skips); the daily rollup's trigger
-   * (migration 0020) waits for it, so writers of the hourly rollup sum its days one at a time.
+   * Transaction lock of a rollup-refresh job run (a second run skips); every statement writing the
+   * hourly rollup waits for it (a trigger of migration 0020), so writers of one day take turns.
    */
   rollupRefresh: 4_242_013,
   /** Session lock of a dead-letter replay: one at a time across the consumer's replicas. */

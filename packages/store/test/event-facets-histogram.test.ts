@@ -583,6 +583,25 @@ describe('the rollup histogram', () => {
       } finally {
         client.release(true);
       }
+      // Two writers of different hours of one day: the later one sums the day after the other
+      // committed (each write waits for the refresh's lock), so neither hour is lost.
+      const [a, b] = [await db.connect(), await db.connect()];
+      try {
+        const hour = (h: number, n: number) =>
+          `INSERT INTO events.event_rollup_hourly (bucket_start, ce_type, ce_source, event_count, error_count)
+           VALUES ('2026-02-10 0${h}:00+00', 'com.example.race', 'urn:test:race', ${n}, 0)`;
+        await a.query('BEGIN');
+        await a.query(hour(1, 1));
+        const second = b.query(hour(2, 2));
+        await new Promise((r) => setTimeout(r, 300));
+        await a.query('COMMIT');
+        await second;
+      } finally {
+        a.release();
+        b.release();
+      }
+      const race = (await days('two writers of one day')).filter((d) => d.ce_type === 'com.example.race');
+      expect(race.map((d) => d.event_count)).toEqual([3]);
       const dst = (await days('another time zone')).filter((d) => d.ce_type === 'com.example.dst');
       expect(dst.map((d) => [d.bucket_start.toISOString(), d.event_count])).toEqual([
         ['2026-03-28T00:00:00.000Z', 4],
