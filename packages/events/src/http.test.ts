@@ -169,7 +169,16 @@ describe('structured mode', () => {
   it('refuses a payload the store cannot hold (U+0000, an unpaired surrogate) as invalid-payload, in any mode', () => {
     const event = (data: string, datacontenttype = 'application/json') =>
       `{"specversion":"1.0","id":"a","source":"s","type":"t","datacontenttype":"${datacontenttype}","data":${data}}`;
-    for (const data of ['"\\u0000"', '{"k":["x\\u0000"]}', '{"\\u0000":1}', '"\\ud800"', '"\\uDC00x"']) {
+    for (const data of [
+      '"\\u0000"',
+      '{"k":["x\\u0000"]}',
+      '{"\\u0000":1}',
+      '"\\ud800"',
+      '"\\uDC00x"',
+      '"\\ud800\\ud800"',
+      '"\\\\\\u0000"',
+      '{"a":"\\u0000","a":"x"}',
+    ]) {
       const r = rejection(() => decodeJsonEvent(bytes(event(data))));
       expect([r.reason, r.message], data).toEqual([
         'invalid-payload',
@@ -182,7 +191,13 @@ describe('structured mode', () => {
       ).toBe('invalid-payload');
     }
     // An escaped backslash before u0000, a surrogate pair and U+0001 are held.
-    for (const data of ['"a\\\\u0000"', '"\\ud83d\\ude00"', '"\\u0001"', '{"n":1}']) {
+    for (const data of [
+      '"a\\\\u0000"',
+      '"\\ud83d\\ude00"',
+      '"\\u0001"',
+      '{"n":1}',
+      '"\\\\\\\\u0000 \\"\\\\"',
+    ]) {
       expect(decodeJsonEvent(bytes(event(data))).data, data).toBeDefined();
     }
     // Text is stored as a JSON string, where a NUL would be \u0000; bytes are stored as base64.
@@ -190,6 +205,13 @@ describe('structured mode', () => {
     expect(rejection(() => decodeJsonEvent(bytes(JSON.stringify(text)))).reason).toBe('invalid-payload');
     const binary = { ...base, datacontenttype: 'application/octet-stream', data_base64: 'AAEC' };
     expect([...decodeJsonEvent(bytes(JSON.stringify(binary))).data!]).toEqual([0, 1, 2]);
+    // Text that is not UTF-8 is stored as base64 too, NUL and all.
+    const notUtf8 = {
+      ...base,
+      datacontenttype: 'text/plain',
+      data_base64: Buffer.from([0x61, 0, 0xff]).toString('base64'),
+    };
+    expect([...decodeJsonEvent(bytes(JSON.stringify(notUtf8))).data!]).toEqual([0x61, 0, 0xff]);
   });
   it('reports invalid JSON as malformed and wrong attribute types as invalid-attributes', () => {
     expect(rejection(() => decodeJsonEvent(bytes('{"id":'))).reason).toBe('malformed');

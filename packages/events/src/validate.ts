@@ -14,6 +14,7 @@
  *   ({@link checkStorablePayload}).
  * Nothing is repaired: an unacceptable value is rejected, never trimmed or defaulted.
  */
+import { isUtf8 } from 'node:buffer';
 import { type CloudEvent, SPEC_VERSION } from './model.js';
 import { EventRejection, invalidAttributes, invalidPayload, malformed } from './rejection.js';
 import { EARLIEST_EVENT_TIME_MS, MAX_AHEAD_MS } from './time-window.js';
@@ -202,55 +203,68 @@ export function buildEvent(f: EventFields): CloudEvent {
   return event;
 }
 
-const ESCAPE = Buffer.from('\\u');
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const BACKSLASH = 0x5c;
+const U = 0x75;
 
 /**
- * Throws `invalid-payload` for a payload the event store cannot hold: PostgreSQL's jsonb (the
- * `data` and `raw` columns) refuses U+0000 and unpaired surrogates in any string or key. A JSON
- * payload carries them only as `\u` escapes, so one without `\u` is not parsed here; a text
- * payload, stored as a JSON string, carries U+0000 as a NUL byte. Ingest refuses such an event
- * instead of acknowledging one the consumer could only dead-letter, and the consumer dead-letters
- * one from another producer at once instead of retrying its batch.
+ * Throws `invalid-payload` for a payload PostgreSQL's jsonb (the `data` and `raw` columns) refuses
+ * for its characters: U+0000 or an unpaired surrogate in any string or key. A JSON payload carries
+ * them only as `\u` escapes, found by one scan of its bytes (`refusedEscape`: no parse, and a key
+ * that a later duplicate hides from `JSON.parse` is still seen); a text payload, stored as a JSON
+ * string, carries U+0000 as a NUL byte. Ingest refuses such an event instead of acknowledging one
+ * the consumer could only dead-letter, and the consumer dead-letters one from another producer at
+ * once instead of retrying its batch.
  */
 export function checkStorablePayload(data: Uint8Array, datacontenttype: string | undefined): void {
   if (datacontenttype === undefined || isJsonMediaType(datacontenttype)) {
-    const bytes = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    if (bytes.indexOf(ESCAPE) === -1) return;
-    let value: unknown;
-    try {
-      value = JSON.parse(strictUtf8.decode(data));
-    } catch {
-      return; // not JSON: its own rule, where one applies
-    }
-    if (!jsonbHolds(value)) {
+    if (refusedEscape(data)) {
       throw invalidPayload(
         'the JSON payload holds U+0000 or an unpaired surrogate (a \\u escape), which the event store (PostgreSQL jsonb) cannot hold',
       );
     }
-  } else if (isTextMediaType(datacontenttype) && data.includes(0)) {
+  } else if (isTextMediaType(datacontenttype) && data.includes(0) && isUtf8(data)) {
+    // (Text that is not UTF-8 is stored as base64, which holds any byte.)
     throw invalidPayload('the text payload holds U+0000, which the event store cannot hold');
   }
 }
 
-/** Whether every string and key of a parsed JSON value is one jsonb holds (walked without recursion). */
-function jsonbHolds(value: unknown): boolean {
-  const holds = (s: string) => !s.includes('\0') && !LONE_SURROGATE.test(s);
-  const pending: unknown[] = [value];
-  while (pending.length > 0) {
-    const v = pending.pop();
-    if (typeof v === 'string') {
-      if (!holds(v)) return false;
-    } else if (Array.isArray(v)) {
-      for (const item of v) pending.push(item);
-    } else if (v !== null && typeof v === 'object') {
-      for (const [key, item] of Object.entries(v)) {
-        if (!holds(key)) return false;
-        pending.push(item);
+/**
+ * Whether JSON text holds a `\u` escape jsonb refuses: `\u0000`, a high surrogate not followed at
+ * once by a low one, or a low one alone. In a run of backslashes each pair is one escaped
+ * backslash, and an odd last one escapes the byte after the run.
+ */
+function refusedEscape(bytes: Uint8Array): boolean {
+  let i = bytes.indexOf(BACKSLASH);
+  while (i !== -1) {
+    let end = i;
+    while (bytes[end] === BACKSLASH) end++;
+    let next = end + 1;
+    if ((end - i) % 2 === 1 && bytes[end] === U) {
+      const unit = hex4(bytes, end + 1);
+      next = end + 5;
+      if (unit === 0 || (unit >= 0xdc00 && unit <= 0xdfff)) return true;
+      if (unit >= 0xd800 && unit <= 0xdbff) {
+        const low = bytes[next] === BACKSLASH && bytes[next + 1] === U ? hex4(bytes, next + 2) : -1;
+        if (low < 0xdc00 || low > 0xdfff) return true;
+        next += 6;
       }
     }
+    i = bytes.indexOf(BACKSLASH, next);
   }
-  return true;
+  return false;
+}
+
+/** The four hex digits at `at` as a number; -1 when they are not four hex digits. */
+function hex4(bytes: Uint8Array, at: number): number {
+  let n = 0;
+  for (let k = at; k < at + 4; k++) {
+    const c = bytes[k] ?? 0;
+    const d =
+      c >= 0x30 && c <= 0x39 ? c - 0x30 : (c | 0x20) >= 0x61 && (c | 0x20) <= 0x66 ? (c | 0x20) - 0x57 : -1;
+    if (d < 0) return -1;
+    n = n * 16 + d;
+  }
+  return n;
 }
 
 /** Throws `invalid-attributes` unless `name` is an acceptable extension attribute name. */

@@ -8,7 +8,7 @@
  * | pause | running | stops fetching, stays in the group | success; skipped otherwise |
  * | resume | paused | fetches again | success; skipped otherwise |
  * | restart | any | stop (if needed) then start | success |
- * | clear-checkpoints | stopped, failed | deletes the group's rows of `events.consumer_checkpoint` and resets the group's broker offsets to the earliest retained records, so the next start re-reads the retained topic (harmless: inserts deduplicate) | success; failure (400 FAILED_PRECONDITION) while consuming |
+ * | clear-checkpoints | stopped, failed | resets the group's broker offsets to the earliest retained records, then deletes the group's rows of `events.consumer_checkpoint`, so the next start re-reads the retained topic (harmless: inserts deduplicate) | success; failure (400 FAILED_PRECONDITION) while consuming, or while another member is in the group (nothing deleted) |
  *
  * Each command is counted in `consume_lifecycle_commands_total{command,outcome}` and reports
  * `consume_running` at once.
@@ -32,8 +32,8 @@ export interface LifecycleOptions {
 
 export class Lifecycle {
   /**
-   * Serialises the commands: clear-checkpoints checks the state, then deletes rows and resets
-   * offsets; a start arriving in between would join the group with offsets being reset under it.
+   * Serialises the commands: clear-checkpoints checks the state, then resets offsets and deletes
+   * rows; a start arriving in between would join the group with offsets being reset under it.
    * (The stream serialises its own transitions too; this queue covers the command as a whole.)
    */
   private queue: Promise<unknown> = Promise.resolve();
@@ -109,7 +109,7 @@ export class Lifecycle {
       if (!/must have no running instances/.test((err as Error).message)) throw err;
       throw new ApiError(
         'FailedPrecondition',
-        `clear-checkpoints needs an empty consumer group; ${groupId} still has members (another replica?): stop them first`,
+        `clear-checkpoints needs an empty consumer group; ${groupId} still has members: stop the other replicas, or wait out the session timeout of a member that crashed`,
         { reason: 'group-active', metadata: { groupId } },
       );
     }

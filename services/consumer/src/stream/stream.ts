@@ -132,6 +132,11 @@ export class ConsumerStream {
 
   resume(): Promise<'success' | 'skipped'> {
     return this.serial(async () => {
+      // Restarting after a crash while paused: it joins consuming.
+      if (this.stateValue === 'starting' && this.pausedByOperator) {
+        this.pausedByOperator = false;
+        return 'success';
+      }
       if (this.stateValue !== 'paused' || !this.consumer) return 'skipped';
       this.consumer.resume();
       this.pausedByOperator = false;

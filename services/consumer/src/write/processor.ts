@@ -332,11 +332,9 @@ export class BatchProcessor {
       backoff: this.outage,
       signal,
       onRetry: (err) => {
-        this.deadLetterWaits.set(wait, (err as Error).message);
-        this.opts.log.warn(
-          { err: (err as Error).message },
-          'dead-letter publish failed; batch not committed',
-        );
+        const message = err instanceof Error ? err.message : String(err);
+        this.deadLetterWaits.set(wait, message);
+        this.opts.log.warn({ err: message }, 'dead-letter publish failed; batch not committed');
       },
     }).finally(() => this.deadLetterWaits.delete(wait));
     for (const p of poison) {
