@@ -4,9 +4,9 @@
  * `FACET_ROW_CAP` above it); a table histogram is counted when few matches are expected and
  * estimated from a block sample, scaled, when many are.
  */
-import { createDatabase, rollupFromEvents, seedEvents } from '@event-observatory/devstack';
+import { rollupFromEvents, seedEvents } from '@event-observatory/devstack';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clause, SqlParams, whereOf } from '../src/event-search.js';
 import {
   countEvents,
@@ -20,7 +20,6 @@ import {
   facetEvents,
   HOUR_MS,
   histogramEvents,
-  migrate,
   readFilter,
   rollupIngestedFrom,
   searchEvents,
@@ -28,6 +27,7 @@ import {
   sortsEveryMatch,
   totalEvents,
 } from '../src/index.js';
+import { createMigratedDatabase } from './migrated-database.js';
 import { refreshRollupNow } from './scoped-roles.js';
 
 const SEEDED = 24_000;
@@ -36,8 +36,7 @@ const end = new Date(Math.floor(Date.now() / 1000) * 1000);
 let pool: pg.Pool;
 
 beforeAll(async () => {
-  const url = await createDatabase(inject('stack').databaseUrl, `facets_${Date.now().toString(36)}`);
-  await migrate({ url });
+  const url = await createMigratedDatabase('facets');
   pool = new pg.Pool({ connectionString: url, max: 2 });
   await seedEvents(pool, { count: SEEDED, spanMs: SPAN_MS, end });
   await pool.query('ANALYZE events.cloud_event');
@@ -455,8 +454,7 @@ describe('the rollup histogram', () => {
   });
 
   it('never shows fewer events than the table: hours ingested since the last refresh are counted from it', async () => {
-    const url = await createDatabase(inject('stack').databaseUrl, `rollup_${Date.now().toString(36)}`);
-    await migrate({ url });
+    const url = await createMigratedDatabase('rollup');
     const db = new pg.Pool({ connectionString: url, max: 2 });
     try {
       const now = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 + 1_800_000);
@@ -531,8 +529,7 @@ describe('the rollup histogram', () => {
   });
 
   it('keeps the days equal to the hours summed per UTC day through every write of the hourly rollup', async () => {
-    const url = await createDatabase(inject('stack').databaseUrl, `rollup_daily_${Date.now().toString(36)}`);
-    await migrate({ url });
+    const url = await createMigratedDatabase('rollup_daily');
     const db = new pg.Pool({ connectionString: url, max: 2 });
     const rows = async (sql: string) => (await db.query(sql)).rows;
     /** The daily rollup, which must equal the hourly one summed per UTC day (after `step`). */
@@ -614,8 +611,7 @@ describe('the rollup histogram', () => {
   });
 
   it('counts bars of whole days from the daily rollup, the other hours and those not refreshed yet from the hourly rollup and the table', async () => {
-    const url = await createDatabase(inject('stack').databaseUrl, `rollup_days_${Date.now().toString(36)}`);
-    await migrate({ url });
+    const url = await createMigratedDatabase('rollup_days');
     const db = new pg.Pool({ connectionString: url, max: 2 });
     try {
       const now = new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS + HOUR_MS / 2);
