@@ -521,14 +521,21 @@ export function searchStatement(
   };
   const sources = pageSources(filter);
   if (sources === undefined) return { text: select(filter), values: p.values };
-  // Each source's newest rows, merged by the same order: the merge reads each range only as far as
-  // the page reaches into it. `page_uid` carries the order's second key out of the branches.
-  const branches = sources.map(
-    (source) => `(${select({ ...filter, sources: [source] }, ', event_uid AS page_uid')})`,
+  // `page_uid` carries the order's second key out of the branches.
+  const branches = sources.map((source) =>
+    select({ ...filter, sources: [source] }, ', event_uid AS page_uid'),
   );
-  const text = `SELECT * FROM (${branches.join('\n    UNION ALL ')}) AS by_source
-    ORDER BY occurred_at ${dir}, page_uid ${dir} LIMIT ${p.add(limit)}`;
+  const text = mergedBySource(branches, `occurred_at ${dir}, page_uid ${dir}`, p.add(limit));
   return { text, values: p.values };
+}
+
+/**
+ * One statement per source (`branches`, each ordered by `orderBy` and limited), merged in that
+ * order: the merge reads each source's range only as far as the result reaches into it.
+ */
+export function mergedBySource(branches: string[], orderBy: string, limit: string): string {
+  return `SELECT * FROM (${branches.map((b) => `(${b})`).join('\n    UNION ALL ')}) AS by_source
+    ORDER BY ${orderBy} LIMIT ${limit}`;
 }
 
 /** One page of matches, in the page's order (newest first by default). */

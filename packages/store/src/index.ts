@@ -1,5 +1,11 @@
 export { ADVISORY_LOCKS, type AdvisoryLockKey } from './advisory-locks.js';
-export { cancellablePool, scopedPool, scopeOf } from './cancellable-pool.js';
+export {
+  cancellablePool,
+  type PlannedStatement,
+  type PlannerSettings,
+  scopedPool,
+  scopeOf,
+} from './cancellable-pool.js';
 export {
   type Checkpoint,
   deleteCheckpoints,

@@ -2,11 +2,12 @@
  * `cancellablePool` on a real PostgreSQL: an abort rejects the caller at once with the signal's
  * reason and stops the statement on the server; an aborted signal sends nothing; a connection whose
  * backend was terminated never serves another statement, also under `scopedPool` (no ROLLBACK
- * sent on it to fail after its release).
+ * sent on it to fail after its release); `scopedPool` sets a statement's planner settings for it
+ * alone.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { cancellablePool, scopedPool, WHOLE_SCOPE } from '../src/index.js';
+import { cancellablePool, type PlannedStatement, scopedPool, WHOLE_SCOPE } from '../src/index.js';
 
 let pool: pg.Pool;
 let watcher: pg.Pool;
@@ -73,4 +74,19 @@ describe('cancellablePool', () => {
       for (let i = 0; i < 5; i++) expect((await reads.query('SELECT 1 AS one')).rows[0].one).toBe(1);
     },
   );
+
+  it("scopedPool plans a statement under its planner settings, and the next one under the server's", async () => {
+    const reads = scopedPool(pool, WHOLE_SCOPE);
+    const setting = 'SELECT current_setting($1) AS value';
+    const planned: PlannedStatement = {
+      text: setting,
+      values: ['enable_bitmapscan'],
+      planner: { enable_bitmapscan: 'off' },
+    };
+    expect((await reads.query(planned)).rows[0].value).toBe('off');
+    expect((await reads.query(setting, ['enable_bitmapscan'])).rows[0].value).toBe('on');
+    // A name or value that is not a plain word is never sent.
+    const odd = { ...planned, planner: { 'enable_bitmapscan = off; DROP': 'off' } } as PlannedStatement;
+    expect((await reads.query(odd)).rows[0].value).toBe('on');
+  });
 });

@@ -13,7 +13,9 @@ import {
   countEvents,
   countStatement,
   type EventFilter,
+  FACET_ROW_CAP,
   facetEvents,
+  facetStatement,
   histogramEvents,
   histogramStatement,
   type ReadScope,
@@ -233,6 +235,30 @@ describe('a reader of a few sources', () => {
     // Fewer than asked for in the whole range: no hour.
     const reads = scopedPool(db.reader, FEW);
     expect(await rollupNewestHour(reads, { types: ['com.example.t3'] }, 1_000_000)).toBeUndefined();
+  });
+
+  it("counts the facets of one type from each source's range in index order, merged, in one statement over the range", async () => {
+    const reads = scopedPool(db.reader, FEW);
+    const filter = await readFilter(reads, { types: ['com.example.t1'] });
+    let checkouts = 0;
+    const count = () => {
+      checkouts += 1;
+    };
+    db.reader.on('acquire', count);
+    const facets = await facetEvents(reads, filter);
+    db.reader.off('acquire', count);
+    expect(facets.counted).toBeGreaterThan(0);
+    expect(checkouts).toBe(1);
+    const statement = await facetStatement(reads, filter, FACET_ROW_CAP + 1);
+    const { rows } = await reads.query({
+      ...statement,
+      text: `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${statement.text}`,
+    });
+    const plan = rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+    // Each source's newest rows through the index that holds exactly them, no bitmap of wider ones.
+    expect(plan).toMatch(/Merge Append/);
+    expect(plan.match(/ce_type_ce_source_occurred_at_idx/g)?.length).toBeGreaterThanOrEqual(5);
+    expect(plan).not.toMatch(/Bitmap|Rows Removed by Filter: [1-9]/);
   });
 
   it('still sees nothing without a scope', async () => {
