@@ -28,15 +28,14 @@ import { scopeOf } from './cancellable-pool.js';
 import { HOUR_MS, rollupAnswers } from './event-histogram.js';
 import { rollupNewestHour } from './event-rollup.js';
 import {
-  allTypesExact,
   canAskTypesOfText,
   clause,
   type EventFilter,
-  MERGED_SOURCES_MAX,
   mergedBySource,
   readFilter,
   SqlParams,
   sortsEveryMatch,
+  sourceRanges,
   TOTAL_CAP,
   type WhereOptions,
   whereOf,
@@ -275,34 +274,18 @@ export async function facetStatement(
 }
 
 /**
- * The sources whose matches an index holds exactly, in time order: those of a filter of nothing
- * but a range, at most one exact type and 1 to `MERGED_SOURCES_MAX` sources (a viewer's scope,
- * `withinScope`, or the filter's), read through `(ce_type, ce_source, occurred_at DESC)` or
- * `(ce_source, occurred_at DESC)`. Each source's range is read newest first and merged
- * (`mergedBySource`), so a piece reads the matches it counts and no other row. The planner is told
- * not to use a bitmap for it: it takes a type and a source for independent, expects a tenth of the
- * matches when they go together, and then reads every match of the piece through two wider
- * indexes and sorts them; on the 5 M-event bench store a viewer of 5 of the 50 sources counted one
- * type's newest 10,000 in 55-75 ms that way, 15-30 ms in index order. Undefined for any other
- * filter, whose conditions no index holds together, and on a pool that would not pass the setting
- * on (one `scopedPool` did not make), where one statement over the range would read and sort every
- * match of it.
+ * The sources whose facets are read in index order (`sourceRanges`), each source's range newest
+ * first, merged (`mergedBySource`), so a piece reads the matches it counts and no other row. The
+ * planner is told not to use a bitmap for it: it takes a type and a source for independent,
+ * expects a tenth of the matches when they go together, and then reads every match of the piece
+ * through two wider indexes and sorts them; on the 5 M-event bench store a viewer of 5 of the 50
+ * sources counted one type's newest 10,000 in 55-75 ms that way, 15-30 ms in index order.
+ * Undefined, besides the filters `sourceRanges` leaves out, on a pool that would not pass the
+ * setting on (one `scopedPool` did not make), where one statement over the range would read and
+ * sort every match of it.
  */
 function sourcesInIndexOrder(db: DatabasePool, filter: EventFilter): string[] | undefined {
-  if (scopeOf(db) === undefined) return undefined;
-  const { from, to, types, sources, ...rest } = filter;
-  if (Object.values(rest).some(holdsSomething)) return undefined;
-  if (types?.length && !(types.length === 1 && allTypesExact(types))) return undefined;
-  const distinct = [...new Set(sources ?? [])];
-  return distinct.length > 0 && distinct.length <= MERGED_SOURCES_MAX ? distinct : undefined;
-}
-
-/** A filter member that says anything: not undefined, nor an empty list, map or object. */
-function holdsSomething(value: unknown): boolean {
-  if (value === undefined) return false;
-  if (Array.isArray(value)) return value.length > 0;
-  if (value instanceof Map) return value.size > 0;
-  return typeof value !== 'object' || value === null || Object.keys(value).length > 0;
+  return scopeOf(db) === undefined ? undefined : sourceRanges(filter);
 }
 
 /** The statement of a piece's newest `limit` matches, with the columns the facets group. */

@@ -484,20 +484,41 @@ type Columns = string | ((p: SqlParams) => string);
 export const MERGED_SOURCES_MAX = 8;
 
 /**
- * The sources a page reads one by one, each in time order, merged: those of a filter of one exact
- * type and 2 to `MERGED_SOURCES_MAX` sources (a viewer's scope, `withinScope`, or the filter's).
- * With `= ANY` beside the type, the B-tree `(ce_type, ce_source, occurred_at DESC)` answers the
- * sources' ranges one after the other, out of time order, so the planner walks the type's index
- * newest first instead and drops the other sources' rows: a viewer of five sources out of fifty
- * read five heap pages per row shown (packages/store/DESIGN.md, "A path by source").
+ * The sources of a filter of nothing but a range, at most one exact type and 1 to
+ * `MERGED_SOURCES_MAX` sources (a viewer's scope, `withinScope`, or the filter's), each once: the
+ * matches of each lie in one range of `(ce_type, ce_source, occurred_at DESC)` or
+ * `(ce_source, occurred_at DESC)`, in time order, so reading them one source after the other,
+ * merged, reads no row but those returned. Undefined for any other filter: a word or a payload
+ * value has a narrower index of its own, which the planner chooses best over `= ANY`.
+ */
+export function sourceRanges(filter: EventFilter): string[] | undefined {
+  const { from, to, types, sources, ...rest } = filter;
+  if (Object.values(rest).some(holdsSomething)) return undefined;
+  if (types?.length && !(types.length === 1 && allTypesExact(types))) return undefined;
+  // Each source once: a branch per repeat would return its rows as often.
+  const distinct = [...new Set(sources ?? [])];
+  return distinct.length > 0 && distinct.length <= MERGED_SOURCES_MAX ? distinct : undefined;
+}
+
+/** A filter member that says anything: not undefined, nor an empty list, map or object. */
+function holdsSomething(value: unknown): boolean {
+  if (value === undefined) return false;
+  if (Array.isArray(value)) return value.length > 0;
+  if (value instanceof Map) return value.size > 0;
+  return typeof value !== 'object' || value === null || Object.keys(value).length > 0;
+}
+
+/**
+ * The sources a page reads one by one, each in time order, merged: those of `sourceRanges` when
+ * there are two or more and a type. With `= ANY` beside the type, the B-tree
+ * `(ce_type, ce_source, occurred_at DESC)` answers the sources' ranges one after the other, out of
+ * time order, so the planner walks the type's index newest first instead and drops the other
+ * sources' rows: a viewer of five sources out of fifty read five heap pages per row shown
+ * (packages/store/DESIGN.md, "A path by source").
  */
 function pageSources(filter: EventFilter): string[] | undefined {
-  const { types } = filter;
-  // Each source once: a branch per repeat would return its rows as often.
-  const sources = [...new Set(filter.sources ?? [])];
-  const oneType = types?.length === 1 && allTypesExact(types);
-  const several = sources.length > 1 && sources.length <= MERGED_SOURCES_MAX;
-  return oneType && several ? sources : undefined;
+  const sources = sourceRanges(filter);
+  return filter.types?.length === 1 && sources !== undefined && sources.length > 1 ? sources : undefined;
 }
 
 /** The statement of one page (`searchEvents`, with `columns` beyond the row's `searchEventDocuments`); tests EXPLAIN it. */

@@ -165,6 +165,18 @@ describe('a reader of a few sources', () => {
     expect(plan.match(/ce_type_ce_source_occurred_at_idx/g)?.length).toBeGreaterThanOrEqual(5);
     expect(plan).not.toMatch(/Rows Removed by Filter: [1-9]/);
 
+    // A word or a payload value beside them has a narrower index of its own: one statement, `= ANY`.
+    for (const narrower of [
+      { text: 'alpha' },
+      { payload: [{ path: ['device', 'id'], op: '=', value: 'dev-1' }] },
+    ]) {
+      const one = searchStatement({ ...filter, sources: FEW_SOURCES, ...narrower } as EventFilter, {
+        limit: 25,
+      });
+      expect(one.text).not.toMatch(/UNION ALL/);
+    }
+    expect(searchStatement({ ...filter, sources: FEW_SOURCES }, { limit: 25 }).text).toMatch(/UNION ALL/);
+
     // A source named twice is still read once.
     const twice = {
       types: ['com.example.t1'],
