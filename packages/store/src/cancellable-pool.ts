@@ -34,6 +34,9 @@ export interface PlannerSettings {
   enable_bitmapscan?: 'off';
 }
 
+/** The settings a `PlannedStatement` may carry: only these names are ever sent. */
+const PLANNER_SETTINGS: ReadonlySet<string> = new Set<keyof PlannerSettings>(['enable_bitmapscan']);
+
 /** A statement with the planner settings it runs under (on a `scopedPool`; another pool ignores them). */
 export interface PlannedStatement {
   text: string;
@@ -64,11 +67,11 @@ export function scopedPool(
 ): DatabasePool {
   const setting = scopeSetting(scope);
   const scoped = boundPool(pool, signal, async (client, args, discard) => {
-    // One round trip for both: the simple protocol runs them as one string (the value is quoted).
-    await client.query(
-      `BEGIN; SELECT set_config('observatory.scope', ${client.escapeLiteral(setting)}, true)${plannerOf(args[0])}`,
-    );
     try {
+      // One round trip for both: the simple protocol runs them as one string (the value is quoted).
+      await client.query(
+        `BEGIN; SELECT set_config('observatory.scope', ${client.escapeLiteral(setting)}, true)${plannerOf(args[0])}`,
+      );
       const result = await (client.query as (...a: unknown[]) => Promise<unknown>)(...args);
       await client.query('COMMIT');
       return result;
@@ -89,7 +92,7 @@ export function scopedPool(
 function plannerOf(statement: unknown): string {
   const planner = (statement as Partial<PlannedStatement> | undefined)?.planner ?? {};
   return Object.entries(planner)
-    .filter(([name, value]) => /^[a-z_]+$/.test(name) && (value === 'on' || value === 'off'))
+    .filter(([name, value]) => PLANNER_SETTINGS.has(name) && (value === 'on' || value === 'off'))
     .map(([name, value]) => `; SET LOCAL ${name} = ${value}`)
     .join('');
 }

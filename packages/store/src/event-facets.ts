@@ -42,7 +42,7 @@ import {
 } from './event-search.js';
 import { listPartitions, piecesByPartition, type TimeSpan } from './partitions.js';
 import type { DatabasePool } from './queryable.js';
-import { rollupCovers } from './read-scope.js';
+import { rollupCovers, scopeSources } from './read-scope.js';
 
 /**
  * Matches counted at most (the newest): as many as the total counts (`TOTAL_CAP`), so the facets of
@@ -153,7 +153,7 @@ interface Piece extends TimeSpan {
  * that holds the range's end (or now, before a range that ends later), and counts the cap within
  * that partition and the one before but not within the first alone, the hours from where it counts
  * the cap are one piece, then the partitions before them. Read month by month, a viewer of few
- * sources counts part of the cap in the newest month and the rest in a part of the month before
+ * sources counts part of the cap of a word in the newest month and the rest in a part of the month before
  * whose length is guessed from the first month's density (`newestPart`); the rollup's counts put
  * the bound where the cap is reached, in one statement fewer. The rollup may count fewer than the
  * table (rows since its last refresh) or more (whole hours at the range's ends, a detached month):
@@ -208,9 +208,10 @@ function lengthMs({ from, to }: TimeSpan): number {
  * would begin at that density, with half as many again for the unevenness: the newer part first,
  * then the rest, which is read only if the newer part held fewer. A plan that reads every match of
  * a piece and sorts them (a bitmap) then reads about the newer part's: on the 5 M-event bench store,
- * a viewer of 5 of the 50 sources counts 8,500 rows of a type in its newest month, then 1,500 in
- * the month before, whose 8,500 it read whole. Undefined for a piece open at either end, or one not
- * worth cutting.
+ * a viewer of 5 of the 50 sources counted 8,500 rows of a type in its newest month, then 1,500 in
+ * the month before, whose 8,500 it read whole (such a filter is now read in index order,
+ * `sourcesInIndexOrder`; one of a word still is so). Undefined for a piece open at either end, or
+ * one not worth cutting.
  */
 function newestPart(piece: TimeSpan, density: number, limit: number): Piece[] | undefined {
   const { from, to } = piece;
@@ -278,14 +279,21 @@ export async function facetStatement(
  * first, merged (`mergedBySource`), so a piece reads the matches it counts and no other row. The
  * planner is told not to use a bitmap for it: it takes a type and a source for independent,
  * expects a tenth of the matches when they go together, and then reads every match of the piece
- * through two wider indexes and sorts them; on the 5 M-event bench store a viewer of 5 of the 50
- * sources counted one type's newest 10,000 in 55-75 ms that way, 15-30 ms in index order.
- * Undefined, besides the filters `sourceRanges` leaves out, on a pool that would not pass the
- * setting on (one `scopedPool` did not make), where one statement over the range would read and
- * sort every match of it.
+ * through two wider indexes and sorts them; on the 5 M-event bench store (in shared buffers) a
+ * viewer of 5 of the 50 sources counted one type's newest 10,000 in 55-100 ms that way, 44-54 ms
+ * in index order, most of it the grouping. Undefined, besides the filters `sourceRanges` leaves
+ * out, on a pool that would not pass the setting on (one `scopedPool` did not make), where one
+ * statement over the range would read and sort every match of it, and for sources whose rows
+ * the scope's policy does not all admit.
  */
 function sourcesInIndexOrder(db: DatabasePool, filter: EventFilter): string[] | undefined {
-  return scopeOf(db) === undefined ? undefined : sourceRanges(filter);
+  const scope = scopeOf(db);
+  const sources = scope && sourceRanges(filter);
+  if (scope?.all || sources === undefined) return sources;
+  // Only where the policy admits every row the index gives: else each branch would walk its
+  // source's range over the whole range, dropping the rows the viewer does not see.
+  const visible = scopeSources(scope);
+  return visible && sources.every((s) => visible.includes(s)) ? sources : undefined;
 }
 
 /** The statement of a piece's newest `limit` matches, with the columns the facets group. */

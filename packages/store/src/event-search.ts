@@ -480,7 +480,10 @@ export function clause(where: string[]): string {
 /** The select list of a page: SQL text, or written with bind parameters of the statement. */
 type Columns = string | ((p: SqlParams) => string);
 
-/** Most sources a page of one type reads as ranges of their own (`pageSources`); more are one `= ANY`. */
+/**
+ * Most sources read as ranges of their own, merged (a page's `pageSources`, the facets'
+ * `sourceRanges`); more are one `= ANY`.
+ */
 export const MERGED_SOURCES_MAX = 8;
 
 /**
@@ -495,8 +498,12 @@ export function sourceRanges(filter: EventFilter): string[] | undefined {
   const { from, to, types, sources, ...rest } = filter;
   if (Object.values(rest).some(holdsSomething)) return undefined;
   if (types?.length && !(types.length === 1 && allTypesExact(types))) return undefined;
-  // Each source once: a branch per repeat would return its rows as often.
-  const distinct = [...new Set(sources ?? [])];
+  return distinctSources(filter);
+}
+
+/** The filter's sources, each once (a branch per repeat would return its rows as often), when 1 to `MERGED_SOURCES_MAX`. */
+function distinctSources(filter: EventFilter): string[] | undefined {
+  const distinct = [...new Set(filter.sources ?? [])];
   return distinct.length > 0 && distinct.length <= MERGED_SOURCES_MAX ? distinct : undefined;
 }
 
@@ -509,16 +516,21 @@ function holdsSomething(value: unknown): boolean {
 }
 
 /**
- * The sources a page reads one by one, each in time order, merged: those of `sourceRanges` when
- * there are two or more and a type. With `= ANY` beside the type, the B-tree
+ * The sources a page reads one by one, each in time order, merged: those of a filter of one exact
+ * type and 2 to `MERGED_SOURCES_MAX` sources, without a condition that has an index of its own (a
+ * word, a payload value, an id, a subject, an extension value), which the planner reads best as
+ * one statement with `= ANY`. With `= ANY` beside the type alone, the B-tree
  * `(ce_type, ce_source, occurred_at DESC)` answers the sources' ranges one after the other, out of
  * time order, so the planner walks the type's index newest first instead and drops the other
  * sources' rows: a viewer of five sources out of fifty read five heap pages per row shown
  * (packages/store/DESIGN.md, "A path by source").
  */
 function pageSources(filter: EventFilter): string[] | undefined {
-  const sources = sourceRanges(filter);
-  return filter.types?.length === 1 && sources !== undefined && sources.length > 1 ? sources : undefined;
+  const { types, text, payload, ids, subject, extensions } = filter;
+  if (!(types?.length === 1 && allTypesExact(types))) return undefined;
+  if ([text, payload, ids, subject, extensions].some(holdsSomething)) return undefined;
+  const sources = distinctSources(filter);
+  return sources !== undefined && sources.length > 1 ? sources : undefined;
 }
 
 /** The statement of one page (`searchEvents`, with `columns` beyond the row's `searchEventDocuments`); tests EXPLAIN it. */

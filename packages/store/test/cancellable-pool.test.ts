@@ -75,18 +75,31 @@ describe('cancellablePool', () => {
     },
   );
 
-  it("scopedPool plans a statement under its planner settings, and the next one under the server's", async () => {
-    const reads = scopedPool(pool, WHOLE_SCOPE);
-    const setting = 'SELECT current_setting($1) AS value';
-    const planned: PlannedStatement = {
-      text: setting,
-      values: ['enable_bitmapscan'],
-      planner: { enable_bitmapscan: 'off' },
-    };
-    expect((await reads.query(planned)).rows[0].value).toBe('off');
-    expect((await reads.query(setting, ['enable_bitmapscan'])).rows[0].value).toBe('on');
-    // A name or value that is not a plain word is never sent.
-    const odd = { ...planned, planner: { 'enable_bitmapscan = off; DROP': 'off' } } as PlannedStatement;
-    expect((await reads.query(odd)).rows[0].value).toBe('on');
+  it("scopedPool plans a statement under its planner settings, and the next one under the server's, on the same connection", async () => {
+    // One connection, so the next statement surely runs where the settings were set.
+    const one = new pg.Pool({ connectionString: inject('stack').databaseUrl, max: 1 });
+    try {
+      const reads = scopedPool(one, WHOLE_SCOPE);
+      const setting = 'SELECT current_setting($1) AS value, pg_backend_pid() AS pid';
+      const planned: PlannedStatement = {
+        text: setting,
+        values: ['enable_bitmapscan'],
+        planner: { enable_bitmapscan: 'off' },
+      };
+      const first = (await reads.query(planned)).rows[0];
+      expect(first.value).toBe('off');
+      const next = (await reads.query(setting, ['enable_bitmapscan'])).rows[0];
+      expect(next).toEqual({ value: 'on', pid: first.pid });
+      // A planned statement that fails is rolled back with its settings.
+      await expect(reads.query({ ...planned, text: 'SELECT 1 / 0, $1::text' })).rejects.toThrow(
+        /division by zero/,
+      );
+      expect((await reads.query(setting, ['enable_bitmapscan'])).rows[0]).toEqual(next);
+      // A name that is not one of the planner settings is never sent.
+      const odd = { ...planned, planner: { work_mem: 'off' } } as unknown as PlannedStatement;
+      expect((await reads.query(odd)).rows[0]).toEqual(next);
+    } finally {
+      await one.end();
+    }
   });
 });

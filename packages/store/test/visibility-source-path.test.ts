@@ -271,6 +271,12 @@ describe('a reader of a few sources', () => {
     expect(plan).toMatch(/Merge Append/);
     expect(plan.match(/ce_type_ce_source_occurred_at_idx/g)?.length).toBeGreaterThanOrEqual(5);
     expect(plan).not.toMatch(/Bitmap|Rows Removed by Filter: [1-9]/);
+
+    // A scope whose policy does not admit every row of those sources reads them month by month.
+    const partly = scopedPool(db.reader, FEW_WITHOUT_PATH);
+    const named = { types: ['com.example.t1'], sources: FEW_SOURCES };
+    expect((await facetStatement(partly, named, FACET_ROW_CAP + 1)).planner).toBeUndefined();
+    expect((await facetStatement(reads, named, FACET_ROW_CAP + 1)).planner).toBeDefined();
   });
 
   it('still sees nothing without a scope', async () => {
