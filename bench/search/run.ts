@@ -334,9 +334,11 @@ if (!reuse) rmSync(join(dataDir, 'pgdata'), { recursive: true, force: true });
  * page, pays that copy ten times over.
  */
 const MB = 2 ** 20;
+/** This machine's memory, or the container's limit when lower (0 when there is none). */
+const MEMORY = Math.min(totalmem(), process.constrainedMemory() || Number.POSITIVE_INFINITY);
 const SERVER_MEMORY = {
-  shared_buffers: `${Math.floor(totalmem() / 4 / MB)}MB`,
-  effective_cache_size: `${Math.floor((totalmem() * 3) / 4 / MB)}MB`,
+  shared_buffers: `${Math.floor(MEMORY / 4 / MB)}MB`,
+  effective_cache_size: `${Math.floor((MEMORY * 3) / 4 / MB)}MB`,
 };
 const pgh = await startPostgres({ dataDir, settings: SERVER_MEMORY });
 try {
