@@ -24,7 +24,15 @@
 
 import { scopeOf } from './cancellable-pool.js';
 import { hourlyCountsTable, rollupIngestedFrom } from './event-rollup.js';
-import { clause, type EventFilter, estimateRows, readFilter, SqlParams, whereOf } from './event-search.js';
+import {
+  clause,
+  type EventFilter,
+  estimateRows,
+  onlyTimeTypesAndSources,
+  readFilter,
+  SqlParams,
+  whereOf,
+} from './event-search.js';
 import { addMonths } from './partitions.js';
 import type { DatabasePool } from './queryable.js';
 import { rollupCovers } from './read-scope.js';
@@ -77,20 +85,7 @@ const SAMPLE_LIMITS: SampleLimits = { exactMax: HISTOGRAM_EXACT_MAX, sampleRows:
 
 /** The rollup holds time, type and source only; it answers a filter of nothing else, in whole hours. */
 export function rollupAnswers(filter: EventFilter, bucketMs: number): boolean {
-  return (
-    bucketMs % HOUR_MS === 0 &&
-    filter.text === undefined &&
-    filter.where === undefined &&
-    !filter.payload?.length &&
-    !filter.ids?.length &&
-    filter.subject === undefined &&
-    Object.keys(filter.extensions ?? {}).length === 0 &&
-    filter.minSeverity === undefined &&
-    !filter.ranks?.length &&
-    !filter.hasExtensions?.length &&
-    !Object.values(filter.exclude ?? {}).some((values) => values?.length) &&
-    !filter.types?.some((t) => t.endsWith('*'))
-  );
+  return bucketMs % HOUR_MS === 0 && onlyTimeTypesAndSources(filter);
 }
 
 /** The statement of a histogram (`histogramEvents`), where it counts, and its sample's share; tests EXPLAIN it. */

@@ -495,24 +495,34 @@ export const MERGED_SOURCES_MAX = 8;
  * value has a narrower index of its own, which the planner chooses best over `= ANY`.
  */
 export function sourceRanges(filter: EventFilter): string[] | undefined {
-  const { from, to, types, sources, ...rest } = filter;
-  if (Object.values(rest).some(holdsSomething)) return undefined;
-  if (types?.length && !(types.length === 1 && allTypesExact(types))) return undefined;
+  if (!onlyTimeTypesAndSources(filter) || (filter.types?.length ?? 0) > 1) return undefined;
   return distinctSources(filter);
+}
+
+/**
+ * Whether `filter` holds nothing but a time range, exact types and sources: what the hourly rollup
+ * answers (`rollupAnswers`) and what `sourceRanges` reads in index order.
+ */
+export function onlyTimeTypesAndSources(filter: EventFilter): boolean {
+  return (
+    filter.text === undefined &&
+    filter.where === undefined &&
+    !filter.payload?.length &&
+    !filter.ids?.length &&
+    filter.subject === undefined &&
+    Object.keys(filter.extensions ?? {}).length === 0 &&
+    filter.minSeverity === undefined &&
+    !filter.ranks?.length &&
+    !filter.hasExtensions?.length &&
+    !Object.values(filter.exclude ?? {}).some((values) => values?.length) &&
+    !filter.types?.some((t) => t.endsWith('*'))
+  );
 }
 
 /** The filter's sources, each once (a branch per repeat would return its rows as often), when 1 to `MERGED_SOURCES_MAX`. */
 function distinctSources(filter: EventFilter): string[] | undefined {
   const distinct = [...new Set(filter.sources ?? [])];
   return distinct.length > 0 && distinct.length <= MERGED_SOURCES_MAX ? distinct : undefined;
-}
-
-/** A filter member that says anything: not undefined, nor an empty list, map or object. */
-function holdsSomething(value: unknown): boolean {
-  if (value === undefined) return false;
-  if (Array.isArray(value)) return value.length > 0;
-  if (value instanceof Map) return value.size > 0;
-  return typeof value !== 'object' || value === null || Object.keys(value).length > 0;
 }
 
 /**
@@ -528,7 +538,13 @@ function holdsSomething(value: unknown): boolean {
 function pageSources(filter: EventFilter): string[] | undefined {
   const { types, text, payload, ids, subject, extensions } = filter;
   if (!(types?.length === 1 && allTypesExact(types))) return undefined;
-  if ([text, payload, ids, subject, extensions].some(holdsSomething)) return undefined;
+  const ownIndex =
+    text !== undefined ||
+    !!payload?.length ||
+    !!ids?.length ||
+    subject !== undefined ||
+    Object.keys(extensions ?? {}).length > 0;
+  if (ownIndex) return undefined;
   const sources = distinctSources(filter);
   return sources !== undefined && sources.length > 1 ? sources : undefined;
 }
