@@ -87,7 +87,9 @@ describe('rollup-refresh on real PostgreSQL', () => {
       await writer.query('BEGIN');
       await insertEvents(writer, [{ at: hoursAgo(7, 1), id: 'slow-writer' }]);
       await new Promise((r) => setTimeout(r, 50));
-      await insertEvents(h.db, [{ at: hoursAgo(8, 1), id: 'quick-writer' }]);
+      // Its own source: a name the slow writer added but has not committed would make this insert
+      // wait for that commit (the name catalog's key, migration 0012), and the test with it.
+      await insertEvents(h.db, [{ at: hoursAgo(8, 1), id: 'quick-writer', source: 'urn:test:quick' }]);
       expect(await h.jobs().run('rollup-refresh')).toMatchObject({ outcome: 'success' });
       await writer.query('COMMIT');
     } finally {
