@@ -36,18 +36,43 @@ export interface MonthPartition {
   to: Date;
 }
 
+/**
+ * Each bounded partition attached to `events.cloud_event` with its bounds and the planner's size
+ * figures (`pg_class`), from the catalog, which every role may read.
+ */
+const MONTH_PARTITIONS = `SELECT c.oid, c.relname AS name, b.m[1]::timestamptz AS "from", b.m[2]::timestamptz AS "to",
+         c.reltuples, c.relpages
+    FROM pg_inherits i
+    JOIN pg_class c ON c.oid = i.inhrelid
+    CROSS JOIN LATERAL regexp_match(pg_get_expr(c.relpartbound, c.oid),
+                                    'FROM \\(''([^'']+)''\\) TO \\(''([^'']+)''\\)') AS b(m)
+   WHERE i.inhparent = 'events.cloud_event'::regclass AND b.m IS NOT NULL`;
+
 /** The bounded partitions attached to `events.cloud_event`, oldest first, read from the catalog. */
 export async function listPartitions(db: Queryable): Promise<MonthPartition[]> {
   const { rows } = await db.query<{ name: string; from: Date; to: Date }>(
-    `SELECT c.relname AS name, b.m[1]::timestamptz AS "from", b.m[2]::timestamptz AS "to"
-       FROM pg_inherits i
-       JOIN pg_class c ON c.oid = i.inhrelid
-       CROSS JOIN LATERAL regexp_match(pg_get_expr(c.relpartbound, c.oid),
-                                       'FROM \\(''([^'']+)''\\) TO \\(''([^'']+)''\\)') AS b(m)
-      WHERE i.inhparent = 'events.cloud_event'::regclass AND b.m IS NOT NULL
-      ORDER BY 2`,
+    `SELECT name, "from", "to" FROM (${MONTH_PARTITIONS}) AS p ORDER BY "from"`,
   );
   return rows;
+}
+
+/**
+ * The rows of the month partitions that lie within `[from, to)`, every viewer's, as the planner
+ * reckons a table's size: its rows per page at the last ANALYZE or VACUUM times its pages now.
+ * Undefined when no partition lies there or one has never been analysed. Under row-level security
+ * an EXPLAIN's estimate is the rows the planner guesses the policy admits, a share it cannot know
+ * (the scope is a setting); the catalog's figure is the same for every role.
+ */
+export async function monthRowsEstimate(db: Queryable, from: Date, to: Date): Promise<number | undefined> {
+  const { rows } = await db.query<{ n: number | null }>(
+    `SELECT CASE WHEN bool_and(reltuples >= 0) THEN sum(CASE WHEN relpages > 0
+              THEN reltuples / relpages * (pg_relation_size(oid) / current_setting('block_size')::int)
+              ELSE reltuples END) END AS n
+       FROM (${MONTH_PARTITIONS}) AS p WHERE "from" >= $1 AND "to" <= $2`,
+    [from, to],
+  );
+  const n = rows[0]?.n;
+  return n === null || n === undefined ? undefined : Number(n);
 }
 
 /**

@@ -284,3 +284,26 @@ describe('a reader of a few sources', () => {
     expect(rows).toEqual([]);
   });
 });
+
+describe('a block-sampled histogram', () => {
+  it("samples the same share of the months' pages for every viewer, as the owner does", async () => {
+    const to = new Date(hour.getTime() + 3_600_000);
+    const range = { from: new Date(to.getTime() - 60 * DAY_MS), to, bucketMs: 7 * DAY_MS };
+    // `alpha`: about 1 row in 7 of the 20,000, above 1,000; the months hold more than 2,000.
+    const limits = { exactMax: 1_000, sampleRows: 2_000 };
+    const shares = [];
+    for (const pool of [
+      db.owner,
+      scopedPool(db.reader, WHOLE_SCOPE),
+      scopedPool(db.reader, FEW_WITHOUT_PATH),
+    ]) {
+      const h = await histogramEvents(pool, { text: 'alpha' }, range, limits);
+      expect(h.source).toBe('sample');
+      shares.push(h.samplePercent);
+    }
+    // Of the rows of every month the range touches (two or three of them hold the 20,000).
+    expect(shares[0]).toBeGreaterThan(100 * (2_000 / 20_000) * 0.8);
+    expect(shares[0]).toBeLessThan(100 * (2_000 / 20_000) * 1.25);
+    expect(shares).toEqual([shares[0], shares[0], shares[0]]);
+  });
+});
