@@ -7,7 +7,7 @@
  * Shapes without `time` search all time (`range=all`); the row `default range` is a URL without
  * any parameter (the last 24 hours).
  *
- *   node --conditions=source --import tsx bench/search/run.ts      # BENCH_EVENTS=5000000 BENCH_RUNS=30
+ *   node --conditions=source --import tsx bench/search/run.ts      # BENCH_EVENTS=5000000 BENCH_RUNS=60
  *
  * BENCH_SHAPES (comma-separated names, e.g. `text,text+attrs,subject (exact)`) measures only those
  * rows of the report, for quick repeats of a few shapes; `autocomplete` names the query bar's
@@ -72,7 +72,12 @@ import { benchSkewed, skewedReport } from './skewed-run.js';
 import { seedSkewed } from './skewed-store.js';
 
 const EVENTS = benchNumber('EVENTS', 5_000_000);
-const RUNS = benchNumber('RUNS', 30);
+/**
+ * Runs per shape: the p95 of 60 is their fourth slowest, of 30 the second. Half of a text shape's
+ * runs are a rare word, so at 30 its p95 was the second slowest of 15 common-word pages, and moved
+ * by tens of milliseconds from one run of the bench to the next.
+ */
+const RUNS = benchNumber('RUNS', 60);
 const SPAN_MS = 182 * 86_400_000;
 const SECRET = 'bench-search-secret-0123456789abcdef';
 const run = benchRun('search');
