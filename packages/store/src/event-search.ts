@@ -721,11 +721,15 @@ export async function sortsEveryMatch(
     statement.values,
   );
   const root = rows[0]!['QUERY PLAN'][0].Plan;
-  return root['Node Type'] === 'Limit' && root.Plans?.[0]?.['Node Type'] === 'Sort';
+  // The Limit's input, not its InitPlans: under row-level security the policy's sub-selects come
+  // first in its list of children.
+  const input = root.Plans?.find((child) => child['Parent Relationship'] === 'Outer');
+  return root['Node Type'] === 'Limit' && input?.['Node Type'] === 'Sort';
 }
 
 interface PlanNode {
   'Node Type': string;
+  'Parent Relationship'?: string;
   Plans?: PlanNode[];
 }
 

@@ -24,6 +24,7 @@ import {
   scopedPool,
   searchEvents,
   searchStatement,
+  sortsEveryMatch,
   totalEvents,
   WHOLE_SCOPE,
   withinScope,
@@ -305,5 +306,22 @@ describe('a block-sampled histogram', () => {
     expect(shares[0]).toBeGreaterThan(100 * (2_000 / 20_000) * 0.8);
     expect(shares[0]).toBeLessThan(100 * (2_000 / 20_000) * 1.25);
     expect(shares).toEqual([shares[0], shares[0], shares[0]]);
+  });
+});
+
+describe('sortsEveryMatch', () => {
+  it("finds the Sort under the Limit for the reader too, whose plan lists the policy's InitPlans first", async () => {
+    // Sorted by an expression no index holds: a Sort under the Limit, whoever plans it.
+    const statement = {
+      text: 'SELECT ce_id FROM events.cloud_event ORDER BY lower(ce_id) LIMIT 5',
+      values: [],
+    };
+    expect(await sortsEveryMatch(db.owner, statement)).toBe(true);
+    expect(await sortsEveryMatch(scopedPool(db.reader, WHOLE_SCOPE), statement)).toBe(true);
+    const ordered = {
+      text: 'SELECT ce_id FROM events.cloud_event ORDER BY occurred_at DESC LIMIT 5',
+      values: [],
+    };
+    expect(await sortsEveryMatch(scopedPool(db.reader, WHOLE_SCOPE), ordered)).toBe(false);
   });
 });
