@@ -48,10 +48,12 @@ export async function startFloorBroker(
   };
 }
 
-/** Starts noop-server.ts on a free port; resolves once it listens. */
-export async function startHttpFloor(): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
+/** Starts noop-server.ts on a free port (`refuse`: its refusal floor); resolves once it listens. */
+export async function startHttpFloor(
+  mode: 'answer' | 'refuse' = 'answer',
+): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
-  const server = fork(join(here, 'noop-server.ts'), [String(port)], {
+  const server = fork(join(here, 'noop-server.ts'), [String(port), mode], {
     execArgv: ['--import', 'tsx'],
     stdio: 'inherit',
   });

@@ -9,6 +9,9 @@
  * step's cost) over its refusals, against the CPU per acknowledged request at 80 %. In a mixed step
  * the two costs cannot be told apart: the CPU of an acknowledgement itself falls as load rises
  * (more records a produce request), which made an estimate by difference come out negative.
+ * Beside it, the caller's `refusalFloor` sends the same requests at the same rate to a plain
+ * `node:http` server that answers each with the same 503 at once: what Node's HTTP alone costs
+ * for a refusal on this machine in this run, the least any refusal made by the process can cost.
  * The targets apply at 1.7x and 2.3x; 3x is reported only.
  */
 import type { Result } from './step.js';
@@ -27,6 +30,8 @@ export interface OverloadOptions {
   run: (name: string, rate: number) => Promise<Result>;
   /** Runs one step at `rate` requests/s with the broker paused while it sends. */
   refusing: (name: string, rate: number) => Promise<Result>;
+  /** Runs the refusal step's requests at `rate` against a plain `node:http` server refusing each at once. */
+  refusalFloor: (name: string, rate: number) => Promise<Result>;
 }
 
 /** What a refused request costs the service, from the step with the broker paused. */
@@ -35,6 +40,9 @@ export interface RefusalCost {
   cpuUs: number;
   /** Of the CPU per acknowledged request at 80 %. */
   ratio: number;
+  /** CPU per request of the plain server refusing the same requests, and the service's cost over it. */
+  floorUs: number;
+  ofFloor: number;
 }
 
 export interface OverloadFigures {
@@ -64,7 +72,18 @@ export async function overloadSteps(
     Math.round(OVERLOAD_FACTORS[0]! * saturating),
   );
   const cpuRefused = (cpuSecondsOf(paused) - paused.okRequests * cpuOk) / Math.max(1, paused.refusedRequests);
-  const refusal = { result: paused, cpuUs: cpuRefused * 1e6, ratio: cpuRefused / cpuOk };
+  const floor = await o.refusalFloor(
+    `${o.scenario} refused by plain node:http`,
+    Math.round(paused.targetRate / o.eventsPerRequest),
+  );
+  const floorCpu = cpuSecondsOf(floor) / Math.max(1, floor.refusedRequests);
+  const refusal = {
+    result: paused,
+    cpuUs: cpuRefused * 1e6,
+    ratio: cpuRefused / cpuOk,
+    floorUs: floorCpu * 1e6,
+    ofFloor: cpuRefused / floorCpu,
+  };
   const figures: OverloadFigures[] = [];
   for (const factor of OVERLOAD_FACTORS) {
     const rate = Math.round(factor * saturating);
@@ -103,7 +122,7 @@ export function overloadTable(
   return [
     `Overload, ${scenario}: peak ${peak} acknowledged events/s (the sweep's highest); at 80 % of it, p99 of acknowledged requests ${base.p99Ok.toFixed(1)} ms, ${us((base.serviceCores * base.elapsed * 1e6) / Math.max(1, base.okRequests))} µs of service CPU per acknowledged request (${base.refusedRequests} refused). Targets at 1.7x and 2.3x: at least ${pct(TARGETS.goodput)} of the peak, p99 at most ${TARGETS.p99}x, CPU per refused request at most ${pct(TARGETS.refusedCpu)} of an acknowledged one's, RSS under ${TARGETS.rssMiB} MiB.`,
     '',
-    `Refusal cost, at 1.7x with the broker paused (the event limit full, so every request past it refused): ${refusal.result.refusedRequests} refused, ${refusal.result.okRequests} held and acknowledged once the broker resumed; ${us(refusal.cpuUs)} µs of service CPU per refused request, ${pct(refusal.ratio)} of an acknowledged one's (target at most ${pct(TARGETS.refusedCpu)}).`,
+    `Refusal cost, at 1.7x with the broker paused (the event limit full, so every request past it refused): ${refusal.result.refusedRequests} refused, ${refusal.result.okRequests} held and acknowledged once the broker resumed; ${us(refusal.cpuUs)} µs of service CPU per refused request, ${pct(refusal.ratio)} of an acknowledged one's (target at most ${pct(TARGETS.refusedCpu)}). A plain \`node:http\` server answering the same requests at the same rate with the same 503 at once (\`noop-server.ts refuse\`) spent ${us(refusal.floorUs)} µs a request: the service's refusal costs ${x(refusal.ofFloor)} Node's own HTTP floor.`,
     '',
     '| load | offered req/s | requests 200 / 503 | acknowledged events/s | of peak | p99 acknowledged ms | of 80 % | peak RSS MiB | targets |',
     '|---|---|---|---|---|---|---|---|---|',

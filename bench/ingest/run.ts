@@ -33,6 +33,7 @@ import { ensureStackTopics, productionNodeArgs, startKafka } from '@event-observ
 import { signDevToken } from '@event-observatory/service-kit/auth';
 import { procStatus } from '../lib/proc.js';
 import { benchRun } from '../lib/report.js';
+import { startHttpFloor } from './floors.js';
 import { overloadSteps, overloadTable } from './overload.js';
 import { startIngestService } from './service.js';
 import { createdOf, requestShapes } from './shapes.js';
@@ -204,6 +205,26 @@ async function measureService(
       // More connections than the event limit's ceiling (BROKER_QUEUE_CAPACITY, 1,024 by default)
       // holds: with one request a connection, fewer would never fill it, and nothing is refused.
       refusing: (name, rate) => withBrokerPaused(brokerPid, SECONDS, () => measured(name, rate, 2048)),
+      refusalFloor: async (name, rate) => {
+        const floor = await startHttpFloor('refuse');
+        try {
+          const at = {
+            ...shape,
+            port: floor.port,
+            pid: floor.pid,
+            brokerPid: undefined,
+            rate,
+            maxConnections: 2048,
+          };
+          // Its JIT warmed first, as the service's is by the steps before.
+          await step({ ...at, name: 'warm-up', seconds: 2 });
+          const r = await step({ ...at, name, seconds: SECONDS });
+          console.error(JSON.stringify(r));
+          return r;
+        } finally {
+          await floor.stop();
+        }
+      },
     });
     const peak = Math.max(...swept.map((r) => r.eventsPerSecond));
     overloadLines.push(...overloadTable(scenario, peak, base, refusal, figures), '');

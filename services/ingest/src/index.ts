@@ -1,4 +1,5 @@
 export { type IngestConfig, type Limits, readIngestConfig } from './config.js';
+export { overloadedEvents } from './event-admission.js';
 export {
   type BrokerClients,
   createIngestService,

@@ -1,7 +1,8 @@
 /**
  * Overload control refuses before the body: with the event limit full (a producer that holds every
  * publish), a client sends a request's headers and holds its body; the 503 `overloaded` with
- * `retry-after` arrives while the body is still unsent. No broker: the producer is a stand-in, as
+ * `retry-after` arrives while the body is still unsent, and a client that asked for `100 Continue`
+ * gets the 503 instead, on a connection that closes after it. No broker: the producer is a stand-in, as
  * in `bench/ingest/cost.ts`.
  */
 import { connect, type Socket } from 'node:net';
@@ -124,17 +125,18 @@ describe('overload control: a refused request is answered before its body is rea
         'content-length: 1024',
       ].join('\r\n'),
     );
-    const batch = headOnly(
-      port,
-      [
-        'POST /v1/events:batchCreate HTTP/1.1',
-        `host: 127.0.0.1:${port}`,
-        `authorization: Bearer ${token}`,
-        'content-type: application/cloudevents-batch+json',
-        'content-length: 100000',
-      ].join('\r\n'),
-    );
-    for (const { socket, answer } of [single, batch]) {
+    const batchHead = [
+      'POST /v1/events:batchCreate HTTP/1.1',
+      `host: 127.0.0.1:${port}`,
+      `authorization: Bearer ${token}`,
+      'content-type: application/cloudevents-batch+json',
+      'content-length: 100000',
+    ];
+    const batch = headOnly(port, batchHead.join('\r\n'));
+    // A client that waits for `100 Continue` is refused instead, and never sends its body at all.
+    const expecting = headOnly(port, [...batchHead, 'expect: 100-continue'].join('\r\n'));
+    expect((await expecting.answer).head).toContain('\r\nconnection: close');
+    for (const { socket, answer } of [single, batch, expecting]) {
       const a = await answer;
       expect(a.status).toBe(503);
       expect(a.head).toContain('\r\nretry-after: 1');

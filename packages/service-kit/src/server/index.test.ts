@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
@@ -60,6 +60,55 @@ describe('serveApp', () => {
     ]);
     const served = await post('no');
     expect([served.status, await served.text()]).toEqual([200, 'app']);
+    await server.close();
+  });
+
+  it('asks `preempt` before `100 Continue`: a refused request never sends its body, a passed one does', async () => {
+    const app = new Hono();
+    app.post('/work', async (c) => c.text(`app read ${(await c.req.text()).length}`));
+    const server = await serveApp(app, {
+      host: '127.0.0.1',
+      port: 0,
+      preempt: (req, res) => {
+        if (req.headers['x-busy'] !== 'yes') return false;
+        res.writeHead(503, { 'content-length': '4' });
+        res.end('busy');
+        return true;
+      },
+    });
+    /** Sends the head only and the body only after `100 Continue`; resolves with all it read once closed or answered. */
+    const exchange = (busy: string) =>
+      new Promise<{ text: string; closed: boolean }>((resolve, reject) => {
+        const socket = connect(server.port, '127.0.0.1');
+        let text = '';
+        let bodySent = false;
+        const done = (closed: boolean) => {
+          socket.destroy();
+          resolve({ text, closed });
+        };
+        socket.on('error', reject);
+        socket.on('data', (chunk) => {
+          text += chunk.toString('latin1');
+          if (!bodySent && text.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) {
+            bodySent = true;
+            socket.write('x'.repeat(4096));
+          }
+          if (/\r\n\r\n(busy|app read \d+)$/.test(text)) setTimeout(() => done(false), 200);
+        });
+        socket.on('end', () => done(true));
+        socket.write(
+          `POST /work HTTP/1.1\r\nhost: x\r\nx-busy: ${busy}\r\ncontent-length: 4096\r\nexpect: 100-continue\r\n\r\n`,
+        );
+      });
+    const refused = await exchange('yes');
+    expect(refused.text).toMatch(/^HTTP\/1\.1 503 /);
+    expect(refused.text).not.toContain('100 Continue');
+    expect(refused.text).toMatch(/\r\nconnection: close\r\n/i);
+    expect(refused.closed).toBe(true);
+    const served = await exchange('no');
+    expect(served.text).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /);
+    expect(served.text).toMatch(/app read 4096$/);
+    expect(served.closed).toBe(false);
     await server.close();
   });
 

@@ -31,7 +31,10 @@ export interface ServeOptions {
    * Runs for every request before the app and answers it itself when it returns true: for an
    * answer that must cost no more than Node's own parsing (ingest's refusal under overload), which
    * the app's request objects, routing and middleware would multiply. Node reads an unread body
-   * off the connection after the answer.
+   * off the connection after the answer. A request that waits for `100 Continue` before sending its
+   * body (`Expect: 100-continue`) is asked only after `preempt` let it pass: one it answers never
+   * sends its body, and its connection closes after the answer (the client does not send the body
+   * it announced, which the next request on the connection would otherwise be read as).
    */
   preempt?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
@@ -70,6 +73,15 @@ export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<Runnin
   } catch (err) {
     return Promise.reject(err);
   }
+  /** Whether `preempt` answered; an answer before `100 Continue` closes its connection (see `preempt`). */
+  const preempted = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): boolean => {
+    if (!opts.preempt) return false;
+    const keepAlive = res.shouldKeepAlive;
+    if (expectsContinue) res.shouldKeepAlive = false;
+    if (opts.preempt(req, res)) return true;
+    res.shouldKeepAlive = keepAlive;
+    return false;
+  };
   // Answers not started yet, so a drain can still make them say `connection: close`.
   const unanswered = new Set<ServerResponse>();
   let draining = false;
@@ -78,8 +90,8 @@ export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<Runnin
     hostname: host,
     port: opts.port ?? 8080,
     // A plain node:http server whose listener runs before the app's.
-    createServer: ((options, appListener) =>
-      createServer(options, (req, res) => {
+    createServer: ((options, appListener) => {
+      const handle = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean) => {
         // Read after a `connection: close` answer (a client that ignored it): it cannot be answered.
         if (!req.socket.writable) {
           req.socket.destroy();
@@ -87,13 +99,19 @@ export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<Runnin
         }
         if (draining) res.shouldKeepAlive = false;
         // Answered at once: nothing is left that a drain could still change.
-        if (opts.preempt?.(req, res)) return;
+        if (preempted(req, res, expectsContinue)) return;
+        if (expectsContinue) res.writeContinue();
         if (!draining) {
           unanswered.add(res);
           res.once('close', () => unanswered.delete(res));
         }
-        appListener?.(req, res);
-      })) as typeof createServer,
+        appListener?.(req as never, res as never);
+      };
+      // Node answers `100 Continue` by itself unless this event is handled; then it is asked here.
+      return createServer(options, (req, res) => handle(req, res, false)).on('checkContinue', (req, res) =>
+        handle(req, res, true),
+      );
+    }) as typeof createServer,
     serverOptions: {
       requestTimeout: timeouts.requestTimeoutMs,
       headersTimeout: timeouts.headersTimeoutMs,
