@@ -29,7 +29,9 @@ export interface OverloadOptions {
   /** Runs one step at `rate` requests/s. */
   run: (name: string, rate: number) => Promise<Result>;
   /** Runs one step at `rate` requests/s with the broker paused while it sends. */
-  refusing: (name: string, rate: number) => Promise<Result>;
+  refusing: (name: string, rate: number, expectContinue?: boolean) => Promise<Result>;
+  /** Also measures the refusal of clients that send `Expect: 100-continue` (batches, as curl sends large bodies). */
+  expectContinue?: boolean;
   /** Runs the refusal step's requests at `rate` against a plain `node:http` server refusing each at once. */
   refusalFloor: (name: string, rate: number) => Promise<Result>;
 }
@@ -43,6 +45,8 @@ export interface RefusalCost {
   /** CPU per request of the plain server refusing the same requests, and the service's cost over it. */
   floorUs: number;
   ofFloor: number;
+  /** The same refusal of clients that asked for `100 Continue`, when measured. */
+  expecting?: { result: Result; cpuUs: number; ratio: number };
 }
 
 export interface OverloadFigures {
@@ -71,19 +75,30 @@ export async function overloadSteps(
     `${o.scenario} @ 1.7x saturating, broker paused`,
     Math.round(OVERLOAD_FACTORS[0]! * saturating),
   );
-  const cpuRefused = (cpuSecondsOf(paused) - paused.okRequests * cpuOk) / Math.max(1, paused.refusedRequests);
+  /** CPU per refused request of a step with the broker paused, less its held requests at `cpuOk`. */
+  const refusedCpu = (r: Result) => (cpuSecondsOf(r) - r.okRequests * cpuOk) / Math.max(1, r.refusedRequests);
+  const cpuRefused = refusedCpu(paused);
   const floor = await o.refusalFloor(
     `${o.scenario} refused by plain node:http`,
     Math.round(paused.targetRate / o.eventsPerRequest),
   );
   const floorCpu = cpuSecondsOf(floor) / Math.max(1, floor.refusedRequests);
-  const refusal = {
+  const refusal: RefusalCost = {
     result: paused,
     cpuUs: cpuRefused * 1e6,
     ratio: cpuRefused / cpuOk,
     floorUs: floorCpu * 1e6,
     ofFloor: cpuRefused / floorCpu,
   };
+  if (o.expectContinue) {
+    const result = await o.refusing(
+      `${o.scenario} @ 1.7x saturating, broker paused, Expect: 100-continue`,
+      Math.round(OVERLOAD_FACTORS[0]! * saturating),
+      true,
+    );
+    const cpu = refusedCpu(result);
+    refusal.expecting = { result, cpuUs: cpu * 1e6, ratio: cpu / cpuOk };
+  }
   const figures: OverloadFigures[] = [];
   for (const factor of OVERLOAD_FACTORS) {
     const rate = Math.round(factor * saturating);
@@ -122,7 +137,11 @@ export function overloadTable(
   return [
     `Overload, ${scenario}: peak ${peak} acknowledged events/s (the sweep's highest); at 80 % of it, p99 of acknowledged requests ${base.p99Ok.toFixed(1)} ms, ${us((base.serviceCores * base.elapsed * 1e6) / Math.max(1, base.okRequests))} µs of service CPU per acknowledged request (${base.refusedRequests} refused). Targets at 1.7x and 2.3x: at least ${pct(TARGETS.goodput)} of the peak, p99 at most ${TARGETS.p99}x, CPU per refused request at most ${pct(TARGETS.refusedCpu)} of an acknowledged one's, RSS under ${TARGETS.rssMiB} MiB.`,
     '',
-    `Refusal cost, at 1.7x with the broker paused (the event limit full, so every request past it refused): ${refusal.result.refusedRequests} refused, ${refusal.result.okRequests} held and acknowledged once the broker resumed; ${us(refusal.cpuUs)} µs of service CPU per refused request, ${pct(refusal.ratio)} of an acknowledged one's (target at most ${pct(TARGETS.refusedCpu)}). A plain \`node:http\` server answering the same requests at the same rate with the same 503 at once (\`noop-server.ts refuse\`) spent ${us(refusal.floorUs)} µs a request: the service's refusal costs ${x(refusal.ofFloor)} Node's own HTTP floor.`,
+    `Refusal cost, at 1.7x with the broker paused (the event limit full, so every request past it refused): ${refusal.result.refusedRequests} refused, ${refusal.result.okRequests} held and acknowledged once the broker resumed; ${us(refusal.cpuUs)} µs of service CPU per refused request, ${pct(refusal.ratio)} of an acknowledged one's (target at most ${pct(TARGETS.refusedCpu)}). A plain \`node:http\` server answering the same requests at the same rate with the same 503 at once (\`noop-server.ts refuse\`) spent ${us(refusal.floorUs)} µs a request: the service's refusal costs ${x(refusal.ofFloor)} Node's own HTTP floor.${
+      refusal.expecting
+        ? ` The same step with every request sent \`Expect: 100-continue\` (its body only after \`100 Continue\`, as curl sends a large body): ${refusal.expecting.result.refusedRequests} refused, their bodies never sent; ${us(refusal.expecting.cpuUs)} µs of service CPU per refused request, ${pct(refusal.expecting.ratio)} of an acknowledged one's.`
+        : ''
+    }`,
     '',
     '| load | offered req/s | requests 200 / 503 | acknowledged events/s | of peak | p99 acknowledged ms | of 80 % | peak RSS MiB | targets |',
     '|---|---|---|---|---|---|---|---|---|',

@@ -182,13 +182,19 @@ async function measureService(
     rates: number[],
     nameOf: (rate: number) => string,
   ) => {
-    const measured = async (name: string, rate: number, maxConnections?: number) => {
+    const measured = async (
+      name: string,
+      rate: number,
+      maxConnections?: number,
+      expectContinue?: boolean,
+    ) => {
       const r = await step({
         ...shape,
         name,
         rate,
         seconds: SECONDS,
         ...(maxConnections ? { maxConnections } : {}),
+        ...(expectContinue ? { expectContinue } : {}),
       });
       console.error(JSON.stringify(r));
       results.push(r);
@@ -204,7 +210,10 @@ async function measureService(
       run: measured,
       // More connections than the event limit's ceiling (BROKER_QUEUE_CAPACITY, 1,024 by default)
       // holds: with one request a connection, fewer would never fill it, and nothing is refused.
-      refusing: (name, rate) => withBrokerPaused(brokerPid, SECONDS, () => measured(name, rate, 2048)),
+      refusing: (name, rate, expectContinue) =>
+        withBrokerPaused(brokerPid, SECONDS, () => measured(name, rate, 2048, expectContinue)),
+      // Clients ask before sending a large body; a single 1 KiB event is sent whole.
+      expectContinue: shape.eventsPerRequest > 1,
       refusalFloor: async (name, rate) => {
         const floor = await startHttpFloor('refuse');
         try {

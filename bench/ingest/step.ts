@@ -41,6 +41,8 @@ export interface StepOptions {
   acknowledged?: (status: number, body: Buffer) => number;
   /** The generator's connections (loadgen's default otherwise). */
   maxConnections?: number;
+  /** Requests sent with `Expect: 100-continue` (loadgen's `expectContinue`). */
+  expectContinue?: boolean;
 }
 
 export async function step(o: StepOptions): Promise<Result> {
@@ -55,6 +57,7 @@ export async function step(o: StepOptions): Promise<Result> {
     request: o.request,
     ...(o.acknowledged ? { acknowledged: o.acknowledged } : {}),
     ...(o.maxConnections ? { maxConnections: o.maxConnections } : {}),
+    ...(o.expectContinue ? { expectContinue: true } : {}),
     onTick: () => {
       peak = Math.max(peak, procStatus(o.pid, 'VmRSS'));
     },
