@@ -171,9 +171,9 @@ function measureSecured(kafka: KafkaHandle): Promise<SecuredFigures> {
   });
 }
 
-/** The plain node:http server under the same single-event load as the service. */
+/** The plain node:http server, with the service's node flags, under the same single-event load as the service. */
 async function measureHttpFloor(): Promise<Result> {
-  const server = await startHttpFloor();
+  const server = await startHttpFloor({ nodeArgs: NODE_ARGS });
   const { single } = requestShapes(`127.0.0.1:${server.port}`, 'x'.repeat(180));
   const one = { port: server.port, pid: server.pid, eventsPerRequest: 1, request: single, seconds: SECONDS };
   try {

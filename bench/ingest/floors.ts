@@ -48,17 +48,30 @@ export async function startFloorBroker(
   };
 }
 
-/** Starts noop-server.ts on a free port (`refuse`: its refusal floor); resolves once it listens. */
+/** What the refusal floor answers every request with (the service's 503, built by the caller). */
+export interface FloorRefusal {
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Starts noop-server.ts on a free port with `nodeArgs` (the service's, to compare like with like);
+ * with `refusal` it is the refusal floor. Resolves once it listens, rejects if it exits first.
+ */
 export async function startHttpFloor(
-  mode: 'answer' | 'refuse' = 'answer',
+  opts: { refusal?: FloorRefusal; nodeArgs?: string[] } = {},
 ): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
-  const server = fork(join(here, 'noop-server.ts'), [String(port), mode], {
-    execArgv: ['--import', 'tsx'],
+  const server = fork(join(here, 'noop-server.ts'), [String(port)], {
+    execArgv: [...(opts.nodeArgs ?? []), '--import', 'tsx'],
+    env: { ...process.env, ...(opts.refusal && { NOOP_REFUSAL: JSON.stringify(opts.refusal) }) },
     stdio: 'inherit',
   });
-  const exited = new Promise((r) => server.once('exit', r));
-  await new Promise((resolve) => server.once('message', resolve));
+  const exited = new Promise<number | null>((r) => server.once('exit', r));
+  await Promise.race([
+    new Promise((resolve) => server.once('message', resolve)),
+    exited.then((code) => Promise.reject(new Error(`noop-server exited (${code}) before it listened`))),
+  ]);
   return {
     port,
     pid: server.pid!,

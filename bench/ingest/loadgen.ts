@@ -6,16 +6,17 @@
  * omission: a request that waits for a free connection waits on the clock too). Each connection
  * carries one request at a time (no pipelining, so one slow answer cannot hold up another); a
  * new connection is opened when none is idle, up to `maxConnections`, then requests wait in a
- * FIFO backlog. With `expectContinue`, a request is sent as `Expect: 100-continue` (as curl sends a
- * large body): its head first, its body only after the server's `100 Continue`; a final answer
- * instead means the body is never sent. An answer with `connection: close` retires its connection
- * (the next request opens another).
+ * FIFO backlog. With `expectContinue`, a request is sent as `Expect: 100-continue` (simulating
+ * clients that ask before sending a large body, as curl does past 1 MiB): its head first, its body
+ * only after the server's `100 Continue`; a final answer instead means the body is never sent, and
+ * retires the connection. So does an answer with `connection: close` (the next request opens
+ * another).
  *
  * Why not `node:http`: its client costs tens of microseconds of JavaScript per request (agent,
  * header objects, IncomingMessage streams), which on a 2-core machine shared with the broker and
- * the service takes CPU from the very process being measured. Here a request is two pre-built
- * buffers written with one `writev`, and a response is parsed only as far as the status code and
- * the body length.
+ * the service takes CPU from the very process being measured. Here a request is a head and a
+ * pre-built body written with one `writev` (two writes with `expectContinue`), and a response is
+ * parsed only as far as the status code and the body length.
  */
 import net from 'node:net';
 
@@ -147,7 +148,8 @@ export function runLoad(opts: LoadOptions): Promise<LoadResult> {
   };
 
   const fail = (conn: Conn) => {
-    all.delete(conn);
+    // Already retired by `complete` (which dispatched the backlog for it).
+    if (!all.delete(conn)) return;
     const i = idle.indexOf(conn);
     if (i >= 0) idle.splice(i, 1);
     if (conn.busy) {
@@ -155,6 +157,9 @@ export function runLoad(opts: LoadOptions): Promise<LoadResult> {
       record(conn, 0);
       checkDone();
     }
+    // Its place is free: a request waiting in the backlog takes it on a new connection.
+    const next = backlog.shift();
+    if (next) dispatch(next.i, next.due);
   };
 
   /** Parses as much of the response as is buffered; returns true when one response ended. */
@@ -175,7 +180,8 @@ export function runLoad(opts: LoadOptions): Promise<LoadResult> {
           conn.held = undefined;
           continue;
         }
-        conn.closing = head.includes('\r\nconnection: close');
+        // A final answer to a held body: the body is never sent, so the connection cannot carry on.
+        conn.closing = head.includes('\r\nconnection: close') || conn.held !== undefined;
         const cl = head.indexOf('\r\ncontent-length:');
         conn.chunked = cl < 0 && head.includes('\r\ntransfer-encoding: chunked');
         conn.remaining = cl < 0 ? 0 : Number.parseInt(head.slice(cl + 17, head.indexOf('\r\n', cl + 2)), 10);

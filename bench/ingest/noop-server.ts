@@ -2,15 +2,15 @@
  * The floor of the HTTP path: a plain `node:http` server that reads each request body and answers
  * 200 with a response of the ingest service's shape and size, doing nothing else (no routing
  * framework, no auth, no decoding, no broker). floor.ts drives it with the same generator and
- * requests as run.ts drives the service. Usage: `node --import tsx noop-server.ts <port> [refuse]`.
+ * requests as run.ts drives the service. Usage: `node --import tsx noop-server.ts <port>`.
  *
- * With `refuse` it is the floor of a refusal instead: every request is answered at once with the
- * service's 503 `overloaded` (same body and headers), its body left for Node to drop, as the
- * service's early refusal answers it (run.ts measures both on the same requests in the same run).
+ * With `NOOP_REFUSAL` set (`{ headers, body }` as JSON: the service's 503 `overloaded`, which
+ * run.ts builds) it is the floor of a refusal instead: every request is answered at once with it,
+ * its body left for Node to drop, as the service's early refusal answers it (run.ts measures both
+ * on the same requests in the same run).
  */
 import { createServer } from 'node:http';
 import { EVENT_TOPIC } from '@event-observatory/broker';
-import { overloadedEvents } from '@event-observatory/ingest';
 
 const resource = (i: number) => ({
   name: `events/https%3A%2F%2Fbench.example%2Fsrc%2F${i % 64}/e-${i}`,
@@ -32,14 +32,6 @@ const BATCH = Buffer.from(
   }),
 );
 
-const refusal = overloadedEvents(1024);
-const REFUSED = Buffer.from(JSON.stringify(refusal.toBody()));
-const REFUSED_HEADERS = {
-  'content-type': 'application/json',
-  'content-length': String(REFUSED.length),
-  ...refusal.headers,
-};
-
 const answer = createServer((req, res) => {
   req.on('data', () => {});
   req.on('end', () => {
@@ -48,11 +40,16 @@ const answer = createServer((req, res) => {
     res.end(body);
   });
 });
-const refuse = createServer((_req, res) => {
-  res.writeHead(503, REFUSED_HEADERS);
-  res.end(REFUSED);
-});
-const server = process.argv[3] === 'refuse' ? refuse : answer;
+/** Answers every request at once with `refusal`. */
+function refusing(refusal: { headers: Record<string, string>; body: string }) {
+  const body = Buffer.from(refusal.body);
+  const headers = { ...refusal.headers, 'content-length': String(body.length) };
+  return createServer((_req, res) => {
+    res.writeHead(503, headers);
+    res.end(body);
+  });
+}
+const server = process.env.NOOP_REFUSAL ? refusing(JSON.parse(process.env.NOOP_REFUSAL)) : answer;
 server.keepAliveTimeout = 60_000;
 server.listen(Number(process.argv[2]), '127.0.0.1', () => process.send?.('listening'));
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

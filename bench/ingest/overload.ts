@@ -30,7 +30,7 @@ export interface OverloadOptions {
   run: (name: string, rate: number) => Promise<Result>;
   /** Runs one step at `rate` requests/s with the broker paused while it sends. */
   refusing: (name: string, rate: number, expectContinue?: boolean) => Promise<Result>;
-  /** Also measures the refusal of clients that send `Expect: 100-continue` (batches, as curl sends large bodies). */
+  /** Also measures the refusal of clients that send `Expect: 100-continue` (batches: simulated clients that ask before sending a large body). */
   expectContinue?: boolean;
   /** Runs the refusal step's requests at `rate` against a plain `node:http` server refusing each at once. */
   refusalFloor: (name: string, rate: number) => Promise<Result>;
@@ -137,9 +137,9 @@ export function overloadTable(
   return [
     `Overload, ${scenario}: peak ${peak} acknowledged events/s (the sweep's highest); at 80 % of it, p99 of acknowledged requests ${base.p99Ok.toFixed(1)} ms, ${us((base.serviceCores * base.elapsed * 1e6) / Math.max(1, base.okRequests))} µs of service CPU per acknowledged request (${base.refusedRequests} refused). Targets at 1.7x and 2.3x: at least ${pct(TARGETS.goodput)} of the peak, p99 at most ${TARGETS.p99}x, CPU per refused request at most ${pct(TARGETS.refusedCpu)} of an acknowledged one's, RSS under ${TARGETS.rssMiB} MiB.`,
     '',
-    `Refusal cost, at 1.7x with the broker paused (the event limit full, so every request past it refused): ${refusal.result.refusedRequests} refused, ${refusal.result.okRequests} held and acknowledged once the broker resumed; ${us(refusal.cpuUs)} µs of service CPU per refused request, ${pct(refusal.ratio)} of an acknowledged one's (target at most ${pct(TARGETS.refusedCpu)}). A plain \`node:http\` server answering the same requests at the same rate with the same 503 at once (\`noop-server.ts refuse\`) spent ${us(refusal.floorUs)} µs a request: the service's refusal costs ${x(refusal.ofFloor)} Node's own HTTP floor.${
+    `Refusal cost, at 1.7x with the broker paused (the event limit full, so every request past it refused): ${refusal.result.refusedRequests} refused, ${refusal.result.okRequests} held and acknowledged once the broker resumed; ${us(refusal.cpuUs)} µs of service CPU per refused request, ${pct(refusal.ratio)} of an acknowledged one's (target at most ${pct(TARGETS.refusedCpu)}). A plain \`node:http\` server with the service's node flags, answering the same requests at the same rate with the same 503 at once (\`noop-server.ts\` with \`NOOP_REFUSAL\`), spent ${us(refusal.floorUs)} µs a request: the service's refusal costs ${x(refusal.ofFloor)} Node's own HTTP floor.${
       refusal.expecting
-        ? ` The same step with every request sent \`Expect: 100-continue\` (its body only after \`100 Continue\`, as curl sends a large body): ${refusal.expecting.result.refusedRequests} refused, their bodies never sent; ${us(refusal.expecting.cpuUs)} µs of service CPU per refused request, ${pct(refusal.expecting.ratio)} of an acknowledged one's.`
+        ? ` The same step with every request sent \`Expect: 100-continue\` (simulated clients that ask first: a body only after \`100 Continue\`): ${refusal.expecting.result.refusedRequests} refused, their bodies never sent; ${us(refusal.expecting.cpuUs)} µs of service CPU per refused request, ${pct(refusal.expecting.ratio)} of an acknowledged one's.`
         : ''
     }`,
     '',

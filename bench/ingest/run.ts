@@ -30,6 +30,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EVENT_TOPIC, eventTopicSpec } from '@event-observatory/broker';
 import { ensureStackTopics, productionNodeArgs, startKafka } from '@event-observatory/devstack';
+import { overloadedEvents } from '@event-observatory/ingest';
 import { signDevToken } from '@event-observatory/service-kit/auth';
 import { procStatus } from '../lib/proc.js';
 import { benchRun } from '../lib/report.js';
@@ -65,6 +66,14 @@ const SERVICE_NODE_ARGS =
     ? PRODUCTION_NODE_ARGS
     : process.env.BENCH_SERVICE_NODE_ARGS.split(' ').filter((a) => a !== '');
 const run = benchRun('ingest');
+/** The service's early refusal (at the default event limit), as the refusal floor answers it. */
+const FLOOR_REFUSAL = (() => {
+  const refusal = overloadedEvents(1024);
+  return {
+    headers: { 'content-type': 'application/json', ...refusal.headers },
+    body: JSON.stringify(refusal.toBody()),
+  };
+})();
 const SECRET = 'bench-secret-bench-secret-bench-secret!!';
 /**
  * Service configurations measured one after the other against the same broker: the defaults,
@@ -215,7 +224,7 @@ async function measureService(
       // Clients ask before sending a large body; a single 1 KiB event is sent whole.
       expectContinue: shape.eventsPerRequest > 1,
       refusalFloor: async (name, rate) => {
-        const floor = await startHttpFloor('refuse');
+        const floor = await startHttpFloor({ refusal: FLOOR_REFUSAL, nodeArgs: SERVICE_NODE_ARGS });
         try {
           const at = {
             ...shape,

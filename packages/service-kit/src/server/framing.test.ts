@@ -72,6 +72,20 @@ describe('pipelined bytes that are not HTTP', () => {
     expect(more).toEqual([]);
   });
 
+  it('wait for a request that asked for `100 Continue` as for any other', async () => {
+    server = await serveApp(slowEcho(150), { host: '127.0.0.1', port: 0 });
+    // The client sends its body without waiting for `100 Continue`, as it may.
+    const { text } = await exchange(
+      server,
+      'POST /in HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\nexpect: 100-continue\r\n\r\nabcdef garbage\r\n\r\n',
+    );
+    expect(responses(text).map(({ status, body }) => [status, status === 400 ? '' : body])).toEqual([
+      [100, ''],
+      [200, '{"length":2}'],
+      [400, ''],
+    ]);
+  });
+
   it('answer 400 at once when the request they interrupt is itself incomplete (a broken chunked body)', async () => {
     server = await serveApp(slowEcho(0), { host: '127.0.0.1', port: 0 });
     const { text } = await exchange(

@@ -1,4 +1,11 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerOptions,
+  type ServerResponse,
+} from 'node:http';
 import { type AddressInfo, Server as NetServer } from 'node:net';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { createAdaptorServer } from '@hono/node-server';
@@ -32,9 +39,9 @@ export interface ServeOptions {
    * answer that must cost no more than Node's own parsing (ingest's refusal under overload), which
    * the app's request objects, routing and middleware would multiply. Node reads an unread body
    * off the connection after the answer. A request that waits for `100 Continue` before sending its
-   * body (`Expect: 100-continue`) is asked only after `preempt` let it pass: one it answers never
-   * sends its body, and its connection closes after the answer (the client does not send the body
-   * it announced, which the next request on the connection would otherwise be read as).
+   * body (`Expect: 100-continue`) gets it only once `preempt` let it pass: one it answers never
+   * sends its body, and Node closes its connection after the answer (the client may still send
+   * the body it announced, which would otherwise be read as the next request).
    */
   preempt?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
@@ -73,15 +80,6 @@ export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<Runnin
   } catch (err) {
     return Promise.reject(err);
   }
-  /** Whether `preempt` answered; an answer before `100 Continue` closes its connection (see `preempt`). */
-  const preempted = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): boolean => {
-    if (!opts.preempt) return false;
-    const keepAlive = res.shouldKeepAlive;
-    if (expectsContinue) res.shouldKeepAlive = false;
-    if (opts.preempt(req, res)) return true;
-    res.shouldKeepAlive = keepAlive;
-    return false;
-  };
   // Answers not started yet, so a drain can still make them say `connection: close`.
   const unanswered = new Set<ServerResponse>();
   let draining = false;
@@ -90,8 +88,10 @@ export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<Runnin
     hostname: host,
     port: opts.port ?? 8080,
     // A plain node:http server whose listener runs before the app's.
-    createServer: ((options, appListener) => {
-      const handle = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean) => {
+    createServer: ((options: ServerOptions, appListener?: RequestListener) => {
+      // Requests that waited for `100 Continue`: `preempt` let them pass already.
+      const continued = new WeakSet<IncomingMessage>();
+      const handle = (req: IncomingMessage, res: ServerResponse) => {
         // Read after a `connection: close` answer (a client that ignored it): it cannot be answered.
         if (!req.socket.writable) {
           req.socket.destroy();
@@ -99,18 +99,29 @@ export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<Runnin
         }
         if (draining) res.shouldKeepAlive = false;
         // Answered at once: nothing is left that a drain could still change.
-        if (preempted(req, res, expectsContinue)) return;
-        if (expectsContinue) res.writeContinue();
+        if (!continued.has(req) && opts.preempt?.(req, res)) return;
         if (!draining) {
           unanswered.add(res);
           res.once('close', () => unanswered.delete(res));
         }
-        appListener?.(req as never, res as never);
+        appListener?.(req, res);
       };
-      // Node answers `100 Continue` by itself unless this event is handled; then it is asked here.
-      return createServer(options, (req, res) => handle(req, res, false)).on('checkContinue', (req, res) =>
-        handle(req, res, true),
-      );
+      const server = createServer(options, handle);
+      // Node answers `100 Continue` itself unless this event is handled, and then emits `request`
+      // only when told to. Handled here so that `preempt` answers before the body is sent (Node
+      // closes a connection answered before `100 Continue`: the announced body may still come);
+      // `request` is emitted as Node would, so every `request` listener sees the request.
+      server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+        if (!req.socket.writable) {
+          req.socket.destroy();
+          return;
+        }
+        if (opts.preempt?.(req, res)) return;
+        res.writeContinue();
+        continued.add(req);
+        server.emit('request', req, res);
+      });
+      return server;
     }) as typeof createServer,
     serverOptions: {
       requestTimeout: timeouts.requestTimeoutMs,
