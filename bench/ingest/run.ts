@@ -212,7 +212,7 @@ async function measureService(
     const swept: Result[] = [];
     for (const rate of rates) swept.push(await measured(nameOf(rate), rate));
     if (!OVERLOAD) return;
-    const { base, refusal, figures } = await overloadSteps({
+    const { peak, base, refusal, figures } = await overloadSteps({
       scenario,
       eventsPerRequest: shape.eventsPerRequest,
       sweep: swept,
@@ -244,8 +244,8 @@ async function measureService(
         }
       },
     });
-    const peak = Math.max(...swept.map((r) => r.eventsPerSecond));
-    overloadLines.push(...overloadTable(scenario, peak, base, refusal, figures), '');
+    const sweepPeak = Math.max(...swept.map((r) => r.eventsPerSecond));
+    overloadLines.push(...overloadTable(scenario, peak, sweepPeak, base, refusal, figures), '');
   };
   if (SCENARIOS.has('single')) {
     await sweep(
