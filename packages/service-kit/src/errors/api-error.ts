@@ -123,8 +123,9 @@ export function errorBody(kind: ErrorKind, message: string, opts: ApiErrorOption
 
 /**
  * The canonical status for an HTTP status that no kind named (hono's own exceptions, a proxy's
- * answer). Follows google.rpc.Code's HTTP mapping; other 4xx are FAILED_PRECONDITION, other 5xx
- * INTERNAL.
+ * answer). Follows google.rpc.Code's HTTP mapping; what it does not name takes the status of its
+ * nearest kind (a header block too large as a body too large; a request not sent in time as a
+ * deadline), other 4xx are FAILED_PRECONDITION, other 5xx INTERNAL.
  */
 export function statusForHttpCode(code: number): string {
   const known: Record<number, string> = {
@@ -133,9 +134,11 @@ export function statusForHttpCode(code: number): string {
     403: 'PERMISSION_DENIED',
     404: 'NOT_FOUND',
     405: 'UNIMPLEMENTED',
+    408: 'DEADLINE_EXCEEDED',
     409: 'ABORTED',
     413: 'RESOURCE_EXHAUSTED',
     429: 'RESOURCE_EXHAUSTED',
+    431: 'RESOURCE_EXHAUSTED',
     499: 'CANCELLED',
     500: 'INTERNAL',
     501: 'UNIMPLEMENTED',
