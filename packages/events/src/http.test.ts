@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeHttpEvent, decodeJsonEvent, percentDecodeHeader, selectMode, splitBatch } from './http.js';
+import { memberSpan } from './json-scan.js';
 import { toKafkaRecord } from './kafka.js';
 import { EventRejection } from './rejection.js';
 
@@ -252,6 +253,30 @@ describe('batch', () => {
   it('splits a batch into raw element spans and leaves a broken element to itself', () => {
     const parts = splitBatch('application/cloudevents-batch+json', bytes(' [ {"a":"]"} , {"b": } ,3 ] '));
     expect(parts.map((p) => new TextDecoder().decode(p))).toEqual(['{"a":"]"}', '{"b": }', '3']);
+  });
+  it('finds where strings end at any length, with escaped quotes and backslash runs anywhere in them', () => {
+    // Raw JSON string contents: an escaped quote, a backslash, and both in runs.
+    const escapes = ['\\"', '\\\\', '\\\\\\"', '\\\\\\\\'];
+    const docs: string[] = [];
+    for (let at = 0; at < 160; at += 7) {
+      for (const escape of escapes) {
+        for (const tail of ['', 'y'.repeat(at % 53)]) {
+          const text = `${'x'.repeat(at)}${escape}${tail}`;
+          docs.push(`{"id":"${text}","data":{"v":"${text}","w":[1,"${text}"]},"n":"${text}"}`);
+        }
+      }
+    }
+    for (const doc of docs) JSON.parse(doc);
+    const parts = splitBatch('application/cloudevents-batch+json', bytes(`[${docs.join(' ,')}]`));
+    expect(parts.map((p) => new TextDecoder().decode(p))).toEqual(docs);
+    for (const [i, part] of parts.entries()) {
+      const data = new TextDecoder().decode(memberSpan(part, 'data'));
+      expect(JSON.parse(data)).toEqual(JSON.parse(docs[i]!).data);
+    }
+    expect(
+      rejection(() => splitBatch('application/cloudevents-batch+json', bytes(`["${'x'.repeat(100)}\\"]`)))
+        .reason,
+    ).toBe('malformed');
   });
   it('refuses a document that is not an array or the wrong media type', () => {
     expect(rejection(() => splitBatch('application/cloudevents-batch+json', bytes('{}'))).reason).toBe(
