@@ -259,9 +259,9 @@ describe('batch', () => {
     const escapes = ['\\"', '\\\\', '\\\\\\"', '\\\\\\\\'];
     const docs: string[] = [];
     for (let at = 0; at < 160; at += 7) {
-      for (const escape of escapes) {
+      for (const escaped of escapes) {
         for (const tail of ['', 'y'.repeat(at % 53)]) {
-          const text = `${'x'.repeat(at)}${escape}${tail}`;
+          const text = `${'x'.repeat(at)}${escaped}${tail}`;
           docs.push(`{"id":"${text}","data":{"v":"${text}","w":[1,"${text}"]},"n":"${text}"}`);
         }
       }

@@ -57,7 +57,9 @@ describe('error body', () => {
   });
 
   it('maps bare HTTP codes with the google.rpc.Code table', () => {
-    expect([400, 401, 403, 404, 408, 409, 413, 415, 429, 431, 500, 503, 504, 502].map(statusForHttpCode)).toEqual([
+    expect(
+      [400, 401, 403, 404, 408, 409, 413, 415, 429, 431, 500, 503, 504, 502].map(statusForHttpCode),
+    ).toEqual([
       'INVALID_ARGUMENT',
       'UNAUTHENTICATED',
       'PERMISSION_DENIED',

@@ -91,12 +91,14 @@ export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<Runnin
     createServer: ((options: ServerOptions, appListener?: RequestListener) => {
       // Requests that waited for `100 Continue`: `preempt` let them pass already.
       const continued = new WeakSet<IncomingMessage>();
+      /** Read after a `connection: close` answer (a client that ignored it): it cannot be answered. */
+      const unanswerable = (req: IncomingMessage) => {
+        if (req.socket.writable) return false;
+        req.socket.destroy();
+        return true;
+      };
       const handle = (req: IncomingMessage, res: ServerResponse) => {
-        // Read after a `connection: close` answer (a client that ignored it): it cannot be answered.
-        if (!req.socket.writable) {
-          req.socket.destroy();
-          return;
-        }
+        if (unanswerable(req)) return;
         if (draining) res.shouldKeepAlive = false;
         // Answered at once: nothing is left that a drain could still change.
         if (!continued.has(req) && opts.preempt?.(req, res)) return;
@@ -112,11 +114,7 @@ export function serveApp(app: FetchApp, opts: ServeOptions = {}): Promise<Runnin
       // closes a connection answered before `100 Continue`: the announced body may still come);
       // `request` is emitted as Node would, so every `request` listener sees the request.
       server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-        if (!req.socket.writable) {
-          req.socket.destroy();
-          return;
-        }
-        if (opts.preempt?.(req, res)) return;
+        if (unanswerable(req) || opts.preempt?.(req, res)) return;
         res.writeContinue();
         continued.add(req);
         server.emit('request', req, res);
