@@ -3,16 +3,16 @@
  * sweep measured; the service is then driven at 80 % of it and at 1.7x, 2.3x and 3x. Each
  * overload step reports, against figures of the same run: acknowledged events/s as a share of the
  * peak (the highest of the sweep and the overload steps: a sweep that undershot, its first steps
- * run on a cold process, must not flatter a later step), the p99 of acknowledged requests against their p99 at 80 %, and its peak RSS. What
- * a refusal costs is measured by a step of its own at 1.7x with the broker paused (the caller's
- * `refusing`): nothing is acknowledged, so the event limit stays full and every request past it is
- * refused; its CPU (less the few held requests acknowledged once the broker resumes, at the 80 %
- * step's cost) over its refusals, against the CPU per acknowledged request at 80 %. In a mixed step
- * the two costs cannot be told apart: the CPU of an acknowledgement itself falls as load rises
- * (more records a produce request), which made an estimate by difference come out negative.
- * Beside it, the caller's `refusalFloor` sends the same requests at the same rate to a plain
- * `node:http` server that answers each with the same 503 at once: what Node's HTTP alone costs
- * for a refusal on this machine in this run, the least any refusal made by the process can cost.
+ * run on a cold process, must not flatter a later step), the p99 of acknowledged requests against
+ * their p99 at 80 %, and its peak RSS. What a refusal costs is measured by a step of its own at
+ * 1.7x with the broker paused (the caller's `refusing`): nothing is acknowledged, so the event
+ * limit stays full and every request past it is refused; its CPU (less the few held requests
+ * acknowledged once the broker resumes, at the 80 % step's cost) over its refusals, against the
+ * CPU per acknowledged request at 80 %. In a mixed step the two costs cannot be told apart: the
+ * CPU of an acknowledgement itself falls as load rises (more records a produce request), which
+ * made an estimate by difference come out negative. Beside it, the caller's `refusalFloor` sends
+ * the same requests at the same rate to a plain `node:http` server that answers each with the same
+ * 503 at once: about what Node's HTTP alone costs for a refusal on this machine in this run.
  * The targets apply at 1.7x and 2.3x; 3x is reported only.
  */
 import type { Result } from './step.js';
@@ -65,10 +65,15 @@ function cpuSecondsOf(r: Result): number {
 }
 
 /** Runs the 80 % step, the refusal step and the overload steps; returns their results and figures. */
-export async function overloadSteps(
-  o: OverloadOptions,
-): Promise<{ peak: number; base: Result; refusal: RefusalCost; figures: OverloadFigures[] }> {
-  const saturating = Math.max(...o.sweep.map((r) => r.eventsPerSecond)) / o.eventsPerRequest;
+export async function overloadSteps(o: OverloadOptions): Promise<{
+  peak: number;
+  sweepPeak: number;
+  base: Result;
+  refusal: RefusalCost;
+  figures: OverloadFigures[];
+}> {
+  const sweepPeak = Math.max(...o.sweep.map((r) => r.eventsPerSecond));
+  const saturating = sweepPeak / o.eventsPerRequest;
   const base = await o.run(`${o.scenario} @ 80 % of saturating`, Math.round(0.8 * saturating));
   const cpuOk = cpuSecondsOf(base) / Math.max(1, base.okRequests);
   const paused = await o.refusing(
@@ -123,7 +128,7 @@ export async function overloadSteps(
         : undefined,
     };
   });
-  return { peak, base, refusal, figures };
+  return { peak, sweepPeak, base, refusal, figures };
 }
 
 /** The markdown table of one scenario's overload steps. */

@@ -212,7 +212,7 @@ async function measureService(
     const swept: Result[] = [];
     for (const rate of rates) swept.push(await measured(nameOf(rate), rate));
     if (!OVERLOAD) return;
-    const { peak, base, refusal, figures } = await overloadSteps({
+    const { peak, sweepPeak, base, refusal, figures } = await overloadSteps({
       scenario,
       eventsPerRequest: shape.eventsPerRequest,
       sweep: swept,
@@ -244,7 +244,6 @@ async function measureService(
         }
       },
     });
-    const sweepPeak = Math.max(...swept.map((r) => r.eventsPerSecond));
     overloadLines.push(...overloadTable(scenario, peak, sweepPeak, base, refusal, figures), '');
   };
   if (SCENARIOS.has('single')) {
