@@ -12,7 +12,7 @@ NODE_STAMP := node_modules/.install-stamp
 KAFKA3_SUITES := @event-observatory/broker: @event-observatory/ingest:test/outage.test.ts,test/secured.test.ts \
 	@event-observatory/consumer:test/consumer.test.ts,test/process.test.ts,test/secured.test.ts @event-observatory/controller:
 
-.PHONY: help install build lint test test-lane-workspaces test-lane-cluster test-side-workspaces test-kafka3 test-forge test-faults test-cluster cluster-suites test-keda soak dev migrate bench cluster images chart audit demo
+.PHONY: help install build lint test test-phase-workspaces test-phase-cluster test-side-workspaces test-kafka3 test-forge test-faults test-cluster cluster-suites test-keda soak dev migrate bench cluster images chart audit demo
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -40,67 +40,55 @@ build: install ## Type-check and compile every workspace (tsc -b), and type-chec
 lint: install ## Lint and format-check the tree (biome), check the import arrows of DESIGN.md, lint the workflows (actionlint)
 	./scripts/concurrently.sh $(LINT_CHECKS)
 
-# `test` type-checks and lints at once (what `build` and `lint` run, after `tsc -b`), then runs two
-# lanes side by side:
+# `test` type-checks and lints at once (what `build` and `lint` run, after `tsc -b`), then runs in two
+# phases:
 # - the workspaces' suites (but SIDE_WORKSPACES') and the tests of scripts/ (scripts/vitest.config.ts),
 #   then the fault suites (e2e/reliability/faults: a paced load, one file after the other);
-# - the cluster suites (e2e/cluster, waiting on the API server and rollouts), the Kafka 3.9 reruns, the
-#   forge client (no Kafka; Node 24, then Node 22) and SIDE_WORKSPACES' suites.
-# Each part alone keeps the two cores about half busy. The fault suites measure recovery times against
-# bounds and the cluster suites' rollouts are the heaviest load of the run: the faults wait for the
-# cluster suites to end, so the two never overlap.
-# From the start, scripts/test/prebuild.sh builds what the cluster lane needs (the cluster, the images,
-# the add-ons, Gitea) at the lowest CPU priority, in the time the workspace suites leave idle; the
-# cluster lane starts once it has built the cluster and the images. Its priority (and that of the
+# - the cluster suites (e2e/cluster, waiting on the API server and rollouts) and beside them the rest:
+#   the Kafka 3.9 reruns, the forge client (no Kafka; Node 24, then Node 22) and SIDE_WORKSPACES' suites.
+# The phases never overlap: on 2 cores the cluster suites' rollouts beside the workspace suites kept
+# pods from getting ready within Helm's wait and the workspace suites' seeding past their timeouts,
+# and the fault suites measure recovery times against bounds. Each phase alone keeps the two cores
+# busy.
+# From the start, scripts/test/prebuild.sh builds what the cluster phase needs (the cluster, the
+# images, the add-ons, Gitea) at the lowest CPU priority, in the time the first phase leaves idle; the
+# cluster phase starts once it has built the cluster and the images. Its priority (and that of the
 # Docker daemon it may have started for the images, a process group of its own) is raised when the
-# workspace suites end.
-# On a warm machine that is at once, and the rest of the cluster lane runs after the cluster suites:
-# beside the workspace suites their rollouts keep the node busy enough (with the rest beside them
-# too, the API server answered in seconds and a controller lost its lease). On a cold one it is
-# after about 20 minutes, the cluster suites then wait for the add-ons prebuild is still building,
-# and the rest of the lane runs beside them, so that it does not add to the run.
+# first phase ends. On a warm machine it has found everything in seconds; on a cold one the cluster
+# suites then wait for the add-ons it is still building.
 test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 22)
 	@tally=$$(mktemp); prebuilt=$$(mktemp); export TEST_TALLY_FILE=$$tally TEST_STARTED=$$(date +%s); \
-	export PREBUILD_CLUSTER_READY=$$tally.cluster-ready CLUSTER_SUITES_DONE=$$tally.cluster-done; \
+	export PREBUILD_CLUSTER_READY=$$tally.cluster-ready; \
 	setsid nice -n 19 ./scripts/test/prebuild.sh >$$prebuilt 2>&1 & export PREBUILD_PID=$$!; \
 	trap 'kill -- -$$PREBUILD_PID 2>/dev/null; rm -f $$tally $$tally.* $$prebuilt' EXIT; trap 'exit 130' INT TERM HUP; \
 	npx tsc -b && ./scripts/concurrently.sh $(TYPE_CHECKS) $(LINT_CHECKS) || exit 1; \
-	./scripts/concurrently.sh '$(MAKE) --no-print-directory test-lane-workspaces' '$(MAKE) --no-print-directory test-lane-cluster'; status=$$?; \
+	status=0; $(MAKE) --no-print-directory test-phase-workspaces || status=1; \
+	for g in $$PREBUILD_PID $$(cat /run/observatory-docker.pid 2>/dev/null); do renice -n 0 -g $$g >/dev/null 2>&1; done; \
+	$(MAKE) --no-print-directory test-phase-cluster || status=1; \
 	wait $$PREBUILD_PID || { echo "scripts/test/prebuild.sh failed:"; status=1; }; cat $$prebuilt; \
 	echo "make test took $(elapsed) s"; \
 	./scripts/test/summary.sh $$tally && exit $$status
 
-# The lanes of `test` and their parts (the variables come from it). Each part says when it starts, in
-# seconds since `test` began. SIDE_WORKSPACES: the last workspaces of the list, run in the cluster lane
-# to even the two lanes' lengths.
+# The phases of `test` and their parts (the variables come from it). Each part says when it starts, in
+# seconds since `test` began. SIDE_WORKSPACES: the last workspaces of the list, run beside the cluster
+# suites to even the second phase's two sides.
 SIDE_WORKSPACES := e2e monitoring cdk8s
 elapsed = $$(( $$(date +%s) - $${TEST_STARTED:-$$(date +%s)} ))
-test-lane-workspaces:
+test-phase-workspaces:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; \
 	echo "Every suite on Node $$($$lts/node --version):"; \
 	ws=''; for d in $$(node -p 'require("./package.json").workspaces.join(" ")'); do \
 	  [ -f $$d/package.json ] && [ $$d != packages/forge-client ] && [[ " $(SIDE_WORKSPACES) " != *" $$d "* ]] && ws+=" -w $$d"; done; \
 	PATH="$$lts:$$PATH" npm test $$ws --if-present; status=$$?; \
-	echo "The tools' own tests (scripts/):"; \
+	echo "[$(elapsed) s] the tools' own tests (scripts/):"; \
 	PATH="$$lts:$$PATH" npx vitest run --config scripts/vitest.config.ts || status=1; \
-	for g in $$PREBUILD_PID $$(cat /run/observatory-docker.pid 2>/dev/null); do renice -n 0 -g $$g >/dev/null 2>&1; done; \
-	echo "[$(elapsed) s] workspace suites ended; the fault suites wait for the cluster suites to end"; \
-	while [ -n "$$CLUSTER_SUITES_DONE" ] && [ ! -e "$$CLUSTER_SUITES_DONE" ]; do sleep 5; done; \
-	echo "[$(elapsed) s] fault suites"; \
 	$(MAKE) --no-print-directory test-faults || status=1; exit $$status
 
-test-lane-cluster:
-	@waited=$$SECONDS; \
-	while [ -n "$$PREBUILD_CLUSTER_READY" ] && [ ! -e "$$PREBUILD_CLUSTER_READY" ] && kill -0 $$PREBUILD_PID 2>/dev/null; do sleep 5; done; \
-	cluster='$(MAKE) --no-print-directory cluster-suites; s=$$?; [ -z "$$CLUSTER_SUITES_DONE" ] || touch "$$CLUSTER_SUITES_DONE"; exit $$s'; \
-	rest='$(MAKE) --no-print-directory -k test-kafka3 test-forge test-side-workspaces'; \
-	if [ $$((SECONDS - waited)) -lt 300 ]; then \
-	  echo "[$(elapsed) s] the cluster suites, then the rest of the lane"; \
-	  status=0; bash -c "$$cluster" || status=1; bash -c "$$rest" || status=1; exit $$status; \
-	else \
-	  echo "[$(elapsed) s] prebuild has built the cluster: the cluster suites, and beside them the rest of the lane"; \
-	  ./scripts/concurrently.sh "$$cluster" "$$rest"; \
-	fi
+test-phase-cluster:
+	@while [ -n "$$PREBUILD_CLUSTER_READY" ] && [ ! -e "$$PREBUILD_CLUSTER_READY" ] && kill -0 $$PREBUILD_PID 2>/dev/null; do sleep 5; done; \
+	echo "[$(elapsed) s] the cluster suites, and beside them the rest"; \
+	./scripts/concurrently.sh '$(MAKE) --no-print-directory cluster-suites' \
+	  '$(MAKE) --no-print-directory -k test-kafka3 test-forge test-side-workspaces'
 
 test-side-workspaces:
 	@echo "[$(elapsed) s] $(SIDE_WORKSPACES) on Node 24:"; \

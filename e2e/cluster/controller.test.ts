@@ -256,11 +256,17 @@ describe('Pipeline controller on a real API server and Kafka', () => {
   });
 
   it('sets a config changed directly in Kafka back within the resync period', async () => {
-    await admin.alterConfigs({
-      validateOnly: false,
-      resources: [{ type: 2, name: events, configEntries: [{ name: 'retention.ms', value: '1234' }] }],
-    });
-    expect((await kafkaTopic(events, ['retention.ms']))?.configs['retention.ms']).toBe('1234');
+    // Changed again when a resync lands between the change and the read that proves it.
+    await vi.waitFor(
+      async () => {
+        await admin.alterConfigs({
+          validateOnly: false,
+          resources: [{ type: 2, name: events, configEntries: [{ name: 'retention.ms', value: '1234' }] }],
+        });
+        expect((await kafkaTopic(events, ['retention.ms']))?.configs['retention.ms']).toBe('1234');
+      },
+      { timeout: 10_000, interval: 500 },
+    );
     const started = Date.now();
     await vi.waitFor(
       async () =>
@@ -349,16 +355,22 @@ describe('Pipeline controller on a real API server and Kafka', () => {
     await ns.apply(pipeline('watched', [{ name: watched, partitions: 1, replicationFactor: 1 }]));
     await waitReady('watched', 'True');
 
-    const errorsBefore = await metric(/^controller_watch_restarts_total\{.*reason="error"/);
-    expect(proxy.resetAll()).toBeGreaterThan(0);
+    const errors = () => metric(/^controller_watch_restarts_total\{.*reason="error"/);
+    const errorsBefore = await errors();
+    // Each watch ends after WATCH_TIMEOUT and the next may open a new connection: a reset that lands
+    // between the two cuts only an idle socket. It is repeated until one cuts a watch.
+    await vi.waitFor(
+      async () => {
+        expect(proxy.resetAll()).toBeGreaterThan(0);
+        expect(await errors()).toBeGreaterThan(Number.isNaN(errorsBefore) ? 0 : errorsBefore);
+      },
+      { timeout: 20_000, interval: 1_000 },
+    );
     await patchSpec('watched', [{ op: 'replace', path: '/spec/topics/0/partitions', value: 2 }], 'json');
     await vi.waitFor(async () => expect((await kafkaTopic(watched))?.partitions).toBe(2), {
       timeout: 15_000,
       interval: 250,
     });
-    expect(await metric(/^controller_watch_restarts_total\{.*reason="error"/)).toBeGreaterThan(
-      Number.isNaN(errorsBefore) ? 0 : errorsBefore,
-    );
 
     // Frozen: nothing arrives and nothing ends. Only the stall watchdog (5 s timeout + 10 s) ends it;
     // the cache would otherwise keep the old spec forever. The new spec may reach Kafka before the

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { randomDevSecret, signDevToken } from '@event-observatory/service-kit';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from './lib/cluster.js';
+import { ADDON_DEPLOY_TIMEOUT_MS, ADDON_SUITE_SETUP_MS, REPO_ROOT } from './lib/cluster.js';
 import { ingestManifests } from './lib/deployment.js';
 import { CHART, setArgs } from './lib/helm.js';
 import { createEventTopic } from './lib/kafka.js';
@@ -108,7 +108,7 @@ beforeAll(async () => {
   suite.onCleanup(() =>
     run(join(REPO_ROOT, 'scripts/cluster/traefik.sh'), ['delete'], { env }).catch(() => {}),
   );
-  await run(join(REPO_ROOT, 'scripts/cluster/traefik.sh'), [], { env, timeout: 20 * 60_000 });
+  await run(join(REPO_ROOT, 'scripts/cluster/traefik.sh'), [], { env, timeout: ADDON_DEPLOY_TIMEOUT_MS });
   [traefik] = (await kube.serviceAddress('observatory-traefik', 'traefik', 80)).split(':') as [string];
 
   await createEventTopic(podStack.bootstrapServers, topic);
@@ -181,7 +181,7 @@ beforeAll(async () => {
   ]);
   await ns.kubectl(['apply', '-f', '-'], { input: stdout });
   await ns.rolloutStatus(name);
-}, 25 * 60_000);
+}, ADDON_SUITE_SETUP_MS);
 
 describe.skipIf(!cluster.local)('the ingestion API through Traefik', () => {
   it('Ingress over TLS: the docs and the description answer, other paths are not routed', async () => {

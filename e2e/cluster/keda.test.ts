@@ -19,7 +19,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from './lib/cluster.js';
+import { ADDON_DEPLOY_TIMEOUT_MS, ADDON_SUITE_SETUP_MS, REPO_ROOT } from './lib/cluster.js';
 import { ConsumerScalingSuite, PARTITIONS, waitFor } from './lib/consumer-group.js';
 import { pollUntil } from './lib/poll.js';
 
@@ -39,7 +39,7 @@ const PAD = 'x'.repeat(4_000);
 const keda = (command: 'deploy' | 'delete') =>
   run(join(REPO_ROOT, 'scripts/cluster/keda.sh'), [command], {
     env: { ...process.env, KUBECONFIG: cluster.kubeconfig },
-    timeout: 15 * 60_000,
+    timeout: ADDON_DEPLOY_TIMEOUT_MS,
   });
 
 /** The backlog: unique events in batches through the ingest Service; the ids ingest acknowledged. */
@@ -204,7 +204,7 @@ beforeAll(async () => {
     'consumer.preStopDelaySeconds': 1,
     'search.preStopDelaySeconds': 1,
   });
-}, 20 * 60_000);
+}, ADDON_SUITE_SETUP_MS);
 
 describe.skipIf(!cluster.local)("the consumer under KEDA's ScaledObject (Kafka scaler)", () => {
   it(

@@ -21,7 +21,13 @@ import { randomDevSecret } from '@event-observatory/service-kit';
 import type pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { binaryHeaders, ingestToken } from './lib/cloudevents.js';
-import { cacheDir, clusterSetting, REPO_ROOT } from './lib/cluster.js';
+import {
+  ADDON_DEPLOY_TIMEOUT_MS,
+  ADDON_SUITE_SETUP_MS,
+  cacheDir,
+  clusterSetting,
+  REPO_ROOT,
+} from './lib/cluster.js';
 import { baseInstall, setArgs } from './lib/helm.js';
 import type { TestNamespace } from './lib/kube.js';
 import { ClusterSuite } from './lib/suite.js';
@@ -138,7 +144,10 @@ beforeAll(async () => {
   suite.onCleanup(() => rmSync(dataDir, { recursive: true, force: true }));
   suite.onCleanup(() => kafka?.stop());
   await Promise.all([
-    run(join(REPO_ROOT, 'scripts/cluster/prometheus-operator.sh'), ['deploy'], { env, timeout: 1_500_000 }),
+    run(join(REPO_ROOT, 'scripts/cluster/prometheus-operator.sh'), ['deploy'], {
+      env,
+      timeout: ADDON_DEPLOY_TIMEOUT_MS,
+    }),
     run(join(REPO_ROOT, 'scripts/images/postgres-exporter.sh'), [], { env }),
     startKafka({ dataDir: join(dataDir, 'kafka'), host: podStack.host }).then((k) => {
       kafka = k;
@@ -214,7 +223,7 @@ beforeAll(async () => {
     120_000,
   );
   suite.log(`stack and chart ready in ${Math.round((Date.now() - t0) / 1000)} s`);
-}, 1_800_000);
+}, ADDON_SUITE_SETUP_MS);
 
 describe('the chart in a Prometheus Operator stack', () => {
   it("has every component's ServiceMonitor selected and its target up, through the NetworkPolicies", async () => {

@@ -21,7 +21,7 @@ import {
 import { randomDevSecret } from '@event-observatory/service-kit';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { binaryHeaders, ingestToken } from './lib/cloudevents.js';
-import { REPO_ROOT } from './lib/cluster.js';
+import { ADDON_DEPLOY_TIMEOUT_MS, ADDON_SUITE_SETUP_MS, REPO_ROOT } from './lib/cluster.js';
 import { baseInstall, setArgs } from './lib/helm.js';
 import { createPipelineTopics } from './lib/kafka.js';
 import type { TestNamespace } from './lib/kube.js';
@@ -141,7 +141,7 @@ beforeAll(async () => {
   const t0 = Date.now();
   const env = { ...process.env, KUBECONFIG: suite.cluster.kubeconfig };
   const script = join(REPO_ROOT, 'scripts/cluster/oauth2-proxy.sh');
-  const { stdout } = await run(script, ['deploy'], { env, timeout: 20 * 60_000 });
+  const { stdout } = await run(script, ['deploy'], { env, timeout: ADDON_DEPLOY_TIMEOUT_MS });
   const image = stdout.trim().split('\n').at(-1) as string;
   // The provider on this machine's own address: the oauth2-proxy pod fetches its discovery and keys.
   idp = await startOidcIssuer({ host: suite.podStack.host });
@@ -202,7 +202,7 @@ beforeAll(async () => {
     });
     expect(res.status, await res.text()).toBe(200);
   }
-}, 1_500_000);
+}, ADDON_SUITE_SETUP_MS);
 
 // Our own cluster only: oauth2-proxy's image is imported into its containerd.
 describe.skipIf(!suite.cluster.local)('search behind oauth2-proxy on the cluster', () => {

@@ -3,7 +3,8 @@
 # recipe: addon.sh):
 #   build   the operator and its config reloader, Prometheus itself (Kubernetes service discovery
 #           only) and their images, once, cached beside their binaries
-#           ($OBSERVATORY_CACHE/prometheus-operator/<version>, .../prometheus/<module version>)
+#           ($OBSERVATORY_CACHE/prometheus-operator/<version>-k8s<K8S_VERSION>: built against the
+#           cluster's own k8s.io modules, go-tool.sh --k8s; .../prometheus/<module version>)
 #   deploy  build, import the images, apply the CRDs, the operator (namespace $PROM_NAMESPACE) and
 #           one Prometheus that selects ServiceMonitors and PrometheusRules labelled `release` in
 #           any namespace (kube-prometheus-stack's default selector shape); waits until that
@@ -21,7 +22,7 @@ OPERATOR_IMAGE=localhost/observatory/prometheus-operator:$PROMETHEUS_OPERATOR_VE
 PROMETHEUS_IMAGE=localhost/observatory/prometheus:$PROMETHEUS_VERSION
 operator_module=github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION
 
-base=$OBSERVATORY_CACHE/prometheus-operator/$PROMETHEUS_OPERATOR_VERSION
+base=$OBSERVATORY_CACHE/prometheus-operator/$PROMETHEUS_OPERATOR_VERSION-k8s$K8S_VERSION
 operator_image=$base/operator.tar
 prometheus_image=$OBSERVATORY_CACHE/prometheus/$PROMETHEUS_MODULE_VERSION/prometheus.tar
 crds=$base/crds
@@ -31,7 +32,7 @@ build() {
   local v=github.com/prometheus/common/version operator prom
   # The operator's go.mod replaces its pkg/apis/monitoring and pkg/client modules with local
   # folders; go-tool.sh's wrapper module points them at their own releases.
-  operator=$(go_tool --ldflags "-X $v.Version=${PROMETHEUS_OPERATOR_VERSION#v}" \
+  operator=$(go_tool --k8s "$K8S_VERSION" --ldflags "-X $v.Version=${PROMETHEUS_OPERATOR_VERSION#v}" \
     "$operator_module" ./cmd/operator ./cmd/prometheus-config-reloader)
   # Prometheus' go.mod has exclude lines, which the wrapper module repeats; the build tags keep
   # only Kubernetes service discovery.

@@ -4,7 +4,7 @@
 # etcd, CoreDNS, kube-router, Helm, actionlint, Traefik, the Prometheus Operator and Prometheus,
 # metrics-server, KEDA, Gitea).
 #
-#   go-tool.sh [--name N] [--ldflags F] [--tags T] [--nested V] [--cgo] <module>@<version> <package>...
+#   go-tool.sh [--name N] [--ldflags F] [--tags T] [--nested V] [--k8s V] [--cgo] <module>@<version> <package>...
 #
 #   <package>  an import path, or ./<path> inside the module; the binary takes its last element
 #              (the one before a /vN suffix, as `go build` names it)
@@ -13,6 +13,10 @@
 #   --tags     build tags
 #   --nested   the version of the module's nested modules (default <version>; Kubernetes numbers
 #              its staging modules v0.N.x)
+#   --k8s      builds against the k8s.io modules of Kubernetes V (v1.N.x: their v0.N.x releases, as
+#              scripts/cluster/build-binaries.sh builds the cluster), whatever the module asks for:
+#              the packages it shares with the cluster's build then come from Go's build cache
+#              instead of compiling again (Helm, the Prometheus Operator)
 #   --cgo      links C code (Gitea's SQLite); static (CGO_ENABLED=0) otherwise
 #
 # Always through a wrapper module that requires <module>@<version> and repeats its go.mod's
@@ -22,20 +26,21 @@
 # Idempotent: when every binary is there the folder is printed at once; a failed build leaves nothing.
 set -euo pipefail
 
-name='' ldflags='' tags='' nested='' cgo=0
+name='' ldflags='' tags='' nested='' k8s='' cgo=0
 while [[ ${1:-} == --* ]]; do
   case $1 in
     --name) name=$2 ;;
     --ldflags) ldflags=$2 ;;
     --tags) tags=$2 ;;
     --nested) nested=$2 ;;
+    --k8s) k8s=$2 ;;
     --cgo) cgo=1 && shift && continue ;;
-    *) echo "go-tool.sh: unknown option '$1' (--name, --ldflags, --tags, --nested or --cgo)" >&2; exit 2 ;;
+    *) echo "go-tool.sh: unknown option '$1' (--name, --ldflags, --tags, --nested, --k8s or --cgo)" >&2; exit 2 ;;
   esac
   shift 2
 done
 spec=${1:-}
-[[ $spec == ?*@v?* && $# -ge 2 ]] || { echo "usage: go-tool.sh [--name N] [--ldflags F] [--tags T] [--nested V] [--cgo] <module>@<version> <package>..." >&2; exit 2; }
+[[ $spec == ?*@v?* && $# -ge 2 ]] || { echo "usage: go-tool.sh [--name N] [--ldflags F] [--tags T] [--nested V] [--k8s V] [--cgo] <module>@<version> <package>..." >&2; exit 2; }
 shift
 module=${spec%@*} version=${spec##*@}
 if [[ -z $name ]]; then
@@ -53,7 +58,7 @@ done
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 OBSERVATORY_CACHE=${OBSERVATORY_CACHE:-$here/../../.cache}
-dir=$OBSERVATORY_CACHE/$name/$version
+dir=$OBSERVATORY_CACHE/$name/$version${k8s:+-k8s$k8s}
 
 missing() { local b; for b in "${binaries[@]}"; do [[ -x $dir/bin/$b ]] || return 0; done; return 1; }
 if missing; then
@@ -72,23 +77,29 @@ if missing; then
   (
     cd "$work"
     go mod init "observatory.local/$name-build" >/dev/null 2>&1
-    gomod=$(go mod download -json "$module@$version" | sed -n 's/^\s*"GoMod": "\(.*\)",\?$/\1/p')
+    gomod_of() { go mod download -json "$1" | sed -n 's/^\s*"GoMod": "\(.*\)",\?$/\1/p'; }
     echo "require $module $version" >>go.mod
-    # Replace lines (single or in blocks) as `replace A => B`, folder targets pointed at releases.
-    awk -v v="${nested:-$version}" '
-      function out(line,   lhs, parts) {
-        split(line, parts, /[ \t]*=>[ \t]*/)
-        lhs = parts[1]; sub(/[ \t].*/, "", lhs)
-        if (parts[2] ~ /^\.\.?\//) print "replace " lhs " => " lhs " " v
-        else print "replace " line
-      }
-      /^replace \($/ { r = 1; next }
-      r && /^\)/ { r = 0; next }
-      r && /=>/ { sub(/^[ \t]+/, ""); sub(/[ \t]*\/\/.*$/, ""); out($0); next }
-      /^replace [^(]/ { sub(/^replace[ \t]+/, ""); sub(/[ \t]*\/\/.*$/, ""); out($0) }
-      /^exclude \($/, /^\)/ { print; next }
-      /^exclude [^(]/ { print }
-    ' "$gomod" >>go.mod
+    # Replace lines (single or in blocks) as `replace A => B`, folder targets pointed at release
+    # $2 of theirs; exclude lines as they are.
+    repeat() {
+      awk -v v="$2" '
+        function out(line,   lhs, parts) {
+          split(line, parts, /[ \t]*=>[ \t]*/)
+          lhs = parts[1]; sub(/[ \t].*/, "", lhs)
+          if (parts[2] ~ /^\.\.?\//) print "replace " lhs " => " lhs " " v
+          else print "replace " line
+        }
+        /^replace \($/ { r = 1; next }
+        r && /^\)/ { r = 0; next }
+        r && /=>/ { sub(/^[ \t]+/, ""); sub(/[ \t]*\/\/.*$/, ""); out($0); next }
+        /^replace [^(]/ { sub(/^replace[ \t]+/, ""); sub(/[ \t]*\/\/.*$/, ""); out($0) }
+        /^exclude \($/, /^\)/ { print; next }
+        /^exclude [^(]/ { print }
+      ' "$1"
+    }
+    repeat "$(gomod_of "$module@$version")" "${nested:-$version}" >>go.mod
+    # Kubernetes points its k8s.io modules at its staging folders: here at their releases.
+    [[ -z $k8s ]] || repeat "$(gomod_of "k8s.io/kubernetes@$k8s")" "${k8s/v1./v0.}" >>go.mod
     {
       printf '//go:build tools\n\npackage tools\n\nimport (\n'
       printf '\t_ "%s"\n' "${packages[@]}"

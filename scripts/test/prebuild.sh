@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds ahead, into $OBSERVATORY_CACHE, what the cluster lane of `make test` needs, without starting
+# Builds ahead, into $OBSERVATORY_CACHE, what the cluster phase of `make test` needs, without starting
 # anything: the cluster's Debian packages, binaries and system images (what up.sh builds), the
 # platform's images (saved, imported later by the cluster suites), Helm, the add-ons the cluster
 # suites deploy, and Gitea for the forge client's suites. `make test` runs it at the lowest CPU
-# priority beside the workspace suites, which leave about half of the two cores idle. On a cold
+# priority beside the workspace and fault suites, which leave about half of the two cores idle. On a cold
 # machine that is most of an hour of compiling taken off the end of the run; on a warm one every
 # step finds its cache and it takes seconds.
 # Every step is safe to run twice at once (each build holds a lock and looks again once it has it),
@@ -23,8 +23,9 @@ step() {
 # start first, then those of the ingress and proxy-mode suites. Gitea, for the forge client that runs
 # after them, last.
 step "$root/scripts/cluster/install-deps.sh"
-step "$root/scripts/install/helm.sh"
 step "$root/scripts/cluster/build-binaries.sh"
+# After Kubernetes: Helm compiles against its k8s.io packages, found in Go's build cache.
+step "$root/scripts/install/helm.sh"
 step "$root/scripts/cluster/system-images.sh"
 step "$root/scripts/cluster/build-kube-router.sh"
 step "$root/scripts/cluster/local-path-provisioner.sh" build

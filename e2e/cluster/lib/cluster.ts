@@ -16,6 +16,15 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../../..');
+/**
+ * Bound on an add-on script that builds what it deploys (Traefik, metrics-server, the Prometheus
+ * Operator, oauth2-proxy; KEDA in the soak). On a cold machine that build waits for `make test`'s
+ * prebuild, which builds every add-on one after the other, so the bound covers that whole queue, not
+ * one build (KEDA, not in prebuild, builds alone in about half an hour).
+ */
+export const ADDON_DEPLOY_TIMEOUT_MS = 40 * 60_000;
+/** Bound on the setup of a suite that deploys an add-on: the deploy's, then the suite's own. */
+export const ADDON_SUITE_SETUP_MS = ADDON_DEPLOY_TIMEOUT_MS + 5 * 60_000;
 /** The cluster's settings, then the pinned versions (scripts/versions.sh, which config.sh sources). */
 const SETTINGS = ['scripts/cluster/config.sh', 'scripts/versions.sh'].map((f) => join(REPO_ROOT, f));
 

@@ -1,11 +1,14 @@
 /**
  * A service of the pipeline as a real process (devstack's `startServiceProcess`, as `make dev`
  * runs it), so a fault can SIGKILL or SIGTERM it. Its output goes to `<dataDir>/<name>.log`; JSON
- * lines are also handed to `waitForLog`.
+ * lines are also handed to `waitForLog`. A process that exits without the suite asking says so on
+ * stderr with the end of its log, which the suite removes with its data folder.
  */
 import {
   type ServiceProcess as DevstackServiceProcess,
+  describeExit,
   startServiceProcess,
+  tailOf,
 } from '@event-observatory/devstack';
 import { withTimeout } from '@event-observatory/service-kit/resilience';
 
@@ -40,8 +43,34 @@ export async function spawnService(
       for (const wake of waiters) wake(msg);
     },
   });
+  const label = instance ?? name;
+  // One flag per run: a stop or kill marks the current run as asked for before it ends.
+  let run = { asked: false };
+  const watch = () => {
+    const current = { asked: false };
+    run = current;
+    void service.exited().then((code) => {
+      if (current.asked) return;
+      process.stderr.write(
+        `[faults] ${label} exited on its own (${describeExit(code)}); the end of ${service.logFile}:\n${tailOf(service.logFile)}\n`,
+      );
+    });
+  };
+  watch();
   return {
     ...service,
+    stop() {
+      run.asked = true;
+      return service.stop();
+    },
+    kill() {
+      run.asked = true;
+      return service.kill();
+    },
+    async restart() {
+      await service.restart();
+      watch();
+    },
     waitForLog(msg, timeoutMs) {
       const seen = new Promise<void>((resolve) => {
         const check = (logged: string) => {
@@ -51,7 +80,7 @@ export async function spawnService(
         };
         waiters.add(check);
       });
-      return withTimeout(seen, timeoutMs, `${instance ?? name}: log line "${msg}" (see ${service.logFile})`);
+      return withTimeout(seen, timeoutMs, `${label}: log line "${msg}" (see ${service.logFile})`);
     },
   };
 }

@@ -7,6 +7,7 @@ import {
   deleteTopics,
   ensureTopics,
   eventTopicSpec,
+  readTopicStates,
   type TopicSpec,
 } from '../src/index.js';
 
@@ -140,6 +141,24 @@ describe('ensureTopics against the real broker', () => {
     } finally {
       await producer.disconnect();
     }
+  });
+
+  it('reads the states again when a listed topic is gone by the time its metadata is asked', async () => {
+    const spec: TopicSpec = { ...eventTopicSpec(unique('kept')), partitions: 2 };
+    await ensureTopics(admin, [spec]);
+    // The first list still names a topic deleted right after it, as a list read during a deletion does.
+    const deleted = unique('deleted');
+    let lists = 0;
+    const racing = new Proxy(admin, {
+      get: (target, key) =>
+        key === 'listTopics'
+          ? async () => [...(await target.listTopics()), ...(lists++ === 0 ? [deleted] : [])]
+          : Reflect.get(target, key),
+    });
+    const states = await readTopicStates(racing, [spec.name, deleted], ['retention.ms']);
+    expect([...states.keys()]).toEqual([spec.name]);
+    expect(states.get(spec.name)?.partitions).toBe(2);
+    expect(lists).toBe(2);
   });
 
   it('deletes the topics that exist and passes over those already gone', async () => {

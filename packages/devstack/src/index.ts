@@ -99,3 +99,4 @@ export {
   stackTopics,
   startStack,
 } from './stack.js';
+export { tailOf } from './supervise.js';

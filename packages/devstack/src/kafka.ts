@@ -126,7 +126,10 @@ export function newClusterId(): string {
 
 const JAVA_HINT = 'install a JDK 17+ (Debian: apt-get install openjdk-17-jre-headless)';
 
-/** Ready once the broker answers metadata requests with a controller and at least one broker. */
+/**
+ * Ready once the broker answers metadata requests with a controller and at least one broker, and
+ * serves the offsets of every topic it holds.
+ */
 async function waitHealthy(bootstrapServers: string, proc: Supervised, timeoutMs: number): Promise<void> {
   const kafka = kafkaClient(bootstrapServers, {
     clientId: 'devstack-health',
@@ -144,7 +147,10 @@ async function waitHealthy(bootstrapServers: string, proc: Supervised, timeoutMs
         await admin.connect();
         const cluster = await admin.describeCluster();
         if (cluster.brokers.length === 0 || cluster.controller === null) return false;
-        await admin.listTopics();
+        // A restarted broker is named leader of its partitions before it serves them: until then
+        // a read of their offsets is refused (NOT_LEADER_OR_FOLLOWER), as a first produce would be.
+        const topics = await admin.listTopics();
+        await Promise.all(topics.map((topic) => admin.fetchTopicOffsets(topic)));
         return true;
       } finally {
         await admin.disconnect().catch(() => {});
@@ -155,7 +161,7 @@ async function waitHealthy(bootstrapServers: string, proc: Supervised, timeoutMs
 }
 
 /**
- * Starts one KRaft broker+controller and waits until it serves metadata.
+ * Starts one KRaft broker+controller and waits until it serves metadata and its topics' offsets.
  * The first start in a data folder resolves the jars (cached) and formats the storage.
  *
  * @example

@@ -105,6 +105,9 @@ export async function migrate(opts: MigrateOptions): Promise<MigrateResult> {
     application_name: 'observatory-migrate',
     connectionTimeoutMillis: 10_000,
   });
+  // A session the server ends fails the statement in flight, which the caller sees; the client's
+  // own error event would otherwise go unheard and end the process.
+  client.on('error', () => {});
   await client.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [ADVISORY_LOCKS.migration]);

@@ -113,8 +113,12 @@ function createPool(
     query_timeout: queryTimeout,
     application_name: name,
   });
-  // An idle client that loses its server (database restart) must not crash the process.
+  // A client that loses its server (database restart) must not crash the process. pg-pool listens
+  // for that only while the client is idle; checked out, the client emits the error with no
+  // listener (a throw) even when the statement in flight also fails with it. So every client gets
+  // a listener of its own for its whole life: its statements still fail, and it is then discarded.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   if (opts.registry) registerPoolMetrics(opts.registry, name, pool, max);
   return pool;
 }

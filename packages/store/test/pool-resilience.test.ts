@@ -1,9 +1,11 @@
 /**
  * The write pool when the path to the database goes silent (a TCP proxy that stops forwarding
- * without closing anything, as a dropped route or a dead NAT entry does) and when a connection
- * answers read-only (25006, a primary demoted by a failover): the write fails in bounded time,
- * the connection leaves the pool, and the retry the consumer makes succeeds on a fresh one.
+ * without closing anything, as a dropped route or a dead NAT entry does), when a connection
+ * answers read-only (25006, a primary demoted by a failover) and when the server ends a session
+ * checked out of the pool (a database stopping): the write fails in bounded time, the connection
+ * leaves the pool, and the retry the consumer makes succeeds on a fresh one.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createDatabase, startSilentProxy } from '@event-observatory/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -132,6 +134,29 @@ describe('a connection that answers read-only (25006)', () => {
       ).toBe(1);
     } finally {
       await admin.query(`ALTER DATABASE ${database} RESET default_transaction_read_only`);
+      await pool.end();
+    }
+  });
+});
+
+describe('a session the server ends while it is checked out of the pool', () => {
+  it('fails its transaction, not the process, and the retry succeeds on a fresh connection', async () => {
+    const pool = createWritePool({ url, max: 1 });
+    try {
+      const write = inPooledTransaction(pool, async (client) => {
+        await insertEvents(client, [row('before-end', { offset: '20' })]);
+        const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        // As a stopping server does (57P01), between two statements of the transaction.
+        await admin.query('SELECT pg_terminate_backend($1)', [rows[0]?.pid]);
+        await sleep(300);
+        await insertEvents(client, [row('after-end', { offset: '21' })]);
+      });
+      await expect(write).rejects.toThrow();
+      await insertEvents(pool, [row('retried-after-end', { offset: '22' })]);
+      const ids = await storedIds();
+      expect(ids).toContain('retried-after-end');
+      expect(ids).not.toContain('before-end');
+    } finally {
       await pool.end();
     }
   });

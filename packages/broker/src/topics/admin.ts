@@ -51,8 +51,27 @@ const TOPIC_RESOURCE = 2;
 /** Kafka's DescribeConfigs source DYNAMIC_TOPIC_CONFIG (kafkajs ConfigSource.TOPIC_CONFIG): set on the topic. */
 const TOPIC_CONFIG_SOURCE = 1;
 
+/**
+ * A topic listed a moment ago can be unknown to the metadata or configs read right after: deleted
+ * in between, or created and not yet known to the broker asked. The read starts again from the list.
+ */
+const isVanishedTopic = (error: unknown) =>
+  (error as { type?: unknown } | null)?.type === 'UNKNOWN_TOPIC_OR_PARTITION';
+
 /** Reads partitions, replication factor and the configs named in `keys` for the existing topics. */
-export async function readTopicStates(
+export function readTopicStates(
+  admin: Admin,
+  names: string[],
+  keys: string[],
+): Promise<Map<string, TopicState>> {
+  return retry(() => readTopicStatesOnce(admin, names, keys), {
+    attempts: 5,
+    backoff: { initialMs: 100, maxMs: 400 },
+    retryable: isVanishedTopic,
+  });
+}
+
+async function readTopicStatesOnce(
   admin: Admin,
   names: string[],
   keys: string[],
