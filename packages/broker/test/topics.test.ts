@@ -161,12 +161,14 @@ describe('ensureTopics against the real broker', () => {
     expect(lists).toBe(2);
   });
 
-  it('deletes the topics that exist and passes over those already gone', async () => {
+  it('deletes the topics that exist and passes over those already gone; the name is free again at once', async () => {
     const spec: TopicSpec = { ...eventTopicSpec(unique('gone')), partitions: 1 };
     await ensureTopics(admin, [spec]);
     const missing = unique('never-created');
     expect(await deleteTopics(admin, [spec.name, missing])).toEqual([spec.name]);
     expect(await admin.listTopics()).not.toContain(spec.name);
     expect(await deleteTopics(admin, [spec.name])).toEqual([]);
+    await ensureTopics(admin, [{ ...spec, partitions: 3 }]);
+    expect((await readTopicStates(admin, [spec.name], [])).get(spec.name)?.partitions).toBe(3);
   });
 });

@@ -292,7 +292,8 @@ export async function ensureTopics(
 
 /**
  * Deletes those of `names` that exist (a topic already gone is not an error) and returns the names
- * deleted. `timeoutMs` bounds the broker's wait for the deletion to reach the controller quorum.
+ * deleted, once the broker no longer lists them. `timeoutMs` bounds the broker's wait for the
+ * deletion to reach the controller quorum, and then the wait until it is listed no more.
  *
  * @example
  * await deleteTopics(admin, ['events.old']); // ['events.old']
@@ -300,6 +301,26 @@ export async function ensureTopics(
 export async function deleteTopics(admin: Admin, names: string[], timeoutMs = 10_000): Promise<string[]> {
   const existing = new Set(await admin.listTopics());
   const present = names.filter((n) => existing.has(n));
-  if (present.length > 0) await admin.deleteTopics({ topics: present, timeout: timeoutMs });
+  if (present.length === 0) return present;
+  await admin.deleteTopics({ topics: present, timeout: timeoutMs });
+  await waitUnlisted(admin, present, timeoutMs);
   return present;
+}
+
+/**
+ * The quorum's answer to a deletion comes before the broker has applied it to its metadata: until
+ * then it still lists the topic, and refuses to create one of that name. Checks every 100 ms; throws
+ * naming the topics still listed after `timeoutMs`.
+ */
+async function waitUnlisted(admin: Admin, names: string[], timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  await retry(
+    async () => {
+      const listed = new Set(await admin.listTopics());
+      const still = names.filter((n) => listed.has(n));
+      if (still.length > 0)
+        throw new Error(`topics deleted but still listed after ${timeoutMs} ms: ${still.join(', ')}`);
+    },
+    { backoff: { initialMs: 100, maxMs: 100 }, retryable: () => performance.now() <= deadline },
+  );
 }
