@@ -45,7 +45,8 @@ lint: install ## Lint and format-check the tree (biome), check the import arrows
 # - the workspaces' suites (but SIDE_WORKSPACES') and the tests of scripts/ (scripts/vitest.config.ts),
 #   then the fault suites (e2e/reliability/faults: a paced load, one file after the other);
 # - the cluster suites (e2e/cluster, waiting on the API server and rollouts) and beside them the rest:
-#   the Kafka 3.9 reruns, the forge client (no Kafka; Node 24, then Node 22) and SIDE_WORKSPACES' suites.
+#   the Kafka 3.9 reruns, the forge client (no Kafka; Node 24, then Node 22) and SIDE_WORKSPACES' suites,
+#   these one file at a time (VITEST_MAX_WORKERS=1; the first phase runs two, vitest.shared.ts).
 # The phases never overlap: on 2 cores the cluster suites' rollouts beside the workspace suites kept
 # pods from getting ready within Helm's wait and the workspace suites' seeding past their timeouts,
 # and the fault suites measure recovery times against bounds. Each phase alone keeps the two cores
@@ -92,7 +93,7 @@ test-phase-cluster:
 
 test-side-workspaces:
 	@echo "[$(elapsed) s] $(SIDE_WORKSPACES) on Node 24:"; \
-	PATH="$$(./scripts/lts-node.sh):$$PATH" npm test $(foreach w,$(SIDE_WORKSPACES),-w $(w)) --if-present
+	PATH="$$(./scripts/lts-node.sh):$$PATH" VITEST_MAX_WORKERS=1 npm test $(foreach w,$(SIDE_WORKSPACES),-w $(w)) --if-present
 
 # Parts of `test` (TEST_TALLY_FILE comes from it): the cluster suites, the broker-facing suites again
 # on Kafka 3.9, the forge client on Node 24 and again on NODE_OLDEST_VERSION, and the fault suites
@@ -101,7 +102,7 @@ test-kafka3:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; status=0; \
 	for run in $(KAFKA3_SUITES); do \
 	  echo "[$(elapsed) s] $${run%%:*} again on Kafka 3.9:"; \
-	  PATH="$$lts:$$PATH" OBSERVATORY_KAFKA_VERSION=3 npm test -w $${run%%:*} -- $$(echo $${run#*:} | tr , ' ') || status=1; \
+	  PATH="$$lts:$$PATH" VITEST_MAX_WORKERS=1 OBSERVATORY_KAFKA_VERSION=3 npm test -w $${run%%:*} -- $$(echo $${run#*:} | tr , ' ') || status=1; \
 	done; exit $$status
 
 test-faults:

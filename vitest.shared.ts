@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -9,6 +10,10 @@ export const sharedConfig = defineConfig({
   ssr: { resolve: { conditions: ['source', 'node', 'default'], externalConditions: ['source'] } },
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // At least two files at a time, where vitest's default is one less than the cores (one, on 2
+    // cores): the suites mostly wait on their Kafka, PostgreSQL, browser and child processes, about
+    // half a core each. A workspace whose files must not overlap says `fileParallelism: false`.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 180_000,
     reporters: ['default', new URL('./scripts/test/tally-reporter.ts', import.meta.url).pathname],
