@@ -2,6 +2,7 @@
  * A pool whose statements stop when a signal aborts (a search page's deadline, or its client
  * going away): a statement not yet sent fails at once with the signal's reason; a running one is
  * cancelled on the server, so PostgreSQL stops working for nobody, and fails with that reason.
+ * The same holds for the statements of a connection checked out of it (`inPooledTransaction`).
  * `scopedPool` also runs every statement under a reader's scope (`read-scope.ts`).
  *
  * The cancel is PostgreSQL's CancelRequest (protocol 3, what libpq's `PQcancel` sends): a new
@@ -106,42 +107,78 @@ function boundPool(pool: DatabasePool, signal: AbortSignal, run: Run): DatabaseP
   const query = async (...args: unknown[]) => {
     signal.throwIfAborted();
     const client = await pool.connect();
-    let onAbort = () => {};
-    // Rejects the moment the signal aborts: the caller never waits for the cancel to land.
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => {
-        cancelBackend(client);
-        reject(signal.reason);
-      };
-    });
     let broken = false;
     try {
-      signal.throwIfAborted();
-      signal.addEventListener('abort', onAbort, { once: true });
-      const running = run(client, args, () => {
-        broken = true;
-      });
-      running.catch(() => {});
-      return await Promise.race([running, aborted]);
+      return await untilAborted(client, signal, () =>
+        run(client, args, () => {
+          broken = true;
+        }),
+      );
     } catch (err) {
       // A terminated backend fails the statement before its socket closes: released as usual, the
       // connection would go back to the pool and fail the next page that takes it.
       broken ||= mustDiscard(err);
       throw err;
     } finally {
-      signal.removeEventListener('abort', onAbort);
       // A connection whose statement was cancelled is closed, not reused: a late cancel must not
       // land on the next statement another page sends on it.
       client.release(signal.aborted || broken);
     }
   };
-  return new Proxy(pool, {
-    get(target, key) {
-      if (key === 'query') return query;
-      const value = Reflect.get(target, key, target);
-      return typeof value === 'function' ? value.bind(target) : value;
+  // A connection checked out of the bound pool (a transaction of several statements, such as a
+  // count under its own budget) is bound too: a statement of its own must not outlive the signal.
+  const connect = async () => {
+    signal.throwIfAborted();
+    return boundConnection(await pool.connect(), signal);
+  };
+  return overriding(pool, { query, connect });
+}
+
+/** `client` with `query` bound to `signal`; released after an abort, it is closed, not pooled. */
+function boundConnection(client: pg.PoolClient, signal: AbortSignal): pg.PoolClient {
+  const query = (...args: unknown[]) =>
+    untilAborted(client, signal, () => (client.query as (...a: unknown[]) => Promise<unknown>)(...args));
+  const release = (err?: Error | boolean) => client.release(err || signal.aborted);
+  return overriding(client, { query, release });
+}
+
+/** `target` with `members` in place of its own of those names; its other methods stay bound to it. */
+function overriding<T extends object>(target: T, members: Record<string, unknown>): T {
+  return new Proxy(target, {
+    get(self, key) {
+      if (typeof key === 'string' && Object.hasOwn(members, key)) return members[key];
+      const value = Reflect.get(self, key, self);
+      return typeof value === 'function' ? value.bind(self) : value;
     },
   });
+}
+
+/**
+ * Runs `start`'s statement on `client` until it settles or `signal` aborts, whichever comes first:
+ * at the abort the backend is sent a cancel and the caller is rejected with the signal's reason at
+ * once, without waiting for the cancel to land.
+ */
+async function untilAborted<T>(
+  client: pg.PoolClient,
+  signal: AbortSignal,
+  start: () => Promise<T>,
+): Promise<T> {
+  signal.throwIfAborted();
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => {
+      cancelBackend(client);
+      reject(signal.reason);
+    };
+  });
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const running = start();
+    running.catch(() => {});
+    return await Promise.race([running, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
 }
 
 /** Sends the CancelRequest for `client`'s backend; a failure to reach the server is ignored. */

@@ -2,12 +2,19 @@
  * `cancellablePool` on a real PostgreSQL: an abort rejects the caller at once with the signal's
  * reason and stops the statement on the server; an aborted signal sends nothing; a connection whose
  * backend was terminated never serves another statement, also under `scopedPool` (no ROLLBACK
- * sent on it to fail after its release); `scopedPool` sets a statement's planner settings for it
- * alone.
+ * sent on it to fail after its release); a transaction on a connection checked out of either pool
+ * (a page's count under its own budget) stops at the abort as well; `scopedPool` sets a
+ * statement's planner settings for it alone.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { cancellablePool, type PlannedStatement, scopedPool, WHOLE_SCOPE } from '../src/index.js';
+import {
+  cancellablePool,
+  inPooledTransaction,
+  type PlannedStatement,
+  scopedPool,
+  WHOLE_SCOPE,
+} from '../src/index.js';
 
 let pool: pg.Pool;
 let watcher: pg.Pool;
@@ -74,6 +81,27 @@ describe('cancellablePool', () => {
       for (let i = 0; i < 5; i++) expect((await reads.query('SELECT 1 AS one')).rows[0].one).toBe(1);
     },
   );
+
+  it.each([
+    ['cancellablePool', (signal: AbortSignal) => cancellablePool(pool, signal)],
+    ['scopedPool', (signal: AbortSignal) => scopedPool(pool, WHOLE_SCOPE, signal)],
+  ])('%s stops a transaction on a connection checked out of it at the abort', async (_, make) => {
+    const controller = new AbortController();
+    const reason = new Error('client went away');
+    const running = inPooledTransaction(
+      make(controller.signal),
+      (client) => client.query('SELECT pg_sleep(30)'),
+      {
+        statementTimeoutMs: 60_000,
+      },
+    );
+    const failed = expect(running).rejects.toBe(reason);
+    await expect.poll(sleepersRunning, { timeout: 5_000 }).toBe(1);
+    controller.abort(reason);
+    await expect.poll(sleepersRunning, { timeout: 5_000 }).toBe(0);
+    await failed;
+    expect((await pool.query('SELECT 1 AS one')).rows[0].one).toBe(1);
+  });
 
   it("scopedPool plans a statement under its planner settings, and the next one under the server's, on the same connection", async () => {
     // One connection, so the next statement surely runs where the settings were set.
