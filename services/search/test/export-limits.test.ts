@@ -99,8 +99,9 @@ describe('an export whose client stops reading', () => {
     const body = await res.text().catch(() => '');
     expect(body).not.toContain('"export":{"complete":true');
     expect(warnings).toContain('export cut: still running at its age limit');
-    const next = await shortLived.get(EXPORT, asViewer('ann'));
+    // The next one small: the whole 24 MB may outlast the short age limit on a loaded machine.
+    const next = await shortLived.get(`${EXPORT}&id=e-1&id=e-2&id=e-3`, asViewer('ann'));
     expect(next.status).toBe(200);
-    expect(await next.text()).toContain('"export":{"complete":true,"rows":6000}');
+    expect(await next.text()).toContain('"export":{"complete":true,"rows":3}');
   });
 });
