@@ -375,7 +375,8 @@ describe('Pipeline controller on a real API server and Kafka', () => {
     // Frozen: nothing arrives and nothing ends. Only the stall watchdog (5 s timeout + 10 s) ends it;
     // the cache would otherwise keep the old spec forever. The new spec may reach Kafka before the
     // watchdog fires (a status write from the stale cache conflicts and the object is read again),
-    // so each of the two is awaited on its own.
+    // so each of the two is awaited on its own. A freeze that lands while the watch is between two
+    // requests catches only other sockets, so it is repeated until a watch stalls.
     proxy.freezeAll();
     await patchSpec('watched', [{ op: 'replace', path: '/spec/topics/0/partitions', value: 3 }], 'json');
     await vi.waitFor(async () => expect((await kafkaTopic(watched))?.partitions).toBe(3), {
@@ -383,10 +384,18 @@ describe('Pipeline controller on a real API server and Kafka', () => {
       interval: 500,
     });
     await vi.waitFor(
-      async () =>
-        expect(await metric(/^controller_watch_restarts_total\{.*reason="stalled"/)).toBeGreaterThan(0),
-      { timeout: 20_000, interval: 500 },
+      async () => {
+        proxy.freezeAll();
+        expect(await metric(/^controller_watch_restarts_total\{.*reason="stalled"/)).toBeGreaterThan(0);
+      },
+      { timeout: 45_000, interval: 1_000 },
     );
+    // And reconciling goes on after the stall.
+    await patchSpec('watched', [{ op: 'replace', path: '/spec/topics/0/partitions', value: 4 }], 'json');
+    await vi.waitFor(async () => expect((await kafkaTopic(watched))?.partitions).toBe(4), {
+      timeout: 30_000,
+      interval: 500,
+    });
   });
 });
 
