@@ -36,7 +36,7 @@ image_inputs() {
       console.log([...keep].map((d) => `DIR ${d}`).join("\n"));
     ' "$component" | while read -r line; do
       if [[ $line == DIR\ * ]]; then
-        find "${line#DIR }" \( -name node_modules -o -name dist -o -name coverage \) -prune -o \
+        find "${line#DIR }" \( -name node_modules -o -name dist -o -name coverage -o -name .screenshots \) -prune -o \
           -type f -not -name '*.tsbuildinfo' -print
       else
         echo "$line"

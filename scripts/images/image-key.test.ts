@@ -2,7 +2,7 @@
  * image_key (scripts/images/cache.sh) on a temporary tree: a component's key changes with a file
  * of its own workspace closure (dependencies, tsconfig references), a workspace manifest, the
  * recipe, migrations or the base image, and with nothing else (tests elsewhere, devDependencies'
- * sources, dist/, node_modules/).
+ * sources, dist/, node_modules/, the browser tests' .screenshots/).
  */
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -94,6 +94,9 @@ describe('image_key', () => {
     mkdirSync(join(root, 'packages/kit/node_modules/y'), { recursive: true });
     writeFileSync(join(root, 'packages/kit/node_modules/y/index.js'), 'dep\n');
     edit('packages/dev/src/index.ts');
+    // The browser tests' pictures of a run, taken while the prebuild has already built the images.
+    mkdirSync(join(root, 'services/api/.screenshots'), { recursive: true });
+    writeFileSync(join(root, 'services/api/.screenshots/page.png'), 'picture\n');
     expect(keys()).toEqual(before);
 
     edit('packages/db/src/index.ts');
