@@ -8,7 +8,7 @@ source "$here/config.sh"
 export OBSERVATORY_CACHE
 
 stamp=$K8S_BIN/.complete
-want="$K8S_VERSION etcd=$ETCD_VERSION coredns=$COREDNS_VERSION"
+want="$K8S_VERSION etcd=$ETCD_VERSION coredns=$COREDNS_VERSION:$(sha256sum <"$here/coredns/main.go" | cut -c1-12)"
 built() { [[ -f $stamp && $(cat "$stamp") == "$want" ]]; }
 built && exit 0
 # One build at a time per cache (scripts/test/prebuild.sh may be building it): wait, then look again.
@@ -32,12 +32,15 @@ k8s=$("$go_tool" --name kubernetes --nested "${K8S_VERSION/v1./v0.}" \
   ./cmd/kubelet ./cmd/kube-proxy ./cmd/kubectl)
 # etcd's server module is its main package (the binary `go build` names `server`).
 etcd=$("$go_tool" --name etcd "go.etcd.io/etcd/server/v3@$ETCD_VERSION" go.etcd.io/etcd/server/v3)
-# CoreDNS for the cluster's DNS (no `forward`: nothing asked outside).
-coredns=$("$go_tool" "github.com/coredns/coredns@$COREDNS_VERSION" github.com/coredns/coredns)
+# CoreDNS for the cluster's DNS with the plugins its Corefile uses (coredns/main.go; no `forward`:
+# nothing asked outside), against the cluster's k8s.io modules, which Go's build cache holds by now.
+p=github.com/coredns/coredns
+coredns=$("$go_tool" --name coredns-cluster --main "$here/coredns/main.go" --k8s "$K8S_VERSION" "$p@$COREDNS_VERSION" \
+  $p/core/dnsserver $p/coremain $p/plugin/cache $p/plugin/errors $p/plugin/health $p/plugin/kubernetes $p/plugin/ready)
 
 mkdir -p "$K8S_BIN"
 [[ $k8s -ef $K8S_BIN ]] || cp "$k8s"/* "$K8S_BIN/"
 cp "$etcd/server" "$K8S_BIN/etcd"
-cp "$coredns/coredns" "$K8S_BIN/coredns"
+cp "$coredns/coredns-cluster" "$K8S_BIN/coredns"
 echo "$want" >"$stamp"
 echo "built in $((SECONDS - started)) s: $(ls "$K8S_BIN" | tr '\n' ' ')"

@@ -4,7 +4,7 @@
 # etcd, CoreDNS, kube-router, Helm, actionlint, Traefik, the Prometheus Operator and Prometheus,
 # metrics-server, KEDA, Gitea).
 #
-#   go-tool.sh [--name N] [--ldflags F] [--tags T] [--nested V] [--k8s V] [--cgo] <module>@<version> <package>...
+#   go-tool.sh [--name N] [--ldflags F] [--tags T] [--nested V] [--k8s V] [--cgo] [--main F] <module>@<version> <package>...
 #
 #   <package>  an import path, or ./<path> inside the module; the binary takes its last element
 #              (the one before a /vN suffix, as `go build` names it)
@@ -18,6 +18,9 @@
 #              the packages it shares with the cluster's build then come from Go's build cache
 #              instead of compiling again (Helm, the Prometheus Operator)
 #   --cgo      links C code (Gitea's SQLite); static (CGO_ENABLED=0) otherwise
+#   --main     builds F, a main package of the project's that imports <package>s of the module, into
+#              the one binary N (--name, required) instead of the module's own main packages: a
+#              program whose plugins are chosen at compile time (CoreDNS) builds only those it uses
 #
 # Always through a wrapper module that requires <module>@<version> and repeats its go.mod's
 # replace and exclude lines, which `go install` refuses; a replace that points at a folder of the
@@ -26,7 +29,7 @@
 # Idempotent: when every binary is there the folder is printed at once; a failed build leaves nothing.
 set -euo pipefail
 
-name='' ldflags='' tags='' nested='' k8s='' cgo=0
+name='' ldflags='' tags='' nested='' k8s='' cgo=0 main=''
 while [[ ${1:-} == --* ]]; do
   case $1 in
     --name) name=$2 ;;
@@ -35,12 +38,14 @@ while [[ ${1:-} == --* ]]; do
     --nested) nested=$2 ;;
     --k8s) k8s=$2 ;;
     --cgo) cgo=1 && shift && continue ;;
-    *) echo "go-tool.sh: unknown option '$1' (--name, --ldflags, --tags, --nested, --k8s or --cgo)" >&2; exit 2 ;;
+    --main) main=$(realpath "$2") ;;
+    *) echo "go-tool.sh: unknown option '$1' (--name, --ldflags, --tags, --nested, --k8s, --cgo or --main)" >&2; exit 2 ;;
   esac
   shift 2
 done
 spec=${1:-}
-[[ $spec == ?*@v?* && $# -ge 2 ]] || { echo "usage: go-tool.sh [--name N] [--ldflags F] [--tags T] [--nested V] [--k8s V] [--cgo] <module>@<version> <package>..." >&2; exit 2; }
+[[ $spec == ?*@v?* && $# -ge 2 ]] || { echo "usage: go-tool.sh [--name N] [--ldflags F] [--tags T] [--nested V] [--k8s V] [--cgo] [--main F] <module>@<version> <package>..." >&2; exit 2; }
+[[ -z $main || -n $name ]] || { echo "go-tool.sh: --main needs --name (the binary's name)" >&2; exit 2; }
 shift
 module=${spec%@*} version=${spec##*@}
 if [[ -z $name ]]; then
@@ -55,10 +60,13 @@ for p in "$@"; do
   [[ $b =~ ^v[0-9]+$ ]] && b=$(basename "$(dirname "$p")")
   binaries+=("$b")
 done
+targets=("${packages[@]}")
+if [[ -n $main ]]; then binaries=("$name") targets=("./cmd/$name"); fi
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 OBSERVATORY_CACHE=${OBSERVATORY_CACHE:-$here/../../.cache}
-dir=$OBSERVATORY_CACHE/$name/$version${k8s:+-k8s$k8s}
+# A --main build is kept per content of its file.
+dir=$OBSERVATORY_CACHE/$name/$version${k8s:+-k8s$k8s}${main:+-$(sha256sum <"$main" | cut -c1-12)}
 
 missing() { local b; for b in "${binaries[@]}"; do [[ -x $dir/bin/$b ]] || return 0; done; return 1; }
 if missing; then
@@ -105,8 +113,9 @@ if missing; then
       printf '\t_ "%s"\n' "${packages[@]}"
       printf ')\n'
     } >tools.go
+    [[ -z $main ]] || { mkdir -p "cmd/$name" && cp "$main" "cmd/$name/main.go"; }
     go mod tidy >/dev/null 2>&1 || go mod tidy
-    go build -trimpath ${tags:+-tags "$tags"} -ldflags "-s -w $ldflags" -o "$work/bin/" "${packages[@]}"
+    go build -trimpath ${tags:+-tags "$tags"} -ldflags "-s -w $ldflags" -o "$work/bin/" "${targets[@]}"
   ) >&2
   # Binaries built earlier into the same folder (another package list) stay.
   [[ -d $dir/bin ]] && cp -n "$dir/bin/"* "$work/bin/" 2>/dev/null || true
