@@ -45,10 +45,13 @@ lint: install ## Lint and format-check the tree (biome), check the import arrows
 # `test` type-checks and lints at once (what `build` and `lint` run, after `tsc -b`), then runs in two
 # phases:
 # - the workspaces' suites (but SIDE_WORKSPACES') and the tests of scripts/ (scripts/vitest.config.ts),
-#   then the fault suites (e2e/reliability/faults: a paced load, one file after the other);
+#   then the fault suites (e2e/reliability/faults: a paced load, one file after the other), and beside
+#   them the forge client (no Kafka; Node 24, then Node 22) when its Gitea is built: the paced load
+#   leaves about half of the two cores idle. On a cold machine Gitea's build would take that half
+#   from the prebuild, which the cluster phase waits for, so the forge client runs in phase two;
 # - the cluster suites (e2e/cluster, waiting on the API server and rollouts) and beside them the rest:
-#   the Kafka 3.9 reruns, the forge client (no Kafka; Node 24, then Node 22) and SIDE_WORKSPACES' suites,
-#   these one file at a time (VITEST_MAX_WORKERS=1; the first phase runs two, vitest.shared.ts).
+#   the Kafka 3.9 reruns, the forge client (if it has not run) and SIDE_WORKSPACES' suites, these one
+#   file at a time (VITEST_MAX_WORKERS=1; the first phase runs two, vitest.shared.ts).
 # The phases never overlap: on 2 cores the cluster suites' rollouts beside the workspace suites kept
 # pods from getting ready within Helm's wait and the workspace suites' seeding past their timeouts,
 # and the fault suites measure recovery times against bounds. Each phase alone keeps the two cores
@@ -62,6 +65,7 @@ lint: install ## Lint and format-check the tree (biome), check the import arrows
 test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 22)
 	@tally=$$(mktemp); prebuilt=$$(mktemp); export TEST_TALLY_FILE=$$tally TEST_STARTED=$$(date +%s); \
 	export PREBUILD_CLUSTER_READY=$$tally.cluster-ready; \
+	export FORGE_BESIDE_FAULTS=$$(packages/forge-client/scripts/build-gitea.sh --built && echo 1); \
 	setsid nice -n 19 ./scripts/test/prebuild.sh >$$prebuilt 2>&1 & export PREBUILD_PID=$$!; \
 	trap 'kill -- -$$PREBUILD_PID 2>/dev/null; rm -f $$tally $$tally.* $$prebuilt' EXIT; trap 'exit 130' INT TERM HUP; \
 	npx tsc -b && ./scripts/concurrently.sh $(TYPE_CHECKS) $(LINT_CHECKS) || exit 1; \
@@ -85,13 +89,15 @@ test-phase-workspaces:
 	PATH="$$lts:$$PATH" npm test $$ws --if-present; status=$$?; \
 	echo "[$(elapsed) s] the tools' own tests (scripts/):"; \
 	PATH="$$lts:$$PATH" npx vitest run --config scripts/vitest.config.ts || status=1; \
-	$(MAKE) --no-print-directory test-faults || status=1; exit $$status
+	if [ -n "$$FORGE_BESIDE_FAULTS" ]; then \
+	  ./scripts/concurrently.sh '$(MAKE) --no-print-directory test-faults' '$(MAKE) --no-print-directory test-forge' || status=1; \
+	else $(MAKE) --no-print-directory test-faults || status=1; fi; exit $$status
 
 test-phase-cluster:
 	@while [ -n "$$PREBUILD_CLUSTER_READY" ] && [ ! -e "$$PREBUILD_CLUSTER_READY" ] && kill -0 $$PREBUILD_PID 2>/dev/null; do sleep 5; done; \
 	echo "[$(elapsed) s] the cluster suites, and beside them the rest"; \
-	./scripts/concurrently.sh '$(MAKE) --no-print-directory cluster-suites' \
-	  '$(MAKE) --no-print-directory -k test-kafka3 test-forge test-side-workspaces'
+	side='test-kafka3 test-side-workspaces'; [ -n "$$FORGE_BESIDE_FAULTS" ] || side='test-kafka3 test-forge test-side-workspaces'; \
+	./scripts/concurrently.sh '$(MAKE) --no-print-directory cluster-suites' "$(MAKE) --no-print-directory -k $$side"
 
 test-side-workspaces:
 	@echo "[$(elapsed) s] $(SIDE_WORKSPACES) on Node 24:"; \

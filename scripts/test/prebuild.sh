@@ -3,7 +3,7 @@
 # anything: the cluster's Debian packages, binaries and system images (what up.sh builds), the
 # platform's images (saved, imported later by the cluster suites), Helm, the add-ons the cluster
 # suites deploy, and Gitea for the forge client's suites. `make test` runs it at the lowest CPU
-# priority beside the workspace and fault suites, which leave about half of the two cores idle. On a cold
+# priority beside the workspace and fault suites, which leave part of the two cores idle. On a cold
 # machine that is most of an hour of compiling taken off the end of the run; on a warm one every
 # step finds its cache and it takes seconds.
 # Every step is safe to run twice at once (each build holds a lock and looks again once it has it),

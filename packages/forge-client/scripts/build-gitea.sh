@@ -2,6 +2,7 @@
 # Builds a Gitea server binary from the Go module proxy and caches it.
 #
 #   scripts/build-gitea.sh            -> prints the cache directory holding `gitea`, `templates/`, `options/`
+#   scripts/build-gitea.sh --built    -> exits 0 when that directory is complete, 1 otherwise (builds nothing)
 #
 # Cache layout: ${OBSERVATORY_CACHE:-<repo>/.cache}/gitea/<version>/{gitea,templates,options,BUILD_OK,bin/}
 # A warm run (BUILD_OK present) does nothing but print the directory.
@@ -20,7 +21,9 @@ GITEA_VERSION="${GITEA_VERSION:-$(source "$repo_root/scripts/versions.sh" && ech
 cache_root="${OBSERVATORY_CACHE:-$repo_root/.cache}"
 out="$cache_root/gitea/$GITEA_VERSION"
 
-if [[ -f "$out/BUILD_OK" && -x "$out/gitea" ]]; then
+built() { [[ -f "$out/BUILD_OK" && -x "$out/gitea" ]]; }
+if [[ ${1:-} == --built ]]; then built; exit; fi
+if built; then
   echo "$out"
   exit 0
 fi
@@ -42,7 +45,7 @@ mkdir -p "$cache_root/gitea"
 # One builder at a time (parallel test runs share the cache).
 exec 9>"$cache_root/gitea/.build-$GITEA_VERSION.lock"
 flock 9
-if [[ -f "$out/BUILD_OK" && -x "$out/gitea" ]]; then
+if built; then
   echo "$out"
   exit 0
 fi
