@@ -280,11 +280,10 @@ export class KubeApi implements PipelineApi {
 
   /** Fails with 409 when the Lease changed since `lease.metadata.resourceVersion`. */
   replaceLease(namespace: string, lease: V1Lease): Promise<V1Lease> {
-    return this.coordination.replaceNamespacedLease({
-      namespace,
-      name: lease.metadata?.name ?? '',
-      body: lease,
-    });
+    return this.bounded(
+      'replace lease',
+      this.coordination.replaceNamespacedLease({ namespace, name: lease.metadata?.name ?? '', body: lease }),
+    );
   }
 
   private bounded<T>(what: string, call: Promise<T>): Promise<T> {
