@@ -152,7 +152,7 @@ describe('the rendered platform', () => {
     }
   });
 
-  it('probes every service on /health/live and /health/ready, and gives the consumer at least 70 s to stop', () => {
+  it('probes every service on /health/live (after a startup probe) and /health/ready, and gives the consumer at least 70 s to stop', () => {
     for (const deployment of byKind(objects, 'Deployment')) {
       const pod = deployment.spec.template.spec;
       const [container] = pod.containers;
@@ -160,6 +160,13 @@ describe('the rendered platform', () => {
         path: '/health/live',
         port: 'http',
       });
+      // Liveness waits for the start: up to two minutes, probed every 2 s.
+      expect(container.startupProbe, deployment.metadata.name).toMatchObject({
+        httpGet: { path: '/health/live', port: 'http' },
+        periodSeconds: 2,
+        failureThreshold: 60,
+      });
+      expect(container.livenessProbe.initialDelaySeconds, deployment.metadata.name).toBeUndefined();
       // Ingest's readiness follows its listener by default (values.test.ts: brokerGatesReadiness).
       expect(container.readinessProbe.httpGet, deployment.metadata.name).toEqual({
         path: deployment.metadata.name === 'obs-ingest' ? '/health/live' : '/health/ready',

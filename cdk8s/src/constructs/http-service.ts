@@ -176,9 +176,17 @@ export class HttpService extends Construct {
                   timeoutSeconds: 3,
                   failureThreshold: 2,
                 },
+                // Liveness and readiness start once the listener has answered, within two minutes:
+                // a pod whose start is slowed by a busy node (its CPU request is its share) is not
+                // restarted before it could answer, and a fast start is seen within 2 s.
+                startupProbe: {
+                  httpGet: { path: '/health/live', port: k8s.IntOrString.fromString('http') },
+                  periodSeconds: 2,
+                  timeoutSeconds: 3,
+                  failureThreshold: 60,
+                },
                 livenessProbe: {
                   httpGet: { path: '/health/live', port: k8s.IntOrString.fromString('http') },
-                  initialDelaySeconds: 10,
                   periodSeconds: 10,
                   timeoutSeconds: 3,
                   failureThreshold: 3,
