@@ -18,7 +18,7 @@ export interface ServiceDeploymentOptions {
   image: string;
   replicas: number;
   env: EnvVar[];
-  /** Readiness probe timing; a liveness probe (every 5 s) only with `liveness`. */
+  /** Readiness probe timing; a liveness probe (every 5 s, after a startup probe) only with `liveness`. */
   readiness: { periodSeconds: number; failureThreshold?: number };
   liveness?: boolean;
   cpuRequest?: string;
@@ -29,6 +29,8 @@ export interface ServiceDeploymentOptions {
 export function envList(values: Record<string, string>): EnvVar[] {
   return Object.entries(values).map(([name, value]) => ({ name, value }));
 }
+
+const LIVE = { httpGet: { path: '/health/live', port: 'http' } };
 
 export function serviceDeployment(opts: ServiceDeploymentOptions): Manifest {
   const labels = { app: opts.name };
@@ -53,8 +55,13 @@ export function serviceDeployment(opts: ServiceDeploymentOptions): Manifest {
               ports: [{ name: 'http', containerPort: 8080 }],
               env: opts.env,
               readinessProbe: { httpGet: { path: '/health/ready', port: 'http' }, ...opts.readiness },
+              // As the chart's: liveness begins once a startup probe passed, so a start slowed by
+              // the busy node (a small CPU request) is not restarted.
               ...(opts.liveness
-                ? { livenessProbe: { httpGet: { path: '/health/live', port: 'http' }, periodSeconds: 5 } }
+                ? {
+                    startupProbe: { ...LIVE, periodSeconds: 2, timeoutSeconds: 3, failureThreshold: 60 },
+                    livenessProbe: { ...LIVE, periodSeconds: 5, timeoutSeconds: 3 },
+                  }
                 : {}),
               resources: {
                 requests: { cpu: opts.cpuRequest ?? '50m', memory: '64Mi' },
