@@ -161,8 +161,8 @@ beforeAll(async () => {
     const base = await baseInstall(cluster.images, { ns, name: 'hpa-secrets', databaseUrl, authSecret });
     // ingest's CPU request is the HPA's yardstick. The HPA goes from 1 to 3 pods when one pod
     // reads over twice the target, and from 2 to 1 when two read at most half of it. Four load
-    // workers read 91-153 % on one pod (six make about 1.5x that); two idle pods read 9-19 % (the
-    // more, the busier the node). 35 % leaves a margin of about 1.4x on either side.
+    // workers read 91-153 % on one pod, so the suite runs six for more margin over the 70 % that
+    // makes three pods. Two idle pods read 9-19 % (the more, the busier the node).
     const ingestResources = { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '384Mi' } };
     // No uninstall in afterAll: the namespace takes the release with it (its record is a Secret there).
     await suite.helm.install(RELEASE, ns.name, [

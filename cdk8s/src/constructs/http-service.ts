@@ -21,6 +21,7 @@ import {
   text,
   value,
 } from '../helm.js';
+import { STARTUP_PROBE_TIMING } from '../probes.js';
 import { Autoscaler } from './autoscaling.js';
 import {
   ADMIN_PORT,
@@ -176,14 +177,10 @@ export class HttpService extends Construct {
                   timeoutSeconds: 3,
                   failureThreshold: 2,
                 },
-                // Liveness and readiness start once the listener has answered, within two minutes:
-                // a pod whose start is slowed by a busy node (its CPU request is its share) is not
-                // restarted before it could answer, and a fast start is seen within 2 s.
+                // Liveness and readiness start once the listener has answered (STARTUP_PROBE_TIMING).
                 startupProbe: {
                   httpGet: { path: '/health/live', port: k8s.IntOrString.fromString('http') },
-                  periodSeconds: 2,
-                  timeoutSeconds: 3,
-                  failureThreshold: 60,
+                  ...STARTUP_PROBE_TIMING,
                 },
                 livenessProbe: {
                   httpGet: { path: '/health/live', port: k8s.IntOrString.fromString('http') },

@@ -4,6 +4,7 @@
  * on `/health/ready` (a liveness probe on `/health/live` when asked), small requests and a short
  * grace period. What differs between suites (image, replicas, env, probe timing) is a parameter.
  */
+import { STARTUP_PROBE_TIMING } from '@event-observatory/cdk8s/probes';
 import type { Manifest } from './kube.js';
 
 export interface EnvVar {
@@ -55,11 +56,11 @@ export function serviceDeployment(opts: ServiceDeploymentOptions): Manifest {
               ports: [{ name: 'http', containerPort: 8080 }],
               env: opts.env,
               readinessProbe: { httpGet: { path: '/health/ready', port: 'http' }, ...opts.readiness },
-              // As the chart's: liveness begins once a startup probe passed, so a start slowed by
-              // the busy node (a small CPU request) is not restarted.
+              // The chart's startup probe: liveness begins once it passed, so a start slowed by the
+              // busy node (a small CPU request) is not restarted.
               ...(opts.liveness
                 ? {
-                    startupProbe: { ...LIVE, periodSeconds: 2, timeoutSeconds: 3, failureThreshold: 60 },
+                    startupProbe: { ...LIVE, ...STARTUP_PROBE_TIMING },
                     livenessProbe: { ...LIVE, periodSeconds: 5, timeoutSeconds: 3 },
                   }
                 : {}),

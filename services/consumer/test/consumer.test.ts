@@ -277,10 +277,13 @@ describe('consumer on the real broker and database', () => {
   it('reports broker and database separately on readiness and registers no HTTP timer or auth counter', async () => {
     // Each check has a short bound, which a loaded machine can miss once (seen in CI: a 503 right
     // after the restart above): the answer is read once it is UP.
-    await waitFor('readiness UP', async () => (await h.request('/health/ready', { token: null })).ok);
-    const ready = await h.request('/health/ready', { token: null });
-    expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'UP', broker: 'UP', database: 'UP' });
+    let ready: Response | undefined;
+    await waitFor('readiness UP', async () => {
+      ready = await h.request('/health/ready', { token: null });
+      return ready.ok;
+    });
+    expect(ready?.status).toBe(200);
+    expect(await ready?.json()).toEqual({ status: 'UP', broker: 'UP', database: 'UP' });
     expect((await h.request('/metrics', { token: null })).status).toBe(404); // the metrics listener's alone
     const text = await h.scrape();
     expect(text).not.toContain('http_server_requests_seconds');
