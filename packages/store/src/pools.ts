@@ -5,7 +5,7 @@
  *   `idle_in_transaction_session_timeout` 60 s by default (`statementTimeoutMs`,
  *   `idleInTransactionTimeoutMs`).
  * - `observatory-read` (search): 8 connections, read-only sessions, server-side statement timeout
- *   2 s, work_mem 32 MB.
+ *   2 s, work_mem 32 MB, no parallel workers (`READ_PARALLEL_WORKERS`).
  * - Both: connection timeout 3 s, sessions in UTC, TLS as the URL's libpq parameters say
  *   (`connection.ts`), TCP keepalive after 10 s idle, and a client-side bound on every round trip
  *   (`queryTimeoutMs`: the statement timeout plus as much again, at most 5 s more), so a
@@ -57,6 +57,15 @@ export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 /** TCP keepalive starts probing an idle connection after this long. */
 export const KEEPALIVE_DELAY_MS = 10_000;
 const READ_WORK_MEM = '32MB';
+/**
+ * `max_parallel_workers_per_gather` of a read session: none. A search page already runs its
+ * statements side by side (rows, facets, histogram), and with PostgreSQL's default of two workers
+ * each a page took up to nine backends, more than a small database's cores: on 2 cores and the
+ * skewed 5 M-event bench store, a text and type page read 385 ms at p50 with workers, 261 ms
+ * without (bench/search). It also bounds what search takes from the writers on a shared database:
+ * one backend per read connection.
+ */
+const READ_PARALLEL_WORKERS = 0;
 
 /** How long the client waits for a statement's answer: its server-side timeout, plus up to 5 s. */
 export function queryTimeoutMs(statementTimeoutMs: number): number {
@@ -76,7 +85,7 @@ export function createWritePool(opts: WritePoolOptions): DatabasePool {
   );
 }
 
-/** Pool of the readers: UTC, read-only, statement timeout 2 s, 8 connections. */
+/** Pool of the readers: UTC, read-only, statement timeout 2 s, 8 connections, no parallel workers. */
 export function createReadPool(opts: PoolOptions): DatabasePool {
   return createPool(
     'observatory-read',
@@ -84,7 +93,7 @@ export function createReadPool(opts: PoolOptions): DatabasePool {
     opts.max ?? READ_POOL_SIZE,
     // work_mem 32 MB: the search's bitmap scans (GIN AND B-tree) stay exact instead of lossy, which
     // took a capped count of a common word and a type from ~1.2 s to ~0.2 s on 5 M rows (bench/search).
-    `-c TimeZone=UTC -c default_transaction_read_only=on -c statement_timeout=${READ_STATEMENT_TIMEOUT_MS} -c work_mem=${READ_WORK_MEM}`,
+    `-c TimeZone=UTC -c default_transaction_read_only=on -c statement_timeout=${READ_STATEMENT_TIMEOUT_MS} -c work_mem=${READ_WORK_MEM} -c max_parallel_workers_per_gather=${READ_PARALLEL_WORKERS}`,
     queryTimeoutMs(READ_STATEMENT_TIMEOUT_MS),
   );
 }

@@ -90,10 +90,39 @@ describe('migrations', () => {
     try {
       const { rows } = await reads.query(
         `SELECT current_setting('lock_timeout') AS lock, current_setting('statement_timeout') AS statement,
-                current_setting('default_transaction_read_only') AS read_only, current_setting('work_mem') AS work_mem`,
+                current_setting('default_transaction_read_only') AS read_only, current_setting('work_mem') AS work_mem,
+                current_setting('max_parallel_workers_per_gather') AS workers`,
       );
-      expect(rows[0]).toEqual({ lock: '1234ms', statement: '2s', read_only: 'on', work_mem: '32MB' });
+      expect(rows[0]).toEqual({
+        lock: '1234ms',
+        statement: '2s',
+        read_only: 'on',
+        work_mem: '32MB',
+        workers: '0',
+      });
     } finally {
+      await reads.end();
+    }
+  });
+
+  it('plan the reads without parallel workers, where the same session with workers would gather', async () => {
+    const reads = createReadPool({ url });
+    const client = await reads.connect();
+    try {
+      // Parallel plans made free: a session with workers plans a Gather for any scan.
+      await client.query('BEGIN');
+      await client.query('SET LOCAL parallel_setup_cost = 0; SET LOCAL parallel_tuple_cost = 0');
+      await client.query('SET LOCAL min_parallel_table_scan_size = 0');
+      const plan = async () =>
+        (await client.query('EXPLAIN SELECT count(*) FROM events.cloud_event')).rows
+          .map((r) => r['QUERY PLAN'])
+          .join('\n');
+      expect(await plan()).not.toMatch(/Gather/);
+      await client.query('SET LOCAL max_parallel_workers_per_gather = 2');
+      expect(await plan()).toMatch(/Gather/);
+      await client.query('ROLLBACK');
+    } finally {
+      client.release();
       await reads.end();
     }
   });
