@@ -179,7 +179,8 @@ describe('reconciling Pipelines into Kafka', () => {
       managed: false,
       handOverFrom: `${NAMESPACE}/first`,
     });
-    expect(reasons(server, 'second')).toEqual(['TopicConflict']);
+    // The Warning follows the status write it tells of.
+    await vi.waitFor(() => expect(reasons(server, 'second')).toEqual(['TopicConflict']), PATIENCE);
     expect((await kafkaTopic(shared, ['cleanup.policy']))?.configs['cleanup.policy']).toBe('compact');
 
     server.delete(meta('first')); // Retain, no finalizer: gone at once, the topic stays
