@@ -19,7 +19,7 @@
  *   (e.g. `--max-semi-space-size=32 --cpu-prof --cpu-prof-dir=/tmp/prof`)
  * - `BENCH_SERVICE_DIR` the service folder to run (default services/ingest of this checkout)
  * - `BENCH_BROKER_SETTINGS` extra broker settings, `key=value,...`
- * - `BENCH_CONFIGS` service configurations, `defaults,queue-8192` (see ALL_CONFIGS)
+ * - `BENCH_CONFIGS` service configurations, `defaults,queue-8192` (default: all of ALL_CONFIGS)
  * - `BENCH_OVERLOAD` `on` (default): after each sweep of single or batch, the overload steps
  *   (`overload.ts`: 80 % of the sweep's peak, then 1.7x, 2.3x and 3x of it); `off` skips them
  */
@@ -86,9 +86,8 @@ const ALL_CONFIGS = [
   { name: 'defaults', env: {} as Record<string, string> },
   { name: 'queue-8192', env: { BROKER_QUEUE_CAPACITY: '8192' } as Record<string, string> },
 ];
-const CONFIGS = ALL_CONFIGS.filter((c) =>
-  (process.env.BENCH_CONFIGS ?? 'defaults,queue-8192').split(',').includes(c.name),
-);
+const CONFIG_NAMES = process.env.BENCH_CONFIGS?.split(',') ?? ALL_CONFIGS.map((c) => c.name);
+const CONFIGS = ALL_CONFIGS.filter((c) => CONFIG_NAMES.includes(c.name));
 /** Kafka settings (devstack defaults plus these; more with BENCH_BROKER_SETTINGS=`key=value,...`). */
 const BROKER_SETTINGS: Record<string, string> = {
   'message.max.bytes': '2097152',
