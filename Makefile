@@ -14,7 +14,7 @@ KAFKA3_SUITES := @event-observatory/broker:test/ @event-observatory/ingest:test/
 	@event-observatory/consumer:test/consumer.test.ts,test/process.test.ts,test/secured.test.ts \
 	@event-observatory/controller:test/reconcile.test.ts,test/deletion.test.ts,test/kafka-handler.test.ts,test/tenancy.test.ts
 
-.PHONY: help install build lint test test-phase-workspaces test-phase-cluster test-side-workspaces test-kafka3 test-forge test-faults test-cluster cluster-suites test-keda soak dev migrate bench cluster images chart audit demo
+.PHONY: help install build lint test test-phase-workspaces test-phase-cluster test-side-workspaces test-light-workspaces test-kafka3 test-forge test-faults test-cluster cluster-suites test-keda soak dev migrate bench cluster images chart audit demo
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -44,14 +44,17 @@ lint: install ## Lint and format-check the tree (biome), check the import arrows
 
 # `test` type-checks and lints at once (what `build` and `lint` run, after `tsc -b`), then runs in two
 # phases:
-# - the workspaces' suites (but SIDE_WORKSPACES') and the tests of scripts/ (scripts/vitest.config.ts),
-#   then the fault suites (e2e/reliability/faults: a paced load, one file after the other), and beside
-#   them the forge client (no Kafka; Node 24, then Node 22) when its Gitea is built: the paced load
-#   leaves about half of the two cores idle. On a cold machine Gitea's build would take that half
-#   from the prebuild, which the cluster phase waits for, so the forge client runs in phase two;
+# - the workspaces' suites (but SIDE_WORKSPACES' and LIGHT_WORKSPACES') and the tests of scripts/
+#   (scripts/vitest.config.ts), then the fault suites (e2e/reliability/faults: a paced load, one file
+#   after the other), and beside them the forge client (no Kafka; Node 24, then Node 22) and
+#   LIGHT_WORKSPACES' suites when Gitea, the prebuild's last step, is built: the paced load leaves
+#   about half of the two cores idle. On a cold machine Gitea's build (and Helm's, which the cdk8s
+#   suites run) would take that half from the prebuild, which the cluster phase waits for, so these
+#   run in phase two;
 # - the cluster suites (e2e/cluster, waiting on the API server and rollouts) and beside them the rest:
-#   the Kafka 3.9 reruns, the forge client (if it has not run) and SIDE_WORKSPACES' suites, these one
-#   file at a time (VITEST_MAX_WORKERS=1; the first phase runs two, vitest.shared.ts).
+#   the Kafka 3.9 reruns, the forge client and LIGHT_WORKSPACES' suites (if they have not run) and
+#   SIDE_WORKSPACES' suites, these one file at a time (VITEST_MAX_WORKERS=1; the first phase runs two,
+#   vitest.shared.ts).
 # The phases never overlap: on 2 cores the cluster suites' rollouts beside the workspace suites kept
 # pods from getting ready within Helm's wait and the workspace suites' seeding past their timeouts,
 # and the fault suites measure recovery times against bounds. Each phase alone keeps the two cores
@@ -65,7 +68,7 @@ lint: install ## Lint and format-check the tree (biome), check the import arrows
 test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 22)
 	@tally=$$(mktemp); prebuilt=$$(mktemp); export TEST_TALLY_FILE=$$tally TEST_STARTED=$$(date +%s); \
 	export PREBUILD_CLUSTER_READY=$$tally.cluster-ready; \
-	export FORGE_BESIDE_FAULTS=$$(packages/forge-client/scripts/build-gitea.sh --built && echo 1); \
+	export BESIDE_FAULTS=$$(packages/forge-client/scripts/build-gitea.sh --built && echo test-forge test-light-workspaces); \
 	setsid nice -n 19 ./scripts/test/prebuild.sh >$$prebuilt 2>&1 & export PREBUILD_PID=$$!; \
 	trap 'kill -- -$$PREBUILD_PID 2>/dev/null; rm -f $$tally $$tally.* $$prebuilt' EXIT; trap 'exit 130' INT TERM HUP; \
 	npx tsc -b && ./scripts/concurrently.sh $(TYPE_CHECKS) $(LINT_CHECKS) || exit 1; \
@@ -77,31 +80,35 @@ test: install ## Run every test of the repo on Node 24 (broker suites also on Ka
 	./scripts/test/summary.sh $$tally && exit $$status
 
 # The phases of `test` and their parts (the variables come from it). Each part says when it starts, in
-# seconds since `test` began. SIDE_WORKSPACES: the last workspaces of the list, run beside the cluster
-# suites to even the second phase's two sides.
-SIDE_WORKSPACES := e2e monitoring cdk8s
+# seconds since `test` began. SIDE_WORKSPACES: a workspace run beside the cluster suites to even the
+# second phase's two sides; LIGHT_WORKSPACES: the last of the list, under a minute together, run beside
+# the fault suites on a warm machine (BESIDE_FAULTS), beside the cluster suites on a cold one.
+SIDE_WORKSPACES := e2e
+LIGHT_WORKSPACES := monitoring cdk8s
 elapsed = $$(( $$(date +%s) - $${TEST_STARTED:-$$(date +%s)} ))
 test-phase-workspaces:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; \
 	echo "Every suite on Node $$($$lts/node --version):"; \
 	ws=''; for d in $$(node -p 'require("./package.json").workspaces.join(" ")'); do \
-	  [ -f $$d/package.json ] && [ $$d != packages/forge-client ] && [[ " $(SIDE_WORKSPACES) " != *" $$d "* ]] && ws+=" -w $$d"; done; \
+	  [ -f $$d/package.json ] && [ $$d != packages/forge-client ] && [[ " $(SIDE_WORKSPACES) $(LIGHT_WORKSPACES) " != *" $$d "* ]] && ws+=" -w $$d"; done; \
 	PATH="$$lts:$$PATH" npm test $$ws --if-present; status=$$?; \
 	echo "[$(elapsed) s] the tools' own tests (scripts/):"; \
 	PATH="$$lts:$$PATH" npx vitest run --config scripts/vitest.config.ts || status=1; \
-	if [ -n "$$FORGE_BESIDE_FAULTS" ]; then \
-	  ./scripts/concurrently.sh '$(MAKE) --no-print-directory test-faults' '$(MAKE) --no-print-directory test-forge' || status=1; \
+	if [ -n "$$BESIDE_FAULTS" ]; then \
+	  ./scripts/concurrently.sh '$(MAKE) --no-print-directory test-faults' "$(MAKE) --no-print-directory -k $$BESIDE_FAULTS" || status=1; \
 	else $(MAKE) --no-print-directory test-faults || status=1; fi; exit $$status
 
 test-phase-cluster:
 	@while [ -n "$$PREBUILD_CLUSTER_READY" ] && [ ! -e "$$PREBUILD_CLUSTER_READY" ] && kill -0 $$PREBUILD_PID 2>/dev/null; do sleep 5; done; \
 	echo "[$(elapsed) s] the cluster suites, and beside them the rest"; \
-	side='test-kafka3 test-side-workspaces'; [ -n "$$FORGE_BESIDE_FAULTS" ] || side='test-kafka3 test-forge test-side-workspaces'; \
+	side='test-kafka3 test-side-workspaces'; [ -n "$$BESIDE_FAULTS" ] || side='test-kafka3 test-forge test-side-workspaces test-light-workspaces'; \
 	./scripts/concurrently.sh '$(MAKE) --no-print-directory cluster-suites' "$(MAKE) --no-print-directory -k $$side"
 
-test-side-workspaces:
-	@echo "[$(elapsed) s] $(SIDE_WORKSPACES) on Node 24:"; \
-	PATH="$$(./scripts/lts-node.sh):$$PATH" VITEST_MAX_WORKERS=1 npm test $(foreach w,$(SIDE_WORKSPACES),-w $(w)) --if-present
+test-side-workspaces: WORKSPACES = $(SIDE_WORKSPACES)
+test-light-workspaces: WORKSPACES = $(LIGHT_WORKSPACES)
+test-side-workspaces test-light-workspaces:
+	@echo "[$(elapsed) s] $(WORKSPACES) on Node 24:"; \
+	PATH="$$(./scripts/lts-node.sh):$$PATH" VITEST_MAX_WORKERS=1 npm test $(foreach w,$(WORKSPACES),-w $(w)) --if-present
 
 # Parts of `test` (TEST_TALLY_FILE comes from it): the cluster suites, the broker-facing suites again
 # on Kafka 3.9, the forge client on Node 24 and again on NODE_OLDEST_VERSION, and the fault suites
