@@ -107,6 +107,11 @@ export function brokerSettings(opts: {
     'min.insync.replicas': '1',
     // Consumers join at once instead of waiting 3 s for more members (fast tests and dev loops).
     'group.initial.rebalance.delay.ms': '0',
+    // The log cleaner allocates this buffer on the heap at start (128 MiB by default): with a
+    // 512 MiB heap committed at 256 MiB it kept G1 in back-to-back concurrent cycles under load,
+    // the broker burning 0.7 of a core instead of 0.2 (bench/ingest). 16 MiB still dedupes about
+    // 600,000 keys a pass, far more than these brokers' compacted topics hold.
+    'log.cleaner.dedupe.buffer.size': String(16 * 1024 * 1024),
   };
 }
 
