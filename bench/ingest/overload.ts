@@ -4,8 +4,8 @@
  * overload step reports, against figures of the same run: acknowledged events/s as a share of the
  * peak (the highest of the sweep and the overload steps: a sweep that undershot, its first steps
  * run on a cold process, must not flatter a later step), the p99 of acknowledged requests against
- * their p99 at 80 %, and its peak RSS. What a refusal costs is measured by a step of its own at
- * 1.7x with the broker paused (the caller's `refusing`): nothing is acknowledged, so the event
+ * their p99 at 80 %, and its peak RSS. What a refusal costs is measured after them, by a step of
+ * its own at 1.7x with the broker paused (the caller's `refusing`): nothing is acknowledged, so the event
  * limit stays full and every request past it is refused; its CPU (less the few held requests
  * acknowledged once the broker resumes, at the 80 % step's cost) over its refusals, against the
  * CPU per acknowledged request at 80 %. In a mixed step the two costs cannot be told apart: the
@@ -64,7 +64,7 @@ function cpuSecondsOf(r: Result): number {
   return r.serviceCores * r.elapsed;
 }
 
-/** Runs the 80 % step, the refusal step and the overload steps; returns their results and figures. */
+/** Runs the 80 % step, the overload steps and then the refusal steps; returns their results and figures. */
 export async function overloadSteps(o: OverloadOptions): Promise<{
   peak: number;
   sweepPeak: number;
@@ -76,6 +76,13 @@ export async function overloadSteps(o: OverloadOptions): Promise<{
   const saturating = sweepPeak / o.eventsPerRequest;
   const base = await o.run(`${o.scenario} @ 80 % of saturating`, Math.round(0.8 * saturating));
   const cpuOk = cpuSecondsOf(base) / Math.max(1, base.okRequests);
+  // The ramp first, the broker-paused steps after it: an outage leaves the process with pages
+  // it does not give back, which would count against the ramp's RSS.
+  const steps: Array<{ factor: number; rate: number; result: Result }> = [];
+  for (const factor of OVERLOAD_FACTORS) {
+    const rate = Math.round(factor * saturating);
+    steps.push({ factor, rate, result: await o.run(`${o.scenario} @ ${factor}x saturating`, rate) });
+  }
   const paused = await o.refusing(
     `${o.scenario} @ 1.7x saturating, broker paused`,
     Math.round(OVERLOAD_FACTORS[0]! * saturating),
@@ -103,11 +110,6 @@ export async function overloadSteps(o: OverloadOptions): Promise<{
     );
     const cpu = refusedCpu(result);
     refusal.expecting = { result, cpuUs: cpu * 1e6, ratio: cpu / cpuOk };
-  }
-  const steps: Array<{ factor: number; rate: number; result: Result }> = [];
-  for (const factor of OVERLOAD_FACTORS) {
-    const rate = Math.round(factor * saturating);
-    steps.push({ factor, rate, result: await o.run(`${o.scenario} @ ${factor}x saturating`, rate) });
   }
   const peak = Math.max(...[...o.sweep, base, ...steps.map((s) => s.result)].map((r) => r.eventsPerSecond));
   const figures = steps.map(({ factor, rate, result }): OverloadFigures => {

@@ -148,148 +148,35 @@ async function withBrokerPaused<T>(
   }
 }
 
-/** Starts the service with `config.env`, runs the scenarios, stops it; returns its report section. */
+/** What a scenario runs against: the service's process and the requests of its shapes. */
+interface ScenarioContext {
+  at: { port: number; pid: number; brokerPid: number | undefined };
+  base: string;
+  token: string;
+  single: ReturnType<typeof requestShapes>['single'];
+  batch: ReturnType<typeof requestShapes>['batch'];
+}
+
+/**
+ * Runs each scenario of `config` on a service process of its own, started and warmed for it, so a
+ * scenario's figures (RSS above all: V8 and malloc keep pages a step before has grown) do not
+ * depend on which scenarios ran before it. Returns the configuration's report section.
+ */
 async function measureService(
   kafka: Awaited<ReturnType<typeof startKafka>>,
   config: { name: string; env: Record<string, string> },
 ): Promise<string[]> {
-  const service = await startIngestService({
-    dir: SERVICE_DIR,
-    bootstrapServers: kafka.bootstrapServers,
-    nodeArgs: SERVICE_NODE_ARGS,
-    fromSource: FROM_SOURCE,
-    authSecret: AUTH ? SECRET : undefined,
-    env: config.env,
-  });
-  const { port, pid } = service;
-  const base = `http://127.0.0.1:${port}`;
-  const brokerPid = kafka.pid();
-  const token = await signDevToken({
-    secret: SECRET,
-    scopes: ['events:write'],
-    ttl: '24h',
-    subject: 'bench',
-  });
-  const { single, batch } = requestShapes(`127.0.0.1:${port}`, AUTH ? token : undefined);
   const results: Result[] = [];
-  const at = { port, pid, brokerPid };
-  for (const rate of [3000, 6000]) {
-    await step({
-      ...at,
-      name: 'warm-up',
-      rate,
-      eventsPerRequest: 1,
-      request: single,
-      seconds: WARMUP_SECONDS / 2,
-    });
+  const notes: string[] = [];
+  const scenarios: Array<[string, (c: ScenarioContext) => Promise<string[]>]> = [
+    ['single', (c) => singleScenario(c, results)],
+    ['batch', (c) => batchScenario(c, results)],
+    ['big', bigScenario],
+  ];
+  for (const [scenario, measure] of scenarios) {
+    if (!SCENARIOS.has(scenario)) continue;
+    notes.push(...(await withWarmService(kafka, config.env, measure)));
   }
-  const overloadLines: string[] = [];
-  /** Runs a scenario's sweep, then its overload steps against the sweep's peak. */
-  const sweep = async (
-    scenario: string,
-    shape: Omit<Parameters<typeof step>[0], 'name' | 'rate' | 'seconds'>,
-    rates: number[],
-    nameOf: (rate: number) => string,
-  ) => {
-    const measured = async (
-      name: string,
-      rate: number,
-      maxConnections?: number,
-      expectContinue?: boolean,
-    ) => {
-      const r = await step({
-        ...shape,
-        name,
-        rate,
-        seconds: SECONDS,
-        ...(maxConnections ? { maxConnections } : {}),
-        ...(expectContinue ? { expectContinue } : {}),
-      });
-      console.error(JSON.stringify(r));
-      results.push(r);
-      return r;
-    };
-    const swept: Result[] = [];
-    for (const rate of rates) swept.push(await measured(nameOf(rate), rate));
-    if (!OVERLOAD) return;
-    const { peak, sweepPeak, base, refusal, figures } = await overloadSteps({
-      scenario,
-      eventsPerRequest: shape.eventsPerRequest,
-      sweep: swept,
-      run: measured,
-      // More connections than the event limit's ceiling (BROKER_QUEUE_CAPACITY, 1,024 by default)
-      // holds: with one request a connection, fewer would never fill it, and nothing is refused.
-      refusing: (name, rate, expectContinue) =>
-        withBrokerPaused(brokerPid, SECONDS, () => measured(name, rate, 2048, expectContinue)),
-      // Clients ask before sending a large body; a single 1 KiB event is sent whole.
-      expectContinue: shape.eventsPerRequest > 1,
-      refusalFloor: async (name, rate) => {
-        const floor = await startHttpFloor({ refusal: FLOOR_REFUSAL, nodeArgs: SERVICE_NODE_ARGS });
-        try {
-          const at = {
-            ...shape,
-            port: floor.port,
-            pid: floor.pid,
-            brokerPid: undefined,
-            rate,
-            maxConnections: 2048,
-          };
-          // Its JIT warmed first, as the service's is by the steps before.
-          await step({ ...at, name: 'warm-up', seconds: 2 });
-          const r = await step({ ...at, name, seconds: SECONDS });
-          console.error(JSON.stringify(r));
-          return r;
-        } finally {
-          await floor.stop();
-        }
-      },
-    });
-    overloadLines.push(...overloadTable(scenario, peak, sweepPeak, base, refusal, figures), '');
-  };
-  if (SCENARIOS.has('single')) {
-    await sweep(
-      'single 1 KiB binary',
-      { ...at, eventsPerRequest: 1, request: single },
-      SINGLE_RATES,
-      (rate) => `single 1 KiB binary @ ${rate}/s`,
-    );
-  }
-  if (SCENARIOS.has('batch')) {
-    const batchStep = { ...at, eventsPerRequest: 100, request: batch, acknowledged: createdOf };
-    await step({ ...batchStep, name: 'warm-up batch', rate: 100, seconds: 2 });
-    await sweep('batch of 100', batchStep, BATCH_RATES, (rate) => `batch of 100 @ ${rate} req/s`);
-  }
-  let bigLine = '';
-  if (SCENARIOS.has('big')) {
-    // 64 concurrent 1 MiB uploads
-    const big = Buffer.alloc(1_048_576, 0x62);
-    let peak = 0;
-    const sampler = setInterval(() => {
-      peak = Math.max(peak, procStatus(pid, 'VmRSS'));
-    }, 20);
-    const started = performance.now();
-    const statuses = await Promise.all(
-      Array.from({ length: 64 }, async (_, i) => {
-        const headers: Record<string, string> = {
-          'ce-specversion': '1.0',
-          'ce-id': `big-${i}`,
-          'ce-source': 'https://bench.example/big',
-          'ce-type': 'bench.reading',
-          'ce-time': new Date().toISOString(),
-          'content-type': 'application/octet-stream',
-        };
-        if (AUTH) headers.authorization = `Bearer ${token}`;
-        const r = await fetch(`${base}/v1/events`, { method: 'POST', headers, body: big });
-        await r.arrayBuffer();
-        return r.status;
-      }),
-    );
-    clearInterval(sampler);
-    const bigMs = performance.now() - started;
-    bigLine = `64 concurrent 1 MiB uploads: statuses ${JSON.stringify(countBy(statuses))}, ${bigMs.toFixed(0)} ms, peak RSS during the burst ${Math.round(peak / 1048576)} MiB, process high-water mark over the whole run ${Math.round(procStatus(pid, 'VmHWM') / 1048576)} MiB.`;
-  }
-  const hwm = procStatus(pid, 'VmHWM');
-  await service.stop();
   const settings = Object.entries(config.env)
     .map(([k, v]) => `${k}=${v}`)
     .join(', ');
@@ -298,9 +185,167 @@ async function measureService(
     '',
     ...resultTable(results),
     '',
-    ...overloadLines,
-    bigLine || `Service process high-water mark over the run: ${Math.round(hwm / 1048576)} MiB.`,
-    '',
+    ...notes,
+  ];
+}
+
+/**
+ * Starts the service with `env`, warms it (single events, see WARMUP_SECONDS), runs `measure`,
+ * and stops it; returns `measure`'s lines and the process's high-water mark.
+ */
+async function withWarmService(
+  kafka: Awaited<ReturnType<typeof startKafka>>,
+  env: Record<string, string>,
+  measure: (c: ScenarioContext) => Promise<string[]>,
+): Promise<string[]> {
+  const service = await startIngestService({
+    dir: SERVICE_DIR,
+    bootstrapServers: kafka.bootstrapServers,
+    nodeArgs: SERVICE_NODE_ARGS,
+    fromSource: FROM_SOURCE,
+    authSecret: AUTH ? SECRET : undefined,
+    env,
+  });
+  try {
+    const { port, pid } = service;
+    const token = await signDevToken({
+      secret: SECRET,
+      scopes: ['events:write'],
+      ttl: '24h',
+      subject: 'bench',
+    });
+    const { single, batch } = requestShapes(`127.0.0.1:${port}`, AUTH ? token : undefined);
+    const at = { port, pid, brokerPid: kafka.pid() };
+    for (const rate of [3000, 6000]) {
+      await step({
+        ...at,
+        name: 'warm-up',
+        rate,
+        eventsPerRequest: 1,
+        request: single,
+        seconds: WARMUP_SECONDS / 2,
+      });
+    }
+    const lines = await measure({ at, base: `http://127.0.0.1:${port}`, token, single, batch });
+    const hwm = procStatus(pid, 'VmHWM');
+    return [
+      ...lines,
+      `Service process high-water mark over this scenario (its own process): ${Math.round(hwm / 1048576)} MiB.`,
+      '',
+    ];
+  } finally {
+    await service.stop();
+  }
+}
+
+/**
+ * Runs a scenario's sweep, then its overload steps against the sweep's peak; pushes every step's
+ * result to `results` and returns the overload table.
+ */
+async function sweep(
+  c: ScenarioContext,
+  results: Result[],
+  scenario: string,
+  shape: Omit<Parameters<typeof step>[0], 'name' | 'rate' | 'seconds'>,
+  rates: number[],
+  nameOf: (rate: number) => string,
+): Promise<string[]> {
+  const measured = async (name: string, rate: number, maxConnections?: number, expectContinue?: boolean) => {
+    const r = await step({
+      ...shape,
+      name,
+      rate,
+      seconds: SECONDS,
+      ...(maxConnections ? { maxConnections } : {}),
+      ...(expectContinue ? { expectContinue } : {}),
+    });
+    console.error(JSON.stringify(r));
+    results.push(r);
+    return r;
+  };
+  const swept: Result[] = [];
+  for (const rate of rates) swept.push(await measured(nameOf(rate), rate));
+  if (!OVERLOAD) return [];
+  const { peak, sweepPeak, base, refusal, figures } = await overloadSteps({
+    scenario,
+    eventsPerRequest: shape.eventsPerRequest,
+    sweep: swept,
+    run: measured,
+    // More connections than the event limit's ceiling (BROKER_QUEUE_CAPACITY, 1,024 by default)
+    // holds: with one request a connection, fewer would never fill it, and nothing is refused.
+    refusing: (name, rate, expectContinue) =>
+      withBrokerPaused(c.at.brokerPid, SECONDS, () => measured(name, rate, 2048, expectContinue)),
+    // Clients ask before sending a large body; a single 1 KiB event is sent whole.
+    expectContinue: shape.eventsPerRequest > 1,
+    refusalFloor: async (name, rate) => {
+      const floor = await startHttpFloor({ refusal: FLOOR_REFUSAL, nodeArgs: SERVICE_NODE_ARGS });
+      try {
+        const at = {
+          ...shape,
+          port: floor.port,
+          pid: floor.pid,
+          brokerPid: undefined,
+          rate,
+          maxConnections: 2048,
+        };
+        // Its JIT warmed first, as the service's is by the steps before.
+        await step({ ...at, name: 'warm-up', seconds: 2 });
+        const r = await step({ ...at, name, seconds: SECONDS });
+        console.error(JSON.stringify(r));
+        return r;
+      } finally {
+        await floor.stop();
+      }
+    },
+  });
+  return [...overloadTable(scenario, peak, sweepPeak, base, refusal, figures), ''];
+}
+
+function singleScenario(c: ScenarioContext, results: Result[]): Promise<string[]> {
+  return sweep(
+    c,
+    results,
+    'single 1 KiB binary',
+    { ...c.at, eventsPerRequest: 1, request: c.single },
+    SINGLE_RATES,
+    (rate) => `single 1 KiB binary @ ${rate}/s`,
+  );
+}
+
+async function batchScenario(c: ScenarioContext, results: Result[]): Promise<string[]> {
+  const batchStep = { ...c.at, eventsPerRequest: 100, request: c.batch, acknowledged: createdOf };
+  await step({ ...batchStep, name: 'warm-up batch', rate: 100, seconds: 2 });
+  return sweep(c, results, 'batch of 100', batchStep, BATCH_RATES, (rate) => `batch of 100 @ ${rate} req/s`);
+}
+
+/** 64 concurrent 1 MiB uploads. */
+async function bigScenario(c: ScenarioContext): Promise<string[]> {
+  const big = Buffer.alloc(1_048_576, 0x62);
+  let peak = 0;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, procStatus(c.at.pid, 'VmRSS'));
+  }, 20);
+  const started = performance.now();
+  const statuses = await Promise.all(
+    Array.from({ length: 64 }, async (_, i) => {
+      const headers: Record<string, string> = {
+        'ce-specversion': '1.0',
+        'ce-id': `big-${i}`,
+        'ce-source': 'https://bench.example/big',
+        'ce-type': 'bench.reading',
+        'ce-time': new Date().toISOString(),
+        'content-type': 'application/octet-stream',
+      };
+      if (AUTH) headers.authorization = `Bearer ${c.token}`;
+      const r = await fetch(`${c.base}/v1/events`, { method: 'POST', headers, body: big });
+      await r.arrayBuffer();
+      return r.status;
+    }),
+  );
+  clearInterval(sampler);
+  const bigMs = performance.now() - started;
+  return [
+    `64 concurrent 1 MiB uploads: statuses ${JSON.stringify(countBy(statuses))}, ${bigMs.toFixed(0)} ms, peak RSS during the burst ${Math.round(peak / 1048576)} MiB.`,
   ];
 }
 
