@@ -9,6 +9,7 @@ import {
   bootstrapServers,
   CONTROLLER_NAME,
   condition,
+  createServedTopics,
   createWithTopic,
   kafkaTopic,
   log,
@@ -19,7 +20,6 @@ import {
   topicName,
   useFastTier,
   waitReady,
-  witness,
 } from './fast-tier.js';
 
 useFastTier();
@@ -136,7 +136,7 @@ describe('deletion policy', () => {
     expect(await kafkaTopic(name)).toBeUndefined();
 
     // Someone makes a topic of that name; the cache, behind, still shows the Pipeline being deleted.
-    await witness().createTopics({ topics: [{ topic: name, numPartitions: 2, replicationFactor: 1 }] });
+    await createServedTopics([name], 2);
     expect(await reconciler.reconcile(deleting, [deleting])).toEqual({ outcome: 'skipped', managed: 0 });
     expect((await kafkaTopic(name))?.partitions).toBe(2);
   });

@@ -81,6 +81,23 @@ export const sharedKafka = () => kafka;
 /** The test's own Kafka admin client. */
 export const witness = () => admin;
 
+/**
+ * Makes topics as another client would, and returns once every partition is served. kafkajs' own
+ * wait for leaders reads the metadata, which under KRaft can name a topic before its broker hosts
+ * it (UNKNOWN_TOPIC_OR_PARTITION, which kafkajs does not retry): the product's wait also asks the
+ * leaders.
+ */
+export async function createServedTopics(names: string[], partitions = 1): Promise<void> {
+  await admin.createTopics({
+    topics: names.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
+    waitForLeaders: false,
+  });
+  await waitForLeaders(
+    admin,
+    names.map((name) => ({ name, partitions, replicationFactor: 1, configs: {} })),
+  );
+}
+
 /** Runs `cleanup` after the test (after the controller has stopped). */
 export function afterTest(cleanup: () => Promise<void>): void {
   cleanups.push(cleanup);
@@ -284,15 +301,7 @@ export async function adoptTopic(
   adopt = true,
 ) {
   const topic = topicName(name);
-  // kafkajs' own wait for leaders reads the metadata, which under KRaft can name a topic before
-  // its broker hosts it (UNKNOWN_TOPIC_OR_PARTITION): the product's wait also asks the leaders.
-  await admin.createTopics({
-    topics: [{ topic, numPartitions: partitions.existing, replicationFactor: 1 }],
-    waitForLeaders: false,
-  });
-  await waitForLeaders(admin, [
-    { name: topic, partitions: partitions.existing, replicationFactor: 1, configs: {} },
-  ]);
+  await createServedTopics([topic], partitions.existing);
   const config = { 'retention.ms': retentionDay };
   server.create(
     pipeline(

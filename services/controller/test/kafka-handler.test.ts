@@ -17,6 +17,7 @@ import {
   afterTest,
   bootstrapServers,
   condition,
+  createServedTopics,
   createWithTopic,
   kafkaTopic,
   log,
@@ -28,7 +29,6 @@ import {
   topicName,
   useFastTier,
   waitReady,
-  witness,
 } from './fast-tier.js';
 
 useFastTier();
@@ -42,9 +42,7 @@ describe('KafkaHandler', () => {
       string,
       string,
     ];
-    await witness().createTopics({
-      topics: [existing, readOnly].map((topic) => ({ topic, numPartitions: 1, replicationFactor: 1 })),
-    });
+    await createServedTopics([existing, readOnly]);
     const creating: string[] = [];
     const spec = (name: string) => ({ name, partitions: 2, replicationFactor: 1, configs: {} });
     const result = await sharedKafka().apply(target(), [spec(fresh), spec(existing)], [readOnly], [], {
@@ -76,9 +74,7 @@ describe('KafkaHandler', () => {
       mayTakeOver,
       // Recorded, then made by another client before this one's CreateTopics.
       creating: async (names) => {
-        await witness().createTopics({
-          topics: names.map((topic) => ({ topic, numPartitions: 1, replicationFactor: 1 })),
-        });
+        await createServedTopics(names);
       },
     });
     expect(result.notAdopted).toEqual([raced]);
@@ -111,7 +107,7 @@ describe('KafkaHandler', () => {
 
   it('deletes those of the names that exist and returns them', async () => {
     const [doomed, absent] = ['h-doomed', 'h-absent'].map(topicName) as [string, string];
-    await witness().createTopics({ topics: [{ topic: doomed, numPartitions: 1, replicationFactor: 1 }] });
+    await createServedTopics([doomed]);
     expect(await sharedKafka().delete(target(), [doomed, absent])).toEqual([doomed]);
     expect(await kafkaTopic(doomed)).toBeUndefined();
   });

@@ -18,6 +18,7 @@ import {
   bareReconciler,
   CONTROLLER_NAME,
   condition,
+  createServedTopics,
   createWithTopic,
   kafkaTopic,
   meta,
@@ -218,7 +219,7 @@ describe('reconciling Pipelines into Kafka', () => {
     const { server } = startController();
     const managed = topicName('managed');
     const untouched = topicName('untouched');
-    await witness().createTopics({ topics: [{ topic: untouched, numPartitions: 2, replicationFactor: 1 }] });
+    await createServedTopics([untouched], 2);
     server.create(
       pipeline(
         'partly',

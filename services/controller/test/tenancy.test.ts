@@ -19,6 +19,7 @@ import {
   bareReconciler,
   bootstrapServers,
   condition,
+  createServedTopics,
   kafkaTopic,
   log,
   meta,
@@ -31,7 +32,6 @@ import {
   topicName,
   useFastTier,
   waitReady,
-  witness,
 } from './fast-tier.js';
 
 useFastTier();
@@ -43,10 +43,6 @@ const topic = (name: string, partitions = 2) => ({
   replicationFactor: 1,
   config: { 'retention.ms': retentionDay },
 });
-const createInKafka = (...names: string[]) =>
-  witness().createTopics({
-    topics: names.map((name) => ({ topic: name, numPartitions: 1, replicationFactor: 1 })),
-  });
 
 /** Waits until the Pipeline `namespace/name` has Ready `status` for its generation. */
 function settled(server: FakeApiServer, namespace: string, name: string, status: 'True' | 'False') {
@@ -65,7 +61,7 @@ describe("adoption by the operator's rules", () => {
     const shared = topicName('legacy-shared');
     const theirs = topicName('other-team');
     const own = topicName('release-own');
-    await createInKafka(shared, theirs, own);
+    await createServedTopics([shared, theirs, own]);
     const { server } = startController({
       adoptableTopics: [topicName('legacy-*'), `${NAMESPACE}/release:*`],
     });
@@ -98,7 +94,7 @@ describe("adoption by the operator's rules", () => {
     const schemas = `_${topicName('schemas')}`;
     const offsets = `connect-${topicName('offsets')}`;
     const mine = topicName('beside-reserved');
-    await createInKafka(schemas, offsets);
+    await createServedTopics([schemas, offsets]);
     const { server } = startController({ adoptableTopics: ['*'] });
     server.create(
       pipeline(
@@ -185,7 +181,7 @@ describe('ownership recorded before a topic is created', () => {
     expect(failed.status?.topics?.[0]).toMatchObject({ name: impossible, phase: 'Error', managed: false });
     expect(await kafkaTopic(impossible)).toBeUndefined();
     // Someone else makes a topic of that name; the Pipeline, unchanged, may not take it over.
-    await createInKafka(impossible);
+    await createServedTopics([impossible]);
     await reconcilerOn(server).reconcile(failed, [failed]);
     const after = server.get(meta('impossible')) as Pipeline;
     expect(condition(after, 'Ready')?.reason).toBe('AdoptionRequired');
@@ -338,7 +334,7 @@ describe('one Kafka cluster, however a Pipeline names it', () => {
     const server = new FakeApiServer();
     const elsewhere = 'kafka.elsewhere:9092';
     const theirs = topicName('same-name-here');
-    await createInKafka(theirs);
+    await createServedTopics([theirs]);
     const created = server.create(pipeline('mover', [topic(theirs)]));
     // Its status: it manages a topic of that name in the other cluster; it names this one now.
     const moved = await server.patchStatus(created, {
@@ -466,7 +462,7 @@ describe("flow health of the Pipeline's own topics only", () => {
 
   it('a flow or dead-letter topic it does not declare, or one the release namespace keeps, is never read: the flow condition says why, naming the field', async () => {
     const foreign = topicName('team-b-dlq'); // another team's topic, or the platform's
-    await createInKafka(foreign);
+    await createServedTopics([foreign]);
     const [own, other, kept] = [topicName('flow-own'), topicName('flow-other'), topicName('flow-kept')];
     const asked = askedOfKafka();
     const { server } = startController({ namespaces: [NAMESPACE, 'team-a', 'team-c'], flowPeriodMs: 200 });
@@ -503,7 +499,7 @@ describe("flow health of the Pipeline's own topics only", () => {
 
   it("one topic namespace for all ({name}): another team's topic, declared with its consumer group, is never read (TopicNotOwned); a topic adopted for the Pipeline is", async () => {
     const [theirs, adopted] = [topicName('payments-events'), topicName('flow-adopted')];
-    await createInKafka(adopted);
+    await createServedTopics([adopted]);
     const asked = askedOfKafka();
     const { server } = startController({
       namespaces: [NAMESPACE, 'team-a', 'team-b'],
@@ -537,7 +533,7 @@ describe("flow health of the Pipeline's own topics only", () => {
     const offsets = '__consumer_offsets';
     const schemas = `_${topicName('flow-schemas')}`;
     const own = topicName('flow-beside-schemas');
-    await createInKafka(schemas);
+    await createServedTopics([schemas]);
     const asked = askedOfKafka();
     const { server } = startController({
       namespaces: [NAMESPACE, 'team-b'],
@@ -566,7 +562,7 @@ describe("flow health of the Pipeline's own topics only", () => {
     const base = topicName('platform-made');
     const tenantNs = 'team-p';
     const platform = `${tenantNs}.${base}`; // made without a Pipeline
-    await createInKafka(platform);
+    await createServedTopics([platform]);
     const asked = askedOfKafka();
     const { server } = startController({ namespaces: [NAMESPACE, tenantNs], flowPeriodMs: 200 });
     const flow = { flow: { consumerGroup: `group-${base}` } };
