@@ -6,7 +6,7 @@
  * applied from crds/pipeline.yaml and left installed (it is cluster-wide and shared).
  */
 import { randomUUID } from 'node:crypto';
-import { readTopicStates } from '@event-observatory/broker';
+import { ensureTopics, readTopicStates } from '@event-observatory/broker';
 import {
   ADOPT_TOPICS_ANNOTATION,
   type ControllerService,
@@ -220,7 +220,7 @@ describe('Pipeline controller on a real API server and Kafka', () => {
 
   it('takes over an existing topic only with the adopt annotation; one with more partitions than declared: Ready=False with the reason, partitions untouched', async () => {
     const existing = topicName('existing');
-    await admin.createTopics({ topics: [{ topic: existing, numPartitions: 4, replicationFactor: 1 }] });
+    await ensureTopics(admin, [{ name: existing, partitions: 4, replicationFactor: 1, configs: {} }]);
     await ns.apply(
       pipeline('adopter', [
         { name: existing, partitions: 2, replicationFactor: 1, config: { 'retention.ms': retentionDay } },
@@ -332,7 +332,7 @@ describe('Pipeline controller on a real API server and Kafka', () => {
       { deletionPolicy: 'Delete' },
     );
     p.metadata.annotations = { [UNMANAGED_TOPICS_ANNOTATION]: kept };
-    await admin.createTopics({ topics: [{ topic: kept, numPartitions: 2, replicationFactor: 1 }] });
+    await ensureTopics(admin, [{ name: kept, partitions: 2, replicationFactor: 1, configs: {} }]);
     await ns.apply(p);
     const ready = await waitReady('deleter', 'True');
     expect(ready.metadata.finalizers).toContain('observatory.dev/topics');

@@ -16,7 +16,7 @@
  * release's own pods and its bundled servers (case 4: t1's pods, t2's PostgreSQL; the bundled
  * Kafka's policy, beside the other clients it admits or refuses, is network-policies.test.ts's).
  */
-import { eventTopicSpec } from '@event-observatory/broker';
+import { ensureTopics, eventTopicSpec } from '@event-observatory/broker';
 import { randomDevSecret } from '@event-observatory/service-kit';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { condition, controllerSuite, getPipeline } from './lib/controller.js';
@@ -158,9 +158,14 @@ beforeAll(async () => {
     if (made.length > 0) await admin.deleteTopics({ topics: made });
   });
   // Kafka's and its tools' topics a tenant might name: a schema registry's and Kafka Connect's.
-  for (const topic of ['_schemas', 'connect-offsets'])
-    if (await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }] }))
-      reservedMade.push(topic);
+  const reserved = ['_schemas', 'connect-offsets'].map((name) => ({
+    name,
+    partitions: 1,
+    replicationFactor: 1,
+    configs: {},
+  }));
+  const { topics } = await ensureTopics(admin, reserved);
+  reservedMade.push(...topics.filter((t) => t.action === 'created').map((t) => t.name));
   await Promise.all([
     // --set-json: `--set` reads `{name}` as a list.
     installRelease('t1', r1, { extraArgs: ['--set-json', 'controller.topicNameTemplate="{name}"'] }),
