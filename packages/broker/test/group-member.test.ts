@@ -5,6 +5,7 @@ import type { Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   createConsumerClients,
+  ensureTopics,
   type GroupMember,
   type InboundRecord,
   readConsumerBrokerConfig,
@@ -27,7 +28,7 @@ async function filledTopic(partitions: number, perPartition: number): Promise<st
   const topic = `member-${randomUUID().slice(0, 8)}`;
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true });
+  await ensureTopics(admin, [{ name: topic, partitions, replicationFactor: 1, configs: {} }]);
   await admin.disconnect();
   await publish(topic, partitions, 0, perPartition);
   return topic;

@@ -1,5 +1,6 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
+import { ensureTopics } from '@event-observatory/broker';
 import {
   KAFKA_3_VERSION,
   KAFKA_VERSION,
@@ -70,7 +71,7 @@ describe.each([
     kafka = await startKafka({ dataDir: dir, version, host, secured: { users: ['producer', 'reader'] } });
     secured = kafka.secured!;
     await withKafkaAdmin(kafka.bootstrapServers, (admin) =>
-      admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true }),
+      ensureTopics(admin, [{ name: topic, partitions: 1, replicationFactor: 1, configs: {} }]),
     );
   }, 180_000);
   afterAll(async () => {
