@@ -10,7 +10,8 @@
  * test's own admin client before the file and stops each test's controller after it.
  */
 import { randomUUID } from 'node:crypto';
-import { createAdminClient, readTopicStates, waitForLeaders } from '@event-observatory/broker';
+import { createAdminClient, ensureTopics, readTopicStates } from '@event-observatory/broker';
+import { withKafkaAdmin } from '@event-observatory/devstack';
 import { createLogger } from '@event-observatory/service-kit';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, expect, inject, vi } from 'vitest';
@@ -82,20 +83,15 @@ export const sharedKafka = () => kafka;
 export const witness = () => admin;
 
 /**
- * Makes topics as another client would, and returns once every partition is served. kafkajs' own
+ * Makes topics as another client would, and returns once every partition is served: kafkajs' own
  * wait for leaders reads the metadata, which under KRaft can name a topic before its broker hosts
- * it (UNKNOWN_TOPIC_OR_PARTITION, which kafkajs does not retry): the product's wait also asks the
- * leaders.
+ * it (UNKNOWN_TOPIC_OR_PARTITION, which kafkajs does not retry), while `ensureTopics` also asks the
+ * leaders. On an admin of its own, not the witness: a kafkajs admin refreshes every topic it has
+ * read from then on, and fails for good once another client deletes one.
  */
 export async function createServedTopics(names: string[], partitions = 1): Promise<void> {
-  await admin.createTopics({
-    topics: names.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
-    waitForLeaders: false,
-  });
-  await waitForLeaders(
-    admin,
-    names.map((name) => ({ name, partitions, replicationFactor: 1, configs: {} })),
-  );
+  const specs = names.map((name) => ({ name, partitions, replicationFactor: 1, configs: {} }));
+  await withKafkaAdmin(bootstrapServers, (creator) => ensureTopics(creator, specs));
 }
 
 /** Runs `cleanup` after the test (after the controller has stopped). */
