@@ -14,7 +14,7 @@ KAFKA3_SUITES := @event-observatory/broker:test/ @event-observatory/ingest:test/
 	@event-observatory/consumer:test/consumer.test.ts,test/process.test.ts,test/secured.test.ts \
 	@event-observatory/controller:test/reconcile.test.ts,test/deletion.test.ts,test/kafka-handler.test.ts,test/tenancy.test.ts
 
-.PHONY: help install build lint test test-phase-workspaces test-phase-cluster test-side-workspaces test-light-workspaces test-kafka3 test-forge test-faults test-cluster cluster-suites test-keda soak dev migrate bench cluster images chart audit demo
+.PHONY: help install build lint test test-phase-workspaces test-phase-cluster cluster-suites-once-built test-side-workspaces test-light-workspaces test-kafka3 test-forge test-faults test-cluster cluster-suites test-keda soak dev migrate bench cluster images chart audit demo
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -61,10 +61,12 @@ lint: install ## Lint and format-check the tree (biome), check the import arrows
 # busy.
 # From the start, scripts/test/prebuild.sh builds what the cluster phase needs (the cluster, the
 # images, the add-ons, Gitea) at the lowest CPU priority, in the time the first phase leaves idle; the
-# cluster phase starts once it has built the cluster and the images. Its priority (and that of the
-# Docker daemon it may have started for the images, a process group of its own) is raised when the
-# first phase ends. On a warm machine it has found everything in seconds; on a cold one the cluster
-# suites then wait for the add-ons it is still building.
+# cluster suites start once it has built the cluster and the images, the rest of the second phase at
+# once (on a cold machine the Kafka 3.9 reruns, which mostly wait on the broker, fill the minutes it
+# still compiles). Its priority (and that of the Docker daemon it may have started for the images, a
+# process group of its own) is raised when the first phase ends. On a warm machine it has found
+# everything in seconds; on a cold one the cluster suites then wait for the add-ons it is still
+# building.
 test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 22)
 	@tally=$$(mktemp); prebuilt=$$(mktemp); export TEST_TALLY_FILE=$$tally TEST_STARTED=$$(date +%s); \
 	export PREBUILD_CLUSTER_READY=$$tally.cluster-ready; \
@@ -99,10 +101,14 @@ test-phase-workspaces:
 	else $(MAKE) --no-print-directory test-faults || status=1; fi; exit $$status
 
 test-phase-cluster:
-	@while [ -n "$$PREBUILD_CLUSTER_READY" ] && [ ! -e "$$PREBUILD_CLUSTER_READY" ] && kill -0 $$PREBUILD_PID 2>/dev/null; do sleep 5; done; \
-	echo "[$(elapsed) s] the cluster suites, and beside them the rest"; \
+	@echo "[$(elapsed) s] the cluster suites, and beside them the rest"; \
 	side='test-kafka3 test-side-workspaces'; [ -n "$$BESIDE_FAULTS" ] || side='test-kafka3 test-forge test-side-workspaces test-light-workspaces'; \
-	./scripts/concurrently.sh '$(MAKE) --no-print-directory cluster-suites' "$(MAKE) --no-print-directory -k $$side"
+	./scripts/concurrently.sh '$(MAKE) --no-print-directory cluster-suites-once-built' "$(MAKE) --no-print-directory -k $$side"
+
+cluster-suites-once-built:
+	@while [ -n "$$PREBUILD_CLUSTER_READY" ] && [ ! -e "$$PREBUILD_CLUSTER_READY" ] && kill -0 $$PREBUILD_PID 2>/dev/null; do sleep 5; done; \
+	echo "[$(elapsed) s] the cluster suites:"; \
+	$(MAKE) --no-print-directory cluster-suites
 
 test-side-workspaces: WORKSPACES = $(SIDE_WORKSPACES)
 test-light-workspaces: WORKSPACES = $(LIGHT_WORKSPACES)

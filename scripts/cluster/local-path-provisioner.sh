@@ -3,7 +3,8 @@
 # kind ships it, so a claim without a storage class (the evaluation profile's Kafka and
 # PostgreSQL) binds to a folder of this machine (the add-on recipe: addon.sh):
 #   build   builds it from the Go module proxy and packs two one-layer images into
-#           $OBSERVATORY_CACHE/local-path-provisioner/<version>, once: the provisioner, and the
+#           $OBSERVATORY_CACHE/local-path-provisioner/<version>-k8s<K8S_VERSION>, once: the provisioner
+#           (built against the cluster's own k8s.io modules, go-tool.sh --k8s), and the
 #           helper its pods run to make and remove a volume's folder (Debian's static busybox as
 #           sh, mkdir and rm, the three commands of its setup and teardown scripts); prints
 #           the archives' paths
@@ -17,13 +18,13 @@ source "$(dirname "$0")/addon.sh"
 LOCAL_PATH_DIR=${LOCAL_PATH_DIR:-$CLUSTER_DIR/local-path}
 PROVISIONER_IMAGE=localhost/observatory/local-path-provisioner:$LOCAL_PATH_PROVISIONER_VERSION
 HELPER_IMAGE=localhost/observatory/local-path-helper:$LOCAL_PATH_PROVISIONER_VERSION
-dir=$OBSERVATORY_CACHE/local-path-provisioner/$LOCAL_PATH_PROVISIONER_VERSION
+dir=$OBSERVATORY_CACHE/local-path-provisioner/$LOCAL_PATH_PROVISIONER_VERSION-k8s$K8S_VERSION
 out=$dir/local-path-provisioner.tar helper_out=$dir/local-path-helper.tar
 
 build() {
   if [[ ! -f $out ]]; then
     local bin
-    bin=$(go_tool "github.com/rancher/local-path-provisioner@$LOCAL_PATH_PROVISIONER_VERSION" github.com/rancher/local-path-provisioner)
+    bin=$(go_tool --k8s "$K8S_VERSION" "github.com/rancher/local-path-provisioner@$LOCAL_PATH_PROVISIONER_VERSION" github.com/rancher/local-path-provisioner)
     addon_image "$PROVISIONER_IMAGE" "$out" '["/local-path-provisioner"]' \
       "$bin/local-path-provisioner=/local-path-provisioner"
   fi

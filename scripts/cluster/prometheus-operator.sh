@@ -4,7 +4,8 @@
 #   build   the operator and its config reloader, Prometheus itself (Kubernetes service discovery
 #           only) and their images, once, cached beside their binaries
 #           ($OBSERVATORY_CACHE/prometheus-operator/<version>-k8s<K8S_VERSION>: built against the
-#           cluster's own k8s.io modules, go-tool.sh --k8s; .../prometheus/<module version>)
+#           cluster's own k8s.io modules, go-tool.sh --k8s; Prometheus likewise, in
+#           .../prometheus/<module version>-k8s<K8S_VERSION>)
 #   deploy  build, import the images, apply the CRDs, the operator (namespace $PROM_NAMESPACE) and
 #           one Prometheus that selects ServiceMonitors and PrometheusRules labelled `release` in
 #           any namespace (kube-prometheus-stack's default selector shape); waits until that
@@ -24,7 +25,7 @@ operator_module=github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_O
 
 base=$OBSERVATORY_CACHE/prometheus-operator/$PROMETHEUS_OPERATOR_VERSION-k8s$K8S_VERSION
 operator_image=$base/operator.tar
-prometheus_image=$OBSERVATORY_CACHE/prometheus/$PROMETHEUS_MODULE_VERSION/prometheus.tar
+prometheus_image=$OBSERVATORY_CACHE/prometheus/$PROMETHEUS_MODULE_VERSION-k8s$K8S_VERSION/prometheus.tar
 crds=$base/crds
 
 build() {
@@ -36,7 +37,7 @@ build() {
     "$operator_module" ./cmd/operator ./cmd/prometheus-config-reloader)
   # Prometheus' go.mod has exclude lines, which the wrapper module repeats; the build tags keep
   # only Kubernetes service discovery.
-  prom=$(go_tool --tags remove_all_sd,enable_kubernetes_sd --ldflags "-X $v.Version=${PROMETHEUS_VERSION#v}" \
+  prom=$(go_tool --k8s "$K8S_VERSION" --tags remove_all_sd,enable_kubernetes_sd --ldflags "-X $v.Version=${PROMETHEUS_VERSION#v}" \
     "github.com/prometheus/prometheus@$PROMETHEUS_MODULE_VERSION" ./cmd/prometheus)
   # The operator's image also carries the reloader at the path the operator runs it from;
   # Prometheus writes to /prometheus.

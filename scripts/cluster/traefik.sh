@@ -2,7 +2,8 @@
 # Traefik v3, the Ingress and Gateway API controller the ingress suite routes through, on the
 # cluster of `make cluster` (the add-on recipe: addon.sh):
 #   build   builds it from the Go module proxy and packs its one-layer image into
-#           $OBSERVATORY_CACHE/traefik/<version>, once; prints the archive's path
+#           $OBSERVATORY_CACHE/traefik/<version>-k8s<K8S_VERSION> (built against the cluster's own
+#           k8s.io modules, go-tool.sh --k8s), once; prints the archive's path
 #   deploy  (the default) build, import the image, apply the Gateway API CRDs (cdk8s/vendor), then
 #           manifests/traefik.yaml (namespace observatory-traefik); waits until it is Ready and
 #           prints the image. Idempotent.
@@ -13,12 +14,12 @@
 source "$(dirname "$0")/addon.sh"
 
 TRAEFIK_IMAGE=localhost/observatory/traefik:$TRAEFIK_VERSION
-out=$OBSERVATORY_CACHE/traefik/$TRAEFIK_VERSION/traefik.tar
+out=$OBSERVATORY_CACHE/traefik/$TRAEFIK_VERSION-k8s$K8S_VERSION/traefik.tar
 
 build() {
   if [[ ! -f $out ]]; then
     local bin
-    bin=$(go_tool --ldflags "-X github.com/traefik/traefik/v3/pkg/version.Version=$TRAEFIK_VERSION" \
+    bin=$(go_tool --k8s "$K8S_VERSION" --ldflags "-X github.com/traefik/traefik/v3/pkg/version.Version=$TRAEFIK_VERSION" \
       "github.com/traefik/traefik/v3@$TRAEFIK_VERSION" ./cmd/traefik)
     addon_image "$TRAEFIK_IMAGE" "$out" '["/traefik"]' "$bin/traefik=/traefik"
   fi
