@@ -419,7 +419,8 @@ export class Reconciler {
    * `deletionTimeoutMs` after the deletion was asked for: an attempt still under way then is no
    * longer waited for, and a failure before it is retried no later than the deadline, which then
    * gives up without another attempt. (A controller that never tried, e.g. one that started
-   * after the deadline, tries once.) A Warning Event then names what was left in Kafka.
+   * after the deadline, tries once, waited for no longer than the bound itself.) A Warning Event
+   * then names what was left in Kafka.
    */
   private async deleteOrGiveUp(pipeline: Pipeline, servers: string[], names: string[]): Promise<void> {
     const key = keyOf(pipeline.metadata);
@@ -449,7 +450,7 @@ export class Reconciler {
     try {
       const deleting = this.opts.kafka.delete(await this.target(pipeline, servers), names);
       const remaining = deadline - this.now().getTime();
-      const deleted = remaining > 0 ? await within(deleting, remaining) : await deleting;
+      const deleted = await within(deleting, remaining > 0 ? remaining : bound);
       this.deletionFailures.delete(key);
       if (deleted.length > 0)
         await this.kube.event(pipeline, {

@@ -226,4 +226,31 @@ describe('deletion that cannot get stuck', () => {
       `deletion failed for 2 s (no answer from Kafka before the deadline): left ${topic} in Kafka ${bootstrapServers}`,
     );
   });
+
+  it('a controller that first tries after the deadline tries once, and waits for that attempt no longer than the bound', async () => {
+    const server = new FakeApiServer();
+    const topic = createWithTopic(server, 'late', { deletionPolicy: 'Delete' });
+    const declared = server.get(meta('late')) as Pipeline;
+    await bareReconciler(server).reconcile(declared, [declared]);
+    server.delete(meta('late'));
+    const deleting = server.get(meta('late')) as Pipeline;
+
+    // A controller started after the deadline, whose one attempt never answers.
+    const kafka = new BrokenDeletes(true);
+    afterTest(() => kafka.close());
+    const late = bareReconciler(server, {
+      kafka,
+      deletionTimeoutMs: BOUND_MS,
+      now: () => new Date(Date.now() + 2 * BOUND_MS),
+    });
+    const started = Date.now();
+    await late.reconcile(deleting, [deleting]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(BOUND_MS - 50);
+    expect(kafka.attempts).toHaveLength(1);
+    expect(server.get(meta('late'))).toBeUndefined();
+    expect(server.events.find((e) => e.reason === 'TopicsLeftBehind')?.message).toBe(
+      `deletion failed for 2 s (no answer from Kafka before the deadline): left ${topic} in Kafka ${bootstrapServers}`,
+    );
+    expect(await kafkaTopic(topic)).toBeDefined();
+  });
 });
