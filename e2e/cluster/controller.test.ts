@@ -317,7 +317,12 @@ describe('Pipeline controller on a real API server and Kafka', () => {
     expect(await kafkaTopic(events)).toBeDefined(); // deletionPolicy Retain (default)
     const tookOver = await waitReady('newer', 'True');
     expect(condition(tookOver, 'Conflict')?.status).toBe('False');
-    expect((await kafkaTopic(dlq, ['cleanup.policy']))?.configs['cleanup.policy']).toBe('delete');
+    // A broker applies an altered config from the metadata log a moment after it answers the alter.
+    await vi.waitFor(
+      async () =>
+        expect((await kafkaTopic(dlq, ['cleanup.policy']))?.configs['cleanup.policy']).toBe('delete'),
+      { timeout: 10_000, interval: 250 },
+    );
   });
 
   it('deletes the managed topics with deletionPolicy Delete, never an unmanaged one', async () => {
