@@ -44,7 +44,9 @@ lint: install ## Lint and format-check the tree (biome), check the import arrows
 
 # `test` type-checks and lints at once (what `build` and `lint` run, after `tsc -b`), then runs in two
 # phases:
-# - the workspaces' suites (but SIDE_WORKSPACES' and LIGHT_WORKSPACES') and the tests of scripts/
+# - the workspaces' suites (but SIDE_WORKSPACES' and LIGHT_WORKSPACES') in two streams side by side,
+#   SECOND_STREAM_WORKSPACES' in the second (one stream left a third of the two cores idle: each
+#   workspace's start, global setup and last file ran alone), and the tests of scripts/
 #   (scripts/vitest.config.ts), then the fault suites (e2e/reliability/faults: a paced load, one file
 #   after the other), and beside them the forge client (no Kafka; Node 24, then Node 22) and
 #   LIGHT_WORKSPACES' suites when Gitea, the prebuild's last step, is built: the paced load leaves
@@ -87,13 +89,15 @@ test: install ## Run every test of the repo on Node 24 (broker suites also on Ka
 # the fault suites on a warm machine (BESIDE_FAULTS), beside the cluster suites on a cold one.
 SIDE_WORKSPACES := e2e
 LIGHT_WORKSPACES := monitoring cdk8s
+SECOND_STREAM_WORKSPACES := services/search services/jobs packages/store
 elapsed = $$(( $$(date +%s) - $${TEST_STARTED:-$$(date +%s)} ))
 test-phase-workspaces:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; \
-	echo "Every suite on Node $$($$lts/node --version):"; \
-	ws=''; for d in $$(node -p 'require("./package.json").workspaces.join(" ")'); do \
-	  [ -f $$d/package.json ] && [ $$d != packages/forge-client ] && [[ " $(SIDE_WORKSPACES) $(LIGHT_WORKSPACES) " != *" $$d "* ]] && ws+=" -w $$d"; done; \
-	PATH="$$lts:$$PATH" npm test $$ws --if-present; status=$$?; \
+	echo "Every suite on Node $$($$lts/node --version), in two streams:"; \
+	ws=''; second=''; for d in $$(node -p 'require("./package.json").workspaces.join(" ")'); do \
+	  [ -f $$d/package.json ] && [ $$d != packages/forge-client ] && [[ " $(SIDE_WORKSPACES) $(LIGHT_WORKSPACES) " != *" $$d "* ]] || continue; \
+	  if [[ " $(SECOND_STREAM_WORKSPACES) " == *" $$d "* ]]; then second+=" -w $$d"; else ws+=" -w $$d"; fi; done; \
+	./scripts/concurrently.sh "PATH=$$lts:\$$PATH npm test $$ws --if-present" "PATH=$$lts:\$$PATH npm test $$second --if-present"; status=$$?; \
 	echo "[$(elapsed) s] the tools' own tests (scripts/):"; \
 	PATH="$$lts:$$PATH" npx vitest run --config scripts/vitest.config.ts || status=1; \
 	if [ -n "$$BESIDE_FAULTS" ]; then \
