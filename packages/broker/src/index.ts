@@ -75,6 +75,7 @@ export {
   type EnsureTopicsOptions,
   type EnsureTopicsResult,
   ensureTopics,
+  isVanishedTopic,
   readTopicStates,
   type TopicAction,
   type TopicOutcome,

@@ -14,6 +14,7 @@ import {
   createAdminClient,
   deleteTopics,
   ensureTopics,
+  isVanishedTopic,
   PLAINTEXT,
   readGroupReadings,
   readTopicStates,
@@ -175,7 +176,7 @@ export class KafkaHandler {
 
   /**
    * Runs `work` on the cluster's admin client; a failure drops the client so the next call
-   * reconnects, and is rethrown with its reason explained (`brokerFailureReason`: a wrong
+   * reconnects (at once, for a topic that vanished: see `attempt`), and is rethrown with its reason explained (`brokerFailureReason`: a wrong
    * password or an untrusted certificate reads as such in the Pipeline's status and events).
    */
   private async using<T>(target: KafkaTarget, work: (admin: Admin) => Promise<T>): Promise<T> {
@@ -197,6 +198,22 @@ export class KafkaHandler {
       )
       .digest('hex');
     const key = `${[...target.servers].sort().join(',')}|${digest}`;
+    return this.attempt(key, { ...target, security }, work, true);
+  }
+
+  /**
+   * One try of `work` on the cached client of `key`. A kafkajs admin refreshes the metadata of every
+   * topic it has read before each create, and fails so for good once another client deletes one of
+   * them (a managed topic deleted by hand): that failure drops the client and, when `retry`, runs
+   * `work` again on a fresh one.
+   */
+  private async attempt<T>(
+    key: string,
+    target: KafkaTarget,
+    work: (admin: Admin) => Promise<T>,
+    retry: boolean,
+  ): Promise<T> {
+    const { security } = target;
     let admin = this.admins.get(key);
     if (!admin) {
       const client = createAdminClient({
@@ -216,6 +233,7 @@ export class KafkaHandler {
       if (error instanceof NotKafkaFailure) throw error.failure;
       this.admins.delete(key);
       void admin.then((a) => a.disconnect()).catch(() => {});
+      if (retry && isVanishedTopic(error)) return this.attempt(key, target, work, false);
       throw new Error(brokerFailureReason(error, security ?? PLAINTEXT), { cause: error });
     }
   }

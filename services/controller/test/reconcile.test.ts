@@ -3,6 +3,8 @@
  * adoption, refusals, drift, conflicts, pause, unmanaged topics, the safe defaults, and what a
  * failed API call does to a reconcile.
  */
+import { deleteTopics } from '@event-observatory/broker';
+import { withKafkaAdmin } from '@event-observatory/devstack';
 import { describe, expect, it, vi } from 'vitest';
 import {
   ADOPT_TOPICS_ANNOTATION,
@@ -16,6 +18,7 @@ import { FakeApiServer } from '../src/testing/fake-api-server.js';
 import {
   adoptTopic,
   bareReconciler,
+  bootstrapServers,
   CONTROLLER_NAME,
   condition,
   createServedTopics,
@@ -149,6 +152,21 @@ describe('reconciling Pipelines into Kafka', () => {
       { timeout: resyncMs + 5_000, interval: 100 },
     );
     await vi.waitFor(() => expect(reasons(server, 'drift')).toContain('ConfigsUpdated'), PATIENCE);
+  });
+
+  it('creates again, at the next resync, a managed topic deleted directly in Kafka, without a failed reconcile', async () => {
+    const resyncMs = 500;
+    const { server, metric } = startController({ resyncMs });
+    const topic = createWithTopic(server, 'recreated');
+    await waitReady(server, 'recreated', 'True');
+    // Another client's admin: the deletion is what someone with Kafka access does by hand.
+    await withKafkaAdmin(bootstrapServers, (other) => deleteTopics(other, [topic]));
+    await vi.waitFor(() => expect(reasons(server, 'recreated')).toEqual(['TopicCreated', 'TopicCreated']), {
+      timeout: resyncMs + 10_000,
+      interval: 100,
+    });
+    expect(condition(await waitReady(server, 'recreated', 'True'), 'Ready')?.reason).toBe('Reconciled');
+    expect(await metric('controller_reconciles_total', { outcome: 'failure' })).toBe(0);
   });
 
   it('gives a topic two Pipelines declare to the older; the newer reports the conflict and takes over once the older is deleted', async () => {

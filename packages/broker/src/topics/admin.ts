@@ -54,8 +54,10 @@ const TOPIC_CONFIG_SOURCE = 1;
 /**
  * A topic listed a moment ago can be unknown to the metadata or configs read right after: deleted
  * in between, or created and not yet known to the broker asked. The read starts again from the list.
+ * (A kafkajs admin also fails so, on every later create, once another client deletes a topic it has
+ * read: it refreshes the metadata of every topic it has seen.)
  */
-const isVanishedTopic = (error: unknown) =>
+export const isVanishedTopic = (error: unknown) =>
   (error as { type?: unknown } | null)?.type === 'UNKNOWN_TOPIC_OR_PARTITION';
 
 /** Reads partitions, replication factor and the configs named in `keys` for the existing topics. */
