@@ -9,8 +9,9 @@
  *   `events.cloud_event`.
  * - reader: nothing on the partitions nor on detached months, revoked on every run (a partition
  *   named directly escapes the row-level security of its parent, migration 0011), and no default
- *   privileges; the writes of the saved searches on their table alone, whose row-level security
- *   (migration 0013) admits only the rows of the transaction's viewer.
+ *   privileges; the writes of the saved searches on their table, whose row-level security
+ *   (migration 0013) admits only the rows of the transaction's viewer, and the records of ended
+ *   login sessions (migration 0021: added, and deleted once expired).
  * - writer, besides: SELECT on the partitions, and by default on every table the migrating role
  *   creates later there (ALTER DEFAULT PRIVILEGES: the months that
  *   `events.create_month_partition`, SECURITY DEFINER, adds); exactly the writes of the consumer
@@ -45,10 +46,12 @@ const WRITER_TABLES: Record<string, string> = {
 
 const WRITER_FUNCTIONS = ['events.create_month_partition(date)', 'events.detach_month_partition(text)'];
 
-/** Table -> what the reader does to it besides SELECT (search: saveSearch, deleteSavedSearch). */
+/** Table -> what the reader does to it besides SELECT (search: saved searches, ended sessions). */
 const READER_TABLES: Record<string, string> = {
   // INSERT ... ON CONFLICT DO UPDATE, and SELECT ... FOR UPDATE (which needs UPDATE)
   'events.saved_search': 'INSERT, UPDATE, DELETE',
+  // recordEndedSession: INSERT ... ON CONFLICT DO NOTHING, and DELETE of expired rows (its policy)
+  'events.ended_session': 'INSERT, DELETE',
 };
 
 /** Tables under row-level security (migrations 0011, 0012): the writer reads and writes all their rows. */

@@ -25,6 +25,7 @@ export {
 } from './config.js';
 export { type ConnectionConfig, connectionConfig } from './connection.js';
 export { deviceIdOf, tagsOf } from './derive.js';
+export { type EndedSession, readEndedSessions, recordEndedSession } from './ended-sessions.js';
 export {
   classifyStoreError,
   describeStoreFailure,

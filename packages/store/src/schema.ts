@@ -147,6 +147,20 @@ export const savedSearch = eventsSchema.table(
   ],
 );
 
+/**
+ * A search login session ended before its expiry (migration 0021): its digest, never the cookie.
+ * Row-level security lets the reader add rows and delete only expired ones (ended-sessions.ts).
+ */
+export const endedSession = eventsSchema.table(
+  'ended_session',
+  {
+    sessionId: text('session_id').primaryKey(),
+    expiresAt: tstz('expires_at').notNull(),
+    endedAt: tstz('ended_at').notNull().default(sql`clock_timestamp()`),
+  },
+  (t) => [check('ended_session_session_id_check', sql`octet_length(${t.sessionId}) BETWEEN 16 AND 64`)],
+);
+
 /** The refresh's bookkeeping: one row, where the next rollup refresh resumes. */
 /** The hourly rollup summed over types and sources (migration 0015), kept by triggers on it. */
 export const eventRollupHourTotal = eventsSchema.table('event_rollup_hour_total', {
@@ -212,6 +226,7 @@ export const schemaMigration = eventsSchema.table('schema_migration', {
 export const schema = {
   cloudEvent,
   consumerCheckpoint,
+  endedSession,
   eventName,
   eventRollupHourly,
   eventRollupHourTotal,

@@ -1,6 +1,6 @@
 /** Public surface of the search service: the service factory and its configuration reader. */
 export { bearerSettingsFromEnv, createBearerTokens } from './auth/bearer.js';
-export { authenticatorFor } from './auth/index.js';
+export { authenticatorFor, storedAuthenticatorFor } from './auth/index.js';
 export { DEFAULT_ALLOWED_HOSTS, readSearchConfig, type SearchConfig } from './config.js';
 export { parseSearch, SHAPES } from './filters.js';
 export { bucketFor } from './search.js';

@@ -10,7 +10,7 @@ import { installShutdown, serveApp, serveMetrics } from '@event-observatory/serv
 import { startTracing } from '@event-observatory/service-kit/tracing';
 import { databaseUrlFromEnv } from '@event-observatory/store';
 import { bearerSettingsFromEnv, createBearerTokens } from './auth/bearer.js';
-import { authenticatorFor } from './auth/index.js';
+import { storedAuthenticatorFor } from './auth/index.js';
 import { trustedProxiesFromEnv } from './auth/proxy.js';
 import { readAuthConfig, readSearchConfig } from './config.js';
 import { rowSecurityGate } from './row-security.js';
@@ -49,7 +49,7 @@ runMain(async () => {
     // Readiness shows each key set's freshness (up either way: its cached keys go on verifying).
     checks: { ...bearer?.checks, ...(gate ? { rowSecurity: gate.check } : {}) },
     ...(gate ? { serving: gate.serving } : {}),
-    authenticate: authenticatorFor(auth, {
+    authenticate: storedAuthenticatorFor(auth, {
       logger,
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
       ...(auth.mode === 'proxy' ? { trustedProxies: trustedProxiesFromEnv(process.env) } : {}),

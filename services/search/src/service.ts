@@ -13,7 +13,7 @@ import { cursorCodec } from './cursor.js';
 import type { ExportLimits } from './export.js';
 import { createSearchMeters } from './metrics.js';
 import { TAIL_LIMITS, type TailLimits } from './tail.js';
-import type { Authenticator } from './viewer.js';
+import type { Authenticator, StoredAuthenticator } from './viewer.js';
 import type { VisibilityPolicy } from './visibility.js';
 
 export interface ServiceOptions {
@@ -31,7 +31,7 @@ export interface ServiceOptions {
   /** Whether reads may be served yet (`rowSecurityGate`); default always. */
   serving?: () => boolean;
   /** Finds each request's viewer; default `openAccess` (no login). */
-  authenticate?: Authenticator;
+  authenticate?: Authenticator | StoredAuthenticator;
   /** What each viewer may see; default no rules (only an open viewer sees events). */
   visibility?: VisibilityPolicy;
   /** Readiness checks beside the database's (the bearer tokens' key sets). */
@@ -42,6 +42,8 @@ export type SearchService = ReturnType<typeof createSearchService>;
 
 export function createSearchService(opts: ServiceOptions) {
   const pool = createReadPool({ url: opts.databaseUrl, registry: opts.registry });
+  const authenticate =
+    typeof opts.authenticate === 'object' ? opts.authenticate.withReadPool(pool) : opts.authenticate;
   const shutdown = new AbortController();
   const app = buildApp({
     pool,
@@ -60,7 +62,7 @@ export function createSearchService(opts: ServiceOptions) {
     },
     ...(opts.exportLimits ? { exportLimits: opts.exportLimits } : {}),
     ...(opts.serving ? { serving: opts.serving } : {}),
-    ...(opts.authenticate ? { authenticate: opts.authenticate } : {}),
+    ...(authenticate ? { authenticate } : {}),
     ...(opts.config.publicUrl ? { publicUrl: opts.config.publicUrl } : {}),
     ...(opts.visibility ? { visibility: opts.visibility } : {}),
     ...(opts.checks ? { checks: opts.checks } : {}),

@@ -3,7 +3,7 @@
  * sets it on the context; the visibility policy turns it into the scope PostgreSQL enforces on
  * every read.
  */
-import type { ReadScope } from '@event-observatory/store';
+import type { DatabasePool, ReadScope } from '@event-observatory/store';
 import type { MiddlewareHandler } from 'hono';
 
 export interface Viewer {
@@ -26,6 +26,11 @@ export interface SearchEnv {
 
 /** Sets `viewer`, or answers the request itself (a redirect to the login, a 401). */
 export type Authenticator = MiddlewareHandler<SearchEnv>;
+
+/** An authenticator that keeps something in the store (the logins: their ended sessions). */
+export interface StoredAuthenticator {
+  withReadPool(pool: DatabasePool): Authenticator;
+}
 
 /** Login switched off: everyone is one anonymous viewer. */
 export const OPEN_VIEWER: Viewer = { subject: 'anonymous', display: 'anonymous', groups: [], via: 'open' };

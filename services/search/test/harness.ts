@@ -20,7 +20,7 @@ import { inject } from 'vitest';
 import type { ExportLimits } from '../src/export.js';
 import { createSearchService, DEFAULT_ALLOWED_HOSTS, type SearchService } from '../src/index.js';
 import type { TailLimits } from '../src/tail.js';
-import type { Authenticator } from '../src/viewer.js';
+import type { Authenticator, StoredAuthenticator } from '../src/viewer.js';
 import type { VisibilityPolicy } from '../src/visibility.js';
 
 export const SECRET = 'search-test-secret-0123456789abcdef';
@@ -56,7 +56,7 @@ export async function startHarness(
     logger?: Logger;
     /** The URL search reads from, given the database's (a replica's); default the database's. */
     readUrl?: (databaseUrl: string) => string;
-    authenticate?: Authenticator;
+    authenticate?: Authenticator | StoredAuthenticator;
     visibility?: VisibilityPolicy;
     /** Readiness checks beside the database's (the bearer tokens' key sets). */
     checks?: Record<string, HealthCheck>;

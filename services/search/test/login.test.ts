@@ -6,19 +6,20 @@
 import { OIDC_USERS, type OidcIssuer } from '@event-observatory/devstack';
 import type { ErrorResponseBody } from '@event-observatory/service-kit/errors';
 import { Hono } from 'hono';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ENDED_SESSIONS_REFRESH_MS } from '../src/auth/ended-sessions.js';
 import { LOGIN_FAILURE_DELAY_MS } from '../src/auth/local.js';
 import { sessionStore } from '../src/auth/session.js';
 import type { Viewer } from '../src/viewer.js';
 import type { Harness } from './harness.js';
-import { startLocalHarness } from './local-harness.js';
+import { startLocalHarness, startLocalReplica } from './local-harness.js';
 import { Client, csrfOf, form, HTML, SESSION_COOKIE } from './login-client.js';
 import { startOidcHarness } from './oidc-harness.js';
 
 const SESSION_SECRET = 'login-test-session-secret-0123456789';
 /** A session cookie sealed by the service's own code, as of `now` (to make expired ones). */
 async function sealedCookie(secret: string, viewer: Viewer, now = Date.now): Promise<string> {
-  const store = sessionStore({ secret, maxAgeMs: 3_600_000 }, undefined, now);
+  const store = sessionStore({ secret, maxAgeMs: 3_600_000 }, { now });
   const mint = new Hono();
   mint.get('/', async (c) => {
     await store.start(c, viewer);
@@ -210,6 +211,47 @@ describe('local login', () => {
     const out = await client.send(`${h.url}/logout`, form({ csrf: csrfOf(html) }, h.url));
     expect(out.headers.get('location')).toBe('/login');
     expect((await client.send(`${h.url}/receipt`)).status).toBe(302);
+  });
+
+  it('ends the session at a logout for every copy of its cookie: on this replica at once, on another of the same store within its refresh', async () => {
+    const other = await startLocalReplica(h, 'login_local', PASSWORD);
+    try {
+      const client = new Client();
+      const csrf = await loginForm(client);
+      const { res } = await client.follow(
+        `${h.url}/login`,
+        form({ csrf, username: 'admin', password: PASSWORD }, h.url),
+      );
+      const html = await res.text();
+      // A copy of the cookie, as a second browser, a stolen copy or a script would hold it.
+      const copy = new Client();
+      copy.jar.set(SESSION_COOKIE, client.jar.get(SESSION_COOKIE)!);
+      expect((await copy.send(`${h.url}/receipt`)).status).toBe(200);
+      expect((await copy.send(`${other.url}/receipt`)).status).toBe(200);
+
+      const out = await client.send(`${h.url}/logout`, form({ csrf: csrfOf(html) }, h.url));
+      expect(out.status).toBe(303);
+      expect(client.jar.has(SESSION_COOKIE)).toBe(false);
+      const page = await copy.send(`${h.url}/receipt`);
+      expect(page.status).toBe(302);
+      expect(page.headers.get('location')).toBe(`/login?next=${encodeURIComponent('/receipt')}`);
+      const api = await copy.send(`${h.url}/events`, { headers: { accept: 'application/json' } });
+      expect(api.status).toBe(401);
+      await vi.waitFor(async () => expect((await copy.send(`${other.url}/receipt`)).status).toBe(302), {
+        timeout: ENDED_SESSIONS_REFRESH_MS + 5_000,
+        interval: 250,
+      });
+      // Logging in again opens a new session, which the record of the old one does not touch.
+      const again = new Client();
+      const { url } = await again.follow(
+        `${h.url}/login`,
+        form({ csrf: await loginForm(again), username: 'admin', password: PASSWORD }, h.url),
+      );
+      expect(url).toBe(`${h.url}/events`);
+      expect((await again.send(`${other.url}/receipt`)).status).toBe(200);
+    } finally {
+      await other.close();
+    }
   });
 
   it('refuses a wrong password after a bounded delay, and a wrong user name', async () => {

@@ -4,7 +4,7 @@
  * redirect URI needs the service's port).
  */
 import { OIDC_CLIENT_SECRET, type OidcIssuer, startOidcIssuer } from '@event-observatory/devstack';
-import { authenticatorFor } from '../src/auth/index.js';
+import { storedAuthenticatorFor } from '../src/auth/index.js';
 import { type Harness, startHarness } from './harness.js';
 
 export async function startOidcHarness(
@@ -13,7 +13,7 @@ export async function startOidcHarness(
 ): Promise<{ idp: OidcIssuer; h: Harness }> {
   const idp = await startOidcIssuer();
   const h = await startHarness(name, {
-    authenticate: authenticatorFor({
+    authenticate: storedAuthenticatorFor({
       mode: 'oidc',
       session: { secret: sessionSecret, maxAgeMs: 3_600_000 },
       issuer: idp.issuer,

@@ -5,13 +5,14 @@
 
 import type { Logger } from '@event-observatory/service-kit/logger';
 import type { AuthConfig } from '../config.js';
-import { type Authenticator, openAccess } from '../viewer.js';
+import { type Authenticator, openAccess, type StoredAuthenticator } from '../viewer.js';
 import { type BearerTokens, withBearer } from './bearer.js';
+import { type EndedSessions, endedSessions } from './ended-sessions.js';
 import { localLogin } from './local.js';
 import { loginAuthenticator } from './login.js';
 import { oidcLogin } from './oidc.js';
 import { namedByTrustedProxy, proxyAuthenticator, type TrustedProxies } from './proxy.js';
-import { sessionStore } from './session.js';
+import { type SessionStoreOptions, sessionStore } from './session.js';
 
 export interface AuthenticatorOptions {
   /** `SEARCH_PUBLIC_URL`: the login's redirect base; an `http:` one alone makes the cookies plain. */
@@ -21,6 +22,26 @@ export interface AuthenticatorOptions {
   trustedProxies?: TrustedProxies;
   /** Bearer token verifiers (`createBearerTokens`); none: no bearer tokens accepted. */
   bearer?: BearerTokens;
+  /** Where logouts are recorded (`endedSessions`); none: a logout only clears the cookie. */
+  ended?: EndedSessions;
+}
+
+/**
+ * `authenticatorFor` with the logins' ended sessions kept in the search's store (`endedSessions`
+ * on the service's read pool): a logout then ends the session for every copy of its cookie, on
+ * every replica.
+ */
+export function storedAuthenticatorFor(
+  auth: AuthConfig,
+  opts: Omit<AuthenticatorOptions, 'ended'> = {},
+): StoredAuthenticator {
+  return {
+    withReadPool: (pool) =>
+      authenticatorFor(auth, {
+        ...opts,
+        ended: endedSessions(pool, opts.logger ? { logger: opts.logger } : {}),
+      }),
+  };
 }
 
 export function authenticatorFor(auth: AuthConfig, opts: AuthenticatorOptions = {}): Authenticator {
@@ -42,11 +63,11 @@ function modeAuthenticator(
         throw new Error('proxy mode needs its trusted proxies (SEARCH_TRUSTED_PROXIES)');
       return proxyAuthenticator(opts.trustedProxies);
     case 'local': {
-      const sessions = sessionStore(auth.session, opts.publicUrl);
+      const sessions = sessionStore(auth.session, sessionOptions(opts));
       return loginAuthenticator(sessions, localLogin(sessions, auth.adminPassword));
     }
     case 'oidc': {
-      const sessions = sessionStore(auth.session, opts.publicUrl);
+      const sessions = sessionStore(auth.session, sessionOptions(opts));
       const { session: _session, mode: _mode, ...oidc } = auth;
       const { publicUrl, logger } = opts;
       return loginAuthenticator(
@@ -55,4 +76,8 @@ function modeAuthenticator(
       );
     }
   }
+}
+
+function sessionOptions({ publicUrl, ended, logger }: AuthenticatorOptions): SessionStoreOptions {
+  return { ...(publicUrl ? { publicUrl } : {}), ...(ended ? { ended } : {}), ...(logger ? { logger } : {}) };
 }

@@ -35,7 +35,7 @@ export function loginAuthenticator(sessions: SessionStore, mode: LoginMode): Aut
           403,
         );
       }
-      sessions.end(c);
+      await sessions.end(c);
       const next = await mode.afterLogout(c, session);
       if (next.startsWith('/')) return c.redirect(next, 303);
       // The page's CSP allows forms to post to this site only (`form-action 'self'`), and browsers

@@ -8,7 +8,7 @@ const VIEWER: Viewer = { subject: 's-1', display: 'Sam', groups: ['team-a'], via
 
 /** Starts a session in one request and reads it back in the next, through the cookie header. */
 async function roundTrip(viewer: Viewer, publicUrl?: string) {
-  const store = sessionStore(CONFIG, publicUrl);
+  const store = sessionStore(CONFIG, publicUrl ? { publicUrl } : {});
   const app = new Hono();
   app.get('/start', async (c) => {
     await store.start(c, viewer);
@@ -32,7 +32,7 @@ describe('session cookie', () => {
 
   it('opens a cookie once, and a remembered one still ends at its expiry', async () => {
     let clock = Date.now();
-    const store = sessionStore(CONFIG, undefined, () => clock);
+    const store = sessionStore(CONFIG, { now: () => clock });
     const app = new Hono();
     app.get('/start', async (c) => {
       await store.start(c, VIEWER);
@@ -76,8 +76,8 @@ describe('session cookie', () => {
       await store.beginFlow(c, { next: '/' });
       return c.text('ok');
     });
-    app.get('/end', (c) => {
-      store.end(c);
+    app.get('/end', async (c) => {
+      await store.end(c);
       return c.text('ok');
     });
     const [flow = ''] = (await app.request('/flow')).headers.getSetCookie();

@@ -1,16 +1,19 @@
 /**
  * The login session: a sealed cookie (JWE, `dir` + A256GCM, so encrypted and authenticated) that
- * carries the viewer and its own expiry. Nothing is kept on the server; a cookie that does not
- * open, or whose expiry passed, is no session. A second, short-lived sealed cookie carries one
+ * carries the viewer and its own expiry. A cookie that does not open, whose expiry passed, or whose
+ * session was ended by a logout (`ended-sessions.ts`: the one record kept on the server), is no
+ * session. A second, short-lived sealed cookie carries one
  * login in progress (OIDC state, nonce and PKCE verifier; the local form's token).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { Remembered } from '@event-observatory/service-kit/auth';
+import type { Logger } from '@event-observatory/service-kit/logger';
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { EncryptJWT, jwtDecrypt } from 'jose';
 import type { SessionConfig } from '../config.js';
 import type { Viewer } from '../viewer.js';
+import type { EndedSessions } from './ended-sessions.js';
 
 /** A signed-in viewer and the token its state-changing forms carry. */
 export interface Session {
@@ -49,23 +52,30 @@ export interface SessionStore {
   start(c: Context, viewer: Viewer): Promise<void>;
   /** The request's session, or undefined when it has none that opens and is unexpired. */
   read(c: Context): Promise<Session | undefined>;
-  end(c: Context): void;
+  /** Clears the cookie, and records its session as ended so that no copy of the cookie opens it. */
+  end(c: Context): Promise<void>;
   beginFlow(c: Context, flow: LoginFlow): Promise<void>;
   /** The login in progress, removed as it is read (each one is used once). */
   takeFlow(c: Context): Promise<LoginFlow | undefined>;
 }
 
-/**
- * Sessions sealed under `config.secret`. The cookies are Secure unless `publicUrl` is an `http:`
- * one: behind a TLS-terminating proxy every request arrives as http, so the service cannot tell an
- * https site from a plain one, and only the operator's explicit `http:` says the site has no TLS.
- * `now` is for tests that seal a session in the past.
- */
-export function sessionStore(
-  config: SessionConfig,
-  publicUrl?: string,
-  now: () => number = Date.now,
-): SessionStore {
+export interface SessionStoreOptions {
+  /**
+   * `SEARCH_PUBLIC_URL`. The cookies are Secure unless it is an `http:` one: behind a
+   * TLS-terminating proxy every request arrives as http, so the service cannot tell an https site
+   * from a plain one, and only the operator's explicit `http:` says the site has no TLS.
+   */
+  publicUrl?: string;
+  /** Where logouts are recorded and looked up; without it a logout only clears the cookie. */
+  ended?: EndedSessions;
+  logger?: Logger;
+  /** For tests that seal a session in the past. */
+  now?: () => number;
+}
+
+/** Sessions sealed under `config.secret`. */
+export function sessionStore(config: SessionConfig, opts: SessionStoreOptions = {}): SessionStore {
+  const { publicUrl, ended, logger, now = Date.now } = opts;
   // The cookie key is derived, so the same secret never keys anything else directly.
   const key = createHash('sha256').update('observatory-search-session\0').update(config.secret).digest();
   const secure = publicUrl === undefined || new URL(publicUrl).protocol !== 'http:';
@@ -88,7 +98,7 @@ export function sessionStore(
     }
     return sealed;
   };
-  const opened = new Remembered<{ session: Session; expiresAt: number }>(OPENED_SESSIONS);
+  const opened = new Remembered<OpenedSession>(OPENED_SESSIONS);
   const open = async (purpose: string, token: string | undefined) => {
     if (token === undefined) return undefined;
     try {
@@ -106,6 +116,23 @@ export function sessionStore(
     }
   };
 
+  /** The session of the request's cookie, expired or not, ended or not. */
+  const openSession = async (c: Context): Promise<OpenedSession | undefined> => {
+    const token = getCookie(c, names.session);
+    if (token === undefined) return undefined;
+    const known = opened.get(token, (e) => e.expiresAt > now());
+    if (known) return known;
+    const payload = await open('session', token);
+    if (!(payload && isSession(payload))) return undefined;
+    const entry = {
+      session: { viewer: payload.viewer, csrf: payload.csrf },
+      expiresAt: (payload.exp as number) * 1000,
+      id: sessionId(payload.csrf),
+    };
+    opened.set(token, entry);
+    return entry;
+  };
+
   return {
     async start(c, viewer) {
       const session: Session = { viewer, csrf: randomBytes(18).toString('base64url') };
@@ -117,18 +144,19 @@ export function sessionStore(
       );
     },
     async read(c) {
-      const token = getCookie(c, names.session);
-      if (token === undefined) return undefined;
-      const known = opened.get(token, (e) => e.expiresAt > now());
-      if (known) return known.session;
-      const payload = await open('session', token);
-      if (!(payload && isSession(payload))) return undefined;
-      const session = { viewer: payload.viewer, csrf: payload.csrf };
-      opened.set(token, { session, expiresAt: (payload.exp as number) * 1000 });
-      return session;
+      const entry = await openSession(c);
+      if (!entry || (ended && (await ended.isEnded(entry.id)))) return undefined;
+      return entry.session;
     },
-    end(c) {
+    async end(c) {
+      const entry = await openSession(c);
       deleteCookie(c, names.session, cookie(0));
+      if (!(entry && ended)) return;
+      // The browser forgets the cookie either way; a copy of it stays valid until its expiry when
+      // the record cannot be written (a read replica, the store away).
+      await ended.end(entry.id, entry.expiresAt).catch((err: unknown) => {
+        logger?.warn({ err }, 'the session was logged out but could not be recorded as ended');
+      });
     },
     async beginFlow(c, flow) {
       setCookie(
@@ -153,6 +181,17 @@ export function sessionStore(
  * session.
  */
 const OPENED_SESSIONS = 1_024;
+
+interface OpenedSession {
+  session: Session;
+  /** When the cookie expires (ms). */
+  expiresAt: number;
+  /** What the ended sessions record: a digest of the session's own random token, not the cookie. */
+  id: string;
+}
+
+const sessionId = (csrf: string) =>
+  createHash('sha256').update('observatory-session-id\0').update(csrf).digest('base64url');
 
 function isSession(p: Record<string, unknown>): p is Record<string, unknown> & Session {
   const v = p.viewer as Partial<Viewer> | undefined;
