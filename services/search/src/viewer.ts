@@ -21,7 +21,13 @@ export interface Viewer {
 export interface SearchEnv {
   /** `csrfToken`: the token a signed-in viewer's forms carry (the logout button's). */
   /** `scope`: what the viewer may see, set once per request after the viewer (app.tsx). */
-  Variables: { viewer: Viewer; csrfToken?: string; scope?: ReadScope };
+  /** `sessionOpen`: whether the login session of the request is still open (not ended, unexpired). */
+  Variables: {
+    viewer: Viewer;
+    csrfToken?: string;
+    scope?: ReadScope;
+    sessionOpen?: () => Promise<boolean>;
+  };
 }
 
 /** Sets `viewer`, or answers the request itself (a redirect to the login, a 401). */

@@ -213,7 +213,7 @@ describe('local login', () => {
     expect((await client.send(`${h.url}/receipt`)).status).toBe(302);
   });
 
-  it('ends the session at a logout for every copy of its cookie: on this replica at once, on another of the same store within its refresh', async () => {
+  it('ends the session at a logout for every copy of its cookie and its live tails: on this replica at once, on another of the same store within its refresh', async () => {
     const other = await startLocalReplica(h, 'login_local', PASSWORD);
     try {
       const client = new Client();
@@ -228,8 +228,18 @@ describe('local login', () => {
       copy.jar.set(SESSION_COOKIE, client.jar.get(SESSION_COOKIE)!);
       expect((await copy.send(`${h.url}/receipt`)).status).toBe(200);
       expect((await copy.send(`${other.url}/receipt`)).status).toBe(200);
+      // Live tails opened under the session, on both replicas, end with it.
+      const tails = [h.url, other.url].map(async (url) => {
+        const res = await copy.send(`${url}/events/tail?range=all`, {
+          headers: { accept: 'text/event-stream' },
+        });
+        expect(res.status).toBe(200);
+        await res.text(); // until the stream ends
+        return Date.now();
+      });
 
       const out = await client.send(`${h.url}/logout`, form({ csrf: csrfOf(html) }, h.url));
+      const loggedOut = Date.now();
       expect(out.status).toBe(303);
       expect(client.jar.has(SESSION_COOKIE)).toBe(false);
       const page = await copy.send(`${h.url}/receipt`);
@@ -241,6 +251,10 @@ describe('local login', () => {
         timeout: ENDED_SESSIONS_REFRESH_MS + 5_000,
         interval: 250,
       });
+      // Within a poll (1 s) of the logout here, of the refresh and a poll there.
+      const [here, there] = await Promise.all(tails);
+      expect(here! - loggedOut).toBeLessThan(3_000);
+      expect(there! - loggedOut).toBeLessThan(ENDED_SESSIONS_REFRESH_MS + 3_000);
       // Logging in again opens a new session, which the record of the old one does not touch.
       const again = new Client();
       const { url } = await again.follow(
