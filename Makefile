@@ -23,9 +23,9 @@ $(NODE_STAMP): package.json package-lock.json $(wildcard packages/*/package.json
 	@# `npm install` of the locked versions (not `npm ci`, which would delete node_modules on each
 	@# change of a manifest; the Dockerfile's clean build uses `npm ci`). Its postinstall applies
 	@# patches/ (patch-package); a patched package is removed first so a changed patch applies to
-	@# pristine files.
+	@# pristine files. It runs on the Node every suite runs on (the workspaces' `engines` ask for it).
 	@for p in $(wildcard patches/*.patch); do n=$$(basename $$p .patch); n=$${n%+*}; rm -rf "node_modules/$${n//+//}"; done
-	npm install --no-audit --no-fund
+	PATH="$$(./scripts/lts-node.sh):$$PATH" npm install --no-audit --no-fund
 	@touch $@
 
 install: $(NODE_STAMP) ## Install the npm workspace (only when the lock file changed)
