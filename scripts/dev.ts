@@ -342,7 +342,13 @@ async function main(): Promise<void> {
       port: ports.search,
       metricsPort: ports.searchMetrics,
       urlVariable: 'SEARCH_URL',
-      env: { APPLICATION_SECRET: authSecret, DATABASE_URL: readUrl, ...searchAuth },
+      // On a replica its writes (saved searches, logouts) go to the primary, as the chart does.
+      env: {
+        APPLICATION_SECRET: authSecret,
+        DATABASE_URL: readUrl,
+        ...(readUrl !== roles.reader.url && { DATABASE_PRIMARY_URL: roles.reader.url }),
+        ...searchAuth,
+      },
       // The search service keeps the spec's Play-era names for its listener.
       listen: { host: 'PLAY_HTTP_ADDRESS', port: 'PLAY_HTTP_PORT' },
     },

@@ -4,20 +4,24 @@
  * (default 20,000) per round, five rounds alternating the kinds so drift on a noisy machine falls
  * on all. The kinds: no login (the peer every figure is read against), the sealed session cookie
  * of the `local` and `oidc` modes, and a bearer JWT of the devstack's OpenID provider (signature
- * checked with its cached key set).
+ * checked with its cached key set). The logins are wired as the service wires them: each session is
+ * checked against the sessions ended by a logout, kept in a PostgreSQL of the devstack's.
  *
  *   node --conditions=source --import tsx bench/search/auth.ts
  *
  * Writes its section of bench/results/latest.md.
  */
-import { startOidcIssuer } from '@event-observatory/devstack';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { createDatabase, startOidcIssuer, startPostgres, tempDataDir } from '@event-observatory/devstack';
 import {
   type Authenticator,
-  authenticatorFor,
   bearerSettingsFromEnv,
   createBearerTokens,
+  storedAuthenticatorFor,
 } from '@event-observatory/search';
 import { randomDevSecret } from '@event-observatory/service-kit';
+import { createReadPool, migrate } from '@event-observatory/store';
 import { Hono } from 'hono';
 import { benchNumber, benchRun } from '../lib/report.js';
 
@@ -67,6 +71,11 @@ async function cpuPerRequest(app: Hono, headers: Record<string, string>): Promis
   return (used.user + used.system) / REQUESTS;
 }
 
+const dir = tempDataDir('bench-search-auth-');
+const postgres = await startPostgres({ dataDir: join(dir, 'pg') });
+const databaseUrl = await createDatabase(postgres.url, 'bench_auth');
+await migrate({ url: databaseUrl });
+const pool = createReadPool({ url: databaseUrl });
 const idp = await startOidcIssuer();
 const bearer = createBearerTokens(
   bearerSettingsFromEnv({ SEARCH_OIDC_ISSUER: idp.issuer, SEARCH_OIDC_CLIENT_ID: AUDIENCE }),
@@ -77,13 +86,13 @@ const local = {
   session: { secret: randomDevSecret(), maxAgeMs: 8 * 3_600_000 },
   adminPassword: PASSWORD,
 } as const;
-const sessionApp = appWith(authenticatorFor(local));
+const sessionApp = appWith(storedAuthenticatorFor(local).withPool(pool));
 const kinds: { name: string; app: Hono; headers: Record<string, string> }[] = [
   { name: 'no login (peer)', app: appWith(), headers: {} },
   { name: 'session cookie', app: sessionApp, headers: { cookie: await sessionCookie(sessionApp) } },
   {
     name: 'bearer JWT (RS256)',
-    app: appWith(authenticatorFor(local, { bearer })),
+    app: appWith(storedAuthenticatorFor(local, { bearer }).withPool(pool)),
     headers: { authorization: `Bearer ${await idp.token({ audience: AUDIENCE, scope: 'events:read' })}` },
   },
 ];
@@ -96,6 +105,9 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 bearer.close();
 await idp.close();
+await pool.end();
+await postgres.stop();
+rmSync(dir, { recursive: true, force: true });
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const peer = median(figures.get('no login (peer)') as number[]);
@@ -107,8 +119,10 @@ const rows = kinds.map(({ name }) => {
 run.write(`# search: CPU of checking the reader (bench/search/auth.ts)
 
 CPU per request (user + system, median of ${ROUNDS} rounds of ${REQUESTS.toLocaleString('en')} in-process
-requests to a route that only answers) with each way search knows its reader; the check's own cost
-is the difference from the peer without login, measured in the same rounds.
+requests to a route that only answers) with each way search knows its reader, wired as the service
+wires them (a session is also checked against the sessions ended by a logout, which each replica
+reads from PostgreSQL at most every 5 s); the check's own cost is the difference from the peer
+without login, measured in the same rounds.
 
 | reader | µs a request | µs for the check | x the peer |
 | --- | --- | --- | --- |

@@ -97,12 +97,18 @@ const OWNER_USER = '.Values.database.user';
 
 /**
  * DATABASE_URL (with the TLS parameters of `database.tls`) and DATABASE_USER of `role`; the
- * reader (search) reads from `database.readUrl` when one is given (a streaming replica).
+ * reader (search) reads from `database.readUrl` when one is given (a streaming replica), and then
+ * writes its saved searches and ended sessions to the primary, DATABASE_PRIMARY_URL.
  */
 export function databaseSettings(role: DatabaseRole): Record<string, string> {
   const url = role === 'reader' ? 'observatory.readDatabaseUrl' : 'observatory.databaseUrl';
   return {
     DATABASE_URL: scalar(`{{ include "${url}" . | toJson }}`),
+    ...(role === 'reader' && {
+      DATABASE_PRIMARY_URL: scalar(
+        '{{ ternary (include "observatory.databaseUrl" .) "" (ne .Values.database.readUrl "") | toJson }}',
+      ),
+    }),
     DATABASE_USER: scalar(
       role === 'owner'
         ? `{{ ${OWNER_USER} | toJson }}`

@@ -251,7 +251,7 @@ export const values: Tree = {
     ),
     readUrl: str(
       '',
-      'where search reads: a streaming replica of database.url (same roles, password and TLS), postgres://[user@]host:port/database, never with a password (refused, as database.url) (empty: database.url); the receipt then says when the replica has not replayed an event yet',
+      'where search reads: a streaming replica of database.url (same roles, password and TLS), postgres://[user@]host:port/database, never with a password (refused, as database.url) (empty: database.url); the receipt then says when the replica has not replayed an event yet, and search writes its saved searches and logouts to database.url',
       DATABASE_URL_SCHEMA,
     ),
     user: str(

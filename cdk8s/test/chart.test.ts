@@ -644,7 +644,7 @@ describe('secured connections', () => {
     );
   });
 
-  it('database.readUrl: search alone reads from the replica, with the same TLS parameters', () => {
+  it('database.readUrl: search alone reads from the replica, with the same TLS parameters, and writes to the primary', () => {
     const objects = render({
       'database.readUrl': 'postgres://replica.example:5432/observatory',
       'database.tls.mode': 'require',
@@ -652,9 +652,14 @@ describe('secured connections', () => {
     expect(config(objects, 'obs-search').DATABASE_URL).toBe(
       'postgres://replica.example:5432/observatory?sslmode=require',
     );
+    // Its writes (saved searches, logouts) go to the primary.
+    expect(config(objects, 'obs-search').DATABASE_PRIMARY_URL).toBe(
+      'postgres://postgres:5432/observatory?sslmode=require',
+    );
     for (const name of ['obs-consumer', 'obs-jobs'])
       expect(config(objects, name).DATABASE_URL).toBe('postgres://postgres:5432/observatory?sslmode=require');
     expect(config(render(), 'obs-search').DATABASE_URL).toBe('postgres://postgres:5432/observatory');
+    expect(config(render(), 'obs-search').DATABASE_PRIMARY_URL).toBe('');
   });
 
   it('replicates the topics 3 times on an external Kafka and once on the bundled one; the dead letters are kept 30 days', () => {

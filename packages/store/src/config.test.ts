@@ -2,7 +2,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DatabaseConfigError, databaseTls, databaseUrlFromEnv, redactDatabaseUrl } from './config.js';
+import {
+  DatabaseConfigError,
+  databaseTls,
+  databaseUrlFromEnv,
+  primaryDatabaseUrlFromEnv,
+  redactDatabaseUrl,
+} from './config.js';
 
 describe('databaseUrlFromEnv', () => {
   it('defaults to the spec URL with user observatory', () => {
@@ -25,6 +31,22 @@ describe('databaseUrlFromEnv', () => {
   it('names DATABASE_URL when the value is not a database URL', () => {
     expect(() => databaseUrlFromEnv({ DATABASE_URL: 'http://x' })).toThrow(DatabaseConfigError);
     expect(() => databaseUrlFromEnv({ DATABASE_URL: 'nope' })).toThrow(/^DATABASE_URL/);
+  });
+
+  it('reads DATABASE_PRIMARY_URL with the same credentials, and nothing when it is unset or empty', () => {
+    const env = {
+      DATABASE_URL: 'postgres://replica:5432/ev',
+      DATABASE_USER: 'reader',
+      DATABASE_PASSWORD: 's',
+    };
+    expect(
+      primaryDatabaseUrlFromEnv({ ...env, DATABASE_PRIMARY_URL: 'jdbc:postgresql://primary:5432/ev' }),
+    ).toBe('postgres://reader:s@primary:5432/ev');
+    expect(primaryDatabaseUrlFromEnv(env)).toBeUndefined();
+    expect(primaryDatabaseUrlFromEnv({ ...env, DATABASE_PRIMARY_URL: ' ' })).toBeUndefined();
+    expect(() => primaryDatabaseUrlFromEnv({ DATABASE_PRIMARY_URL: 'nope' })).toThrow(
+      /^DATABASE_PRIMARY_URL/,
+    );
   });
 
   it('redacts the password for logs', () => {

@@ -1,7 +1,8 @@
 /**
  * Database connection settings from the environment: `DATABASE_URL` (a `postgres://` URL or the
  * spec's `jdbc:postgresql://host:port/db` form), `DATABASE_USER` and `DATABASE_PASSWORD`
- * (override the URL's credentials when set). The URL's TLS parameters are libpq's (`sslmode`,
+ * (override the URL's credentials when set), and for a service that reads a streaming replica,
+ * `DATABASE_PRIMARY_URL` (the primary, with the same credentials). The URL's TLS parameters are libpq's (`sslmode`,
  * `sslrootcert`, `sslcert`, `sslkey`), checked here so a bad one stops the service at start-up
  * (`databaseTls`); `connection.ts` turns them into node-postgres settings.
  *
@@ -18,22 +19,38 @@ export const DEFAULT_DATABASE_URL = 'jdbc:postgresql://localhost:5432/observator
 
 /** A bad `DATABASE_URL`: a service kit `ConfigError`, so start-up prints `configuration error: DATABASE_URL: …`. */
 export class DatabaseConfigError extends ConfigError {
-  constructor(problem: string) {
-    super('DATABASE_URL', problem);
+  constructor(problem: string, variable = 'DATABASE_URL') {
+    super(variable, problem);
   }
 }
 
 export function databaseUrlFromEnv(env: Record<string, string | undefined>): string {
-  const raw = env.DATABASE_URL?.trim() || DEFAULT_DATABASE_URL;
+  return withCredentials(env, env.DATABASE_URL?.trim() || DEFAULT_DATABASE_URL, 'DATABASE_URL');
+}
+
+/**
+ * `DATABASE_PRIMARY_URL` with the credentials of `DATABASE_USER` and `DATABASE_PASSWORD`, for a
+ * service whose `DATABASE_URL` may name a streaming replica (search: its few writes go to the
+ * primary); undefined when it is unset or empty.
+ */
+export function primaryDatabaseUrlFromEnv(env: Record<string, string | undefined>): string | undefined {
+  const raw = env.DATABASE_PRIMARY_URL?.trim();
+  return raw ? withCredentials(env, raw, 'DATABASE_PRIMARY_URL') : undefined;
+}
+
+function withCredentials(env: Record<string, string | undefined>, raw: string, variable: string): string {
   const normalised = raw.replace(/^jdbc:postgresql:/, 'postgres:');
   let url: URL;
   try {
     url = new URL(normalised);
   } catch {
-    throw new DatabaseConfigError('not a URL'); // the value may hold a password
+    throw new DatabaseConfigError('not a URL', variable); // the value may hold a password
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new DatabaseConfigError(`expected postgres:// or jdbc:postgresql://, got ${url.protocol}`);
+    throw new DatabaseConfigError(
+      `expected postgres:// or jdbc:postgresql://, got ${url.protocol}`,
+      variable,
+    );
   }
   const user = env.DATABASE_USER?.trim();
   if (user) url.username = encodeURIComponent(user);

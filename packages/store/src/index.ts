@@ -18,6 +18,7 @@ export {
   DEFAULT_DATABASE_URL,
   databaseTls,
   databaseUrlFromEnv,
+  primaryDatabaseUrlFromEnv,
   redactDatabaseUrl,
   SSL_MODES,
   type SslMode,

@@ -58,6 +58,8 @@ import { loadVisibility, type VisibilityPolicy } from './visibility.js';
 
 export interface AppDeps {
   pool: DatabasePool;
+  /** Where the saved searches are read and written: the primary when `pool` reads a replica, else `pool`. */
+  primary?: DatabasePool;
   registry: Registry;
   meters: SearchMeters;
   cursors: CursorCodec;
@@ -185,7 +187,7 @@ export function buildApp(deps: AppDeps): Hono<SearchEnv> {
     }
   });
 
-  app.route('/', savedSearchRoutes(deps.pool));
+  app.route('/', savedSearchRoutes(deps.primary ?? deps.pool));
 
   // The query bar's autocomplete: the viewer's own names only (the read scope), within a short deadline.
   app.get('/suggest', async (c) => {

@@ -8,7 +8,7 @@ import { createLogger } from '@event-observatory/service-kit/logger';
 import { createMetrics } from '@event-observatory/service-kit/metrics';
 import { installShutdown, serveApp, serveMetrics } from '@event-observatory/service-kit/server';
 import { startTracing } from '@event-observatory/service-kit/tracing';
-import { databaseUrlFromEnv } from '@event-observatory/store';
+import { databaseUrlFromEnv, primaryDatabaseUrlFromEnv } from '@event-observatory/store';
 import { bearerSettingsFromEnv, createBearerTokens } from './auth/bearer.js';
 import { storedAuthenticatorFor } from './auth/index.js';
 import { trustedProxiesFromEnv } from './auth/proxy.js';
@@ -22,6 +22,7 @@ runMain(async () => {
   const auth = readAuthConfig(process.env);
   const timeouts = readListenerTimeouts(process.env);
   const databaseUrl = databaseUrlFromEnv(process.env);
+  const primaryUrl = primaryDatabaseUrlFromEnv(process.env);
   const visibility = loadVisibility(process.env.SEARCH_VISIBILITY_FILE);
   const tracing = startTracing({ service: 'search', version: config.version, env: process.env });
   const logger = createLogger({ service: 'search', version: config.version, level: config.logLevel });
@@ -43,6 +44,7 @@ runMain(async () => {
   const service = createSearchService({
     config,
     databaseUrl,
+    ...(primaryUrl ? { primaryUrl } : {}),
     registry,
     logger,
     visibility,

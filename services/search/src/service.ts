@@ -1,7 +1,8 @@
 /**
  * Builds the search service from configuration: the read pool `observatory-read` (8 connections,
- * read-only, statement timeout 2 s, connection timeout 3 s) with its pool meters, the page deadline, the search
- * meters, the cursor codec and the app. `main.ts` adds the listener, telemetry and signals.
+ * read-only, statement timeout 2 s, connection timeout 3 s) with its pool meters, a pool on the
+ * primary when that one reads a replica, the page deadline, the search meters, the cursor codec and
+ * the app. `main.ts` adds the listener, telemetry and signals.
  */
 import type { HealthCheck } from '@event-observatory/service-kit/health';
 import type { Logger } from '@event-observatory/service-kit/logger';
@@ -14,12 +15,21 @@ import type { ExportLimits } from './export.js';
 import { createSearchMeters } from './metrics.js';
 import { TAIL_LIMITS, type TailLimits } from './tail.js';
 import type { Authenticator, StoredAuthenticator } from './viewer.js';
+
+/** Connections to the primary: its statements are a save, a rename, a logout, a list of saved searches. */
+export const PRIMARY_POOL_SIZE = 2;
+
 import type { VisibilityPolicy } from './visibility.js';
 
 export interface ServiceOptions {
   config: Pick<SearchConfig, 'allowedHosts' | 'secret'> &
     Partial<Pick<SearchConfig, 'pageTimeoutMs' | 'publicUrl' | 'tailMaxPerViewer' | 'tailMaxPerPod'>>;
   databaseUrl: string;
+  /**
+   * `DATABASE_PRIMARY_URL`: the primary, when `databaseUrl` names a streaming replica. The saved
+   * searches and the ended sessions are read and written there (a pool of `PRIMARY_POOL_SIZE`).
+   */
+  primaryUrl?: string;
   registry: Registry;
   logger?: Logger;
   /** Live-tail poll period; default 1 s. */
@@ -42,11 +52,17 @@ export type SearchService = ReturnType<typeof createSearchService>;
 
 export function createSearchService(opts: ServiceOptions) {
   const pool = createReadPool({ url: opts.databaseUrl, registry: opts.registry });
+  // Not metered: the spec's pool meters name the read and the write pools only.
+  const primary =
+    opts.primaryUrl && opts.primaryUrl !== opts.databaseUrl
+      ? createReadPool({ url: opts.primaryUrl, max: PRIMARY_POOL_SIZE })
+      : pool;
   const authenticate =
-    typeof opts.authenticate === 'object' ? opts.authenticate.withReadPool(pool) : opts.authenticate;
+    typeof opts.authenticate === 'object' ? opts.authenticate.withPool(primary) : opts.authenticate;
   const shutdown = new AbortController();
   const app = buildApp({
     pool,
+    primary,
     registry: opts.registry,
     meters: createSearchMeters(opts.registry),
     cursors: cursorCodec(opts.config.secret),
@@ -70,10 +86,11 @@ export function createSearchService(opts: ServiceOptions) {
   return {
     app,
     pool,
-    /** Ends every live tail (so the listener can drain), then closes the pool. */
+    primary,
+    /** Ends every live tail (so the listener can drain), then closes the pools. */
     async close(): Promise<void> {
       shutdown.abort();
-      await pool.end();
+      await Promise.all([pool.end(), primary === pool ? undefined : primary.end()]);
     },
     /** Ends the live tails only; call before closing the listener. */
     endTails(): void {

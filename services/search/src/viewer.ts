@@ -35,7 +35,8 @@ export type Authenticator = MiddlewareHandler<SearchEnv>;
 
 /** An authenticator that keeps something in the store (the logins: their ended sessions). */
 export interface StoredAuthenticator {
-  withReadPool(pool: DatabasePool): Authenticator;
+  /** The authenticator writing to `pool`: the primary's when search reads a replica. */
+  withPool(pool: DatabasePool): Authenticator;
 }
 
 /** Login switched off: everyone is one anonymous viewer. */

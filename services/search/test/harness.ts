@@ -54,7 +54,11 @@ export async function startHarness(
     serving?: () => boolean;
     pageTimeoutMs?: number;
     logger?: Logger;
-    /** The URL search reads from, given the database's (a replica's); default the database's. */
+    /**
+     * The URL search reads from, given the database's (a replica's); default the database's. The
+     * database's own is then search's primary (its saved searches and ended sessions), as the chart
+     * sets it beside `database.readUrl`.
+     */
     readUrl?: (databaseUrl: string) => string;
     authenticate?: Authenticator | StoredAuthenticator;
     visibility?: VisibilityPolicy;
@@ -94,6 +98,7 @@ export async function startHarness(
       ...(opts.pageTimeoutMs !== undefined ? { pageTimeoutMs: opts.pageTimeoutMs } : {}),
     },
     databaseUrl: opts.readUrl ? opts.readUrl(searchUrl) : searchUrl,
+    ...(opts.readUrl ? { primaryUrl: searchUrl } : {}),
     registry,
     ...(opts.tailPollMs !== undefined ? { tailPollMs: opts.tailPollMs } : {}),
     ...(opts.tailLimits ? { tailLimits: opts.tailLimits } : {}),

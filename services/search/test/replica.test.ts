@@ -1,14 +1,17 @@
 /**
  * Search on a streaming replica (PostgreSQL's own physical replication of the devstack server):
  * the page with its total, facets and histogram, an event's detail, the receipt and the live tail
- * all read from the standby; a replica that goes away answers 503 with words and search answers
- * again once it is back, without a restart of the service.
+ * all read from the standby; the saved searches and the logouts are written on the primary; a
+ * replica that goes away answers 503 with words and search answers again once it is back, without
+ * a restart of the service.
  */
 import { rmSync } from 'node:fs';
 import { type ReplicaHandle, startReplica, tempDataDir } from '@event-observatory/devstack';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { type Harness, startHarness } from './harness.js';
+import { startLocalHarness } from './local-harness.js';
+import { Client, csrfOf, form, SESSION_COOKIE } from './login-client.js';
 
 // sql-witness: writes on the primary what search must then find on the replica, and asks the standby whether it is one.
 const SEED = 500;
@@ -18,6 +21,12 @@ let h: Harness;
 const text = async (path: string) => {
   const res = await h.get(path);
   return { status: res.status, body: (await res.text()).replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ') };
+};
+/** The database's URL on the replica. */
+const replicaUrl = (databaseUrl: string) => {
+  const u = new URL(databaseUrl);
+  u.port = String(replica.port);
+  return u.toString();
 };
 const caughtUp = () =>
   vi.waitFor(async () => expect(await replica.lagBytes()).toBe(0), { timeout: 20_000, interval: 100 });
@@ -30,14 +39,7 @@ beforeAll(async () => {
     slot: 'search_replica_test',
   });
   // Written on the primary (migrations, seed); search reads the same database on the replica.
-  h = await startHarness('replica', {
-    seed: SEED,
-    readUrl: (databaseUrl) => {
-      const u = new URL(databaseUrl);
-      u.port = String(replica.port);
-      return u.toString();
-    },
-  });
+  h = await startHarness('replica', { seed: SEED, readUrl: replicaUrl });
   await caughtUp();
 }, 180_000);
 
@@ -132,6 +134,46 @@ describe('search on a streaming replica', () => {
     }
     await caughtUp();
     expect((await text(`/receipt?topic=${topic}&partition=0&offset=3`)).body).toContain('Stored at');
+  });
+
+  it("saves, lists and deletes a saved search on the primary, the replica's own session being read-only", async () => {
+    const post = (path: string, fields: Record<string, string>) =>
+      fetch(`${h.url}${path}`, { ...form(fields, h.url), redirect: 'manual' });
+    const saved = await post('/saved', { name: 'replicated', params: 'type=com.example.replicated' });
+    expect(saved.status).toBe(303);
+    const listing = await (await h.get('/saved')).text();
+    expect(listing).toContain('>replicated</a>');
+    const id = /action="\/saved\/([0-9a-f-]{36})\/delete"/.exec(listing)?.[1];
+    expect(id).toBeDefined();
+    expect((await post(`/saved/${id}/delete`, {})).status).toBe(303);
+    expect(await (await h.get('/saved')).text()).not.toContain('>replicated</a>');
+    // The read pool could not have written it: it is the standby's.
+    await expect(
+      h.service.pool.query(`INSERT INTO events.saved_search (owner, name, params) VALUES ('x', 'x', '')`),
+    ).rejects.toMatchObject({ code: '25006' });
+  });
+
+  it('records a logout on the primary: a copy of the cookie opens nothing afterwards', async () => {
+    const password = 'replica logout password';
+    const local = await startLocalHarness('replica_login', password, { readUrl: replicaUrl });
+    try {
+      await caughtUp(); // the new database's migrations, on the replica too
+      const client = new Client();
+      const { res: atForm } = await client.follow(`${local.url}/events`);
+      const { res } = await client.follow(
+        `${local.url}/login`,
+        form({ csrf: csrfOf(await atForm.text()), username: 'admin', password }, local.url),
+      );
+      const copy = new Client();
+      copy.jar.set(SESSION_COOKIE, client.jar.get(SESSION_COOKIE)!);
+      expect((await copy.send(`${local.url}/receipt`)).status).toBe(200);
+      await client.send(`${local.url}/logout`, form({ csrf: csrfOf(await res.text()) }, local.url));
+      expect((await copy.send(`${local.url}/receipt`)).status).toBe(302);
+      const { rows } = await local.db.query('SELECT count(*)::int AS n FROM events.ended_session');
+      expect(rows).toEqual([{ n: 1 }]);
+    } finally {
+      await local.close();
+    }
   });
 
   it('answers 503 with words while the replica is down, and searches again once it is back', async () => {

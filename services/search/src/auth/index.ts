@@ -28,15 +28,15 @@ export interface AuthenticatorOptions {
 
 /**
  * `authenticatorFor` with the logins' ended sessions kept in the search's store (`endedSessions`
- * on the service's read pool): a logout then ends the session for every copy of its cookie, on
- * every replica.
+ * on the pool the service gives: its primary's when it reads a replica): a logout then ends the
+ * session for every copy of its cookie, on every replica.
  */
 export function storedAuthenticatorFor(
   auth: AuthConfig,
   opts: Omit<AuthenticatorOptions, 'ended'> = {},
 ): StoredAuthenticator {
   return {
-    withReadPool: (pool) =>
+    withPool: (pool) =>
       authenticatorFor(auth, {
         ...opts,
         ended: endedSessions(pool, opts.logger ? { logger: opts.logger } : {}),
