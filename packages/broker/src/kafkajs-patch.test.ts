@@ -2,7 +2,9 @@
  * patches/kafkajs+2.2.4.patch (applied by `npm install`'s postinstall, patch-package) makes the
  * kafkajs encoder write varints in place, skip zero-filling its buffers and share large pieces
  * instead of copying them at every level of a produce request, and stops the request queue's idle
- * 1 ms timer loop. These tests fail if the patch is missing, and check the patched encoder writes
+ * 1 ms timer loop, and makes a metadata request that every broker failed fail with the broker's
+ * error (unpatched it resolved null, which callers read as metadata: a TypeError). These tests
+ * fail if the patch is missing, and check the patched encoder writes
  * exactly the bytes of the Kafka protocol's zig-zag LEB128 varints, and of the copying encoder
  * for whole produce requests (the broker integration tests send them to Kafka, which checks each
  * batch's CRC).
@@ -165,5 +167,56 @@ describe('kafkajs request queue patch', () => {
     q.checkPendingRequests();
     expect(q.throttleCheckTimeoutId).not.toBeNull();
     q.destroy();
+  });
+});
+
+describe('kafkajs metadata patch', () => {
+  const Cluster = require('kafkajs/src/cluster/index.js');
+  const createRetry = require('kafkajs/src/retry/index.js');
+  const failure = (type: string) => Object.assign(new Error(type), { type, retriable: true });
+
+  /**
+   * `Cluster.metadata` over a broker pool whose metadata was fresh enough not to refresh and whose
+   * one broker answers `answers` in turn; `withBroker` swallows a broker's error and answers null
+   * when none succeeded, as kafkajs' own does.
+   */
+  function clusterAnswering(...answers: Array<Error | { topicMetadata: unknown[] }>) {
+    let asked = 0;
+    const broker = {
+      metadata: async () => {
+        const answer = answers[Math.min(asked++, answers.length - 1)];
+        if (answer instanceof Error) throw answer;
+        return answer;
+      },
+    };
+    const brokerPool = {
+      refreshMetadataIfNecessary: async () => {},
+      withBroker: async (callback: (b: { nodeId: number; broker: typeof broker }) => Promise<unknown>) => {
+        try {
+          return await callback({ nodeId: 1, broker });
+        } catch {
+          return null;
+        }
+      },
+    };
+    const retrier = createRetry({ retries: 2, initialRetryTime: 1, maxRetryTime: 5 });
+    return {
+      metadata: (): Promise<unknown> =>
+        Cluster.prototype.metadata.call({ brokerPool, retrier }, { topics: ['t'] }),
+      asked: () => asked,
+    };
+  }
+
+  it("fails with the broker's error when it fails the metadata (unpatched: resolves null, read as a TypeError)", async () => {
+    const cluster = clusterAnswering(failure('UNKNOWN_TOPIC_OR_PARTITION'));
+    await expect(cluster.metadata()).rejects.toMatchObject({ type: 'UNKNOWN_TOPIC_OR_PARTITION' });
+    expect(cluster.asked()).toBe(1);
+  });
+
+  it('asks again after LEADER_NOT_AVAILABLE, as after a refresh that met it', async () => {
+    const answer = { topicMetadata: [] };
+    const cluster = clusterAnswering(failure('LEADER_NOT_AVAILABLE'), answer);
+    await expect(cluster.metadata()).resolves.toBe(answer);
+    expect(cluster.asked()).toBe(2);
   });
 });

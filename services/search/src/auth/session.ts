@@ -2,8 +2,8 @@
  * The login session: a sealed cookie (JWE, `dir` + A256GCM, so encrypted and authenticated) that
  * carries the viewer and its own expiry. A cookie that does not open, whose expiry passed, or whose
  * session was ended by a logout (`ended-sessions.ts`: the one record kept on the server), is no
- * session. A second, short-lived sealed cookie carries one
- * login in progress (OIDC state, nonce and PKCE verifier; the local form's token).
+ * session. A second, short-lived sealed cookie carries one login in progress (OIDC state, nonce
+ * and PKCE verifier; the local form's token).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { Remembered } from '@event-observatory/service-kit/auth';
@@ -50,7 +50,7 @@ export const LOGIN_FLOW_TTL_MS = 10 * 60_000;
 export interface SessionStore {
   /** Seals a session for the viewer and sets its cookie. */
   start(c: Context, viewer: Viewer): Promise<void>;
-  /** The request's session, or undefined when it has none that opens and is unexpired. */
+  /** The request's session, or undefined when it has none that opens, is unexpired and not ended. */
   read(c: Context): Promise<Session | undefined>;
   /** Clears the cookie, and records its session as ended so that no copy of the cookie opens it. */
   end(c: Context): Promise<void>;
@@ -153,7 +153,7 @@ export function sessionStore(config: SessionConfig, opts: SessionStoreOptions = 
       deleteCookie(c, names.session, cookie(0));
       if (!(entry && ended)) return;
       // The browser forgets the cookie either way; a copy of it stays valid until its expiry when
-      // the record cannot be written (a read replica, the store away).
+      // the record cannot be written (a replica and no primary named, the store away).
       await ended.end(entry.id, entry.expiresAt).catch((err: unknown) => {
         logger?.warn({ err }, 'the session was logged out but could not be recorded as ended');
       });
