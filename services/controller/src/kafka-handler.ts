@@ -176,8 +176,9 @@ export class KafkaHandler {
 
   /**
    * Runs `work` on the cluster's admin client; a failure drops the client so the next call
-   * reconnects (at once, for a topic that vanished: see `attempt`), and is rethrown with its reason explained (`brokerFailureReason`: a wrong
-   * password or an untrusted certificate reads as such in the Pipeline's status and events).
+   * reconnects (at once, for a topic that vanished: see `attempt`), and is rethrown with its reason
+   * explained (`brokerFailureReason`: a wrong password or an untrusted certificate reads as such in
+   * the Pipeline's status and events).
    */
   private async using<T>(target: KafkaTarget, work: (admin: Admin) => Promise<T>): Promise<T> {
     const security = target.security ?? this.opts.security;

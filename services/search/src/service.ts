@@ -15,11 +15,10 @@ import type { ExportLimits } from './export.js';
 import { createSearchMeters } from './metrics.js';
 import { TAIL_LIMITS, type TailLimits } from './tail.js';
 import type { Authenticator, StoredAuthenticator } from './viewer.js';
+import type { VisibilityPolicy } from './visibility.js';
 
 /** Connections to the primary: its statements are a save, a rename, a logout, a list of saved searches. */
 export const PRIMARY_POOL_SIZE = 2;
-
-import type { VisibilityPolicy } from './visibility.js';
 
 export interface ServiceOptions {
   config: Pick<SearchConfig, 'allowedHosts' | 'secret'> &
