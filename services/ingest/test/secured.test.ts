@@ -171,9 +171,11 @@ describe.each([
       .split('\n')
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as { msg: string; reason?: string });
-    const told = lines.filter((l) => l.msg === 'broker unreachable');
-    expect(told).toHaveLength(1);
-    expect(told[0]!.reason).toMatch(reason);
+    // Each reason once (README "Decisions"). Under load a connection can also time out before its
+    // handshake fails: a second, different reason, logged once too.
+    const told = lines.filter((l) => l.msg === 'broker unreachable').map((l) => l.reason);
+    expect(told).toContainEqual(expect.stringMatching(reason));
+    expect(told).toEqual([...new Set(told)]);
     // kafkajs' own account of the failure, if any, once as well.
     const kafkajs = lines.filter((l) => 'kafkajs' in l);
     expect(new Set(kafkajs.map((l) => l.msg)).size).toBe(kafkajs.length);
