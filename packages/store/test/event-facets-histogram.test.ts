@@ -7,7 +7,7 @@
 import { rollupFromEvents, seedEvents } from '@event-observatory/devstack';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clause, SqlParams, whereOf } from '../src/event-search.js';
+import { clause, estimateRows, SqlParams, whereOf } from '../src/event-search.js';
 import {
   countEvents,
   DAY_MS,
@@ -428,6 +428,44 @@ describe('histogram from the table', () => {
     const counted = await histogramEvents(pool, { text: 'reading' }, range);
     expect(counted.source).toBe('table');
     expect(total(counted)).toBe(SEEDED);
+  });
+
+  it('is sampled for a payload comparison over many rows, whatever the planner guesses it matches', async () => {
+    const limits = { exactMax: 1000, sampleRows: 5000 };
+    const warm = { path: ['temperature'], op: '>' as const, value: 49 };
+    // sql-witness: the comparison's matches by its own SQL (temperature is n % 100: half the rows).
+    const matching = async (extra = '', values: unknown[] = []) =>
+      (
+        await pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM events.cloud_event WHERE (data->>'temperature')::int > 49${extra}`,
+          values,
+        )
+      ).rows[0]!.n;
+    // The planner expects a few dozen of these 12,000 matches (a default selectivity), so it
+    // would be counted: on a large store, past the statement timeout.
+    expect(await estimateRows(pool, { payload: [warm] })).toBeLessThan(limits.exactMax);
+    const h = await histogramEvents(pool, { payload: [warm] }, range, limits);
+    expect(h.source).toBe('sample');
+    const all = await matching();
+    expect(total(h)).toBeGreaterThan(all * 0.75);
+    expect(total(h)).toBeLessThan(all * 1.25);
+    // Within a query-language expression too.
+    const within = await histogramEvents(
+      pool,
+      { where: { not: { match: { payload: [warm] } } } },
+      range,
+      limits,
+    );
+    expect(within.source).toBe('sample');
+    // With a source (480 rows, fewer than the exact maximum whatever the comparison matches): counted.
+    const one = await histogramEvents(
+      pool,
+      { sources: ['urn:seed:source-7'], payload: [warm] },
+      range,
+      limits,
+    );
+    expect(one.source).toBe('table');
+    expect(total(one)).toBe(await matching(' AND ce_source = $1', ['urn:seed:source-7']));
   });
 });
 
