@@ -25,7 +25,15 @@
 
 import type { PlannedStatement } from './cancellable-pool.js';
 import { scopeOf } from './cancellable-pool.js';
-import { HOUR_MS, rollupAnswers } from './event-histogram.js';
+import {
+  guessesAt,
+  HOUR_MS,
+  oldestEventTime,
+  rollupAnswers,
+  SAMPLE_LIMITS,
+  type SampleLimits,
+  samplePercent,
+} from './event-histogram.js';
 import { rollupNewestHour } from './event-rollup.js';
 import {
   canAskTypesOfText,
@@ -73,11 +81,18 @@ export interface Facets {
   counted: number;
   /** Per facet, how many of its values the lists leave out. */
   hidden: Record<FacetName, number>;
+  /**
+   * Estimated from a block sample of this share (percent) of the range's pages, the counts and
+   * `counted` scaled (`sampledFacets`); absent when counted.
+   */
+  samplePercent?: number;
 }
 
 export interface FacetOptions {
   /** The facet that lists up to `FACET_MORE_VALUES` values instead of `FACET_VALUES`. */
   more?: FacetName;
+  /** When a payload comparison is sampled (`sampledFacets`); tests lower them to sample a small store. */
+  limits?: SampleLimits;
 }
 
 const FACETS = {
@@ -97,7 +112,9 @@ export async function facetEvents(
   options: FacetOptions = {},
 ): Promise<Facets> {
   const filter = await readFilter(db, given);
-  const counts = new Map<string, Map<string, number>>();
+  const sampled = await sampledFacets(db, filter, options.limits ?? SAMPLE_LIMITS);
+  if (sampled) return listed(sampled.rows, sampled.matched, options, sampled.percent);
+  const rows: FacetRow[] = [];
   let matched = 0;
   const pieces = await piecesOf(db, filter);
   /** Matches per millisecond of the last piece read that held any: what the next one may hold. */
@@ -110,18 +127,27 @@ export async function facetEvents(
       pieces.unshift(...parts);
       continue;
     }
-    const rows = await pieceFacets(db, { ...filter, ...spanOf(piece) }, limit);
-    for (const r of rows) {
-      if (r.facet === 'matched') {
+    for (const r of await pieceFacets(db, { ...filter, ...spanOf(piece) }, limit)) {
+      if (r.facet !== 'matched') rows.push(r);
+      else {
         matched += r.n;
         if (r.n > 0) density = r.n / lengthMs(piece);
-        continue;
       }
-      const facet = counts.get(r.facet) ?? new Map<string, number>();
-      facet.set(r.value, (facet.get(r.value) ?? 0) + r.n);
-      counts.set(r.facet, facet);
     }
     if (matched > FACET_ROW_CAP) break;
+  }
+  return listed(rows, matched, options);
+}
+
+type FacetRow = { facet: string; value: string; n: number };
+
+/** The facets of grouped rows (summed per value), of `matched` matches; `percent` when sampled. */
+function listed(rows: FacetRow[], matched: number, options: FacetOptions, percent?: number): Facets {
+  const counts = new Map<string, Map<string, number>>();
+  for (const r of rows) {
+    const facet = counts.get(r.facet) ?? new Map<string, number>();
+    facet.set(r.value, (facet.get(r.value) ?? 0) + r.n);
+    counts.set(r.facet, facet);
   }
   const shown = (facet: FacetName) => (facet === options.more ? FACET_MORE_VALUES : FACET_VALUES);
   const top = (facet: FacetName) =>
@@ -136,10 +162,61 @@ export async function facetEvents(
     subjects: top('subjects'),
     severities: top('severities'),
     extensions: top('extensions'),
-    capped: matched > FACET_ROW_CAP,
-    counted: Math.min(matched, FACET_ROW_CAP),
+    capped: percent === undefined && matched > FACET_ROW_CAP,
+    counted: percent === undefined ? Math.min(matched, FACET_ROW_CAP) : matched,
     hidden: Object.fromEntries(FACET_NAMES.map((f) => [f, hidden(f)])) as Record<FacetName, number>,
+    ...(percent === undefined ? {} : { samplePercent: percent }),
   };
+}
+
+/**
+ * The facets of a filter holding a payload comparison (`guessesAt`) over more rows than a sample
+ * reads: no index narrows the comparison, so the newest matches were sought row by row back through
+ * the range, for as long as they took to reach the cap (`amount > N` over all of a 5 M store, a
+ * rare N: 3 to 4 s). Instead the matches of a repeatable block sample of the range (the
+ * histogram's share, `samplePercent`) are grouped, each standing for 100 / percent events.
+ * Undefined when the filter is counted as any other (its other conditions give at most
+ * `sampleRows` rows, or the range holds no more).
+ */
+async function sampledFacets(
+  db: DatabasePool,
+  filter: EventFilter,
+  limits: SampleLimits,
+): Promise<{ rows: FacetRow[]; matched: number; percent: number } | undefined> {
+  if (!guessesAt(filter)) return undefined;
+  const to = filter.to ?? new Date();
+  const from = filter.from ?? (await oldestEventTime(db));
+  if (from === undefined || from >= to) return undefined;
+  const bounded = { ...filter, from, to };
+  const percent = await samplePercent(db, bounded, { ...limits, exactMax: limits.sampleRows });
+  if (percent === undefined) return undefined;
+  const p = new SqlParams();
+  const sample = `SELECT ce_type, ce_source, ce_subject, severity_rank, extensions
+      FROM events.cloud_event TABLESAMPLE SYSTEM (${percent}) REPEATABLE (0) ${clause(whereOf(bounded, p))}`;
+  const { rows } = await db.query<FacetRow>(
+    `WITH kept AS MATERIALIZED (${sample})
+    ${groupedFacets('(SELECT count(*) FROM kept)').join('\n    UNION ALL ')}`,
+    p.values,
+  );
+  const scaled = (n: number) => Math.round((n * 100) / percent);
+  const matched = rows.find((r) => r.facet === 'matched')?.n ?? 0;
+  return {
+    rows: rows.filter((r) => r.facet !== 'matched').map((r) => ({ ...r, n: scaled(r.n) })),
+    matched: scaled(matched),
+    percent,
+  };
+}
+
+/** The statements grouping `kept` five ways, and `matched` (a count) as the row `matched`. */
+function groupedFacets(matched: string): string[] {
+  return [
+    ...Object.entries(FACETS).map(
+      ([facet, expr]) =>
+        `SELECT '${facet}' AS facet, ${expr} AS value, count(*)::int AS n FROM kept WHERE ${expr} IS NOT NULL GROUP BY 2`,
+    ),
+    `SELECT 'extensions', k, count(*)::int FROM kept, jsonb_object_keys(kept.extensions) AS k GROUP BY 2`,
+    `SELECT 'matched', '', ${matched}::int`,
+  ];
 }
 
 /** A piece of the range; `cut` when its bounds were chosen for the cap (`newestPart`, `piecesOf`). */
@@ -229,14 +306,8 @@ function newestPart(piece: TimeSpan, density: number, limit: number): Piece[] | 
  * `limit` is what the cap still allows plus one: that last row is never grouped, it only says that
  * more match.
  */
-async function pieceFacets(
-  db: DatabasePool,
-  filter: EventFilter,
-  limit: number,
-): Promise<{ facet: string; value: string; n: number }[]> {
-  const { rows } = await db.query<{ facet: string; value: string; n: number }>(
-    await facetStatement(db, filter, limit),
-  );
+async function pieceFacets(db: DatabasePool, filter: EventFilter, limit: number): Promise<FacetRow[]> {
+  const { rows } = await db.query<FacetRow>(await facetStatement(db, filter, limit));
   return rows;
 }
 
@@ -257,14 +328,7 @@ export async function facetStatement(
         p.add(limit),
       )
     : newestMatches(filter, limit, p, { typeLexemes });
-  const groups = Object.entries(FACETS).map(
-    ([facet, expr]) =>
-      `SELECT '${facet}' AS facet, ${expr} AS value, count(*)::int AS n FROM kept WHERE ${expr} IS NOT NULL GROUP BY 2`,
-  );
-  groups.push(
-    `SELECT 'extensions', k, count(*)::int FROM kept, jsonb_object_keys(kept.extensions) AS k GROUP BY 2`,
-    `SELECT 'matched', '', (SELECT count(*) FROM matched)::int`,
-  );
+  const groups = groupedFacets('(SELECT count(*) FROM matched)');
   return {
     text: `WITH matched AS MATERIALIZED (${matched}),
     kept AS MATERIALIZED (SELECT * FROM matched LIMIT ${p.add(limit - 1)})

@@ -83,7 +83,10 @@ export interface SampleLimits {
   sampleRows: number;
 }
 
-const SAMPLE_LIMITS: SampleLimits = { exactMax: HISTOGRAM_EXACT_MAX, sampleRows: HISTOGRAM_SAMPLE_ROWS };
+export const SAMPLE_LIMITS: SampleLimits = {
+  exactMax: HISTOGRAM_EXACT_MAX,
+  sampleRows: HISTOGRAM_SAMPLE_ROWS,
+};
 
 /** The rollup holds time, type and source only; it answers a filter of nothing else, in whole hours. */
 export function rollupAnswers(filter: EventFilter, bucketMs: number): boolean {
@@ -271,7 +274,7 @@ export function daySpans(from: Date, to: Date, bucketMs: number): { days: Span[]
  * so a share of a narrower scope's rows would read more pages for fewer rows).
  * Up to three EXPLAINs, nothing read.
  */
-async function samplePercent(
+export async function samplePercent(
   db: DatabasePool,
   filter: EventFilter,
   limits: SampleLimits,
@@ -292,11 +295,9 @@ async function samplePercent(
 }
 
 /**
- * `filter` without the conditions the planner can only guess at: payload comparisons other than
- * equality (no statistics on a JSON path chosen at query time, so a default selectivity: `amount >
- * N` over all of a 5 M store was expected to match 8,000 rows, counted, and ran into the statement
- * timeout on every page). It matches at least what `filter` does, so its estimate bounds what a
- * count would visit. A `where` holding such a comparison goes whole: it is ANDed with the rest.
+ * `filter` without the conditions the planner can only guess at (`guessesAt`). It matches at least
+ * what `filter` does, so its estimate bounds what a count would visit. A `where` holding such a
+ * comparison goes whole: it is ANDed with the rest.
  */
 function withoutGuesses(filter: EventFilter): EventFilter {
   const { payload, where, ...rest } = filter;
@@ -304,16 +305,28 @@ function withoutGuesses(filter: EventFilter): EventFilter {
   return {
     ...rest,
     ...(kept?.length ? { payload: kept } : {}),
-    ...(where && !comparesPayload(where) ? { where } : {}),
+    ...(where && !expressionGuesses(where) ? { where } : {}),
   };
 }
 
-function comparesPayload(e: FilterExpression): boolean {
-  if ('all' in e) return e.all.some(comparesPayload);
-  if ('any' in e) return e.any.some(comparesPayload);
-  if ('not' in e) return comparesPayload(e.not);
-  const { payload, where } = e.match;
-  return (payload?.some((c) => c.op !== '=') ?? false) || (where !== undefined && comparesPayload(where));
+/**
+ * Whether `filter` holds a payload comparison other than equality: the planner has no statistics on
+ * a JSON path chosen at query time, so it takes a default selectivity (`amount > N` over all of a
+ * 5 M store was expected to match 8,000 rows, was counted, and ran into the statement timeout on
+ * every page), and no index narrows it.
+ */
+export function guessesAt(filter: EventFilter): boolean {
+  return (
+    (filter.payload?.some((c) => c.op !== '=') ?? false) ||
+    (filter.where !== undefined && expressionGuesses(filter.where))
+  );
+}
+
+function expressionGuesses(e: FilterExpression): boolean {
+  if ('all' in e) return e.all.some(expressionGuesses);
+  if ('any' in e) return e.any.some(expressionGuesses);
+  if ('not' in e) return expressionGuesses(e.not);
+  return guessesAt(e.match);
 }
 
 /** The oldest stored event's time (the start of an unbounded range); undefined for an empty store. */

@@ -429,43 +429,66 @@ describe('histogram from the table', () => {
     expect(counted.source).toBe('table');
     expect(total(counted)).toBe(SEEDED);
   });
+});
 
-  it('is sampled for a payload comparison over many rows, whatever the planner guesses it matches', async () => {
-    const limits = { exactMax: 1000, sampleRows: 5000 };
-    const warm = { path: ['temperature'], op: '>' as const, value: 49 };
-    // sql-witness: the comparison's matches by its own SQL (temperature is n % 100: half the rows).
-    const matching = async (extra = '', values: unknown[] = []) =>
-      (
-        await pool.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM events.cloud_event WHERE (data->>'temperature')::int > 49${extra}`,
-          values,
-        )
-      ).rows[0]!.n;
-    // The planner expects a few dozen of these 12,000 matches (a default selectivity), so it
-    // would be counted: on a large store, past the statement timeout.
+describe('facets and histogram of a payload comparison', () => {
+  const range = { from: new Date(end.getTime() - SPAN_MS), to: end, bucketMs: 10 * 86_400_000 };
+  const limits = { exactMax: 1000, sampleRows: 5000 };
+  const warm = { path: ['temperature'], op: '>' as const, value: 49 };
+  const total = (h: { buckets: { severe: number; warning: number; other: number }[] }) =>
+    h.buckets.reduce((n, b) => n + b.severe + b.warning + b.other, 0);
+  // sql-witness: the comparison's matches by its own SQL (temperature is n % 100: half the rows).
+  const matching = async (extra = '', values: unknown[] = []) =>
+    (
+      await pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM events.cloud_event WHERE (data->>'temperature')::int > 49${extra}`,
+        values,
+      )
+    ).rows[0]!.n;
+  const near = (estimate: number, exact: number) => {
+    expect(estimate).toBeGreaterThan(exact * 0.75);
+    expect(estimate).toBeLessThan(exact * 1.25);
+  };
+
+  it('are sampled over many rows, whatever the planner guesses the comparison matches', async () => {
+    // The planner expects a few dozen of these 12,000 matches (a default selectivity), so the
+    // histogram was counted, and the facets sought them back through the range: on a large
+    // store, past the statement timeout.
     expect(await estimateRows(pool, { payload: [warm] })).toBeLessThan(limits.exactMax);
+    const all = await matching();
     const h = await histogramEvents(pool, { payload: [warm] }, range, limits);
     expect(h.source).toBe('sample');
-    const all = await matching();
-    expect(total(h)).toBeGreaterThan(all * 0.75);
-    expect(total(h)).toBeLessThan(all * 1.25);
+    near(total(h), all);
+    const f = await facetEvents(pool, { ...range, payload: [warm] }, { limits });
+    expect(f.samplePercent).toBe(h.samplePercent);
+    expect(f.capped).toBe(false);
+    near(f.counted, all);
+    // The types listed, scaled, against their matches counted.
+    near(
+      f.types.reduce((n, t) => n + t.count, 0),
+      await matching(' AND ce_type = ANY($1)', [f.types.map((t) => t.value)]),
+    );
     // Within a query-language expression too.
-    const within = await histogramEvents(
-      pool,
-      { where: { not: { match: { payload: [warm] } } } },
-      range,
-      limits,
-    );
-    expect(within.source).toBe('sample');
-    // With a source (480 rows, fewer than the exact maximum whatever the comparison matches): counted.
-    const one = await histogramEvents(
-      pool,
-      { sources: ['urn:seed:source-7'], payload: [warm] },
-      range,
-      limits,
-    );
-    expect(one.source).toBe('table');
-    expect(total(one)).toBe(await matching(' AND ce_source = $1', ['urn:seed:source-7']));
+    const within = { where: { not: { match: { payload: [warm] } } } };
+    expect((await histogramEvents(pool, within, range, limits)).source).toBe('sample');
+    expect((await facetEvents(pool, { ...range, ...within }, { limits })).samplePercent).toBeDefined();
+  });
+
+  it('are counted when the other conditions leave few rows, or under the default limits on this small store', async () => {
+    // A source: 480 rows, fewer than either limit whatever the comparison matches.
+    const one = { sources: ['urn:seed:source-7'], payload: [warm] };
+    const exact = await matching(' AND ce_source = $1', ['urn:seed:source-7']);
+    const h = await histogramEvents(pool, one, range, limits);
+    expect(h.source).toBe('table');
+    expect(total(h)).toBe(exact);
+    const f = await facetEvents(pool, { ...range, ...one }, { limits });
+    expect(f.samplePercent).toBeUndefined();
+    expect(f.counted).toBe(exact);
+    // 24,000 rows, below the default sample of 100,000: the newest matches, up to the cap.
+    const counted = await facetEvents(pool, { payload: [warm] });
+    expect(counted.samplePercent).toBeUndefined();
+    expect(counted.capped).toBe(true);
+    expect(counted.counted).toBe(10_000);
   });
 });
 

@@ -19,6 +19,7 @@ import {
   histogramEvents,
   oldestEventTime,
   searchEventCells,
+  TOTAL_CAP,
   totalEvents,
 } from '@event-observatory/store';
 import { cellRequest } from './columns.js';
@@ -155,9 +156,15 @@ export async function runSearch(deps: SearchDeps, parsed: ParsedSearch): Promise
  * The total the facets counted: they read the newest `TOTAL_CAP + 1` matches (their row cap is the
  * total's cap), so `counted` and `capped` are the capped count itself. A count of its own beside
  * them read the same matches a second time, the page's heaviest read twice; it runs only when the
- * facets failed, in what is left of the page's time.
+ * facets failed, in what is left of the page's time. Facets estimated from a sample give an
+ * estimate.
  */
 function totalFromFacets(facets: Facets): EventTotal {
+  if (facets.samplePercent !== undefined) {
+    // Scaled from a sample: past the cap it is `10,000+` as any total, below it an estimate.
+    const capped = facets.counted > TOTAL_CAP;
+    return { total: capped ? TOTAL_CAP : facets.counted, capped, estimated: true };
+  }
   return { total: facets.counted, capped: facets.capped, estimated: false };
 }
 

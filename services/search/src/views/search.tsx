@@ -289,7 +289,15 @@ function Total(props: { total: SearchView['total'] }) {
     return <p role="status">Matching events: count unavailable ({t.title.toLowerCase()}).</p>;
   return (
     <p role="status">
-      Matching events: <strong>{t.capped ? `${number.format(t.total)}+` : number.format(t.total)}</strong>
+      Matching events:{' '}
+      <strong>
+        {t.capped
+          ? `${number.format(t.total)}+`
+          : t.estimated
+            ? `about ${number.format(t.total)}`
+            : number.format(t.total)}
+      </strong>
+      {t.estimated && !t.capped ? ' (estimated from a sample of the range)' : null}
     </p>
   );
 }
@@ -469,9 +477,11 @@ function FacetPanel(props: { facets: Facets | Failure; params: URLSearchParams; 
       ) : (
         <>
           <p class="hint">
-            {f.capped
-              ? `Counted over the newest ${number.format(f.counted)} matches (more match); shares are of those ${number.format(f.counted)}.`
-              : `Counted over every match in the range; shares are of all ${number.format(f.counted)}.`}{' '}
+            {f.samplePercent !== undefined
+              ? `Estimated from a ${f.samplePercent} % sample of the range's events, scaled (no index narrows a payload comparison, so its matches are not counted one by one); shares are of about ${number.format(f.counted)}.`
+              : f.capped
+                ? `Counted over the newest ${number.format(f.counted)} matches (more match); shares are of those ${number.format(f.counted)}.`
+                : `Counted over every match in the range; shares are of all ${number.format(f.counted)}.`}{' '}
             &ldquo;only&rdquo; narrows the search to a value, &ldquo;not&rdquo; leaves it out.
           </p>
           {FACET_NAMES.map((name) => (
