@@ -153,8 +153,8 @@ export function tailHandler(deps: TailDeps) {
           }
         }
         while (!ended()) {
-          // A stream opened under a login session ends with it (a logout, its expiry).
-          if (c.var.sessionOpen && !(await c.var.sessionOpen())) break;
+          // A stream opened under a login ends with it (a logout, the session's or the token's expiry).
+          if (c.var.loginHolds && !(await c.var.loginHolds())) break;
           const rows = await query(() => tailEvents(reads, filter, since, TAIL_BATCH)).catch(() => []);
           for (const r of rows) {
             await stream.writeSSE({

@@ -21,12 +21,15 @@ export interface Viewer {
 export interface SearchEnv {
   /** `csrfToken`: the token a signed-in viewer's forms carry (the logout button's). */
   /** `scope`: what the viewer may see, set once per request after the viewer (app.tsx). */
-  /** `sessionOpen`: whether the login session of the request is still open (not ended, unexpired). */
+  /**
+   * `loginHolds`: whether the request's login still holds: its session open (not ended, unexpired),
+   * its bearer token still accepted (unexpired, not too old).
+   */
   Variables: {
     viewer: Viewer;
     csrfToken?: string;
     scope?: ReadScope;
-    sessionOpen?: () => Promise<boolean>;
+    loginHolds?: () => Promise<boolean>;
   };
 }
 

@@ -164,6 +164,36 @@ describe('bearer tokens', () => {
     await expectInvalid(await h.get('/events', bearer(token)), 'expired');
   });
 
+  it('a tail opened with a token ends once the token is no longer accepted (its expiry)', async () => {
+    // No leeway past `exp`, so the test waits seconds, not the default 30 s more.
+    const strict = createBearerTokens(
+      bearerSettingsFromEnv({
+        SEARCH_OIDC_ISSUER: idp.issuer,
+        SEARCH_OIDC_CLIENT_ID: AUDIENCE,
+        SEARCH_BEARER_LEEWAY: '0s',
+      }),
+    );
+    await strict.start();
+    const short = await startHarness('bearer_expiry', {
+      authenticate: withBearer(strict, proxyAuthenticator(parseTrustedProxies('10.0.0.0/8'))),
+    });
+    try {
+      const token = await signedBy(idp, { subject: 'tailer', audience: AUDIENCE, ttl: '3s' });
+      const opened = Date.now();
+      const res = await short.get('/events/tail?range=all', bearer(token));
+      expect(res.status).toBe(200);
+      await res.text(); // until the stream ends
+      // `exp` is in whole seconds, so 2 to 3 s from signing; then within a poll (1 s).
+      const lasted = Date.now() - opened;
+      expect(lasted).toBeGreaterThan(1_500);
+      expect(lasted).toBeLessThan(6_000);
+      await expectInvalid(await short.get('/events', bearer(token)), 'expired');
+    } finally {
+      strict.close();
+      await short.close();
+    }
+  }, 30_000);
+
   it("a foreign issuer's token, or one aimed at another audience, is refused", async () => {
     const foreign = await stranger.token({ audience: AUDIENCE, scope: 'events:read' });
     await expectInvalid(await h.get('/events.ndjson?range=all', bearer(foreign)), 'wrong-audience');

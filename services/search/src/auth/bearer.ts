@@ -190,6 +190,14 @@ export function withBearer(
       return modeAuthenticator(c, next);
     }
     c.set('viewer', await tokens.viewerOf(authorization));
+    // Asked again as a long answer goes (the live tail): a verified token is remembered, so this is
+    // its expiry and age checked once more, not a signature.
+    c.set('loginHolds', () =>
+      tokens.viewerOf(authorization).then(
+        () => true,
+        () => false,
+      ),
+    );
     await next();
   };
 }

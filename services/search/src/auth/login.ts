@@ -59,7 +59,7 @@ export function loginAuthenticator(sessions: SessionStore, mode: LoginMode): Aut
       c.set('viewer', session.viewer);
       c.set('csrfToken', session.csrf);
       // For answers that outlive the request's start (the live tail): asked again as they go.
-      c.set('sessionOpen', async () => (await sessions.read(c)) !== undefined);
+      c.set('loginHolds', async () => (await sessions.read(c)) !== undefined);
       return next();
     }
     if (method === 'GET' && (c.req.header('accept') ?? '').includes('text/html')) {
