@@ -323,6 +323,26 @@ describe('a block-sampled histogram', () => {
     expect(shares[0]).toBeLessThan(100 * (2_000 / 20_000) * 1.25);
     expect(shares).toEqual([shares[0], shares[0], shares[0]]);
   });
+
+  it("gives a payload comparison's facets from that sample, of the viewer's rows only", async () => {
+    const to = new Date(hour.getTime() + 3_600_000);
+    const filter = {
+      from: new Date(to.getTime() - 60 * DAY_MS),
+      to,
+      payload: [{ path: ['temperature'], op: '>' as const, value: 49 }],
+    };
+    // The few sources' 2,000 rows are above the sample's 1,000 too.
+    const limits = { exactMax: 500, sampleRows: 1_000 };
+    const all = await facetEvents(scopedPool(db.reader, WHOLE_SCOPE), filter, { limits });
+    const few = await facetEvents(scopedPool(db.reader, FEW), filter, { limits });
+    expect(all.samplePercent).toBeDefined();
+    expect(few.samplePercent).toBe(all.samplePercent);
+    // The few sources are a tenth of the rows: their estimate a tenth of everyone's, about.
+    expect(few.counted).toBeGreaterThan(all.counted * 0.05);
+    expect(few.counted).toBeLessThan(all.counted * 0.2);
+    expect(few.sources.map((v) => v.value).every((v) => FEW_SOURCES.includes(v))).toBe(true);
+    expect(few.sources.reduce((n, v) => n + v.count, 0)).toBe(few.counted);
+  });
 });
 
 describe('sortsEveryMatch', () => {
