@@ -38,6 +38,12 @@ export class Client {
     }
     return { res, url };
   }
+
+  /** Logs in through the local login form that `/events` of `base` leads to; where it lands. */
+  async logIn(base: string, username: string, password: string): Promise<{ res: Response; url: string }> {
+    const { res } = await this.follow(`${base}/events`);
+    return this.follow(`${base}/login`, form({ csrf: csrfOf(await res.text()), username, password }, base));
+  }
 }
 
 export function form(fields: Record<string, string>, origin: string): RequestInit {

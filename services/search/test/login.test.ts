@@ -217,11 +217,7 @@ describe('local login', () => {
     const other = await startLocalReplica(h, 'login_local', PASSWORD);
     try {
       const client = new Client();
-      const csrf = await loginForm(client);
-      const { res } = await client.follow(
-        `${h.url}/login`,
-        form({ csrf, username: 'admin', password: PASSWORD }, h.url),
-      );
+      const { res } = await client.logIn(h.url, 'admin', PASSWORD);
       const html = await res.text();
       // A copy of the cookie, as a second browser, a stolen copy or a script would hold it.
       const copy = new Client();
@@ -257,10 +253,7 @@ describe('local login', () => {
       expect(there! - loggedOut).toBeLessThan(ENDED_SESSIONS_REFRESH_MS + 3_000);
       // Logging in again opens a new session, which the record of the old one does not touch.
       const again = new Client();
-      const { url } = await again.follow(
-        `${h.url}/login`,
-        form({ csrf: await loginForm(again), username: 'admin', password: PASSWORD }, h.url),
-      );
+      const { url } = await again.logIn(h.url, 'admin', PASSWORD);
       expect(url).toBe(`${h.url}/events`);
       expect((await again.send(`${other.url}/receipt`)).status).toBe(200);
     } finally {

@@ -159,11 +159,7 @@ describe('search on a streaming replica', () => {
     try {
       await caughtUp(); // the new database's migrations, on the replica too
       const client = new Client();
-      const { res: atForm } = await client.follow(`${local.url}/events`);
-      const { res } = await client.follow(
-        `${local.url}/login`,
-        form({ csrf: csrfOf(await atForm.text()), username: 'admin', password }, local.url),
-      );
+      const { res } = await client.logIn(local.url, 'admin', password);
       const copy = new Client();
       copy.jar.set(SESSION_COOKIE, client.jar.get(SESSION_COOKIE)!);
       expect((await copy.send(`${local.url}/receipt`)).status).toBe(200);
