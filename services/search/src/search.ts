@@ -143,7 +143,7 @@ export async function runSearch(deps: SearchDeps, parsed: ParsedSearch): Promise
       cursor === undefined && !page.more
         ? exactFromPage(page)
         : 'capped' in facets
-          ? totalFromFacets(facets)
+          ? totalFromFacets(facets, page)
           : await totalEvents(deps.pool, filter).catch(failureOf),
     previous: hasPrevious && first ? cursorAt(first, backward) : undefined,
     next: hasNext && last ? cursorAt(last, forward) : undefined,
@@ -157,13 +157,15 @@ export async function runSearch(deps: SearchDeps, parsed: ParsedSearch): Promise
  * total's cap), so `counted` and `capped` are the capped count itself. A count of its own beside
  * them read the same matches a second time, the page's heaviest read twice; it runs only when the
  * facets failed, in what is left of the page's time. Facets estimated from a sample give an
- * estimate.
+ * estimate: past the cap `10,000+` as any total, and never fewer than the page shows (a rare
+ * match may fall outside the sample).
  */
-function totalFromFacets(facets: Facets): EventTotal {
+export function totalFromFacets(facets: Facets, page: EventPage): EventTotal {
   if (facets.samplePercent !== undefined) {
-    // Scaled from a sample: past the cap it is `10,000+` as any total, below it an estimate.
-    const capped = facets.counted > TOTAL_CAP;
-    return { total: capped ? TOTAL_CAP : facets.counted, capped, estimated: true };
+    const seen = page.rows.length + (page.more ? 1 : 0);
+    const estimate = Math.max(facets.counted, seen);
+    const capped = estimate > TOTAL_CAP;
+    return { total: capped ? TOTAL_CAP : estimate, capped, estimated: true };
   }
   return { total: facets.counted, capped: facets.capped, estimated: false };
 }

@@ -467,7 +467,7 @@ function FacetList(props: {
   );
 }
 
-function FacetPanel(props: { facets: Facets | Failure; params: URLSearchParams; more?: FacetName }) {
+export function FacetPanel(props: { facets: Facets | Failure; params: URLSearchParams; more?: FacetName }) {
   const f = props.facets;
   return (
     <aside aria-labelledby="facets">
@@ -478,7 +478,9 @@ function FacetPanel(props: { facets: Facets | Failure; params: URLSearchParams; 
         <>
           <p class="hint">
             {f.samplePercent !== undefined
-              ? `Estimated from a ${f.samplePercent} % sample of the range's events, scaled (no index narrows a payload comparison, so its matches are not counted one by one); shares are of about ${number.format(f.counted)}.`
+              ? f.counted === 0
+                ? `Estimated from a ${f.samplePercent} % sample of the range's events (no index narrows a payload comparison, so its matches are not counted one by one), which holds none of the matches: they are rare.`
+                : `Estimated from a ${f.samplePercent} % sample of the range's events, scaled (no index narrows a payload comparison, so its matches are not counted one by one); shares are of about ${number.format(f.counted)}.`
               : f.capped
                 ? `Counted over the newest ${number.format(f.counted)} matches (more match); shares are of those ${number.format(f.counted)}.`
                 : `Counted over every match in the range; shares are of all ${number.format(f.counted)}.`}{' '}
