@@ -1,6 +1,6 @@
-import { DAY_MS, type EventPage, type EventRow, type Facets, TOTAL_CAP } from '@event-observatory/store';
+import { DAY_MS } from '@event-observatory/store';
 import { describe, expect, it } from 'vitest';
-import { bucketFor, histogramRange, MAX_BUCKETS, totalFromFacets } from './search.js';
+import { bucketFor, histogramRange, MAX_BUCKETS } from './search.js';
 
 describe('histogramRange', () => {
   const to = new Date('2026-12-01T03:20:00Z');
@@ -31,53 +31,5 @@ describe('histogramRange', () => {
     const range = histogramRange(from, to, true);
     expect(range.bucketMs).toBe(8 * DAY_MS);
     expect(range.from.getTime() % DAY_MS).toBe(0);
-  });
-});
-
-describe('totalFromFacets', () => {
-  const facets = (counted: number, samplePercent?: number): Facets => ({
-    types: [],
-    sources: [],
-    subjects: [],
-    severities: [],
-    extensions: [],
-    capped: false,
-    counted,
-    hidden: { types: 0, sources: 0, subjects: 0, severities: 0, extensions: 0 },
-    ...(samplePercent === undefined ? {} : { samplePercent }),
-  });
-  const page = (rows: number, more: boolean): EventPage => ({
-    rows: Array.from({ length: rows }, () => ({}) as EventRow),
-    more,
-  });
-
-  it('gives a sampled count as an estimate, capped past the total cap as any total', () => {
-    expect(totalFromFacets(facets(4_321, 2), page(50, true))).toEqual({
-      total: 4_321,
-      capped: false,
-      estimated: true,
-    });
-    expect(totalFromFacets(facets(250_000, 2), page(50, true))).toEqual({
-      total: TOTAL_CAP,
-      capped: true,
-      estimated: true,
-    });
-  });
-
-  it('never estimates fewer matches than the page shows: a rare match may fall outside the sample', () => {
-    expect(totalFromFacets(facets(0, 2), page(50, true))).toEqual({
-      total: 51,
-      capped: false,
-      estimated: true,
-    });
-    expect(totalFromFacets(facets(0, 2), page(7, false)).total).toBe(7);
-  });
-
-  it('gives a counted one as it is', () => {
-    expect(totalFromFacets(facets(812), page(50, true))).toEqual({
-      total: 812,
-      capped: false,
-      estimated: false,
-    });
   });
 });
