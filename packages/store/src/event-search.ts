@@ -735,7 +735,8 @@ interface PlanNode {
 
 /**
  * A search's total: exact up to `TOTAL_CAP`, else `capped`; `estimated` when the capped count ran
- * out of its budget and the planner's estimate stands in for it.
+ * out of its budget and the planner's estimate stands in for it, or when it was scaled from a
+ * block sample (facets with `samplePercent`).
  */
 export interface EventTotal {
   total: number;
