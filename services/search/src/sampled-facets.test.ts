@@ -56,13 +56,18 @@ describe('totalFromFacets', () => {
     });
   });
 
-  it('never estimates fewer matches than the page shows: a rare match may fall outside the sample', () => {
+  it('gives at least what the page shows when the sample holds fewer: a rare match may fall outside it', () => {
     expect(totalFromFacets(facets(0, 2), page(50, true))).toEqual({
       total: 51,
-      capped: false,
+      capped: true,
       estimated: true,
     });
-    expect(totalFromFacets(facets(0, 2), page(7, false)).total).toBe(7);
+    expect(totalFromFacets(facets(50, 2), page(50, true))).toEqual({
+      total: 51,
+      capped: true,
+      estimated: true,
+    });
+    expect(totalFromFacets(facets(51, 2), page(50, true)).capped).toBe(false);
   });
 
   it('gives a counted one as it is', () => {

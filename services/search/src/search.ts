@@ -157,15 +157,15 @@ export async function runSearch(deps: SearchDeps, parsed: ParsedSearch): Promise
  * total's cap), so `counted` and `capped` are the capped count itself. A count of its own beside
  * them read the same matches a second time, the page's heaviest read twice; it runs only when the
  * facets failed, in what is left of the page's time. Facets estimated from a sample give an
- * estimate: past the cap `10,000+` as any total, and never fewer than the page shows (a rare
- * match may fall outside the sample).
+ * estimate, `10,000+` past the cap as any total; when the sample holds fewer matches than the page
+ * shows (a rare match may fall outside it), the page's own count as a lower bound (`N+`).
  */
 export function totalFromFacets(facets: Facets, page: EventPage): EventTotal {
   if (facets.samplePercent !== undefined) {
     const seen = page.rows.length + (page.more ? 1 : 0);
-    const estimate = Math.max(facets.counted, seen);
-    const capped = estimate > TOTAL_CAP;
-    return { total: capped ? TOTAL_CAP : estimate, capped, estimated: true };
+    if (facets.counted < seen) return { total: seen, capped: true, estimated: true };
+    const capped = facets.counted > TOTAL_CAP;
+    return { total: capped ? TOTAL_CAP : facets.counted, capped, estimated: true };
   }
   return { total: facets.counted, capped: facets.capped, estimated: false };
 }
