@@ -49,7 +49,7 @@ describe('tail', () => {
     await tail({
       searchUrl: url,
       query: 'severity=error',
-      token: 'search-token',
+      token: () => 'search-token',
       write: (l) => {
         lines.push(l);
         if (l.includes('com.x.after')) stop.abort();
@@ -69,6 +69,28 @@ describe('tail', () => {
     expect(warnings).toEqual([]);
   });
 
+  it('asks for the token again at each connection: a rotated token carries it past the old one', async () => {
+    const asked: (string | undefined)[] = [];
+    const stop = new AbortController();
+    const url = await serve((req, res) => {
+      asked.push(req.headers.authorization);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // The server ends the first stream, as it does at its token's expiry.
+      res.end(`retry: 10\n\nevent: event\nid: c${asked.length}\ndata: ${JSON.stringify(e)}\n\n`);
+      if (asked.length === 2) stop.abort();
+    });
+    const tokens = ['first-token', 'rotated-token'];
+    await tail({
+      searchUrl: url,
+      query: '',
+      token: () => tokens[Math.min(asked.length, 1)],
+      write: () => {},
+      warn: () => {},
+      signal: stop.signal,
+    });
+    expect(asked).toEqual(['Bearer first-token', 'Bearer rotated-token']);
+  });
+
   it('tries again after a 429 or a 503, and gives up on a 401 without printing the token', async () => {
     const statuses = [429, 503, 401];
     const url = await serve((_req, res) => res.writeHead(statuses.shift() ?? 500).end('{"error":"no"}'));
@@ -76,7 +98,7 @@ describe('tail', () => {
     const run = tail({
       searchUrl: url,
       query: '',
-      token: 'secret-token',
+      token: () => 'secret-token',
       write: () => {},
       warn: (l) => warnings.push(l),
       signal: new AbortController().signal,

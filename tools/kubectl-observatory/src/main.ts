@@ -100,7 +100,7 @@ async function main(argv: string[]): Promise<void> {
     await tail({
       searchUrl: (args.flags.get('search-url') ?? 'http://127.0.0.1:9000').replace(/\/$/, ''),
       query: args.flags.get('query') ?? '',
-      token: tokenOf(args, 'search-token-file', 'OBSERVATORY_SEARCH_TOKEN'),
+      token: () => tokenOf(args, 'search-token-file', 'OBSERVATORY_SEARCH_TOKEN'),
       write: (line) => console.log(line),
       warn: (line) => console.error(line),
       signal: stop.signal,

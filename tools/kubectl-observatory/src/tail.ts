@@ -4,7 +4,8 @@
  * (15 minutes, or when its pod stops) and expects its clients back: the tail reconnects after the
  * `retry` it was given, with the last event's id as `Last-Event-ID`, so no event is lost or
  * printed twice. A failed connection, a 429 or a 5xx is tried again after a growing pause (up to
- * 30 s, said on stderr); a refusal (400, 401, 403, 404) ends it.
+ * 30 s, said on stderr); a refusal (400, 401, 403, 404) ends it. The server also ends a stream when
+ * its token expires: the token is read again for each connection.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SseParser } from './sse.js';
@@ -26,8 +27,12 @@ export interface TailOptions {
   searchUrl: string;
   /** The search page's filters, e.g. `q=boiler&severity=error`. */
   query: string;
-  /** Sent as the bearer token (the identity provider's, or a service-account token); never printed. */
-  token?: string | undefined;
+  /**
+   * The bearer token of each connection (the identity provider's, or a service-account token), asked
+   * again before every one: a token file rotated meanwhile (a projected service-account token)
+   * carries the tail past the old token's expiry, at which the server ends the stream. Never printed.
+   */
+  token?: () => string | undefined;
   write: (line: string) => void;
   /** Where a failed connection is reported before the next try. */
   warn: (line: string) => void;
@@ -50,7 +55,8 @@ export async function tail(o: TailOptions): Promise<void> {
   let failures = 0;
   while (!o.signal.aborted) {
     const headers: Record<string, string> = { accept: 'text/event-stream' };
-    if (o.token) headers.authorization = `Bearer ${o.token}`;
+    const token = o.token?.();
+    if (token) headers.authorization = `Bearer ${token}`;
     if (lastId) headers['last-event-id'] = lastId;
     // One parser a connection: an event cut off by a dropped connection is sent again after it.
     const parser = new SseParser();
