@@ -84,11 +84,17 @@ export interface OidcIssuer {
   /** A client-credentials access token: `sub` is the client id, scopes as `scopeClaims` says. */
   token(req?: TokenRequest): Promise<string>;
   /**
-   * A person's JWT signed with the current key, valid 10 minutes: what a script presents as a
-   * bearer token to an authenticating proxy (oauth2-proxy's `--skip-jwt-bearer-tokens`) that trusts
-   * this provider. `claims` (`email`, `groups`, ...) beside `sub`, `iss` and `aud`.
+   * A person's JWT signed with the current key, valid `ttl` (default 10 minutes, a jose time span
+   * such as `4s`): what a script presents as a bearer token to an authenticating proxy
+   * (oauth2-proxy's `--skip-jwt-bearer-tokens`) or to search's bearer tokens, that trusts this
+   * provider. `claims` (`email`, `groups`, ...) beside `sub`, `iss` and `aud`.
    */
-  userToken(req: { subject: string; audience: string; claims?: Record<string, unknown> }): Promise<string>;
+  userToken(req: {
+    subject: string;
+    audience: string;
+    claims?: Record<string, unknown>;
+    ttl?: string;
+  }): Promise<string>;
   /** Publishes a new key and signs with it from now on; returns it. */
   rotate(): Promise<SigningKey>;
   /** Removes a key from the published set (it signs no more). */
@@ -185,7 +191,7 @@ export async function startOidcIssuer(opts: OidcIssuerOptions = {}): Promise<Oid
       }
       return body.access_token;
     },
-    async userToken({ subject, audience, claims = {} }) {
+    async userToken({ subject, audience, claims = {}, ttl = '10m' }) {
       const key = keys[0]!;
       return new SignJWT(claims)
         .setProtectedHeader({ alg: key.algorithm, kid: key.kid, typ: 'JWT' })
@@ -193,7 +199,7 @@ export async function startOidcIssuer(opts: OidcIssuerOptions = {}): Promise<Oid
         .setSubject(subject)
         .setAudience(audience)
         .setIssuedAt()
-        .setExpirationTime('10m')
+        .setExpirationTime(ttl)
         .sign(await importJWK(key.privateJwk, key.algorithm));
     },
     async rotate() {
