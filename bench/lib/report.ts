@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { repoRoot } from '@event-observatory/devstack';
 
 /** Section order in the file: `make bench`'s order, then the benches run by hand. */
@@ -45,7 +45,8 @@ const loads = () =>
 function command(): string {
   const settings = Object.entries(process.env)
     .filter(([k]) => k.startsWith('BENCH_') && k !== 'BENCH_REPORT')
-    .map(([k, v]) => `${k}=${v} `)
+    // A folder outside the repository is named from its root, where the command runs.
+    .map(([k, v]) => `${k}=${v && isAbsolute(v) ? relative(repoRoot(), v) : v} `)
     .join('');
   return `${settings}node --conditions=source --import tsx ${relative(repoRoot(), process.argv[1] ?? '')}`;
 }
