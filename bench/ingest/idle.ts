@@ -1,7 +1,7 @@
 /**
  * Idle CPU of the ingestion service: what a pod spends with no traffic, which an autoscaler on
- * CPU reads as load (the chart's HPA targets 20 % of a 100m request, so an idle pod must stay well
- * under 20 millicores or it never scales back in). Starts a dedicated Kafka broker and the service
+ * CPU reads as load (the chart's HPA targets 70 % of a 100m request by default; an idle pod must
+ * read well under whatever target an operator sets, or the HPA never scales back in). Starts a dedicated Kafka broker and the service
  * as `run.ts` does (`dist/`, production flags, auth on), sends a few seconds of single events so
  * whatever the load started has had its chance to stop, waits, then reads the service's CPU from
  * /proc over the idle window.
