@@ -14,7 +14,7 @@ KAFKA3_SUITES := @event-observatory/broker:test/ @event-observatory/ingest:test/
 	@event-observatory/consumer:test/consumer.test.ts,test/process.test.ts,test/secured.test.ts \
 	@event-observatory/controller:test/reconcile.test.ts,test/deletion.test.ts,test/kafka-handler.test.ts,test/tenancy.test.ts
 
-.PHONY: help install build lint test test-phase-workspaces test-phase-cluster cluster-suites-once-built test-side-workspaces test-light-workspaces test-kafka3 test-forge test-faults test-cluster cluster-suites test-keda soak dev migrate bench cluster images chart audit demo
+.PHONY: help install build lint test test-phase-workspaces test-phase-cluster cluster-suites-once-built test-side-workspaces test-light-workspaces test-kafka3 test-forge test-faults test-cluster cluster-suites test-keda test-api-lines soak dev migrate bench cluster images chart audit demo
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -152,10 +152,14 @@ cluster-suites:
 test-keda: build ## Run the KEDA cluster suite (e2e/cluster/keda.test.ts; part of soak): a cluster of its own unless KUBECONFIG is set
 	PATH="$$(./scripts/lts-node.sh):$$PATH" npm run test:cluster-soak -w @event-observatory/e2e
 
-soak: install ## Run the fault suites' long form on Node 24 (minutes per fault, about 30 min; e2e/reliability), then test-keda
+test-api-lines: build ## Check the chart against the API server of each older supported Kubernetes line (K8S_OLDER_LINES; e2e/api-lines; part of soak): each built from source once
+	PATH="$$(./scripts/lts-node.sh):$$PATH" npm run test:api-lines -w @event-observatory/e2e
+
+soak: install ## Run the fault suites' long form on Node 24 (minutes per fault, about 30 min; e2e/reliability), then test-keda and test-api-lines
 	@status=0; \
 	PATH="$$(./scripts/lts-node.sh):$$PATH" FAULT_SOAK=1 FAULT_REPORT=$(CURDIR)/bench/results/soak.md npm run test:faults -w @event-observatory/e2e || status=1; \
-	$(MAKE) --no-print-directory test-keda || status=1; exit $$status
+	$(MAKE) --no-print-directory test-keda || status=1; \
+	$(MAKE) --no-print-directory test-api-lines || status=1; exit $$status
 
 dev: install ## Start Kafka, PostgreSQL and every service locally on Node 24; Ctrl-C stops all
 	PATH="$$(./scripts/lts-node.sh):$$PATH" node --conditions=source --import tsx scripts/dev.ts

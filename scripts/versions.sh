@@ -15,6 +15,7 @@ K8S_VERSION=v1.37.2          # the last kubelet that falls back to its own cgrou
 ETCD_VERSION=v3.7.3          # the etcd line that Kubernetes 1.37 pins (client v3.7.0), newest patch
 COREDNS_VERSION=v1.15.0
 KUBE_ROUTER_VERSION=v2.1.0   # the NetworkPolicy enforcer, firewall only; the one version the proxy serves
+K8S_OLDER_LINES=v1.35.4,v1.36.3   # the other supported lines' API servers (build-apiserver.sh), for make test-api-lines
 
 # Cluster add-ons (scripts/cluster)
 METRICS_SERVER_VERSION=v0.8.0

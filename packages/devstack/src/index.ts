@@ -99,4 +99,4 @@ export {
   stackTopics,
   startStack,
 } from './stack.js';
-export { tailOf } from './supervise.js';
+export { type Supervised, spawnSupervised, stopChild, tailOf } from './supervise.js';
