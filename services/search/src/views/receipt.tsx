@@ -38,18 +38,21 @@ function Notice(props: { children: Child }) {
   );
 }
 
+/** How far a replica has replayed the primary's transactions: the predicate of a sentence about it. */
+function replayed(replica: ReplicaPosition): string {
+  const at = replica.replayedUpTo;
+  return at
+    ? `has replayed the primary's transactions up to ${utc(at)} UTC (${Math.max(0, Math.round((Date.now() - at.getTime()) / 1000))} s ago)`
+    : 'has replayed no transaction since it started';
+}
+
 /** A replica answered: what it finds no row of may be stored on the primary already. */
 function ReplicaLag(props: { replica: ReplicaPosition }) {
-  const at = props.replica.replayedUpTo;
   return (
     <div class="notice" role="note">
       <p>
-        <strong>Read from a replica</strong>:{' '}
-        {at
-          ? `it has replayed the primary's transactions up to ${utc(at)} UTC (${Math.max(0, Math.round((Date.now() - at.getTime()) / 1000))} s ago)`
-          : 'it has replayed no transaction since it started'}
-        . An event stored since then is not on it yet: it may be stored, not yet on the replica. Look again in
-        a moment.
+        <strong>Read from a replica</strong>: it {replayed(props.replica)}. An event stored since then is not
+        on it yet: it may be stored, not yet on the replica. Look again in a moment.
       </p>
     </div>
   );
@@ -57,6 +60,16 @@ function ReplicaLag(props: { replica: ReplicaPosition }) {
 
 function Answer(props: { receipt: Receipt; params: URLSearchParams }) {
   const r = props.receipt;
+  if (r.status === 'pending' && r.replica)
+    // The checkpoints are the replica's too: behind the offset there, the event may be stored on the
+    // primary since, which a headline "Not yet stored" would deny.
+    return (
+      <Notice>
+        <strong>Not yet on the replica</strong>: it may be stored, not yet on the replica. Read from a
+        replica, which {replayed(r.replica)}: there the consumer has {String(r.behind + 1n)} record(s) of this
+        partition to read before and including it (checkpoints: {groupsOf(r)}). Look again in a moment.
+      </Notice>
+    );
   if (r.status !== 'stored' && r.replica)
     return (
       <>
@@ -67,10 +80,13 @@ function Answer(props: { receipt: Receipt; params: URLSearchParams }) {
   return <Outcome receipt={r} params={props.params} />;
 }
 
+/** The groups' checkpoints of the partition, as the receipt lists them. */
+const groupsOf = (r: Receipt) =>
+  'checkpoints' in r ? r.checkpoints.map((c) => `${c.group} at ${c.nextOffset}`).join(', ') || 'none' : '';
+
 function Outcome(props: { receipt: Receipt; params: URLSearchParams }) {
   const r = props.receipt;
-  const groups =
-    'checkpoints' in r ? r.checkpoints.map((c) => `${c.group} at ${c.nextOffset}`).join(', ') || 'none' : '';
+  const groups = groupsOf(r);
   if (r.status === 'stored')
     return (
       <Notice>
