@@ -89,7 +89,7 @@ test: install ## Run every test of the repo on Node 24 (broker suites also on Ka
 # the fault suites on a warm machine (BESIDE_FAULTS), beside the cluster suites on a cold one.
 SIDE_WORKSPACES := e2e
 LIGHT_WORKSPACES := monitoring cdk8s
-SECOND_STREAM_WORKSPACES := packages/store services/jobs services/search
+SECOND_STREAM_WORKSPACES := packages/store services/jobs services/search services/ingest
 elapsed = $$(( $$(date +%s) - $${TEST_STARTED:-$$(date +%s)} ))
 test-phase-workspaces:
 	@lts=$$(./scripts/lts-node.sh) || exit 1; \
