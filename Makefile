@@ -17,7 +17,7 @@ KAFKA3_SUITES := @event-observatory/broker:test/ @event-observatory/ingest:test/
 .PHONY: help install build lint test test-phase-workspaces test-phase-cluster cluster-suites-once-built test-side-workspaces test-light-workspaces test-kafka3 test-forge test-faults test-cluster cluster-suites test-keda test-api-lines soak dev migrate bench cluster images chart audit demo
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
 $(NODE_STAMP): package.json package-lock.json $(wildcard packages/*/package.json services/*/package.json e2e/package.json monitoring/package.json patches/*.patch)
 	@# `npm install` of the locked versions (not `npm ci`, which would delete node_modules on each

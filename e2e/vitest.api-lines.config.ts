@@ -3,17 +3,15 @@ import { sharedConfig } from '../vitest.shared.js';
 
 /**
  * The chart against the API server of each older supported Kubernetes line (api-lines/; `make
- * test-api-lines`, part of `make soak`): each line's API server is built from source, minutes apiece
- * on a cold machine. One line at a time (its build and its server use both cores).
+ * test-api-lines`, part of `make soak`), one line after the other.
  */
 export default mergeConfig(
   sharedConfig,
   defineConfig({
     test: {
       include: ['api-lines/**/*.test.ts'],
-      fileParallelism: false,
       testTimeout: 60_000,
-      // A cold build of a line's API server, in its beforeAll.
+      // A line's API server is built from source in its beforeAll: minutes apiece on a cold machine.
       hookTimeout: 40 * 60_000,
     },
   }),

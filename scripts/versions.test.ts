@@ -46,4 +46,13 @@ describe('scripts/versions.sh', () => {
   it("equals the devstack's default Kafka (the stand-in image's broker)", () => {
     expect(pinned('KAFKA_VERSION')).toBe(KAFKA_VERSION);
   });
+
+  it("tests every Kubernetes line the chart admits: K8S_OLDER_LINES and K8S_VERSION, one each, from the chart's kubeVersion up", () => {
+    const minor = (version: string) => Number(/^v1\.(\d+)\.\d+$/.exec(version)?.[1]);
+    const chart = readFileSync(join(ROOT, 'charts/observatory/Chart.yaml'), 'utf8');
+    const oldest = Number(/^kubeVersion: ">=1\.(\d+)\.0-0"$/m.exec(chart)?.[1]);
+    const lines = [...(pinned('K8S_OLDER_LINES') ?? '').split(','), pinned('K8S_VERSION') ?? ''];
+    const newest = minor(pinned('K8S_VERSION') ?? '');
+    expect(lines.map(minor)).toEqual(Array.from({ length: newest - oldest + 1 }, (_, i) => oldest + i));
+  });
 });

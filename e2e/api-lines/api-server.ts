@@ -1,8 +1,9 @@
 /**
  * The API server of one Kubernetes line alone, on loopback: the line's `kube-apiserver`
- * (scripts/cluster/build-apiserver.sh) over an etcd of its own (the cluster's etcd binary), with the
- * cluster's certificates (scripts/cluster/gen-certs.sh) and its admin as the client. No controller,
- * scheduler or kubelet: objects are stored and validated as that line's API does, and nothing runs.
+ * (scripts/cluster/build-apiserver.sh) over an etcd of its own (scripts/cluster/build-etcd.sh, the
+ * cluster's etcd), with the cluster's certificates (scripts/cluster/gen-certs.sh) and its admin as
+ * the client. No controller, scheduler or kubelet: objects are stored and validated as that line's
+ * API does, and nothing runs.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
@@ -24,75 +25,111 @@ export interface ApiResponse {
 }
 
 export interface ApiServer {
-  /** `gitVersion` of the server's `/version`. */
-  version: string;
+  /** The server's `/version`. */
+  version: { gitVersion: string; emulationMinor?: string };
   /** One request as the cluster's admin; a JSON body is sent as such. */
   call(method: string, path: string, body?: unknown): Promise<ApiResponse>;
   stop(): Promise<void>;
 }
 
-const script = (name: string) => join(REPO_ROOT, 'scripts/cluster', name);
+const READY_MS = 60_000;
 
-/** Builds (once) and starts the API server of `line` (v1.N.x); `stop` ends both processes and removes their folder. */
+/**
+ * Runs a build script of scripts/cluster and returns the folder it prints; its progress (a cold
+ * build takes minutes) goes to this process's stderr.
+ */
+function built(name: string, args: string[] = []): string {
+  return execFileSync(join(REPO_ROOT, 'scripts/cluster', name), args, {
+    encoding: 'utf8',
+    env: { ...process.env, OBSERVATORY_CACHE: cacheDir() },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
+}
+
+/** Builds (once) and starts the API server of `line` (v1.N.x); `stop` ends it, then etcd, and removes their folder. */
 export async function startApiServer(line: string): Promise<ApiServer> {
-  const env = { ...process.env, OBSERVATORY_CACHE: cacheDir() };
-  const apiserver = join(
-    execFileSync(script('build-apiserver.sh'), [line], { encoding: 'utf8', env }).trim(),
-    'kube-apiserver',
-  );
-  // The cluster's etcd: built with the cluster's binaries, which it checks first (free when built).
-  execFileSync(script('build-binaries.sh'), { stdio: 'ignore', env });
-  const etcd = join(cacheDir(), 'kubernetes', clusterSetting('K8S_VERSION'), 'bin', 'etcd');
-
+  const apiserver = join(built('build-apiserver.sh', [line]), 'kube-apiserver');
+  const etcd = join(built('build-etcd.sh'), 'server');
   const dir = tempDataDir(`api-${line}`);
-  const pki = join(dir, 'pki');
-  execFileSync(script('gen-certs.sh'), [pki, '127.0.0.1'], { stdio: 'ignore', env });
-  const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   // Supervised: stopped with this process however it ends (devstack's watchdog), never left behind.
   const children: Supervised[] = [];
-  const start = (name: string, command: string, args: string[]) =>
-    children.push(spawnSupervised({ name, command, args, pidDir: dir, logFile: join(dir, `${name}.log`) }));
-  const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-  const peerUrl = `http://127.0.0.1:${peerPort}`;
-  start('etcd', etcd, [
-    '--name=lines',
-    `--data-dir=${join(dir, 'etcd')}`,
-    `--listen-client-urls=${etcdUrl}`,
-    `--advertise-client-urls=${etcdUrl}`,
-    `--listen-peer-urls=${peerUrl}`,
-    `--initial-advertise-peer-urls=${peerUrl}`,
-    `--initial-cluster=lines=${peerUrl}`,
-    '--unsafe-no-fsync=true',
-    '--log-level=warn',
-  ]);
-  start('kube-apiserver', apiserver, [
-    `--etcd-servers=${etcdUrl}`,
-    '--bind-address=127.0.0.1',
-    '--advertise-address=127.0.0.1',
-    `--secure-port=${apiPort}`,
-    `--tls-cert-file=${pki}/apiserver.crt`,
-    `--tls-private-key-file=${pki}/apiserver.key`,
-    `--client-ca-file=${pki}/ca.crt`,
-    `--service-cluster-ip-range=${clusterSetting('SERVICE_CIDR')}`,
-    '--service-account-issuer=https://kubernetes.default.svc',
-    `--service-account-key-file=${pki}/sa.pub`,
-    `--service-account-signing-key-file=${pki}/sa.key`,
-    '--authorization-mode=RBAC',
-    '--profiling=false',
-  ]);
-
-  const tls = {
-    ca: readFileSync(join(pki, 'ca.crt')),
-    cert: readFileSync(join(pki, 'admin.crt')),
-    key: readFileSync(join(pki, 'admin.key')),
+  const stop = async () => {
+    // The API server first: etcd stopping under it would only fill its log.
+    for (const child of children.toReversed()) await stopChild(child, 'SIGTERM', 10_000);
+    rmSync(dir, { recursive: true, force: true });
   };
-  const call = (method: string, path: string, body?: unknown) =>
+  try {
+    const pki = join(dir, 'pki');
+    built('gen-certs.sh', [pki, '127.0.0.1']);
+    const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const start = (name: string, command: string, args: string[]) =>
+      children.push(spawnSupervised({ name, command, args, pidDir: dir, logFile: join(dir, `${name}.log`) }));
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    const peerUrl = `http://127.0.0.1:${peerPort}`;
+    start('etcd', etcd, [
+      '--name=lines',
+      `--data-dir=${join(dir, 'etcd')}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=${peerUrl}`,
+      `--initial-advertise-peer-urls=${peerUrl}`,
+      `--initial-cluster=lines=${peerUrl}`,
+      '--unsafe-no-fsync=true',
+      '--log-level=warn',
+    ]);
+    start('kube-apiserver', apiserver, [
+      `--etcd-servers=${etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${apiPort}`,
+      `--tls-cert-file=${pki}/apiserver.crt`,
+      `--tls-private-key-file=${pki}/apiserver.key`,
+      `--client-ca-file=${pki}/ca.crt`,
+      `--service-cluster-ip-range=${clusterSetting('SERVICE_CIDR')}`,
+      '--service-account-issuer=https://kubernetes.default.svc',
+      `--service-account-key-file=${pki}/sa.pub`,
+      `--service-account-signing-key-file=${pki}/sa.key`,
+      '--authorization-mode=RBAC',
+      '--profiling=false',
+    ]);
+    const call = caller(apiPort, {
+      ca: readFileSync(join(pki, 'ca.crt')),
+      cert: readFileSync(join(pki, 'admin.crt')),
+      key: readFileSync(join(pki, 'admin.key')),
+    });
+    await untilReady(call, children, line);
+    const version = (await call('GET', '/version')).body as ApiServer['version'];
+    return { version, call, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Ready once every post-start hook has run (RBAC's roles, the CRD controllers); a child that exits ends the wait with its log. */
+async function untilReady(call: ApiServer['call'], children: Supervised[], line: string): Promise<void> {
+  const deadline = Date.now() + READY_MS;
+  for (;;) {
+    if ((await call('GET', '/readyz').catch(() => undefined))?.status === 200) return;
+    const exited = children.find((c) => c.hasExited());
+    if (exited) throw new Error(`${exited.name} of ${line} exited:\n${tailOf(exited.logFile)}`);
+    if (Date.now() > deadline) {
+      const log = tailOf(children.at(-1)?.logFile ?? '');
+      throw new Error(`the API server of ${line} was not ready within ${READY_MS / 1000} s:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** Requests over TLS with the admin's client certificate; the body parsed as JSON when it is. */
+function caller(port: number, tls: { ca: Buffer; cert: Buffer; key: Buffer }): ApiServer['call'] {
+  return (method, path, body) =>
     new Promise<ApiResponse>((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const req = request(
         {
           host: '127.0.0.1',
-          port: apiPort,
+          port,
           method,
           path,
           ...tls,
@@ -118,24 +155,4 @@ export async function startApiServer(line: string): Promise<ApiServer> {
       req.on('error', reject);
       req.end(payload);
     });
-
-  const stop = async () => {
-    await Promise.all(children.map((child) => stopChild(child, 'SIGTERM', 10_000)));
-    rmSync(dir, { recursive: true, force: true });
-  };
-
-  // Ready once every post-start hook has run (RBAC's roles, the CRD controllers), within a minute.
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const ready = await call('GET', '/readyz').catch(() => undefined);
-    if (ready?.status === 200) break;
-    if (Date.now() > deadline || children.some((c) => c.hasExited())) {
-      const log = tailOf(join(dir, 'kube-apiserver.log'));
-      await stop();
-      throw new Error(`the API server of ${line} did not get ready in 60 s:\n${log}`);
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  const version = String((await call('GET', '/version')).body.gitVersion);
-  return { version, call, stop };
 }

@@ -30,8 +30,7 @@ k8s=$("$go_tool" --name kubernetes --nested "${K8S_VERSION/v1./v0.}" \
   --ldflags "-X $v.gitVersion=$K8S_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean" \
   "k8s.io/kubernetes@$K8S_VERSION" ./cmd/kube-apiserver ./cmd/kube-controller-manager ./cmd/kube-scheduler \
   ./cmd/kubelet ./cmd/kube-proxy ./cmd/kubectl)
-# etcd's server module is its main package (the binary `go build` names `server`).
-etcd=$("$go_tool" --name etcd "go.etcd.io/etcd/server/v3@$ETCD_VERSION" go.etcd.io/etcd/server/v3)
+etcd=$("$here/build-etcd.sh")
 # CoreDNS for the cluster's DNS with the plugins its Corefile uses (coredns/main.go; no `forward`:
 # nothing asked outside), against the cluster's k8s.io modules, which Go's build cache holds by now.
 p=github.com/coredns/coredns

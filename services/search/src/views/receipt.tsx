@@ -65,8 +65,8 @@ function Answer(props: { receipt: Receipt; params: URLSearchParams }) {
     // primary since, which a headline "Not yet stored" would deny.
     return (
       <Notice>
-        <strong>Not yet on the replica</strong>: it may be stored, not yet on the replica. Read from a
-        replica, which {replayed(r.replica)}: there the consumer has {String(r.behind + 1n)} record(s) of this
+        <strong>Not yet on the replica</strong>: it may already be stored on the primary. Read from a replica,
+        which {replayed(r.replica)}: there the consumer has {String(r.behind + 1n)} record(s) of this
         partition to read before and including it (checkpoints: {groupsOf(r)}). Look again in a moment.
       </Notice>
     );
