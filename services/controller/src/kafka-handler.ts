@@ -119,12 +119,17 @@ export class KafkaHandler {
       const created = new Set<string>();
       try {
         // One request per topic: kafkajs answers `false` for a whole request when any topic existed.
-        const made = await Promise.all(
+        // Every answer is awaited: a topic made beside one that failed is this Pipeline's, whatever
+        // a listing read just after the failure shows (a loaded broker may not list it yet).
+        const made = await Promise.allSettled(
           missing.map((spec) => admin.createTopics({ topics: [topicConfig(spec)], waitForLeaders: false })),
         );
         missing.forEach((spec, i) => {
-          if (made[i]) created.add(spec.name);
+          const answer = made[i];
+          if (answer?.status === 'fulfilled' && answer.value) created.add(spec.name);
         });
+        const failed = made.find((answer) => answer.status === 'rejected');
+        if (failed) throw failed.reason;
         // Appeared since the read: someone else's, unless the take-over rules let this Pipeline have it.
         const appeared = missing.filter((s) => !created.has(s.name) && !adoption.mayTakeOver(s.name));
         notAdopted.push(...appeared.map((s) => s.name));
@@ -147,7 +152,10 @@ export class KafkaHandler {
             (names) => new Set(names),
             () => undefined, // cannot tell: the records stay, as after a crash
           );
-          if (present) adoption.notCreated(missing.map((s) => s.name).filter((name) => !present.has(name)));
+          if (present)
+            adoption.notCreated(
+              missing.map((s) => s.name).filter((name) => !created.has(name) && !present.has(name)),
+            );
         }
         throw error;
       }
