@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { cacheDir, clusterSetting, REPO_ROOT } from '../cluster/lib/cluster.js';
 import { CHART, setArgs } from '../cluster/lib/helm.js';
-import { type ApiServer, startApiServer } from './api-server.js';
+import { type ApiResponse, type ApiServer, startApiServer } from './api-server.js';
 
 type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
 
@@ -92,10 +92,16 @@ const documents = (text: string) =>
     .map((d) => d.toJS() as K8sObject | null)
     .filter((o): o is K8sObject => o !== null);
 
-/** The REST path of `object`'s collection, from the server's discovery of its group version. */
-async function collectionPath(api: ApiServer, object: K8sObject): Promise<string> {
+/** The REST path of `object`'s collection, from the server's discovery of its group version (`discovered`: those asked already). */
+async function collectionPath(
+  api: ApiServer,
+  object: K8sObject,
+  discovered: Map<string, Promise<ApiResponse>>,
+): Promise<string> {
   const base = object.apiVersion.includes('/') ? `/apis/${object.apiVersion}` : `/api/${object.apiVersion}`;
-  const { status, body } = await api.call('GET', base);
+  // One discovery request per group version and call, not one per object.
+  if (!discovered.has(base)) discovered.set(base, api.call('GET', base));
+  const { status, body } = (await discovered.get(base)) as ApiResponse;
   if (status !== 200)
     throw new Error(`${api.version.gitVersion} does not serve ${object.apiVersion} (${status})`);
   const resource = (body.resources as Array<{ name: string; kind: string; namespaced: boolean }>).find(
@@ -112,8 +118,13 @@ async function collectionPath(api: ApiServer, object: K8sObject): Promise<string
 /** Creates each object with strict field validation; the refusals, one line each (none is the goal). */
 async function createAll(api: ApiServer, objects: K8sObject[], namespace: string): Promise<string[]> {
   const refused: string[] = [];
+  const discovered = new Map<string, Promise<ApiResponse>>();
   for (const object of objects) {
-    const path = await collectionPath(api, { ...object, metadata: { namespace, ...object.metadata } });
+    const path = await collectionPath(
+      api,
+      { ...object, metadata: { namespace, ...object.metadata } },
+      discovered,
+    );
     const res = await api.call(
       'POST',
       `${path}?fieldManager=${FIELD_MANAGER}&fieldValidation=Strict`,
