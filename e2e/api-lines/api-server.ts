@@ -7,7 +7,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
-import { request } from 'node:https';
 import { join } from 'node:path';
 import {
   freePort,
@@ -18,6 +17,7 @@ import {
   tempDataDir,
 } from '@event-observatory/devstack';
 import { cacheDir, clusterSetting, REPO_ROOT } from '../cluster/lib/cluster.js';
+import { httpRequest } from '../cluster/lib/http.js';
 
 export interface ApiResponse {
   status: number;
@@ -123,36 +123,18 @@ async function untilReady(call: ApiServer['call'], children: Supervised[], line:
 
 /** Requests over TLS with the admin's client certificate; the body parsed as JSON when it is. */
 function caller(port: number, tls: { ca: Buffer; cert: Buffer; key: Buffer }): ApiServer['call'] {
-  return (method, path, body) =>
-    new Promise<ApiResponse>((resolve, reject) => {
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port,
-          method,
-          path,
-          ...tls,
-          headers: payload ? { 'content-type': 'application/json' } : {},
-          timeout: 30_000,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            let parsed: Record<string, unknown>;
-            try {
-              parsed = JSON.parse(text) as Record<string, unknown>;
-            } catch {
-              parsed = { text };
-            }
-            resolve({ status: res.statusCode ?? 0, body: parsed });
-          });
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer in 30 s`)));
-      req.on('error', reject);
-      req.end(payload);
-    });
+  return async (method, path, body) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string> = payload ? { 'content-type': 'application/json' } : {};
+    const res = await httpRequest(`127.0.0.1:${port}`, path, { method, headers, body: payload, tls });
+    return { status: res.status, body: jsonOrText(res.body) };
+  };
+}
+
+function jsonOrText(text: string): Record<string, unknown> {
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return { text };
+  }
 }

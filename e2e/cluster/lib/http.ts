@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { request as requestTls } from 'node:https';
 import { connect } from 'node:net';
 
 export interface HttpOptions {
@@ -6,11 +7,14 @@ export interface HttpOptions {
   headers?: Record<string, string>;
   body?: string;
   timeoutMs?: number;
+  /** Over TLS, trusting `ca` and presenting the client certificate `cert` with its `key`. */
+  tls?: { ca: Buffer; cert: Buffer; key: Buffer };
 }
 
 /**
- * One HTTP request to `host:port` (a Service's cluster IP or a pod's address) and its whole body.
- * node:http rather than fetch: fetch cannot set the Host header, which the services check.
+ * One HTTP request to `host:port` (a Service's cluster IP, a pod's address, an API server on
+ * loopback) and its whole body. node:http rather than fetch: fetch cannot set the Host header,
+ * which the services check, nor present a client certificate.
  */
 export function httpRequest(
   address: string,
@@ -18,25 +22,29 @@ export function httpRequest(
   opts: HttpOptions = {},
 ): Promise<{ status: number; body: string }> {
   const [host, port] = address.split(':') as [string, string];
+  const timeoutMs = opts.timeoutMs ?? 30_000;
   return new Promise((done, fail) => {
-    const req = request(
+    const req = (opts.tls ? requestTls : request)(
       {
         host,
         port: Number(port),
         path,
         method: opts.method ?? 'GET',
         headers: opts.headers,
-        timeout: opts.timeoutMs ?? 30_000,
+        timeout: timeoutMs,
+        ...opts.tls,
       },
       (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => {
-          body += c.toString();
-        });
-        res.on('end', () => done({ status: res.statusCode ?? 0, body }));
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
       },
     );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('timeout', () =>
+      req.destroy(new Error(`${opts.method ?? 'GET'} ${path}: no answer in ${timeoutMs / 1000} s`)),
+    );
     req.on('error', fail);
     req.end(opts.body);
   });
