@@ -25,13 +25,20 @@ const helmBin = execFileSync(join(REPO_ROOT, 'scripts/install/helm.sh'), {
   env: { ...process.env, OBSERVATORY_CACHE: cacheDir() },
 }).trim();
 
-/** The CRDs the rendered objects need: the chart's own, and the vendored ones of its optional kinds. */
+/** KEDA's CRDs, from the source of the release the KEDA suite runs (`keda.sh crds`: no build). */
+const kedaCrds = execFileSync(join(REPO_ROOT, 'scripts/cluster/keda.sh'), ['crds'], {
+  encoding: 'utf8',
+  env: { ...process.env, OBSERVATORY_CACHE: cacheDir() },
+}).trim();
+
+/** The CRDs the rendered objects need: the chart's own, and those of its optional kinds. */
 const CRD_FILES = [
   join(CHART, 'crds/pipeline.yaml'),
   ...['servicemonitors', 'prometheusrules'].map((c) =>
     join(REPO_ROOT, `cdk8s/vendor/prometheus-operator-crds/monitoring.coreos.com_${c}.yaml`),
   ),
   join(REPO_ROOT, 'cdk8s/vendor/gateway-api-crds/gateway.networking.k8s.io_httproutes.yaml'),
+  join(kedaCrds, 'keda.sh_scaledobjects.yaml'),
 ];
 
 const REQUIRED = {
@@ -40,13 +47,15 @@ const REQUIRED = {
   'secrets.store.name': 'observatory-db',
 };
 
-/** Every optional part the templates have whose kind the server can hold (KEDA's is not vendored). */
+/** Every optional part the templates have. */
 const EVERYTHING_ON = {
   ...REQUIRED,
   'database.readUrl': 'postgres://observatory@postgres-replica.db:5432/observatory',
   'kafka.tls.enabled': true,
   'ingest.autoscaling.enabled': true,
   'search.autoscaling.enabled': true,
+  'consumer.autoscaling.keda.enabled': true,
+  'consumer.autoscaling.keda.authenticationRef': 'kafka-credentials',
   'search.serviceType': 'LoadBalancer',
   'ingest.ingress.enabled': true,
   'ingest.ingress.tlsSecret': 'events-tls',
@@ -193,6 +202,7 @@ describe.each(LINES)('Kubernetes %s', (line) => {
     expect(objects.map((o) => o.kind)).toEqual(
       expect.arrayContaining([
         'HorizontalPodAutoscaler',
+        'ScaledObject',
         'Ingress',
         'HTTPRoute',
         'ServiceMonitor',

@@ -10,6 +10,7 @@
 #           keda), wait until both are ready, then register the APIService
 #           v1beta1.external.metrics.k8s.io (manifests/keda-apiservice.yaml) with the CA of the
 #           certificates the operator made, and wait until the API answers. Idempotent.
+#   crds    only the release's CRDs (from the module's source, no build), once; prints their folder
 #   delete  the APIService first, then the namespace and KEDA's cluster-scoped objects except the
 #           CRDs; refuses while a ScaledObject exists (its finalizer needs the operator).
 # The adapter is an aggregated API: without the API server's aggregation layer the HPA that KEDA
@@ -33,9 +34,16 @@ build() {
     addon_image "$OPERATOR_IMAGE" "$base/images/operator.tar" '["/keda"]' "$bin/operator=/keda"
     addon_image "$ADAPTER_IMAGE" "$base/images/adapter.tar" '["/keda-adapter"]' "$bin/adapter=/keda-adapter"
   fi
-  # The CRDs apart: applied first and waited for, and never deleted by `delete`.
-  addon_module_crds "$module" config/crd/bases "$base/crds"
+  crds >/dev/null
   manifests
+}
+
+# The CRDs apart: applied first and waited for, and never deleted by `delete`. Alone, without a
+# build, for e2e/api-lines, which stores the chart's ScaledObject on older API servers: prints
+# their folder.
+crds() {
+  addon_module_crds "$module" config/crd/bases "$base/crds"
+  echo "$base/crds"
 }
 
 # The install manifests of this very release: its config/ folder (namespace, RBAC, the operator,
