@@ -116,16 +116,20 @@ addon_delete() {
 # addon_main <command>: the script's build, deploy (the default) or delete.
 # A build or deploy holds the add-on's lock: scripts/test/prebuild.sh may be building it meanwhile.
 addon_main() {
-  case ${1:-deploy} in
+  local command=${1:-deploy}
+  # `crds` only where the add-on defines it: the CRDs alone, without building anything.
+  if [[ $command == crds ]] && ! declare -F crds >/dev/null; then
+    echo "$addon_name: no crds command (build, deploy or delete)" >&2
+    exit 2
+  fi
+  case $command in
     build | deploy | crds)
-      # `crds` only where the add-on defines it: the CRDs alone, without building anything.
-      [[ $1 == crds ]] && ! declare -F crds >/dev/null && { echo "$addon_name: no crds command" >&2; exit 2; }
       mkdir -p "$OBSERVATORY_CACHE"
       exec 9>"$OBSERVATORY_CACHE/.$addon_name.lock"
       flock 9
-      "${1:-deploy}"
+      "$command"
       ;;
     delete) delete ;;
-    *) echo "$addon_name: unknown command '$1' (build, deploy, delete or crds)" >&2; exit 2 ;;
+    *) echo "$addon_name: unknown command '$command' (build, deploy, delete or crds)" >&2; exit 2 ;;
   esac
 }
