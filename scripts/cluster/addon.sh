@@ -113,15 +113,13 @@ addon_delete() {
   (($# == 0)) || kubectl delete "$@" --ignore-not-found >/dev/null
 }
 
-# addon_main <command>: the script's build, deploy (the default) or delete.
-# A build or deploy holds the add-on's lock: scripts/test/prebuild.sh may be building it meanwhile.
+# addon_main <command>: the script's build, deploy (the default), delete or, where the script
+# defines it, crds (the CRDs alone, without building anything).
+# A build, deploy or crds holds the add-on's lock: scripts/test/prebuild.sh may be building it meanwhile.
 addon_main() {
-  local command=${1:-deploy}
-  # `crds` only where the add-on defines it: the CRDs alone, without building anything.
-  if [[ $command == crds ]] && ! declare -F crds >/dev/null; then
-    echo "$addon_name: no crds command (build, deploy or delete)" >&2
-    exit 2
-  fi
+  local command=${1:-deploy} commands='build, deploy or delete'
+  declare -F crds >/dev/null && commands='build, deploy, delete or crds'
+  [[ $command == crds ]] && ! declare -F crds >/dev/null && command=none
   case $command in
     build | deploy | crds)
       mkdir -p "$OBSERVATORY_CACHE"
@@ -130,6 +128,6 @@ addon_main() {
       "$command"
       ;;
     delete) delete ;;
-    *) echo "$addon_name: unknown command '$command' (build, deploy, delete or crds)" >&2; exit 2 ;;
+    *) echo "$addon_name: unknown command '${1:-}' ($commands)" >&2; exit 2 ;;
   esac
 }
