@@ -5,7 +5,8 @@
  * need, stores every object `helm template` renders for an evaluation install and for a production
  * install with every optional part on (hooks and `helm test` pods included), with strict field
  * validation, so a field the line does not know fails instead of being dropped, and runs the
- * Pipeline CRD's validation rules (CEL, transition rules included) as the newest line does.
+ * Pipeline CRD's validation rules (CEL, transition rules included) and its status default as the
+ * newest line does.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -215,7 +216,7 @@ describe.each(LINES)('Kubernetes %s', (line) => {
     expect(await createAll(api, objects, 'production')).toEqual([]);
   });
 
-  it("runs the Pipeline's validation rules: the example is stored, an undeclared flow topic and fewer partitions refused", async () => {
+  it("runs the Pipeline's validation rules and status default: the example is stored, not yet observed; an undeclared flow topic and fewer partitions refused", async () => {
     expect((await createNamespace(api, 'pipelines')).status).toBe(201);
     const base = '/apis/observatory.dev/v1alpha1/namespaces/pipelines/pipelines';
     const example = documents(
@@ -225,6 +226,8 @@ describe.each(LINES)('Kubernetes %s', (line) => {
     };
     const created = await api.call('POST', `${base}?fieldValidation=Strict`, example);
     expect(created.status).toBe(201);
+    // The CRD's default: not yet observed, so kstatus (Helm's --wait) waits for the controller.
+    expect(created.body.status).toEqual({ observedGeneration: 0 });
 
     const stray = structuredClone(example);
     stray.metadata = { name: 'stray' };

@@ -174,6 +174,17 @@ describe('Pipeline controller on a real API server and Kafka', () => {
     expect(await metric(/^controller_leader/)).toBe(1);
   });
 
+  it('gives a Pipeline no controller has reconciled status.observedGeneration 0, which kstatus (Helm --wait) reads as in progress', async () => {
+    const unwatched = await suite.namespace('unwatched');
+    await unwatched.apply({
+      ...pipeline('unseen', [{ name: topicName('unseen'), partitions: 1, replicationFactor: 1 }]),
+      metadata: { name: 'unseen', namespace: unwatched.name },
+    });
+    const p = await get('unseen', unwatched);
+    expect(p.metadata.generation).toBe(1);
+    expect(p.status).toEqual({ observedGeneration: 0 });
+  });
+
   it('raises partitions in Kafka when the spec raises them', async () => {
     await patchSpec('main', [{ op: 'replace', path: '/spec/topics/0/partitions', value: 5 }], 'json');
     const p = await waitReady('main', 'True');
@@ -291,6 +302,10 @@ describe('Pipeline controller on a real API server and Kafka', () => {
     await patchSpec('main', [{ op: 'replace', path: '/spec/topics/0/partitions', value: 6 }], 'json');
     await new Promise((r) => setTimeout(r, RESYNC_MS + 1_000)); // a resync passes: still nothing
     expect((await kafkaTopic(events))?.partitions).toBe(5);
+    // Observed and left alone, as a paused Deployment: Helm's --wait does not hang on it.
+    const paused = await get('main');
+    expect(paused.status?.observedGeneration).toBe(paused.metadata.generation);
+    expect(condition(paused, 'Reconciling')).toMatchObject({ status: 'False', reason: 'Paused' });
 
     await ns.kubectl(['annotate', 'pipeline', 'main', `${PAUSE_ANNOTATION}-`]);
     const p = await waitReady('main', 'True');

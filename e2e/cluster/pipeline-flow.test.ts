@@ -273,7 +273,12 @@ describe('flow health in the status, with the real consumer', () => {
     await waitFor(async () => {
       const p = await get(ns, 'flow');
       expect(p.status?.flow).toBeUndefined();
-      expect(p.status?.conditions?.map((c) => c.type).sort()).toEqual(['Conflict', 'Ready', 'Stalled']);
+      expect(p.status?.conditions?.map((c) => c.type).sort()).toEqual([
+        'Conflict',
+        'Ready',
+        'Reconciling',
+        'Stalled',
+      ]);
     }, 10_000);
   });
 });

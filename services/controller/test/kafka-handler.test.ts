@@ -219,6 +219,9 @@ it('Kafka unreachable: Ready=False KafkaError, topics in Error, retried with bac
   createWithTopic(server, 'unreachable', { kafka: { bootstrapServers: '127.0.0.1:1' } });
   const p = await waitReady(server, 'unreachable', 'False');
   expect(condition(p, 'Ready')?.reason).toBe('KafkaError');
+  // Not stalled: a retry may mend it, so kstatus (Helm's --wait) reads it as in progress.
+  expect(condition(p, 'Stalled')?.status).toBe('False');
+  expect(condition(p, 'Reconciling')).toMatchObject({ status: 'True', reason: 'Retrying' });
   expect(p.status?.topics?.[0]).toMatchObject({
     phase: 'Error',
     message: expect.stringMatching(/^Kafka: /),

@@ -109,6 +109,28 @@ describe('status of a reconcile', () => {
     });
   });
 
+  it('is Reconciling=True (kstatus: InProgress) only while a Kafka error is retried', () => {
+    const kafkaDown = reconciledStatus(pipeline(), [{ name: 'a', phase: 'Error', message: 'timeout' }], t0);
+    expect(findCondition(kafkaDown.conditions, 'Reconciling')).toMatchObject({
+      status: 'True',
+      reason: 'Retrying',
+      message: 'a: timeout',
+      observedGeneration: 3,
+    });
+    const blocked: TopicResult = { name: 'a', phase: 'Blocked', blocked: 'AdoptionRequired', message: 'x' };
+    const needsPerson = reconciledStatus({ ...pipeline(), status: kafkaDown }, [blocked], t1);
+    expect(findCondition(needsPerson.conditions, 'Reconciling')).toMatchObject({
+      status: 'False',
+      reason: 'Stalled',
+      lastTransitionTime: t1.toISOString(),
+    });
+    const ready = reconciledStatus(pipeline(), [readyTopic('a'), readyTopic('b')], t0);
+    expect(findCondition(ready.conditions, 'Reconciling')).toMatchObject({
+      status: 'False',
+      reason: 'Reconciled',
+    });
+  });
+
   it('keeps lastTransitionTime across reconciles that do not change Ready, and drops the pause condition', () => {
     const first = { ...pipeline(), status: pausedStatus(pipeline(), t0) };
     expect(findCondition(first.status.conditions, 'ReconciliationPaused')?.status).toBe('True');
@@ -118,11 +140,31 @@ describe('status of a reconcile', () => {
     expect(findCondition(twice.conditions, 'ReconciliationPaused')).toBeUndefined();
   });
 
-  it('starts as Ready=Unknown before the first reconcile', () => {
-    expect(findCondition(pendingStatus(pipeline(1), t0).conditions, 'Ready')).toMatchObject({
-      status: 'Unknown',
-      reason: 'Pending',
-      observedGeneration: 1,
+  it('starts as Ready=Unknown and Reconciling=True, the generation not yet observed', () => {
+    // As the API server gives a Pipeline no controller has written: the CRD's default status.
+    const unseen = { ...pipeline(1), status: { observedGeneration: 0 } };
+    expect(pendingStatus(unseen, t0)).toMatchObject({
+      observedGeneration: 0,
+      conditions: [
+        { type: 'Ready', status: 'Unknown', reason: 'Pending', observedGeneration: 1 },
+        { type: 'Reconciling', status: 'True', reason: 'Pending', observedGeneration: 1 },
+      ],
+    });
+  });
+
+  it('observes the generation of a paused Pipeline, and says it is not reconciling it', () => {
+    const retrying = reconciledStatus(pipeline(3), [{ name: 'a', phase: 'Error', message: 'timeout' }], t0);
+    const paused = pausedStatus({ ...pipeline(4), status: retrying }, t1);
+    expect(paused.observedGeneration).toBe(4);
+    expect(findCondition(paused.conditions, 'Reconciling')).toMatchObject({
+      status: 'False',
+      reason: 'Paused',
+      observedGeneration: 4,
+    });
+    // What the last reconcile found stays, for the generation it found it.
+    expect(findCondition(paused.conditions, 'Ready')).toMatchObject({
+      status: 'False',
+      observedGeneration: 3,
     });
   });
 

@@ -239,91 +239,109 @@ export function reconciledStatus(
   now: Date,
   cluster: string | undefined = pipeline.status?.cluster,
 ): PipelineStatus {
-  const generation = pipeline.metadata.generation;
   const v = verdict(topics);
   const conflicts = topics.filter((t) => t.phase === 'Conflict');
-  let conditions: Condition[] = removeCondition(pipeline.status?.conditions ?? [], 'ReconciliationPaused');
-  conditions = setCondition(
-    conditions,
-    {
-      type: 'Ready',
-      status: v.ready ? 'True' : 'False',
-      reason: v.reason,
-      message: v.message,
-      observedGeneration: generation,
-    },
-    now,
-  );
-  conditions = setCondition(
-    conditions,
-    stalled(v)
-      ? {
-          type: 'Stalled',
-          status: 'True',
-          reason: v.reason,
-          message: v.message,
-          observedGeneration: generation,
-        }
-      : {
-          type: 'Stalled',
-          status: 'False',
-          reason: v.ready ? 'Reconciled' : 'Retrying',
-          message: '',
-          observedGeneration: generation,
-        },
-    now,
-  );
-  conditions = setCondition(
-    conditions,
+  const conditions: ConditionOf[] = [
+    { type: 'Ready', status: v.ready ? 'True' : 'False', reason: v.reason, message: v.message },
+    stalledCondition(v),
+    reconcilingCondition(v),
     conflicts.length > 0
       ? {
           type: 'Conflict',
           status: 'True',
           reason: 'TopicClaimedByOlderPipeline',
           message: boundedMessage(conflicts.map((t) => `${t.name}: ${t.message}`)),
-          observedGeneration: generation,
         }
-      : {
-          type: 'Conflict',
-          status: 'False',
-          reason: 'NoConflict',
-          message: '',
-          observedGeneration: generation,
-        },
-    now,
-  );
+      : { type: 'Conflict', status: 'False', reason: 'NoConflict', message: '' },
+  ];
   return {
-    observedGeneration: generation,
+    observedGeneration: pipeline.metadata.generation,
     ...(cluster !== undefined ? { cluster } : {}),
-    conditions,
+    conditions: setConditions(
+      removeCondition(pipeline.status?.conditions ?? [], 'ReconciliationPaused'),
+      conditions,
+      pipeline.metadata.generation,
+      now,
+    ),
     topics: topics.map(topicStatus),
     topicsReady: `${topics.filter((t) => t.phase === 'Ready').length}/${topics.length}`,
   };
 }
 
-/** The Pipeline's status as it is, with one more condition (for its current generation). */
-function withCondition(pipeline: Pipeline, condition: Omit<ConditionInput, 'observedGeneration'>, now: Date) {
-  const next = { ...condition, observedGeneration: pipeline.metadata.generation };
-  return { ...pipeline.status, conditions: setCondition(pipeline.status?.conditions ?? [], next, now) };
+type ConditionOf = Omit<ConditionInput, 'observedGeneration'>;
+
+/** `Stalled=True`, the `Ready=False` reason, when only a person can mend it (see `stalled`). */
+function stalledCondition(v: Verdict): ConditionOf {
+  return stalled(v)
+    ? { type: 'Stalled', status: 'True', reason: v.reason, message: v.message }
+    : { type: 'Stalled', status: 'False', reason: v.ready ? 'Reconciled' : 'Retrying', message: '' };
 }
 
-/** The first status of a Pipeline: `Ready=Unknown` until its first reconcile ends. */
+/**
+ * `Reconciling=True` while a retry is due (a Kafka error): kstatus reads it as InProgress, so
+ * Helm 4's `--wait`, Flux and Argo CD go on waiting rather than take a Pipeline that is not ready
+ * for Current. `False` once ready, or stalled (`Stalled=True` says why).
+ */
+function reconcilingCondition(v: Verdict): ConditionOf {
+  return !v.ready && !stalled(v)
+    ? { type: 'Reconciling', status: 'True', reason: 'Retrying', message: v.message }
+    : { type: 'Reconciling', status: 'False', reason: v.ready ? 'Reconciled' : 'Stalled', message: '' };
+}
+
+/** `conditions` with each of `next` set in place, for `generation`. */
+function setConditions(
+  conditions: Condition[],
+  next: readonly ConditionOf[],
+  generation: number | undefined,
+  now: Date,
+): Condition[] {
+  return next.reduce(
+    (all, c) => setCondition(all, { ...c, observedGeneration: generation }, now),
+    conditions,
+  );
+}
+
+/** The Pipeline's status as it is, with these conditions (for its current generation). */
+function withConditions(pipeline: Pipeline, next: readonly ConditionOf[], now: Date): PipelineStatus {
+  const conditions = pipeline.status?.conditions ?? [];
+  return {
+    ...pipeline.status,
+    conditions: setConditions(conditions, next, pipeline.metadata.generation, now),
+  };
+}
+
+/**
+ * The first status of a Pipeline: `Ready=Unknown` and `Reconciling=True` until its first reconcile
+ * ends (`observedGeneration` stays as it was: 0, the CRD's default).
+ */
 export function pendingStatus(pipeline: Pipeline, now: Date): PipelineStatus {
-  const pending = {
-    type: 'Ready',
-    status: 'Unknown',
-    reason: 'Pending',
-    message: 'not reconciled yet',
-  } as const;
-  return withCondition(pipeline, pending, now);
-}
-
-/** The status of a paused Pipeline: what it was, plus `ReconciliationPaused=True`. */
-export function pausedStatus(pipeline: Pipeline, now: Date): PipelineStatus {
-  const message = `${PAUSE_ANNOTATION} is "true": Kafka is not changed`;
-  return withCondition(
+  const message = 'not reconciled yet';
+  return withConditions(
     pipeline,
-    { type: 'ReconciliationPaused', status: 'True', reason: 'PauseAnnotation', message },
+    [
+      { type: 'Ready', status: 'Unknown', reason: 'Pending', message },
+      { type: 'Reconciling', status: 'True', reason: 'Pending', message },
+    ],
     now,
   );
+}
+
+/**
+ * The status of a paused Pipeline: what it was, plus `ReconciliationPaused=True`, for its current
+ * generation. Observed and left alone as asked, like a paused Deployment: `--wait` does not hang
+ * on it, and a Helm upgrade is not rolled back for a pause.
+ */
+export function pausedStatus(pipeline: Pipeline, now: Date): PipelineStatus {
+  const message = `${PAUSE_ANNOTATION} is "true": Kafka is not changed`;
+  return {
+    ...withConditions(
+      pipeline,
+      [
+        { type: 'ReconciliationPaused', status: 'True', reason: 'PauseAnnotation', message },
+        { type: 'Reconciling', status: 'False', reason: 'Paused', message },
+      ],
+      now,
+    ),
+    observedGeneration: pipeline.metadata.generation,
+  };
 }

@@ -87,9 +87,12 @@ const conditionSchema: Schema = {
   type: 'object',
   required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'],
   properties: {
-    type: str('Ready, Conflict, ReconciliationPaused, Flowing, Lagging or DeadLettering.', {
-      maxLength: 316,
-    }),
+    type: str(
+      'Ready, Stalled, Reconciling, Conflict, ReconciliationPaused, Flowing, Lagging or DeadLettering.',
+      {
+        maxLength: 316,
+      },
+    ),
     status: str('True, False or Unknown.', { enum: ['True', 'False', 'Unknown'] }),
     reason: str('CamelCase reason of the last transition.', { maxLength: 1024 }),
     message: str('Human-readable details.', { maxLength: 32768 }),
@@ -304,8 +307,17 @@ const pipelineSchema: Schema = {
     },
     status: {
       type: 'object',
+      // Read back as `{observedGeneration: 0}` until the controller writes one: kstatus (Helm 4's
+      // `--wait`, Flux, Argo CD) then waits for the first reconcile instead of reading a Pipeline no
+      // controller has seen yet as Current.
+      default: {},
       properties: {
-        observedGeneration: { type: 'integer', format: 'int64' },
+        observedGeneration: {
+          type: 'integer',
+          format: 'int64',
+          default: 0,
+          description: 'The generation the status describes; 0 until the controller first reconciles it.',
+        },
         cluster: str(
           'The Kafka cluster the managed records of topics are for: the servers of its CONTROLLER_ALLOWED_BOOTSTRAP entry.',
         ),
