@@ -177,6 +177,12 @@ describe('deletion that cannot get stuck', () => {
     }
   }
   const BOUND_MS = 1_500;
+  /**
+   * How late after the deadline the Pipeline may go: a timer never fires early, so an uncapped
+   * retry (at 3 s, below) is never inside it, and a busy machine (these suites run again beside
+   * the cluster suites) gets all the room up to there.
+   */
+  const LATE_MS = 1_400;
 
   /** A Delete Pipeline, Ready, then deleted on a loop whose deletes fail: how long until it is gone. */
   async function deleteAgainst(kafka: BrokenDeletes, name: string) {
@@ -204,7 +210,7 @@ describe('deletion that cannot get stuck', () => {
     // Without the cap: failures at 0 and 1 s, the next retry 2 s later, at 3 s.
     // (A finalizer patch refused with 409 on a stale object is tried again within 250 ms.)
     expect(tookMs).toBeGreaterThanOrEqual(BOUND_MS - 50);
-    expect(tookMs).toBeLessThan(BOUND_MS + 700);
+    expect(tookMs).toBeLessThan(BOUND_MS + LATE_MS);
     // The failure and the backoff's retry, and none at or after the deadline. (A busy machine saw a
     // third attempt before the deadline, likely a watch event arriving after a reconcile began,
     // which reconciles again at once.)
@@ -221,7 +227,7 @@ describe('deletion that cannot get stuck', () => {
     const { tookMs, topic, left } = await deleteAgainst(kafka, 'hanging');
     // (A finalizer patch refused with 409 on a stale object is tried again within 250 ms.)
     expect(tookMs).toBeGreaterThanOrEqual(BOUND_MS - 50);
-    expect(tookMs).toBeLessThan(BOUND_MS + 700);
+    expect(tookMs).toBeLessThan(BOUND_MS + LATE_MS);
     expect(left?.message).toBe(
       `deletion failed for 2 s (no answer from Kafka before the deadline): left ${topic} in Kafka ${bootstrapServers}`,
     );
