@@ -22,6 +22,17 @@ describe('status table', () => {
           },
         },
         {
+          metadata: { namespace: 'a', name: 'retrying' },
+          status: {
+            topicsReady: '0/1',
+            conditions: [
+              c('Ready', 'False', 'KafkaError', 't: timeout'),
+              c('Stalled', 'False', 'Retrying', ''),
+              c('Reconciling', 'True', 'Retrying', 't: timeout'),
+            ],
+          },
+        },
+        {
           metadata: { namespace: 'b', name: 'stuck' },
           status: {
             conditions: [
@@ -44,8 +55,13 @@ describe('status table', () => {
       /^NAMESPACE\s+NAME\s+TOPICS\s+READY\s+FLOWING\s+LAGGING\s+DEADLETTERING\s+LAG\s+DLQ/,
     );
     expect(lines[1]).toMatch(/^a\s+ok\s+2\/2\s+True\s+True\s+False\s+-\s+12\s+0\s+-\s+-\s+30s$/);
-    expect(lines[2]).toMatch(/^b\s+stuck\s+-\s+True\s+False\s+-\s+-\s+5000\s+7\s+1\.5\s+-\s+10m$/);
-    expect(lines.slice(3)).toEqual(['', 'b/stuck: Flowing=False NoProgress: group g committed nothing']);
+    expect(lines[3]).toMatch(/^b\s+stuck\s+-\s+True\s+False\s+-\s+-\s+5000\s+7\s+1\.5\s+-\s+10m$/);
+    // Reconciling and Stalled restate Ready: one line for the Kafka error, not two.
+    expect(lines.slice(4)).toEqual([
+      '',
+      'a/retrying: Ready=False KafkaError: t: timeout',
+      'b/stuck: Flowing=False NoProgress: group g committed nothing',
+    ]);
   });
 
   it('ages in s, m, h, d; - without a time', () => {

@@ -83,6 +83,8 @@ export function statusTable(pipelines: PipelineView[], now: Date): string {
         c.type === 'Ready' || c.type === 'Flowing' ? c.status !== 'True' : c.status !== 'False',
       )
       .filter((c) => c.type !== 'Conflict' || c.status === 'True')
+      // They restate Ready, for kstatus (Helm's --wait): the same message twice says nothing more.
+      .filter((c) => c.type !== 'Stalled' && c.type !== 'Reconciling')
       .map(
         (c) => `${p.metadata.namespace}/${p.metadata.name}: ${c.type}=${c.status} ${c.reason}: ${c.message}`,
       ),
