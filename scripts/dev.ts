@@ -170,9 +170,12 @@ async function stopAll(): Promise<void> {
 /**
  * The controller, when `make cluster`'s API server answers at .dev/kubeconfig: the CRD is applied
  * first; it reconciles the Pipelines of namespace `default` (CONTROLLER_WATCH_NAMESPACE to change),
- * so a shared cluster's other namespaces are left to their own controllers.
+ * so a shared cluster's other namespaces are left to their own controllers. The example Pipeline
+ * (crds/examples/pipeline.yaml, `events`) may take over `topics`, which the stack made before any
+ * Pipeline existed, as the chart lets its own Pipeline take over its topics: applied as the README
+ * shows, it ends Ready rather than AdoptionRequired.
  */
-async function controllerPlan(): Promise<ServicePlan | undefined> {
+async function controllerPlan(topics: string[]): Promise<ServicePlan | undefined> {
   const kubeconfig = join(devDir, 'kubeconfig');
   const kubeConfig = existsSync(kubeconfig) ? loadKubeConfig(kubeconfig) : undefined;
   const version = kubeConfig && (await clusterVersion(kubeConfig));
@@ -181,6 +184,7 @@ async function controllerPlan(): Promise<ServicePlan | undefined> {
     return undefined;
   }
   await applyPipelineCrd(kubeConfig);
+  const namespace = process.env.CONTROLLER_WATCH_NAMESPACE ?? 'default';
   log(`cluster ${version} answers: Pipeline CRD applied, starting the controller`);
   return {
     name: 'controller',
@@ -189,7 +193,9 @@ async function controllerPlan(): Promise<ServicePlan | undefined> {
     urlVariable: 'CONTROLLER_URL',
     env: {
       KUBECONFIG: kubeconfig,
-      CONTROLLER_WATCH_NAMESPACE: process.env.CONTROLLER_WATCH_NAMESPACE ?? 'default',
+      CONTROLLER_WATCH_NAMESPACE: namespace,
+      CONTROLLER_ADOPTABLE_TOPICS:
+        process.env.CONTROLLER_ADOPTABLE_TOPICS ?? topics.map((t) => `${namespace}/events:${t}`).join(','),
       CONTROLLER_LEASE_NAMESPACE: 'default',
       POD_NAME: `make-dev-${process.pid}`,
     },
@@ -355,7 +361,7 @@ async function main(): Promise<void> {
   ];
   const plans = candidates.filter((plan) => existsSync(join(root, 'services', plan.name, 'src', 'main.ts')));
 
-  const controller = await controllerPlan();
+  const controller = await controllerPlan(stack.topics.topics.map((t) => t.name));
   if (controller) plans.push(controller);
   await Promise.all(plans.map((plan) => startService({ ...plan, env: { ...common, ...plan.env } })));
   const urls: Record<string, string> = Object.fromEntries(
