@@ -11,7 +11,12 @@
  */
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { applyPipelineCrd, clusterVersion, loadKubeConfig } from '@event-observatory/controller';
+import {
+  applyPipelineCrd,
+  clusterVersion,
+  EXAMPLE_PIPELINE_NAME,
+  loadKubeConfig,
+} from '@event-observatory/controller';
 import {
   createDatabase,
   createDatabaseRoles,
@@ -171,7 +176,7 @@ async function stopAll(): Promise<void> {
  * The controller, when `make cluster`'s API server answers at .dev/kubeconfig: the CRD is applied
  * first; it reconciles the Pipelines of namespace `default` (CONTROLLER_WATCH_NAMESPACE to change),
  * so a shared cluster's other namespaces are left to their own controllers. The example Pipeline
- * (crds/examples/pipeline.yaml, `events`) may take over `topics`, which the stack made before any
+ * (crds/examples/pipeline.yaml) may take over `topics`, which the stack made before any
  * Pipeline existed, as the chart lets its own Pipeline take over its topics: applied as the README
  * shows, it ends Ready rather than AdoptionRequired.
  */
@@ -195,7 +200,8 @@ async function controllerPlan(topics: string[]): Promise<ServicePlan | undefined
       KUBECONFIG: kubeconfig,
       CONTROLLER_WATCH_NAMESPACE: namespace,
       CONTROLLER_ADOPTABLE_TOPICS:
-        process.env.CONTROLLER_ADOPTABLE_TOPICS ?? topics.map((t) => `${namespace}/events:${t}`).join(','),
+        process.env.CONTROLLER_ADOPTABLE_TOPICS ??
+        topics.map((t) => `${namespace}/${EXAMPLE_PIPELINE_NAME}:${t}`).join(','),
       CONTROLLER_LEASE_NAMESPACE: 'default',
       POD_NAME: `make-dev-${process.pid}`,
     },

@@ -12,7 +12,7 @@ export { applyPipelineCrd, clusterVersion, loadKubeConfig } from './kube/install
 export { createControllerMetrics } from './metrics.js';
 export { CLEANUP_POLICIES, pipelineCrd } from './pipeline/crd.js';
 export { defaultPipeline, pipelineTopic } from './pipeline/default.js';
-export { crdManifests } from './pipeline/manifests.js';
+export { crdManifests, EXAMPLE_PIPELINE_NAME } from './pipeline/manifests.js';
 export * from './pipeline/types.js';
 export { Reconciler } from './reconciler.js';
 export { type ControllerService, type ControllerServiceOptions, createControllerService } from './service.js';

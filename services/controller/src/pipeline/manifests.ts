@@ -15,9 +15,12 @@ function yaml(object: unknown): string {
   return HEADER + dump(object, { noRefs: true, lineWidth: -1, quotingType: '"' });
 }
 
+/** The name of `crds/examples/pipeline.yaml`'s Pipeline (`make dev` lets it adopt the stack's topics). */
+export const EXAMPLE_PIPELINE_NAME = 'events';
+
 /** Path under the repository root -> content. */
 export function crdManifests(): Record<string, string> {
-  const example = defaultPipeline({ name: 'events', namespace: 'observatory' });
+  const example = defaultPipeline({ name: EXAMPLE_PIPELINE_NAME, namespace: 'observatory' });
   const { namespace: _, ...meta } = example.metadata;
   // `make dev`'s devstack creates these topics before any Pipeline exists: the example adopts them.
   const adopt = example.spec.topics.map((t) => t.name).join(',');
