@@ -54,9 +54,9 @@ lint: install ## Lint and format-check the tree (biome), check the import arrows
 #   suites run) would take that half from the prebuild, which the cluster phase waits for, so these
 #   run in phase two;
 # - the cluster suites (e2e/cluster, waiting on the API server and rollouts) and beside them the rest:
-#   the Kafka 3.9 reruns, the forge client and LIGHT_WORKSPACES' suites (if they have not run) and
-#   SIDE_WORKSPACES' suites, these one file at a time (VITEST_MAX_WORKERS=1; the first phase runs two,
-#   vitest.shared.ts).
+#   the Kafka 3.9 reruns, the forge client and LIGHT_WORKSPACES' suites (if they have not run), one
+#   file at a time (VITEST_MAX_WORKERS=1; the first phase runs two, vitest.shared.ts), and
+#   SIDE_WORKSPACES' suites, two at a time.
 # The phases never overlap: on 2 cores the cluster suites' rollouts beside the workspace suites kept
 # pods from getting ready within Helm's wait and the workspace suites' seeding past their timeouts,
 # and the fault suites measure recovery times against bounds. Each phase alone keeps the two cores
@@ -67,14 +67,16 @@ lint: install ## Lint and format-check the tree (biome), check the import arrows
 # once (on a cold machine the Kafka 3.9 reruns, which mostly wait on the broker, fill the minutes it
 # still compiles). Its priority (and that of the Docker daemon it may have started for the images, a
 # process group of its own) is raised when the first phase ends. On a warm machine it has found
-# everything in seconds; on a cold one the cluster suites then wait for the add-ons it is still
-# building.
+# everything in seconds, and scripts/test/cluster-early.sh starts the cluster and imports the images
+# beside the fault suites (the cluster suites reuse it; the EXIT trap stops it); on a cold one the
+# cluster suites start it themselves, and wait for the add-ons the prebuild is still building.
 test: install ## Run every test of the repo on Node 24 (broker suites also on Kafka 3.9, forge-client also on Node 22)
 	@tally=$$(mktemp); prebuilt=$$(mktemp); export TEST_TALLY_FILE=$$tally TEST_STARTED=$$(date +%s); \
-	export PREBUILD_CLUSTER_READY=$$tally.cluster-ready; \
+	export PREBUILD_CLUSTER_READY=$$tally.cluster-ready CLUSTER_EARLY_PID=$$tally.cluster-pid OBSERVATORY_CLUSTER_PARENT=$$$$; \
 	export BESIDE_FAULTS=$$(packages/forge-client/scripts/build-gitea.sh --built && echo test-forge test-light-workspaces); \
 	setsid nice -n 19 ./scripts/test/prebuild.sh >$$prebuilt 2>&1 & export PREBUILD_PID=$$!; \
-	trap 'kill -- -$$PREBUILD_PID 2>/dev/null; rm -f $$tally $$tally.* $$prebuilt' EXIT; trap 'exit 130' INT TERM HUP; \
+	trap 'kill -- -$$PREBUILD_PID 2>/dev/null; ./scripts/test/cluster-early.sh stop $$CLUSTER_EARLY_PID; rm -f $$tally $$tally.* $$prebuilt' EXIT; \
+	trap 'exit 130' INT TERM HUP; \
 	npx tsc -b && ./scripts/concurrently.sh $(TYPE_CHECKS) $(LINT_CHECKS) || exit 1; \
 	status=0; $(MAKE) --no-print-directory test-phase-workspaces || status=1; \
 	for g in $$PREBUILD_PID $$(cat /run/observatory-docker.pid 2>/dev/null); do renice -n 0 -g $$g >/dev/null 2>&1; done; \
@@ -85,7 +87,8 @@ test: install ## Run every test of the repo on Node 24 (broker suites also on Ka
 
 # The phases of `test` and their parts (the variables come from it). Each part says when it starts, in
 # seconds since `test` began. SIDE_WORKSPACES: a workspace run beside the cluster suites to even the
-# second phase's two sides; LIGHT_WORKSPACES: the last of the list, under a minute together, run beside
+# second phase's two sides, last on its side and two files at a time (one at a time, it ended the run
+# alone on one core); LIGHT_WORKSPACES: the last of the list, under a minute together, run beside
 # the fault suites on a warm machine (BESIDE_FAULTS), beside the cluster suites on a cold one.
 SIDE_WORKSPACES := e2e
 LIGHT_WORKSPACES := monitoring cdk8s
@@ -101,7 +104,8 @@ test-phase-workspaces:
 	echo "[$(elapsed) s] the tools' own tests (scripts/):"; \
 	PATH="$$lts:$$PATH" npx vitest run --config scripts/vitest.config.ts || status=1; \
 	if [ -n "$$BESIDE_FAULTS" ]; then \
-	  ./scripts/concurrently.sh '$(MAKE) --no-print-directory test-faults' "$(MAKE) --no-print-directory -k $$BESIDE_FAULTS" || status=1; \
+	  ./scripts/concurrently.sh '$(MAKE) --no-print-directory test-faults' "$(MAKE) --no-print-directory -k $$BESIDE_FAULTS" \
+	    './scripts/test/cluster-early.sh start "$$CLUSTER_EARLY_PID"' || status=1; \
 	else $(MAKE) --no-print-directory test-faults || status=1; fi; exit $$status
 
 test-phase-cluster:
@@ -115,10 +119,12 @@ cluster-suites-once-built:
 	$(MAKE) --no-print-directory cluster-suites
 
 test-side-workspaces: WORKSPACES = $(SIDE_WORKSPACES)
+test-side-workspaces: WORKERS = 2
 test-light-workspaces: WORKSPACES = $(LIGHT_WORKSPACES)
+test-light-workspaces: WORKERS = 1
 test-side-workspaces test-light-workspaces:
 	@echo "[$(elapsed) s] $(WORKSPACES) on Node 24:"; \
-	PATH="$$(./scripts/lts-node.sh):$$PATH" VITEST_MAX_WORKERS=1 npm test $(foreach w,$(WORKSPACES),-w $(w)) --if-present
+	PATH="$$(./scripts/lts-node.sh):$$PATH" VITEST_MAX_WORKERS=$(WORKERS) npm test $(foreach w,$(WORKSPACES),-w $(w)) --if-present
 
 # Parts of `test` (TEST_TALLY_FILE comes from it): the cluster suites, the broker-facing suites again
 # on Kafka 3.9, the forge client on Node 24 and again on NODE_OLDEST_VERSION, and the fault suites

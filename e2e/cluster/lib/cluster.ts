@@ -3,8 +3,8 @@
  *
  * - `KUBECONFIG` set: that cluster is used as it is (kind in a user's CI, after
  *   `kind load docker-image ...`); nothing is built or started, nothing is stopped.
- * - otherwise, when `make cluster` already runs (`.dev/kubeconfig` answers): it is reused and
- *   left running.
+ * - otherwise, when a cluster of this tree already runs (`.dev/kubeconfig` answers: `make cluster`,
+ *   or the one `make test` starts beside its fault suites): it is reused and left running.
  * - otherwise `scripts/cluster/up.sh` is started (building what is missing, cached) and stopped
  *   again, with everything it created, by `stop()`.
  */
@@ -62,7 +62,7 @@ export async function hostAddress(): Promise<string> {
 
 export interface ClusterHandle {
   kubeconfig: string;
-  /** `kubeconfig`: KUBECONFIG was given; `running`: a `make cluster` was reused; `started`: ours. */
+  /** `kubeconfig`: KUBECONFIG was given; `running`: a cluster of this tree was reused; `started`: ours. */
   origin: 'kubeconfig' | 'running' | 'started';
   /** True when this cluster is the one of scripts/cluster (images are built and imported here). */
   local: boolean;
@@ -115,7 +115,7 @@ export async function startOrReuseCluster(
   }
   const kubeconfig = join(REPO_ROOT, '.dev/kubeconfig');
   if (existsSync(kubeconfig) && (await answers(kubeconfig))) {
-    log('reusing the running `make cluster`');
+    log('reusing the running cluster of .dev/kubeconfig (`make cluster`, or the one `make test` started)');
     return { kubeconfig, origin: 'running', local: true, stop: async () => {} };
   }
 
