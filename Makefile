@@ -140,13 +140,13 @@ test-faults:
 	@echo "[$(elapsed) s] The fault suites (one broker, then three):"; \
 	PATH="$$(./scripts/lts-node.sh):$$PATH" npm run test:faults -w @event-observatory/e2e
 
+# The two forge-client runs at once, each with a Gitea of its own: their files run one by one and
+# mostly wait on Gitea.
 test-forge:
-	@lts=$$(./scripts/lts-node.sh) || exit 1; status=0; \
-	echo "[$(elapsed) s] forge-client on Node $$($$lts/node --version):"; \
-	PATH="$$lts:$$PATH" npm test -w @event-observatory/forge-client || status=1; \
-	oldest=$$(./scripts/lts-node.sh NODE_OLDEST_VERSION) || exit 1; \
-	echo "[$(elapsed) s] forge-client again on Node $$($$oldest/node --version):"; \
-	PATH="$$oldest:$$PATH" npm test -w @event-observatory/forge-client || status=1; exit $$status
+	@lts=$$(./scripts/lts-node.sh) && oldest=$$(./scripts/lts-node.sh NODE_OLDEST_VERSION) || exit 1; \
+	echo "[$(elapsed) s] forge-client on Node $$($$lts/node --version), and at once on Node $$($$oldest/node --version):"; \
+	./scripts/concurrently.sh "PATH=$$lts:\$$PATH npm test -w @event-observatory/forge-client" \
+	  "PATH=$$oldest:\$$PATH npm test -w @event-observatory/forge-client"
 
 test-cluster: build ## Run only the cluster suites (e2e/cluster): a cluster of their own unless KUBECONFIG is set
 	@$(MAKE) --no-print-directory cluster-suites

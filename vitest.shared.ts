@@ -1,6 +1,12 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
+// The brokers the tests start (devstack's startKafka, in global setups and in tests) use only the
+// quick JIT: a start takes about half the CPU, an idle broker about a third less, and no test needs
+// C2's peak throughput (the benchmarks, which do, run outside vitest). Set before the global setups
+// run, in the main process whose environment the workers inherit.
+process.env.OBSERVATORY_KAFKA_JVM_OPTS ??= '-XX:TieredStopAtLevel=1';
+
 /**
  * Shared vitest settings for every workspace of the tree. The `source` export condition makes
  * workspace packages resolve to their TypeScript sources, so tests never need a prior build.

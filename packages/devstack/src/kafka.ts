@@ -44,7 +44,10 @@ export interface KafkaOptions {
   settings?: Record<string, string>;
   /** JVM heap options; default `-Xms256m -Xmx512m` (or `$OBSERVATORY_KAFKA_HEAP_OPTS`). */
   heapOpts?: string;
-  /** More JVM options for the broker and its storage format, e.g. `-XX:TieredStopAtLevel=1`. */
+  /**
+   * More JVM options for the broker and its storage format, e.g. `-XX:TieredStopAtLevel=1`; default
+   * `$OBSERVATORY_KAFKA_JVM_OPTS` (split on spaces), which the repository's vitest runs set.
+   */
   jvmOpts?: string[];
   /** Kafka release; default {@link kafkaVersion} (4.4.0 unless `OBSERVATORY_KAFKA_VERSION` says otherwise). */
   version?: string;
@@ -180,6 +183,7 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
   mkdirSync(logDir, { recursive: true });
   const dist = await ensureKafkaDistribution(opts.version ?? kafkaVersion(), opts.log);
   await killStale(dataDir, 'kafka', dataDir);
+  const jvmOpts = opts.jvmOpts ?? (process.env.OBSERVATORY_KAFKA_JVM_OPTS ?? '').split(/\s+/).filter(Boolean);
 
   await refuseBusyPorts('Kafka', [
     opts.port,
@@ -236,7 +240,7 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
     await runCommand(
       'java',
       [
-        ...(opts.jvmOpts ?? []),
+        ...jvmOpts,
         log4jOpt,
         '-cp',
         dist.classPath,
@@ -260,7 +264,7 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
     ...heap,
     '-XX:+UseG1GC',
     '-XX:MaxGCPauseMillis=20',
-    ...(opts.jvmOpts ?? []),
+    ...jvmOpts,
     '-Djava.awt.headless=true',
     log4jOpt,
     `-Dkafka.logs.dir=${dataDir}`,
