@@ -36,6 +36,7 @@ if [[ -s $root/.dev/cluster/up.pid ]] && kill -0 "$(cat "$root/.dev/cluster/up.p
 fi
 
 mkdir -p "$root/.dev"
+rm -f "$root/.dev/cluster/ready" # left by a run that was killed: not this start's
 log=$root/.dev/cluster-test.log
 started=$SECONDS
 setsid "$root/scripts/cluster/up.sh" >"$log" 2>&1 </dev/null &

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { kafkaClient } from '@event-observatory/devstack';
 import type { Admin } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import {
   deadLetterTopicSpec,
   deleteTopics,
@@ -24,6 +24,22 @@ afterAll(async () => {
 });
 
 const unique = (base: string) => `${base}-${randomUUID().slice(0, 8)}`;
+
+/**
+ * The topic's state once the broker shows `key` = `value`. In KRaft a config change is acknowledged
+ * when the controller has committed it; the broker that answers describeConfigs applies it from the
+ * metadata log a moment later, so a read at once may still see the value before.
+ */
+async function stateOnce(name: string, key: string, value: string) {
+  return vi.waitFor(
+    async () => {
+      const seen = await state(name);
+      expect(seen.configs[key]).toBe(value);
+      return seen;
+    },
+    { timeout: 10_000, interval: 100 },
+  );
+}
 
 async function state(name: string) {
   const { topics } = await admin.fetchTopicMetadata({ topics: [name] });
@@ -90,10 +106,10 @@ describe('ensureTopics against the real broker', () => {
         },
       ],
     });
+    await stateOnce(spec.name, 'retention.ms', '1000');
     const result = await ensureTopics(admin, [spec]);
     expect(result.topics[0]).toMatchObject({ action: 'updated', changedConfigs: ['retention.ms'] });
-    const after = await state(spec.name);
-    expect(after.configs['retention.ms']).toBe('604800000');
+    const after = await stateOnce(spec.name, 'retention.ms', '604800000');
     expect(after.configs['cleanup.policy']).toBe('compact,delete');
     expect(after.configs['max.message.bytes']).toBe('4194304');
     expect(after.configs['min.compaction.lag.ms']).toBe('60000');
