@@ -54,9 +54,9 @@ lint: install ## Lint and format-check the tree (biome), check the import arrows
 #   suites run) would take that half from the prebuild, which the cluster phase waits for, so these
 #   run in phase two;
 # - the cluster suites (e2e/cluster, waiting on the API server and rollouts) and beside them the rest:
-#   the Kafka 3.9 reruns, the forge client and LIGHT_WORKSPACES' suites (if they have not run), one
-#   file at a time (VITEST_MAX_WORKERS=1; the first phase runs two, vitest.shared.ts), and
-#   SIDE_WORKSPACES' suites, two at a time.
+#   the Kafka 3.9 reruns, the forge client and LIGHT_WORKSPACES' suites (if they have not run) and
+#   SIDE_WORKSPACES' suites, these one file at a time (VITEST_MAX_WORKERS=1; the first phase runs two,
+#   vitest.shared.ts).
 # The phases never overlap: on 2 cores the cluster suites' rollouts beside the workspace suites kept
 # pods from getting ready within Helm's wait and the workspace suites' seeding past their timeouts,
 # and the fault suites measure recovery times against bounds. Each phase alone keeps the two cores
@@ -87,8 +87,7 @@ test: install ## Run every test of the repo on Node 24 (broker suites also on Ka
 
 # The phases of `test` and their parts (the variables come from it). Each part says when it starts, in
 # seconds since `test` began. SIDE_WORKSPACES: a workspace run beside the cluster suites to even the
-# second phase's two sides, last on its side and two files at a time (one at a time, it ended the run
-# alone on one core); LIGHT_WORKSPACES: the last of the list, under a minute together, run beside
+# second phase's two sides; LIGHT_WORKSPACES: the last of the list, under a minute together, run beside
 # the fault suites on a warm machine (BESIDE_FAULTS), beside the cluster suites on a cold one.
 SIDE_WORKSPACES := e2e
 LIGHT_WORKSPACES := monitoring cdk8s
@@ -119,12 +118,10 @@ cluster-suites-once-built:
 	$(MAKE) --no-print-directory cluster-suites
 
 test-side-workspaces: WORKSPACES = $(SIDE_WORKSPACES)
-test-side-workspaces: WORKERS = 2
 test-light-workspaces: WORKSPACES = $(LIGHT_WORKSPACES)
-test-light-workspaces: WORKERS = 1
 test-side-workspaces test-light-workspaces:
 	@echo "[$(elapsed) s] $(WORKSPACES) on Node 24:"; \
-	PATH="$$(./scripts/lts-node.sh):$$PATH" VITEST_MAX_WORKERS=$(WORKERS) npm test $(foreach w,$(WORKSPACES),-w $(w)) --if-present
+	PATH="$$(./scripts/lts-node.sh):$$PATH" VITEST_MAX_WORKERS=1 npm test $(foreach w,$(WORKSPACES),-w $(w)) --if-present
 
 # Parts of `test` (TEST_TALLY_FILE comes from it): the cluster suites, the broker-facing suites again
 # on Kafka 3.9, the forge client on Node 24 and again on NODE_OLDEST_VERSION, and the fault suites
