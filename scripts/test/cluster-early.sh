@@ -17,6 +17,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 usage='usage: cluster-early.sh start|stop <pid file>'
 pidfile=${2:?$usage}
 export OBSERVATORY_CACHE=${OBSERVATORY_CACHE:-$root/.cache}
+# shellcheck source=../cluster/config.sh
+source "$root/scripts/cluster/config.sh" # CLUSTER_DIR: where up.sh writes its pid and `ready`
 
 if [[ $1 == stop ]]; then
   [[ -s $pidfile ]] || exit 0
@@ -31,17 +33,17 @@ fi
 [[ $1 == start ]] || { echo "$usage" >&2; exit 2; }
 
 [[ -z ${KUBECONFIG:-} && -n ${PREBUILD_CLUSTER_READY:-} && -e $PREBUILD_CLUSTER_READY ]] || exit 0
-if [[ -s $root/.dev/cluster/up.pid ]] && kill -0 "$(cat "$root/.dev/cluster/up.pid")" 2>/dev/null; then
+if [[ -s $CLUSTER_DIR/up.pid ]] && kill -0 "$(cat "$CLUSTER_DIR/up.pid")" 2>/dev/null; then
   exit 0
 fi
 
 mkdir -p "$root/.dev"
-rm -f "$root/.dev/cluster/ready" # left by a run that was killed: not this start's
+rm -f "$CLUSTER_DIR/ready" # left by a run that was killed: not this start's
 log=$root/.dev/cluster-test.log
 started=$SECONDS
 setsid "$root/scripts/cluster/up.sh" >"$log" 2>&1 </dev/null &
 echo $! >"$pidfile"
-until [[ -e $root/.dev/cluster/ready ]]; do
+until [[ -e $CLUSTER_DIR/ready ]]; do
   kill -0 "$(cat "$pidfile")" 2>/dev/null || { echo "scripts/cluster/up.sh exited early; see $log" >&2; exit 1; }
   ((SECONDS - started < 300)) || { echo "the cluster was not ready within 300 s; see $log" >&2; exit 1; }
   sleep 1

@@ -39,6 +39,10 @@ export function clusterSetting(name: string): string {
   throw new Error(`${name} is not set in ${SETTINGS.join(' or ')}`);
 }
 
+/** scripts/cluster/config.sh's CLUSTER_DIR and KUBECONFIG_OUT, which the environment may override there too. */
+const CLUSTER_DIR = process.env.CLUSTER_DIR ?? join(REPO_ROOT, '.dev/cluster');
+const KUBECONFIG_OUT = process.env.KUBECONFIG_OUT ?? join(REPO_ROOT, '.dev/kubeconfig');
+
 export function cacheDir(): string {
   return process.env.OBSERVATORY_CACHE ?? join(REPO_ROOT, '.cache');
 }
@@ -113,9 +117,9 @@ export async function startOrReuseCluster(
     log(`using the cluster of KUBECONFIG=${given}`);
     return { kubeconfig: given, origin: 'kubeconfig', local: false, stop: async () => {} };
   }
-  const kubeconfig = join(REPO_ROOT, '.dev/kubeconfig');
+  const kubeconfig = KUBECONFIG_OUT;
   if (existsSync(kubeconfig) && (await answers(kubeconfig))) {
-    log('reusing the running cluster of .dev/kubeconfig (`make cluster`, or the one `make test` started)');
+    log(`reusing the running cluster of ${kubeconfig} (\`make cluster\`, or the one \`make test\` started)`);
     return { kubeconfig, origin: 'running', local: true, stop: async () => {} };
   }
 
@@ -135,7 +139,7 @@ export async function startOrReuseCluster(
       done();
     }),
   );
-  const ready = join(REPO_ROOT, '.dev/cluster/ready');
+  const ready = join(CLUSTER_DIR, 'ready');
   const stop = async () => {
     if (!exited) child.kill('SIGTERM');
     await exit; // up.sh has removed everything it created when it exits
