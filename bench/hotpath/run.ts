@@ -103,14 +103,16 @@ const microsPerEvent = (r: Result) => (r.serviceCores * 1e6) / r.eventsPerSecond
 type Load = Omit<Parameters<typeof step>[0], 'name' | 'rate'>;
 
 /**
- * Starts the service (with `env` over its defaults), warms it up with single events and batches,
- * hands `measure` the single-event and batch loads, and stops it.
+ * Starts the service (with `env` over its defaults), warms it up with single events and, unless
+ * `singleOnly` (a measure of single events alone), batches, hands `measure` the single-event and
+ * batch loads, and stops it.
  */
 async function withService<T>(
   bootstrapServers: string,
   brokerPid: number | undefined,
   env: Record<string, string>,
   measure: (one: Load, many: Load, pid: number) => Promise<T>,
+  { singleOnly = false } = {},
 ): Promise<T> {
   const service = await startIngestService({
     bootstrapServers,
@@ -132,7 +134,7 @@ async function withService<T>(
     // Both shapes, as the floors warm their own for 2 s: a batch step that followed single events
     // alone paid for compiling the batch path in its measured seconds.
     await step({ ...one, name: 'warm-up', rate: 3000, seconds: WARMUP_SECONDS / 2 });
-    await step({ ...many, name: 'warm-up', rate: BATCH_RATE, seconds: WARMUP_SECONDS / 4 });
+    if (!singleOnly) await step({ ...many, name: 'warm-up', rate: BATCH_RATE, seconds: WARMUP_SECONDS / 4 });
     await step({ ...one, name: 'warm-up', rate: 6000, seconds: WARMUP_SECONDS / 2 });
     return await measure(one, many, service.pid);
   } finally {
@@ -152,8 +154,12 @@ interface SingleRate {
  */
 async function singleRate(bootstrapServers: string, brokerPid: number | undefined): Promise<SingleRate> {
   if (process.env.BENCH_SINGLE_RATE) return { rate: Number(process.env.BENCH_SINGLE_RATE) };
-  const saturated = await withService(bootstrapServers, brokerPid, {}, (one) =>
-    step({ ...one, name: `single @ ${SINGLE_SATURATION_RATE}/s`, rate: SINGLE_SATURATION_RATE }),
+  const saturated = await withService(
+    bootstrapServers,
+    brokerPid,
+    {},
+    (one) => step({ ...one, name: `single @ ${SINGLE_SATURATION_RATE}/s`, rate: SINGLE_SATURATION_RATE }),
+    { singleOnly: true },
   );
   console.error(JSON.stringify(saturated));
   const rate = Math.max(100, Math.floor((saturated.eventsPerSecond * BELOW_SATURATION) / 100) * 100);
@@ -323,7 +329,7 @@ function render(rounds: Round[], https: Result[], single: SingleRate): string {
   return [
     '# The hot path against its floors (bench/hotpath)',
     '',
-    `One local KRaft broker, 12 partitions, ${SECONDS} s a step, ${rounds.length} round${rounds.length === 1 ? '' : 's'}; the ingest service from dist/ with its defaults (\`node ${NODE_ARGS.join(' ')} dist/main.js\`, auth on), the generator, the floors and the broker on the same machine, one after the other; a figure is the median of the rounds. Each service is warmed up first with single events (${WARMUP_SECONDS} s) and batches of ${BATCH_SIZE} at ${BATCH_RATE} req/s (${WARMUP_SECONDS / 4} s), each floor with 2 s of its own load.`,
+    `One local KRaft broker, 12 partitions, ${SECONDS} s a step, ${rounds.length} round${rounds.length === 1 ? '' : 's'}; the ingest service from dist/ with its defaults (\`node ${NODE_ARGS.join(' ')} dist/main.js\`, auth on), the generator, the floors and the broker on the same machine, one after the other; a figure is the median of the rounds. Each service is warmed up first with single events (${WARMUP_SECONDS} s) and batches of ${BATCH_SIZE} at ${BATCH_RATE} req/s (${WARMUP_SECONDS / 4} s), the one that finds the single-event rate with single events only, each floor with 2 s of its own load.`,
     "Floors: kafkajs alone with the service's guarantees (idempotent, one request in flight, acks=all), the records `toKafkaRecord` makes of the same event; for single events it sends as the service does (records arriving at the same rate, sent after the same linger, one send at a time).",
     singleRateText(single),
     '',
