@@ -3,6 +3,8 @@ import { REJECTION_REASONS } from '@event-observatory/events';
 import { signDevToken } from '@event-observatory/service-kit/auth';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import type { BatchCreateResponse } from '../src/batch.js';
+import type { EventResource, IngestErrorBody } from '../src/ingest.js';
 import {
   ceHeaders,
   createTopic,
@@ -31,9 +33,17 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function post(path: string, headers: Record<string, string>, body?: RequestInit['body']) {
+/** A published event's resource: unlike validate's, it says where the event landed. */
+type Published = EventResource & Required<Pick<EventResource, 'destination'>>;
+/** A batch's answer; its created events were published. */
+type BatchAnswer = Omit<BatchCreateResponse, 'events'> & { events: Published[] };
+type ValidateAnswer = { valid: boolean; event?: EventResource; error?: IngestErrorBody };
+type ErrorAnswer = { error: IngestErrorBody };
+
+/** `T` is the answer the call expects; a test that reads none leaves it `unknown`. */
+async function post<T = unknown>(path: string, headers: Record<string, string>, body?: RequestInit['body']) {
   const res = await fetch(`${h.url}${path}`, { method: 'POST', headers: { ...auth(), ...headers }, body });
-  return { status: res.status, headers: res.headers, json: (await res.json()) as any };
+  return { status: res.status, headers: res.headers, json: (await res.json()) as T };
 }
 
 const structured = (doc: object) => JSON.stringify(doc);
@@ -71,7 +81,7 @@ async function metricValue(name: string, labels: Record<string, string>): Promis
 describe('POST /v1/events', () => {
   it('publishes a binary event whose record (headers, key, value bytes, partition, offset) matches the response', async () => {
     const payload = Buffer.from([0, 1, 2, 0xfe, 0xff, 10, 13]);
-    const r = await post(
+    const r = await post<Published>(
       '/v1/events',
       {
         ...ceHeaders('bin-1', T, { 'ce-subject': 'dev%2F7', 'ce-region': 'eu' }),
@@ -112,7 +122,7 @@ describe('POST /v1/events', () => {
   });
 
   it('gives the same record and the same response body in binary and structured mode', async () => {
-    const bin = await post(
+    const bin = await post<Published>(
       '/v1/events',
       {
         ...ceHeaders('same-1', T, { 'ce-subject': 's', 'ce-tier': 'gold' }),
@@ -120,7 +130,7 @@ describe('POST /v1/events', () => {
       },
       '{"t":21.5,"big":123456789012345678901}',
     );
-    const str = await post(
+    const str = await post<Published>(
       '/v1/events',
       { 'content-type': 'application/cloudevents+json; charset=utf-8' },
       structured(
@@ -223,15 +233,15 @@ describe('POST /v1/events', () => {
   for (const [name, headers, body, code, status, reason] of errorRows) {
     it(`answers ${code} ${status} ${reason} for ${name}`, async () => {
       const cleaned = Object.fromEntries(Object.entries(headers).filter(([, v]) => v !== ''));
-      const r = await post('/v1/events', cleaned, body);
+      const r = await post<ErrorAnswer>('/v1/events', cleaned, body);
       expect(r.status).toBe(code);
       expect(r.json.error).toMatchObject({ code, status, details: [{ reason, domain: expect.any(String) }] });
     });
   }
 
   it('reports the window that was missed', async () => {
-    const r = await post('/v1/events', ceHeaders('w1', iso(NOW + DAY + 1000)), 'x');
-    expect(r.json.error.details[0].metadata).toMatchObject({ direction: 'future', maxSkewSeconds: '86400' });
+    const r = await post<ErrorAnswer>('/v1/events', ceHeaders('w1', iso(NOW + DAY + 1000)), 'x');
+    expect(r.json.error.details[0]?.metadata).toMatchObject({ direction: 'future', maxSkewSeconds: '86400' });
   });
 
   it('accepts time exactly on both edges of the window', async () => {
@@ -254,7 +264,7 @@ describe('POST /v1/events', () => {
     const res = await fetch(`${h.url}/v1/events`, { method: 'POST', headers: ceHeaders('a1', T), body: 'x' });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
-    expect(((await res.json()) as any).error).toMatchObject({ code: 401, status: 'UNAUTHENTICATED' });
+    expect(((await res.json()) as ErrorAnswer).error).toMatchObject({ code: 401, status: 'UNAUTHENTICATED' });
     const weak = await signDevToken({ secret: SECRET, scopes: ['events:read'] });
     const res2 = await fetch(`${h.url}/v1/events`, {
       method: 'POST',
@@ -263,7 +273,10 @@ describe('POST /v1/events', () => {
     });
     expect(res2.status).toBe(403);
     expect(res2.headers.get('www-authenticate')).toMatch(/^Bearer .*error="insufficient_scope"/);
-    expect(((await res2.json()) as any).error).toMatchObject({ code: 403, status: 'PERMISSION_DENIED' });
+    expect(((await res2.json()) as ErrorAnswer).error).toMatchObject({
+      code: 403,
+      status: 'PERMISSION_DENIED',
+    });
   });
 });
 
@@ -277,7 +290,10 @@ describe('authentication of the custom methods', () => {
       const anonymous = await fetch(`${h.url}${path}`, { method: 'POST', headers, body });
       expect(anonymous.status).toBe(401);
       expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer/);
-      expect(((await anonymous.json()) as any).error).toMatchObject({ code: 401, status: 'UNAUTHENTICATED' });
+      expect(((await anonymous.json()) as ErrorAnswer).error).toMatchObject({
+        code: 401,
+        status: 'UNAUTHENTICATED',
+      });
       const weak = await signDevToken({ secret: SECRET, scopes: ['events:read'] });
       const unscoped = await fetch(`${h.url}${path}`, {
         method: 'POST',
@@ -285,7 +301,7 @@ describe('authentication of the custom methods', () => {
         body,
       });
       expect(unscoped.status).toBe(403);
-      expect(((await unscoped.json()) as any).error).toMatchObject({
+      expect(((await unscoped.json()) as ErrorAnswer).error).toMatchObject({
         code: 403,
         status: 'PERMISSION_DENIED',
       });
@@ -296,7 +312,7 @@ describe('authentication of the custom methods', () => {
 describe('oversized bodies', () => {
   const big = Buffer.alloc(1_048_577, 0x61);
   it('refuses a declared content-length over the ceiling with 413 RESOURCE_EXHAUSTED too-large', async () => {
-    const r = await post('/v1/events', ceHeaders('big-1', T), big);
+    const r = await post<ErrorAnswer>('/v1/events', ceHeaders('big-1', T), big);
     expect(r.status).toBe(413);
     expect(r.json.error).toMatchObject({
       code: 413,
@@ -311,23 +327,27 @@ describe('oversized bodies', () => {
     const body = structured(doc);
     expect(body.length).toBeLessThan(1_048_576);
     const limit = { reason: 'too-large', metadata: { limitBytes: String(1_048_576 + 65_536) } };
-    const created = await post('/v1/events', { 'content-type': 'application/cloudevents+json' }, body);
+    const created = await post<ErrorAnswer>(
+      '/v1/events',
+      { 'content-type': 'application/cloudevents+json' },
+      body,
+    );
     expect(created.status).toBe(413);
     expect(created.json.error).toMatchObject({ code: 413, details: [limit] });
-    const validated = await post(
+    const validated = await post<ValidateAnswer>(
       '/v1/events:validate',
       { 'content-type': 'application/cloudevents+json' },
       body,
     );
     expect(validated.json).toMatchObject({ valid: false, error: { code: 413, details: [limit] } });
-    const batch = await post(
+    const batch = await post<BatchAnswer>(
       '/v1/events:batchCreate',
       BATCH,
       `[${body},${structured(baseDoc('after-big-key'))}]`,
     );
     expect(batch.status).toBe(200);
     expect(batch.json).toMatchObject({ created: 1, failed: 1 });
-    expect(batch.json.entries[0].error).toMatchObject({ code: 413, details: [limit] });
+    expect(batch.json.entries[0]).toMatchObject({ error: { code: 413, details: [limit] } });
   });
   it('accepts a body of exactly the ceiling', async () => {
     const r = await post('/v1/events', ceHeaders('big-ok', T), big.subarray(0, 1_048_576));
@@ -349,7 +369,7 @@ describe('oversized bodies', () => {
       duplex: 'half',
     } as RequestInit);
     expect(res.status).toBe(413);
-    expect(((await res.json()) as any).error.details[0].reason).toBe('too-large');
+    expect(((await res.json()) as ErrorAnswer).error.details[0]?.reason).toBe('too-large');
   });
   it('refuses a body that lies about its length (content-length small, body large)', async () => {
     const stream = new ReadableStream<Uint8Array>({
@@ -443,7 +463,7 @@ describe('POST /v1/events:batchCreate', () => {
     const body = `[${structured(baseDoc('b-ok-1', { data: { n: 1 } }))}, {"id": }, ${structured(
       baseDoc('b-late', { time: iso(NOW - 91 * DAY) }),
     )}, ${structured(baseDoc('b-ok-2', { datacontenttype: 'text/plain', data: 'hi' }))}, 7]`;
-    const r = await post(
+    const r = await post<BatchAnswer>(
       '/v1/events:batchCreate',
       { 'content-type': 'application/cloudevents-batch+json' },
       body,
@@ -451,25 +471,27 @@ describe('POST /v1/events:batchCreate', () => {
     expect(r.status).toBe(200);
     expect(r.json.created).toBe(2);
     expect(r.json.failed).toBe(3);
-    expect(r.json.events.map((e: any) => e.id)).toEqual(['b-ok-1', 'b-ok-2']);
-    expect(r.json.entries.map((e: any) => [e.index, e.event?.id ?? e.error.details[0].reason])).toEqual([
+    expect(r.json.events.map((e) => e.id)).toEqual(['b-ok-1', 'b-ok-2']);
+    expect(
+      r.json.entries.map((e) => [e.index, 'event' in e ? e.event.id : e.error.details[0]?.reason]),
+    ).toEqual([
       [0, 'b-ok-1'],
       [1, 'malformed'],
       [2, 'invalid-attributes'],
       [3, 'b-ok-2'],
       [4, 'malformed'],
     ]);
-    expect(r.json.entries[2].error).toMatchObject({ code: 400, status: 'OUT_OF_RANGE' });
+    expect(r.json.entries[2]).toMatchObject({ error: { code: 400, status: 'OUT_OF_RANGE' } });
     const records = await readRecords(bootstrapServers, h.topic, (rs) =>
       rs.some((x) => x.headers.ce_id?.toString() === 'b-ok-2'),
     );
     const ok2 = records.find((x) => x.headers.ce_id?.toString() === 'b-ok-2')!;
     expect(ok2.value?.toString()).toBe('hi');
-    expect(Number(ok2.offset)).toBe(r.json.events[1].destination.offset);
+    expect(Number(ok2.offset)).toBe(r.json.events[1]?.destination.offset);
   });
   it('refuses a batch over INGEST_MAX_BATCH_EVENTS whole with 413', async () => {
     const docs = Array.from({ length: 257 }, (_, i) => baseDoc(`many-${i}`));
-    const r = await post(
+    const r = await post<ErrorAnswer>(
       '/v1/events:batchCreate',
       { 'content-type': 'application/cloudevents-batch+json' },
       JSON.stringify(docs),
@@ -505,24 +527,26 @@ describe('POST /v1/events:batchCreate', () => {
   it('refuses an element over INGEST_MAX_EVENT_BYTES as too-large and publishes the others', async () => {
     const big = baseDoc('b-big', { datacontenttype: 'text/plain', data: 'a'.repeat(1_048_576) });
     const body = JSON.stringify([baseDoc('b-small-1'), big, baseDoc('b-small-2')]);
-    const r = await post('/v1/events:batchCreate', BATCH, body);
+    const r = await post<BatchAnswer>('/v1/events:batchCreate', BATCH, body);
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ created: 2, failed: 1 });
-    expect(r.json.entries.map((e: any) => e.event?.id ?? e.error.details[0].reason)).toEqual([
+    expect(r.json.entries.map((e) => ('event' in e ? e.event.id : e.error.details[0]?.reason))).toEqual([
       'b-small-1',
       'too-large',
       'b-small-2',
     ]);
-    expect(r.json.entries[1].error).toMatchObject({
-      code: 413,
-      status: 'RESOURCE_EXHAUSTED',
-      details: [{ reason: 'too-large', metadata: { limitBytes: '1048576' } }],
+    expect(r.json.entries[1]).toMatchObject({
+      error: {
+        code: 413,
+        status: 'RESOURCE_EXHAUSTED',
+        details: [{ reason: 'too-large', metadata: { limitBytes: '1048576' } }],
+      },
     });
     const ids = await idsOnTopic(['b-small-1', 'b-small-2']);
     expect(ids).not.toContain('b-big');
   });
   it('refuses a batch body over INGEST_MAX_BATCH_BYTES whole with 413, before reading it', async () => {
-    const r = await post('/v1/events:batchCreate', BATCH, Buffer.alloc(8_388_609, 0x20));
+    const r = await post<ErrorAnswer>('/v1/events:batchCreate', BATCH, Buffer.alloc(8_388_609, 0x20));
     expect(r.status).toBe(413);
     expect(r.json.error).toMatchObject({
       code: 413,
@@ -533,50 +557,54 @@ describe('POST /v1/events:batchCreate', () => {
   });
   it('puts the events of one key on the topic in the order of the request', async () => {
     const ids = Array.from({ length: 20 }, (_, i) => `order-${i}`);
-    const r = await post(
+    const r = await post<BatchAnswer>(
       '/v1/events:batchCreate',
       BATCH,
       JSON.stringify(ids.map((id) => baseDoc(id, { subject: 'ordered' }))),
     );
     expect(r.status).toBe(200);
     expect(r.json.created).toBe(20);
-    const offsets: number[] = r.json.events.map((e: any) => e.destination.offset);
-    expect(new Set(r.json.events.map((e: any) => e.destination.partition)).size).toBe(1);
+    const offsets = r.json.events.map((e) => e.destination.offset);
+    expect(new Set(r.json.events.map((e) => e.destination.partition)).size).toBe(1);
     expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
     const onTopic = (await idsOnTopic(ids)).filter((id) => id.startsWith('order-'));
     expect(onTopic).toEqual(ids);
   });
   it('refuses a document that is not an array with 400', async () => {
-    const r = await post(
+    const r = await post<ErrorAnswer>(
       '/v1/events:batchCreate',
       { 'content-type': 'application/cloudevents-batch+json' },
       '{}',
     );
     expect(r.status).toBe(400);
-    expect(r.json.error.details[0].reason).toBe('malformed');
+    expect(r.json.error.details[0]?.reason).toBe('malformed');
   });
 });
 
 describe('POST /v1/events:validate', () => {
   it('answers valid true with the event it would create and publishes nothing', async () => {
-    const r = await post('/v1/events:validate', ceHeaders('v-1', T), 'x');
+    const r = await post<ValidateAnswer>('/v1/events:validate', ceHeaders('v-1', T), 'x');
     expect(r.status).toBe(200);
     expect(r.json.valid).toBe(true);
-    expect(r.json.event.name).toBe('events/https%3A%2F%2Fexample.com%2Fsensors,v-1');
-    expect(r.json.event.destination).toBeUndefined();
+    expect(r.json.event?.name).toBe('events/https%3A%2F%2Fexample.com%2Fsensors,v-1');
+    expect(r.json.event?.destination).toBeUndefined();
   });
   it('writes nothing to the topic: the next event of the same key takes the very next offset', async () => {
     const key = { 'ce-subject': 'validate-probe' };
-    const before = await post('/v1/events', ceHeaders('vp-before', T, key), 'x');
-    const validated = await post('/v1/events:validate', ceHeaders('vp-validated', T, key), 'x');
-    const after = await post('/v1/events', ceHeaders('vp-after', T, key), 'x');
+    const before = await post<Published>('/v1/events', ceHeaders('vp-before', T, key), 'x');
+    const validated = await post<ValidateAnswer>(
+      '/v1/events:validate',
+      ceHeaders('vp-validated', T, key),
+      'x',
+    );
+    const after = await post<Published>('/v1/events', ceHeaders('vp-after', T, key), 'x');
     expect(validated.json.valid).toBe(true);
     expect(after.json.destination.partition).toBe(before.json.destination.partition);
     expect(after.json.destination.offset).toBe(before.json.destination.offset + 1);
     expect(await idsOnTopic(['vp-before', 'vp-after'])).not.toContain('vp-validated');
   });
   it('answers valid false with the error body', async () => {
-    const r = await post('/v1/events:validate', ceHeaders('v-2', iso(NOW + 2 * DAY)), 'x');
+    const r = await post<ValidateAnswer>('/v1/events:validate', ceHeaders('v-2', iso(NOW + 2 * DAY)), 'x');
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ valid: false, error: { code: 400, status: 'OUT_OF_RANGE' } });
   });
@@ -584,7 +612,10 @@ describe('POST /v1/events:validate', () => {
 
 describe('description, docs, health and metrics', () => {
   it('serves an OpenAPI document generated from the routes, as JSON and YAML', async () => {
-    const doc = (await (await fetch(`${h.url}/openapi.json`)).json()) as any;
+    const doc = (await (await fetch(`${h.url}/openapi.json`)).json()) as {
+      paths: { '/v1/events': { post: { requestBody: { content: object }; responses: object } } };
+      components: { securitySchemes: { bearerAuth: unknown }; schemas: { ErrorBody: unknown } };
+    };
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/v1/events',
       '/v1/events:batchCreate',
