@@ -5,7 +5,15 @@
  * sources, dist/, node_modules/, the browser tests' .screenshots/).
  */
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,7 +68,8 @@ function key(component: string, base = 'sha256:base'): string {
     'bash',
     [
       '-c',
-      'source scripts/images/config.sh && source scripts/images/cache.sh && image_key "$1" "$2"',
+      // As build.sh runs it: a step that fails (an unreadable manifest) fails the key.
+      'set -euo pipefail; source scripts/images/config.sh; source scripts/images/cache.sh; image_key "$1" "$2"',
       '_',
       component,
       base,
@@ -69,7 +78,15 @@ function key(component: string, base = 'sha256:base'): string {
   ).trim();
 }
 const keys = () => ({ api: key('api'), worker: key('worker') });
-const edit = (file: string) => appendFileSync(join(root, file), '// changed\n');
+let edits = 0;
+/** Changes a file's contents; a JSON file stays valid JSON (a manifest is read, not only hashed). */
+function edit(file: string): void {
+  const path = join(root, file);
+  if (file.endsWith('.json')) {
+    const doc = JSON.parse(readFileSync(path, 'utf8'));
+    writeFileSync(path, JSON.stringify({ ...doc, description: `changed ${++edits}` }));
+  } else appendFileSync(path, '// changed\n');
+}
 
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'image-key-'));
