@@ -1,7 +1,7 @@
 import { defineConfig, mergeConfig } from 'vitest/config';
-import { sharedConfig } from '../../vitest.shared.js';
+import { sharedConfig, sharedWorkers } from '../../vitest.shared.js';
 
 export default mergeConfig(
   sharedConfig,
-  defineConfig({ test: { globalSetup: ['@event-observatory/devstack/vitest-setup'] } }),
+  defineConfig({ test: { ...sharedWorkers, globalSetup: ['@event-observatory/devstack/vitest-setup'] } }),
 );

@@ -1,10 +1,11 @@
 import { defineConfig, mergeConfig } from 'vitest/config';
-import { sharedConfig } from '../../vitest.shared.js';
+import { sharedConfig, sharedWorkers } from '../../vitest.shared.js';
 
 export default mergeConfig(
   sharedConfig,
   defineConfig({
     test: {
+      ...sharedWorkers,
       globalSetup: ['@event-observatory/devstack/vitest-setup'],
       testTimeout: 120_000,
       hookTimeout: 180_000,
