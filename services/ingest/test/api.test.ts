@@ -3,8 +3,10 @@ import { REJECTION_REASONS } from '@event-observatory/events';
 import { signDevToken } from '@event-observatory/service-kit/auth';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
 import type { BatchCreateResponse } from '../src/batch.js';
-import type { EventResource, IngestErrorBody } from '../src/ingest.js';
+import type { EventResource } from '../src/ingest.js';
+import type { ErrorResponseSchema, ValidateResponseSchema } from '../src/routes.js';
 import {
   ceHeaders,
   createTopic,
@@ -37,8 +39,9 @@ afterAll(async () => {
 type Published = EventResource & Required<Pick<EventResource, 'destination'>>;
 /** A batch's answer; its created events were published. */
 type BatchAnswer = Omit<BatchCreateResponse, 'events'> & { events: Published[] };
-type ValidateAnswer = { valid: boolean; event?: EventResource; error?: IngestErrorBody };
-type ErrorAnswer = { error: IngestErrorBody };
+/** The answers the routes declare (the OpenAPI document's ValidateResponse and ErrorResponse). */
+type ValidateAnswer = z.infer<typeof ValidateResponseSchema>;
+type ErrorAnswer = z.infer<typeof ErrorResponseSchema>;
 
 /** `T` is the answer the call expects; a test that reads none leaves it `unknown`. */
 async function post<T = unknown>(path: string, headers: Record<string, string>, body?: RequestInit['body']) {
