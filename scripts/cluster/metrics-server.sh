@@ -4,8 +4,9 @@
 #   build   builds it from the Go module proxy and packs its one-layer image into
 #           $OBSERVATORY_CACHE/metrics-server/<version>, once; prints the archive's path. On its own
 #           k8s.io versions (v0.33 for v0.8.0): built against the cluster's (go-tool.sh --k8s) it
-#           compiles but crash-loops, and its unavailable APIService then holds up every namespace
-#           deletion (the namespace controller cannot list metrics.k8s.io)
+#           compiles but exits at start (its generated OpenAPI definitions do not match the newer
+#           types' model names; README.md), and its unavailable APIService then holds up every
+#           namespace deletion (the namespace controller cannot list metrics.k8s.io)
 #   deploy  build, import the image, make its serving certificate (a Secret; the APIService's
 #           caBundle), apply manifests/metrics-server.yaml (namespace $METRICS_NAMESPACE, RBAC,
 #           Service, Deployment, APIService v1beta1.metrics.k8s.io) and wait until the API answers
