@@ -4,8 +4,8 @@
 # scripts/cluster/config.sh, scripts/images/config.sh and the install scripts; read as text by
 # e2e/cluster/lib/cluster.ts and scripts/versions.test.ts (one `NAME=value` a line, a comment after).
 # A Go tool's version names its cache folder ($OBSERVATORY_CACHE/<tool>/<version>): raising one
-# builds that tool once on the next run. Helm, CoreDNS, the Prometheus Operator, Prometheus, Traefik
-# and local-path-provisioner are built against K8S_VERSION's k8s.io modules (go-tool.sh --k8s;
+# builds that tool once on the next run. Helm, CoreDNS, kube-router, the Prometheus Operator,
+# Prometheus, Traefik and local-path-provisioner are built against K8S_VERSION's k8s.io modules (go-tool.sh --k8s;
 # their folders end in -k8s<K8S_VERSION>), so that on a cold machine they compile little beyond
 # what the cluster's build has compiled: raising K8S_VERSION rebuilds them too, and one that no
 # longer compiles against the new line needs a release of its own that does (or leaves --k8s).

@@ -16,8 +16,10 @@
 #   --k8s      builds against the k8s.io modules of Kubernetes V (v1.N.x: their v0.N.x releases, as
 #              scripts/cluster/build-binaries.sh builds the cluster), whatever the module asks for:
 #              the packages it shares with the cluster's build then come from Go's build cache
-#              instead of compiling again (Helm, CoreDNS, Traefik,
-#              local-path-provisioner, the Prometheus Operator and Prometheus)
+#              instead of compiling again (Helm, CoreDNS, kube-router, Traefik,
+#              local-path-provisioner, the Prometheus Operator and Prometheus). Kubernetes' other
+#              requirements are the least versions of theirs: a module the program needs newer
+#              stays newer, and what sits above it compiles again
 #   --cgo      links C code (Gitea's SQLite); static (CGO_ENABLED=0) otherwise
 #   --main     builds F, a main package of the project's that imports <package>s of the module, into
 #              the one binary N (--name, required) instead of the module's own main packages: a
@@ -107,8 +109,16 @@ if missing; then
       ' "$1"
     }
     repeat "$(gomod_of "$module@$version")" "${nested:-$version}" >>go.mod
-    # Kubernetes points its k8s.io modules at its staging folders: here at their releases.
-    [[ -z $k8s ]] || repeat "$(gomod_of "k8s.io/kubernetes@$k8s")" "${k8s/v1./v0.}" >>go.mod
+    # Kubernetes points its k8s.io modules at its staging folders: here at their releases. Its
+    # requirements come too: a module the program's own go.mod misses (an import of a dependency
+    # without a go.mod of its own) would otherwise be resolved at its newest version, whose
+    # requirements raise golang.org/x/sys, grpc and protobuf past the cluster's, and every package
+    # above them, k8s.io's included, would compile again instead of coming from the build cache.
+    if [[ -n $k8s ]]; then
+      k8s_mod=$(gomod_of "k8s.io/kubernetes@$k8s")
+      repeat "$k8s_mod" "${k8s/v1./v0.}" >>go.mod
+      awk '/^require \($/ { r = 1; next } r && /^\)/ { r = 0; next } r && $2 != "v0.0.0" { print "require " $1 " " $2 }' "$k8s_mod" >>go.mod
+    fi
     {
       printf '//go:build tools\n\npackage tools\n\nimport (\n'
       printf '\t_ "%s"\n' "${packages[@]}"
